@@ -1,0 +1,190 @@
+"""Core nouns shared by every layer: Document, Chunk, Hit, Principal, Filters, Answer.
+
+This module imports nothing from the rest of citewise (DESIGN.md: core types are the bottom layer).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: The group every principal belongs to and that documents without declared permissions get
+#: when the index's default policy is "public".
+PUBLIC_GROUP = "public"
+
+
+class CitewiseError(Exception):
+    """Base class of errors that reach the user as one clear line (never a traceback)."""
+
+
+class InputError(CitewiseError):
+    """Bad input: a file, line or field that cannot be used.
+
+    Attributes:
+        source: the file (or other input) at fault.
+        line: 1-based line number, when known.
+        reason: what is wrong, in words a user can act on.
+    """
+
+    def __init__(self, source: str, reason: str, line: int | None = None):
+        self.source = source
+        self.reason = reason
+        self.line = line
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document, as loaded, before chunking.
+
+    Attributes:
+        doc_id: stable id; for files the path relative to the ingested folder without extension
+            (``billing/refund-team``) unless front matter sets ``id``.
+        title: display title.
+        text: the body text that chunk offsets point into (front matter removed).
+        source: where it came from (file path or URL).
+        format: ``markdown`` | ``html`` | ``text`` | ``beir``.
+        version: free-form version string ('' when unknown).
+        updated: last-updated date, or None.
+        groups: groups allowed to read it; empty = none declared (the index policy decides).
+        content_hash: sha256 hex of the raw source bytes.
+        offset_base: character offset of ``text`` inside the raw source (front matter length), so
+            chunk offsets can be reported against the source file.
+    """
+
+    doc_id: str
+    title: str
+    text: str
+    source: str
+    format: str
+    content_hash: str
+    version: str = ""
+    updated: _dt.date | None = None
+    groups: tuple[str, ...] = ()
+    offset_base: int = 0
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable unit of a document.
+
+    Attributes:
+        chunk_id: ``doc_id#heading-slug[-n]``, stable across re-ingests of unchanged text.
+        doc_id: owning document.
+        heading_path: headings from the document title down to this section.
+        text: the chunk's own text (what an answer quotes).
+        start, end: character offsets of ``text`` in the source file, ``[start, end)``.
+        token_count: o200k_base tokens of ``indexed_text``.
+        prev_id, next_id: neighbouring chunks in document order (None at the ends).
+        parent_id: the chunk of the enclosing section, when the section was split.
+    """
+
+    chunk_id: str
+    doc_id: str
+    heading_path: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+    token_count: int
+    prev_id: str | None = None
+    next_id: str | None = None
+    parent_id: str | None = None
+
+    @property
+    def indexed_text(self) -> str:
+        """Text that is embedded and indexed: the heading path, then the chunk text."""
+        head = " > ".join(h for h in self.heading_path if h)
+        return f"{head}\n{self.text}" if head else self.text
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a name and the groups they belong to. Everyone is in ``public``."""
+
+    name: str = "anonymous"
+    groups: tuple[str, ...] = ()
+
+    def all_groups(self) -> tuple[str, ...]:
+        """The principal's groups plus ``public``, sorted and unique."""
+        return tuple(sorted(set(self.groups) | {PUBLIC_GROUP}))
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions a Store applies *inside* a search (never after it).
+
+    Attributes:
+        groups: only chunks whose groups intersect these (None = no permission filter).
+        doc_ids: only these documents (None = all).
+        as_of: only documents updated on or before this date (None = any).
+        version: only documents with exactly this version string (None = any).
+    """
+
+    groups: tuple[str, ...] | None = None
+    doc_ids: tuple[str, ...] | None = None
+    as_of: _dt.date | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked search result.
+
+    Attributes:
+        chunk_id, doc_id: what was found.
+        score: the producing stage's score (higher is better; BM25 score, cosine, or RRF sum).
+        rank: 1-based rank in the final list.
+        stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` | ``pinned``.
+        title: the document title, for display.
+    """
+
+    chunk_id: str
+    doc_id: str
+    score: float
+    rank: int
+    stage: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A source shown with an answer."""
+
+    doc_id: str
+    title: str
+    version: str
+    updated: str
+    chunk_id: str = ""
+    start: int = 0
+    end: int = 0
+
+
+Outcome = Literal["answered", "abstained", "partial"]
+
+#: The sentence an answer consists of when no evidence clears the threshold.
+ABSTENTION_TEXT = "I have no document on this."
+
+
+@dataclass
+class Answer:
+    """An answer with its evidence.
+
+    Attributes:
+        text: the answer, each sentence ending in a ``[doc:ID]`` citation (or the abstention text).
+        outcome: ``answered`` | ``abstained`` | ``partial``.
+        citations: the sources cited, in first-cited order.
+        retrieved_ids: chunk ids that retrieval returned.
+        used_ids: chunk ids the answer quotes.
+        best_score: evidence score that was compared with the abstention threshold.
+        timings: seconds per stage.
+    """
+
+    text: str
+    outcome: Outcome
+    citations: list[Citation] = field(default_factory=list)
+    retrieved_ids: list[str] = field(default_factory=list)
+    used_ids: list[str] = field(default_factory=list)
+    best_score: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)

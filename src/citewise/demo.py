@@ -1,0 +1,62 @@
+"""``citewise demo``: the main job on the bundled sample corpus (a help centre for "Ledgerly").
+
+Ingests ``citewise/sample/corpus`` into an index folder, then, following ``sample/demo.yaml``:
+answers three sample questions with citations, shows one abstention, and asks one question twice:
+anonymously (the restricted document stays invisible) and as a member of the group allowed to
+read it.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from citewise.core import Principal
+from citewise.index import Index
+
+
+def sample_dir() -> Path:
+    """Folder of the bundled sample data (corpus/, golden.jsonl, demo.yaml)."""
+    return Path(str(resources.files("citewise") / "sample"))
+
+
+def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:
+    """Run the demo script, printing to the given rich consoles."""
+    sample = sample_dir()
+    script = yaml.safe_load((sample / "demo.yaml").read_text())
+    idx = Index.open(index_dir, embedder=embedder)
+    corpus = sample / "corpus"
+    from citewise.text.loaders import iter_files
+
+    with progress(len(iter_files(corpus)), "ingesting sample corpus") as tick:
+        report = idx.ingest(corpus, progress=tick)
+    stats = idx.store.stats()
+    out.rule("[bold]citewise demo[/]: Ledgerly help centre")
+    out.print(
+        f"Ingested {corpus}\n  {report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
+        f"{report.deleted} deleted -> {stats['documents']} documents, {stats['chunks']} chunks in {idx.path}",
+        highlight=False, soft_wrap=True,
+    )
+    for e in report.errors:
+        err.print(f"skipped {e}", markup=False, highlight=False)
+
+    def show(title: str, question: str, principal: Principal | None = None):
+        who = f" (as {', '.join(principal.groups)})" if principal and principal.groups else " (anonymous)"
+        out.rule(title)
+        out.print(f"[bold]Q{who}:[/] {question}", highlight=False)
+        print_answer(idx.ask(question, principal=principal), False)
+
+    for i, q in enumerate(script["questions"], start=1):
+        show(f"Sample question {i}", q["text"])
+    for q in script["abstain"]:
+        show("Out of scope: citewise abstains", q["text"])
+    r = script["restricted"]
+    show("Permissions: a restricted document, anonymous", r["text"])
+    show("Permissions: the same question, as a member of the group", r["text"], Principal("demo", (r["as"],)))
+    out.rule()
+    out.print(
+        f"Try it yourself:  citewise ask \"...\" --index {idx.path}   (add --as {r['as']} to read restricted documents)",
+        highlight=False, soft_wrap=True,
+    )

@@ -1,0 +1,124 @@
+"""Evaluate a retriever on a BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``).
+
+Chunk hits are turned into a document ranking by first occurrence (a document ranks where its
+best chunk ranks), which is how passage-level retrievers are scored on document-level qrels.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from citewise.core import InputError
+from citewise.evaluation.metrics import Evaluation, evaluate
+from citewise.text.loaders import load_beir_corpus
+
+BEIR_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100")
+
+
+def read_queries(path: str | Path) -> dict[str, str]:
+    """``{qid: text}`` from a BEIR ``queries.jsonl``.
+
+    Raises:
+        InputError: unreadable file or a bad line (with its number).
+    """
+    path = Path(path)
+    out: dict[str, str] = {}
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as e:
+        raise InputError(str(path), f"cannot read queries: {e.strerror or e}") from None
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out[str(row["_id"])] = str(row["text"])
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise InputError(str(path), f"expected a JSON object with '_id' and 'text' ({e})", n) from None
+    return out
+
+
+@dataclass
+class BeirDataset:
+    """Paths of one BEIR dataset folder."""
+
+    root: Path
+
+    @property
+    def name(self) -> str:
+        return self.root.resolve().name
+
+    @property
+    def corpus(self) -> Path:
+        return self.root / "corpus.jsonl"
+
+    def qrels_path(self, split: str) -> Path:
+        return self.root / "qrels" / f"{split}.tsv"
+
+    def check(self, split: str) -> None:
+        """Raises InputError naming the first missing file."""
+        for p in (self.corpus, self.root / "queries.jsonl", self.qrels_path(split)):
+            if not p.is_file():
+                raise InputError(str(p), "missing: a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+
+    def documents(self):
+        return load_beir_corpus(self.corpus)
+
+
+class PrecomputedEmbedder:
+    """Wraps an embedder; texts embedded up front (in one batched call) are served from memory."""
+
+    def __init__(self, base, texts: Sequence[str]):
+        self.base = base
+        self.name = base.name
+        self.dim = base.dim
+        uniq = list(dict.fromkeys(texts))
+        vecs = base.embed(uniq) if uniq else np.zeros((0, base.dim), np.float32)
+        self._cache = dict(zip(uniq, vecs))
+
+    def embed(self, texts):
+        missing = [t for t in texts if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self.base.embed(missing)))
+        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def doc_ranking(hits, depth: int) -> list[tuple[str, float]]:
+    """``[(doc_id, score)]`` from chunk hits: first occurrence of each document, at most ``depth``."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        if h.doc_id not in seen:
+            seen.add(h.doc_id)
+            out.append((h.doc_id, h.score))
+            if len(out) == depth:
+                break
+    return out
+
+
+def run_queries(retriever, queries: dict[str, str], depth: int = 100,
+                progress: Callable[[int], None] | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Ranked documents per query: ``{qid: [(doc_id, score), ...]}`` (at most ``depth`` each).
+
+    Chunks are fetched at 1.5x depth so that documents split into several chunks still leave
+    ``depth`` distinct documents.
+    """
+    out = {}
+    for qid in sorted(queries):
+        hits = retriever.search(queries[qid], k=int(depth * 1.5))
+        out[qid] = doc_ranking(hits, depth)
+        if progress:
+            progress(1)
+    return out
+
+
+def evaluate_ranked(qrels, ranked: dict[str, list[tuple[str, float]]],
+                    metrics: Sequence[str] = BEIR_METRICS) -> Evaluation:
+    """Evaluate ranked lists in their own order (ties already broken by the retriever)."""
+    return evaluate(qrels, {q: [d for d, _ in items] for q, items in ranked.items()}, metrics)

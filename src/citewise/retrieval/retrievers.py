@@ -1,0 +1,167 @@
+"""Retrievers behind one interface: ``bm25``, ``dense``, ``hybrid`` and ``shipped``.
+
+``Retriever.search(query, k, *, principal=None, filters=None) -> list[Hit]`` (DESIGN.md). Every
+retriever passes the principal's groups into the Store as a filter, so permission filtering
+happens inside the search and the top-k stays full. ``principal=None`` means the anonymous
+principal, who sees public documents only. Ties always break by chunk id ascending.
+
+* ``bm25``: our analyzer's terms, BM25 in the store.
+* ``dense``: cosine similarity of the query embedding.
+* ``hybrid``: reciprocal rank fusion (k=60) of the top ``depth`` of both.
+* ``shipped``: hybrid, then exact-identifier pinning: when the query names an identifier
+  (``E-1004``), chunks of documents whose *title* names it come first; a mere mention elsewhere
+  does not pin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol, runtime_checkable
+
+from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.models.embedders import Embedder
+from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from citewise.store.base import ScoredChunk, Store
+from citewise.text.analyzer import analyze, find_identifiers
+
+RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that ranks chunks for a query."""
+
+    name: str
+
+    def search(self, query: str, k: int = 10, *, principal: Principal | None = None,
+               filters: Filters | None = None) -> list[Hit]:
+        """At most k hits, best first, ranks 1..n, visible to ``principal``."""
+        ...
+
+
+def effective_filters(principal: Principal | None, filters: Filters | None) -> Filters:
+    """Filters with the principal's groups (anonymous = public only) merged in.
+
+    A ``filters.groups`` given explicitly is intersected with the principal's groups, so a
+    caller can narrow but never widen what the principal may read.
+    """
+    principal = principal or Principal()
+    groups = principal.all_groups()
+    if filters is None:
+        return Filters(groups=groups)
+    if filters.groups is not None:
+        groups = tuple(g for g in groups if g in set(filters.groups))
+    return dataclasses.replace(filters, groups=groups)
+
+
+def _hits(items: list[ScoredChunk] | list[tuple[ScoredChunk, float]], stage: str, k: int) -> list[Hit]:
+    return [
+        Hit(chunk_id=c.chunk_id, doc_id=c.doc_id, score=c.score, rank=i, stage=stage, title=c.title)
+        for i, c in enumerate(items[:k], start=1)
+    ]
+
+
+class BM25Retriever:
+    """BM25 over the analyzed lexical field (the Store's native full-text index)."""
+
+    name = "bm25"
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
+        return self.store.lexical_search(analyze(query), k, filters)
+
+    def search(self, query, k=10, *, principal=None, filters=None):
+        return _hits(self.candidates(query, k, effective_filters(principal, filters)), "bm25", k)
+
+
+class DenseRetriever:
+    """Cosine similarity between the query embedding and chunk embeddings."""
+
+    name = "dense"
+
+    def __init__(self, store: Store, embedder: Embedder):
+        self.store = store
+        self.embedder = embedder
+
+    def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
+        if not query.strip():
+            return []
+        return self.store.vector_search(self.embedder.embed([query])[0], k, filters)
+
+    def search(self, query, k=10, *, principal=None, filters=None):
+        return _hits(self.candidates(query, k, effective_filters(principal, filters)), "dense", k)
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion of BM25 and dense candidates.
+
+    Args:
+        depth: candidates taken from each list (at least k).
+        rrf_k: the RRF constant (Cormack et al. 2009: 60).
+    """
+
+    name = "hybrid"
+
+    def __init__(self, store: Store, embedder: Embedder, depth: int = 100, rrf_k: int = RRF_K):
+        self.bm25 = BM25Retriever(store)
+        self.dense = DenseRetriever(store, embedder)
+        self.depth = depth
+        self.rrf_k = rrf_k
+
+    def fused(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
+        depth = max(k, self.depth)
+        lex = self.bm25.candidates(query, depth, filters)
+        vec = self.dense.candidates(query, depth, filters)
+        by_id = {c.chunk_id: c for c in vec}
+        by_id.update({c.chunk_id: c for c in lex})
+        fused = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]], k=self.rrf_k)
+        return [dataclasses.replace(by_id[cid], score=s) for cid, s in fused]
+
+    def search(self, query, k=10, *, principal=None, filters=None):
+        return _hits(self.fused(query, k, effective_filters(principal, filters)), "rrf", k)
+
+
+class ShippedRetriever(HybridRetriever):
+    """Hybrid retrieval plus exact-identifier pinning (see module docstring).
+
+    Pinned chunks come first in the order the identifiers appear in the query, each document's
+    chunks in document order; the fused list follows with pinned chunks removed.
+    """
+
+    name = "shipped"
+
+    def search(self, query, k=10, *, principal=None, filters=None):
+        f = effective_filters(principal, filters)
+        pinned: list[ScoredChunk] = []
+        seen: set[str] = set()
+        for ident in find_identifiers(query):
+            for c in self.store_titled(ident, f):
+                if c.chunk_id not in seen:
+                    seen.add(c.chunk_id)
+                    pinned.append(c)
+        rest = [c for c in self.fused(query, k, f) if c.chunk_id not in seen]
+        hits = [Hit(c.chunk_id, c.doc_id, c.score, 0, "pinned", c.title) for c in pinned]
+        hits += [Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title) for c in rest]
+        return [dataclasses.replace(h, rank=i) for i, h in enumerate(hits[:k], start=1)]
+
+    def store_titled(self, identifier: str, filters: Filters) -> list[ScoredChunk]:
+        return self.bm25.store.titled_with(identifier, filters)
+
+
+def make_retriever(name: str, store: Store, embedder: Embedder) -> Retriever:
+    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid`` or ``shipped``.
+
+    Raises:
+        CitewiseError: unknown name (the message lists the valid ones).
+    """
+    if name == "bm25":
+        return BM25Retriever(store)
+    if name == "dense":
+        return DenseRetriever(store, embedder)
+    if name == "hybrid":
+        return HybridRetriever(store, embedder)
+    if name == "shipped":
+        return ShippedRetriever(store, embedder)
+    raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")

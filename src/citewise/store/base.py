@@ -1,0 +1,111 @@
+"""The ``Store`` protocol: the one seam every storage backend implements.
+
+A backend stores chunks with their document metadata, vectors and lexical text; replaces or
+deletes whole documents atomically; and answers lexical (BM25) and vector searches with
+:class:`citewise.core.Filters` applied *inside* the search, so a filtered top-k is still full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from citewise.core import Chunk, Document, Filters
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as read back from a store, with its document's metadata."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    source: str
+    version: str
+    updated: str  # ISO date or ''
+    groups: tuple[str, ...]
+    heading_path: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+    token_count: int
+    prev_id: str | None
+    next_id: str | None
+    parent_id: str | None
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """One search result from a store: ids, title and the backend's score (higher is better)."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    score: float
+
+
+@dataclass(frozen=True)
+class DocumentEntry:
+    """What the store knows of one document (for incremental ingestion and status)."""
+
+    doc_id: str
+    title: str
+    source: str
+    content_hash: str
+    version: str
+    updated: str
+    chunk_count: int
+    indexed_at: str
+
+
+@dataclass(frozen=True)
+class DocumentUpdate:
+    """A document with its chunks and their vectors (shape (len(chunks), dim)), to upsert."""
+
+    document: Document
+    chunks: Sequence[Chunk]
+    vectors: np.ndarray
+    groups: tuple[str, ...]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Storage backend contract (see module docstring)."""
+
+    def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
+        """Replace each document's chunks, vectors and lexical entries in one atomic commit."""
+        ...
+
+    def delete(self, doc_ids: Sequence[str]) -> int:
+        """Remove documents from every index; returns the number of chunks removed."""
+        ...
+
+    def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """BM25 over analyzed terms; at most k results, all passing ``filters``."""
+        ...
+
+    def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Cosine similarity search; at most k results, all passing ``filters``."""
+        ...
+
+    def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Chunks of documents whose *title* names ``identifier`` (folded form)."""
+        ...
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """Chunks by id (missing ids are absent from the result)."""
+        ...
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by chunk id."""
+        ...
+
+    def documents(self) -> dict[str, DocumentEntry]:
+        """Every stored document by id."""
+        ...
+
+    def stats(self) -> dict:
+        """Counts: documents, chunks, and backend details."""
+        ...

@@ -1,0 +1,319 @@
+"""LanceDB embedded store (DESIGN.md: the embedded default, LanceDB pinned at 0.40.0).
+
+One table, ``chunks``: each row is a chunk with its document's metadata, its vector and its
+lexical text (our analyzer's output). Keeping document metadata on the chunk rows makes the chunk
+table the single source of truth, so one ``merge_insert`` commit replaces a document's chunks,
+vectors and lexical entries together (no window in which a document has zero chunks or a mix of
+versions).
+
+Lexical search: LanceDB's native FTS (BM25) over the ``lexical`` column with the ``whitespace``
+base tokenizer and no lowercasing, stemming or stop words of its own — our analyzer already did
+that. Filters become a SQL predicate passed with ``prefilter=True``, so they are applied inside the
+search and a filtered top-k is full.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from citewise.core import CitewiseError, Filters
+from citewise.store.base import DocumentEntry, DocumentUpdate, ScoredChunk, StoredChunk
+from citewise.text.analyzer import find_identifiers, lexical_text
+
+TABLE = "chunks"
+
+
+def _q(value: str) -> str:
+    """A SQL string literal (single quotes doubled)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def filter_sql(filters: Filters | None) -> str | None:
+    """The SQL predicate for ``filters`` (None when there is nothing to filter).
+
+    >>> filter_sql(Filters(groups=("public", "finance"), version="3"))
+    "array_has_any(groups, ['public', 'finance']) AND version = '3'"
+    """
+    if filters is None:
+        return None
+    parts = []
+    if filters.groups is not None:
+        if not filters.groups:
+            return "false"
+        parts.append(f"array_has_any(groups, [{', '.join(_q(g) for g in filters.groups)}])")
+    if filters.doc_ids is not None:
+        if not filters.doc_ids:
+            return "false"
+        parts.append(f"doc_id IN ({', '.join(_q(d) for d in filters.doc_ids)})")
+    if filters.as_of is not None:
+        parts.append(f"(updated = '' OR updated <= {_q(filters.as_of.isoformat())})")
+    if filters.version is not None:
+        parts.append(f"version = {_q(filters.version)}")
+    return " AND ".join(parts) if parts else None
+
+
+def _schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("title", pa.string()),
+            pa.field("title_ids", pa.list_(pa.string())),
+            pa.field("source", pa.string()),
+            pa.field("version", pa.string()),
+            pa.field("updated", pa.string()),
+            pa.field("groups", pa.list_(pa.string())),
+            pa.field("content_hash", pa.string()),
+            pa.field("indexed_at", pa.string()),
+            pa.field("heading_path", pa.list_(pa.string())),
+            pa.field("text", pa.string()),
+            pa.field("lexical", pa.string()),
+            pa.field("start", pa.int64()),
+            pa.field("end", pa.int64()),
+            pa.field("token_count", pa.int32()),
+            pa.field("prev_id", pa.string()),
+            pa.field("next_id", pa.string()),
+            pa.field("parent_id", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+_META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "groups",
+              "heading_path", "text", "start", "end", "token_count", "prev_id", "next_id", "parent_id"]
+
+
+class LanceStore:
+    """The embedded LanceDB backend of :class:`citewise.store.base.Store`.
+
+    Args:
+        path: folder of the LanceDB database (created if missing).
+        dim: vector dimension; must match an existing table.
+
+    Raises:
+        CitewiseError: the existing table has another vector dimension.
+    """
+
+    def __init__(self, path: str | Path, dim: int):
+        import lancedb
+
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.dim = dim
+        self._db = lancedb.connect(str(self.path))
+        self._table = None
+        self._fts_dirty = False
+        if TABLE in self._db.list_tables().tables:
+            self._table = self._db.open_table(TABLE)
+            have = self._table.schema.field("vector").type.list_size
+            if have != dim:
+                raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
+
+    # -- writes -------------------------------------------------------------------------------
+    def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        cols: dict[str, list] = {f.name: [] for f in _schema(self.dim)}
+        vectors = []
+        for u in updates:
+            d = u.document
+            if len(u.chunks) != len(u.vectors):
+                raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
+            title_ids = find_identifiers(d.title)
+            for c, v in zip(u.chunks, u.vectors):
+                cols["chunk_id"].append(c.chunk_id)
+                cols["doc_id"].append(d.doc_id)
+                cols["title"].append(d.title)
+                cols["title_ids"].append(title_ids)
+                cols["source"].append(d.source)
+                cols["version"].append(d.version)
+                cols["updated"].append(d.updated.isoformat() if d.updated else "")
+                cols["groups"].append(list(u.groups))
+                cols["content_hash"].append(d.content_hash)
+                cols["indexed_at"].append(now)
+                cols["heading_path"].append(list(c.heading_path))
+                cols["text"].append(c.text)
+                cols["lexical"].append(lexical_text(c.indexed_text))
+                cols["start"].append(c.start + d.offset_base)
+                cols["end"].append(c.end + d.offset_base)
+                cols["token_count"].append(c.token_count)
+                cols["prev_id"].append(c.prev_id)
+                cols["next_id"].append(c.next_id)
+                cols["parent_id"].append(c.parent_id)
+                vectors.append(v)
+        cols.pop("vector")
+        schema = _schema(self.dim)
+        arrays = [pa.array(cols[f.name], type=f.type) for f in schema if f.name != "vector"]
+        flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
+        arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
+        """Replace the given documents (all of them, in one commit).
+
+        Rows of these documents that are not in the new set are deleted in the same commit
+        (``merge_insert ... when_not_matched_by_source_delete``), so readers see either the old
+        or the new version of every document, never a mix.
+        """
+        if not updates:
+            return
+        data = self._rows(updates)
+        if self._table is None:
+            self._table = self._db.create_table(TABLE, data=data, schema=_schema(self.dim))
+        else:
+            ids = ", ".join(_q(u.document.doc_id) for u in updates)
+            (
+                self._table.merge_insert("chunk_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
+                .execute(data)
+            )
+        self._fts_dirty = True
+
+    def delete(self, doc_ids: Sequence[str]) -> int:
+        """Delete documents (one commit); returns how many chunks went."""
+        if self._table is None or not doc_ids:
+            return 0
+        pred = f"doc_id IN ({', '.join(_q(d) for d in doc_ids)})"
+        n = self._table.count_rows(pred)
+        if n:
+            self._table.delete(pred)
+            self._fts_dirty = True
+        return n
+
+    def refresh_indexes(self) -> None:
+        """Bring the FTS index up to date after writes (rows not yet indexed are still searched)."""
+        if self._table is None or not self._fts_dirty:
+            return
+        from lancedb.index import FTS
+
+        self._table.create_index(
+            "lexical",
+            config=FTS(
+                with_position=False,
+                base_tokenizer="whitespace",
+                lower_case=False,
+                stem=False,
+                remove_stop_words=False,
+                ascii_folding=False,
+                max_token_length=64,
+            ),
+            replace=True,
+        )
+        self._fts_dirty = False
+
+    # -- reads --------------------------------------------------------------------------------
+    def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
+        out = [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], float(score_of(r))) for r in rows]
+        out.sort(key=lambda h: (-h.score, h.chunk_id))
+        return out
+
+    def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """BM25 (LanceDB FTS) over already-analyzed terms; OR semantics."""
+        if self._table is None or not terms or k <= 0:
+            return []
+        from lancedb.query import MatchQuery
+
+        q = self._table.search(MatchQuery(" ".join(terms), "lexical"), query_type="fts")
+        where = filter_sql(filters)
+        if where:
+            q = q.where(where, prefilter=True)
+        rows = q.select(["chunk_id", "doc_id", "title", "_score"]).limit(k).to_list()
+        return self._scored(rows, lambda r: r["_score"])
+
+    def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Exact cosine search (score = cosine similarity = 1 - cosine distance)."""
+        if self._table is None or k <= 0:
+            return []
+        q = (
+            self._table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector", query_type="vector")
+            .distance_type("cosine")
+        )
+        where = filter_sql(filters)
+        if where:
+            q = q.where(where, prefilter=True)
+        rows = q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k).to_list()
+        return self._scored(rows, lambda r: 1.0 - r["_distance"])
+
+    def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Chunks of documents whose title names ``identifier`` (first chunk of each doc first)."""
+        if self._table is None:
+            return []
+        where = f"array_has(title_ids, {_q(identifier)})"
+        extra = filter_sql(filters)
+        if extra:
+            where = f"{where} AND {extra}"
+        rows = self._table.search().where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000).to_list()
+        rows.sort(key=lambda r: (r["doc_id"], r["prev_id"] is not None, r["chunk_id"]))
+        return [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], 1.0) for r in rows]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """Chunks by id with their document metadata."""
+        if self._table is None or not chunk_ids:
+            return {}
+        ids = ", ".join(_q(c) for c in set(chunk_ids))
+        rows = self._table.search().where(f"chunk_id IN ({ids})").select(_META_COLS).limit(len(chunk_ids) + 1).to_list()
+        out = {}
+        for r in rows:
+            out[r["chunk_id"]] = StoredChunk(
+                chunk_id=r["chunk_id"], doc_id=r["doc_id"], title=r["title"], source=r["source"],
+                version=r["version"], updated=r["updated"], groups=tuple(r["groups"] or ()),
+                heading_path=tuple(r["heading_path"] or ()), text=r["text"], start=r["start"],
+                end=r["end"], token_count=r["token_count"], prev_id=r["prev_id"],
+                next_id=r["next_id"], parent_id=r["parent_id"],
+            )
+        return out
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by chunk id (float32, shape (dim,))."""
+        if self._table is None or not chunk_ids:
+            return {}
+        ids = ", ".join(_q(c) for c in set(chunk_ids))
+        tbl = self._table.search().where(f"chunk_id IN ({ids})").select(["chunk_id", "vector"]).limit(len(chunk_ids) + 1).to_arrow()
+        vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
+        return dict(zip(tbl.column("chunk_id").to_pylist(), vecs.astype(np.float32)))
+
+    def documents(self) -> dict[str, DocumentEntry]:
+        """Every stored document, from its chunk rows."""
+        if self._table is None:
+            return {}
+        tbl = self._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at"])
+        out: dict[str, DocumentEntry] = {}
+        counts: dict[str, int] = {}
+        for r in tbl.to_pylist():
+            counts[r["doc_id"]] = counts.get(r["doc_id"], 0) + 1
+            out.setdefault(r["doc_id"], r)
+        return {
+            d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d], r["indexed_at"])
+            for d, r in sorted(out.items())
+        }
+
+    def _scan(self, columns: list[str]) -> pa.Table:
+        """All rows, only ``columns`` (no vectors read)."""
+        n = self._table.count_rows()
+        return self._table.search().select(columns).limit(max(n, 1)).to_arrow()
+
+    def stats(self) -> dict:
+        """Document and chunk counts, and the table version."""
+        if self._table is None:
+            return {"documents": 0, "chunks": 0, "backend": "lancedb", "version": 0}
+        docs = self._scan(["doc_id"]).column("doc_id").unique()
+        return {
+            "documents": len(docs),
+            "chunks": self._table.count_rows(),
+            "backend": "lancedb",
+            "version": self._table.version,
+        }
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    tmp.replace(path)

@@ -1,0 +1,217 @@
+"""Analyzer, sentence splitter, chunker and loaders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from citewise.core import InputError
+from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.chunker import Chunker, slugify
+from citewise.text.loaders import load_beir_corpus, load_file, load_folder, parse_front_matter
+from citewise.text.sentences import split_sentences
+from citewise.text.tokens import count_tokens
+
+from conftest import write_doc
+
+
+def test_analyzer_keeps_identifiers_whole_and_stems_words():
+    assert analyze("Error E-1004 in the Refunds API v4.5, MT103 and capture_timeout_ms") == [
+        "error", "e-1004", "refund", "api", "v4.5", "mt103",
+        "capture_timeout_ms", "captur", "timeout", "ms",
+    ]
+
+
+def test_analyzer_folds_plurals_accents_and_drops_stop_words():
+    assert analyze("The invoices") == analyze("invoice")
+    assert analyze("Café") == ["cafe"]
+    assert analyze("it is not the") == []
+
+
+def test_identifier_compounds_do_not_match_their_number():
+    # 'e-1004' must not be split into '1004', or every '1004' in the corpus would match it
+    assert "1004" not in analyze("E-1004")
+
+
+def test_find_identifiers():
+    assert find_identifiers("What does E-1004 mean? And mt103, v4.5 or INV-2041?") == ["e-1004", "mt103", "v4.5", "inv-2041"]
+    assert find_identifiers("how do refunds work") == []
+
+
+def test_token_count_is_o200k():
+    # o200k_base: "hello world" is 2 tokens, the empty string 0
+    assert count_tokens("hello world") == 2
+    assert count_tokens("") == 0
+
+
+def test_sentences_skip_markup_and_split_prose():
+    text = "# Title\n\nFirst one. Second one!\n\n| a | b |\n|---|---|\n\n```\ncode. Here\n```\n- item one\n- Item two."
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == ["First one.", "Second one!", "item one", "Item two."]
+
+
+def test_slugify():
+    assert slugify("Refunds on the Pro plan (2026)") == "refunds-on-the-pro-plan-2026"
+    assert slugify("!!!") == "section"
+
+
+def _long_section(topic: str, paragraphs: int, words: int = 90) -> str:
+    paras = []
+    for p in range(paragraphs):
+        paras.append(" ".join(f"{topic}{p}w{i}." if i % 12 == 11 else f"{topic}{p}w{i}" for i in range(words)))
+    return "\n\n".join(paras)
+
+
+def test_chunker_splits_at_headings_within_token_range():
+    text = "\n\n".join([
+        "# Guide",
+        "Intro paragraph that is short.",
+        "## Alpha", _long_section("alpha", 6),
+        "## Beta", _long_section("beta", 6),
+        "### Beta details", _long_section("detail", 3),
+        "## Gamma", "Only a little text here.",
+    ])
+    chunks = Chunker().chunk("docs/guide", "Guide", text)
+    assert len(chunks) >= 3
+    for c in chunks:
+        assert text[c.start:c.end] == c.text  # offsets reproduce the text
+        assert c.token_count <= 800
+        assert c.token_count == count_tokens(c.indexed_text)
+    # every chunk but the last of a section group is at least 300 tokens
+    assert sum(1 for c in chunks if c.token_count < 300) <= 2
+    ids = [c.chunk_id for c in chunks]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"docs/guide#[a-z0-9-]+", i) for i in ids)
+    # neighbours link in order
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.next_id == b.chunk_id and b.prev_id == a.chunk_id
+    assert chunks[0].prev_id is None and chunks[-1].next_id is None
+    # heading path is prepended to the indexed text
+    alpha = next(c for c in chunks if "alpha5w0" in c.text)
+    assert alpha.heading_path[:2] == ("Guide", "Alpha")
+    assert alpha.indexed_text.startswith("Guide > Alpha\n")
+    # the whole text is covered, in order, without overlap
+    assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:]))
+
+
+def test_chunker_small_document_is_one_chunk_and_ids_are_stable():
+    text = "# Note\n\n## Rule\nRefunds within 30 days.\n\n## Exceptions\nNot for annual plans.\n"
+    a = Chunker().chunk("n", "Note", text)
+    b = Chunker().chunk("n", "Note", text)
+    assert [c.chunk_id for c in a] == [c.chunk_id for c in b] == ["n#note"]
+    assert "Not for annual plans." in a[0].text
+
+
+def test_chunker_keeps_code_block_whole():
+    code = "```\n" + "\n".join(f"line {i} of the example. Another sentence {i}." for i in range(60)) + "\n```"
+    text = "# Doc\n\n" + _long_section("x", 5) + "\n\n## Example\n\n" + code + "\n\n" + _long_section("y", 5)
+    chunks = Chunker().chunk("d", "Doc", text)
+    holding = [c for c in chunks if "line 0 of" in c.text]
+    assert len(holding) == 1 and "line 59 of" in holding[0].text
+
+
+def test_chunker_splits_one_huge_paragraph_by_sentences():
+    text = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(400))
+    chunks = Chunker().chunk("big", "Big", text)
+    assert len(chunks) > 1
+    assert all(c.token_count <= 800 for c in chunks)
+    assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_chunker_parent_links_point_to_enclosing_section():
+    text = "# G\n\nIntro.\n\n## Big\n\n" + _long_section("big", 4) + "\n\n### Sub one\n\n" + _long_section("s", 7) + "\n\n### Sub two\n\n" + _long_section("t", 7)
+    chunks = Chunker().chunk("g", "G", text)
+    sub = next(c for c in chunks if "s0w0" in c.text)
+    assert sub.parent_id is not None and sub.parent_id in {c.chunk_id for c in chunks}
+
+
+def test_markdown_loader_reads_front_matter(tmp_path):
+    p = write_doc(tmp_path, "billing/refund-team.md", "Refund team", "Who handles refunds.",
+                  version="3", updated="2026-09-14", permissions=["finance", "support"])
+    doc = load_file(p, tmp_path)
+    assert doc.doc_id == "billing/refund-team"
+    assert (doc.title, doc.version, str(doc.updated), doc.groups) == ("Refund team", "3", "2026-09-14", ("finance", "support"))
+    raw = p.read_text()
+    assert raw[doc.offset_base:] == doc.text
+
+
+def test_front_matter_id_overrides_path(tmp_path):
+    p = tmp_path / "x.md"
+    p.write_text("---\nid: custom/id\n---\n# Hello\nbody\n")
+    assert load_file(p, tmp_path).doc_id == "custom/id"
+
+
+@pytest.mark.parametrize(
+    "name, content, message, line",
+    [
+        ("bin.md", b"abc\x00def", "binary file", None),
+        ("empty.md", b"  \n", "empty file", None),
+        ("latin1.txt", "caf\xe9 au lait".encode("latin-1"), "not UTF-8", 1),
+        ("bad.md", b"---\ntitle: ok\nupdated: [unclosed\n---\nbody\n", "bad front matter", 4),
+        ("colon.md", b"---\ntitle: E-1: Card declined\n---\nbody\n", "quote a value", 2),
+        ("date.md", b"---\nupdated: yesterday\n---\nbody\n", "ISO date", 2),
+        ("perm.md", b"---\npermissions: {a: 1}\n---\nbody\n", "list of group names", 2),
+        ("open.md", b"---\ntitle: x\nbody\n", "not closed", 1),
+        ("img.png", b"\x89PNG", "unsupported file type", None),
+    ],
+)
+def test_bad_input_gives_one_clear_error_naming_the_file(tmp_path, name, content, message, line):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(InputError) as ei:
+        load_file(p, tmp_path)
+    assert message in str(ei.value)
+    assert str(ei.value).startswith(str(p))
+    assert ei.value.line == line
+    assert "\n" not in str(ei.value)
+
+
+def test_folder_load_reports_bad_files_and_keeps_the_rest(tmp_path):
+    write_doc(tmp_path, "good.md", "Good", "Fine text.")
+    (tmp_path / "bad.md").write_bytes(b"\x00\x01")
+    (tmp_path / ".hidden.md").write_text("ignored")
+    items = list(load_folder(tmp_path))
+    docs = [i for i in items if not isinstance(i, InputError)]
+    errors = [i for i in items if isinstance(i, InputError)]
+    assert [d.doc_id for d in docs] == ["good"]
+    assert len(errors) == 1 and "bad.md" in str(errors[0])
+
+
+def test_html_loader_turns_headings_into_sections(tmp_path):
+    p = tmp_path / "page.html"
+    p.write_text(
+        "<html><head><title>SSO guide</title><meta name='version' content='7'>"
+        "<meta name='permissions' content='it, security'><script>evil()</script></head>"
+        "<body><h1>SSO guide</h1><p>Intro text.</p><h2>Okta</h2><p>Set the ACS URL.</p>"
+        "<table><tr><th>Field</th><th>Value</th></tr><tr><td>email</td><td>user.email</td></tr></table></body></html>"
+    )
+    doc = load_file(p, tmp_path)
+    assert (doc.doc_id, doc.title, doc.version, doc.groups) == ("page", "SSO guide", "7", ("it", "security"))
+    assert "## Okta" in doc.text and "| email | user.email |" in doc.text and "evil" not in doc.text
+    chunks = Chunker().chunk(doc.doc_id, doc.title, doc.text)
+    assert "Set the ACS URL." in chunks[0].text
+
+
+def test_text_loader_title_is_first_line(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("\n  Meeting notes  \nWe agreed on refunds.\n")
+    doc = load_file(p, tmp_path)
+    assert (doc.doc_id, doc.title, doc.format) == ("notes", "Meeting notes", "text")
+
+
+def test_beir_loader_and_bad_line(tmp_path):
+    p = tmp_path / "corpus.jsonl"
+    p.write_text('{"_id": "d1", "title": "T", "text": "Body."}\n\n{"_id": "d2", "title": "", "text": "B2"}\nnot json\n')
+    it = load_beir_corpus(p)
+    d1, d2 = next(it), next(it)
+    assert (d1.doc_id, d1.title, d1.text, d2.doc_id) == ("d1", "T", "Body.", "d2")
+    with pytest.raises(InputError) as ei:
+        next(it)
+    assert ei.value.line == 4
+
+
+def test_parse_front_matter_offsets():
+    meta, body, base = parse_front_matter("---\na: 1\n---\nhello\n", "f.md")
+    assert meta == {"a": 1} and body == "hello\n" and base == 13
