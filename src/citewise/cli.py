@@ -219,6 +219,17 @@ def demo(
     run_demo(index or default_index_dir().parent / "demo", embedder, out, err, print_answer, _progress)
 
 
+# --- lifecycle commands (status, watch) ---
+
+# --- answer commands ---
+
+# --- tools commands (tools list/call) ---
+
+# --- evaluation commands (eval run/compare, gate, report) ---
+
+# --- decide commands (recommend) ---
+
+
 def main() -> None:
     """Entry point: run the Typer app and turn known errors into one line and exit status 2."""
     try:

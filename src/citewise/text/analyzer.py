@@ -86,7 +86,7 @@ def lexical_text(text: str) -> str:
 
 #: An identifier as users write them: letters then digits with an optional separator
 #: (``E-1004``, ``MT103``, ``INV-2041``), or a version (``v4.5``). Used for pinning.
-IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,5}[-_]?\d{2,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)\b")
+IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)\b")
 
 
 def find_identifiers(text: str) -> list[str]:

@@ -1,0 +1,49 @@
+"""The OpenAI-compatible client against a local wire-format server."""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.models.chat import ChatConfig, ChatError, OpenAIChatModel
+
+from fake_openai import FakeOpenAI
+
+
+def test_chat_returns_content_and_sends_the_wire_format():
+    with FakeOpenAI([{"content": "Hello there."}]) as server:
+        model = OpenAIChatModel(ChatConfig(server.base_url, "m1", api_key="k"))
+        resp = model.chat([{"role": "user", "content": "hi"}], max_tokens=5)
+    assert resp.content == "Hello there." and resp.tool_calls == [] and resp.finish_reason == "stop"
+    sent = server.requests[0]
+    assert sent["model"] == "m1" and sent["messages"] == [{"role": "user", "content": "hi"}] and sent["max_tokens"] == 5
+
+
+def test_chat_parses_tool_calls():
+    tools = [{"type": "function", "function": {"name": "sql_query", "parameters": {"type": "object"}}}]
+    with FakeOpenAI([{"tool_calls": [{"id": "c1", "name": "sql_query", "arguments": {"sql": "SELECT 1"}}]}]) as server:
+        resp = OpenAIChatModel(ChatConfig(server.base_url, "m")).chat([{"role": "user", "content": "q"}], tools=tools)
+    assert [(c.id, c.name, c.arguments) for c in resp.tool_calls] == [("c1", "sql_query", {"sql": "SELECT 1"})]
+    assert server.requests[0]["tools"] == tools
+
+
+def test_timeout_and_http_errors_raise_chat_error():
+    with FakeOpenAI([{"content": "late"}], delay=1.0) as server:
+        with pytest.raises(ChatError, match="timed out"):
+            OpenAIChatModel(ChatConfig(server.base_url, "m", timeout=0.2)).chat([{"role": "user", "content": "q"}])
+    with FakeOpenAI([{"content": "x"}], status=500) as server:
+        with pytest.raises(ChatError, match="HTTP 500"):
+            OpenAIChatModel(ChatConfig(server.base_url, "m")).chat([{"role": "user", "content": "q"}])
+    with pytest.raises(ChatError):
+        OpenAIChatModel(ChatConfig("http://127.0.0.1:9", "m", timeout=2)).chat([{"role": "user", "content": "q"}])
+
+
+def test_config_from_env(monkeypatch):
+    monkeypatch.setenv("CITEWISE_LLM_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.setenv("CITEWISE_LLM_MODEL", "qwen")
+    monkeypatch.delenv("CITEWISE_LLM_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cfg = ChatConfig.from_env()
+    assert (cfg.base_url, cfg.model, cfg.api_key) == ("http://localhost:8000/v1", "qwen", None)
+    monkeypatch.delenv("CITEWISE_LLM_MODEL")
+    with pytest.raises(ChatError, match="CITEWISE_LLM_MODEL"):
+        ChatConfig.from_env()
