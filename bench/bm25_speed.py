@@ -1,0 +1,142 @@
+"""BM25 throughput on BEIR SciFact: citewise vs bm25s vs rank-bm25, plus hybrid latency.
+
+Run (needs ../shared/data/beir-scifact and the bench extra: pip install -e '.[bench]'):
+
+    python bench/bm25_speed.py [--data ../shared/data/beir-scifact] [--index DIR] [--json]
+
+What is timed, all in this one process on the same queries (SciFact test, 300 queries, k=10):
+
+* citewise bm25: ``BM25Retriever.search`` per query (analyzer + LanceDB FTS + permission filter).
+* bm25s: ``bm25s.BM25.retrieve`` per query (its own tokenizer with PyStemmer and English stop
+  words), and once batched over all queries (its best case).
+* rank-bm25: ``BM25Okapi.get_scores`` + top-k per query over the same analyzer's tokens.
+* citewise hybrid (MiniLM + BM25 + RRF): per-query latency p50 / p95, query embedding included.
+
+nDCG@10 of each BM25 is printed beside its speed so speed is never bought with quality. Index
+build time is not part of the query figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder, read_queries
+from citewise.evaluation.metrics import evaluate
+from citewise.evaluation.trec import read_qrels
+from citewise.index import Index, default_index_dir
+from citewise.retrieval.retrievers import make_retriever
+from citewise.text.analyzer import analyze
+
+
+def timed(fn, queries):
+    lat, runs = [], {}
+    for qid, text in queries.items():
+        t = time.perf_counter()
+        runs[qid] = fn(text)
+        lat.append(time.perf_counter() - t)
+    return runs, lat
+
+
+def row(name, runs, lat, qrels, total=None):
+    total = total if total is not None else sum(lat)
+    ndcg = evaluate(qrels, runs, ["ndcg@10"]).means["ndcg@10"]
+    return {
+        "system": name, "queries_per_s": len(runs) / total,
+        "p50_ms": statistics.median(lat) * 1e3 if lat else None,
+        "p95_ms": float(np.percentile(lat, 95)) * 1e3 if lat else None,
+        "ndcg@10": ndcg,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "beir-scifact"))
+    ap.add_argument("--index", default=None, help="MiniLM index of SciFact (default: the one 'citewise eval beir' builds)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    ds = BeirDataset(Path(args.data))
+    ds.check("test")
+    qrels = read_qrels(ds.qrels_path("test"))
+    queries = {q: t for q, t in sorted(read_queries(ds.root / "queries.jsonl").items()) if q in qrels}
+    docs = list(ds.documents())
+    k = 10
+    rows = []
+
+    # citewise BM25 (hashing-embedder index: BM25 does not use vectors; building it is fast)
+    with tempfile.TemporaryDirectory() as tmp:
+        idx = Index.open(Path(tmp) / "i", embedder="hashing")
+        idx.ingestor().ingest_documents(docs)
+        bm25 = make_retriever("bm25", idx.store, idx.embedder)
+        bm25.search("warm up", k)
+        runs, lat = timed(lambda q: [h.doc_id for h in bm25.search(q, k)], queries)
+        rows.append(row("citewise bm25 (LanceDB FTS)", runs, lat, qrels))
+
+    # bm25s
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    ids = [d.doc_id for d in docs]
+    corpus_text = [f"{d.title} {d.text}" for d in docs]
+    retr = bm25s.BM25()
+    retr.index(bm25s.tokenize(corpus_text, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+
+    def bm25s_one(q):
+        res, _ = retr.retrieve(bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False), k=k, show_progress=False)
+        return [ids[i] for i in res[0]]
+
+    runs, lat = timed(bm25s_one, queries)
+    rows.append(row("bm25s (per query)", runs, lat, qrels))
+    t = time.perf_counter()
+    qtok = bm25s.tokenize(list(queries.values()), stopwords="en", stemmer=stemmer, show_progress=False)
+    res, _ = retr.retrieve(qtok, k=k, show_progress=False, n_threads=1)
+    total = time.perf_counter() - t
+    batch_runs = {qid: [ids[i] for i in res[j]] for j, qid in enumerate(queries)}
+    rows.append(row("bm25s (one batch)", batch_runs, [], qrels, total=total))
+
+    # rank-bm25 over our analyzer's tokens
+    from rank_bm25 import BM25Okapi
+
+    okapi = BM25Okapi([analyze(t) for t in corpus_text])
+
+    def okapi_one(q):
+        scores = okapi.get_scores(analyze(q))
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [ids[i] for i in top]
+
+    runs, lat = timed(okapi_one, queries)
+    rows.append(row("rank-bm25 BM25Okapi", runs, lat, qrels))
+
+    # citewise hybrid latency with the real MiniLM index
+    index_dir = Path(args.index) if args.index else default_index_dir().parent / "beir" / f"{ds.name}-minilm"
+    idx = Index.open(index_dir, embedder="minilm")
+    idx.ingestor().ingest_documents(docs)  # no-op when already built
+    hybrid = make_retriever("hybrid", idx.store, idx.embedder)
+    hybrid.search("warm up", k)
+    runs, lat = timed(lambda q: [h.doc_id for h in hybrid.search(q, k)], queries)
+    rows.append(row("citewise hybrid (MiniLM+BM25, RRF)", runs, lat, qrels))
+
+    if args.json:
+        print(json.dumps({"dataset": ds.name, "queries": len(queries), "k": k, "rows": rows}, indent=2))
+        return 0
+    print(f"{ds.name} test, {len(queries)} queries, k={k}, one process, {sys.platform}")
+    print(f"{'system':38} {'q/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
+    for r in rows:
+        p50 = f"{r['p50_ms']:.1f}" if r["p50_ms"] is not None else "-"
+        p95 = f"{r['p95_ms']:.1f}" if r["p95_ms"] is not None else "-"
+        print(f"{r['system']:38} {r['queries_per_s']:8.1f} {p50:>8} {p95:>8} {r['ndcg@10']:8.4f}")
+    base = rows[0]["queries_per_s"]
+    print("relative to citewise bm25: " + ", ".join(f"{r['system']} x{r['queries_per_s'] / base:.2f}" for r in rows[1:]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

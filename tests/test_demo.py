@@ -1,0 +1,30 @@
+"""README command 1: the demo on the bundled sample corpus, with the real MiniLM embedder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import yaml
+
+from citewise.demo import sample_dir
+
+
+def test_demo_answers_cites_abstains_and_filters(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "citewise.cli", "demo", "--index", str(tmp_path / "demo")],
+                         capture_output=True, text=True, timeout=600, env={"COLUMNS": "200", "PATH": ""})
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    script = yaml.safe_load((sample_dir() / "demo.yaml").read_text())
+    sections = out.split("───")
+    text = "\n".join(sections)
+    assert "60 added" in out
+    assert out.count("Sources:") >= 4  # three sample answers + the finance answer
+    # abstention on the out-of-scope question
+    after_abstain = out.split(script["abstain"][0]["text"], 1)[1]
+    assert after_abstain.lstrip().startswith("I have no document on this.")
+    # the restricted document is cited only for the finance principal
+    anon, finance = out.split(script["restricted"]["text"])[1:3]
+    assert "internal/" not in anon
+    assert "[doc:internal/finance/refund-approval-matrix]" in finance
+    assert "Traceback" not in res.stderr and text
