@@ -1,0 +1,184 @@
+"""Record tools declared in YAML as parameterised SQL templates, and the sample records database.
+
+A record tool file (sample: ``citewise/sample/record_tools.yaml``) looks like::
+
+    allowlist: [customers, invoices]
+    tools:
+      - name: invoice_status
+        description: "... Use for ... NOT for ..."
+        parameters: {type: object, properties: {invoice_id: {type: integer}}, required: [invoice_id]}
+        sql: SELECT status FROM invoices WHERE invoice_id = :invoice_id
+        policy: {query: ..., key_field: plan, value_field: outgoing_usd, rule: ...}   # optional
+
+Every template is checked by the SQL guard when the file is loaded (a template that writes or
+reads off the allowlist is a load error, naming the file and tool), every ``:name`` placeholder
+must be a declared parameter, arguments are validated against the JSON Schema and then bound by
+SQLite (never interpolated). Optional parameters that are not given are bound as NULL.
+
+The sample database is built from ``sample/records/records.sql`` (the only source; no binary in
+git) into the cache folder (``$CITEWISE_CACHE``, else ``$XDG_CACHE_HOME/citewise``, else
+``~/.cache/citewise``) as ``records-<sha256 of the script, 12 hex>.db``, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from citewise.core import CitewiseError, InputError
+from citewise.tools.base import error, validate_args
+from citewise.tools.sql import SqlGuardError, SqliteDatabase, parse_db_url
+
+_PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+
+def sample_records_dir() -> Path:
+    """Folder of the bundled records script and tool declarations."""
+    from citewise.demo import sample_dir
+
+    return sample_dir() / "records"
+
+
+def sample_tools_yaml() -> Path:
+    """The bundled record tool declarations (``sample/record_tools.yaml``)."""
+    from citewise.demo import sample_dir
+
+    return sample_dir() / "record_tools.yaml"
+
+
+def cache_dir() -> Path:
+    """``$CITEWISE_CACHE``, else ``$XDG_CACHE_HOME/citewise``, else ``~/.cache/citewise``."""
+    env = os.environ.get("CITEWISE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "citewise"
+
+
+def build_sample_db(folder: str | os.PathLike | None = None, script: Path | None = None) -> Path:
+    """Build (once) the SQLite database of ``records.sql`` in ``folder`` and return its path.
+
+    The file name carries the script's hash, so an edited script builds a new file. The build
+    writes a temporary file and renames it, so concurrent builders never see a half-built file.
+
+    Raises:
+        CitewiseError: the script fails to execute.
+    """
+    script = script or sample_records_dir() / "records.sql"
+    text = script.read_text(encoding="utf-8")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    folder = Path(folder) if folder else cache_dir()
+    target = folder / f"records-{digest}.db"
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".records-{digest}.{os.getpid()}.tmp"
+    try:
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.executescript(text)
+            conn.commit()
+        finally:
+            conn.close()
+        os.replace(tmp, target)
+    except sqlite3.Error as e:
+        tmp.unlink(missing_ok=True)
+        raise CitewiseError(f"{script}: {e}") from None
+    return target
+
+
+def resolve_db(db: str | os.PathLike | None, *, sample_fallback: bool = True) -> Path | None:
+    """The records database to use: ``db`` if given, else ``$CITEWISE_DB``, else the sample DB.
+
+    Returns None when nothing is configured and ``sample_fallback`` is False.
+    """
+    chosen = db or os.environ.get("CITEWISE_DB")
+    if chosen:
+        return parse_db_url(chosen)
+    return build_sample_db() if sample_fallback else None
+
+
+@dataclass
+class RecordTool:
+    """One record tool: a JSON-Schema-typed, parameterised SELECT (see module docstring).
+
+    ``call`` returns ``{"tool", "args", "columns", "rows", "row_count", "truncated"}`` or an
+    error observation. ``policy`` (dict or None) names the document rule a record is compared
+    with (used by the router's *both* route).
+    """
+
+    name: str
+    description: str
+    parameters: dict
+    sql: str
+    db: SqliteDatabase
+    policy: dict | None = None
+    groups: tuple[str, ...] = field(default_factory=tuple)
+
+    def call(self, args: dict) -> dict:
+        problem = validate_args(args, self.parameters)
+        if problem:
+            return error(self.name, problem)
+        params = {k: args.get(k) for k in (self.parameters.get("properties") or {})}
+        try:
+            result = self.db.query(self.sql, params)
+        except SqlGuardError as e:
+            return error(self.name, str(e))
+        return {"tool": self.name, "args": args, **result}
+
+
+def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.PathLike) -> list[RecordTool]:
+    """Record tools of a YAML file, bound to a database.
+
+    Args:
+        path: the YAML file.
+        db: a :class:`SqliteDatabase` or a database path/URL (opened with the file's allowlist).
+
+    Raises:
+        InputError: the file is not valid YAML, a field is missing or wrong, or a template is
+            refused by the SQL guard (the message names the file and tool).
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise InputError(str(path), f"cannot read record tools: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+        raise InputError(str(path), "expected a mapping with a 'tools' list")
+    allowlist = data.get("allowlist")
+    if not isinstance(allowlist, list) or not allowlist:
+        raise InputError(str(path), "field 'allowlist' must be a non-empty list of table names")
+    if not isinstance(db, SqliteDatabase):
+        db = SqliteDatabase(parse_db_url(db), allowlist)
+    tools, seen = [], set()
+    for i, t in enumerate(data["tools"]):
+        where = f"tools[{i}]"
+        if not isinstance(t, dict):
+            raise InputError(str(path), f"{where}: expected a mapping")
+        for key in ("name", "description", "parameters", "sql"):
+            if not t.get(key):
+                raise InputError(str(path), f"{where}: missing field '{key}'")
+        name = t["name"]
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name) or name in seen:
+            raise InputError(str(path), f"{where}: name '{name}' must be unique snake_case")
+        seen.add(name)
+        params = t["parameters"]
+        if not isinstance(params, dict) or params.get("type") != "object":
+            raise InputError(str(path), f"tool '{name}': parameters must be a JSON Schema of type object")
+        try:
+            db.guard.check(t["sql"])
+        except SqlGuardError as e:
+            raise InputError(str(path), f"tool '{name}': SQL refused by the guard: {e}") from None
+        declared = set(params.get("properties") or {})
+        used = set(_PLACEHOLDER.findall(t["sql"]))
+        if used - declared:
+            raise InputError(str(path), f"tool '{name}': SQL uses undeclared parameters {sorted(used - declared)}")
+        tools.append(RecordTool(name, " ".join(str(t["description"]).split()), params, t["sql"], db,
+                                t.get("policy"), tuple(t.get("groups") or ())))
+    return tools

@@ -1,0 +1,72 @@
+"""A named set of tools: what a router or agent may call, and the OpenAI ``tools`` list for an LLM."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from citewise.core import Principal
+from citewise.tools.base import Tool, error, spec
+
+
+class ToolSet:
+    """Tools by name, in the order given. ``call`` of an unknown name is an error observation."""
+
+    def __init__(self, tools: list[Tool]):
+        self.tools: dict[str, Tool] = {}
+        for t in tools:
+            self.tools[t.name] = t
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tools
+
+    def __getitem__(self, name: str) -> Tool:
+        return self.tools[name]
+
+    def names(self) -> list[str]:
+        return list(self.tools)
+
+    def specs(self) -> list[dict]:
+        """The tools in the OpenAI tools format."""
+        return [spec(t) for t in self.tools.values()]
+
+    def call(self, name: str, args: dict) -> dict:
+        tool = self.tools.get(name)
+        if tool is None:
+            return error(name, f"unknown tool '{name}' (valid: {', '.join(self.tools)})")
+        return tool.call(args)
+
+
+def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Principal | None = None,
+                  tools_yaml: str | os.PathLike | None = None, sample_fallback: bool = True) -> ToolSet:
+    """The standard tools: ``vector_search`` (when ``index`` is given), ``sql_query`` and the record
+    tools (when a database resolves, see :func:`citewise.tools.records.resolve_db`), and
+    ``web_search`` (when ``CITEWISE_WEB_SEARCH_URL`` is set).
+
+    Record tools that declare ``groups`` are offered only to a principal in one of them.
+
+    Raises:
+        CitewiseError / InputError: the database file is missing or the YAML is invalid.
+    """
+    from citewise.tools.records import load_record_tools, resolve_db, sample_tools_yaml
+    from citewise.tools.sql import SqliteDatabase, SqlQueryTool
+    from citewise.tools.vector import VectorSearchTool
+    from citewise.tools.web import WebSearchTool
+
+    import yaml
+
+    tools: list[Tool] = []
+    if index is not None:
+        tools.append(VectorSearchTool(index.retriever("shipped"), index.store, principal))
+    path = resolve_db(db, sample_fallback=sample_fallback)
+    if path is not None:
+        yaml_path = Path(tools_yaml) if tools_yaml else sample_tools_yaml()
+        allow = (yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("allowlist") or []
+        database = SqliteDatabase(path, allow)
+        tools.append(SqlQueryTool(database))
+        groups = set((principal or Principal()).all_groups())
+        tools += [t for t in load_record_tools(yaml_path, database) if not t.groups or groups & set(t.groups)]
+    web = WebSearchTool.from_env()
+    if web is not None:
+        tools.append(web)
+    return ToolSet(tools)

@@ -1,0 +1,122 @@
+"""Router slot filling, TSA on the sample routing set, LLM router and BFCL harness (fake server)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from conftest import shared_dataset
+from fake_openai import FakeOpenAI
+
+from citewise.core import InputError
+from citewise.demo import sample_dir
+from citewise.models.chat import ChatConfig, OpenAIChatModel
+from citewise.tools.bfcl import args_acceptable, evaluate_bfcl, llm_selector, load_bfcl, to_json_schema
+from citewise.tools.registry import build_toolset
+from citewise.tools.router import EmbeddingRouter, LLMRouter, RuleRouter, extract_slots, fill_arguments, index_probe
+from citewise.tools.tsa import evaluate_router, load_routing_set
+
+TODAY = dt.date(2026, 11, 20)
+
+
+@pytest.fixture(scope="module")
+def toolset(sample_index, tmp_path_factory):
+    from citewise.tools.records import build_sample_db
+
+    return build_toolset(str(build_sample_db(tmp_path_factory.mktemp("db"))), index=sample_index, sample_fallback=False)
+
+
+def test_extract_slots():
+    s = extract_slots("Is invoice #2017 paid? Overdue since 2026-11-14, in 2025 and this year; $20,000 or 5,000 USD", TODAY)
+    assert s["dates"] == ["2026-11-14"]
+    assert s["years"] == [2025, 2026]  # 2017 is an invoice number, 2026-11-14 a date
+    assert s["amounts"] == [20000.0, 5000.0]
+    assert s["enums"] == ["paid", "past_due"]
+    assert extract_slots("deposits today and yesterday", TODAY)["dates"] == ["2026-11-20", "2026-11-19"]
+    assert extract_slots("partially refunded or unpaid invoices", TODAY)["enums"] == ["partially_refunded", "open"]
+
+
+def test_fill_arguments(toolset):
+    slots = extract_slots("Which invoices of c-1008 are past due?", TODAY)
+    assert fill_arguments(toolset["customer_invoices"], slots) == ({"customer_id": "C-1008", "status": "past_due"}, True)
+    assert fill_arguments(toolset["count_invoices"], slots) == ({"status": "past_due"}, False)
+    assert fill_arguments(toolset["invoice_status"], extract_slots("status of invoice no. 2041", TODAY)) == ({"invoice_id": 2041}, True)
+
+
+def test_tsa_rule_router_beats_embedding_baseline(toolset, sample_index):
+    cases = load_routing_set(sample_dir() / "routing.jsonl")
+    assert len(cases) >= 40 and {c.kind for c in cases} == {"record", "document", "both", "none"}
+    tools = list(toolset.tools.values())
+    rule = evaluate_router(RuleRouter(tools, sample_index.embedder, index_probe(sample_index)), cases)
+    base = evaluate_router(EmbeddingRouter(tools, sample_index.embedder), cases)
+    assert rule.overall["tsa"] >= 0.95, rule.as_dict()["errors"]
+    assert rule.overall["arg_accuracy"] >= 0.9, rule.as_dict()["errors"]
+    assert base.overall["tsa"] < rule.overall["tsa"] - 0.2
+    assert base.per_kind["both"]["tsa"] == 0.0  # the baseline cannot route "both"
+    assert set(rule.per_kind) == {"record", "document", "both", "none"}
+
+
+def test_routing_set_loader_errors(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"id": "a", "kind": "record", "text": "x", "expected_tool": "t"}\n{"id": "b", "kind": "maybe", "text": "y"}\n')
+    with pytest.raises(InputError, match=r"r.jsonl:2: kind must be one of record, document, both, none"):
+        load_routing_set(p)
+    p.write_text('{"id": "a", "kind": "none", "text": "x", "expected_tool": "t"}\n')
+    with pytest.raises(InputError, match="expected_tool must be null exactly when kind is none"):
+        load_routing_set(p)
+
+
+def test_llm_router_through_function_calling(toolset):
+    script = [
+        {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},
+        {"tool_calls": [{"name": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"}},
+                        {"name": "vector_search", "arguments": {"query": "daily limit"}}]},
+        {"tool_calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]},
+        {"content": "That is not about Ledgerly."},
+    ]
+    with FakeOpenAI(script) as server:
+        router = LLMRouter(OpenAIChatModel(ChatConfig(server.base_url, "m")), list(toolset.tools.values()))
+        routes = [router.route(q, TODAY) for q in ["invoice 2041?", "C-1002 over limit?", "refunds?", "capital of France?"]]
+        sent = server.requests[0]
+    assert [(r.kind, r.tool) for r in routes] == [("record", "invoice_status"), ("both", "customer_daily_outgoing"),
+                                                  ("document", "vector_search"), ("none", None)]
+    assert routes[1].arguments == {"customer_id": "C-1002", "date": "2026-11-20"}
+    assert sent["tool_choice"] == "auto" and "2026-11-20" in sent["messages"][0]["content"]
+    names = [t["function"]["name"] for t in sent["tools"]]
+    assert "vector_search" in names and "invoice_status" in names
+    assert all("NOT for" in t["function"]["description"] for t in sent["tools"])
+
+
+def test_bfcl_schema_and_arg_checks():
+    assert to_json_schema({"type": "dict", "properties": {"x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "integer"}}}}) == \
+        {"type": "object", "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {"type": "integer"}}}}
+    exp = {"side1": [5], "get_area": ["", True], "unit": ["cm", "centimeters"]}
+    allowed = {"side1", "get_area", "unit"}
+    assert args_acceptable({"side1": 5.0, "unit": "CM"}, exp, allowed)
+    assert not args_acceptable({"side1": 5, "unit": "cm", "extra": 1}, exp, allowed)
+    assert not args_acceptable({"side1": 5}, exp, allowed)  # unit is required (no "")
+    assert not args_acceptable({"side1": 5, "unit": "cm", "get_area": False}, exp, allowed)
+
+
+def test_bfcl_harness_with_scripted_llm():
+    root = shared_dataset("bfcl")
+    cases = load_bfcl(root, "multiple", limit=10)
+    answers = {c.question: c.expected[0] for c in cases}
+    reverse = {c.question: {v: k for k, v in c.names.items()} for c in cases}
+
+    def oracle(body):  # answers with the ground truth's first acceptable values, except case 3: wrong tool
+        q = body["messages"][-1]["content"]
+        (name, params), = answers[q].items()
+        if q == cases[3].question:
+            other = next(t["function"]["name"] for t in body["tools"] if t["function"]["name"] != reverse[q][name])
+            return {"tool_calls": [{"name": other, "arguments": {}}]}
+        args = {p: next(v for v in vals if v != "") for p, vals in params.items() if any(v != "" for v in vals)}
+        return {"tool_calls": [{"name": reverse[q][name], "arguments": args}]}
+
+    with FakeOpenAI(oracle) as server:
+        result = evaluate_bfcl(llm_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), cases)
+    assert result["cases"] == 10 and result["tsa"] == 0.9 and result["arg_accuracy"] == 0.9
+    irr = load_bfcl(root, "irrelevance", limit=5)
+    with FakeOpenAI([{"content": "No function fits."}]) as server:
+        assert evaluate_bfcl(llm_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), irr)["tsa"] == 1.0
