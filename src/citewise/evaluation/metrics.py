@@ -4,10 +4,14 @@ Conventions (trec_eval 9.x, which pytrec_eval wraps; DESIGN.md "Conventions"):
 
 * A document is relevant when its grade is >= 1 (trec_eval ``relevance_level`` 1).
 * A scored run is ordered by score descending, ties by document id *descending* (trec_eval's
-  ``qsort`` comparator). A ranked list (Python list) is used in its own order.
+  ``qsort`` comparator). Scores are compared in single precision, because trec_eval keeps them
+  as C ``float`` (``TEXT_RESULTS.sim``): 1.0 and 1.0 + 1e-12 are a tie there, and so here. A
+  ranked list (Python list) is used in its own order.
 * Duplicate documents in a query's run are dropped, first occurrence wins.
 * A query in the qrels but absent from the run scores 0 on every measure; queries in the run but
   not in the qrels are ignored. Means are over the qrels' queries.
+* A run with no hits at all for the qrels' queries (an empty arm) is an error, not a score of 0:
+  a retriever that returned nothing must never be reported, let alone called significantly worse.
 
 Measures (``name@k`` cuts the ranking at k):
 
@@ -29,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
+import numpy as np
+
 from citewise.core import CitewiseError
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -36,6 +42,12 @@ Ranking = Union[Sequence[str], Mapping[str, float]]
 Run = Mapping[str, Ranking]
 
 MEASURES = ("ndcg", "ndcg_exp", "mrr", "recall", "precision", "map", "hit")
+
+#: Metrics reported by ``citewise eval compare`` / ``gate`` unless ``--metrics`` says otherwise.
+DEFAULT_METRICS = ("ndcg@10", "ndcg_exp@10", "mrr@10", "recall@10", "precision@10", "map", "hit@1", "hit@10")
+
+#: Name of the slice holding every query (a golden-set kind may not use it).
+ALL_SLICE = "all"
 _NAME = re.compile(r"^(ndcg_exp|ndcg|mrr|recall|precision|p|map|hit)(?:@(\d+))?$")
 _NEEDS_K = {"ndcg", "ndcg_exp", "recall", "precision", "hit"}
 
@@ -75,12 +87,12 @@ class Metric:
 def ordered(ranking: Ranking) -> list[str]:
     """Document ids of one query's run in evaluation order, duplicates removed.
 
-    A mapping ``{doc: score}`` is sorted like trec_eval (score desc, doc id desc); a sequence is
-    kept in its order.
+    A mapping ``{doc: score}`` is sorted like trec_eval (score desc as float32, doc id desc); a
+    sequence is kept in its order.
     """
     if isinstance(ranking, Mapping):
-        items = sorted(ranking.items(), key=lambda kv: kv[0], reverse=True)
-        items.sort(key=lambda kv: kv[1], reverse=True)  # stable: ties keep doc id descending
+        items = sorted(ranking.items(), key=lambda kv: kv[0].encode("utf-8"), reverse=True)  # strcmp order
+        items.sort(key=lambda kv: float(np.float32(kv[1])), reverse=True)  # stable: ties keep doc id descending
         docs = [d for d, _ in items]
     else:
         docs = list(ranking)
@@ -142,24 +154,75 @@ class Evaluation:
     means: dict[str, float]
 
 
-def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
+def parse_metrics(metrics: str | Sequence[str]) -> list[str]:
+    """Canonical metric names from ``"ndcg@10,mrr@10"`` or a list; duplicates dropped, order kept.
+
+    Raises:
+        CitewiseError: an unknown name (the message lists the valid ones) or an empty list.
+    """
+    names = [m for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
+    if not names:
+        raise CitewiseError("no metrics given (e.g. --metrics ndcg@10,mrr@10)")
+    return list(dict.fromkeys(str(Metric.parse(m)) for m in names))
+
+
+def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str], *, allow_empty: bool = False) -> Evaluation:
     """Score ``run`` against ``qrels`` (see module docstring for the conventions).
 
     Args:
         qrels: ``{qid: {doc_id: grade}}``.
         run: ``{qid: [doc_id, ...]}`` (ranked) or ``{qid: {doc_id: score}}``.
         metrics: names such as ``["ndcg@10", "mrr@10", "recall@100"]``.
+        allow_empty: score a run without a single hit for the qrels' queries as all zeros
+            instead of raising.
 
     Raises:
-        CitewiseError: an unknown metric name, or empty qrels.
+        CitewiseError: an unknown metric name, empty qrels, or (unless ``allow_empty``) a run
+            with no hits for any qrels query.
     """
     parsed = [Metric.parse(m) for m in metrics]
     if not qrels:
         raise CitewiseError("qrels are empty: nothing to evaluate")
+    docs_of = {qid: ordered(run.get(qid, [])) for qid in sorted(qrels)}
+    if not allow_empty and not any(docs_of.values()):
+        raise CitewiseError(
+            f"the run has no hits for any of the {len(qrels)} qrels queries: an empty arm is an error, "
+            "not a score of 0 (check the query ids and that the retriever returned results)"
+        )
     per_query: dict[str, dict[str, float]] = {}
-    for qid in sorted(qrels):
-        docs = ordered(run.get(qid, []))
+    for qid, docs in docs_of.items():
         per_query[qid] = {str(m): _score_one(m, docs, qrels[qid]) for m in parsed}
     n = len(per_query)
     means = {str(m): math.fsum(v[str(m)] for v in per_query.values()) / n for m in parsed}
     return Evaluation(per_query, means)
+
+
+def slice_means(per_query: Mapping[str, Mapping[str, float]], slices: Mapping[str, Sequence[str]],
+                metrics: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Mean of each metric over each slice's queries: ``{slice: {metric: mean}}``.
+
+    Args:
+        per_query: ``{qid: {metric: value}}`` as in :attr:`Evaluation.per_query`.
+        slices: ``{slice name: [qid, ...]}``, e.g. from :func:`slices_of`.
+
+    Raises:
+        CitewiseError: a slice is empty or names a query without per-query values.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for name, qids in slices.items():
+        missing = [q for q in qids if q not in per_query]
+        if not qids or missing:
+            raise CitewiseError(f"slice '{name}': " + (f"query '{missing[0]}' was not evaluated" if missing else "no queries"))
+        out[name] = {m: math.fsum(per_query[q][m] for q in qids) / len(qids) for m in metrics}
+    return out
+
+
+def slices_of(kinds: Mapping[str, str]) -> dict[str, list[str]]:
+    """``{"all": every qid, kind: [qid, ...], ...}`` from ``{qid: kind}``; qids sorted, kinds sorted.
+
+    Queries whose kind is empty belong to ``all`` only.
+    """
+    out: dict[str, list[str]] = {ALL_SLICE: sorted(kinds)}
+    for kind in sorted({k for k in kinds.values() if k}):
+        out[kind] = sorted(q for q, k in kinds.items() if k == kind)
+    return out

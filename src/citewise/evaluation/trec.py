@@ -9,9 +9,10 @@ Errors name the file and line.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Mapping, Sequence
+
+import numpy as np
 
 from citewise.core import InputError
 
@@ -76,18 +77,22 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
 
 
 def strictly_decreasing(scores: Sequence[float]) -> list[float]:
-    """Scores nudged down by the smallest float steps where needed so they strictly decrease.
+    """Scores rounded to float32 and nudged down by float32 steps where needed so they strictly
+    decrease *in single precision*.
 
-    Ranked lists are written with these so that trec_eval (which re-sorts by score, ties by doc
-    id descending) reproduces our order exactly; each score moves by at most a few ULPs.
+    Ranked lists are written with these so that trec_eval (which re-sorts by score as a C
+    ``float``, ties by doc id descending) reproduces our order exactly. Double-precision nudges
+    are not enough: trec_eval would round them back into a tie. Each score moves by at most a
+    few float32 ULPs (~1e-7 relative) per tied neighbour; the values returned are exactly
+    representable in float32, so ``repr`` round-trips through ``atof`` and ``(float)``.
     """
-    out: list[float] = []
+    out: list[np.float32] = []
     for s in scores:
-        s = float(s)
-        if out and s >= out[-1]:
-            s = math.nextafter(out[-1], -math.inf)
-        out.append(s)
-    return out
+        v = np.float32(s)
+        if out and not v < out[-1]:
+            v = np.nextafter(out[-1], np.float32(-np.inf), dtype=np.float32)
+        out.append(v)
+    return [float(v) for v in out]
 
 
 def ranked_run(ranked: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, dict[str, float]]:

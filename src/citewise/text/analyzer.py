@@ -45,6 +45,8 @@ def _stemmer() -> Stemmer.Stemmer:
 
 def fold(text: str) -> str:
     """Lowercase and strip accents (NFKD, combining marks removed)."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
