@@ -34,6 +34,9 @@ class StoredChunk:
     prev_id: str | None
     next_id: str | None
     parent_id: str | None
+    effective: str = ""  # ISO date or ''
+    page_start: int = 0  # 1-based first page of a paged source (PDF); 0 = not paged
+    page_end: int = 0  # 1-based last page; 0 = not paged
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,11 @@ class ScoredChunk:
 
 @dataclass(frozen=True)
 class DocumentEntry:
-    """What the store knows of one document (for incremental ingestion and status)."""
+    """What the store knows of one document (for incremental ingestion and status).
+
+    ``indexed_at`` and ``source_changed_at`` are ISO-8601 UTC timestamps: when this version was
+    committed, and the source's modification time (file mtime) when it was read ('' if unknown).
+    """
 
     doc_id: str
     title: str
@@ -58,16 +65,43 @@ class DocumentEntry:
     updated: str
     chunk_count: int
     indexed_at: str
+    effective: str = ""
+    groups: tuple[str, ...] = ()
+    source_changed_at: str = ""
+
+
+@dataclass(frozen=True)
+class IngestRun:
+    """One completed ingest run, as kept in the store's ingest log.
+
+    Timestamps are ISO-8601 UTC; counts are documents except ``chunks_embedded``; ``errors`` is
+    the number of files that failed to load or index (the run itself completed).
+    """
+
+    started_at: str
+    finished_at: str
+    root: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    superseded: int = 0
+    errors: int = 0
+    chunks_embedded: int = 0
 
 
 @dataclass(frozen=True)
 class DocumentUpdate:
-    """A document with its chunks and their vectors (shape (len(chunks), dim)), to upsert."""
+    """A document with its chunks and their vectors (shape (len(chunks), dim)), to upsert.
+
+    ``source_changed_at``: ISO-8601 UTC time the source last changed (file mtime), '' if unknown.
+    """
 
     document: Document
     chunks: Sequence[Chunk]
     vectors: np.ndarray
     groups: tuple[str, ...]
+    source_changed_at: str = ""
 
 
 @runtime_checkable
@@ -108,4 +142,16 @@ class Store(Protocol):
 
     def stats(self) -> dict:
         """Counts: documents, chunks, and backend details."""
+        ...
+
+    def refresh_indexes(self) -> None:
+        """Bring derived indexes (lexical) up to date with the rows; repairs a missing index."""
+        ...
+
+    def record_run(self, run: IngestRun) -> None:
+        """Append a completed ingest run to the ingest log."""
+        ...
+
+    def runs(self) -> list[IngestRun]:
+        """The ingest log, oldest first."""
         ...

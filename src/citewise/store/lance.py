@@ -10,10 +10,23 @@ Lexical search: LanceDB's native FTS (BM25) over the ``lexical`` column with the
 base tokenizer and no lowercasing, stemming or stop words of its own — our analyzer already did
 that. Filters become a SQL predicate passed with ``prefilter=True``, so they are applied inside the
 search and a filtered top-k is full.
+
+Index upkeep: after writes, :meth:`LanceStore.refresh_indexes` creates the FTS index if it is
+missing and otherwise merges new rows into it incrementally (``Table.optimize``, which also
+compacts files); BM25 scores after ``optimize`` equal those of a full rebuild (checked in
+tests/test_lifecycle.py). Rows not yet in the FTS index are still searched (flat), so a process
+killed between a commit and the index update loses nothing; the next refresh (every ingest run
+calls one) repairs the index. A table folder left by a process killed while creating the table
+(no committed version) is discarded when the store opens.
+
+A second table, ``ingest_runs``, is the ingest log (one row per completed run) used by
+``citewise status`` for staleness.
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -23,10 +36,14 @@ import numpy as np
 import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
-from citewise.store.base import DocumentEntry, DocumentUpdate, ScoredChunk, StoredChunk
+from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk
 from citewise.text.analyzer import find_identifiers, lexical_text
 
 TABLE = "chunks"
+RUNS_TABLE = "ingest_runs"
+#: Extra rows fetched beyond k so that ties at the k-th score are broken by chunk id here, not
+#: by the engine's arbitrary order (exact unless more than this many rows tie at the cut).
+TIE_MARGIN = 16
 
 
 def _q(value: str) -> str:
@@ -52,7 +69,9 @@ def filter_sql(filters: Filters | None) -> str | None:
             return "false"
         parts.append(f"doc_id IN ({', '.join(_q(d) for d in filters.doc_ids)})")
     if filters.as_of is not None:
-        parts.append(f"(updated = '' OR updated <= {_q(filters.as_of.isoformat())})")
+        d = _q(filters.as_of.isoformat())
+        parts.append(f"((effective <> '' AND effective <= {d}) OR "
+                     f"(effective = '' AND (updated = '' OR updated <= {d})))")
     if filters.version is not None:
         parts.append(f"version = {_q(filters.version)}")
     return " AND ".join(parts) if parts else None
@@ -68,15 +87,19 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("source", pa.string()),
             pa.field("version", pa.string()),
             pa.field("updated", pa.string()),
+            pa.field("effective", pa.string()),
             pa.field("groups", pa.list_(pa.string())),
             pa.field("content_hash", pa.string()),
             pa.field("indexed_at", pa.string()),
+            pa.field("source_changed_at", pa.string()),
             pa.field("heading_path", pa.list_(pa.string())),
             pa.field("text", pa.string()),
             pa.field("lexical", pa.string()),
             pa.field("start", pa.int64()),
             pa.field("end", pa.int64()),
             pa.field("token_count", pa.int32()),
+            pa.field("page_start", pa.int32()),
+            pa.field("page_end", pa.int32()),
             pa.field("prev_id", pa.string()),
             pa.field("next_id", pa.string()),
             pa.field("parent_id", pa.string()),
@@ -85,8 +108,31 @@ def _schema(dim: int) -> pa.Schema:
     )
 
 
-_META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "groups",
-              "heading_path", "text", "start", "end", "token_count", "prev_id", "next_id", "parent_id"]
+_META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
+              "heading_path", "text", "start", "end", "token_count", "page_start", "page_end",
+              "prev_id", "next_id", "parent_id"]
+
+_RUN_SCHEMA = pa.schema(
+    [pa.field(f.name, pa.string() if f.type in (str, "str") else pa.int64()) for f in dataclasses.fields(IngestRun)]
+)
+
+_FTS_OPTIONS = dict(with_position=False, base_tokenizer="whitespace", lower_case=False, stem=False,
+                    remove_stop_words=False, ascii_folding=False, max_token_length=64)
+
+
+def page_range(pages: Sequence[int], start: int, end: int) -> tuple[int, int]:
+    """1-based (first, last) page of the text span ``[start, end)`` given page start offsets.
+
+    >>> page_range((0, 90, 200), 80, 120)
+    (1, 2)
+    >>> page_range((), 0, 10)
+    (0, 0)
+    """
+    if not pages:
+        return 0, 0
+    first = bisect.bisect_right(pages, start)
+    last = bisect.bisect_right(pages, max(start, end - 1))
+    return max(first, 1), max(last, 1)
 
 
 class LanceStore:
@@ -108,16 +154,47 @@ class LanceStore:
         self.dim = dim
         self._db = lancedb.connect(str(self.path))
         self._table = None
+        self._runs = None
         self._fts_dirty = False
-        if TABLE in self._db.list_tables().tables:
-            self._table = self._db.open_table(TABLE)
+        tables = self._db.list_tables().tables
+        if TABLE in tables:
+            self._table = self._open_or_discard(TABLE)
+        if self._table is not None:
             have = self._table.schema.field("vector").type.list_size
             if have != dim:
                 raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
+            missing = sorted(set(_schema(dim).names) - set(self._table.schema.names))
+            if missing:
+                raise CitewiseError(f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
+                                    "re-ingest into a new --index folder")
+        if RUNS_TABLE in tables:
+            self._runs = self._open_or_discard(RUNS_TABLE)
+
+    def _open_or_discard(self, name: str):
+        """Open a table; a table folder without any committed version is discarded (None).
+
+        A process killed while *creating* a table leaves ``<name>.lance`` with data files but no
+        manifest: LanceDB lists it yet cannot open it. Nothing was committed, so nothing is lost by
+        removing it (found by tests/test_crash.py). A table with committed versions that fails to
+        open is reported, never removed.
+
+        Raises:
+            CitewiseError: the table has committed versions but cannot be opened.
+        """
+        try:
+            return self._db.open_table(name)
+        except (ValueError, OSError, RuntimeError) as e:
+            folder = self.path / f"{name}.lance"
+            if folder.is_dir() and not any((folder / "_versions").glob("*.manifest")):
+                import shutil
+
+                shutil.rmtree(folder)
+                return None
+            raise CitewiseError(f"{folder}: cannot open the index table ({' '.join(str(e).split())})") from None
 
     # -- writes -------------------------------------------------------------------------------
     def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
-        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         cols: dict[str, list] = {f.name: [] for f in _schema(self.dim)}
         vectors = []
         for u in updates:
@@ -126,6 +203,7 @@ class LanceStore:
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
             for c, v in zip(u.chunks, u.vectors):
+                p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)
                 cols["doc_id"].append(d.doc_id)
                 cols["title"].append(d.title)
@@ -133,15 +211,19 @@ class LanceStore:
                 cols["source"].append(d.source)
                 cols["version"].append(d.version)
                 cols["updated"].append(d.updated.isoformat() if d.updated else "")
+                cols["effective"].append(d.effective.isoformat() if d.effective else "")
                 cols["groups"].append(list(u.groups))
                 cols["content_hash"].append(d.content_hash)
                 cols["indexed_at"].append(now)
+                cols["source_changed_at"].append(u.source_changed_at)
                 cols["heading_path"].append(list(c.heading_path))
                 cols["text"].append(c.text)
                 cols["lexical"].append(lexical_text(c.indexed_text))
                 cols["start"].append(c.start + d.offset_base)
                 cols["end"].append(c.end + d.offset_base)
                 cols["token_count"].append(c.token_count)
+                cols["page_start"].append(p0)
+                cols["page_end"].append(p1)
                 cols["prev_id"].append(c.prev_id)
                 cols["next_id"].append(c.next_id)
                 cols["parent_id"].append(c.parent_id)
@@ -188,25 +270,52 @@ class LanceStore:
         return n
 
     def refresh_indexes(self) -> None:
-        """Bring the FTS index up to date after writes (rows not yet indexed are still searched)."""
-        if self._table is None or not self._fts_dirty:
-            return
-        from lancedb.index import FTS
+        """Bring the FTS index up to date with the rows.
 
-        self._table.create_index(
-            "lexical",
-            config=FTS(
-                with_position=False,
-                base_tokenizer="whitespace",
-                lower_case=False,
-                stem=False,
-                remove_stop_words=False,
-                ascii_folding=False,
-                max_token_length=64,
-            ),
-            replace=True,
-        )
+        Creates the index when it is missing (a new table, or a process killed before the first
+        build); otherwise, when rows were written or rows are not yet indexed (e.g. left by a
+        killed process), merges them in with ``Table.optimize()`` (incremental; also compacts).
+        """
+        if self._table is None:
+            return
+        fts = [i for i in self._table.list_indices() if i.columns == ["lexical"]]
+        if not fts:
+            from lancedb.index import FTS
+
+            self._table.create_index("lexical", config=FTS(**_FTS_OPTIONS), replace=True)
+        elif self._fts_dirty or self.unindexed_rows() > 0:
+            self._table.optimize()
         self._fts_dirty = False
+
+    def unindexed_rows(self) -> int:
+        """Rows not (yet) covered by the FTS index; all rows when there is no FTS index."""
+        if self._table is None:
+            return 0
+        fts = [i for i in self._table.list_indices() if i.columns == ["lexical"]]
+        if not fts:
+            return self._table.count_rows()
+        stats = self._table.index_stats(fts[0].name)
+        return int(stats.num_unindexed_rows) if stats is not None else self._table.count_rows()
+
+    # -- ingest log ---------------------------------------------------------------------------
+    def record_run(self, run: IngestRun) -> None:
+        """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
+        data = pa.Table.from_pylist([dataclasses.asdict(run)], schema=_RUN_SCHEMA)
+        if self._runs is None:
+            self._runs = self._db.create_table(RUNS_TABLE, data=data, schema=_RUN_SCHEMA)
+        else:
+            self._runs.add(data)
+
+    def runs(self) -> list[IngestRun]:
+        """The ingest log, oldest first (by finish time)."""
+        if self._runs is None:
+            return []
+        n = self._runs.count_rows()
+        rows = self._runs.search().limit(max(n, 1)).to_list()
+        names = [f.name for f in dataclasses.fields(IngestRun)]
+        out = [IngestRun(**{k: r[k] for k in names}) for r in rows]
+        out.sort(key=lambda r: (r.finished_at, r.started_at, r.root))
+        return out
 
     # -- reads --------------------------------------------------------------------------------
     def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
@@ -224,8 +333,8 @@ class LanceStore:
         where = filter_sql(filters)
         if where:
             q = q.where(where, prefilter=True)
-        rows = q.select(["chunk_id", "doc_id", "title", "_score"]).limit(k).to_list()
-        return self._scored(rows, lambda r: r["_score"])
+        rows = q.select(["chunk_id", "doc_id", "title", "_score"]).limit(k + TIE_MARGIN).to_list()
+        return self._scored(rows, lambda r: r["_score"])[:k]
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Exact cosine search (score = cosine similarity = 1 - cosine distance)."""
@@ -238,8 +347,8 @@ class LanceStore:
         where = filter_sql(filters)
         if where:
             q = q.where(where, prefilter=True)
-        rows = q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k).to_list()
-        return self._scored(rows, lambda r: 1.0 - r["_distance"])
+        rows = q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k + TIE_MARGIN).to_list()
+        return self._scored(rows, lambda r: 1.0 - r["_distance"])[:k]
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
         """Chunks of documents whose title names ``identifier`` (first chunk of each doc first)."""
@@ -266,7 +375,8 @@ class LanceStore:
                 version=r["version"], updated=r["updated"], groups=tuple(r["groups"] or ()),
                 heading_path=tuple(r["heading_path"] or ()), text=r["text"], start=r["start"],
                 end=r["end"], token_count=r["token_count"], prev_id=r["prev_id"],
-                next_id=r["next_id"], parent_id=r["parent_id"],
+                next_id=r["next_id"], parent_id=r["parent_id"], effective=r["effective"],
+                page_start=r["page_start"] or 0, page_end=r["page_end"] or 0,
             )
         return out
 
@@ -283,16 +393,31 @@ class LanceStore:
         """Every stored document, from its chunk rows."""
         if self._table is None:
             return {}
-        tbl = self._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at"])
+        tbl = self._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
+                          "effective", "groups", "source_changed_at"])
         out: dict[str, DocumentEntry] = {}
         counts: dict[str, int] = {}
         for r in tbl.to_pylist():
             counts[r["doc_id"]] = counts.get(r["doc_id"], 0) + 1
             out.setdefault(r["doc_id"], r)
         return {
-            d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d], r["indexed_at"])
+            d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d],
+                             r["indexed_at"], r["effective"] or "", tuple(r["groups"] or ()),
+                             r["source_changed_at"] or "")
             for d, r in sorted(out.items())
         }
+
+    def chunk_versions(self) -> dict[str, set[tuple[str, str, str]]]:
+        """Per document, the set of (chunk_id, content_hash, version) of its rows.
+
+        For consistency checks: a document is whole when all its rows carry one content hash.
+        """
+        if self._table is None:
+            return {}
+        out: dict[str, set[tuple[str, str, str]]] = {}
+        for r in self._scan(["doc_id", "chunk_id", "content_hash", "version"]).to_pylist():
+            out.setdefault(r["doc_id"], set()).add((r["chunk_id"], r["content_hash"], r["version"]))
+        return out
 
     def _scan(self, columns: list[str]) -> pa.Table:
         """All rows, only ``columns`` (no vectors read)."""

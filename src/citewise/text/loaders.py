@@ -1,4 +1,4 @@
-"""Loaders: files (Markdown, HTML, plain text) and BEIR corpus JSONL into Documents.
+"""Loaders: files (Markdown, HTML, plain text, PDF, DOCX) and BEIR corpus JSONL into Documents.
 
 Every loader either returns a Document or raises :class:`citewise.core.InputError` naming the file
 (and line, where there is one): unreadable, binary, not UTF-8, empty, bad front matter. A folder
@@ -6,15 +6,27 @@ walk yields one result per file so one bad file never stops the rest.
 
 Markdown front matter (YAML between ``---`` lines at the top of the file) may set:
 ``id`` (str), ``title`` (str), ``version`` (str or number), ``updated`` (ISO date),
-``permissions`` (list of group names). Unknown keys are kept out of the index and ignored.
+``effective`` (ISO date from which the document is in force), ``permissions`` (list of group
+names). Unknown keys are kept out of the index and ignored.
 HTML may set the same through ``<meta name="..." content="...">`` (permissions comma-separated).
+
+PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
+the character offset where each page starts, so a chunk's offsets map to a page range. Outline
+(bookmark) entries become ``#`` headings (level = outline depth) on the page they point to. A PDF
+without a text layer (a scan) is an error: OCR it first.
+DOCX (python-docx): ``Heading 1..9`` paragraphs become ``#``..``######`` headings, ``Title`` the
+title, list styles ``- `` items and tables ``| a | b |`` rows, in body order. Title and version
+come from the document properties when set. PDF and DOCX carry no permissions of their own: use
+a policy file (``citewise.policy``) or the index's default permission.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -27,7 +39,9 @@ from citewise.core import Document, InputError
 MARKDOWN_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm"}
 TEXT_EXT = {".txt", ".text"}
-SUPPORTED_EXT = MARKDOWN_EXT | HTML_EXT | TEXT_EXT
+PDF_EXT = {".pdf"}
+DOCX_EXT = {".docx"}
+SUPPORTED_EXT = MARKDOWN_EXT | HTML_EXT | TEXT_EXT | PDF_EXT | DOCX_EXT
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -150,6 +164,7 @@ def load_markdown(path: Path, root: Path) -> Document:
         h1 = _H1.search(body)
         title = h1.group(1).strip() if h1 else path.stem.replace("-", " ").replace("_", " ")
     updated = meta.get("updated")
+    effective = meta.get("effective")
     if not body.strip():
         raise InputError(source, "no text after the front matter")
     return Document(
@@ -161,6 +176,7 @@ def load_markdown(path: Path, root: Path) -> Document:
         content_hash=sha256_hex(raw),
         version=str(meta.get("version", "") or ""),
         updated=_parse_date(updated, source, _key_line(block, "updated", 1), "updated") if updated else None,
+        effective=_parse_date(effective, source, _key_line(block, "effective", 1), "effective") if effective else None,
         groups=_parse_groups(meta.get("permissions"), source, _key_line(block, "permissions", 1)),
         offset_base=base,
     )
@@ -235,6 +251,7 @@ def load_html(path: Path, root: Path) -> Document:
         content_hash=sha256_hex(raw),
         version=meta.get("version", ""),
         updated=_parse_date(meta["updated"], source, None, "updated") if meta.get("updated") else None,
+        effective=_parse_date(meta["effective"], source, None, "effective") if meta.get("effective") else None,
         groups=_parse_groups(meta.get("permissions"), source, None),
     )
 
@@ -253,6 +270,207 @@ def load_text(path: Path, root: Path) -> Document:
     )
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(str(path), f"cannot read file: {e.strerror or e}") from None
+    if not raw.strip():
+        raise InputError(str(path), "empty file")
+    return raw
+
+
+def _one_line(e: Exception) -> str:
+    """An exception as one short line: ``Type: message`` (whitespace collapsed, ≤ 160 chars)."""
+    msg = " ".join(str(e).split())
+    return f"{type(e).__name__}: {msg}"[:160] if msg else type(e).__name__
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split()).casefold()
+
+
+def _pdf_outline(reader) -> list[tuple[int, int, str]]:
+    """Outline entries as (page index, depth 1.., title), in outline order; [] when absent."""
+    out: list[tuple[int, int, str]] = []
+
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            title = " ".join(str(getattr(item, "title", "") or "").split())
+            try:
+                page = reader.get_destination_page_number(item)
+            except Exception:  # a bookmark pointing nowhere is skipped, not fatal
+                page = None
+            if title and page is not None and page >= 0:
+                out.append((page, depth, title))
+
+    walk(reader.outline or [], 1)
+    return out
+
+
+def _page_text(text: str) -> list[str]:
+    """Lines of one extracted page: trailing spaces stripped, runs of blank lines collapsed."""
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    out: list[str] = []
+    for ln in lines:
+        if not ln.strip() and (not out or not out[-1].strip()):
+            continue
+        out.append(ln)
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> tuple[str, tuple[int, ...]]:
+    """Join extracted page texts into one Markdown-like text with headings from the outline.
+
+    Args:
+        page_texts: the text layer of each page, in page order.
+        outline: (page index, depth, title) bookmark entries.
+
+    Returns:
+        (text, page start offsets): page ``n`` (1-based) starts at ``offsets[n - 1]``. A bookmark
+        whose title is a line of its page turns that line into a ``#`` heading of its depth
+        (capped at 6); otherwise the heading is inserted at the top of the page.
+    """
+    by_page: dict[int, list[tuple[int, str]]] = {}
+    for page, depth, title in outline:
+        by_page.setdefault(page, []).append((depth, title))
+    parts: list[str] = []
+    starts: list[int] = []
+    pos = 0
+    for i, raw in enumerate(page_texts):
+        lines = _page_text(raw)
+        top: list[str] = []
+        for depth, title in by_page.get(i, []):
+            mark = "#" * min(depth, 6) + " "
+            for j, ln in enumerate(lines):
+                if not ln.startswith("#") and _norm(ln) == _norm(title):
+                    lines[j] = mark + ln.strip()
+                    break
+            else:
+                top.append(mark + title)
+        page = "\n".join(top + ([""] if top and lines else []) + lines)
+        if i:
+            parts.append("\n\n")
+            pos += 2
+        starts.append(pos)
+        parts.append(page)
+        pos += len(page)
+    return "".join(parts) + "\n", tuple(starts)
+
+
+def load_pdf(path: Path, root: Path) -> Document:
+    """Load the text layer of a PDF (see module docstring).
+
+    Raises:
+        InputError: not a PDF, unreadable or malformed, encrypted, or without a text layer.
+    """
+    raw = _read_bytes(path)
+    source = str(path)
+    if b"%PDF-" not in raw[:1024]:
+        raise InputError(source, "not a PDF file (no %PDF- header)")
+    from pypdf import PdfReader
+
+    pypdf_log = logging.getLogger("pypdf")
+    level = pypdf_log.level
+    pypdf_log.setLevel(logging.ERROR)  # pypdf warns per recoverable glitch; we report one line
+    try:
+        reader = PdfReader(io.BytesIO(raw), strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise InputError(source, "encrypted PDF (a password is needed); decrypt it first")
+        page_texts = [p.extract_text() or "" for p in reader.pages]
+        outline = _pdf_outline(reader)
+        info = reader.metadata or {}
+        meta_title = str(info.get("/Title") or "").strip()
+    except InputError:
+        raise
+    except Exception as e:  # pypdf raises many types on malformed files; each is a bad input
+        raise InputError(source, f"not a readable PDF ({_one_line(e)})") from None
+    finally:
+        pypdf_log.setLevel(level)
+    if not page_texts:
+        raise InputError(source, "PDF has no pages")
+    text, starts = pdf_to_text(page_texts, outline)
+    if not text.strip():
+        raise InputError(source, f"PDF has no text layer ({len(page_texts)} page(s); a scan? OCR it first)")
+    first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)
+    title = meta_title or (outline[0][2] if outline else first[:200])
+    return Document(
+        doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="pdf",
+        content_hash=sha256_hex(raw), pages=starts,
+    )
+
+
+def docx_to_text(doc) -> tuple[str, str]:
+    """Markdown-like text of a python-docx Document and its ``Title``-styled paragraph ('' if none)."""
+    from docx.table import Table
+
+    parts: list[str] = []
+    title = ""
+    for block in doc.iter_inner_content():
+        if isinstance(block, Table):
+            rows = []
+            for row in block.rows:
+                cells, last = [], None
+                for cell in row.cells:
+                    if cell._tc is last:  # a merged cell repeats; keep it once
+                        continue
+                    last = cell._tc
+                    cells.append(" ".join(cell.text.split()).replace("|", "\\|"))
+                rows.append("| " + " | ".join(cells) + " |")
+            if rows:
+                parts.append("\n".join(rows))
+            continue
+        txt = " ".join(block.text.split())
+        if not txt:
+            continue
+        style = (block.style.name if block.style is not None else "") or ""
+        m = re.fullmatch(r"Heading (\d)", style)
+        if m:
+            parts.append("#" * min(int(m.group(1)), 6) + " " + txt)
+        elif style == "Title":
+            title = title or txt
+            parts.append("# " + txt)
+        elif style.startswith("List"):
+            parts.append("- " + txt)
+        else:
+            parts.append(txt)
+    return "\n\n".join(parts) + "\n", title
+
+
+def load_docx(path: Path, root: Path) -> Document:
+    """Load a Word document (see module docstring).
+
+    Raises:
+        InputError: not a DOCX (zip) file, malformed, or without text.
+    """
+    raw = _read_bytes(path)
+    source = str(path)
+    if not raw.startswith(b"PK"):
+        raise InputError(source, "not a DOCX file (not a zip package)")
+    try:
+        import docx
+
+        d = docx.Document(io.BytesIO(raw))
+        text, styled_title = docx_to_text(d)
+        props = d.core_properties
+        meta_title, version = (props.title or "").strip(), (props.version or "").strip()
+    except Exception as e:  # zipfile, lxml and python-docx errors on malformed files: bad input
+        raise InputError(source, f"not a readable DOCX ({_one_line(e)})") from None
+    if not text.strip():
+        raise InputError(source, "DOCX has no text")
+    h1 = _H1.search(text)
+    title = meta_title or styled_title or (h1.group(1).strip() if h1 else path.stem)
+    return Document(
+        doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="docx",
+        content_hash=sha256_hex(raw), version=version,
+    )
+
+
 def load_file(path: Path, root: Path) -> Document:
     """Load one file by its extension.
 
@@ -266,6 +484,10 @@ def load_file(path: Path, root: Path) -> Document:
         return load_html(path, root)
     if ext in TEXT_EXT:
         return load_text(path, root)
+    if ext in PDF_EXT:
+        return load_pdf(path, root)
+    if ext in DOCX_EXT:
+        return load_docx(path, root)
     supported = ", ".join(sorted(SUPPORTED_EXT))
     raise InputError(str(path), f"unsupported file type '{ext or '(none)'}' (supported: {supported})")
 
