@@ -1,109 +1,219 @@
-"""Extractive answering without an LLM: quote the best sentences of retrieved chunks, cite each.
+"""Extractive generation without an LLM: quote the context's best answer units, cite each.
 
-Deterministic. Steps:
+Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.context.Context`:
 
-1. Retrieve k chunks for the question (permission filter inside the search).
-2. Evidence score of a chunk = cosine similarity between the question embedding and the chunk's
-   stored embedding. A chunk pinned by an exact identifier in its document title counts as at
-   least threshold-strong evidence (the user named that page).
-3. Abstain ("I have no document on this.") when no chunk reaches the threshold.
-4. Otherwise score the sentences of the (at most ``max_chunks``) evidence chunks:
-   ``cosine(question, sentence) + lexical_weight * share of question terms in the sentence``,
-   and keep up to ``max_sentences`` of them, each within ``relative_floor`` of the best, in
-   document order within each chunk and chunk rank order across chunks.
-5. Every sentence ends with ``[doc:ID]`` of the chunk it was taken from; citations carry title,
-   version, updated date and character offsets in the source.
+1. Split every context chunk into units (sentences, list items, table rows; short sentences such
+   as "Yes." joined with the next; :mod:`citewise.answer.units`). Each unit is embedded with its
+   document title and nearest heading, so an FAQ answer is found through its question heading
+   and a table row through its column names.
+2. Score each unit::
+
+       score(u) = cos(q, u) + lexical_weight · coverage(q, u)
+
+   where ``coverage`` is the IDF-weighted share of the question's content terms found in the
+   unit's text and nearest heading, identifiers also in its document title (a question naming
+   ``E-1003`` favours the page titled with it). When the question names identifiers, a unit that
+   names only other identifiers ("What does error E-1009 mean?" for a question on E-1003), or
+   names none but comes from a page titled with another one, loses ``lexical_weight``. Units
+   ending in ":" (lead-ins to a list or table) and list items starting in lower case (they
+   continue such a lead-in) are not quoted: they do not stand on their own. Nor are sentences
+   addressed to an AI model ("Ignore previous instructions and ..."; :func:`is_instruction`):
+   a document's text is quoted, never obeyed, and an injected order is not an answer. (IDF from the index when an ``idf`` function is given, else
+   every term weighs 1), and ``cos`` is the cosine of the embeddings.
+3. Choose up to ``max_sentences`` units greedily (maximal marginal relevance in spirit,
+   Carbonell & Goldstein 1998): start with the best; then take the unit maximising
+   ``score + novelty_weight · (IDF share of question terms it covers that the chosen ones do
+   not)``, among units scoring at least ``relative_floor`` of the best, or at least
+   ``coverage_floor`` of it when they cover a new term (the second half of "what is X and how do
+   I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped.
+4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
+   sentence's offsets in its chunk, so citations point at the quoted text.
+
+It also extracts a *short answer* (:func:`short_answer`) from the best unit for span-level
+evaluation such as SQuAD exact match; the answer text shown to users is the cited sentences.
 """
 
 from __future__ import annotations
 
-import time
+import re
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Principal
-from citewise.text.analyzer import analyze
-from citewise.text.sentences import split_sentences
+from citewise.answer.citations import split_cited_sentences
+from citewise.answer.context import Context
+from citewise.answer.evidence import content_terms
+from citewise.answer.generators import Draft
+from citewise.answer.units import Unit, UnitCache, is_instruction
+from citewise.core import ABSTENTION_TEXT
+from citewise.text.analyzer import analyze, find_identifiers
 
 
-class ExtractiveAnswerer:
-    """Answer by quoting retrieved sentences (see module docstring).
+@dataclass(frozen=True, eq=False)
+class ScoredUnit:
+    """A unit of a context chunk with its score and the question terms it covers."""
+
+    score: float
+    chunk_index: int
+    unit: Unit
+    vector: np.ndarray
+    terms: frozenset[str]
+
+
+class ExtractiveGenerator:
+    """Quote and cite the best sentences of a context (see module docstring).
 
     Args:
-        retriever: any Retriever.
-        store: the Store the retriever searches (for chunk text and vectors).
-        embedder: the index's embedder (to embed the question and sentences).
-        threshold: minimum evidence cosine to answer.
-        max_chunks, max_sentences: how much evidence to quote.
-        relative_floor: a sentence is kept only if its score is at least this share of the best.
-        lexical_weight: weight of query-term coverage in sentence scores.
+        units: a :class:`UnitCache` over the index's embedder.
+        max_sentences: most units quoted.
+        relative_floor: a unit is quoted only if its score is at least this share of the best.
+        lexical_weight: weight of the question-term coverage in unit scores.
+        redundancy: cosine at or above which a unit repeats one already quoted.
+        coverage_floor: a unit below ``relative_floor`` but at least this share of the best is
+            still quoted when it covers question terms the quoted units do not.
+        novelty_weight: weight of newly covered question terms when choosing the next unit.
+        idf: optional ``term -> idf`` weights for coverage.
     """
 
-    def __init__(self, retriever, store, embedder, threshold: float, max_chunks: int = 3,
-                 max_sentences: int = 3, relative_floor: float = 0.8, lexical_weight: float = 0.3):
-        self.retriever = retriever
-        self.store = store
-        self.embedder = embedder
-        self.threshold = threshold
-        self.max_chunks = max_chunks
+    name = "extractive"
+
+    def __init__(self, units: UnitCache, max_sentences: int = 3, relative_floor: float = 0.9,
+                 lexical_weight: float = 0.3, redundancy: float = 0.9, coverage_floor: float = 0.6,
+                 novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None):
+        self.units = units
+        self.coverage_floor = coverage_floor
+        self.novelty_weight = novelty_weight
         self.max_sentences = max_sentences
         self.relative_floor = relative_floor
         self.lexical_weight = lexical_weight
+        self.redundancy = redundancy
+        self.idf = idf
 
-    def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
-               filters: Filters | None = None) -> Answer:
-        """Answer ``question`` for ``principal``; see the module docstring."""
-        t0 = time.perf_counter()
-        hits = self.retriever.search(question, k, principal=principal, filters=filters)
-        t1 = time.perf_counter()
-        timings = {"retrieve_s": t1 - t0}
-        retrieved = [h.chunk_id for h in hits]
-        if not hits or not question.strip():
-            return Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=retrieved, timings=timings)
-        qv = self.embedder.embed([question])[0]
-        vectors = self.store.get_vectors(retrieved)
-        evidence = []
-        for h in hits:
-            v = vectors.get(h.chunk_id)
-            score = float(np.dot(qv, v)) if v is not None else 0.0
-            if h.stage == "pinned":
-                score = max(score, self.threshold)
-            evidence.append((h, score))
-        best = max(s for _, s in evidence)
-        if best < self.threshold:
-            timings["total_s"] = time.perf_counter() - t0
-            return Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=retrieved, best_score=best, timings=timings)
-        chosen = [h for h, s in evidence if s >= self.threshold][: self.max_chunks]
-        chunks = self.store.get_chunks([h.chunk_id for h in chosen])
-        q_terms = set(analyze(question))
-        candidates = []  # (chunk rank, sentence start, text, chunk)
-        for rank, h in enumerate(chosen):
-            c = chunks.get(h.chunk_id)
-            if c is None:
+    def rank_units(self, question: str, context: Context, qvec: np.ndarray,
+                   idf: Callable[[str], float] | None = None) -> list[ScoredUnit]:
+        """All units of the context with scores, best first (ties: context order, then
+        position). ``idf`` overrides the constructor's."""
+        terms = content_terms(question)
+        idf = idf or self.idf
+        weights = {t: (idf(t) if idf else 1.0) for t in terms}
+        total = sum(weights.values())
+        q = np.asarray(qvec, dtype=np.float32)
+        q_ids = set(find_identifiers(question))
+        title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
+        scored: list[ScoredUnit] = []
+        for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
+            if not units:
                 continue
-            for s, e in split_sentences(c.text)[:60]:
-                candidates.append((rank, s, c.text[s:e], c))
-        if not candidates:
-            return Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=retrieved, best_score=best, timings=timings)
-        sv = self.embedder.embed([t for _, _, t, _ in candidates])
-        scores = sv @ qv
-        for i, (_, _, t, _) in enumerate(candidates):
-            if q_terms:
-                scores[i] += self.lexical_weight * len(q_terms & set(analyze(t))) / len(q_terms)
-        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i][0], candidates[i][1]))
-        top = scores[order[0]]
-        keep = [i for i in order[: self.max_sentences] if scores[i] >= self.relative_floor * top]
-        keep.sort(key=lambda i: (candidates[i][0], candidates[i][1]))
-        sentences, citations, used = [], [], []
-        cited_docs: set[str] = set()
-        for i in keep:
-            _, start, text, c = candidates[i]
-            sentences.append(f"{' '.join(text.split())} [doc:{c.doc_id}]")
-            if c.chunk_id not in used:
-                used.append(c.chunk_id)
-            if c.doc_id not in cited_docs:
-                cited_docs.add(c.doc_id)
-                citations.append(Citation(c.doc_id, c.title, c.version, c.updated, c.chunk_id,
-                                          c.start + start, c.start + start + len(text)))
-        timings["total_s"] = time.perf_counter() - t0
-        return Answer(" ".join(sentences), "answered", citations, retrieved, used, best, timings)
+            sims = vecs @ q
+            for ui, u in enumerate(units):
+                if (u.end > len(chunk.text) or u.text.endswith(":") or (u.kind == "item" and u.text[0].islower())
+                        or is_instruction(u.text)):
+                    continue  # cut off by truncation; a lead-in; a fragment continuing a lead-in
+                have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci]) & set(weights)
+                cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
+                penalty = 0.0
+                if q_ids:
+                    named = set(find_identifiers(u.text)) or title_ids[ci]
+                    if named and not named & q_ids:
+                        penalty = self.lexical_weight
+                scored.append(ScoredUnit(float(sims[ui]) + self.lexical_weight * cov - penalty, ci, u,
+                                         vecs[ui], frozenset(have)))
+        scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
+        self._weights = (weights, total)
+        return scored
+
+    def select(self, scored: list[ScoredUnit]) -> list[ScoredUnit]:
+        """Greedy choice of units to quote (see module docstring, step 3)."""
+        if not scored:
+            return []
+        weights, total = self._weights
+        top = scored[0].score
+        chosen: list[ScoredUnit] = [scored[0]]
+        covered = set(scored[0].terms)
+        while len(chosen) < self.max_sentences:
+            best, best_gain = None, -1.0
+            for su in scored:
+                if su in chosen or su.score < self.coverage_floor * top:
+                    continue
+                if any(float(su.vector @ c.vector) >= self.redundancy for c in chosen):
+                    continue
+                new = sum(weights[t] for t in su.terms - covered) / total if total > 0 else 0.0
+                if su.score < self.relative_floor * top and new <= 0:
+                    continue
+                gain = su.score + self.novelty_weight * new
+                if gain > best_gain:
+                    best, best_gain = su, gain
+            if best is None:
+                break
+            chosen.append(best)
+            covered |= best.terms
+        return chosen
+
+    def generate(self, question: str, context: Context, *, qvec: np.ndarray | None = None, **signals) -> Draft:
+        """A draft quoting the best units of ``context`` (abstention text when it has none)."""
+        if qvec is None:
+            qvec = self.units.embedder.embed([question])[0]
+        scored = self.rank_units(question, context, qvec, signals.get("idf"))
+        if not scored:
+            return Draft(ABSTENTION_TEXT, self.name)
+        sentences, spans = [], {}
+        for su in self.select(scored):
+            chunk, u = context.chunks[su.chunk_index], su.unit
+            text = u.text if u.text[-1:] in ".!?" else f"{u.text}."
+            # a unit may hold more than one sentence ("Yes. 20 days is ..."): cite each
+            for sentence, _ in split_cited_sentences(text):
+                sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
+                spans.setdefault(sentence, (u.start, u.end))
+        return Draft(" ".join(sentences), self.name, spans=spans, short=short_answer(question, scored[0].unit.text))
+
+
+# -- short answers ---------------------------------------------------------------------------
+_NUMBER = r"(?:[$€£]\s?)?\d[\d,.]*(?:\s?(?:%|percent|per cent))?"
+_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DATE = re.compile(rf"\b(?:{_MONTHS}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTHS}\s+\d{{3,4}}|{_MONTHS}\s+\d{{3,4}}|(?:in\s+)?\d{{3,4}}s?)\b")
+_QUANTITY = re.compile(rf"{_NUMBER}(?:\s+(?:million|billion|thousand|hundred))?(?:\s+[a-z]+)?")
+_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|von|van|the|and|du|la)?\s*[A-Z][\w'’.-]*)*")
+
+
+def short_answer(question: str, sentence: str) -> str:
+    """A short answer span from ``sentence`` by expected answer type (rule based; no QA model).
+
+    * *when / what year / what century* → the first date or year not in the question;
+    * *how many / how much / what percentage / how long / how old* → the first number with the
+      word after it, not in the question;
+    * *who / whom / whose / where / which / what (name)* → the first run of capitalised words
+      not in the question;
+    * otherwise → the sentence without the words it shares with the question, up to 12 words.
+
+    Returns '' when nothing fits. This is the classic answer-type heuristic of pre-neural QA
+    systems (e.g. Moldovan et al. 2000); it is weak, and is there so span-level metrics mean
+    something without an LLM.
+    """
+    q = question.lower()
+    q_words = set(re.findall(r"\w+", q))
+
+    def fresh(span: str) -> bool:
+        words = set(re.findall(r"\w+", span.lower()))
+        return bool(words) and not words <= q_words
+
+    if re.search(r"\b(when|what year|which year|what century|what decade|what date)\b", q):
+        for m in _DATE.finditer(sentence):
+            if fresh(m.group(0)):
+                return m.group(0).removeprefix("in ").strip()
+    if re.search(r"\b(how many|how much|what percentage|what percent|how long|how old|how far|how large|how big|what number)\b", q):
+        for m in _QUANTITY.finditer(sentence):
+            if fresh(m.group(0)):
+                return m.group(0).strip(" ,.")
+    if re.search(r"\b(who|whom|whose|where|which|what)\b", q):
+        first = True
+        for m in _NAME.finditer(sentence):
+            span = m.group(0).strip(" .,")
+            if first and m.start() == 0 and " " not in span:
+                first = False
+                continue
+            first = False
+            if fresh(span):
+                return span
+    words = [w for w in re.findall(r"[\w'’-]+", sentence) if w.lower() not in q_words]
+    return " ".join(words[:12])

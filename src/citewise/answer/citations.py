@@ -1,0 +1,180 @@
+"""Enforced citations: every sentence of an answer must cite a chunk that was in its context.
+
+Rules (applied to every generator's draft, extractive or LLM):
+
+1. The draft is split into sentences; citation markers ``[doc:ID]`` / ``[chunk:ID]`` (also
+   several ids in one bracket, ``[doc:A, doc:B]``) right after a sentence's end belong to that
+   sentence.
+2. A marker whose id is not in the context (no context chunk has that chunk id, or that doc id)
+   is **fabricated**: it is reported and its sentence is dropped.
+3. A sentence without any marker is **uncited** and dropped.
+4. Outcome: nothing left → ``abstained`` (the answer becomes the abstention text); something
+   dropped → ``partial``; otherwise ``answered``.
+
+The kept text is rebuilt from the kept sentences with their markers normalised to
+``[doc:ID]`` (a ``[chunk:ID]`` marker is kept as written).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from citewise.answer.context import Context
+from citewise.core import ABSTENTION_TEXT, Citation
+
+#: One citation inside brackets; a bracket may hold several, separated by commas or semicolons.
+_ONE = r"(?:doc|chunk):[^\]\s,;\[]+"
+BRACKET = re.compile(rf"\[\s*{_ONE}(?:\s*[,;]\s*{_ONE})*\s*\]")
+ONE = re.compile(r"(doc|chunk):([^\]\s,;\[]+)")
+_END = re.compile(r"[.!?][\"'”’)\]]*")
+
+
+def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``[(sentence text without markers, [(kind, id), ...])]`` (see module docstring).
+
+    A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace or the end (plus the markers
+    that directly follow it), or at a line break.
+
+    >>> split_cited_sentences("A is 30 days [doc:x]. B is 45. [doc:y] C")
+    [('A is 30 days.', [('doc', 'x')]), ('B is 45.', [('doc', 'y')]), ('C', [])]
+    """
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    for line in text.splitlines():
+        pos = 0
+        buf: list[str] = []
+        cites: list[tuple[str, str]] = []
+        n = len(line)
+        while pos < n:
+            m = BRACKET.match(line, pos)
+            if m:
+                cites.extend(ONE.findall(m.group(0)))
+                pos = m.end()
+                continue
+            e = _END.match(line, pos)
+            if e and (e.end() == n or line[e.end()].isspace() or BRACKET.match(line, e.end())
+                      or BRACKET.match(line, _skip_ws(line, e.end()))):
+                buf.append(e.group(0))
+                pos = e.end()
+                # markers after the end punctuation belong to this sentence
+                while True:
+                    q = _skip_ws(line, pos)
+                    m2 = BRACKET.match(line, q)
+                    if not m2:
+                        break
+                    cites.extend(ONE.findall(m2.group(0)))
+                    pos = m2.end()
+                # a marker followed by end punctuation again ("... [doc:x].")
+                p2 = _END.match(line, pos)
+                if p2 and (p2.end() == n or line[p2.end()].isspace()):
+                    pos = p2.end()
+                _flush(out, buf, cites)
+                buf, cites = [], []
+                continue
+            buf.append(line[pos])
+            pos += 1
+        _flush(out, buf, cites)
+    return out
+
+
+def _skip_ws(line: str, pos: int) -> int:
+    while pos < len(line) and line[pos] in " \t":
+        pos += 1
+    return pos
+
+
+def _flush(out, buf, cites) -> None:
+    sentence = " ".join("".join(buf).split())
+    sentence = re.sub(r"\s+([.!?,;:])", r"\1", sentence)
+    sentence = sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
+    if sentence or cites:
+        if sentence:
+            out.append((sentence, list(cites)))
+        elif out:
+            out[-1][1].extend(cites)
+
+
+@dataclass
+class CheckedAnswer:
+    """The result of the citation check.
+
+    Attributes:
+        text: the kept sentences, each with its markers (or the abstention text).
+        outcome: ``answered`` | ``partial`` | ``abstained``.
+        citations: one :class:`Citation` per cited chunk/document, in first-cited order.
+        used_ids: chunk ids the kept sentences cite.
+        fabricated: cited ids (``doc:ID`` / ``chunk:ID``) that were not in the context.
+        dropped: sentences removed (uncited or citing a fabricated id).
+    """
+
+    text: str
+    outcome: str
+    citations: list[Citation] = field(default_factory=list)
+    used_ids: list[str] = field(default_factory=list)
+    fabricated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def is_abstention(text: str) -> bool:
+    """Whether a draft says it has no answer (the abstention sentence, any case/punctuation)."""
+    norm = " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    return not norm or norm == " ".join(re.sub(r"[^\w\s]", " ", ABSTENTION_TEXT.lower()).split())
+
+
+def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, int]] | None = None) -> CheckedAnswer:
+    """Apply the rules of the module docstring to ``draft`` against ``context``.
+
+    Args:
+        draft: generator output.
+        context: the context the generator saw.
+        spans: optional ``{sentence text: (start, end)}`` offsets inside the cited chunk (the
+            extractive generator knows them), used for precise citation offsets.
+    """
+    if is_abstention(draft):
+        return CheckedAnswer(ABSTENTION_TEXT, "abstained")
+    by_chunk = {c.chunk_id: c for c in context.chunks}
+    by_doc: dict[str, list] = {}
+    for c in context.chunks:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    kept: list[str] = []
+    result = CheckedAnswer("", "answered")
+    cited_keys: dict[str, Citation] = {}
+    for sentence, cites in split_cited_sentences(draft):
+        if not cites:
+            result.dropped.append(sentence)
+            continue
+        bad = [f"{k}:{i}" for k, i in cites if (k == "chunk" and i not in by_chunk) or (k == "doc" and i not in by_doc)]
+        if bad:
+            for b in bad:
+                if b not in result.fabricated:
+                    result.fabricated.append(b)
+            result.dropped.append(sentence)
+            continue
+        markers = []
+        for kind, ident in dict.fromkeys(cites):
+            chunk = by_chunk[ident] if kind == "chunk" else _best_chunk(by_doc[ident], sentence)
+            markers.append(f"[{kind}:{ident}]")
+            if chunk.chunk_id not in result.used_ids:
+                result.used_ids.append(chunk.chunk_id)
+            key = chunk.doc_id if kind == "doc" else chunk.chunk_id
+            if key not in cited_keys:
+                span = (spans or {}).get(sentence)
+                cited_keys[key] = chunk.citation(*span) if span else chunk.citation()
+        kept.append(f"{sentence} {' '.join(markers)}")
+    result.citations = list(cited_keys.values())
+    if not kept:
+        result.text, result.outcome = ABSTENTION_TEXT, "abstained"
+        result.used_ids = []
+        return result
+    result.text = " ".join(kept)
+    result.outcome = "partial" if result.dropped else "answered"
+    return result
+
+
+def _best_chunk(chunks: list, sentence: str):
+    """The chunk of a document that a ``[doc:ID]`` sentence most likely quotes: the one sharing
+    the most words with it (ties: presentation order)."""
+    if len(chunks) == 1:
+        return chunks[0]
+    words = set(re.findall(r"\w+", sentence.lower()))
+    return max(chunks, key=lambda c: (len(words & set(re.findall(r"\w+", c.text.lower()))), -chunks.index(c)))

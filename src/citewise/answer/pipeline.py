@@ -1,0 +1,120 @@
+"""The answering pipeline: retrieve → evidence score → abstain or assemble → generate → check.
+
+1. Retrieve ``k`` chunks (permission filters inside the search).
+2. Evidence score (:mod:`citewise.answer.evidence`). A chunk pinned by an identifier the
+   question names in its document title (``E-1004``) lifts the score to the threshold: the user
+   named that page. Below the threshold → abstain ("I have no document on this.").
+3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
+   expansion, fencing).
+4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
+5. Enforce citations (:mod:`citewise.answer.citations`): fabricated ids and uncited sentences
+   are dropped; nothing left → abstain.
+
+The :class:`~citewise.core.Answer` carries text, citations (doc id, title, version, updated,
+offsets), outcome, retrieved / context / used chunk ids, the evidence score and its parts,
+fabricated ids, dropped sentences and per-stage timings in seconds.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from citewise.answer.citations import enforce_citations
+from citewise.answer.context import ContextAssembler
+from citewise.answer.evidence import EvidenceScorer
+from citewise.answer.generators import Generator
+from citewise.answer.units import UnitCache
+from citewise.core import ABSTENTION_TEXT, Answer, Filters, Principal
+from citewise.retrieval.retrievers import effective_filters
+
+
+class Answerer:
+    """Answer questions over a store (see module docstring).
+
+    Args:
+        retriever: any Retriever.
+        store: the Store the retriever searches.
+        embedder: the index's embedder.
+        threshold: evidence score below which the answer abstains.
+        generator: a Generator (default: the extractive one).
+        assembler: a ContextAssembler (default settings when None).
+        units: a shared :class:`UnitCache` (one is made when None).
+        scorer: an EvidenceScorer (default settings when None).
+    """
+
+    def __init__(self, retriever, store, embedder, threshold: float, generator: Generator | None = None,
+                 assembler: ContextAssembler | None = None, units: UnitCache | None = None,
+                 scorer: EvidenceScorer | None = None):
+        self.retriever = retriever
+        self.store = store
+        self.embedder = embedder
+        self.threshold = threshold
+        self.units = units or UnitCache(embedder)
+        self.scorer = scorer or EvidenceScorer(store, self.units)
+        self.assembler = assembler or ContextAssembler()
+        if generator is None:
+            from citewise.answer.extractive import ExtractiveGenerator
+
+            generator = ExtractiveGenerator(self.units)
+        self.generator = generator
+
+    def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
+               filters: Filters | None = None, qvec: np.ndarray | None = None) -> Answer:
+        """Answer ``question`` for ``principal`` (anonymous: public documents only).
+
+        ``qvec`` may carry a precomputed question embedding (batch evaluations).
+
+        Raises:
+            ChatError: the LLM generator's endpoint failed.
+        """
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        hits = self.retriever.search(question, k, principal=principal, filters=filters) if question.strip() else []
+        t1 = time.perf_counter()
+        timings["retrieve_s"] = t1 - t0
+        retrieved = [h.chunk_id for h in hits]
+        ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=retrieved, timings=timings,
+                     generator=getattr(self.generator, "name", ""))
+        if not hits:
+            ans.abstain_reason = "nothing retrieved"
+            timings["total_s"] = time.perf_counter() - t0
+            return ans
+        if qvec is None:
+            qvec = self.embedder.embed([question])[0]
+        chunks = self.store.get_chunks(retrieved)
+        ranked = [chunks[h.chunk_id] for h in hits if h.chunk_id in chunks]
+        ev = self.scorer.score(question, qvec, ranked, effective_filters(principal, filters))
+        score = ev.score
+        pinned = any(h.stage == "pinned" for h in hits) and not ev.reason.startswith("live")
+        if pinned:
+            score = max(score, self.threshold)
+        t2 = time.perf_counter()
+        timings["evidence_s"] = t2 - t1
+        ans.best_score = score
+        ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "pinned": pinned,
+                        "uncovered": ev.uncovered, "absent": ev.absent, "rule": ev.reason}
+        if score < self.threshold:
+            ans.abstain_reason = ev.reason or f"evidence {score:.3f} < threshold {self.threshold:.3f}"
+            timings["total_s"] = time.perf_counter() - t0
+            return ans
+        context = self.assembler.assemble(question, hits, self.store, chunks)
+        ans.context_ids = [c.chunk_id for c in context.chunks]
+        t3 = time.perf_counter()
+        timings["assemble_s"] = t3 - t2
+        f = effective_filters(principal, filters)
+        draft = self.generator.generate(question, context, qvec=qvec, evidence=ev,
+                                        idf=lambda t: self.scorer.idf(t, f))
+        t4 = time.perf_counter()
+        timings["generate_s"] = t4 - t3
+        checked = enforce_citations(draft.text, context, draft.spans)
+        ans.text, ans.outcome = checked.text, checked.outcome
+        ans.citations, ans.used_ids = checked.citations, checked.used_ids
+        ans.fabricated, ans.dropped = checked.fabricated, checked.dropped
+        ans.short = draft.short if checked.outcome != "abstained" else ""
+        if checked.outcome == "abstained":
+            ans.abstain_reason = "generator found no supported sentence"
+        timings["check_s"] = time.perf_counter() - t4
+        timings["total_s"] = time.perf_counter() - t0
+        return ans
