@@ -60,10 +60,11 @@ def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: boo
 
 @app.command()
 def ingest(
-    path: Path = typer.Argument(..., help="Folder (or file) of Markdown, HTML and text documents."),
+    path: Path = typer.Argument(..., help="Folder (or file) of Markdown, HTML, text, PDF and DOCX documents."),
     index: Optional[Path] = IndexOpt,
     embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
     default_permission: Optional[str] = typer.Option(None, help="public | deny, for documents without permissions."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (rules: [{glob, groups, override}]); the index keeps it for later ingests."),
     as_json: bool = JsonOpt,
 ):
     """Ingest a folder: new and changed documents are indexed, removed ones deleted."""
@@ -74,13 +75,15 @@ def ingest(
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission)
     total = len(iter_files(path))
     with _progress(total, "ingesting", not as_json) as tick:
-        report = idx.ingest(path, progress=tick)
+        report = idx.ingest(path, progress=tick, policy=policy)
     stats = idx.store.stats()
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
     else:
         for e in report.errors:
             err.print(f"[yellow]skipped[/] {e}", markup=True, highlight=False, soft_wrap=True)
+        for e in report.superseded:
+            err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
             f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
@@ -96,11 +99,13 @@ def search(
     as_: Optional[list[str]] = AsOpt,
     k: int = KOpt,
     retriever: str = RetrieverOpt,
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
+    version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query."""
     idx = _open(index)
-    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_))
+    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
     if as_json:
         out.print_json(json.dumps({"hits": [
             {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage}
@@ -126,6 +131,12 @@ def print_answer(ans, as_json: bool) -> None:
             "retrieved_ids": ans.retrieved_ids,
             "used_ids": ans.used_ids,
             "best_score": ans.best_score,
+            "context_ids": ans.context_ids,
+            "abstain_reason": ans.abstain_reason,
+            "fabricated_citations": ans.fabricated,
+            "dropped_sentences": ans.dropped,
+            "generator": ans.generator,
+            "timings": ans.timings,
         }))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
@@ -144,11 +155,23 @@ def ask(
     as_: Optional[list[str]] = AsOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, help="Chunks retrieved as evidence."),
     retriever: str = RetrieverOpt,
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
+    version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
+    generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
+    llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: an OpenAI-compatible endpoint from CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL, CITEWISE_LLM_API_KEY."),
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain."""
     idx = _open(index)
-    print_answer(idx.ask(question, k, retriever=retriever, principal=_principal(as_)), as_json)
+    from citewise.tools.pipeline import route_and_answer
+
+    routed = route_and_answer(question, idx, db=db, principal=_principal(as_))
+    if routed is not None:  # the router chose a record tool (record / both); else documents answer
+        print_answer(routed, as_json)
+        return
+    print_answer(idx.ask(question, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
+                         generator="llm" if llm else generator), as_json)
 
 
 @eval_app.command("beir")
@@ -221,13 +244,506 @@ def demo(
 
 # --- lifecycle commands (status, watch) ---
 
+
+def _filters(as_of: Optional[str], version: Optional[str]):
+    """Filters for ``--as-of DATE`` / ``--version V`` (None when neither is given)."""
+    import datetime as dt
+
+    from citewise.core import Filters
+
+    if as_of is None and version is None:
+        return None
+    day = None
+    if as_of is not None:
+        try:
+            day = dt.date.fromisoformat(as_of.strip())
+        except ValueError:
+            raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
+    return Filters(as_of=day, version=version)
+
+
+@app.command()
+def status(
+    index: Optional[Path] = IndexOpt,
+    max_lag: Optional[str] = typer.Option(None, "--max-lag", help="Alert threshold (seconds or 15m, 6h, 2d): exit 1 when the last completed ingest or a pending source change is older."),
+    as_json: bool = JsonOpt,
+):
+    """Documents, chunks, index lag, staleness and stale documents; exit 1 past --max-lag."""
+    from citewise.lifecycle import parse_duration
+
+    threshold = parse_duration(max_lag) if max_lag is not None else None
+    idx = _open(index)
+    st = idx.status(threshold)
+    data = st.as_dict()
+    if as_json:
+        out.print_json(json.dumps({**data, "index": str(idx.path)}))
+    else:
+        def dur(s):
+            return "never" if s is None else f"{s:.1f}s" if s < 120 else f"{s / 60:.1f}m" if s < 7200 else f"{s / 3600:.1f}h"
+
+        out.print(f"Index {idx.path}: {st.documents} documents, {st.chunks} chunks, {st.runs} ingest runs.", highlight=False, soft_wrap=True)
+        out.print(f"Last completed ingest: {st.last_run_at or 'none'} (staleness {dur(st.staleness_s)}).", highlight=False)
+        out.print(f"Index lag (indexed − source changed): max {dur(st.lag_max_s)}, p95 {dur(st.lag_p95_s)}.", highlight=False)
+        if st.unindexed_rows:
+            out.print(f"{st.unindexed_rows} chunks not yet in the lexical index (next ingest repairs it).", highlight=False)
+        if st.stale:
+            t = Table("reason", "waiting", "doc", "source", title=f"{len(st.stale)} stale documents")
+            for sd in st.stale[:50]:
+                t.add_row(sd.reason, dur(sd.pending_s), sd.doc_id or "-", sd.source)
+            out.print(t)
+        else:
+            out.print("No stale documents: every source matches the index.", highlight=False)
+        if threshold is not None:
+            out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
+    if st.alerts:
+        raise typer.Exit(1)
+
+
+@app.command()
+def watch(
+    path: Path = typer.Argument(..., help="Folder to keep indexed."),
+    index: Optional[Path] = IndexOpt,
+    embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (see 'citewise ingest --policy')."),
+    debounce: float = typer.Option(1.0, "--debounce", help="Seconds of quiet before re-indexing."),
+    rescan: float = typer.Option(3600.0, "--rescan", help="Seconds between full incremental ingests without events."),
+    polling: bool = typer.Option(False, "--polling", help="Poll instead of OS file events (network file systems)."),
+):
+    """Re-index a folder whenever its files change (Ctrl-C stops)."""
+    import threading
+
+    from citewise.policy import Policy
+    from citewise.watch import FolderWatcher
+
+    if policy is not None:
+        Policy.load(policy)  # a bad policy file stops here, not on every re-index
+    idx = _open(index, embedder, must_exist=False)
+
+    def on_run(r):
+        for e in r.errors:
+            err.print(f"skipped {e}", markup=False, highlight=False, soft_wrap=True)
+        out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged} unchanged, "
+                  f"{len(r.errors)} errors; {r.chunks_embedded} chunks embedded", highlight=False)
+
+    w = FolderWatcher(idx, path, debounce=debounce, rescan=rescan, policy=policy, on_run=on_run,
+                      on_error=lambda m: err.print(f"error: {m}", markup=False, highlight=False, soft_wrap=True),
+                      polling=polling)
+    err.print(f"watching {w.path} → {idx.path} (Ctrl-C stops)", highlight=False)
+    stop = threading.Event()
+    try:
+        w.run(stop)
+    except KeyboardInterrupt:
+        stop.set()
+        err.print("stopped")
+
 # --- answer commands ---
+@app.command()
+def calibrate(
+    index: Optional[Path] = IndexOpt,
+    golden: Optional[Path] = typer.Option(None, "--golden", help="Golden set JSONL (id, text, relevant); default: the bundled sample golden.jsonl."),
+    out_of_scope: Optional[Path] = typer.Option(None, "--out-of-scope", help="Out-of-scope questions JSONL (id, text); default: the bundled sample out_of_scope.jsonl."),
+    retriever: str = RetrieverOpt,
+    fit: str = typer.Option("train", "--fit", help="train: fit on the train half, report the held-out test half | all: fit on every question."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the threshold without storing it in the index."),
+    as_json: bool = JsonOpt,
+):
+    """Calibrate the abstention threshold on the train half of a golden set, report the test half, store it."""
+    from citewise.answer.calibrate import COLLECT_THRESHOLD, calibrate as run_calibration, read_questions
+    from citewise.demo import sample_dir
+
+    idx = _open(index)
+    gold = read_questions(golden or sample_dir() / "golden.jsonl", need_relevant=True)
+    oos = read_questions(out_of_scope or sample_dir() / "out_of_scope.jsonl", need_relevant=False)
+    if not oos:
+        raise CitewiseError("calibration needs at least one out-of-scope question (--out-of-scope)")
+    report = run_calibration(lambda q: idx.ask(q, retriever=retriever, threshold=COLLECT_THRESHOLD), gold, oos, fit=fit)
+    previous = idx.abstain_threshold
+    if not dry_run:
+        idx.set_abstain_threshold(report.threshold)
+    if as_json:
+        out.print_json(json.dumps({**report.as_dict(), "previous_threshold": previous, "stored": not dry_run, "index": str(idx.path)}))
+        return
+    t = Table("split", "questions", "answered correctly", "abstained correctly", "accuracy",
+              title=f"abstention threshold {report.threshold:.4f}, fitted on {fit} (was {previous:.4f})")
+    for name, m in (("train", report.train), ("test", report.test)):
+        t.add_row(name, str(m["questions"]), f"{m['answered_correctly']}/{m['in_scope']}",
+                  f"{m['abstained_correctly']}/{m['out_of_scope']}", f"{m['accuracy']:.4f}")
+    out.print(t)
+    out.print("stored in " + str(idx.path / "index.json") if not dry_run else "not stored (--dry-run)", highlight=False)
+
+
+@eval_app.command("squad")
+def eval_squad(
+    directory: Path = typer.Argument(..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer only this many questions (deterministic sample)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per embedder under the data folder)."),
+    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    retriever: str = RetrieverOpt,
+    k: int = typer.Option(5, "--k", min=1, max=100, help="Chunks retrieved per question."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
+    as_json: bool = JsonOpt,
+):
+    """Answer SQuAD 2.0 questions through retrieval with the extractive generator: EM/F1, abstention, citations."""
+    from citewise.evaluation.squad import evaluate_squad, load_squad, sample_questions
+    from citewise.index import default_index_dir
+
+    data = load_squad(directory)
+    index = index or default_index_dir().parent / "squad" / f"squad-v2-dev-{embedder}"
+    idx = _open(index, embedder, must_exist=False)
+    n = len(sample_questions(data.questions, limit))
+    with _progress(n, "answering", not as_json) as tick:
+        result = evaluate_squad(idx, data, limit=limit, retriever=retriever, k=k, threshold=threshold, progress=tick)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    t = Table("metric", "all", "test half", title=f"SQuAD 2.0 dev · {n} questions · threshold {result['threshold']:.4f} ({result['threshold_source']})")
+    for key in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "abstention_precision", "abstention_recall",
+                "citation_precision", "gold_cited", "answer_in_quote"):
+        a, b = result["all"][key], result["test"][key]
+        t.add_row(key, "-" if a is None else f"{a:.4f}", "-" if b is None else f"{b:.4f}")
+    out.print(t)
+    s = result["seconds"]
+    out.print(f"ingest {s['ingest']}s, question embeddings {s['embed_questions']}s, sentence embeddings {s['embed_units']}s, "
+              f"answering {s['answer']}s ({s['per_question_ms']} ms/question)", highlight=False)
+
 
 # --- tools commands (tools list/call) ---
+tools_app = typer.Typer(no_args_is_help=True, help="Record tools, guarded SQL, vector search: list and call them.")
+app.add_typer(tools_app, name="tools")
+DbOpt = typer.Option(None, "--db", help="Records database: sqlite:///PATH or a path (default: $CITEWISE_DB, else the bundled sample records).")
+
+
+def _toolset(db: Optional[str], index: Optional[Path], as_: Optional[list[str]] = None):
+    from citewise.tools.registry import build_toolset
+
+    idx = _open(index) if index else None
+    return build_toolset(db, index=idx, principal=_principal(as_))
+
+
+@tools_app.command("list")
+def tools_list(
+    db: Optional[str] = DbOpt,
+    index: Optional[Path] = typer.Option(None, "--index", help="Also offer vector_search over this index."),
+    as_json: bool = JsonOpt,
+):
+    """List the tools (OpenAI tools format with --json)."""
+    ts = _toolset(db, index)
+    if as_json:
+        out.print_json(json.dumps({"tools": ts.specs()}))
+        return
+    t = Table("tool", "parameters", "description")
+    for s in ts.specs():
+        f = s["function"]
+        params = ", ".join(f"{p}{'' if p in f['parameters'].get('required', []) else '?'}" for p in f["parameters"].get("properties", {}))
+        t.add_row(f["name"], params, f["description"].split(". ")[0].rstrip(".") + ".")
+    out.print(t)
+
+
+@tools_app.command("call")
+def tools_call(
+    name: str = typer.Argument(..., help="Tool name (see 'citewise tools list')."),
+    args: str = typer.Option("{}", "--args", help='Arguments as a JSON object, e.g. \'{"invoice_id": 2041}\'.'),
+    db: Optional[str] = DbOpt,
+    index: Optional[Path] = typer.Option(None, "--index", help="Index for vector_search."),
+    as_: Optional[list[str]] = AsOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print compact JSON (the observation is always JSON)."),
+):
+    """Call one tool and print its observation as JSON; exit status 1 when it is an error observation."""
+    try:
+        parsed = json.loads(args)
+    except json.JSONDecodeError as e:
+        raise CitewiseError(f"--args: not JSON ({e.msg} at column {e.colno})") from None
+    obs = _toolset(db, index, as_).call(name, parsed)
+    if as_json:
+        print(json.dumps(obs, ensure_ascii=False, default=str))
+    else:
+        out.print_json(json.dumps(obs, ensure_ascii=False, default=str))
+    if isinstance(obs, dict) and "error" in obs:
+        sys.exit(1)
+
+
+@eval_app.command("tools")
+def eval_tools(
+    routing: Optional[Path] = typer.Option(None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index of the sample corpus (default: the data folder's 'demo', built if missing)."),
+    db: Optional[str] = DbOpt,
+    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run a BFCL category from ../shared/data/bfcl (e.g. multiple, irrelevance)."),
+    bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="BFCL: first N entries only."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (needs CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL)."),
+    as_json: bool = JsonOpt,
+):
+    """Tool selection accuracy (TSA) and argument accuracy: rule router vs embedding-only baseline."""
+    import os
+
+    from citewise.demo import sample_dir
+    from citewise.index import Index, default_index_dir
+    from citewise.tools.registry import build_toolset
+    from citewise.tools.router import EmbeddingRouter, LLMRouter, RuleRouter, index_probe
+    from citewise.tools.tsa import evaluate_router, load_routing_set
+
+    cases = load_routing_set(routing or sample_dir() / "routing.jsonl")
+    index = index or default_index_dir().parent / "demo"
+    if not Index.exists(index):
+        err.print(f"building the sample index in {index} ...", highlight=False)
+        Index.open(index, embedder="minilm").ingest(sample_dir() / "corpus")
+    idx = _open(index)
+    ts = build_toolset(db, index=idx)
+    tools = list(ts.tools.values())
+    routers = [RuleRouter(tools, idx.embedder, index_probe(idx)), EmbeddingRouter(tools, idx.embedder)]
+    model = None
+    if llm:
+        from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+        model = OpenAIChatModel(ChatConfig.from_env())
+        routers.append(LLMRouter(model, tools))
+    reports = [evaluate_router(r, cases).as_dict() for r in routers]
+    result: dict = {"routing_set": str(routing or "sample/routing.jsonl"), "routers": reports}
+    if bfcl:
+        from citewise.tools.bfcl import embedding_selector, evaluate_bfcl, llm_selector, load_bfcl
+
+        root = bfcl_dir or Path(os.environ.get("CITEWISE_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "bfcl"
+        bcases = load_bfcl(root, bfcl, limit)
+        result["bfcl"] = {"category": bfcl, "embedding": {k: v for k, v in evaluate_bfcl(embedding_selector(idx.embedder), bcases).items() if k != "per_case"}}
+        if model is not None:
+            result["bfcl"]["llm"] = {k: v for k, v in evaluate_bfcl(llm_selector(model), bcases).items() if k != "per_case"}
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    t = Table("router", "slice", "cases", "TSA", "route acc", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
+    for rep in reports:
+        for sl, m in [("all", rep["overall"]), *rep["per_kind"].items()]:
+            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["arg_cases"]),
+                      "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
+    out.print(t)
+    for name, m in (result.get("bfcl") or {}).items():
+        if name != "category":
+            out.print(f"BFCL {bfcl} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
+                      f"{'-' if m['arg_accuracy'] is None else format(m['arg_accuracy'], '.3f')}", highlight=False)
+
 
 # --- evaluation commands (eval run/compare, gate, report) ---
 
+EVAL_RUN_METRICS = "ndcg@10,ndcg_exp@10,mrr@10,recall@10,recall@100,precision@10,map,hit@10"
+
+
+def _sample_index(index: Optional[Path]):
+    """The index golden sets are evaluated on: ``--index``, else the demo index (built from the
+    bundled sample corpus with MiniLM on first use, like ``citewise demo``)."""
+    from citewise.demo import sample_dir
+    from citewise.index import Index, default_index_dir
+
+    if index is not None:
+        return _open(index)
+    path = default_index_dir().parent / "demo"
+    if not Index.exists(path):
+        err.print(f"building the sample index in {path} (once)", highlight=False)
+        Index.open(path, embedder="minilm").ingest(sample_dir() / "corpus")
+    return Index.open(path)
+
+
+def _print_comparison(c, floors=None, breaches=None) -> None:
+    for slice_name, qids in c.slices.items():
+        t = Table("metric", *c.arms, *[f"p {a}" for a in c.arms[1:]], title=f"{c.name} · {slice_name} · {len(qids)} queries")
+        for m in c.metrics:
+            ps = [c.deltas[a][slice_name][m]["p"] for a in c.arms[1:]]
+            t.add_row(m, *[f"{c.means[a][slice_name][m]:.4f}" for a in c.arms],
+                      *[("<0.001" if p < 0.001 else f"{p:.3f}") + ("*" if p < 0.05 else "") for p in ps])
+        out.print(t)
+    s = c.settings
+    if len(c.arms) > 1:
+        out.print(f"p X: two-sided paired randomisation test of X vs {c.baseline}, {s['permutations']} permutations, "
+                  f"seed {s['seed']} (* p < 0.05); 95% bootstrap CIs in --json and reports.", highlight=False, soft_wrap=True)
+
+
+@eval_app.command("run")
+def eval_run(
+    qrels: Path = typer.Argument(..., help="Qrels: BEIR TSV (query-id, corpus-id, score) or TREC (qid 0 docid grade)."),
+    run: Path = typer.Argument(..., help="TREC run file: qid Q0 docid rank score tag."),
+    metrics: str = typer.Option(EVAL_RUN_METRICS, "--metrics", help="Comma-separated: ndcg@k, ndcg_exp@k, mrr[@k], recall@k, precision@k, map[@k], hit@k."),
+    as_json: bool = JsonOpt,
+):
+    """Score any system's TREC run against qrels with trec_eval's definitions."""
+    from citewise.evaluation.metrics import evaluate, parse_metrics
+    from citewise.evaluation.trec import read_qrels, read_run
+
+    names = parse_metrics(metrics)
+    ev = evaluate(read_qrels(qrels), read_run(run), names)
+    if as_json:
+        out.print_json(json.dumps({"metrics": ev.means, "per_query": ev.per_query}))
+        return
+    t = Table("metric", "value", title=f"{run.name} · {len(ev.per_query)} queries")
+    for m, v in ev.means.items():
+        t.add_row(m, f"{v:.4f}")
+    out.print(t)
+
+
+@eval_app.command("compare")
+def eval_compare(
+    source: Path = typer.Argument(..., help="A golden set (.jsonl) or a BEIR dataset folder."),
+    retrievers: str = typer.Option("bm25,dense,hybrid", "--retrievers", help="Comma-separated arms; the first is the baseline."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR)."),
+    split: str = typer.Option("test", help="BEIR qrels split: qrels/<split>.tsv."),
+    embedder: str = typer.Option("minilm", help="BEIR only: minilm | hashing (selects the default index folder)."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated metrics (default: ndcg@10, ndcg_exp@10, mrr@10, recall@10, precision@10, map, hit@1, hit@10)."),
+    permutations: int = typer.Option(10_000, "--permutations", min=1000, help="Randomisation test permutations."),
+    seed: int = typer.Option(42, "--seed", help="Seed of the permutation test and the bootstrap."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write a report; format from the suffix: .md, .json or .html."),
+    as_json: bool = JsonOpt,
+):
+    """Compare retrievers per slice: means, 95% bootstrap CIs and paired p-values vs the first arm."""
+    import time
+
+    from citewise.evaluation.beir import BeirDataset
+    from citewise.evaluation.harness import compare_beir, compare_golden, parse_retrievers
+    from citewise.evaluation.metrics import DEFAULT_METRICS, parse_metrics
+    from citewise.evaluation.reports import write_report
+    from citewise.index import default_index_dir
+
+    arms = parse_retrievers(retrievers)
+    names = parse_metrics(metrics) if metrics else list(DEFAULT_METRICS)
+    if source.is_dir():
+        ds = BeirDataset(source)
+        ds.check(split)
+        idx = _open(index or default_index_dir().parent / "beir" / f"{ds.name}-{embedder}", embedder, must_exist=False)
+        t0 = time.perf_counter()
+        n_docs = sum(1 for _ in ds.corpus.open("rb"))
+        with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
+            idx.ingestor().ingest_documents(ds.documents(), progress=tick)
+        t_index = time.perf_counter() - t0
+        c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed)
+        c.info["index_seconds"] = round(t_index, 2)
+    elif source.is_file():
+        idx = _sample_index(index)
+        c = compare_golden(idx, source, arms, metrics=names, permutations=permutations, seed=seed)
+    else:
+        raise CitewiseError(f"{source}: no such golden set file or BEIR folder")
+    if report:
+        write_report(report, c)
+    if as_json:
+        out.print_json(json.dumps(c.to_dict()))
+        return
+    _print_comparison(c)
+    info = c.info
+    out.print(f"queried {len(arms)} arms in {info['query_seconds']:.1f}s, compared in {info['compare_seconds']:.1f}s"
+              + (f" (index check {info['index_seconds']:.1f}s)" if "index_seconds" in info else "")
+              + (f"; report: {report}" if report else ""), highlight=False, soft_wrap=True)
+
+
+@eval_app.command("report")
+def eval_report(
+    comparison: Path = typer.Argument(..., help="JSON written by 'citewise eval compare --json' or '--report x.json'."),
+    fmt: str = typer.Option("html", "--format", help="md | json | html."),
+    out_file: Optional[Path] = typer.Option(None, "--out", help="Output file (default: print to stdout)."),
+):
+    """Render a saved comparison as Markdown, JSON or a self-contained HTML page with bar charts."""
+    from citewise.evaluation.compare import Comparison
+    from citewise.evaluation.gate import Floors
+    from citewise.evaluation.reports import render, write_report
+
+    try:
+        data = json.loads(comparison.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CitewiseError(f"{comparison}: cannot read comparison JSON ({e})") from None
+    c = Comparison.from_dict(data)
+    floors = breaches = None
+    if isinstance(data.get("gate"), dict):
+        floors = Floors(data["gate"].get("floors", {}))
+        breaches = [str(b) for b in data["gate"].get("breaches", [])]  # rendered as written
+    if out_file:
+        write_report(out_file, c, fmt, floors, breaches)
+        out.print(f"wrote {out_file}", highlight=False)
+    else:
+        sys.stdout.write(render(c, fmt, floors, breaches) + "\n")
+
+
+@app.command()
+def gate(
+    golden: Optional[Path] = typer.Option(None, "--golden", help="Golden set (default: the floors file's 'golden', else the bundled sample)."),
+    floors: Optional[Path] = typer.Option(None, "--floors", help="Floors YAML (default: the bundled sample/floors.yaml)."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Retriever to gate (default: the floors file's, else shipped)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index of the sample corpus)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write a report; format from the suffix: .md, .json or .html."),
+    as_json: bool = JsonOpt,
+):
+    """Fail (exit 1) when any slice's metric is below its floor; list every breach."""
+    from citewise.demo import sample_dir
+    from citewise.evaluation.gate import load_floors
+    from citewise.evaluation.harness import parse_retrievers, run_gate
+    from citewise.evaluation.reports import write_report
+
+    fl = load_floors(floors or sample_dir() / "floors.yaml")
+    golden_path = golden or fl.golden or sample_dir() / "golden.jsonl"
+    name = parse_retrievers(retriever or fl.retriever or "shipped")[0]
+    idx = _sample_index(index)
+    c, breaches = run_gate(idx, fl, golden_path, name)
+    if report:
+        write_report(report, c, None, fl, breaches)
+    if as_json:
+        out.print_json(json.dumps({"passed": not breaches, "retriever": name, "golden": str(golden_path),
+                                   "floors_file": fl.source, "breaches": [str(b) for b in breaches],
+                                   "floors": fl.floors, "means": c.means[name]}))
+    else:
+        t = Table("slice", "metric", "value", "floor", "", title=f"gate · {name} · {Path(golden_path).name}")
+        for slice_name, per in fl.floors.items():
+            for m, f in per.items():
+                v = c.means[name].get(slice_name, {}).get(m)
+                ok = v is not None and v >= f
+                t.add_row(slice_name, m, "missing" if v is None else f"{v:.4f}", f"{f:g}", "ok" if ok else "[red]FAIL[/]")
+        out.print(t)
+        if breaches:
+            err.print(f"gate failed: {len(breaches)} floors breached", highlight=False)
+            for b in breaches:
+                err.print(f"  {b}", markup=False, highlight=False, soft_wrap=True)
+        else:
+            out.print("gate passed", highlight=False)
+    if breaches:
+        sys.exit(1)
+
 # --- decide commands (recommend) ---
+
+
+@app.command()
+def recommend(
+    workload: Path = typer.Argument(..., help="Workload YAML (keys: see citewise/sample/workload.yaml)."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Count this folder's o200k_base tokens per principal and use them as corpus_tokens."),
+    as_: Optional[list[str]] = typer.Option(None, "--as", help="With --corpus: count for this group (repeatable). Default: every group the corpus declares."),
+    as_json: bool = JsonOpt,
+):
+    """Recommend long context or RAG (and tools) for a workload, with both daily costs and every reason."""
+    from dataclasses import replace
+
+    from citewise.decide import count_corpus_tokens, load_workload
+    from citewise.decide import recommend as _recommend
+
+    w = load_workload(workload)
+    counted = None
+    if corpus is not None:
+        counted = count_corpus_tokens(corpus, as_)
+        w = replace(w, corpus_tokens=counted.max_tokens,
+                    per_user_permissions=w.per_user_permissions or counted.differ)
+    rec = _recommend(w)
+    if as_json:
+        data = rec.as_dict()
+        data["corpus_tokens"] = w.corpus_tokens
+        data["per_user_permissions"] = w.per_user_permissions
+        if counted is not None:
+            data["corpus"] = {"path": counted.root, "encoding": "o200k_base", "tokens": counted.tokens,
+                              "documents": counted.documents, "skipped": list(counted.skipped)}
+        out.print_json(json.dumps(data))
+        return
+    for line in (counted.skipped if counted else ()):
+        err.print(f"skipped {line}", markup=False, highlight=False, soft_wrap=True)
+    if counted is not None:
+        per = "; ".join(f"{p} {n:,} ({counted.documents[p]} docs)" for p, n in counted.tokens.items())
+        out.print(f"Corpus {counted.root} (o200k_base tokens each principal may read): {per}", highlight=False, soft_wrap=True)
+    label = {"long_context": "long context", "rag": "RAG"}[rec.primary]
+    out.print(f"Recommendation: {label}" + (" + tools" if rec.add_tools else ""), highlight=False)
+    out.print(f"  long context: {rec.long_context_cost_per_day:,.2f} USD/day ({rec.long_context_input_tokens:,} input tokens per request)", highlight=False)
+    out.print(f"  RAG:          {rec.rag_cost_per_day:,.2f} USD/day ({rec.rag_input_tokens:,} input tokens per request)", highlight=False)
+    out.print("Reasons:")
+    for r in rec.reasons:
+        out.print(f"  - {r}", highlight=False, markup=False, soft_wrap=True)
 
 
 def main() -> None:

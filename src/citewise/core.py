@@ -45,13 +45,18 @@ class Document:
         title: display title.
         text: the body text that chunk offsets point into (front matter removed).
         source: where it came from (file path or URL).
-        format: ``markdown`` | ``html`` | ``text`` | ``beir``.
-        version: free-form version string ('' when unknown).
+        format: ``markdown`` | ``html`` | ``text`` | ``pdf`` | ``docx`` | ``beir``.
+        version: free-form version string ('' when unknown); compared with
+            ``citewise.lifecycle.version_key`` when two sources declare the same id.
         updated: last-updated date, or None.
+        effective: date from which the document is in force (front matter ``effective``), or
+            None (then ``updated`` is used for "as of" queries).
         groups: groups allowed to read it; empty = none declared (the index policy decides).
         content_hash: sha256 hex of the raw source bytes.
         offset_base: character offset of ``text`` inside the raw source (front matter length), so
             chunk offsets can be reported against the source file.
+        pages: for paged formats (PDF), the character offset in ``text`` where each page starts
+            (page n starts at ``pages[n-1]``); empty for other formats.
     """
 
     doc_id: str
@@ -64,6 +69,8 @@ class Document:
     updated: _dt.date | None = None
     groups: tuple[str, ...] = ()
     offset_base: int = 0
+    effective: _dt.date | None = None
+    pages: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,8 @@ class Filters:
     Attributes:
         groups: only chunks whose groups intersect these (None = no permission filter).
         doc_ids: only these documents (None = all).
-        as_of: only documents updated on or before this date (None = any).
+        as_of: only documents in force on this date: ``effective`` (else ``updated``) on or
+            before it; undated documents always pass (None = any).
         version: only documents with exactly this version string (None = any).
     """
 
@@ -179,6 +187,13 @@ class Answer:
         used_ids: chunk ids the answer quotes.
         best_score: evidence score that was compared with the abstention threshold.
         timings: seconds per stage.
+        context_ids: chunk ids put in front of the generator (retrieved plus expanded neighbours).
+        evidence: parts of the evidence score (dense, coverage, uncovered and absent terms, rule).
+        abstain_reason: why the answer abstained ('' when it did not).
+        fabricated: cited ids that were not in the context (their sentences were dropped).
+        dropped: sentences removed by the citation check (uncited or fabricated citation).
+        generator: name of the generator that drafted the answer.
+        short: a short answer span (extractive generator; for span-level evaluation), or ''.
     """
 
     text: str
@@ -188,3 +203,10 @@ class Answer:
     used_ids: list[str] = field(default_factory=list)
     best_score: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    context_ids: list[str] = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    abstain_reason: str = ""
+    fabricated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    generator: str = ""
+    short: str = ""

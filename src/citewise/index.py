@@ -25,9 +25,10 @@ from citewise.text.analyzer import ANALYZER_VERSION
 
 FORMAT = 1
 
-#: Abstention thresholds on the best chunk's cosine similarity to the question, per embedder.
-#: Calibrated on the sample corpus golden set and out-of-scope questions (see README).
-DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2-int8": 0.40, "hashing": 0.20}
+#: Abstention thresholds on the evidence score (:mod:`citewise.answer.evidence`), per embedder,
+#: used until ``citewise calibrate`` stores one for the index. Fitted on all 54 questions of the
+#: sample golden set (40 in-scope + 14 out-of-scope) with ``citewise calibrate --fit all``.
+DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2-int8": 0.1403, "hashing": 0.0594}
 
 
 def default_index_dir() -> Path:
@@ -109,12 +110,37 @@ class Index:
         return ((Path(path) if path else default_index_dir()) / "index.json").exists()
 
     # -- ingestion ----------------------------------------------------------------------------
-    def ingestor(self) -> Ingestor:
-        return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission)
+    def ingestor(self, policy=None, batch_docs: int = 256) -> Ingestor:
+        """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`)."""
+        return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
+                        policy=policy, batch_docs=batch_docs)
 
-    def ingest(self, folder: str | Path, progress=None) -> IngestReport:
-        """Ingest a folder (incremental; see :mod:`citewise.ingest`)."""
-        return self.ingestor().ingest_folder(Path(folder), progress=progress)
+    def ingest(self, folder: str | Path, progress=None, policy=None) -> IngestReport:
+        """Ingest a folder (incremental; see :mod:`citewise.ingest`).
+
+        ``policy``: a :class:`citewise.policy.Policy` or the path of a policy YAML file. A policy
+        file given here is copied to ``<index>/policy.yaml`` and used by later ingests that name
+        none (so forgetting ``--policy`` once cannot widen permissions); delete that file to drop it.
+        """
+        from citewise.policy import Policy
+
+        kept = self.path / "policy.yaml"
+        if policy is not None and not isinstance(policy, Policy):
+            loaded = Policy.load(policy)  # validate before keeping it
+            tmp = kept.with_suffix(".yaml.tmp")
+            tmp.write_bytes(Path(policy).read_bytes())
+            tmp.replace(kept)
+            policy = loaded
+        elif policy is None and kept.exists():
+            policy = Policy.load(kept)
+        return self.ingestor(policy).ingest_folder(Path(folder), progress=progress)
+
+    def status(self, max_lag_s: float | None = None):
+        """Freshness of this index: a :class:`citewise.lifecycle.Status` (see that module)."""
+        from citewise.lifecycle import compute_status
+
+        return compute_status(self.store.documents(), self.store.stats()["chunks"], self.store.runs(),
+                              threshold_s=max_lag_s, unindexed_rows=self.store.unindexed_rows())
 
     # -- retrieval ----------------------------------------------------------------------------
     def retriever(self, name: str = "shipped") -> Retriever:
@@ -127,16 +153,47 @@ class Index:
 
     @property
     def abstain_threshold(self) -> float:
+        """The evidence score below which :meth:`ask` abstains: the value calibrated for this
+        index (``index.json`` ``abstain_threshold``, written by :meth:`set_abstain_threshold` /
+        ``citewise calibrate``), else the embedder's default in :data:`DEFAULT_THRESHOLDS`."""
         if self.settings.abstain_threshold is not None:
             return self.settings.abstain_threshold
         key = "hashing" if self.embedder.name.startswith("hashing") else self.embedder.name
-        return DEFAULT_THRESHOLDS.get(key, 0.4)
+        return DEFAULT_THRESHOLDS.get(key, 0.25)
+
+    def set_abstain_threshold(self, value: float | None) -> None:
+        """Store a calibrated abstention threshold in ``index.json`` (None: back to the default)."""
+        self.settings.abstain_threshold = None if value is None else float(value)
+        write_json(self.path / "index.json", self.settings.__dict__)
+        self._answerers = {}
+
+    def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None):
+        """The :class:`citewise.answer.pipeline.Answerer` of this index (cached per retriever and
+        generator name, so sentence embeddings are reused across questions).
+
+        ``generator``: ``extractive`` | ``llm`` (configured from ``CITEWISE_LLM_*``) or a
+        Generator object. ``threshold`` overrides :attr:`abstain_threshold`.
+        """
+        from citewise.answer.generators import make_generator
+        from citewise.answer.pipeline import Answerer
+        from citewise.answer.units import UnitCache
+
+        cache = self.__dict__.setdefault("_answerers", {})
+        units = self.__dict__.setdefault("_units", UnitCache(self.embedder))
+        key = (retriever, generator if isinstance(generator, str) else id(generator))
+        if key not in cache:
+            gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
+            cache[key] = Answerer(self.retriever(retriever), self.store, self.embedder,
+                                  threshold=self.abstain_threshold, generator=gen, units=units)
+        answerer = cache[key]
+        answerer.threshold = self.abstain_threshold if threshold is None else threshold
+        return answerer
 
     def ask(self, question: str, k: int = 5, *, retriever: str = "shipped",
-            principal: Principal | None = None, filters: Filters | None = None):
-        """An extractive, cited answer (or an abstention); see :mod:`citewise.answer.extractive`."""
-        from citewise.answer.extractive import ExtractiveAnswerer
+            principal: Principal | None = None, filters: Filters | None = None,
+            generator="extractive", threshold: float | None = None):
+        """A cited answer (or an abstention); see :mod:`citewise.answer.pipeline`.
 
-        answerer = ExtractiveAnswerer(self.retriever(retriever), self.store, self.embedder,
-                                      threshold=self.abstain_threshold)
-        return answerer.answer(question, k=k, principal=principal, filters=filters)
+        ``generator``: ``extractive`` (default, no LLM) | ``llm`` | a Generator object.
+        """
+        return self.answerer(retriever, generator, threshold).answer(question, k=k, principal=principal, filters=filters)
