@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder, read_queries
+from citewise.evaluation.beir import BeirDataset, read_queries
 from citewise.evaluation.metrics import evaluate
 from citewise.evaluation.trec import read_qrels
 from citewise.index import Index, default_index_dir

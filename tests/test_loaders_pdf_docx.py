@@ -25,7 +25,6 @@ def make_pdf(pages, outline=(), title=None):
     objs = {}
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, then page i: 4+2i, content 5+2i
-    font = 3
     kids = [4 + 2 * i for i in range(n_pages)]
     objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
     for i, lines in enumerate(pages):

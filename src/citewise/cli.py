@@ -187,8 +187,8 @@ def eval_beir(
     """Index a BEIR dataset (once) and print nDCG@10, MRR@10, recall@10 and recall@100."""
     import time
 
-    from citewise.evaluation.beir import BEIR_METRICS, BeirDataset, PrecomputedEmbedder, evaluate_ranked, read_queries, run_queries
-    from citewise.evaluation.trec import read_qrels, write_run
+    from citewise.evaluation.beir import BEIR_METRICS, BeirDataset, PrecomputedEmbedder, evaluate_ranked, run_queries
+    from citewise.evaluation.trec import write_run
     from citewise.index import default_index_dir
     from citewise.retrieval.retrievers import make_retriever
 
@@ -201,11 +201,7 @@ def eval_beir(
     with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
         report = idx.ingestor().ingest_documents(ds.documents(), progress=tick)
     t_index = time.perf_counter() - t0
-    qrels = read_qrels(ds.qrels_path(split))
-    queries = {q: t for q, t in read_queries(ds.root / "queries.jsonl").items() if q in qrels}
-    missing = sorted(set(qrels) - set(queries))
-    if missing:
-        raise CitewiseError(f"{ds.root / 'queries.jsonl'}: {len(missing)} qrels queries have no text (e.g. {missing[0]})")
+    qrels, queries = ds.load_split(split)
     t1 = time.perf_counter()
     r = make_retriever(retriever, idx.store, PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)]))
     with _progress(len(queries), f"querying ({retriever})", not as_json) as tick:

@@ -70,6 +70,22 @@ class BeirDataset:
     def documents(self):
         return load_beir_corpus(self.corpus)
 
+    def load_split(self, split: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+        """``(qrels, queries)`` of a split; queries limited to those judged in the qrels.
+
+        Raises:
+            InputError: a missing file, or qrels queries without text in queries.jsonl.
+        """
+        from citewise.evaluation.trec import read_qrels
+
+        self.check(split)
+        qrels = read_qrels(self.qrels_path(split))
+        queries = {q: t for q, t in read_queries(self.root / "queries.jsonl").items() if q in qrels}
+        missing = sorted(set(qrels) - set(queries))
+        if missing:
+            raise InputError(str(self.root / "queries.jsonl"), f"{len(missing)} qrels queries have no text (e.g. {missing[0]})")
+        return qrels, queries
+
 
 class PrecomputedEmbedder:
     """Wraps an embedder; texts embedded up front (in one batched call) are served from memory."""
@@ -89,14 +105,19 @@ class PrecomputedEmbedder:
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
-def doc_ranking(hits, depth: int) -> list[tuple[str, float]]:
-    """``[(doc_id, score)]`` from chunk hits: first occurrence of each document, at most ``depth``."""
+def doc_ranking(hits, depth: int, level: str = "doc") -> list[tuple[str, float]]:
+    """``[(id, score)]`` from chunk hits, first occurrence of each id, at most ``depth`` entries.
+
+    ``level="doc"`` ranks documents (a document ranks where its best chunk ranks); ``"chunk"``
+    ranks chunk ids (duplicates dropped).
+    """
     seen: set[str] = set()
     out = []
     for h in hits:
-        if h.doc_id not in seen:
-            seen.add(h.doc_id)
-            out.append((h.doc_id, h.score))
+        key = h.doc_id if level == "doc" else h.chunk_id
+        if key not in seen:
+            seen.add(key)
+            out.append((key, h.score))
             if len(out) == depth:
                 break
     return out

@@ -29,17 +29,7 @@ Ranked = dict[str, list[tuple[str, float]]]
 def ranking_for(hits, level: str, depth: int) -> list[tuple[str, float]]:
     """``[(id, score)]`` from hits at ``level`` (``doc``: first chunk of each document wins;
     ``chunk``: chunk ids, duplicates dropped), at most ``depth`` entries."""
-    if level == "doc":
-        return doc_ranking(hits, depth)
-    seen: set[str] = set()
-    out = []
-    for h in hits:
-        if h.chunk_id not in seen:
-            seen.add(h.chunk_id)
-            out.append((h.chunk_id, h.score))
-            if len(out) == depth:
-                break
-    return out
+    return doc_ranking(hits, depth, level)
 
 
 def run_golden(retriever, golden: GoldenSet, depth: int = 100, principal=None,

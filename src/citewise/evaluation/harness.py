@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from citewise.core import CitewiseError
-from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder, read_queries, run_queries
+from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder, run_queries
 from citewise.evaluation.compare import Comparison, compare, run_golden
 from citewise.evaluation.gate import Breach, Floors, check
 from citewise.evaluation.golden import GoldenSet, load_golden
@@ -112,14 +112,7 @@ def compare_beir(idx, ds: BeirDataset, retrievers: Sequence[str], *, split: str 
     Raises:
         CitewiseError: qrels queries without text, an empty arm, or a bad option.
     """
-    from citewise.evaluation.trec import read_qrels
-
-    ds.check(split)
-    qrels = read_qrels(ds.qrels_path(split))
-    queries = {q: t for q, t in read_queries(ds.root / "queries.jsonl").items() if q in qrels}
-    missing = sorted(set(qrels) - set(queries))
-    if missing:
-        raise CitewiseError(f"{ds.root / 'queries.jsonl'}: {len(missing)} qrels queries have no text (e.g. {missing[0]})")
+    qrels, queries = ds.load_split(split)
     t0 = time.perf_counter()
     emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
     store = MemoStore(idx.store)

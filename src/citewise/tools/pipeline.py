@@ -24,7 +24,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
-from citewise.core import ABSTENTION_TEXT, Answer, Citation, Principal
+from citewise.core import Answer, Citation, Principal
 from citewise.tools.base import is_error
 
 SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
