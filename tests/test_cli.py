@@ -98,3 +98,53 @@ def test_eval_beir_scifact_bm25_json_and_run_file(tmp_path):
     lines = run_file.read_text().splitlines()
     qid, q0, doc, rank, score, tag = lines[0].split()
     assert (q0, rank, tag) == ("Q0", "1", "citewise-bm25")
+
+
+def test_real_entry_point_passes_alert_exit_codes_and_usage_errors(small_index):
+    # status --max-lag: an alert must reach the shell as exit 1 (cron checks depend on it)
+    res = run_cli("status", "--index", str(small_index), "--max-lag", "0s")
+    assert res.returncode == 1 and "ALERT" in res.stdout
+    # usage errors are Typer's: exit 2, naming the option, no class names
+    res = run_cli("search", "refund", "--k", "0", "--index", str(small_index))
+    assert res.returncode == 2 and "'--k'" in res.stderr and "BadParameter" not in res.stderr
+    res = run_cli("frobnicate")
+    assert res.returncode == 2 and "No such command" in res.stderr
+
+
+def test_bad_default_permission_creates_nothing(tmp_path):
+    res = run_cli("ingest", str(tmp_path), "--index", str(tmp_path / "new"), "--default-permission", "maybe")
+    assert res.returncode == 2 and "must be one of public, deny" in res.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_brackets_in_titles_and_paths_print_verbatim(tmp_path):
+    root = tmp_path / "docs"
+    write_doc(root, "koala [v2].md", "[/] Closing [red] flags [deprecated]", "escalation phone number policy")
+    index = tmp_path / "ix [a]"
+    res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing"])
+    assert res.exit_code == 0, res.output
+    assert "ix [a]" in res.stdout
+    res = runner.invoke(app, ["search", "escalation phone", "--index", str(index), "--retriever", "bm25", "--json"])
+    hit = json.loads(res.stdout)["hits"][0]
+    assert (hit["doc_id"], hit["title"]) == ("koala [v2]", "[/] Closing [red] flags [deprecated]")
+    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "escalation phone", "--index", str(index),
+                          "--retriever", "bm25"], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "COLUMNS": "250"})
+    assert res.returncode == 0 and "[/] Closing [red] flags [deprecated]" in res.stdout and "koala [v2]" in res.stdout
+
+
+def test_calibrate_refuses_a_golden_set_of_another_corpus(small_index):
+    before = (small_index / "index.json").read_text()
+    res = run_cli("calibrate", "--index", str(small_index))
+    assert res.returncode == 2 and "not in the index" in res.stderr and "--golden" in res.stderr
+    assert (small_index / "index.json").read_text() == before
+
+
+def test_eval_run_says_when_qrels_queries_are_missing_from_the_run(tmp_path):
+    (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d9 2 1.0 x\n")
+    res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10")
+    assert res.returncode == 0 and "1 of 2 qrels queries have no results" in res.stderr
+    res = runner.invoke(app, ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"])
+    data = json.loads(res.stdout)
+    assert data["metrics"]["mrr@10"] == 0.5 and data["queries_missing_from_run"] == ["q2"]

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
 
@@ -25,8 +26,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
-out = Console()
-err = Console(stderr=True)
+# Markup off: titles, ids and paths are user data ("[draft]" must print as it is).
+out = Console(markup=False)
+err = Console(stderr=True, markup=False)
 
 IndexOpt = typer.Option(None, "--index", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
 AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
@@ -81,7 +83,7 @@ def ingest(
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
     else:
         for e in report.errors:
-            err.print(f"[yellow]skipped[/] {e}", markup=True, highlight=False, soft_wrap=True)
+            err.print(Text.assemble(("skipped", "yellow"), f" {e}"), highlight=False, soft_wrap=True)
         for e in report.superseded:
             err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
@@ -288,7 +290,10 @@ def status(
                 t.add_row(sd.reason, dur(sd.pending_s), sd.doc_id or "-", sd.source)
             out.print(t)
         else:
-            out.print("No stale documents: every source matches the index.", highlight=False)
+            out.print("No stale documents: every indexed source matches its file.", highlight=False)
+        if st.last_run_errors:
+            out.print(f"The last ingest skipped {st.last_run_errors} file(s) that failed to load or index; "
+                      "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:
@@ -348,7 +353,15 @@ def calibrate(
     from citewise.demo import sample_dir
 
     idx = _open(index)
-    gold = read_questions(golden or sample_dir() / "golden.jsonl", need_relevant=True)
+    gold_path = golden or sample_dir() / "golden.jsonl"
+    gold = read_questions(gold_path, need_relevant=True)
+    known = set(idx.store.documents())
+    unknown = sorted({d.split("#", 1)[0] for q in gold for d in q.relevant} - known)
+    if unknown:
+        raise CitewiseError(
+            f"{gold_path}: {len(unknown)} relevant document ids are not in the index {idx.path} "
+            f"(e.g. '{unknown[0]}'); calibrate with a golden set written for this index's corpus (--golden)"
+        )
     oos = read_questions(out_of_scope or sample_dir() / "out_of_scope.jsonl", need_relevant=False)
     if not oos:
         raise CitewiseError("calibration needs at least one out-of-scope question (--out-of-scope)")
@@ -564,14 +577,21 @@ def eval_run(
     from citewise.evaluation.trec import read_qrels, read_run
 
     names = parse_metrics(metrics)
-    ev = evaluate(read_qrels(qrels), read_run(run), names)
+    qrels_data, run_data = read_qrels(qrels), read_run(run)
+    ev = evaluate(qrels_data, run_data, names)
+    missing = sorted(set(qrels_data) - set(run_data))
+    note = (f"{len(missing)} of {len(qrels_data)} qrels queries have no results in the run (e.g. {missing[0]}); "
+            "they score 0 and count in the means (trec_eval -c; plain trec_eval would skip them)") if missing else None
     if as_json:
-        out.print_json(json.dumps({"metrics": ev.means, "per_query": ev.per_query}))
+        out.print_json(json.dumps({"metrics": ev.means, "per_query": ev.per_query,
+                                   "queries": len(qrels_data), "queries_missing_from_run": missing}))
         return
     t = Table("metric", "value", title=f"{run.name} · {len(ev.per_query)} queries")
     for m, v in ev.means.items():
         t.add_row(m, f"{v:.4f}")
     out.print(t)
+    if note:
+        err.print(f"note: {note}", highlight=False, soft_wrap=True)
 
 
 @eval_app.command("compare")
@@ -685,7 +705,7 @@ def gate(
             for m, f in per.items():
                 v = c.means[name].get(slice_name, {}).get(m)
                 ok = v is not None and v >= f
-                t.add_row(slice_name, m, "missing" if v is None else f"{v:.4f}", f"{f:g}", "ok" if ok else "[red]FAIL[/]")
+                t.add_row(slice_name, m, "missing" if v is None else f"{v:.4f}", f"{f:g}", "ok" if ok else Text("FAIL", style="red"))
         out.print(t)
         if breaches:
             err.print(f"gate failed: {len(breaches)} floors breached", highlight=False)
@@ -743,23 +763,21 @@ def recommend(
 
 
 def main() -> None:
-    """Entry point: run the Typer app and turn known errors into one line and exit status 2."""
+    """Entry point.
+
+    Usage errors are Typer's own (a usage line, exit status 2); ``typer.Exit`` codes (``status``,
+    ``gate`` alerts) pass through; citewise errors print one ``error: …`` line and exit 2;
+    anything unexpected prints one line (never a traceback) and exits 1.
+    """
     try:
-        app(standalone_mode=False)
+        app()  # standalone: usage errors -> exit 2, typer.Exit(code) -> that code
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         err.print("aborted")
         sys.exit(130)
-    except Exception as e:  # click usage errors and anything unexpected: one line, no traceback
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Exit):
-            sys.exit(e.exit_code)
+    except Exception as e:  # anything unexpected: one line, no traceback
         err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
 

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
+from rich.text import Text
 
 from citewise.core import Principal
 from citewise.index import Index
@@ -33,7 +34,7 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
     with progress(len(iter_files(corpus)), "ingesting sample corpus") as tick:
         report = idx.ingest(corpus, progress=tick)
     stats = idx.store.stats()
-    out.rule("[bold]citewise demo[/]: Ledgerly help centre")
+    out.rule("citewise demo: Ledgerly help centre")
     out.print(
         f"Ingested {corpus}\n  {report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
         f"{report.deleted} deleted -> {stats['documents']} documents, {stats['chunks']} chunks in {idx.path}",
@@ -45,7 +46,7 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
     def show(title: str, question: str, principal: Principal | None = None):
         who = f" (as {', '.join(principal.groups)})" if principal and principal.groups else " (anonymous)"
         out.rule(title)
-        out.print(f"[bold]Q{who}:[/] {question}", highlight=False)
+        out.print(Text.assemble((f"Q{who}:", "bold"), f" {question}"), highlight=False)
         print_answer(idx.ask(question, principal=principal), False)
 
     for i, q in enumerate(script["questions"], start=1):

@@ -75,8 +75,16 @@ class Index:
             default_permission: ``public`` or ``deny`` for documents without permissions.
 
         Raises:
-            CitewiseError: the embedder or analyzer differs from the one the index was built with.
+            CitewiseError: the embedder or analyzer differs from the one the index was built with,
+                or ``default_permission`` is not ``public``/``deny`` (checked before anything is
+                created on disk).
         """
+        from citewise.ingest import DEFAULT_PERMISSIONS
+
+        if default_permission is not None and default_permission not in DEFAULT_PERMISSIONS:
+            raise CitewiseError(
+                f"--default-permission must be one of {', '.join(DEFAULT_PERMISSIONS)}, got '{default_permission}'"
+            )
         path = Path(path) if path else default_index_dir()
         cfg = path / "index.json"
         if cfg.exists():

@@ -158,6 +158,7 @@ class Status:
     runs: int = 0
     unindexed_rows: int = 0
     threshold_s: float | None = None
+    last_run_errors: int = 0
 
     @property
     def pending_max_s(self) -> float:
@@ -186,6 +187,7 @@ class Status:
             "pending_max_s": round(self.pending_max_s, 3),
             "stale": [s.as_dict() for s in self.stale],
             "unindexed_rows": self.unindexed_rows,
+            "last_run_errors": self.last_run_errors,
             "threshold_s": self.threshold_s,
             "status": "alert" if self.alerts else "ok",
             "alerts": self.alerts,
@@ -256,6 +258,7 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
         staleness_s=(now - last).total_seconds() if last else None,
         lag_max_s=max(lags, default=0.0), lag_p95_s=percentile(lags, 95), stale=stale,
         runs=len(runs), unindexed_rows=unindexed_rows, threshold_s=threshold_s,
+        last_run_errors=max(runs, key=lambda r: r.finished_at).errors if runs else 0,
     )
 
 
