@@ -38,6 +38,9 @@ def test_ask_daily_limit_end_to_end(run, sample_index):
 
     source = (sample_dir() / "corpus" / "help/billing/daily-transaction-limits.md").read_text()
     assert source[cit["start"]:cit["end"]] == "| Starter | 5,000 USD | 10,000 USD, temporarily for up to 7 days |"
+    # the tool call that supplied the number is part of the answer's provenance
+    assert out["tool_calls"] == [{"tool": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"},
+                                  "error": None, "rows": 1}]
 
 
 def test_ask_not_exceeded_record_and_document_routes(run, sample_index):
@@ -46,6 +49,7 @@ def test_ask_not_exceeded_record_and_document_routes(run, sample_index):
     assert p.returncode == 0 and p.stdout.startswith("No.") and "6,800.00 USD remaining (72.8% used)" in p.stdout
     p = run("ask", "What is the status of invoice 2041?", "--index", idx)
     assert "status: past_due" in p.stdout and "[tool:invoice_status]" in p.stdout
+    assert "[tool:invoice_status] invoice_status(invoice_id=2041) -> 1 row(s)" in p.stdout
     p = run("ask", "How do I dispute an invoice?", "--index", idx, "--json")
     out = json.loads(p.stdout)
     assert out["outcome"] == "answered" and "[tool:" not in out["answer"] and out["citations"]

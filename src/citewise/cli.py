@@ -138,16 +138,21 @@ def print_answer(ans, as_json: bool) -> None:
             "fabricated_citations": ans.fabricated,
             "dropped_sentences": ans.dropped,
             "generator": ans.generator,
+            "tool_calls": ans.tool_calls,
             "timings": ans.timings,
         }))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
-    if ans.citations:
+    if ans.citations or ans.tool_calls:
         out.print("Sources:")
         for c in ans.citations:
             bits = [b for b in (f"version {c.version}" if c.version else "", f"updated {c.updated}" if c.updated else "") if b]
             out.print(f"  [doc:{c.doc_id}] {c.title}" + (f" ({', '.join(bits)})" if bits else ""),
                       highlight=False, markup=False, soft_wrap=True)
+    for tc in ans.tool_calls:
+        args = ", ".join(f"{k}={v!r}" for k, v in tc["arguments"].items())
+        status = f"error: {tc['error']}" if tc.get("error") else f"{tc.get('rows')} row(s)"
+        out.print(f"  [tool:{tc['tool']}] {tc['tool']}({args}) -> {status}", highlight=False, soft_wrap=True)
 
 
 @app.command()

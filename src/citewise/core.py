@@ -194,6 +194,7 @@ class Answer:
         dropped: sentences removed by the citation check (uncited or fabricated citation).
         generator: name of the generator that drafted the answer.
         short: a short answer span (extractive generator; for span-level evaluation), or ''.
+        tool_calls: record tools that supplied facts: ``{"tool", "arguments", "error", "rows"}``.
     """
 
     text: str
@@ -210,3 +211,4 @@ class Answer:
     dropped: list[str] = field(default_factory=list)
     generator: str = ""
     short: str = ""
+    tool_calls: list[dict] = field(default_factory=list)

@@ -107,7 +107,16 @@ def route_and_answer(question: str, index, db: str | None = None, principal: Pri
         return None
     call = route.calls[0]
     obs = tools.call(call.name, call.arguments)
-    if route.kind == "record":
+    ans = _answer_from_tool(route.kind, call, obs, tools, index)
+    ans.tool_calls = [{"tool": call.name, "arguments": dict(call.arguments),
+                       "error": obs["error"] if is_error(obs) else None,
+                       "rows": None if is_error(obs) else obs.get("row_count", len(obs.get("rows", [])))}]
+    return ans
+
+
+def _answer_from_tool(kind: str, call, obs: dict, tools, index) -> Answer:
+    """The answer of a ``record`` or ``both`` route from the tool's observation."""
+    if kind == "record":
         return _record_answer(call.name, obs)
     policy = tools[call.name].policy or {}
     if is_error(obs) or not obs["rows"]:
