@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from citewise.demo import sample_dir
 from citewise.evaluation.compare import run_golden

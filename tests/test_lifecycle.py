@@ -43,10 +43,14 @@ def test_newer_version_of_one_id_wins_whatever_the_file_order(tmp_path, first, s
         write_doc(root, f"{name}.md", f"Policy {name}", f"Refund text of file {name}.", id="refund-policy", version=versions[name])
     idx = Index.open(tmp_path / "i", embedder="hashing")
     report = idx.ingest(root)
-    assert report.errors == [] and report.added == 1
-    assert report.superseded == [f"{root / 'a.md'}: version '9' of 'refund-policy' superseded by version '10' in {root / 'b.md'}; not indexed"]
+    assert report.errors == [] and report.added == 2  # the current version and version 9 as history
+    assert report.superseded == [f"{root / 'a.md'}: version '9' of 'refund-policy' superseded by version '10' in "
+                                 f"{root / 'b.md'}; kept as history ('refund-policy@9')"]
     entry = idx.store.documents()["refund-policy"]
     assert (entry.version, entry.source) == ("10", str(root / "b.md"))
+    assert idx.store.documents()["refund-policy@9"].source == str(root / "a.md")
+    # default searches see only the current version
+    assert [h.doc_id for h in idx.search("refund text file", 5, retriever="bm25")] == ["refund-policy"]
 
 
 def test_same_version_is_a_duplicate_error_and_dates_break_version_ties(tmp_path):
@@ -78,6 +82,35 @@ def test_indexed_newer_version_from_another_folder_is_kept_until_its_file_goes(t
 
 
 # -- as of a date, a version -----------------------------------------------------------------------
+def test_older_versions_answer_as_of_queries_and_leave_with_their_files(tmp_path):
+    root = tmp_path / "docs"
+    write_doc(root, "v1.md", "Refund policy", "Refunds within 14 days.", id="refund-policy", version="1", effective="2025-01-01")
+    write_doc(root, "v2.md", "Refund policy", "Refunds within 30 days.", id="refund-policy", version="2", effective="2026-01-01")
+    write_doc(root, "v3.md", "Refund policy", "Refunds within 45 days.", id="refund-policy", version="3", effective="2026-06-01")
+    idx = Index.open(tmp_path / "i", embedder="hashing")
+    assert idx.ingest(root).added == 3
+
+    def found(**kw):
+        hits = idx.search("refunds within days", 5, retriever="hybrid", filters=Filters(**kw) if kw else None)
+        return sorted(h.doc_id for h in hits)
+
+    assert found() == ["refund-policy"]  # current only
+    assert found(as_of=dt.date(2025, 6, 1)) == ["refund-policy@1"]  # v2 not in force yet
+    assert found(as_of=dt.date(2026, 3, 1)) == ["refund-policy@2"]
+    assert found(as_of=dt.date(2026, 7, 1)) == ["refund-policy"]
+    assert found(as_of=dt.date(2024, 1, 1)) == []  # nothing was in force
+    assert found(version="1") == ["refund-policy@1"]
+    docs = idx.store.documents()
+    assert (docs["refund-policy@1"].version, docs["refund-policy@2"].version, docs["refund-policy"].version) == ("1", "2", "3")
+    # re-ingest: nothing changes; removing a version's file removes that version only
+    again = idx.ingest(root)
+    assert (again.unchanged, again.chunks_embedded, again.deleted) == (3, 0, 0)
+    (root / "v1.md").unlink()
+    assert idx.ingest(root).deleted == 1
+    assert found(as_of=dt.date(2025, 6, 1)) == []
+    assert found(as_of=dt.date(2026, 3, 1)) == ["refund-policy@2"]
+
+
 
 @pytest.fixture()
 def dated(tmp_path):

@@ -57,6 +57,10 @@ class Document:
             chunk offsets can be reported against the source file.
         pages: for paged formats (PDF), the character offset in ``text`` where each page starts
             (page n starts at ``pages[n-1]``); empty for other formats.
+        current: False for an older version kept as history (its id is ``doc_id@version``);
+            searches see only current documents unless they ask for a date or a version.
+        valid_to: for a superseded version, the date its successor came into force (None:
+            current, or a successor without a date).
     """
 
     doc_id: str
@@ -71,6 +75,8 @@ class Document:
     offset_base: int = 0
     effective: _dt.date | None = None
     pages: tuple[int, ...] = ()
+    current: bool = True
+    valid_to: _dt.date | None = None
 
 
 @dataclass(frozen=True)
@@ -126,8 +132,11 @@ class Filters:
         groups: only chunks whose groups intersect these (None = no permission filter).
         doc_ids: only these documents (None = all).
         as_of: only documents in force on this date: ``effective`` (else ``updated``) on or
-            before it; undated documents always pass (None = any).
-        version: only documents with exactly this version string (None = any).
+            before it, and not superseded by then (an older version kept as history is found
+            when its successor came into force after the date); undated documents always pass.
+            None: current versions only.
+        version: only documents with exactly this version string, current or history
+            (None = any version, current only unless ``as_of`` is given).
     """
 
     groups: tuple[str, ...] | None = None

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -25,7 +26,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from citewise.core import PUBLIC_GROUP, Document, InputError
-from citewise.lifecycle import iso, mtime_iso, newer_key, utc_now, version_key
+from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now, version_key
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store
@@ -156,8 +157,7 @@ class Ingestor:
                 failed_sources.add(str(Path(item.source).resolve()))
             else:
                 docs.append(item)
-        self._ingest(docs, report, progress)
-        present = {d.doc_id for d in docs}
+        present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
         gone = [
             e.doc_id for e in self.store.documents().values()
@@ -173,7 +173,8 @@ class Ingestor:
         return report
 
     # -- internals ----------------------------------------------------------------------------
-    def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> None:
+    def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> set[str]:
+        """Upsert what changed; returns the ids of every document version this run kept."""
         known = self.store.documents()
         winners = self._pick_versions(docs, known, report)
         batch: list[_Work] = []
@@ -194,40 +195,46 @@ class Ingestor:
                 batch = []
         if batch:
             self._commit(batch, known, report, progress)
+        return {d.doc_id for d in winners}
 
     def _pick_versions(self, docs: Iterable[Document], known: dict[str, DocumentEntry],
                        report: IngestReport) -> list[Document]:
-        """One document per id (the newest), in first-seen order; see :mod:`citewise.lifecycle`."""
-        best: dict[str, Document] = {}
-        order: list[str] = []
+        """The newest version of each id (current), then older versions kept as history.
+
+        Versions of one id are ordered by :func:`citewise.lifecycle.newer_key`. Each older one is
+        stored as ``doc_id@version`` with ``current=False`` and ``valid_to`` = the date its
+        successor came into force, so ``as_of``/``version`` queries still find it while default
+        searches see only the newest. Equal keys: the first file wins, the second is an error.
+        """
+        versions: dict[str, list[Document]] = {}
         for doc in docs:
-            cur = best.get(doc.doc_id)
-            if cur is None:
-                best[doc.doc_id] = doc
-                order.append(doc.doc_id)
-                continue
-            a, b = newer_key(cur), newer_key(doc)
-            if a == b:
+            seen = versions.setdefault(doc.doc_id, [])
+            twin = next((d for d in seen if newer_key(d) == newer_key(doc)), None)
+            if twin is not None:
                 report.errors.append(f"{doc.source}: duplicate document id '{doc.doc_id}' "
-                                     f"(already used by {cur.source}, same version); skipped")
-            elif b > a:
-                report.superseded.append(_superseded(cur, doc))
-                best[doc.doc_id] = doc
-            else:
-                report.superseded.append(_superseded(doc, cur))
-        out = []
-        for doc_id in order:
-            doc = best[doc_id]
+                                     f"(already used by {twin.source}, same version); skipped")
+                continue
+            seen.append(doc)
+        current: list[Document] = []
+        history: list[Document] = []
+        for doc_id, docs_of_id in versions.items():
+            ordered = sorted(docs_of_id, key=newer_key)  # oldest first
+            newest = ordered[-1]
+            for older, newer in zip(ordered, ordered[1:]):
+                report.superseded.append(_superseded(older, newer))
+                history.append(dataclasses.replace(
+                    older, doc_id=f"{doc_id}@{older.version or '-'}", current=False,
+                    valid_to=in_force_date(newer)))
             entry = known.get(doc_id)
-            if (entry is not None and entry.source != doc.source and Path(entry.source).is_file()
-                    and _entry_key(entry) > newer_key(doc)):
+            if (entry is not None and entry.source != newest.source and Path(entry.source).is_file()
+                    and _entry_key(entry) > newer_key(newest)):
                 report.superseded.append(
-                    f"{doc.source}: version '{doc.version or '-'}' of '{doc_id}' is older than the indexed "
+                    f"{newest.source}: version '{newest.version or '-'}' of '{doc_id}' is older than the indexed "
                     f"version '{entry.version or '-'}' from {entry.source}; not indexed")
                 report.unchanged += 1
                 continue
-            out.append(doc)
-        return out
+            current.append(newest)
+        return current + history
 
     def _refresh(self) -> None:
         refresh = getattr(self.store, "refresh_indexes", None)
@@ -306,4 +313,4 @@ def _entry_key(entry: DocumentEntry) -> tuple:
 
 def _superseded(old: Document, new: Document) -> str:
     return (f"{old.source}: version '{old.version or '-'}' of '{old.doc_id}' superseded by version "
-            f"'{new.version or '-'}' in {new.source}; not indexed")
+            f"'{new.version or '-'}' in {new.source}; kept as history ('{old.doc_id}@{old.version or '-'}')")

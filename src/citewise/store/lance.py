@@ -54,11 +54,16 @@ def _q(value: str) -> str:
 def filter_sql(filters: Filters | None) -> str | None:
     """The SQL predicate for ``filters`` (None when there is nothing to filter).
 
+    Without a date or a version only current documents match (older versions kept as history
+    are found by ``as_of`` or ``version``).
+
     >>> filter_sql(Filters(groups=("public", "finance"), version="3"))
     "array_has_any(groups, ['public', 'finance']) AND version = '3'"
+    >>> filter_sql(None)
+    'current = true'
     """
     if filters is None:
-        return None
+        return "current = true"
     parts = []
     if filters.groups is not None:
         if not filters.groups:
@@ -72,9 +77,12 @@ def filter_sql(filters: Filters | None) -> str | None:
         d = _q(filters.as_of.isoformat())
         parts.append(f"((effective <> '' AND effective <= {d}) OR "
                      f"(effective = '' AND (updated = '' OR updated <= {d})))")
+        parts.append(f"(current = true OR (valid_to <> '' AND valid_to > {d}))")
     if filters.version is not None:
         parts.append(f"version = {_q(filters.version)}")
-    return " AND ".join(parts) if parts else None
+    if filters.as_of is None and filters.version is None:
+        parts.append("current = true")
+    return " AND ".join(parts)
 
 
 def _schema(dim: int) -> pa.Schema:
@@ -88,6 +96,8 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("version", pa.string()),
             pa.field("updated", pa.string()),
             pa.field("effective", pa.string()),
+            pa.field("current", pa.bool_()),
+            pa.field("valid_to", pa.string()),
             pa.field("groups", pa.list_(pa.string())),
             pa.field("content_hash", pa.string()),
             pa.field("indexed_at", pa.string()),
@@ -212,6 +222,8 @@ class LanceStore:
                 cols["version"].append(d.version)
                 cols["updated"].append(d.updated.isoformat() if d.updated else "")
                 cols["effective"].append(d.effective.isoformat() if d.effective else "")
+                cols["current"].append(bool(d.current))
+                cols["valid_to"].append(d.valid_to.isoformat() if d.valid_to else "")
                 cols["groups"].append(list(u.groups))
                 cols["content_hash"].append(d.content_hash)
                 cols["indexed_at"].append(now)
