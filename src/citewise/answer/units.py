@@ -7,7 +7,8 @@ headings above it *inside the chunk* (the chunker merges small sections, so one 
 several sections; the local heading says which one a sentence belongs to).
 
 Very short units ("Yes.", "No.") carry no answer alone; they are joined with the next unit of the
-same paragraph (``"Yes. 20 days is inside the 30-day window."``).
+same paragraph (``"Yes. 20 days is inside the 30-day window."``). A list item is one unit however
+many sentences it has: a procedure step only makes sense whole.
 
 :class:`UnitCache` embeds units once per (chunk, text) and keeps the vectors, so the evidence
 scorer and the extractive generator do not embed the same sentence twice, and an evaluation over
@@ -143,12 +144,14 @@ def split_units(text: str) -> list[Unit]:
         raw.append((s, e, clean(text[s:e]), kind))
     raw += [(s, e, shown, "row") for s, e, shown in rows]
     raw.sort(key=lambda r: (r[0], r[1]))
-    # join very short sentences with the next sentence of the same paragraph
+    # a list item is one unit (a step reads whole: "Upload it as the Secondary certificate.
+    # Sign-ins work again immediately."), and a very short sentence joins the next sentence of
+    # the same paragraph
     merged: list[tuple[int, int, str, str]] = []
     i = 0
     while i < len(raw):
         s, e, shown, kind = raw[i]
-        while (kind != "row" and len(shown.split()) < MIN_UNIT_WORDS and i + 1 < len(raw)
+        while (kind != "row" and (kind == "item" or len(shown.split()) < MIN_UNIT_WORDS) and i + 1 < len(raw)
                and raw[i + 1][3] == "sentence" and "\n\n" not in text[e:raw[i + 1][0]]):
             i += 1
             e, shown = raw[i][1], f"{shown} {raw[i][2]}"
