@@ -214,3 +214,20 @@ def test_beir_loader_and_bad_line(tmp_path):
 def test_parse_front_matter_offsets():
     meta, body, base = parse_front_matter("---\na: 1\n---\nhello\n", "f.md")
     assert meta == {"a": 1} and body == "hello\n" and base == 13
+
+
+def test_line_readers_name_file_and_line(tmp_path):
+    from citewise.text.lines import jsonl_rows, numbered_lines
+
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"a": 1}\n\n[2]\n')
+    it = jsonl_rows(p, "things")
+    assert next(it) == (1, {"a": 1})
+    with pytest.raises(InputError) as ei:
+        next(it)
+    assert (ei.value.line, ei.value.reason) == (3, "expected a JSON object, got list")
+    p.write_bytes(b'{"a": "\xe9"}\n')
+    with pytest.raises(InputError, match="cannot read things"):
+        list(numbered_lines(p, "things"))
+    with pytest.raises(InputError, match="cannot read things"):
+        list(numbered_lines(tmp_path / "missing.tsv", "things"))

@@ -23,13 +23,13 @@ holds for the sample corpus).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 from citewise.core import Answer, CitewiseError, InputError
+from citewise.text.lines import jsonl_rows
 
 #: Threshold used to collect scores: abstain only when a rule fired (score exactly 0).
 COLLECT_THRESHOLD = 1e-9
@@ -66,22 +66,14 @@ def read_questions(path: str | Path, need_relevant: bool) -> list[Question]:
     Raises:
         InputError: unreadable file or a bad line (file and line named).
     """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
     out = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, row in jsonl_rows(path, "questions"):
         try:
-            row = json.loads(line)
             rel = row.get("relevant") or {}
             if not isinstance(rel, dict) or (need_relevant and not rel):
                 raise ValueError("'relevant' must be a non-empty object {doc_id: grade}")
             out.append(Question(str(row["id"]), str(row["text"]), {str(k): int(v) for k, v in rel.items()}))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             raise InputError(str(path), f"expected a JSON object with 'id', 'text'{', relevant' if need_relevant else ''} ({e})", n) from None
     return out
 

@@ -6,7 +6,6 @@ best chunk ranks), which is how passage-level retrievers are scored on document-
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -15,6 +14,7 @@ import numpy as np
 
 from citewise.core import InputError
 from citewise.evaluation.metrics import Evaluation, evaluate
+from citewise.text.lines import jsonl_rows
 from citewise.text.loaders import load_beir_corpus
 
 BEIR_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100")
@@ -26,21 +26,11 @@ def read_queries(path: str | Path) -> dict[str, str]:
     Raises:
         InputError: unreadable file or a bad line (with its number).
     """
-    path = Path(path)
     out: dict[str, str] = {}
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as e:
-        raise InputError(str(path), f"cannot read queries: {e.strerror or e}") from None
-    with fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                out[str(row["_id"])] = str(row["text"])
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise InputError(str(path), f"expected a JSON object with '_id' and 'text' ({e})", n) from None
+    for n, row in jsonl_rows(path, "queries"):
+        if "_id" not in row or "text" not in row:
+            raise InputError(str(path), "expected a JSON object with '_id' and 'text'", n)
+        out[str(row["_id"])] = str(row["text"])
     return out
 
 

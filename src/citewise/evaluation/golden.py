@@ -21,13 +21,13 @@ existing id instead of silently scoring 0.
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from citewise.core import InputError
 from citewise.evaluation.metrics import ALL_SLICE, slices_of
+from citewise.text.lines import jsonl_rows
 
 GRADES = (0, 1, 2)
 
@@ -134,19 +134,9 @@ def read_golden(path: str | Path) -> GoldenSet:
             duplicate query id, or no queries at all; always with file and line.
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read golden set: {getattr(e, 'strerror', None) or e}") from None
     queries: list[GoldenQuery] = []
     first_line: dict[str, int] = {}
-    for n, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
+    for n, row in jsonl_rows(path, "golden set"):
         q = parse_query(row, str(path), n)
         if q.qid in first_line:
             _fail(str(path), n, f"duplicate query id '{q.qid}' (first on line {first_line[q.qid]})")
@@ -211,19 +201,9 @@ def read_out_of_scope(path: str | Path) -> dict[str, str]:
         InputError: unreadable file, bad JSON, a missing field or a duplicate id (with the line).
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read questions: {getattr(e, 'strerror', None) or e}") from None
     out: dict[str, str] = {}
-    for n, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("text"), str):
+    for n, row in jsonl_rows(path, "questions"):
+        if not isinstance(row.get("id"), str) or not isinstance(row.get("text"), str):
             raise InputError(str(path), "expected a JSON object with string fields 'id' and 'text'", n)
         if row["id"] in out:
             raise InputError(str(path), f"duplicate id '{row['id']}'", n)

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from citewise.core import InputError
+from citewise.text.lines import numbered_lines
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -24,14 +25,8 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         InputError: unreadable file, wrong column count, or a non-integer grade (with the line).
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read qrels: {e}") from None
     qrels: dict[str, dict[str, int]] = {}
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(path, "qrels"):
         parts = line.split("\t") if "\t" in line else line.split()
         if n == 1 and parts[0].strip().lower() in ("query-id", "query_id", "qid"):
             continue
@@ -56,14 +51,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
         InputError: unreadable file, wrong column count or a non-numeric score (with the line).
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read run: {e}") from None
     run: dict[str, dict[str, float]] = {}
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(path, "run"):
         parts = line.split()
         if len(parts) != 6:
             raise InputError(str(path), f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}", n)

@@ -23,11 +23,11 @@ Definitions (per case, then means overall and per kind):
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from citewise.core import InputError
+from citewise.text.lines import jsonl_rows
 from citewise.tools.router import KINDS, Route
 
 
@@ -49,13 +49,7 @@ def load_routing_set(path: str | Path) -> list[RoutingCase]:
     """
     path = Path(path)
     cases, seen = [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), f"not JSON: {e.msg}", n) from None
+    for n, d in jsonl_rows(path, "routing set"):
         for key in ("id", "kind", "text"):
             if not isinstance(d.get(key), str) or not d[key]:
                 raise InputError(str(path), f"field '{key}' must be a non-empty string", n)

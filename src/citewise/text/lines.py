@@ -1,0 +1,50 @@
+"""Reading line-oriented files (TSV, TREC, JSON Lines) with errors that name the file and line.
+
+Every reader of qrels, runs, golden sets, routing sets and question lists goes through these two
+functions, so an unreadable file, a non-UTF-8 byte or a line that is not JSON is reported the same
+way everywhere: one :class:`citewise.core.InputError` naming the file (and line).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from citewise.core import InputError
+
+
+def numbered_lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for every non-blank line of a UTF-8 text file (1-based numbers).
+
+    Args:
+        what: what the file holds, for the error message (``qrels``, ``golden set``...).
+
+    Raises:
+        InputError: the file cannot be read or is not UTF-8.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read {what}: {getattr(e, 'strerror', None) or e}") from None
+    for n, line in enumerate(lines, start=1):
+        if line.strip():
+            yield n, line
+
+
+def jsonl_rows(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSON Lines file.
+
+    Raises:
+        InputError: unreadable file, a line that is not JSON, or JSON that is not an object
+            (naming the line).
+    """
+    for n, line in numbered_lines(path, what):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
+        if not isinstance(row, dict):
+            raise InputError(str(path), f"expected a JSON object, got {type(row).__name__}", n)
+        yield n, row
