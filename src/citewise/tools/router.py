@@ -20,8 +20,10 @@ Routers:
   4. the winner is ``both`` when it declares a ``policy`` and the question names one of the
      policy's ``cues`` (``limit``, ``exceed`` ...), else ``record``;
   5. with no record tool: ``document`` when the question names a document identifier or its best
-     dense cosine to the corpus (``probe``) reaches ``doc_threshold``, else ``none``. Without a
-     probe, the cosine to the ``vector_search`` description is used instead (weaker).
+     dense cosine to the corpus (``probe``) reaches ``doc_threshold``, else ``none``. The index
+     probe (:func:`index_probe`) returns 0 when the answerer would abstain, so ``none`` and
+     abstention agree. Without a probe, the cosine to the ``vector_search`` description is used
+     instead (weaker).
 * :class:`EmbeddingRouter` (the weaker baseline): argmax of cosine to all tool descriptions,
   ``none`` below a threshold, same slot filling; it cannot route ``both``.
 * :class:`LLMRouter`: function calling through an OpenAI-compatible :class:`ChatModel`.
@@ -335,8 +337,10 @@ class LLMRouter:
 
 
 def index_probe(index, principal=None) -> Callable[[str], float]:
-    """``question -> evidence``: best dense cosine to the index's chunks, or 1.0 when the question
-    names an identifier that a document title carries (the shipped retriever would pin it)."""
+    """``question -> evidence``: 1.0 when the question names an identifier that a document title
+    carries (the shipped retriever would pin it); 0.0 when the answerer abstains on it (no
+    document supports an answer: the evidence score of :mod:`citewise.answer.evidence`);
+    otherwise the best dense cosine to the index's chunks."""
     from citewise.retrieval.retrievers import effective_filters
     from citewise.text.analyzer import find_identifiers
 
@@ -348,6 +352,11 @@ def index_probe(index, principal=None) -> Callable[[str], float]:
             if index.store.titled_with(ident, filters):
                 return 1.0
         hits = dense.search(question, 1, principal=principal)
-        return float(hits[0].score) if hits else 0.0
+        if not hits:
+            return 0.0
+        # the answerer's own abstention decides document vs none, so routing and answering agree
+        if index.ask(question, principal=principal).outcome == "abstained":
+            return 0.0
+        return float(hits[0].score)
 
     return probe
