@@ -4,7 +4,10 @@ answerer code, never used for tuning): regression floors just below the first me
 These numbers are lower than on the tuning sets on purpose: they are what a new question is likely
 to get. Measured 2026-11-29: routing TSA 0.767 (rule) vs 0.300 (embedding-only), argument accuracy
 0.765; shipped nDCG@10 0.844; 18/20 in-scope answered with a correct citation; 11/12 out-of-scope
-abstained.
+abstained. The router was then changed (document vs none follows the answerer's abstention),
+motivated by heldout/'s misses, so heldout/ routing (now 0.867) is no longer blind; heldout2/ was
+written afterwards, blind, and measured once: TSA 0.900 (embedding-only 0.367), argument accuracy
+0.824.
 """
 
 from __future__ import annotations
@@ -39,6 +42,23 @@ def test_heldout_routing(sample_index, tmp_path_factory):
     assert rule.overall["tsa"] >= 0.75, rule.as_dict()["errors"]
     assert rule.overall["arg_accuracy"] >= 0.75
     assert base.overall["tsa"] < rule.overall["tsa"] - 0.3
+
+
+def test_heldout2_routing_blind(sample_index, tmp_path_factory):
+    from citewise.tools.records import build_sample_db
+    from citewise.tools.registry import build_toolset
+    from citewise.tools.router import EmbeddingRouter, RuleRouter, index_probe
+    from citewise.tools.tsa import evaluate_router, load_routing_set
+
+    toolset = build_toolset(str(build_sample_db(tmp_path_factory.mktemp("db2"))), index=sample_index, sample_fallback=False)
+    cases = load_routing_set(sample_dir() / "heldout2" / "routing.jsonl")
+    tools = list(toolset.tools.values())
+    rule = evaluate_router(RuleRouter(tools, sample_index.embedder, index_probe(sample_index)), cases)
+    base = evaluate_router(EmbeddingRouter(tools, sample_index.embedder), cases)
+    assert len(cases) == 30
+    assert rule.overall["tsa"] >= 0.85, rule.as_dict()["errors"]
+    assert rule.overall["arg_accuracy"] >= 0.8
+    assert base.overall["tsa"] < rule.overall["tsa"] - 0.4
 
 
 def test_heldout_retrieval(sample_index):
