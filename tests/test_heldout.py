@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
 from citewise.demo import sample_dir
 from citewise.evaluation.compare import run_golden
@@ -27,38 +28,29 @@ def _jsonl(name):
     return [json.loads(line) for line in (HELDOUT / name).read_text().splitlines() if line.strip()]
 
 
-def test_heldout_routing(sample_index, tmp_path_factory):
+def _tsa(sample_index, db_dir, routing_file):
+    """TSA reports of the rule router and the embedding-only baseline on one routing set."""
     from citewise.tools.records import build_sample_db
     from citewise.tools.registry import build_toolset
     from citewise.tools.router import EmbeddingRouter, RuleRouter, index_probe
     from citewise.tools.tsa import evaluate_router, load_routing_set
 
-    toolset = build_toolset(str(build_sample_db(tmp_path_factory.mktemp("db"))), index=sample_index, sample_fallback=False)
-    cases = load_routing_set(HELDOUT / "routing.jsonl")
+    toolset = build_toolset(str(build_sample_db(db_dir)), index=sample_index, sample_fallback=False)
+    cases = load_routing_set(routing_file)
     tools = list(toolset.tools.values())
     rule = evaluate_router(RuleRouter(tools, sample_index.embedder, index_probe(sample_index)), cases)
     base = evaluate_router(EmbeddingRouter(tools, sample_index.embedder), cases)
-    assert len(cases) == 30
-    assert rule.overall["tsa"] >= 0.75, rule.as_dict()["errors"]
-    assert rule.overall["arg_accuracy"] >= 0.75
-    assert base.overall["tsa"] < rule.overall["tsa"] - 0.3
+    return len(cases), rule, base
 
 
-def test_heldout2_routing_blind(sample_index, tmp_path_factory):
-    from citewise.tools.records import build_sample_db
-    from citewise.tools.registry import build_toolset
-    from citewise.tools.router import EmbeddingRouter, RuleRouter, index_probe
-    from citewise.tools.tsa import evaluate_router, load_routing_set
-
-    toolset = build_toolset(str(build_sample_db(tmp_path_factory.mktemp("db2"))), index=sample_index, sample_fallback=False)
-    cases = load_routing_set(sample_dir() / "heldout2" / "routing.jsonl")
-    tools = list(toolset.tools.values())
-    rule = evaluate_router(RuleRouter(tools, sample_index.embedder, index_probe(sample_index)), cases)
-    base = evaluate_router(EmbeddingRouter(tools, sample_index.embedder), cases)
-    assert len(cases) == 30
-    assert rule.overall["tsa"] >= 0.85, rule.as_dict()["errors"]
-    assert rule.overall["arg_accuracy"] >= 0.8
-    assert base.overall["tsa"] < rule.overall["tsa"] - 0.4
+# (folder, TSA floor, argument-accuracy floor, margin over the embedding-only baseline)
+@pytest.mark.parametrize("folder, tsa, args, margin", [("heldout", 0.75, 0.75, 0.3), ("heldout2", 0.85, 0.8, 0.4)])
+def test_heldout_routing(sample_index, tmp_path_factory, folder, tsa, args, margin):
+    n, rule, base = _tsa(sample_index, tmp_path_factory.mktemp("db"), sample_dir() / folder / "routing.jsonl")
+    assert n == 30
+    assert rule.overall["tsa"] >= tsa, rule.as_dict()["errors"]
+    assert rule.overall["arg_accuracy"] >= args
+    assert base.overall["tsa"] < rule.overall["tsa"] - margin
 
 
 def test_heldout_retrieval(sample_index):
