@@ -18,16 +18,42 @@ fabricated ids, dropped sentences and per-stage timings in seconds.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import EvidenceScorer
+from citewise.answer.evidence import Evidence, EvidenceScorer
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Principal
 from citewise.retrieval.retrievers import effective_filters
+
+
+@dataclass
+class Assessment:
+    """Retrieval plus evidence for one question (:meth:`Answerer.assess`).
+
+    Attributes:
+        hits: what the retriever returned.
+        chunks: those chunks by id.
+        evidence: the evidence score and how it was made (None when nothing was retrieved).
+        score: the score compared with the threshold (a pinned identifier counts as enough).
+        pinned: a document titled with an identifier in the question was retrieved.
+        abstain_reason: why the answerer would abstain ('' when the evidence suffices).
+        qvec: the question embedding.
+        timings: seconds per stage so far.
+    """
+
+    hits: list = field(default_factory=list)
+    chunks: dict = field(default_factory=dict)
+    evidence: Evidence | None = None
+    score: float = 0.0
+    pinned: bool = False
+    abstain_reason: str = ""
+    qvec: np.ndarray | None = None
+    timings: dict = field(default_factory=dict)
 
 
 class Answerer:
@@ -60,6 +86,32 @@ class Answerer:
             generator = ExtractiveGenerator(self.units)
         self.generator = generator
 
+    def assess(self, question: str, k: int = 5, *, principal: Principal | None = None,
+               filters: Filters | None = None, qvec: np.ndarray | None = None) -> Assessment:
+        """Retrieve and score the evidence for ``question`` without generating an answer.
+
+        The first half of :meth:`answer`; a router uses it to ask "would the answerer have
+        enough evidence?" without paying for context assembly and generation.
+        """
+        t0 = time.perf_counter()
+        hits = self.retriever.search(question, k, principal=principal, filters=filters) if question.strip() else []
+        a = Assessment(hits=hits, timings={"retrieve_s": time.perf_counter() - t0})
+        if not hits:
+            a.abstain_reason = "nothing retrieved"
+            return a
+        t1 = time.perf_counter()
+        a.qvec = self.embedder.embed([question])[0] if qvec is None else qvec
+        a.chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        ranked = [a.chunks[h.chunk_id] for h in hits if h.chunk_id in a.chunks]
+        ev = self.scorer.score(question, a.qvec, ranked, effective_filters(principal, filters))
+        pinned = any(h.stage == "pinned" for h in hits) and not ev.reason.startswith("live")
+        a.evidence, a.pinned = ev, pinned
+        a.score = max(ev.score, self.threshold) if pinned else ev.score
+        if a.score < self.threshold:
+            a.abstain_reason = ev.reason or f"evidence {a.score:.3f} < threshold {self.threshold:.3f}"
+        a.timings["evidence_s"] = time.perf_counter() - t1
+        return a
+
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
                filters: Filters | None = None, qvec: np.ndarray | None = None) -> Answer:
         """Answer ``question`` for ``principal`` (anonymous: public documents only).
@@ -70,35 +122,19 @@ class Answerer:
             ChatError: the LLM generator's endpoint failed.
         """
         t0 = time.perf_counter()
-        timings: dict[str, float] = {}
-        hits = self.retriever.search(question, k, principal=principal, filters=filters) if question.strip() else []
-        t1 = time.perf_counter()
-        timings["retrieve_s"] = t1 - t0
-        retrieved = [h.chunk_id for h in hits]
-        ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=retrieved, timings=timings,
+        a = self.assess(question, k, principal=principal, filters=filters, qvec=qvec)
+        hits, chunks, ev, qvec, timings = a.hits, a.chunks, a.evidence, a.qvec, a.timings
+        ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=[h.chunk_id for h in hits], timings=timings,
                      generator=getattr(self.generator, "name", ""))
-        if not hits:
-            ans.abstain_reason = "nothing retrieved"
+        if ev is not None:
+            ans.best_score = a.score
+            ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "pinned": a.pinned,
+                            "uncovered": ev.uncovered, "absent": ev.absent, "rule": ev.reason}
+        if a.abstain_reason:
+            ans.abstain_reason = a.abstain_reason
             timings["total_s"] = time.perf_counter() - t0
             return ans
-        if qvec is None:
-            qvec = self.embedder.embed([question])[0]
-        chunks = self.store.get_chunks(retrieved)
-        ranked = [chunks[h.chunk_id] for h in hits if h.chunk_id in chunks]
-        ev = self.scorer.score(question, qvec, ranked, effective_filters(principal, filters))
-        score = ev.score
-        pinned = any(h.stage == "pinned" for h in hits) and not ev.reason.startswith("live")
-        if pinned:
-            score = max(score, self.threshold)
         t2 = time.perf_counter()
-        timings["evidence_s"] = t2 - t1
-        ans.best_score = score
-        ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "pinned": pinned,
-                        "uncovered": ev.uncovered, "absent": ev.absent, "rule": ev.reason}
-        if score < self.threshold:
-            ans.abstain_reason = ev.reason or f"evidence {score:.3f} < threshold {self.threshold:.3f}"
-            timings["total_s"] = time.perf_counter() - t0
-            return ans
         context = self.assembler.assemble(question, hits, self.store, chunks)
         ans.context_ids = [c.chunk_id for c in context.chunks]
         t3 = time.perf_counter()

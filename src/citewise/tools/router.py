@@ -19,9 +19,9 @@ Routers:
      money cues -> ``*_total``/``*amount*`` tools); the best with cosine >= ``min_record_sim`` wins;
   4. the winner is ``both`` when it declares a ``policy`` and the question names one of the
      policy's ``cues`` (``limit``, ``exceed`` ...), else ``record``;
-  5. with no record tool: ``document`` when the question names a document identifier or its best
-     dense cosine to the corpus (``probe``) reaches ``doc_threshold``, else ``none``. The index
-     probe (:func:`index_probe`) returns 0 when the answerer would abstain, so ``none`` and
+  5. with no record tool: ``document`` when the question names a document identifier or the
+     ``probe``'s evidence reaches ``doc_threshold``, else ``none``. The index probe
+     (:func:`index_probe`) says whether the answerer has enough evidence, so ``none`` and
      abstention agree. Without a probe, the cosine to the ``vector_search`` description is used
      instead (weaker).
 * :class:`EmbeddingRouter` (the weaker baseline): argmax of cosine to all tool descriptions,
@@ -337,26 +337,13 @@ class LLMRouter:
 
 
 def index_probe(index, principal=None) -> Callable[[str], float]:
-    """``question -> evidence``: 1.0 when the question names an identifier that a document title
-    carries (the shipped retriever would pin it); 0.0 when the answerer abstains on it (no
-    document supports an answer: the evidence score of :mod:`citewise.answer.evidence`);
-    otherwise the best dense cosine to the index's chunks."""
-    from citewise.retrieval.retrievers import effective_filters
-    from citewise.text.analyzer import find_identifiers
-
-    dense = index.retriever("dense")
+    """``question -> evidence``: 1.0 when the index's answerer has enough evidence to answer (a
+    document titled with an identifier in the question, or an evidence score at or above its
+    abstention threshold; :meth:`citewise.answer.pipeline.Answerer.assess`), else 0.0. Only
+    retrieval and evidence scoring run; no answer is generated."""
+    answerer = index.answerer()
 
     def probe(question: str) -> float:
-        filters = effective_filters(principal, None)
-        for ident in find_identifiers(question):
-            if index.store.titled_with(ident, filters):
-                return 1.0
-        hits = dense.search(question, 1, principal=principal)
-        if not hits:
-            return 0.0
-        # the answerer's own abstention decides document vs none, so routing and answering agree
-        if index.ask(question, principal=principal).outcome == "abstained":
-            return 0.0
-        return float(hits[0].score)
+        return 0.0 if answerer.assess(question, principal=principal).abstain_reason else 1.0
 
     return probe
