@@ -49,11 +49,7 @@ def records_db_for(index, db: str | None) -> str | None:
 
     if db or os.environ.get("CITEWISE_DB"):
         return db or os.environ["CITEWISE_DB"]
-    try:
-        has_sample = SAMPLE_MARKER_DOC in index.store.documents()
-    except Exception:
-        has_sample = False
-    return str(build_sample_db()) if has_sample else None
+    return str(build_sample_db()) if SAMPLE_MARKER_DOC in index.store.documents() else None
 
 
 def find_rule_value(text: str, key: str) -> tuple[float, int, int] | None:
