@@ -148,3 +148,8 @@ def test_eval_run_says_when_qrels_queries_are_missing_from_the_run(tmp_path):
     res = runner.invoke(app, ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"])
     data = json.loads(res.stdout)
     assert data["metrics"]["mrr@10"] == 0.5 and data["queries_missing_from_run"] == ["q2"]
+
+
+def test_eval_tools_refuses_the_sample_routing_set_on_another_corpus(small_index):
+    res = run_cli("eval", "tools", "--index", str(small_index))
+    assert res.returncode == 2 and "written for the bundled sample corpus" in res.stderr

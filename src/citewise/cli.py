@@ -502,6 +502,14 @@ def eval_tools(
         err.print(f"building the sample index in {index} ...", highlight=False)
         Index.open(index, embedder="minilm").ingest(sample_dir() / "corpus")
     idx = _open(index)
+    from citewise.tools.pipeline import SAMPLE_MARKER_DOC
+
+    routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
+    if routing_file.is_relative_to(sample_dir().resolve()) and SAMPLE_MARKER_DOC not in idx.store.documents():
+        raise CitewiseError(
+            f"{routing_file}: this routing set is written for the bundled sample corpus, which is not in "
+            f"the index {idx.path}; use the demo index (citewise demo) or pass --routing with your own set"
+        )
     ts = build_toolset(db, index=idx)
     tools = list(ts.tools.values())
     routers = [RuleRouter(tools, idx.embedder, index_probe(idx)), EmbeddingRouter(tools, idx.embedder)]
