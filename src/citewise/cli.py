@@ -105,20 +105,36 @@ def search(
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     as_json: bool = JsonOpt,
 ):
-    """Rank chunks for a query."""
+    """Rank chunks for a query; each hit shows its best-matching passage and that passage's
+    character offsets in the source file."""
+    from citewise.retrieval.snippets import chunk_snippet
+
     idx = _open(index)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
+    chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
     if as_json:
+        def snippet_fields(h):
+            sn = snips.get(h.chunk_id)
+            return {"snippet": sn.text, "snippet_start": sn.start, "snippet_end": sn.end} if sn else \
+                {"snippet": None, "snippet_start": None, "snippet_end": None}
+
         out.print_json(json.dumps({"hits": [
-            {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage}
+            {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage,
+             **snippet_fields(h)}
             for h in hits]}))
         return
     if not hits:
         out.print("no results")
         return
-    t = Table("rank", "score", "stage", "doc", "chunk", "title")
+    t = Table("rank", "score", "stage", "doc", "chunk", "title", "snippet [chars in source)")
     for h in hits:
-        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title)
+        sn = snips.get(h.chunk_id)
+        passage = " ".join(sn.text.split()) if sn else ""
+        if len(passage) > 160:  # the table shows a shortened passage; --json has it whole
+            passage = passage[:159].rstrip() + "…"
+        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title,
+                  Text.assemble(passage, (f" [{sn.start}-{sn.end})", "dim")) if sn else "")
     out.print(t)
 
 
