@@ -185,3 +185,18 @@ def test_grade_answer_rules_with_hand_made_answers():
     fp = SetQuestion("f", "c", "false_premise", "fp", "?", (), ())
     assert grade_answer(fp, Answer("Yes. [doc:a/doc]", "partial")).verdict == "leak"
     assert grade_answer(fp, Answer("I have no document on this.", "abstained")).verdict == "abstained_ok"
+
+
+def test_eval_answers_llm_generator(tiny, monkeypatch):
+    from fake_openai import FakeOpenAI
+
+    index, qset = tiny
+    with FakeOpenAI([{"content": "Exceptions will be ignored if the path does not exist [doc:fs/remove]."}]) as server:
+        monkeypatch.setenv("CITEWISE_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("CITEWISE_LLM_MODEL", "local-model")
+        res = runner.invoke(app, ["eval", "answers", str(qset), "--index", str(index), "--llm", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    verdicts = {r["id"]: r["verdict"] for r in data["rows"]}
+    assert data["generator"] == "llm" and server.requests
+    assert verdicts["in-correct"] == "correct" and verdicts["fp-leak"] == "leak" and verdicts["oos-ok"] == "abstained_ok"
