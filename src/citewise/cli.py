@@ -105,20 +105,36 @@ def search(
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     as_json: bool = JsonOpt,
 ):
-    """Rank chunks for a query."""
+    """Rank chunks for a query; each hit shows its best-matching passage and that passage's
+    character offsets in the source file."""
+    from citewise.retrieval.snippets import chunk_snippet
+
     idx = _open(index)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
+    chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
     if as_json:
+        def snippet_fields(h):
+            sn = snips.get(h.chunk_id)
+            return {"snippet": sn.text, "snippet_start": sn.start, "snippet_end": sn.end} if sn else \
+                {"snippet": None, "snippet_start": None, "snippet_end": None}
+
         out.print_json(json.dumps({"hits": [
-            {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage}
+            {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage,
+             **snippet_fields(h)}
             for h in hits]}))
         return
     if not hits:
         out.print("no results")
         return
-    t = Table("rank", "score", "stage", "doc", "chunk", "title")
+    t = Table("rank", "score", "stage", "doc", "chunk", "title", "snippet [chars in source)")
     for h in hits:
-        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title)
+        sn = snips.get(h.chunk_id)
+        passage = " ".join(sn.text.split()) if sn else ""
+        if len(passage) > 160:  # the table shows a shortened passage; --json has it whole
+            passage = passage[:159].rstrip() + "…"
+        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title,
+                  Text.assemble(passage, (f" [{sn.start}-{sn.end})", "dim")) if sn else "")
     out.print(t)
 
 
@@ -728,6 +744,68 @@ def gate(
             out.print("gate passed", highlight=False)
     if breaches:
         sys.exit(1)
+
+
+# --- eval answers (answer quality on a question set) ---
+
+
+@eval_app.command("answers")
+def eval_answers(
+    question_set: Path = typer.Argument(..., help="Answer set JSONL: id, corpus, kind, category, text, expected_docs, expected_answer."),
+    index: Optional[Path] = IndexOpt,
+    as_: Optional[list[str]] = AsOpt,
+    llm: bool = typer.Option(False, "--llm", help="Answer with the LLM generator (CITEWISE_LLM_* endpoint) instead of the extractive one."),
+    out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
+    show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
+    boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
+    as_json: bool = JsonOpt,
+):
+    """Grade answers: expected span in the answer and expected document cited; abstention on the rest."""
+    from citewise.evaluation.answer_set import compile_patterns, grade_set, read_answer_set, summary_groups
+
+    patterns = compile_patterns(boilerplate or ())
+    idx = _open(index)
+    questions = read_answer_set(question_set, idx.store.documents().keys())
+    principal = _principal(as_)
+    generator = "llm" if llm else "extractive"
+    with _progress(len(questions), "asking", not as_json) as tick:
+        report = grade_set(lambda q: idx.ask(q, principal=principal, generator=generator), questions, patterns, tick)
+    if out_file:
+        report.write_jsonl(out_file)
+    if as_json:
+        out.print_json(json.dumps({"set": str(question_set), "index": str(idx.path), "generator": generator,
+                                   **report.to_dict()}))
+        return
+    summary = report.summary()
+    from rich import box
+
+    t = Table("group", "n", "corr", "part", "wrong", "wabst", "absok", "leaks", "boil", "ms", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0),
+              title=f"Answers · {question_set.name} · {len(questions)} questions · {generator}")
+    t.columns[0].no_wrap = True  # group labels (corpus=…, category=…) are what readers look for
+
+    def rate(v):
+        return "-" if v is None else f"{v:.2f}"
+
+    for label, s in summary_groups(summary):
+        t.add_row(label, str(s["questions"]), rate(s["correct_rate"]), rate(s["partial_rate"]), rate(s["wrong_rate"]),
+                  rate(s["wrong_abstention_rate"]), rate(s["abstention_rate"]), str(s["leaks"]),
+                  str(s["boilerplate_first"]), f"{s['mean_latency_ms']:.0f}")
+    out.print(t)
+    o = summary["overall"]
+    out.print("corr = expected span in the answer and expected document cited, part = one of the two, wabst = wrong "
+              "abstention (rates of in-scope questions); absok = abstention rate on out-of-scope and false-premise "
+              "questions, leaks = those answered; boil = answers opening with page furniture; ms = mean ask latency.",
+              highlight=False, soft_wrap=True)
+    out.print(f"in scope: {o['correct']} correct and cited, {o['partial']} partial, {o['wrong']} wrong, "
+              f"{o['wrong_abstention']} wrong abstentions of {o['in_scope']}; out of scope / false premise: "
+              f"{o['abstained_ok']} abstained, {o['leaks']} leaks of {o['no_answer']}"
+              + (f"; per-question rows: {out_file}" if out_file else ""), highlight=False, soft_wrap=True)
+    if show_failures:
+        for r in report.failures():
+            out.print(f"\n{r.verdict} · {r.qid} ({r.corpus}, {r.kind}/{r.category}) · cited {', '.join(r.cited_docs) or 'nothing'}",
+                      highlight=False, soft_wrap=True)
+            out.print(f"  Q: {r.question}", highlight=False, soft_wrap=True)
+            out.print(f"  A: {r.answer}", highlight=False, soft_wrap=True)
 
 # --- decide commands (recommend) ---
 

@@ -1,0 +1,116 @@
+"""Search snippets: the passage of a hit that best matches the query, with its source offsets.
+
+A chunk is cut into *segments*: its lines, and each line into sentences (a ``.``, ``!`` or ``?``
+followed by whitespace ends one). Candidate passages are runs of consecutive segments no longer
+than ``max_chars``; a segment longer than that on its own contributes word-aligned windows of at
+most ``max_chars`` instead. Each candidate is scored by how many *distinct* query terms it holds,
+both sides going through the project analyzer (:func:`citewise.text.analyzer.analyze`, so
+``refunds`` matches ``refund`` and ``E-1004`` stays whole). The best candidate wins; ties go to
+fewer Markdown heading lines (``# ...``, already shown as the chunk's heading path), then to fewer
+segments, then to the earliest start, so the result is deterministic. With no query term
+in the chunk, the first segment that is not a heading is the snippet.
+
+The snippet is always an exact slice of the chunk text (``text[start:end]``); a chunk's offsets
+into its source file are ``chunk.start + start`` (see :func:`chunk_snippet`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from citewise.text.analyzer import analyze
+
+#: Longest snippet, in characters.
+MAX_CHARS = 240
+
+_SEGMENT = re.compile(r"[^\n]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A passage and its ``[start, end)`` character offsets (into the chunk text, or into the
+    source file for :func:`chunk_snippet`)."""
+
+    text: str
+    start: int
+    end: int
+
+
+def segments(text: str) -> list[tuple[int, int]]:
+    """``[(start, end)]`` of the non-blank lines of ``text``, each split into sentences, with
+    surrounding whitespace trimmed."""
+    out: list[tuple[int, int]] = []
+    for line in _SEGMENT.finditer(text):
+        s = line.start()
+        for m in [*_SENTENCE_END.finditer(text, line.start(), line.end()), None]:
+            e = m.start() if m else line.end()
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if e > s:
+                out.append((s, e))
+            if m:
+                s = m.end()
+    return out
+
+
+def _windows(text: str, s: int, e: int, max_chars: int) -> list[tuple[int, int]]:
+    """Word-aligned windows of at most ``max_chars`` inside an over-long segment."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text, s, e)]
+    out = []
+    for i, (ws, _) in enumerate(words):
+        end = None
+        for _, we in words[i:]:
+            if we - ws > max_chars:
+                break
+            end = we
+        out.append((ws, end if end is not None else min(ws + max_chars, e)))
+    return out
+
+
+def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
+    """The passage of ``text`` that best matches ``query`` (offsets into ``text``).
+
+    See the module docstring for the rule. An empty ``text`` gives an empty snippet at 0.
+
+    >>> s = best_snippet("Intro line.\\nRefunds take 30 days. Cards are charged monthly.", "refund days")
+    >>> (s.text, s.start, s.end)
+    ('Refunds take 30 days.', 12, 33)
+    """
+    segs = segments(text)
+    if not segs:
+        return Snippet("", 0, 0)
+    wanted = set(analyze(query))
+    best_key, best_span = None, segs[0]
+
+    heading = [text[s] == "#" for s, _ in segs]
+
+    def consider(s: int, e: int, first: int, n_segments: int) -> None:
+        nonlocal best_key, best_span
+        n_headings = sum(heading[first:first + n_segments])
+        key = (-len(wanted & set(analyze(text[s:e]))) if wanted else 0, n_headings, n_segments, s)
+        if best_key is None or key < best_key:
+            best_key, best_span = key, (s, e)
+
+    for i, (s, e) in enumerate(segs):
+        if e - s > max_chars:
+            for ws, we in _windows(text, s, e, max_chars):
+                consider(ws, we, i, 1)
+            continue
+        for j in range(i, len(segs)):
+            if segs[j][1] - s > max_chars:
+                break
+            consider(s, segs[j][1], i, j - i + 1)
+    s, e = best_span
+    return Snippet(text[s:e], s, e)
+
+
+def chunk_snippet(chunk, query: str, max_chars: int = MAX_CHARS) -> Snippet:
+    """:func:`best_snippet` of a chunk (anything with ``text`` and ``start``), with offsets into
+    the chunk's source file (``chunk.start`` + the offset in the chunk text)."""
+    sn = best_snippet(chunk.text, query, max_chars)
+    return Snippet(sn.text, chunk.start + sn.start, chunk.start + sn.end)

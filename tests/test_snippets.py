@@ -1,0 +1,80 @@
+"""Search snippets: the best-matching passage of a hit and its offsets (library and ``search``)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from typer.testing import CliRunner
+
+from citewise.cli import app
+from citewise.retrieval.snippets import best_snippet, chunk_snippet, segments
+
+from conftest import write_doc
+
+runner = CliRunner()
+
+TEXT = ("# Refunds\n"
+        "Refunds are issued to the original card.\n"
+        "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.\n"
+        "Contact support for anything else.")
+
+
+def test_segments_are_lines_then_sentences():
+    assert [TEXT[s:e] for s, e in segments(TEXT)] == [
+        "# Refunds", "Refunds are issued to the original card.",
+        "On Pro, you can request a refund within 30 days of the charge.", "Annual plans differ.",
+        "Contact support for anything else."]
+
+
+def test_best_snippet_exact_text_and_offsets():
+    s = best_snippet(TEXT, "Pro refund window days")
+    assert (s.text, s.start, s.end) == ("On Pro, you can request a refund within 30 days of the charge.", 51, 113)
+    assert TEXT[s.start:s.end] == s.text
+    # terms spread over two sentences: the window of both wins over either alone
+    s = best_snippet(TEXT, "original card annual plans")
+    assert s.text == "Refunds are issued to the original card.\nOn Pro, you can request a refund within 30 days of the charge. Annual plans differ."
+    assert (s.start, s.end) == (10, 134)
+    # a tie (one term each) goes to the earliest passage; headings lose ties
+    assert best_snippet(TEXT, "refund").text == "Refunds are issued to the original card."
+    # no query term at all: the first passage that is not a heading
+    assert best_snippet(TEXT, "zebra").text == "Refunds are issued to the original card."
+    assert best_snippet("", "x") == best_snippet("   \n", "x")
+
+
+def test_long_segment_gets_a_word_aligned_window():
+    words = " ".join(f"w{i}" for i in range(100)) + " the escalation phone number is 555 " + " ".join(f"v{i}" for i in range(100))
+    s = best_snippet(words, "escalation phone", max_chars=60)
+    assert len(s.text) <= 60 and "escalation phone" in s.text and words[s.start:s.end] == s.text
+    assert s.text.startswith("w90 w91 ")  # the earliest window that holds both terms (exactly 60 chars to "phone")
+    assert s.start == words.index("w90 ")
+
+
+def test_chunk_snippet_offsets_are_source_offsets():
+    chunk = SimpleNamespace(text=TEXT, start=1000)
+    s = chunk_snippet(chunk, "Pro refund window days")
+    assert (s.start, s.end) == (1051, 1113)
+
+
+def test_search_json_snippets_with_source_offsets_and_whole_ids(tmp_path):
+    root = tmp_path / "docs"
+    rel = "policies/billing-and-payments/refunds-for-annual-and-monthly-subscriptions-explained.md"
+    path = write_doc(root, rel, "Refunds for annual and monthly subscriptions explained in full detail",
+                     "## Requesting a refund on a monthly subscription plan\n\n"
+                     "Refunds are issued to the original card.\n"
+                     "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.")
+    write_doc(root, "exports/csv.md", "Export data to CSV", "Exports use the ISO 8601 date format.")
+    index = tmp_path / "index"
+    res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing", "--json"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["search", "Pro refund window days", "--index", str(index), "--json", "--k", "2"])
+    assert res.exit_code == 0, res.output
+    hit = json.loads(res.stdout)["hits"][0]
+    doc_id = rel[:-3]
+    assert hit["doc_id"] == doc_id
+    assert hit["chunk_id"] == f"{doc_id}#refunds-for-annual-and-monthly-subscriptions-explained-in-full-detail"
+    assert hit["snippet"] == "On Pro, you can request a refund within 30 days of the charge."
+    source = path.read_text(encoding="utf-8")
+    assert source[hit["snippet_start"]:hit["snippet_end"]] == hit["snippet"]
+    res = runner.invoke(app, ["search", "Pro refund window days", "--index", str(index), "--k", "1"])
+    assert res.exit_code == 0 and "[" + f"{hit['snippet_start']}-{hit['snippet_end']})" in res.stdout.replace("\n", " ").replace("│", " ").replace(" ", "")
