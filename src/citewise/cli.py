@@ -462,16 +462,31 @@ def tools_call(
     as_: Optional[list[str]] = AsOpt,
     as_json: bool = typer.Option(False, "--json", help="Print compact JSON (the observation is always JSON)."),
 ):
-    """Call one tool and print its observation as JSON; exit status 1 when it is an error observation."""
+    """Call one tool and print its observation as JSON; exit status 1 when it is an error observation.
+
+    Arguments that are not JSON (or not a JSON object) are an error observation too; a database or
+    index that cannot be opened is a setup error (one line on stderr, exit 2).
+    """
+    from citewise.tools.base import error as tool_error
+
+    toolset = _toolset(db, index, as_)
     try:
         parsed = json.loads(args)
     except json.JSONDecodeError as e:
-        raise CitewiseError(f"--args: not JSON ({e.msg} at column {e.colno})") from None
-    obs = _toolset(db, index, as_).call(name, parsed)
-    if as_json:
-        print(json.dumps(obs, ensure_ascii=False, default=str))
+        obs = tool_error(name, f"--args: not JSON ({e.msg} at column {e.colno})")
+    except (ValueError, RecursionError) as e:  # e.g. an integer beyond Python's digit limit, deep nesting
+        obs = tool_error(name, f"--args: not usable JSON ({type(e).__name__}: {str(e)[:120]})")
     else:
-        out.print_json(json.dumps(obs, ensure_ascii=False, default=str))
+        obs = toolset.call(name, parsed)
+    try:
+        text = json.dumps(obs, ensure_ascii=False, default=str, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as e:  # NaN, an int beyond the digit limit, ...
+        obs = tool_error(name, f"the observation cannot be written as JSON ({type(e).__name__}: {str(e)[:120]})")
+        text = json.dumps(obs, ensure_ascii=False)
+    if as_json:
+        print(text)
+    else:
+        out.print_json(text)
     if isinstance(obs, dict) and "error" in obs:
         sys.exit(1)
 
