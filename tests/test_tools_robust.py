@@ -181,3 +181,39 @@ def test_cli_tools_call_failures_exit_1_with_an_observation(db_path, tmp_path):
         "error": "parameter 'n' is outside the 64-bit integer range", "tool": "sql_query"}
     obs = call("invoice_status", '{"invoice_id": ' + "9" * 5000 + "}")
     assert obs["tool"] == "invoice_status" and obs["error"].startswith("--args: not usable JSON (ValueError: Exceeds the limit")
+
+
+def test_both_route_with_a_null_record_value_abstains_instead_of_crashing():
+    from citewise.tools.pipeline import _answer_from_tool
+    from citewise.tools.router import PlannedCall
+
+    class Tools(dict):
+        pass
+
+    class Rec:
+        policy = {"query": "daily limit", "key_field": "plan", "value_field": "outgoing_usd", "rule": "daily outgoing limit"}
+
+    call = PlannedCall("customer_daily_outgoing", {"customer_id": "C-1002", "date": "2026-11-20"})
+    obs = {"tool": call.name, "rows": [{"customer_id": "C-1002", "plan": "Starter", "outgoing_usd": None}], "row_count": 1}
+    ans = _answer_from_tool("both", call, obs, Tools({call.name: Rec()}), index=None)
+    assert ans.outcome == "abstained"
+    assert ans.text == ("The records tool customer_daily_outgoing returned no usable 'plan' and 'outgoing_usd' for "
+                        "customer_id=C-1002, date=2026-11-20; I cannot check the daily outgoing limit. [tool:customer_daily_outgoing]")
+
+
+def test_bfcl_loader_names_file_and_line_for_malformed_entries(tmp_path):
+    from citewise.core import InputError
+    from citewise.tools.bfcl import load_bfcl
+
+    good = {"id": "m_0", "question": [[{"role": "user", "content": "hi"}]], "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]}
+    bad_funcs = {**good, "id": "m_1", "function": [{"description": "no name"}]}
+    (tmp_path / "BFCL_v4_multiple.json").write_text(json.dumps(good) + "\n" + json.dumps(bad_funcs) + "\n")
+    with pytest.raises(InputError) as e:
+        load_bfcl(tmp_path, "multiple")
+    assert str(e.value) == f"{tmp_path / 'BFCL_v4_multiple.json'}:2: not a BFCL entry (KeyError: 'name')"
+    (tmp_path / "BFCL_v4_multiple.json").write_text(json.dumps(good) + "\n")
+    (tmp_path / "possible_answer").mkdir()
+    (tmp_path / "possible_answer" / "BFCL_v4_multiple.json").write_text('{"id": "m_0"}\n')
+    with pytest.raises(InputError) as e:
+        load_bfcl(tmp_path, "multiple")
+    assert str(e.value) == f"{tmp_path / 'possible_answer' / 'BFCL_v4_multiple.json'}:1: not a BFCL answer (KeyError: 'ground_truth')"
