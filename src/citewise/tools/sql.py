@@ -22,7 +22,8 @@ least-privilege read-only connections, allowlisted tables, bound parameters, lim
    checked every :data:`PROGRESS_OPS` virtual-machine steps; at most ``max_rows`` rows are fetched
    (``truncated`` says when there were more).
 3. **Size limits**, because one VM step on a huge string can run for seconds between two progress
-   checks (``replace(hex(zeroblob(1e8)), ...)`` took 16.8 s and 5.8 GB before these limits):
+   checks (issue 13 reported 16.8 s and 5.8 GB RSS for big-string expressions under the 2 s
+   timeout; nested ``replace`` doubling a string is such a case):
    ``SQLITE_LIMIT_LENGTH`` caps every string/blob/row at :data:`MAX_VALUE_BYTES` (SQLite then
    fails the statement with "string or blob too big" instead of building it), the SQL text at
    :data:`MAX_SQL_BYTES`, expression depth at :data:`MAX_EXPR_DEPTH`, LIKE/GLOB patterns at
@@ -77,7 +78,7 @@ ALLOWED_FUNCTIONS = frozenset({
 #: Limits of the engine (module docstring, layer 3). Sources: SQLite's run-time limits
 #: (sqlite.org/c3ref/c_limit_attached.html, Python ``Connection.setlimit``) and hard_heap_limit
 #: (sqlite.org/pragma.html#pragma_hard_heap_limit); the values are ours: far above anything a
-#: records question needs (the sample database's longest value is under 200 bytes), far below
+#: records question needs (the sample database's longest value is 31 bytes), far below
 #: what hurts a 2-core machine.
 MAX_VALUE_BYTES = 1_000_000
 MAX_SQL_BYTES = 100_000
