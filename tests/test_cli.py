@@ -153,3 +153,23 @@ def test_eval_run_says_when_qrels_queries_are_missing_from_the_run(tmp_path):
 def test_eval_tools_refuses_the_sample_routing_set_on_another_corpus(small_index):
     res = run_cli("eval", "tools", "--index", str(small_index))
     assert res.returncode == 2 and "written for the bundled sample corpus" in res.stderr
+
+
+def test_eval_run_reports_duplicates_and_ignores_identical_ids_on_request(tmp_path):
+    (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    # q1 lists d9 twice (the second d9 would otherwise be rank 2); q2's top hit is the query itself
+    (tmp_path / "r.trec").write_text("q1 Q0 d9 1 3.0 x\nq1 Q0 d9 2 2.5 x\nq1 Q0 d1 3 2.0 x\n"
+                                     "q2 Q0 q2 1 9.0 x\nq2 Q0 d2 2 8.0 x\nq2 Q0 d2 3 1.0 x\nq2 Q0 d2 4 0.5 x\n")
+    res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10")
+    assert res.returncode == 0
+    assert "note: 3 duplicate hit(s) dropped in 2 of 2 run queries (the first line of a repeated query/doc pair counts): q1: 1, q2: 2" in res.stderr
+    args = ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"]
+    data = json.loads(runner.invoke(app, args).stdout)
+    assert data["metrics"]["mrr@10"] == 0.5  # q1: d1 at rank 2; q2: d2 at rank 2 (q2 itself counts by default)
+    assert data["duplicates_dropped"] == {"q1": 1, "q2": 2} and data["duplicates_dropped_total"] == 3
+    assert data["ignore_identical_ids"] is False and data["identical_ids_dropped"] == {}
+    data = json.loads(runner.invoke(app, args + ["--ignore-identical-ids"]).stdout)
+    assert data["metrics"]["mrr@10"] == 0.75 and data["per_query"]["q2"]["mrr@10"] == 1.0
+    assert data["identical_ids_dropped"] == {"q2": 1} and data["ignore_identical_ids"] is True
+    res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--ignore-identical-ids")
+    assert "note: --ignore-identical-ids: dropped 1 hit(s) whose doc id equals the query id: q2: 1" in res.stderr

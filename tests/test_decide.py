@@ -96,7 +96,7 @@ def test_per_user_permissions_flip_to_rag_at_260_40_with_acl_reason():
 
 def test_context_budget_available_tokens_and_no_room_error():
     b = ContextBudget(context_window=128_000, max_output_tokens=4_000, system_prompt_tokens=3_000,
-                      max_question_tokens=500, safety_margin=1_000)
+                      max_question_tokens=500, safety_margin_tokens=1_000)
     assert b.available_for_documents == 119_500  # 128,000 - 4,000 - 3,000 - 500 - 1,000
     with pytest.raises(InputError, match="leave no room for documents"):
         ContextBudget(context_window=8_000, max_output_tokens=4_000, system_prompt_tokens=3_500,
@@ -340,3 +340,45 @@ def test_cli_recommend_bad_workload_is_one_line_exit_2(tmp_path):
     assert p.returncode == 2
     assert p.stderr.strip() == f"error: {bad}: prices.cached_input_per_mtok: missing key"
     assert "Traceback" not in p.stderr
+
+
+def test_safety_margin_is_a_fraction_of_the_window():
+    b = ContextBudget(context_window=128_000, max_output_tokens=4_000, system_prompt_tokens=3_000,
+                      max_question_tokens=500, safety_margin=0.10)
+    assert b.margin_tokens == 12_800 and b.available_for_documents == 107_700  # 128,000 - 4,000 - 3,000 - 500 - 12,800
+    # rounded up: 10% of 100,001 tokens is 10,000.1 -> 10,001 kept free
+    assert ContextBudget(100_001, 0, 0, 0, safety_margin=0.10).margin_tokens == 10_001
+    assert ContextBudget(128_000, 400, 3_000, 500, safety_margin=0).margin_tokens == 0
+    for bad, message in [(1.5, "safety_margin: 1.5 is ambiguous: safety_margin is a fraction of the context window, 0 <= safety_margin < 1 (0.10 = 10%)"),
+                         (2000, "safety_margin: 2000 is ambiguous"),
+                         (1, "safety_margin: 1 is ambiguous"),
+                         (-0.1, "safety_margin: must be >= 0, got -0.1"),
+                         ("10%", "safety_margin: must be a fraction of the context window (0.10 = 10%), got '10%'")]:
+        with pytest.raises(InputError) as e:
+            ContextBudget(128_000, 400, 3_000, 500, safety_margin=bad)
+        assert str(e.value).startswith(f"ContextBudget: {message}"), str(e.value)
+    with pytest.raises(InputError, match="write safety_margin_tokens: 2000$"):
+        ContextBudget(128_000, 400, 3_000, 500, safety_margin=2000)
+    with pytest.raises(InputError, match="give either safety_margin .* or safety_margin_tokens .*, not both"):
+        ContextBudget(128_000, 400, 3_000, 500, safety_margin=0.05, safety_margin_tokens=100)
+    with pytest.raises(InputError, match="leave no room for documents after 400 output .* 124,160 safety margin"):
+        ContextBudget(128_000, 400, 3_000, 500, safety_margin=0.97)  # 128,000 - 3,900 - 124,160 < 0
+
+
+def test_workload_yaml_safety_margin_forms_and_ambiguity(tmp_path):
+    budget = workload_dict()["budget"]
+    cases = {"frac": ({**budget, "safety_margin": 0.05}, 128_000 - 400 - 3_000 - 500 - 6_400),
+             "tokens": ({k: v for k, v in budget.items() if k != "safety_margin"} | {"safety_margin_tokens": 2_000},
+                        128_000 - 400 - 3_000 - 500 - 2_000)}
+    for name, (b, available) in cases.items():
+        p = tmp_path / f"{name}.yaml"
+        p.write_text(yaml.safe_dump(workload_dict(budget=b)), encoding="utf-8")
+        assert load_workload(p).budget.available_for_documents == available
+    bad = tmp_path / "old.yaml"
+    bad.write_text(yaml.safe_dump(workload_dict(budget={**budget, "safety_margin": 2000})), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_workload(bad)
+    assert str(e.value) == (f"{bad}: budget.safety_margin: 2000 is ambiguous: safety_margin is a fraction of the context "
+                            "window, 0 <= safety_margin < 1 (0.10 = 10%); for a number of tokens write safety_margin_tokens: 2000")
+    # the bundled sample uses the fraction: 10% of its 128,000-token window
+    assert load_workload(SAMPLE / "workload.yaml").budget.margin_tokens == 12_800

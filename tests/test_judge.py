@@ -135,3 +135,78 @@ def test_ragas_metrics_fail_closed_on_garbage():
     assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0, 1.0)
     with FakeOpenAI([{"content": json.dumps({"claims": ["a", "b"]})}, {"content": json.dumps({"supported": [True]})}]) as server:
         assert faithfulness(claim_judge(server), "a. b.", ["c"]) == 0.0  # wrong-length verdict list
+
+
+def _always_yes(body):
+    """A judge that approves everything: the cases below must fail closed anyway."""
+    system = body["messages"][0]["content"]
+    user = body["messages"][1]["content"]
+    if system.startswith("You check whether"):
+        return {"content": json.dumps({"faithful": True, "unsupported_claims": []})}
+    if system.startswith("Break the text"):
+        return {"content": json.dumps({"claims": ["c1", "c2"]})}
+    if system.startswith("For each numbered claim"):
+        return {"content": json.dumps({"supported": [True] * len(user.split("\n\nClaims:\n", 1)[1].splitlines())})}
+    if system.startswith("For each numbered context"):
+        return {"content": json.dumps({"useful": [True] * user.count("</context ")})}
+    return {"content": json.dumps({"questions": ["q"]})}
+
+
+def test_no_contexts_or_empty_answer_is_unfaithful_without_asking():
+    with FakeOpenAI(_always_yes) as server:
+        j = judge_for(server)
+        assert j.judge("Pro refund window?", "30 days.", CONTEXTS).passed  # the judge does say yes
+        n = len(server.requests)
+        for contexts in ([], ["", "  \n"]):
+            v = j.judge("Pro refund window?", "30 days.", contexts)
+            assert (v.faithful, v.passed, v.error) == (False, False, "no contexts: nothing supports the answer")
+        for answer in ("", "   "):
+            v = j.judge("Pro refund window?", answer, CONTEXTS)
+            assert (v.faithful, v.error) == (False, "empty answer: nothing to judge")
+        assert len(server.requests) == n  # decided without a model call
+        cj = claim_judge(server)
+        assert faithfulness(cj, "30 days. Automatic.", CONTEXTS) == 1.0
+        assert faithfulness(cj, "30 days. Automatic.", []) == 0.0
+        assert context_recall(cj, "30 days.", []) == 0.0
+        emb = UnitEmbedder({"question": [1.0, 0.0], "q": [0.0, 1.0]})
+        s = ragas_scores(cj, emb, "question", "30 days. Automatic.", [], "30 days.")
+    assert (s.faithfulness, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0)
+    assert s.notes == ["faithfulness: no contexts, nothing supports the answer (0.0)",
+                       "context precision: no contexts (0.0)", "context recall: no contexts (0.0)"]
+
+
+@pytest.mark.parametrize("reply", [
+    '{"faithful": false, "unsupported_claims": ["Refunds are automatic."], "faithful": true}',
+    '```json\n{"faithful": true, "unsupported_claims": [], "unsupported_claims": []}\n```',
+])
+def test_duplicate_keys_are_refused(reply):
+    with FakeOpenAI([{"content": reply}]) as server:
+        v = judge_for(server).judge("q", "Refunds are automatic.", CONTEXTS)
+    assert not v.faithful and v.error.startswith("unparseable verdict (expected one JSON object): duplicate key")
+    with FakeOpenAI([{"content": json.dumps({"claims": ["a"]})},
+                     {"content": '{"supported": [false], "supported": [true]}'}]) as server:
+        assert faithfulness(claim_judge(server), "a.", ["c"]) == 0.0
+
+
+def test_unusable_replies_leave_a_note_on_every_metric():
+    with FakeOpenAI([{"content": "Looks fine to me!"}]) as server:
+        s = ragas_scores(claim_judge(server), UnitEmbedder({}), "q", "a.", ["c"], "r.")
+    assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0, 1.0)
+    assert s.notes == [
+        "faithfulness: unusable judge reply listing the answer's claims (0.0)",
+        "answer relevancy: unusable judge reply generating questions (0.0)",
+        "context precision: unusable judge reply (0.0)",
+        "context recall: unusable judge reply listing the reference's claims (0.0)",
+        "noise sensitivity: unusable judge reply listing the answer's claims (1.0)",
+    ]
+    # claims usable, support verdicts unusable: the notes say which step failed
+    def script(body):
+        if body["messages"][0]["content"].startswith("Break the text"):
+            return {"content": json.dumps({"claims": ["x", "y"]})}
+        return {"content": json.dumps({"supported": [True]})}  # wrong length for two claims
+    with FakeOpenAI(script) as server:
+        s = ragas_scores(claim_judge(server), UnitEmbedder({}), "q", "x. y.", ["c"], "r.")
+    assert [n for n in s.notes if "claim support" in n or "reference" in n] == [
+        "faithfulness: unusable judge reply on claim support (0.0)",
+        "context recall: unusable judge reply on claim support (0.0)",
+        "noise sensitivity: unusable judge reply on support by the reference (1.0)"]

@@ -254,3 +254,17 @@ def test_written_run_file_reproduces_the_ranked_order_in_trec_eval(tmp_path):
     ours = evaluate(qrels, {"q": ["a", "b", "c", "d"]}, ["ndcg@10", "mrr"]).per_query["q"]
     assert abs(ref["ndcg_cut_10"] - ours["ndcg@10"]) <= 1e-9 and ref["recip_rank"] == ours["mrr"] == 1.0
     assert abs(ours["ndcg@10"] - (1 + 1 / L3 + 2 / 2) / (2 + 1 / L3 + 1 / 2)) <= 1e-12
+
+
+def test_read_run_report_counts_duplicates_and_identical_ids(tmp_path):
+    from citewise.evaluation.trec import read_run, read_run_report
+
+    path = tmp_path / "dup.trec"
+    path.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 9.0 t\nq1 Q0 d2 4 0.5 t\n"
+                    "q2 Q0 q2 1 5.0 t\nq2 Q0 d7 2 4.0 t\nq2 Q0 d7 3 1.0 t\nq3 Q0 d3 1 1.0 t\n")
+    got = read_run_report(path)
+    assert got.run == {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"q2": 5.0, "d7": 4.0}, "q3": {"d3": 1.0}}  # first line wins
+    assert got.duplicates == {"q1": 2, "q2": 1} and got.identical_ids == {}
+    assert read_run(path) == got.run
+    got = read_run_report(path, ignore_identical_ids=True)
+    assert got.run["q2"] == {"d7": 4.0} and got.identical_ids == {"q2": 1} and got.duplicates == {"q1": 2, "q2": 1}

@@ -63,8 +63,8 @@ def test_tools_list_and_call(run):
     assert p.returncode == 0 and json.loads(p.stdout)["rows"] == [{"invoices": 6}]
     p = run("tools", "call", "sql_query", "--args", '{"sql": "SELECT 1; DROP TABLE invoices"}', "--json")
     assert p.returncode == 1 and json.loads(p.stdout) == {"error": "exactly one statement is allowed, got 2", "tool": "sql_query"}
-    p = run("tools", "call", "sql_query", "--args", "{oops")
-    assert p.returncode == 2 and p.stderr.startswith("error: --args: not JSON")
+    p = run("tools", "call", "sql_query", "--args", "{oops", "--json")  # a tool failure: an observation, exit 1
+    assert p.returncode == 1 and json.loads(p.stdout)["error"].startswith("--args: not JSON") and not p.stderr
     p = run("tools", "call", "invoice_status", "--args", "{}", "--db", "/nonexistent/r.db")
     assert p.returncode == 2 and "no such database file" in p.stderr
 

@@ -478,16 +478,31 @@ def tools_call(
     as_: Optional[list[str]] = AsOpt,
     as_json: bool = typer.Option(False, "--json", help="Print compact JSON (the observation is always JSON)."),
 ):
-    """Call one tool and print its observation as JSON; exit status 1 when it is an error observation."""
+    """Call one tool and print its observation as JSON; exit status 1 when it is an error observation.
+
+    Arguments that are not JSON (or not a JSON object) are an error observation too; a database or
+    index that cannot be opened is a setup error (one line on stderr, exit 2).
+    """
+    from citewise.tools.base import error as tool_error
+
+    toolset = _toolset(db, index, as_)
     try:
         parsed = json.loads(args)
     except json.JSONDecodeError as e:
-        raise CitewiseError(f"--args: not JSON ({e.msg} at column {e.colno})") from None
-    obs = _toolset(db, index, as_).call(name, parsed)
-    if as_json:
-        print(json.dumps(obs, ensure_ascii=False, default=str))
+        obs = tool_error(name, f"--args: not JSON ({e.msg} at column {e.colno})")
+    except (ValueError, RecursionError) as e:  # e.g. an integer beyond Python's digit limit, deep nesting
+        obs = tool_error(name, f"--args: not usable JSON ({type(e).__name__}: {str(e)[:120]})")
     else:
-        out.print_json(json.dumps(obs, ensure_ascii=False, default=str))
+        obs = toolset.call(name, parsed)
+    try:
+        text = json.dumps(obs, ensure_ascii=False, default=str, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as e:  # NaN, an int beyond the digit limit, ...
+        obs = tool_error(name, f"the observation cannot be written as JSON ({type(e).__name__}: {str(e)[:120]})")
+        text = json.dumps(obs, ensure_ascii=False)
+    if as_json:
+        print(text)
+    else:
+        out.print_json(text)
     if isinstance(obs, dict) and "error" in obs:
         sys.exit(1)
 
@@ -599,27 +614,52 @@ def eval_run(
     qrels: Path = typer.Argument(..., help="Qrels: BEIR TSV (query-id, corpus-id, score) or TREC (qid 0 docid grade)."),
     run: Path = typer.Argument(..., help="TREC run file: qid Q0 docid rank score tag."),
     metrics: str = typer.Option(EVAL_RUN_METRICS, "--metrics", help="Comma-separated: ndcg@k, ndcg_exp@k, mrr[@k], recall@k, precision@k, map[@k], hit@k."),
+    ignore_identical_ids: bool = typer.Option(False, "--ignore-identical-ids", help="Drop hits whose doc id equals the query id, as BEIR's EvaluateRetrieval does (e.g. ArguAna, Quora). Off by default."),
     as_json: bool = JsonOpt,
 ):
-    """Score any system's TREC run against qrels with trec_eval's definitions."""
+    """Score any system's TREC run against qrels with trec_eval's definitions.
+
+    A doc repeated for the same query keeps its first line; the lines dropped are counted per
+    query (stderr note; ``duplicates_dropped`` in --json), as are hits dropped by
+    ``--ignore-identical-ids`` (``identical_ids_dropped``).
+    """
     from citewise.evaluation.metrics import evaluate, parse_metrics
-    from citewise.evaluation.trec import read_qrels, read_run
+    from citewise.evaluation.trec import read_qrels, read_run_report
 
     names = parse_metrics(metrics)
-    qrels_data, run_data = read_qrels(qrels), read_run(run)
+    qrels_data = read_qrels(qrels)
+    got = read_run_report(run, ignore_identical_ids=ignore_identical_ids)
+    run_data = got.run
     ev = evaluate(qrels_data, run_data, names)
-    missing = sorted(set(qrels_data) - set(run_data))
-    note = (f"{len(missing)} of {len(qrels_data)} qrels queries have no results in the run (e.g. {missing[0]}); "
-            "they score 0 and count in the means (trec_eval -c; plain trec_eval would skip them)") if missing else None
+    missing = sorted(set(qrels_data) - {q for q, hits in run_data.items() if hits})
+    notes = []
+    if missing:
+        notes.append(f"{len(missing)} of {len(qrels_data)} qrels queries have no results in the run (e.g. {missing[0]}); "
+                     "they score 0 and count in the means (trec_eval -c; plain trec_eval would skip them)")
+
+    def per_query(counts: dict[str, int]) -> str:
+        shown = ", ".join(f"{q}: {n}" for q, n in sorted(counts.items())[:5])
+        return shown + (f", … ({len(counts) - 5} more queries)" if len(counts) > 5 else "")
+
+    if got.duplicates:
+        notes.append(f"{sum(got.duplicates.values())} duplicate hit(s) dropped in {len(got.duplicates)} of {len(run_data)} run "
+                     f"queries (the first line of a repeated query/doc pair counts): {per_query(got.duplicates)}")
+    if got.identical_ids:
+        notes.append(f"--ignore-identical-ids: dropped {sum(got.identical_ids.values())} hit(s) whose doc id equals the "
+                     f"query id: {per_query(got.identical_ids)}")
     if as_json:
         out.print_json(json.dumps({"metrics": ev.means, "per_query": ev.per_query,
-                                   "queries": len(qrels_data), "queries_missing_from_run": missing}))
+                                   "queries": len(qrels_data), "queries_missing_from_run": missing,
+                                   "duplicates_dropped": got.duplicates,
+                                   "duplicates_dropped_total": sum(got.duplicates.values()),
+                                   "ignore_identical_ids": ignore_identical_ids,
+                                   "identical_ids_dropped": got.identical_ids}))
         return
     t = Table("metric", "value", title=f"{run.name} · {len(ev.per_query)} queries")
     for m, v in ev.means.items():
         t.add_row(m, f"{v:.4f}")
     out.print(t)
-    if note:
+    for note in notes:
         err.print(f"note: {note}", highlight=False, soft_wrap=True)
 
 

@@ -61,6 +61,20 @@ def _check_int(value: Any, key: str, source: str, minimum: int = 0) -> int:
     return value
 
 
+def _check_fraction(value: Any, key: str, source: str) -> float:
+    """A share in [0, 1); anything else (a token count such as 2000, 1.5, 1) is refused by name."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(source, f"{key}: must be a fraction of the context window (0.10 = 10%), got {value!r}")
+    if value < 0:
+        raise InputError(source, f"{key}: must be >= 0, got {value!r}")
+    if value >= 1:
+        hint = (f"; for a number of tokens write safety_margin_tokens: {int(value)}"
+                if float(value).is_integer() else "")
+        raise InputError(source, (f"{key}: {value!r} is ambiguous: safety_margin is a fraction of the context "
+                                  f"window, 0 <= safety_margin < 1 (0.10 = 10%){hint}"))
+    return float(value)
+
+
 def _check_number(value: Any, key: str, source: str, minimum: float = 0.0, maximum: float | None = None) -> float:
     if value is None:
         raise InputError(source, f"{key}: missing (a number is required)")
@@ -104,52 +118,77 @@ class ContextBudget:
     """How many tokens of a model's context window are left for documents.
 
     ``available_for_documents = context_window - max_output_tokens - system_prompt_tokens
-    - max_question_tokens - safety_margin`` (the output reserve counts against the window because
-    chat models share one window between prompt and completion).
+    - max_question_tokens - margin_tokens`` (the output reserve counts against the window because
+    chat models share one window between prompt and completion), where ``margin_tokens =
+    ceil(context_window * safety_margin) + safety_margin_tokens``.
+
+    ``safety_margin`` has the design docs' meaning (the ``ContextBudget`` sketch in the shared
+    background notes: ``usable = int(context_window * (1 - safety_margin))``, default 0.10 there):
+    a *fraction* of the window, 0.10 = 10%. A value of 1 or more (say ``2000`` or ``1.5``) is
+    refused as ambiguous; an absolute number of tokens goes in ``safety_margin_tokens``. Giving
+    both is refused too, so a budget never counts its margin twice.
 
     Attributes:
         context_window: the model's context window, tokens (e.g. 128,000).
         max_output_tokens: tokens reserved for the answer (the request's ``max_tokens``).
         system_prompt_tokens: tokens of the system prompt (instructions, citation rules).
         max_question_tokens: allowance for the user's question (and short chat history).
-        safety_margin: tokens kept free for chat-template overhead and tokenizer mismatch
-            (counts here are o200k_base; the serving model's tokenizer may count more).
+        safety_margin: share of the window kept free for chat-template overhead and tokenizer
+            mismatch (counts here are o200k_base; the serving model's tokenizer may count more);
+            0 <= safety_margin < 1, default 0.
+        safety_margin_tokens: the same reserve as a number of tokens, default 0.
 
     Raises:
-        InputError: a negative or non-integer field, or nothing left for documents.
+        InputError: a negative or non-integer token field, a safety_margin outside [0, 1), both
+            margins given, or nothing left for documents.
     """
 
     context_window: int
     max_output_tokens: int
     system_prompt_tokens: int
     max_question_tokens: int
-    safety_margin: int = 0
+    safety_margin: float = 0.0
+    safety_margin_tokens: int = 0
 
     def __post_init__(self) -> None:
         src = type(self).__name__
         for f in fields(self):
+            if f.name == "safety_margin":
+                object.__setattr__(self, f.name, _check_fraction(self.safety_margin, f.name, src))
+                continue
             object.__setattr__(self, f.name, _check_int(getattr(self, f.name), f.name, src,
                                                         minimum=1 if f.name == "context_window" else 0))
+        if self.safety_margin and self.safety_margin_tokens:
+            raise InputError(src, (
+                f"safety_margin: give either safety_margin (a fraction of the window, here {self.safety_margin:g}) "
+                f"or safety_margin_tokens (here {self.safety_margin_tokens:,}), not both"))
         if self.available_for_documents <= 0:
             raise InputError(src, (
                 f"context_window: {self.context_window:,} tokens leave no room for documents after "
                 f"{self.max_output_tokens:,} output + {self.system_prompt_tokens:,} system prompt + "
-                f"{self.max_question_tokens:,} question + {self.safety_margin:,} safety margin"))
+                f"{self.max_question_tokens:,} question + {self.margin_tokens:,} safety margin"))
+
+    @property
+    def margin_tokens(self) -> int:
+        """Tokens the safety margin keeps free: ``ceil(context_window * safety_margin)`` (rounded
+        to 6 decimals first, so 128,000 x 0.10 is 12,800, not 12,801) plus ``safety_margin_tokens``."""
+        return math.ceil(round(self.context_window * self.safety_margin, 6)) + self.safety_margin_tokens
 
     @property
     def available_for_documents(self) -> int:
         """Tokens available for documents in one request (see the class docstring)."""
         return (self.context_window - self.max_output_tokens - self.system_prompt_tokens
-                - self.max_question_tokens - self.safety_margin)
+                - self.max_question_tokens - self.margin_tokens)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "ContextBudget", prefix: str = "") -> "ContextBudget":
         """Build from a parsed YAML mapping; errors name ``source`` and ``prefix+key``.
 
         Raises:
-            InputError: unknown, missing (``safety_margin`` may be omitted: 0) or badly typed keys.
+            InputError: unknown, missing (``safety_margin`` and ``safety_margin_tokens`` may be
+                omitted: 0) or badly typed keys; an ambiguous ``safety_margin`` (see the class).
         """
-        return _from_mapping(cls, data, source, prefix, optional=("safety_margin",))
+        return _from_mapping(cls, data, source, prefix, optional=("safety_margin", "safety_margin_tokens"))
 
 
 @dataclass(frozen=True)
@@ -559,7 +598,7 @@ def recommend(workload: Workload) -> Recommendation:
         reasons.append(
             f"the corpus ({w.corpus_tokens:,} tokens) does not fit the {avail:,} tokens available for documents "
             f"(context window {b.context_window:,} - output {b.max_output_tokens:,} - system prompt "
-            f"{b.system_prompt_tokens:,} - question {b.max_question_tokens:,} - safety margin {b.safety_margin:,}): use RAG")
+            f"{b.system_prompt_tokens:,} - question {b.max_question_tokens:,} - safety margin {b.margin_tokens:,}): use RAG")
     if not within_slo:
         reasons.append(
             f"a long-context request would send {lc_in:,} input tokens, above the latency limit of {slo:,} "

@@ -5,10 +5,12 @@ answer is supported by the contexts, and expects exactly one JSON object::
 
     {"faithful": true|false, "unsupported_claims": ["...", ...]}
 
-(optionally inside a Markdown code fence). It **fails closed**: an endpoint error or timeout, a
-reply that is not that JSON object, a ``faithful`` that is not a boolean, or ``faithful: true``
-together with unsupported claims all give ``faithful = False`` with the reason in
-:attr:`Verdict.error`. "Looks fine to me!" is not a verdict.
+(optionally inside a Markdown code fence). It **fails closed**: no contexts (nothing can support
+a claim), an empty answer, an endpoint error or timeout, a reply that is not that JSON object
+(including one with a duplicate key, such as ``"faithful": false, ..., "faithful": true``), a
+``faithful`` that is not a boolean, or ``faithful: true`` together with unsupported claims all
+give ``faithful = False`` with the reason in :attr:`Verdict.error`. "Looks fine to me!" is not a
+verdict.
 
 RAGAS-style metrics (Es et al. 2023, "RAGAS: Automated Evaluation of Retrieval Augmented
 Generation", arXiv:2309.15217; context recall and noise sensitivity as defined in the ``ragas``
@@ -29,7 +31,11 @@ unparseable reply fails closed to the worst value):
   answer repeated noise it was shown).
 
 All values are in [0, 1]. Claims come from the judge model (``claims`` step), so metric values
-are only as good as the judge; tests pin them with recorded responses.
+are only as good as the judge; tests pin them with recorded responses. With no contexts,
+faithfulness and context recall are 0.0 without asking the judge (nothing can support a claim).
+:func:`ragas_scores` leaves a note in :attr:`RagasScores.notes` for every metric whose value was
+forced by an unusable judge reply or by empty input, so a fail-closed 0.0 is never mistaken for
+a measured one.
 """
 
 from __future__ import annotations
@@ -77,11 +83,24 @@ class Judge(Protocol):
         ...
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r} in JSON object")
+        seen[key] = value
+    return seen
+
+
 def parse_json_reply(text: str | None):
     """The JSON value of a reply that is exactly one JSON value (optionally in a code fence).
 
+    Objects with a repeated key are refused: ``json.loads`` would silently keep the last value,
+    so ``{"faithful": false, ..., "faithful": true}`` would read as faithful.
+
     Raises:
-        ValueError: anything else (prose around it, several objects, no JSON).
+        ValueError: anything else (prose around it, several objects, no JSON, a duplicate key,
+            nesting too deep to decode).
     """
     if text is None:
         raise ValueError("empty reply")
@@ -89,7 +108,14 @@ def parse_json_reply(text: str | None):
     m = _FENCED.match(s)
     if m:
         s = m.group(1)
-    return json.loads(s)
+    try:
+        return json.loads(s, object_pairs_hook=_no_duplicate_keys)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _has_contexts(contexts: Sequence[str] | None) -> bool:
+    return any(isinstance(c, str) and c.strip() for c in (contexts or ()))
 
 
 def _sources(contexts: Sequence[str]) -> str:
@@ -120,7 +146,15 @@ class LLMFaithfulnessJudge:
         return [{"role": "system", "content": FAITHFULNESS_PROMPT}, {"role": "user", "content": user}]
 
     def judge(self, question: str, answer: str, contexts: Sequence[str]) -> Verdict:
-        """A :class:`Verdict`; never raises for endpoint or parsing problems (fails closed)."""
+        """A :class:`Verdict`; never raises for endpoint or parsing problems (fails closed).
+
+        No contexts (or only blank ones) and an empty answer are unfaithful verdicts with the
+        reason in ``error``, decided without calling the model.
+        """
+        if not _has_contexts(contexts):
+            return Verdict(False, error="no contexts: nothing supports the answer")
+        if not isinstance(answer, str) or not answer.strip():
+            return Verdict(False, error="empty answer: nothing to judge")
         try:
             resp = self.model.chat(self.messages(question, answer, contexts), max_tokens=self.max_tokens)
         except ChatError as e:
@@ -128,8 +162,8 @@ class LLMFaithfulnessJudge:
         raw = resp.content or ""
         try:
             data = parse_json_reply(raw)
-        except ValueError:
-            return Verdict(False, error="unparseable verdict (expected one JSON object)", raw=raw)
+        except ValueError as e:
+            return Verdict(False, error=f"unparseable verdict (expected one JSON object): {str(e)[:160]}", raw=raw)
         if not isinstance(data, dict) or not isinstance(data.get("faithful"), bool):
             return Verdict(False, error="verdict has no boolean 'faithful'", raw=raw)
         claims = data.get("unsupported_claims", [])
@@ -214,26 +248,42 @@ class RagasScores:
     notes: list[str] = field(default_factory=list)
 
 
-def faithfulness(judge: ClaimJudge, answer: str, contexts: Sequence[str]) -> float:
-    """Supported claims / claims (module docstring); 0.0 when the judge's replies are unusable
-    or the answer has no claims."""
+def _faithfulness(judge: ClaimJudge, answer: str, contexts: Sequence[str]) -> tuple[float, str | None]:
+    if not _has_contexts(contexts):
+        return 0.0, "faithfulness: no contexts, nothing supports the answer (0.0)"
     claims = judge.claims(answer)
+    if claims is None:
+        return 0.0, "faithfulness: unusable judge reply listing the answer's claims (0.0)"
     if not claims:
-        return 0.0
+        return 0.0, "faithfulness: the answer has no claims (0.0)"
     ok = judge.supported(claims, "\n\n".join(contexts))
-    return sum(ok) / len(claims) if ok is not None else 0.0
+    if ok is None:
+        return 0.0, "faithfulness: unusable judge reply on claim support (0.0)"
+    return sum(ok) / len(claims), None
+
+
+def faithfulness(judge: ClaimJudge, answer: str, contexts: Sequence[str]) -> float:
+    """Supported claims / claims (module docstring); 0.0 when there are no contexts, the judge's
+    replies are unusable or the answer has no claims."""
+    return _faithfulness(judge, answer, contexts)[0]
+
+
+def _answer_relevancy(judge: ClaimJudge, embedder, question: str, answer: str, n: int) -> tuple[float, str | None]:
+    if not answer.strip() or answer.strip() == ABSTENTION_TEXT:
+        return 0.0, None  # by definition (module docstring), not a failure
+    gen = judge.questions(answer, n)
+    if gen is None:
+        return 0.0, "answer relevancy: unusable judge reply generating questions (0.0)"
+    if not gen:
+        return 0.0, "answer relevancy: the judge generated no questions (0.0)"
+    vecs = embedder.embed([question, *gen])
+    return float(np.clip(vecs[1:] @ vecs[0], 0.0, 1.0).mean()), None
 
 
 def answer_relevancy(judge: ClaimJudge, embedder, question: str, answer: str, n: int = 3) -> float:
     """Mean cosine of ``n`` questions generated from the answer to the question (0.0 for an
     abstention or unusable replies). ``embedder`` returns L2-normalised rows."""
-    if not answer.strip() or answer.strip() == ABSTENTION_TEXT:
-        return 0.0
-    gen = judge.questions(answer, n)
-    if not gen:
-        return 0.0
-    vecs = embedder.embed([question, *gen])
-    return float(np.clip(vecs[1:] @ vecs[0], 0.0, 1.0).mean())
+    return _answer_relevancy(judge, embedder, question, answer, n)[0]
 
 
 def context_precision(useful: Sequence[bool]) -> float:
@@ -251,44 +301,76 @@ def context_precision(useful: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def context_recall(judge: ClaimJudge, reference: str, contexts: Sequence[str]) -> float:
-    """Reference claims attributable to the contexts / reference claims (0.0 when unusable)."""
+def _context_recall(judge: ClaimJudge, reference: str, contexts: Sequence[str]) -> tuple[float, str | None]:
+    if not _has_contexts(contexts):
+        return 0.0, "context recall: no contexts (0.0)"
     claims = judge.claims(reference)
+    if claims is None:
+        return 0.0, "context recall: unusable judge reply listing the reference's claims (0.0)"
     if not claims:
-        return 0.0
+        return 0.0, "context recall: the reference answer has no claims (0.0)"
     ok = judge.supported(claims, "\n\n".join(contexts))
-    return sum(ok) / len(claims) if ok is not None else 0.0
+    if ok is None:
+        return 0.0, "context recall: unusable judge reply on claim support (0.0)"
+    return sum(ok) / len(claims), None
+
+
+def context_recall(judge: ClaimJudge, reference: str, contexts: Sequence[str]) -> float:
+    """Reference claims attributable to the contexts / reference claims (0.0 when unusable or
+    when there are no contexts)."""
+    return _context_recall(judge, reference, contexts)[0]
+
+
+def _noise_sensitivity(judge: ClaimJudge, answer: str, reference: str, contexts: Sequence[str]) -> tuple[float, str | None]:
+    claims = judge.claims(answer)
+    if claims is None:
+        return 1.0, "noise sensitivity: unusable judge reply listing the answer's claims (1.0)"
+    if not claims:
+        return 0.0, None
+    correct = judge.supported(claims, reference)
+    if correct is None:
+        return 1.0, "noise sensitivity: unusable judge reply on support by the reference (1.0)"
+    in_context = [False] * len(claims)
+    for i, ctx in enumerate(contexts, start=1):
+        got = judge.supported(claims, ctx)
+        if got is None:
+            return 1.0, f"noise sensitivity: unusable judge reply on support by context {i} (1.0)"
+        in_context = [a or b for a, b in zip(in_context, got)]
+    return sum(1 for c, x in zip(correct, in_context) if not c and x) / len(claims), None
 
 
 def noise_sensitivity(judge: ClaimJudge, answer: str, reference: str, contexts: Sequence[str]) -> float:
     """Answer claims that are wrong (not supported by the reference) yet supported by some
     context / answer claims. Fails closed to 1.0 (worst) when replies are unusable."""
-    claims = judge.claims(answer)
-    if claims is None:
-        return 1.0
-    if not claims:
-        return 0.0
-    correct = judge.supported(claims, reference)
-    if correct is None:
-        return 1.0
-    in_context = [False] * len(claims)
-    for ctx in contexts:
-        got = judge.supported(claims, ctx)
-        if got is None:
-            return 1.0
-        in_context = [a or b for a, b in zip(in_context, got)]
-    return sum(1 for c, x in zip(correct, in_context) if not c and x) / len(claims)
+    return _noise_sensitivity(judge, answer, reference, contexts)[0]
 
 
 def ragas_scores(judge: ClaimJudge, embedder, question: str, answer: str, contexts: Sequence[str],
                  reference: str | None = None, n_questions: int = 3) -> RagasScores:
-    """All metrics for one question; those needing a reference answer stay None without one."""
-    s = RagasScores(faithfulness(judge, answer, contexts), answer_relevancy(judge, embedder, question, answer, n_questions))
+    """All metrics for one question; those needing a reference answer stay None without one.
+
+    Every metric whose value was forced (unusable judge reply, no contexts, nothing to measure)
+    gets one line in ``notes`` naming the metric, the cause and the value it took.
+    """
+    notes: list[str] = []
+
+    def keep(pair: tuple[float, str | None]) -> float:
+        if pair[1]:
+            notes.append(pair[1])
+        return pair[0]
+
+    s = RagasScores(keep(_faithfulness(judge, answer, contexts)),
+                    keep(_answer_relevancy(judge, embedder, question, answer, n_questions)))
     if reference is not None:
-        useful = judge.useful(question, reference, contexts)
+        if not _has_contexts(contexts):
+            useful = None
+            notes.append("context precision: no contexts (0.0)")
+        else:
+            useful = judge.useful(question, reference, contexts)
+            if useful is None:
+                notes.append("context precision: unusable judge reply (0.0)")
         s.context_precision = context_precision(useful) if useful is not None else 0.0
-        if useful is None:
-            s.notes.append("context precision: unusable judge reply (0.0)")
-        s.context_recall = context_recall(judge, reference, contexts)
-        s.noise_sensitivity = noise_sensitivity(judge, answer, reference, contexts)
+        s.context_recall = keep(_context_recall(judge, reference, contexts))
+        s.noise_sensitivity = keep(_noise_sensitivity(judge, answer, reference, contexts))
+    s.notes = notes
     return s

@@ -9,6 +9,7 @@ Errors name the file and line.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -44,14 +45,37 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def read_run(path: str | Path) -> dict[str, dict[str, float]]:
-    """A TREC run file as ``{qid: {doc_id: score}}`` (a repeated doc keeps its first score).
+@dataclass
+class RunRead:
+    """A TREC run as read, with what reading it dropped.
+
+    Attributes:
+        run: ``{qid: {doc_id: score}}``.
+        duplicates: ``{qid: n}``, lines dropped because the (query, doc) pair appeared on an
+            earlier line (the first line in file order keeps its score); queries without
+            duplicates are absent.
+        identical_ids: ``{qid: n}``, hits dropped because the doc id equals the query id (only
+            with ``ignore_identical_ids``; BEIR's ``EvaluateRetrieval.evaluate`` does this by
+            default for corpora such as ArguAna/Quora where a query is also a document).
+    """
+
+    run: dict[str, dict[str, float]]
+    duplicates: dict[str, int] = field(default_factory=dict)
+    identical_ids: dict[str, int] = field(default_factory=dict)
+
+
+def read_run_report(path: str | Path, *, ignore_identical_ids: bool = False) -> RunRead:
+    """Read a TREC run file (``qid Q0 docid rank score tag``) and count what is dropped.
+
+    A (query, doc) pair repeated on a later line is dropped (the first line's score is kept) and
+    counted in :attr:`RunRead.duplicates`; with ``ignore_identical_ids`` a hit whose doc id equals
+    its query id is dropped and counted in :attr:`RunRead.identical_ids`.
 
     Raises:
         InputError: unreadable file, wrong column count or a non-numeric score (with the line).
     """
     path = Path(path)
-    run: dict[str, dict[str, float]] = {}
+    out = RunRead({})
     for n, line in numbered_lines(path, "run"):
         parts = line.split()
         if len(parts) != 6:
@@ -61,8 +85,24 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             s = float(score)
         except ValueError:
             raise InputError(str(path), f"score must be a number, got {score!r}", n) from None
-        run.setdefault(qid, {}).setdefault(doc, s)
-    return run
+        hits = out.run.setdefault(qid, {})
+        if ignore_identical_ids and doc == qid:
+            out.identical_ids[qid] = out.identical_ids.get(qid, 0) + 1
+        elif doc in hits:
+            out.duplicates[qid] = out.duplicates.get(qid, 0) + 1
+        else:
+            hits[doc] = s
+    return out
+
+
+def read_run(path: str | Path) -> dict[str, dict[str, float]]:
+    """A TREC run file as ``{qid: {doc_id: score}}`` (a repeated doc keeps its first score;
+    :func:`read_run_report` also says how many were dropped).
+
+    Raises:
+        InputError: unreadable file, wrong column count or a non-numeric score (with the line).
+    """
+    return read_run_report(path).run
 
 
 def strictly_decreasing(scores: Sequence[float]) -> list[float]:

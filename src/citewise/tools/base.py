@@ -1,4 +1,4 @@
-"""The ``Tool`` seam (DESIGN.md): name, description, JSON Schema parameters, ``call(args)``.
+r"""The ``Tool`` seam (DESIGN.md): name, description, JSON Schema parameters, ``call(args)``.
 
 A tool is offered to a router or an LLM in the OpenAI tools format::
 
@@ -12,12 +12,17 @@ Arguments are checked against the tool's JSON Schema by :func:`validate_args` be
 runs: the subset used by our tools and by BFCL (``type`` object/string/integer/number/boolean/
 array, ``required``, ``enum``, ``pattern``, ``format: date``, ``minimum``/``maximum``,
 ``additionalProperties: false`` implied: unknown arguments are rejected).
+
+``pattern`` follows JSON Schema (ECMA-262): it may match anywhere, but ``$`` is the end of the
+string, so ``^C-[0-9]{4}$`` refuses ``"C-1002\n"`` (Python's ``$`` would accept a trailing
+newline; :func:`schema_regex` translates it to ``\Z``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -56,8 +61,26 @@ def spec(tool: Tool) -> dict:
 
 
 def canonical_args(args: dict) -> str:
-    """Canonical JSON of arguments (sorted keys, no spaces): the cache and comparison key."""
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Canonical JSON of arguments (sorted keys, no spaces): the cache and comparison key.
+
+    Never raises: integers beyond 64 bits are written as ``{"$int": "0x..."}`` (``str()`` of an
+    integer over 4,300 digits raises in Python 3.11+), NaN/infinity and other values as ``str``.
+    """
+    def norm(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            return {"$int": hex(v)}
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        return v
+
+    try:
+        return json.dumps(norm(args), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError) as e:
+        return f"<arguments not serialisable: {type(e).__name__}>"
 
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
@@ -71,17 +94,69 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
+def schema_regex(pattern: str) -> re.Pattern:
+    r"""Compile a JSON Schema ``pattern`` with ECMA-262's ``$`` (end of string, never before a
+    final newline): every ``$`` outside a character class and not escaped becomes ``\Z``.
+
+    Raises:
+        re.error: the pattern is not a valid regular expression.
+    """
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":  # a leading ']' after '[' or '[^' is a literal
+                out.append("[^")
+                i += 2
+                ch = None
+            else:
+                out.append("[")
+                i += 1
+                ch = None
+            if pattern[i:i + 1] == "]":
+                out.append("]")
+                i += 1
+            continue
+        elif ch == "$":
+            out.append(r"\Z")
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return re.compile("".join(out))
+
+
+def _show(value: Any) -> str:
+    """A short JSON rendering of a value for an error message (never raises)."""
+    try:
+        return json.dumps(value, default=str)[:60]
+    except (ValueError, TypeError, RecursionError):  # e.g. an int beyond str()'s digit limit
+        return f"<{type(value).__name__}>"
+
+
 def _check(value: Any, schema: dict, where: str) -> str | None:
     typ = schema.get("type")
     if typ:
         types = typ if isinstance(typ, list) else [typ]
         if not any(_TYPES.get(t, lambda v: True)(value) for t in types):
-            return f"{where} must be {' or '.join(types)}, got {type(value).__name__} {json.dumps(value, default=str)[:60]}"
+            return f"{where} must be {' or '.join(types)}, got {type(value).__name__} {_show(value)}"
     if "enum" in schema and value not in schema["enum"]:
-        return f"{where} must be one of {', '.join(map(str, schema['enum']))}; got {json.dumps(value, default=str)[:60]}"
+        return f"{where} must be one of {', '.join(map(str, schema['enum']))}; got {_show(value)}"
     if isinstance(value, str):
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            return f"{where} does not match {schema['pattern']}: {value[:60]!r}"
+        if "pattern" in schema:
+            try:
+                matched = schema_regex(schema["pattern"]).search(value)
+            except re.error as e:
+                return f"{where}: the tool's schema pattern {schema['pattern']!r} is invalid ({e})"
+            if not matched:
+                return f"{where} does not match {schema['pattern']}: {value[:60]!r}"
         if schema.get("format") == "date":
             try:
                 _dt.date.fromisoformat(value)
@@ -93,16 +168,16 @@ def _check(value: Any, schema: dict, where: str) -> str | None:
             return f"{where} is longer than {schema['maxLength']} characters"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            return f"{where} must be >= {schema['minimum']}, got {value}"
+            return f"{where} must be >= {schema['minimum']}, got {_show(value)}"
         if "maximum" in schema and value > schema["maximum"]:
-            return f"{where} must be <= {schema['maximum']}, got {value}"
+            return f"{where} must be <= {schema['maximum']}, got {_show(value)}"
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             msg = _check(item, schema["items"], f"{where}[{i}]")
             if msg:
                 return msg
     if isinstance(value, dict) and "properties" in schema:
-        return validate_args(value, schema, where)
+        return _validate(value, schema, where)
     return None
 
 
@@ -110,13 +185,23 @@ def validate_args(args: Any, schema: dict, where: str = "arguments") -> str | No
     """Check ``args`` against an object JSON Schema; return the first problem as one line, or None.
 
     Unknown keys are rejected (a model inventing an argument is an error, not a silent no-op).
+    Never raises: a schema this checker cannot apply (say ``minimum: "x"``) is reported as a problem.
     """
+    try:
+        return _validate(args, schema, where)
+    except (TypeError, ValueError, RecursionError) as e:
+        return f"{where}: cannot be checked against the tool's schema ({type(e).__name__}: {e})"
+
+
+def _validate(args: Any, schema: dict, where: str) -> str | None:
     if not isinstance(args, dict):
         return f"{where} must be a JSON object, got {type(args).__name__}"
     props = schema.get("properties") or {}
     for key in schema.get("required") or []:
         if key not in args or args[key] is None:
             return f"missing required argument '{key}'"
+    if not all(isinstance(k, str) for k in args):
+        return f"{where} must have string keys"
     for key in sorted(args):
         if key not in props:
             return f"unknown argument '{key}' (valid: {', '.join(sorted(props)) or 'none'})"

@@ -87,10 +87,13 @@ def load_bfcl(root: str | Path, category: str, limit: int | None = None) -> list
     answers: dict[str, list] = {}
     apath = root / "possible_answer" / path.name
     if apath.is_file():
-        for line in apath.read_text(encoding="utf-8").splitlines():
+        for n, line in enumerate(apath.read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
-                a = json.loads(line)
-                answers[a["id"]] = a["ground_truth"]
+                try:
+                    a = json.loads(line)
+                    answers[a["id"]] = a["ground_truth"]
+                except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:
+                    raise InputError(str(apath), f"not a BFCL answer ({type(e).__name__}: {e})", n) from None
     cases = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -100,16 +103,17 @@ def load_bfcl(root: str | Path, category: str, limit: int | None = None) -> list
             turns = d["question"][0]
             question = "\n".join(m["content"] for m in turns if m.get("role") == "user")
             funcs = d["function"]
-        except (ValueError, KeyError, IndexError, TypeError) as e:
+            tools, names, params = [], {}, {}
+            for f in funcs:
+                sname = safe_name(f["name"])
+                names[sname] = f["name"]
+                params[f["name"]] = set((f.get("parameters") or {}).get("properties") or {})
+                tools.append({"type": "function", "function": {"name": sname, "description": f.get("description", ""),
+                                                               "parameters": to_json_schema(f.get("parameters") or {"type": "object", "properties": {}})}})
+            case = BfclCase(d["id"], question, tools, names, answers.get(d["id"]) if answers else None, params)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
             raise InputError(str(path), f"not a BFCL entry ({type(e).__name__}: {e})", n) from None
-        tools, names, params = [], {}, {}
-        for f in funcs:
-            sname = safe_name(f["name"])
-            names[sname] = f["name"]
-            params[f["name"]] = set((f.get("parameters") or {}).get("properties") or {})
-            tools.append({"type": "function", "function": {"name": sname, "description": f.get("description", ""),
-                                                           "parameters": to_json_schema(f.get("parameters") or {"type": "object", "properties": {}})}})
-        cases.append(BfclCase(d["id"], question, tools, names, answers.get(d["id"]) if answers else None, params))
+        cases.append(case)
         if limit and len(cases) >= limit:
             break
     return cases

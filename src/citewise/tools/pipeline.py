@@ -120,7 +120,15 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index) -> Answer:
             f"No record for {', '.join(f'{k}={v}' for k, v in call.arguments.items())}; I cannot check the "
             f"{policy.get('rule', 'rule')}. [tool:{call.name}]", "abstained")
     row = obs["rows"][0]
-    key, used = str(row[policy["key_field"]]), float(row[policy["value_field"]])
+    try:
+        key, used = str(row[policy["key_field"]]), float(row[policy["value_field"]])
+        if used != used or used in (float("inf"), float("-inf")):
+            raise ValueError(used)
+    except (KeyError, TypeError, ValueError):  # NULL total, a misdeclared policy: no comparison, no crash
+        fields = f"{policy.get('key_field')!r} and {policy.get('value_field')!r}"
+        return Answer(f"The records tool {call.name} returned no usable {fields} for "
+                      f"{', '.join(f'{k}={v}' for k, v in call.arguments.items())}; I cannot check the "
+                      f"{policy.get('rule', 'rule')}. [tool:{call.name}]", "abstained")
     who = ", ".join(f"{k}={v}" for k, v in call.arguments.items())
     number = f"Records ({who}): {policy['value_field']} = {_money(used)}, plan {key} [tool:{call.name}]"
     search = tools["vector_search"].call({"query": policy["query"], "k": 5})

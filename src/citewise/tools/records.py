@@ -130,6 +130,8 @@ class RecordTool:
             result = self.db.query(self.sql, params)
         except SqlGuardError as e:
             return error(self.name, str(e))
+        except Exception as e:  # anything else is still an observation (DESIGN.md: Tool seam)
+            return error(self.name, f"{type(e).__name__}: {e}")
         return {"tool": self.name, "args": args, **result}
 
 

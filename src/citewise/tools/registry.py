@@ -31,10 +31,22 @@ class ToolSet:
         return [spec(t) for t in self.tools.values()]
 
     def call(self, name: str, args: dict) -> dict:
-        tool = self.tools.get(name)
+        """Call tool ``name`` with ``args``; never raises.
+
+        Returns:
+            The tool's observation, or an error observation ``{"error", "tool"}`` for an unknown
+            name, arguments that are not a JSON object, or an exception a tool let escape.
+        """
+        tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            return error(name, f"unknown tool '{name}' (valid: {', '.join(self.tools)})")
-        return tool.call(args)
+            return error(str(name), f"unknown tool '{name}' (valid: {', '.join(self.tools)})")
+        if not isinstance(args, dict):
+            return error(name, f"arguments must be a JSON object, got {type(args).__name__}")
+        try:
+            obs = tool.call(args)
+        except Exception as e:  # a tool broke the seam's contract; still an observation (DESIGN.md)
+            return error(name, f"{type(e).__name__}: {str(e)[:200]}")
+        return obs if isinstance(obs, dict) else {"tool": name, "result": obs}
 
 
 def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Principal | None = None,

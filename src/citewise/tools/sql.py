@@ -18,8 +18,20 @@ least-privilege read-only connections, allowlisted tables, bound parameters, lim
    loading off, and an authorizer (``sqlite3.Connection.set_authorizer``) that allows only
    SELECT, reads of allowlisted tables and calls of :data:`ALLOWED_FUNCTIONS` - the engine's own
    view, so it also catches anything sqlglot parsed differently from SQLite. A progress handler
-   aborts a statement after ``timeout_s`` seconds (recursive CTE loops, huge cross joins); at
-   most ``max_rows`` rows are fetched (``truncated`` says when there were more).
+   aborts a statement after ``timeout_s`` seconds (recursive CTE loops, huge cross joins),
+   checked every :data:`PROGRESS_OPS` virtual-machine steps; at most ``max_rows`` rows are fetched
+   (``truncated`` says when there were more).
+3. **Size limits**, because one VM step on a huge string can run for seconds between two progress
+   checks (issue 13 reported 16.8 s and 5.8 GB RSS for big-string expressions under the 2 s
+   timeout; nested ``replace`` doubling a string is such a case):
+   ``SQLITE_LIMIT_LENGTH`` caps every string/blob/row at :data:`MAX_VALUE_BYTES` (SQLite then
+   fails the statement with "string or blob too big" instead of building it), the SQL text at
+   :data:`MAX_SQL_BYTES`, expression depth at :data:`MAX_EXPR_DEPTH`, LIKE/GLOB patterns at
+   :data:`MAX_LIKE_PATTERN_BYTES`; ``printf``/``format`` need a literal format whose widths and
+   precisions are at most :data:`MAX_FORMAT_WIDTH` (``printf('%.*c', 1e9, 'x')`` loops 1e9 times in
+   one step even when the result is refused); and ``PRAGMA hard_heap_limit`` caps all SQLite heap
+   memory of the process at :data:`HARD_HEAP_LIMIT_BYTES` (process-wide and only ever lowered;
+   citewise uses SQLite only here).
 
 Parameters are bound by SQLite (``:name`` placeholders), never interpolated into the text.
 
@@ -33,7 +45,9 @@ a ``postgresql://`` URL is refused with a clear error.
 from __future__ import annotations
 
 import logging
+import math
 import os
+import re
 import sqlite3
 import time
 import urllib.parse
@@ -60,6 +74,24 @@ ALLOWED_FUNCTIONS = frozenset({
     "substring", "trim", "ltrim", "rtrim", "replace", "instr", "like", "glob", "printf", "format",
     "date", "time", "datetime", "julianday", "strftime", "unixepoch", "typeof", "cast",
 })
+
+#: Limits of the engine (module docstring, layer 3). Sources: SQLite's run-time limits
+#: (sqlite.org/c3ref/c_limit_attached.html, Python ``Connection.setlimit``) and hard_heap_limit
+#: (sqlite.org/pragma.html#pragma_hard_heap_limit); the values are ours: far above anything a
+#: records question needs (the sample database's longest value is 31 bytes), far below
+#: what hurts a 2-core machine.
+MAX_VALUE_BYTES = 1_000_000
+MAX_SQL_BYTES = 100_000
+MAX_EXPR_DEPTH = 200
+MAX_LIKE_PATTERN_BYTES = 1_000
+MAX_FORMAT_WIDTH = 1_000
+HARD_HEAP_LIMIT_BYTES = 512 * 1024 * 1024
+#: Progress-handler period in SQLite VM steps (each step is short once values are capped).
+PROGRESS_OPS = 100
+#: Bound integers must fit SQLite's 64-bit INTEGER.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+_FORMAT_SPEC = re.compile(r"%%|%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 _FORBIDDEN_NODES: tuple[type, ...] = tuple(getattr(exp, n) for n in (
     "Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
@@ -92,15 +124,28 @@ class SqlGuard:
         """Parse and check ``sql``; return the parsed statement.
 
         Raises:
-            SqlGuardError: unparseable, not exactly one statement, not a SELECT, a forbidden
-                construct, a table off the allowlist, or a function that is not allowed.
+            SqlGuardError: unparseable, nested too deeply for the parser (sqlglot recurses; about
+                45 levels of parentheses exhaust Python's stack), not exactly one statement, not a
+                SELECT, a forbidden construct, a table off the allowlist, a function that is not
+                allowed, or a printf/format without a literal format or with a width or
+                precision above :data:`MAX_FORMAT_WIDTH`.
         """
         if not isinstance(sql, str) or not sql.strip():
             raise SqlGuardError("empty SQL")
         try:
+            return self._check(sql)
+        except RecursionError:
+            raise SqlGuardError("query is nested too deeply") from None
+
+    def _check(self, sql: str) -> exp.Expression:
+        try:
             parsed = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
         except sqlglot.errors.SqlglotError as e:
-            raise SqlGuardError(f"cannot parse SQL: {str(e).splitlines()[0][:160]}") from None
+            raise SqlGuardError(f"cannot parse SQL: {(str(e).splitlines() or [''])[0][:160]}") from None
+        except RecursionError:
+            raise
+        except Exception as e:  # sqlglot on input it does not expect: a refusal, not a crash
+            raise SqlGuardError(f"cannot parse SQL: {type(e).__name__}: {str(e)[:160]}") from None
         if len(parsed) != 1:
             raise SqlGuardError(f"exactly one statement is allowed, got {len(parsed)}")
         root = parsed[0]
@@ -127,7 +172,23 @@ class SqlGuard:
             fname = str(fn.name).lower()
             if fname not in ALLOWED_FUNCTIONS:
                 raise SqlGuardError(f"function '{fname}' is not allowed")
+            if fname in ("printf", "format"):
+                _check_format(fname, fn.expressions[0] if fn.expressions else None)
+        for fn in root.find_all(exp.Format):
+            _check_format("format", fn.this)
         return root
+
+
+def _check_format(fname: str, fmt: exp.Expression | None) -> None:
+    """Refuse a printf/format whose format is not a literal or asks for a huge width/precision."""
+    if not isinstance(fmt, exp.Literal) or not fmt.is_string:
+        raise SqlGuardError(f"{fname}: the format must be a string literal")
+    for m in _FORMAT_SPEC.finditer(fmt.this):
+        for n in m.groups():
+            if n == "*":
+                raise SqlGuardError(f"{fname}: '*' width or precision is not allowed")
+            if n is not None and int(n) > MAX_FORMAT_WIDTH:
+                raise SqlGuardError(f"{fname}: width or precision {n} is above {MAX_FORMAT_WIDTH}")
 
 
 def parse_db_url(url: str | os.PathLike) -> Path:
@@ -189,6 +250,12 @@ class SqliteDatabase:
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.execute("PRAGMA query_only = ON")
+        conn.execute(f"PRAGMA hard_heap_limit = {HARD_HEAP_LIMIT_BYTES}")  # lowers only; process-wide
+        for limit, value in ((sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES), (sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES),
+                             (sqlite3.SQLITE_LIMIT_EXPR_DEPTH, MAX_EXPR_DEPTH),
+                             (sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES),
+                             (sqlite3.SQLITE_LIMIT_ATTACHED, 0)):
+            conn.setlimit(limit, value)
         conn.set_authorizer(self._authorize)
         return conn
 
@@ -213,16 +280,26 @@ class SqliteDatabase:
             ``{"columns": [...], "rows": [{column: value}], "row_count": n, "truncated": bool}``.
 
         Raises:
-            SqlGuardError: the guard or the engine refused the query, it timed out, or failed.
+            SqlGuardError: the guard or the engine refused the query; a parameter is not a string,
+                a finite number within 64-bit integers, or null; the statement timed out, hit a
+                size limit (module docstring, layer 3) or failed.
         """
         self.guard.check(sql)
+        if params is not None and not isinstance(params, dict):
+            raise SqlGuardError(f"parameters must be an object of name -> value, got {type(params).__name__}")
         params = dict(params or {})
         for k, v in params.items():
+            if not isinstance(k, str):
+                raise SqlGuardError(f"parameter names must be strings, got {type(k).__name__}")
             if not isinstance(v, (str, int, float, type(None))) or isinstance(v, bool):
                 raise SqlGuardError(f"parameter '{k}' must be a string, number or null")
+            if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+                raise SqlGuardError(f"parameter '{k}' is outside the 64-bit integer range")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise SqlGuardError(f"parameter '{k}' must be a finite number")
         conn = self.connect()
         deadline = time.monotonic() + self.timeout_s
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, PROGRESS_OPS)
         try:
             cur = conn.execute(sql, params)
             rows = cur.fetchmany(self.max_rows + 1)
@@ -233,9 +310,13 @@ class SqliteDatabase:
                 raise SqlGuardError(f"statement timed out after {self.timeout_s:g}s") from None
             if "not authorized" in msg or "prohibited" in msg:
                 raise SqlGuardError(f"refused by the read-only engine: {msg}") from None
+            if "too big" in msg or "too large" in msg:
+                raise SqlGuardError(f"a value is larger than the {MAX_VALUE_BYTES:,}-byte limit ({msg})") from None
+            if "out of memory" in msg:
+                raise SqlGuardError(f"statement needs more memory than the limit ({msg})") from None
             raise SqlGuardError(f"SQL error: {msg}") from None
-        except sqlite3.ProgrammingError as e:
-            raise SqlGuardError(f"parameter error: {e}") from None
+        except (sqlite3.Error, OverflowError, ValueError, MemoryError) as e:
+            raise SqlGuardError(f"parameter or engine error: {type(e).__name__}: {e}") from None
         finally:
             conn.close()
         truncated = len(rows) > self.max_rows
@@ -245,7 +326,13 @@ class SqliteDatabase:
 
 
 def _json_value(v: Any) -> Any:
-    return v.hex() if isinstance(v, bytes) else v
+    """A SQLite value as JSON: blobs as hex, +/-infinity (``SELECT 1e999``) as the strings
+    ``"Infinity"`` / ``"-Infinity"`` (JSON has no such number; SQLite stores no NaN)."""
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, float) and not math.isfinite(v):
+        return "Infinity" if v > 0 else ("-Infinity" if v < 0 else None)
+    return v
 
 
 class SqlQueryTool:
@@ -280,3 +367,5 @@ class SqlQueryTool:
             return {"tool": self.name, **self.db.query(args["sql"], args.get("params"))}
         except SqlGuardError as e:
             return error(self.name, str(e))
+        except Exception as e:  # anything else is still an observation (DESIGN.md: Tool seam)
+            return error(self.name, f"{type(e).__name__}: {e}")
