@@ -225,7 +225,9 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
         if "mapping values are not allowed" in problem:
             problem += " (quote a value that contains ': ', e.g. title: \"E-1004: Card declined\")"
         raise InputError(source, f"bad front matter: {problem}", line) from None
-    except Exception as e:  # RecursionError on absurd nesting, ValueError from explicit tags, ...
+    except RecursionError:
+        raise InputError(source, "bad front matter: nested too deeply", 1) from None
+    except Exception as e:  # ValueError from an explicit !!timestamp tag, ...
         raise InputError(source, f"bad front matter: {type(e).__name__}: {' '.join(str(e).split())[:120]}", 1) from None
     if meta is None:
         meta = {}
