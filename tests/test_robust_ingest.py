@@ -333,3 +333,26 @@ def test_a_huge_query_is_refused_quickly(tmp_path):
     for cmd in ("search", "ask"):
         res = runner.invoke(app, [cmd, huge, "--index", str(idx.path)])
         assert res.exit_code != 0 and "the limit is 2,000" in str(res.exception)
+
+
+def test_a_store_failure_on_one_document_keeps_its_old_version_and_writes_the_rest(tmp_path, monkeypatch):
+    root = tmp_path / "docs"
+    write_doc(root, "a.md", "A", "Alpha text.")
+    bad = write_doc(root, "b.md", "B", "Beta text.")
+    idx = new_index(tmp_path)
+    idx.ingest(root)
+    write_doc(root, "a.md", "A", "Alpha text, edited.")
+    write_doc(root, "b.md", "B", "Beta text, edited.")
+    real = idx.store.upsert
+
+    def picky(updates):
+        if any(u.document.doc_id == "b" for u in updates):
+            raise RuntimeError("disk full")
+        return real(updates)
+
+    monkeypatch.setattr(idx.store, "upsert", picky)
+    report = idx.ingest(root)
+    assert report.updated == 1
+    assert report.errors == [f"{bad}: could not be stored (RuntimeError: disk full); previous version kept"]
+    chunks = idx.store.get_chunks(["a#a", "b#b"])
+    assert "edited" in chunks["a#a"].text and "edited" not in chunks["b#b"].text

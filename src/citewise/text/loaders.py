@@ -7,7 +7,10 @@ walk yields one result per file so one bad file never stops the rest.
 Markdown front matter (YAML between ``---`` lines at the top of the file) may set:
 ``id`` (str), ``title`` (str), ``version`` (str or number), ``updated`` (ISO date),
 ``effective`` (ISO date from which the document is in force), ``permissions`` (list of group
-names). Unknown keys are kept out of the index and ignored.
+names). It is read with a safe YAML loader without aliases; every key is type-checked (see
+:func:`load_markdown`). Unknown keys are warnings (file and line) and ignored; a key that looks
+like a misspelled ``permissions`` and a blank group are errors, so the file is refused rather than
+made public. UTF-16/UTF-32 files with a byte order mark are decoded.
 HTML may set the same through ``<meta name="..." content="...">`` (permissions comma-separated).
 
 PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
