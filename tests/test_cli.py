@@ -31,7 +31,7 @@ def small_index(tmp_path):
     (root / "broken.md").write_bytes(b"\x00\x01")
     index = tmp_path / "index"
     res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing", "--json"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 3, res.output  # a file was skipped for an error (issue 13: not 0)
     data = json.loads(res.stdout)
     assert (data["added"], data["documents"]) == (3, 3)
     assert len(data["errors"]) == 1 and "broken.md: binary file" in data["errors"][0]

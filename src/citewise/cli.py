@@ -15,7 +15,8 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 from rich.text import Text
 
@@ -36,6 +37,12 @@ KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
 RetrieverOpt = typer.Option("shipped", "--retriever", help="bm25 | dense | hybrid | shipped.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
+#: ``citewise ingest`` exit status when at least one file was skipped for an error (the rest was
+#: ingested); ``--allow-errors`` turns it into 0. Other errors stop the command with status 2.
+EXIT_FILE_ERRORS = 3
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_LINE_EVERY_S = 5.0
+
 
 def _principal(groups: Optional[list[str]]) -> Principal:
     return Principal(name="cli", groups=tuple(groups or ()))
@@ -50,6 +57,66 @@ def _progress(total: int, label: str, enabled: bool = True):
                   console=err, transient=True) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second of a rich progress task ('' until rich has measured a speed)."""
+
+    def render(self, task):
+        return Text(f"{task.speed:.1f} chunks/s" if task.speed else "")
+
+
+@contextmanager
+def _embed_progress(enabled: bool = True):
+    """An ``embed_progress(embedded, planned)`` callback: a rich bar with rate and ETA on a
+    terminal, else a line on stderr every :data:`PROGRESS_LINE_EVERY_S` seconds."""
+    import time
+
+    if not enabled:
+        yield None
+        return
+    if sys.stderr.isatty():
+        with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
+                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
+                      transient=True) as p:
+            task = p.add_task("embedding", total=None)
+            yield lambda done, planned: p.update(task, completed=done, total=planned)
+        return
+    state = {"start": None, "last": 0.0}
+
+    def line(done: int, planned: int) -> None:
+        now = time.monotonic()
+        if state["start"] is None:
+            state["start"], state["last"] = now, now
+            return
+        if now - state["last"] < PROGRESS_LINE_EVERY_S:
+            return
+        state["last"] = now
+        rate = done / max(now - state["start"], 1e-9)
+        eta = f"{(planned - done) / rate:.0f}s" if rate > 0 else "?"
+        err.print(f"embedding: {done}/{planned} chunks ({rate:.1f} chunks/s, ETA {eta})", highlight=False)
+
+    yield line
+
+
+def _check_db(db: Optional[str]) -> None:
+    """Refuse a ``--db`` (or ``$CITEWISE_DB``) that exists but is not a SQLite database, with one
+    clear line instead of SQLite's 'file is not a database' at the first query."""
+    import os
+
+    from citewise.tools.sql import parse_db_url
+
+    chosen = db or os.environ.get("CITEWISE_DB")
+    if not chosen:
+        return
+    path = parse_db_url(chosen)
+    if path.is_dir():
+        raise CitewiseError(f"{path}: is a folder, not a SQLite database (--db)")
+    if path.is_file():
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":
+            raise CitewiseError(f"{path}: not a SQLite database (--db)")
 
 
 def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
@@ -67,31 +134,48 @@ def ingest(
     embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
     default_permission: Optional[str] = typer.Option(None, help="public | deny, for documents without permissions."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (rules: [{glob, groups, override}]); the index keeps it for later ingests."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks that point outside the folder (default: skip them with a line)."),
+    allow_errors: bool = typer.Option(False, "--allow-errors", help=f"Exit 0 even when files were skipped for errors (default: exit {EXIT_FILE_ERRORS})."),
+    wait: bool = typer.Option(False, "--wait", help="If another ingest is running on this index, wait for it (default: exit 2 naming its pid)."),
     as_json: bool = JsonOpt,
 ):
-    """Ingest a folder: new and changed documents are indexed, removed ones deleted."""
-    from citewise.text.loaders import iter_files
+    """Ingest a folder: new and changed documents are indexed, removed ones deleted.
 
-    if not path.exists():
+    Exit status: 0 done; 3 done, but some files were skipped for errors (each named on stderr,
+    or in the JSON 'errors'); 2 nothing ingested (bad option, policy or index, or another ingest
+    running).
+    """
+    from citewise.policy import Policy
+
+    if not path.exists() and not path.is_symlink():
         raise CitewiseError(f"{path}: no such file or folder")
+    if policy is not None:
+        Policy.load(policy)  # a missing or bad policy is an error before anything is created
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission)
-    total = len(iter_files(path))
-    with _progress(total, "ingesting", not as_json) as tick:
-        report = idx.ingest(path, progress=tick, policy=policy)
+    with _embed_progress(not as_json) as on_embed:
+        report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
+                            on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
+                            embed_progress=on_embed)
     stats = idx.store.stats()
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
     else:
         for e in report.errors:
             err.print(Text.assemble(("skipped", "yellow"), f" {e}"), highlight=False, soft_wrap=True)
+        for e in report.warnings:
+            err.print(f"warning {e}", markup=False, highlight=False, soft_wrap=True)
         for e in report.superseded:
             err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
+        for e in report.removed:
+            err.print(f"deleted {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
             f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
             f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
             highlight=False, soft_wrap=True,
         )
+    if report.errors and not allow_errors:
+        raise typer.Exit(EXIT_FILE_ERRORS)
 
 
 @app.command()
@@ -107,8 +191,10 @@ def search(
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
+    from citewise.index import check_query
     from citewise.retrieval.snippets import chunk_snippet
 
+    check_query(query)
     idx = _open(index)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
@@ -186,6 +272,10 @@ def ask(
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain."""
+    from citewise.index import check_query
+
+    check_query(question)
+    _check_db(db)
     idx = _open(index)
     from citewise.tools.pipeline import route_and_answer
 
@@ -446,6 +536,7 @@ DbOpt = typer.Option(None, "--db", help="Records database: sqlite:///PATH or a p
 def _toolset(db: Optional[str], index: Optional[Path], as_: Optional[list[str]] = None):
     from citewise.tools.registry import build_toolset
 
+    _check_db(db)
     idx = _open(index) if index else None
     return build_toolset(db, index=idx, principal=_principal(as_))
 
@@ -527,6 +618,7 @@ def eval_tools(
     from citewise.tools.router import EmbeddingRouter, LLMRouter, RuleRouter, index_probe
     from citewise.tools.tsa import evaluate_router, load_routing_set
 
+    _check_db(db)
     cases = load_routing_set(routing or sample_dir() / "routing.jsonl")
     index = index or default_index_dir().parent / "demo"
     if not Index.exists(index):

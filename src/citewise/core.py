@@ -35,6 +35,11 @@ class InputError(CitewiseError):
         super().__init__(f"{where}: {reason}")
 
 
+class InputWarning(InputError):
+    """Something about an input worth a line that does not stop it being used (or that skips
+    nothing of value), e.g. a folder named like a document. Reported, never counted as an error."""
+
+
 @dataclass(frozen=True)
 class Document:
     """One source document, as loaded, before chunking.
@@ -61,6 +66,8 @@ class Document:
             searches see only current documents unless they ask for a date or a version.
         valid_to: for a superseded version, the date its successor came into force (None:
             current, or a successor without a date).
+        warnings: things worth telling the user that did not stop the load (an unknown front
+            matter key, with its line); not stored in the index.
     """
 
     doc_id: str
@@ -77,6 +84,7 @@ class Document:
     pages: tuple[int, ...] = ()
     current: bool = True
     valid_to: _dt.date | None = None
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,65 @@ from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
 
 FORMAT = 1
+
+#: Longest query or question accepted by :meth:`Index.search` / :meth:`Index.ask` (and the CLI).
+#: Retrieval cost grows with query length (a 75 KB query took 41 s); a question is far shorter.
+MAX_QUERY_CHARS = 2000
+
+
+class IndexBusy(CitewiseError):
+    """Another process holds the index's ingest lock."""
+
+
+def check_query(query: str) -> str:
+    """Return ``query`` if it is within :data:`MAX_QUERY_CHARS`.
+
+    Raises:
+        CitewiseError: the query is longer (the message says how long and the limit).
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise CitewiseError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
+                            "(ask a shorter question, or search for its key phrase)")
+    return query
+
+
+@contextmanager
+def ingest_lock(folder: Path, wait: bool = False, on_wait=None):
+    """Hold ``<folder>/ingest.lock`` (an exclusive ``flock``) for one ingest.
+
+    Two ingests into one index would otherwise race on the same tables. The holder writes its
+    pid into the file; the lock goes with the process, so a killed ingest leaves no stale lock.
+
+    Args:
+        wait: block until the other ingest finishes (``on_wait(message)`` is called once first)
+            instead of raising.
+
+    Raises:
+        IndexBusy: another process holds the lock and ``wait`` is False.
+    """
+    import fcntl
+
+    lock = Path(folder) / "ingest.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                pid = lock.read_text().strip() or "unknown"
+            except OSError:
+                pid = "unknown"
+            msg = f"{folder}: another ingest is running (pid {pid})"
+            if not wait:
+                raise IndexBusy(msg + "; wait for it to finish, or pass --wait") from None
+            if on_wait:
+                on_wait(msg + "; waiting for it to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        os.close(fd)
 
 #: Abstention thresholds on the evidence score (:mod:`citewise.answer.evidence`), per embedder,
 #: used until ``citewise calibrate`` stores one for the index. Fitted on all 54 questions of the
@@ -86,6 +146,8 @@ class Index:
                 f"--default-permission must be one of {', '.join(DEFAULT_PERMISSIONS)}, got '{default_permission}'"
             )
         path = Path(path) if path else default_index_dir()
+        if path.exists() and not path.is_dir():
+            raise CitewiseError(f"{path}: not an index folder (it is a file); give --index a folder")
         cfg = path / "index.json"
         if cfg.exists():
             try:
@@ -123,25 +185,44 @@ class Index:
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
                         policy=policy, batch_docs=batch_docs)
 
-    def ingest(self, folder: str | Path, progress=None, policy=None) -> IngestReport:
+    def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
+               wait: bool = False, on_wait=None, embed_progress=None) -> IngestReport:
         """Ingest a folder (incremental; see :mod:`citewise.ingest`).
 
         ``policy``: a :class:`citewise.policy.Policy` or the path of a policy YAML file. A policy
         file given here is copied to ``<index>/policy.yaml`` and used by later ingests that name
         none (so forgetting ``--policy`` once cannot widen permissions); delete that file to drop it.
+
+        Args:
+            progress: called with the number of documents handled after each batch.
+            follow_links: follow symlinks whose target is outside ``folder`` (default: skip them
+                with an error line).
+            wait: if another ingest holds this index's lock, wait for it (``on_wait(message)`` is
+                called once) instead of raising :class:`IndexBusy`.
+            embed_progress: called with (chunks embedded, chunks planned) while embedding.
+
+        Raises:
+            IndexBusy: another ingest is running on this index and ``wait`` is False.
+            InputError: a bad policy file (nothing is changed).
         """
         from citewise.policy import Policy
 
         kept = self.path / "policy.yaml"
         if policy is not None and not isinstance(policy, Policy):
             loaded = Policy.load(policy)  # validate before keeping it
-            tmp = kept.with_suffix(".yaml.tmp")
-            tmp.write_bytes(Path(policy).read_bytes())
-            tmp.replace(kept)
-            policy = loaded
-        elif policy is None and kept.exists():
-            policy = Policy.load(kept)
-        return self.ingestor(policy).ingest_folder(Path(folder), progress=progress)
+            policy_bytes = Path(policy).read_bytes()
+        else:
+            loaded, policy_bytes = policy, None
+        with ingest_lock(self.path, wait=wait, on_wait=on_wait):
+            if policy_bytes is not None:
+                tmp = kept.with_suffix(".yaml.tmp")
+                tmp.write_bytes(policy_bytes)
+                tmp.replace(kept)
+            elif loaded is None and kept.exists():
+                loaded = Policy.load(kept)
+            ingestor = self.ingestor(loaded)
+            ingestor.embed_progress = embed_progress
+            return ingestor.ingest_folder(Path(folder), progress=progress, follow_links=follow_links)
 
     def status(self, max_lag_s: float | None = None):
         """Freshness of this index: a :class:`citewise.lifecycle.Status` (see that module)."""
@@ -156,7 +237,12 @@ class Index:
 
     def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
                principal: Principal | None = None, filters: Filters | None = None) -> list[Hit]:
-        """Top-k hits for ``query`` visible to ``principal`` (anonymous: public documents only)."""
+        """Top-k hits for ``query`` visible to ``principal`` (anonymous: public documents only).
+
+        Raises:
+            CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
+        """
+        check_query(query)
         return self.retriever(retriever).search(query, k, principal=principal, filters=filters)
 
     @property
@@ -203,5 +289,9 @@ class Index:
         """A cited answer (or an abstention); see :mod:`citewise.answer.pipeline`.
 
         ``generator``: ``extractive`` (default, no LLM) | ``llm`` | a Generator object.
+
+        Raises:
+            CitewiseError: ``question`` is longer than :data:`MAX_QUERY_CHARS`.
         """
+        check_query(question)
         return self.answerer(retriever, generator, threshold).answer(question, k=k, principal=principal, filters=filters)

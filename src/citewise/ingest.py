@@ -25,13 +25,13 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from citewise.core import PUBLIC_GROUP, Document, InputError
+from citewise.core import PUBLIC_GROUP, Document, InputError, InputWarning
 from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now, version_key
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store
 from citewise.text.chunker import Chunker
-from citewise.text.loaders import load_folder
+from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
 
 #: Policies for documents that declare no permissions.
 DEFAULT_PERMISSIONS = ("public", "deny")
@@ -43,6 +43,9 @@ class IngestReport:
 
     ``metadata_updated``: unchanged text whose permissions or source changed (rows rewritten with
     stored vectors). ``superseded``: one line per older version not indexed (not an error).
+    ``errors``: one line per file skipped for an error. ``warnings``: one line per oddity that
+    skipped nothing of value (unknown front matter key, folder named like a file).
+    ``removed``: one line per deleted document (its file is gone).
     """
 
     added: int = 0
@@ -53,17 +56,24 @@ class IngestReport:
     metadata_updated: int = 0
     errors: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
             "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
             "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
             "metadata_updated": self.metadata_updated, "errors": list(self.errors),
-            "superseded": list(self.superseded),
+            "superseded": list(self.superseded), "warnings": list(self.warnings),
         }
 
 
 Progress = Callable[[int], None]
+#: Embedding progress: called with (chunks embedded so far, chunks planned so far) during a run.
+EmbedProgress = Callable[[int, int], None]
+#: Texts per embedder call when reporting embedding progress (sorted by length first, so the
+#: embedder's own length batching pads as little as with one call).
+EMBED_SLICE = 64
 
 
 @dataclass
@@ -103,6 +113,9 @@ class Ingestor:
         self.batch_docs = batch_docs
         self.policy = policy
         self._root: Path | None = None
+        self.embed_progress: EmbedProgress | None = None
+        self._planned = 0
+        self._embedded = 0
 
     def groups_for(self, doc: Document) -> tuple[str, ...]:
         """The groups stored on a document's chunks: front matter / policy (see
@@ -139,11 +152,13 @@ class Ingestor:
         self._record(started, root, report)
         return report
 
-    def ingest_folder(self, root: Path, progress: Progress | None = None) -> IngestReport:
+    def ingest_folder(self, root: Path, progress: Progress | None = None,
+                      follow_links: bool = False) -> IngestReport:
         """Ingest every supported file below ``root`` and delete documents whose files are gone.
 
         Only documents whose source lies under ``root`` are candidates for deletion, and a file
-        that failed to load keeps its previous version.
+        that failed to load keeps its previous version. Symlinks out of ``root`` are skipped with
+        a line unless ``follow_links`` (:func:`citewise.text.loaders.scan_folder`).
         """
         started = utc_now()
         root = Path(root).resolve()
@@ -151,23 +166,34 @@ class Ingestor:
         report = IngestReport()
         failed_sources: set[str] = set()
         docs: list[Document] = []
-        for item in load_folder(root):
-            if isinstance(item, InputError):
+        for item in load_folder(root, follow_links=follow_links):
+            if isinstance(item, InputWarning):
+                report.warnings.append(str(item))
+            elif isinstance(item, InputError):
                 report.errors.append(str(item))
-                failed_sources.add(str(Path(item.source).resolve()))
+                if not isinstance(item, NotFollowed):
+                    failed_sources.add(str(Path(item.source)))
+                    failed_sources.add(str(Path(item.source).resolve()))
+            elif HISTORY_SEP in item.doc_id:
+                report.errors.append(
+                    f"{item.source}: document id '{item.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
+                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped")
+                failed_sources.add(str(Path(item.source)))
             else:
+                report.warnings.extend(item.warnings)
                 docs.append(item)
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
         gone = [
-            e.doc_id for e in self.store.documents().values()
+            e for e in self.store.documents().values()
             if e.doc_id not in present
             and (e.source == str(root) or e.source.startswith(prefix))
             and str(Path(e.source)) not in failed_sources
         ]
         if gone:
-            self.store.delete(gone)
+            self.store.delete([e.doc_id for e in gone])
             report.deleted = len(gone)
+            report.removed.extend(f"{e.doc_id} ({e.source}: no longer ingested)" for e in gone)
         self._refresh()
         self._record(started, str(root), report)
         return report
@@ -208,6 +234,11 @@ class Ingestor:
         """
         versions: dict[str, list[Document]] = {}
         for doc in docs:
+            if HISTORY_SEP in doc.doc_id:
+                report.errors.append(
+                    f"{doc.source}: document id '{doc.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
+                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped")
+                continue
             seen = versions.setdefault(doc.doc_id, [])
             twin = next((d for d in seen if newer_key(d) == newer_key(doc)), None)
             if twin is not None:
@@ -251,6 +282,29 @@ class Ingestor:
                 chunks_embedded=report.chunks_embedded,
             ))
 
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts``; with :attr:`embed_progress` set, in length-sorted slices of
+        :data:`EMBED_SLICE`, reporting (embedded, planned) after each slice."""
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
+        self._planned += len(texts)
+        if self.embed_progress is None:
+            vectors = self.embedder.embed(texts)
+            self._embedded += len(texts)
+            return vectors
+        self.embed_progress(self._embedded, self._planned)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: np.ndarray | None = None
+        for s in range(0, len(order), EMBED_SLICE):
+            idx = order[s:s + EMBED_SLICE]
+            part = self.embedder.embed([texts[i] for i in idx])
+            if out is None:
+                out = np.empty((len(texts), part.shape[1]), dtype=part.dtype)
+            out[idx] = part
+            self._embedded += len(idx)
+            self.embed_progress(self._embedded, self._planned)
+        return out
+
     def _commit(self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport,
                 progress: Progress | None) -> None:
         updates: list[DocumentUpdate] = []
@@ -258,7 +312,11 @@ class Ingestor:
         spans: list[tuple[int, int] | None] = []
         for w in batch:
             doc = w.doc
-            chunks = self.chunker.chunk(doc.doc_id, doc.title, doc.text)
+            try:
+                chunks = self.chunker.chunk(doc.doc_id, doc.title, doc.text)
+            except Exception as e:  # a chunker failure on one hostile document: that document's error
+                report.errors.append(f"{doc.source}: could not be chunked ({_one_line(e)}); previous version kept")
+                continue
             if not chunks:
                 report.errors.append(f"{doc.source}: no text to index")
                 continue
@@ -274,9 +332,11 @@ class Ingestor:
             spans.append(span)
             updates.append(DocumentUpdate(doc, chunks, vectors, w.groups, w.changed_at))
         if not updates:
+            if progress:
+                progress(len(batch))
             return
         try:
-            vectors = self.embedder.embed(texts) if texts else np.empty((0, 0), dtype=np.float32)
+            vectors = self._embed(texts)
         except Exception as e:  # any embedder failure (model, HTTP): keep old versions, report, go on
             msg = " ".join(str(e).split())[:200]
             for u in updates:
@@ -288,9 +348,11 @@ class Ingestor:
             DocumentUpdate(u.document, u.chunks, vectors[s[0]:s[1]] if s else u.vectors, u.groups, u.source_changed_at)
             for u, s in zip(updates, spans)
         ]
-        self.store.upsert(final)
+        written = self._upsert(final, report)
         report.chunks_embedded += len(texts)
         for u, s in zip(final, spans):
+            if u.document.doc_id not in written:
+                continue
             if s is None:
                 report.metadata_updated += 1
             elif u.document.doc_id in known:
@@ -299,6 +361,28 @@ class Ingestor:
                 report.added += 1
         if progress:
             progress(len(batch))
+
+    def _upsert(self, updates: list[DocumentUpdate], report: IngestReport) -> set[str]:
+        """Commit ``updates`` in one store commit; if that fails, one document per commit, so a
+        document the store rejects gets its error line and leaves its previous version, while
+        the others are written. Returns the ids written."""
+        try:
+            self.store.upsert(updates)
+            return {u.document.doc_id for u in updates}
+        except Exception as e:
+            if len(updates) == 1:
+                report.errors.append(f"{updates[0].document.source}: could not be stored ({_one_line(e)}); "
+                                     "previous version kept")
+                return set()
+        written: set[str] = set()
+        for u in updates:
+            written |= self._upsert([u], report)
+        return written
+
+
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(str(e).split())[:200]
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
 
 
 def _entry_key(entry: DocumentEntry) -> tuple:

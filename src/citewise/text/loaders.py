@@ -7,7 +7,10 @@ walk yields one result per file so one bad file never stops the rest.
 Markdown front matter (YAML between ``---`` lines at the top of the file) may set:
 ``id`` (str), ``title`` (str), ``version`` (str or number), ``updated`` (ISO date),
 ``effective`` (ISO date from which the document is in force), ``permissions`` (list of group
-names). Unknown keys are kept out of the index and ignored.
+names). It is read with a safe YAML loader without aliases; every key is type-checked (see
+:func:`load_markdown`). Unknown keys are warnings (file and line) and ignored; a key that looks
+like a misspelled ``permissions`` and a blank group are errors, so the file is refused rather than
+made public. UTF-16/UTF-32 files with a byte order mark are decoded.
 HTML may set the same through ``<meta name="..." content="...">`` (permissions comma-separated).
 
 PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
@@ -29,12 +32,13 @@ import json
 import logging
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Iterator
 
 import yaml
 
-from citewise.core import Document, InputError
+from citewise.core import Document, InputError, InputWarning
 
 MARKDOWN_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm"}
@@ -62,8 +66,18 @@ def doc_id_for(path: Path, root: Path) -> str:
     return rel.as_posix()
 
 
+def _utf16_32_bom(raw: bytes) -> str:
+    """The codec named by a UTF-32 / UTF-16 byte order mark at the start of ``raw``, else ''."""
+    if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return ""
+
+
 def read_text(path: Path) -> tuple[bytes, str]:
-    """Raw bytes and decoded UTF-8 text of a file.
+    """Raw bytes and decoded text of a file: UTF-8, or UTF-16/UTF-32 when the file starts with
+    their byte order mark (Windows editors save "Unicode" text that way).
 
     Raises:
         InputError: unreadable, binary (NUL byte), not UTF-8, or empty.
@@ -72,6 +86,18 @@ def read_text(path: Path) -> tuple[bytes, str]:
         raw = path.read_bytes()
     except OSError as e:
         raise InputError(str(path), f"cannot read file: {e.strerror or e}") from None
+    bom = _utf16_32_bom(raw)
+    if bom:
+        try:
+            text = raw.decode(bom)
+        except UnicodeDecodeError as e:
+            raise InputError(str(path), f"bad {bom.upper()} text (starts with a {bom.upper()} byte order mark; "
+                             f"undecodable bytes at offset {e.start})") from None
+        if "\x00" in text:
+            raise InputError(str(path), f"{bom.upper()} text contains NUL characters; not a text document")
+        if not text.strip():
+            raise InputError(str(path), "empty file")
+        return raw, text
     if b"\x00" in raw[:8192]:
         raise InputError(str(path), "binary file (NUL bytes), not text")
     try:
@@ -117,14 +143,72 @@ def _key_line(block: str, key: str, base_line: int) -> int:
     return base_line
 
 
+#: Front matter keys citewise reads; any other key is reported as a warning and ignored.
+FRONT_MATTER_KEYS = ("id", "title", "version", "updated", "effective", "permissions")
+#: Limits on front matter, so a hostile or broken file cannot exhaust memory or the index.
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_ID_CHARS = 256
+MAX_TITLE_CHARS = 500
+MAX_VERSION_CHARS = 64
+MAX_GROUP_CHARS = 128
+#: The separator of history ids (``doc_id@version``), reserved: no document id may contain it.
+HISTORY_SEP = "@"
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` without aliases (a few hundred bytes of ``*a`` references can expand
+    to gigabytes: a "billion laughs" bomb) and without implicit timestamps (dates stay strings,
+    so an impossible date is our clear error rather than a constructor ``ValueError``)."""
+
+    def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in front matter", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (error lines stay one short line)."""
+    r = repr(value)
+    return r if len(r) <= limit else r[: limit - 1] + "…"
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between two strings.
+
+    >>> edit_distance("permission", "permissions")
+    1
+    """
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
 def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
     """Split YAML front matter from a Markdown text.
+
+    The YAML is read with a safe loader that refuses aliases and keeps dates as strings, and the
+    block may be at most :data:`MAX_FRONT_MATTER_BYTES`.
 
     Returns:
         (metadata dict, body text, character offset of the body in ``text``).
 
     Raises:
-        InputError: the YAML does not parse (with its line in the file) or is not a mapping.
+        InputError: the YAML does not parse (with its line in the file), uses aliases, is too
+            big, or is not a mapping.
     """
     m = _FRONT.match(text)
     if not m:
@@ -132,8 +216,11 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
             raise InputError(source, "front matter is not closed by a '---' line", 1)
         return {}, text, 0
     block = m.group(1) or ""
+    size = len(block.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONT_MATTER_BYTES:
+        raise InputError(source, f"front matter is {size:,} bytes (limit {MAX_FRONT_MATTER_BYTES:,})", 1)
     try:
-        meta = yaml.safe_load(block) if block.strip() else {}
+        meta = yaml.load(block, Loader=_FrontMatterLoader) if block.strip() else {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -141,6 +228,10 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
         if "mapping values are not allowed" in problem:
             problem += " (quote a value that contains ': ', e.g. title: \"E-1004: Card declined\")"
         raise InputError(source, f"bad front matter: {problem}", line) from None
+    except RecursionError:
+        raise InputError(source, "bad front matter: nested too deeply", 1) from None
+    except Exception as e:  # ValueError from an explicit !!timestamp tag, ...
+        raise InputError(source, f"bad front matter: {type(e).__name__}: {' '.join(str(e).split())[:120]}", 1) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -148,37 +239,129 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
     return meta, text[m.end():], m.end()
 
 
+def _scalar_text(meta: dict, key: str, source: str, line: int, limit: int) -> str | None:
+    """A front matter value that must be a short piece of text (numbers are accepted as text)."""
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InputError(source, f"front matter '{key}' must be text, got {type(value).__name__} {_short(value)}", line)
+    text = str(value).strip()
+    if "\n" in text or "\r" in text:
+        raise InputError(source, f"front matter '{key}' must be one line", line)
+    if len(text) > limit:
+        raise InputError(source, f"front matter '{key}' is {len(text):,} characters (limit {limit})", line)
+    return text
+
+
+def _front_matter_date(meta: dict, key: str, source: str, line: int) -> dt.date | None:
+    value = meta.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([Tt ].{0,40})?", value.strip()):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError as e:
+            raise InputError(source, f"front matter '{key}': {value.strip()[:10]} is not a real date ({e})", line) from None
+    raise InputError(source, f"front matter '{key}' must be an ISO date (YYYY-MM-DD), got {_short(value)}", line)
+
+
+def _front_matter_groups(meta: dict, source: str, line: int) -> tuple[str, ...]:
+    """``permissions``: a list of non-blank group names (or one comma-separated string).
+
+    A blank group is an error, not "no permissions": dropping it would make the document follow
+    the default (often public) when its author meant to restrict it.
+    """
+    value = meta.get("permissions")
+    if value is None or value == []:
+        return ()
+    if isinstance(value, str):
+        if not value.strip():
+            raise InputError(source, "front matter 'permissions' is blank (remove the key, or name the groups)", line)
+        value = [g for g in re.split(r"[,\s]+", value) if g]
+    if not isinstance(value, list):
+        raise InputError(source, f"front matter 'permissions' must be a list of group names, got {_short(value)}", line)
+    groups = set()
+    for g in value:
+        if not isinstance(g, str):
+            raise InputError(source, f"front matter 'permissions' must list group names (text), got {_short(g)}", line)
+        if not g.strip():
+            raise InputError(source, f"front matter 'permissions' has a blank group {g!r}", line)
+        if len(g.strip()) > MAX_GROUP_CHARS:
+            raise InputError(source, f"front matter 'permissions' group is {len(g.strip()):,} characters (limit {MAX_GROUP_CHARS})", line)
+        groups.add(g.strip())
+    return tuple(sorted(groups))
+
+
+def check_front_matter_keys(meta: dict, block: str, source: str) -> list[str]:
+    """Warnings for unknown front matter keys (naming file and line).
+
+    Raises:
+        InputError: a key that looks like a misspelling of ``permissions`` (``Permissions``,
+            ``permission``, ``permisions``): ignoring it would silently widen access, so the file
+            is refused (fail closed).
+    """
+    warnings = []
+    for key in meta:
+        k = str(key)
+        if k in FRONT_MATTER_KEYS:
+            continue
+        line = _key_line(block, k, 1)
+        if edit_distance(k.strip().lower(), "permissions") <= 2:
+            raise InputError(source, f"front matter key '{k}' is not 'permissions' (spelled exactly, lower case); "
+                             "refusing the file rather than ignoring its permissions", line)
+        warnings.append(f"{source}:{line}: unknown front matter key {_short(k, 40)} ignored "
+                        f"(known: {', '.join(FRONT_MATTER_KEYS)})")
+    return warnings
+
+
 def load_markdown(path: Path, root: Path) -> Document:
-    """Load a Markdown file (front matter optional; see module docstring)."""
+    """Load a Markdown file (front matter optional; see module docstring).
+
+    Every front matter key is type-checked: ``id``, ``title`` and ``version`` are one line of
+    text with a length cap, ``id`` may not contain ``@`` (reserved for history ids),
+    ``updated``/``effective`` are real ISO dates, ``permissions`` non-blank group names. Unknown
+    keys become warnings; a misspelled ``permissions`` key is an error.
+    """
     raw, text = read_text(path)
     source = str(path)
     meta, body, base = parse_front_matter(text, source)
     block = text[:base]
-    doc_id = meta.get("id")
-    if doc_id is not None and (not isinstance(doc_id, (str, int)) or not str(doc_id).strip()):
-        raise InputError(source, f"front matter 'id' must be a non-empty string, got {doc_id!r}", _key_line(block, "id", 1))
-    title = meta.get("title")
-    if title is not None and not isinstance(title, (str, int, float)):
-        raise InputError(source, f"front matter 'title' must be text, got {title!r}", _key_line(block, "title", 1))
+    warnings = check_front_matter_keys(meta, block, source)
+    line = lambda key: _key_line(block, key, 1)  # noqa: E731
+    doc_id = _scalar_text(meta, "id", source, line("id"), MAX_ID_CHARS)
+    if doc_id is not None and not doc_id:
+        raise InputError(source, "front matter 'id' must be a non-empty string", line("id"))
+    if doc_id and HISTORY_SEP in doc_id:
+        raise InputError(source, f"front matter 'id' {doc_id!r} contains '{HISTORY_SEP}', which is reserved for "
+                         "older versions kept as history (id@version)", line("id"))
+    title = _scalar_text(meta, "title", source, line("title"), MAX_TITLE_CHARS)
     if not title:
         h1 = _H1.search(body)
         title = h1.group(1).strip() if h1 else path.stem.replace("-", " ").replace("_", " ")
-    updated = meta.get("updated")
-    effective = meta.get("effective")
+    version = _scalar_text(meta, "version", source, line("version"), MAX_VERSION_CHARS) or ""
+    updated = _front_matter_date(meta, "updated", source, line("updated"))
+    effective = _front_matter_date(meta, "effective", source, line("effective"))
+    groups = _front_matter_groups(meta, source, line("permissions"))
     if not body.strip():
         raise InputError(source, "no text after the front matter")
     return Document(
-        doc_id=str(doc_id).strip() if doc_id is not None else doc_id_for(path, root),
-        title=str(title).strip(),
+        doc_id=doc_id if doc_id else doc_id_for(path, root),
+        title=title[:MAX_TITLE_CHARS].strip(),
         text=body,
         source=source,
         format="markdown",
         content_hash=sha256_hex(raw),
-        version=str(meta.get("version", "") or ""),
-        updated=_parse_date(updated, source, _key_line(block, "updated", 1), "updated") if updated else None,
-        effective=_parse_date(effective, source, _key_line(block, "effective", 1), "effective") if effective else None,
-        groups=_parse_groups(meta.get("permissions"), source, _key_line(block, "permissions", 1)),
+        version=version,
+        updated=updated,
+        effective=effective,
+        groups=groups,
         offset_base=base,
+        warnings=tuple(warnings),
     )
 
 
@@ -492,21 +675,112 @@ def load_file(path: Path, root: Path) -> Document:
     raise InputError(str(path), f"unsupported file type '{ext or '(none)'}' (supported: {supported})")
 
 
-def iter_files(root: Path) -> list[Path]:
-    """Files below ``root`` in sorted order, skipping hidden files and folders."""
-    if root.is_file():
-        return [root]
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+class NotFollowed(InputError):
+    """A path the folder walk skips on purpose (special file, dangling symlink, link out of the
+    folder): reported, and a document previously indexed from it is not kept."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | InputError]:
+    """Walk ``root`` in sorted order: yield each regular file to load, or an InputError (an
+    :class:`~citewise.core.InputWarning` for harmless oddities) naming each path that is skipped.
+
+    Hidden files and folders are skipped silently. Never opens a file, so a FIFO cannot hang it.
+    Skipped with a line: FIFOs, sockets and devices; dangling symlinks; symlinks (to files or
+    folders) whose target is outside ``root`` unless ``follow_links``; symlinked folders unless
+    ``follow_links`` (then followed once each, loops cut). A folder named like a document
+    (``notes.md/``) gets a warning and is walked as a folder.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        try:
+            mode = os.stat(root).st_mode
+        except OSError as e:
+            yield InputError(str(root), f"cannot read file: {e.strerror or e}")
+            return
+        if stat.S_ISREG(mode):
+            yield root
+        else:
+            yield NotFollowed(str(root), f"{_kind(mode)}, not a regular file; skipped")
+        return
+    real_root = os.path.realpath(root)
+    seen_dirs = {real_root}
+
+    def link_problem(p: Path) -> InputError | None:
+        target = os.path.realpath(p)
+        if not os.path.exists(target):
+            return NotFollowed(str(p), f"dangling symlink (its target {os.readlink(p)} does not exist); skipped")
+        if not follow_links and not _inside(target, real_root):
+            return NotFollowed(str(p), f"symlink to {target}, outside the ingested folder; not followed "
+                                      "(use --follow-links to ingest it)")
+        return None
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links):
+        keep = []
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                continue
+            p = Path(dirpath) / d
+            if p.is_symlink():
+                problem = link_problem(p)
+                if problem is None and not follow_links:
+                    problem = InputWarning(str(p), "symlinked folder, not followed (use --follow-links to ingest it)")
+                if problem is not None:
+                    yield problem
+                    continue
+            real = os.path.realpath(p)
+            if real in seen_dirs:
+                yield InputWarning(str(p), f"folder already ingested as {real} (a symlink loop or a second link); skipped")
+                continue
+            seen_dirs.add(real)
+            if p.suffix.lower() in SUPPORTED_EXT:
+                yield InputWarning(str(p), "a folder named like a document file; ingesting the files inside it")
+            keep.append(d)
+        dirnames[:] = keep
         for f in sorted(filenames):
-            if not f.startswith("."):
-                out.append(Path(dirpath) / f)
-    return out
+            if f.startswith("."):
+                continue
+            p = Path(dirpath) / f
+            if p.is_symlink():
+                problem = link_problem(p)
+                if problem is not None:
+                    yield problem
+                    continue
+            try:
+                mode = os.stat(p).st_mode
+            except OSError as e:
+                yield InputError(str(p), f"cannot read file: {e.strerror or e}")
+                continue
+            if not stat.S_ISREG(mode):
+                yield NotFollowed(str(p), f"{_kind(mode)}, not a regular file; skipped")
+                continue
+            yield p
 
 
-def load_folder(root: Path) -> Iterator[Document | InputError]:
+def iter_files(root: Path, follow_links: bool = False) -> list[Path]:
+    """Regular files below ``root`` that :func:`load_folder` would load, in sorted order
+    (hidden files and folders, special files and links it would skip are left out)."""
+    return [p for p in scan_folder(Path(root), follow_links) if isinstance(p, Path)]
+
+
+def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | InputError]:
     """Load every file below ``root``; yields a Document or the InputError for each file.
+
+    Any exception while loading one file (not only a loader's own InputError) becomes that
+    file's InputError, so one bad file never stops the rest. Paths that :func:`scan_folder`
+    skips are yielded as their InputError / InputWarning.
 
     Raises:
         InputError: ``root`` does not exist.
@@ -515,11 +789,18 @@ def load_folder(root: Path) -> Iterator[Document | InputError]:
     if not root.exists():
         raise InputError(str(root), "no such file or folder")
     base = root.parent if root.is_file() else root
-    for path in iter_files(root):
+    for path in scan_folder(root, follow_links):
+        if isinstance(path, InputError):
+            yield path
+            continue
         try:
             yield load_file(path, base)
         except InputError as e:
             yield e
+        except RecursionError:
+            yield InputError(str(path), "could not be loaded: structure nested too deeply")
+        except Exception as e:  # a loader bug or library error on a hostile file: that file's error
+            yield InputError(str(path), f"could not be loaded ({_one_line(e)})")
 
 
 def load_beir_corpus(path: Path) -> Iterator[Document]:
