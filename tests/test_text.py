@@ -231,3 +231,46 @@ def test_line_readers_name_file_and_line(tmp_path):
         list(numbered_lines(p, "things"))
     with pytest.raises(InputError, match="cannot read things"):
         list(numbered_lines(tmp_path / "missing.tsv", "things"))
+
+
+# -- issue 10.8: Unicode dashes in identifiers ---------------------------------------------------
+
+@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"])
+def test_unicode_dash_identifier_is_one_token_like_ascii(dash):
+    assert analyze(f"Error E{dash}1004 appears") == analyze("Error E-1004 appears") == ["error", "e-1004", "appear"]
+    assert find_identifiers(f"What does E{dash}1004 mean?") == ["e-1004"]
+
+
+def test_soft_hyphen_is_removed_and_prose_dashes_stay_separators():
+    assert analyze("E\u00ad-1004 and in\u00advoice") == ["e-1004", "invoic"]
+    assert find_identifiers("E-\u00ad1004") == ["e-1004"]
+    # hyphens are hyphens everywhere: same terms as the ASCII spelling
+    assert analyze("motif\u2010bearing") == analyze("motif-bearing")
+    # an en dash range and an em dash between words keep splitting, as before
+    assert analyze("10\u201320 years") == ["10", "20", "year"]
+    assert analyze("cells\u2014and more") == ["cell", "more"]
+
+
+# -- issue 10.9: scripts written without spaces --------------------------------------------------
+
+def test_cjk_text_is_segmented_into_overlapping_bigrams():
+    assert analyze("申请退款需要主管批准。") == ["申请", "请退", "退款", "款需", "需要", "要主", "主管", "管批", "批准"]
+    assert analyze("退款") == ["退款"]
+    assert analyze("款") == ["款"]  # a lone character is a unigram (Lucene CJKBigramFilter)
+    # kana keep their voicing marks (no accent stripping outside Latin/Greek/Cyrillic), Hangul its syllables
+    assert analyze("ガスの請求書")[:2] == ["ガス", "スの"]
+    assert analyze("환불 요청") == ["환불", "요청"]
+    # mixed tokens split at the script border; identifiers stay whole
+    assert analyze("E-1004号错误") == ["e-1004", "号错", "错误"]
+    # other scripts: words kept, accents of Latin/Greek/Cyrillic folded
+    assert analyze("Café Ελληνικά Привет") == ["cafe", "ελληνικα", "привет"]
+    assert analyze("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert len(analyze("ภาษาไทย")) == 6  # Thai: character bigrams
+
+
+def test_latin_ascii_terms_are_unchanged():
+    text = "Customers on the Pro plan can request refunds within 30 days (see E-1004, v4.5, capture_timeout_ms)."
+    assert analyze(text) == [
+        "custom", "pro", "plan", "can", "request", "refund", "within", "30", "day", "see",
+        "e-1004", "v4.5", "capture_timeout_ms", "captur", "timeout", "ms",
+    ]
