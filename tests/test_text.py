@@ -274,3 +274,82 @@ def test_latin_ascii_terms_are_unchanged():
         "custom", "pro", "plan", "can", "request", "refund", "within", "30", "day", "see",
         "e-1004", "v4.5", "capture_timeout_ms", "captur", "timeout", "ms",
     ]
+
+
+# -- issue 10.2: a long table keeps its header in every chunk ------------------------------------
+
+def _plan_table(rows: int = 180) -> tuple[str, str]:
+    header = "| Plan code | Name | Refund window | Setup fee |\n|---|---|---|---|"
+    body = "\n".join(f"| PLN-{1000 + i} | Plan {i} | {14 + i % 30} days | {i * 3} USD |" for i in range(rows))
+    text = f"# Plans\n\nEvery plan code with its refund window.\n\n{header}\n{body}\n\nPrices exclude VAT.\n"
+    return text, header
+
+
+def test_every_chunk_of_a_split_table_starts_with_its_header():
+    from citewise.answer.units import split_units
+
+    text, header = _plan_table(180)
+    chunks = Chunker().chunk("plans", "Plans", text)
+    table_chunks = [c for c in chunks if "| PLN-" in c.text]
+    assert len(table_chunks) >= 3
+    for c in chunks:
+        assert c.token_count <= 800 and c.token_count == count_tokens(c.indexed_text)
+        # offsets stay honest: start/end point at the rows, the header copy is a prefix
+        assert c.text[c.prefix_len:] == text[c.start:c.end]
+        assert len(c.text) - (c.end - c.start) == c.prefix_len
+    for c in table_chunks:
+        assert header in c.text
+        lines = [ln for ln in c.text.splitlines() if ln.startswith("|")]
+        assert "\n".join(lines[:2]) == header  # the table in this chunk parses on its own
+    assert table_chunks[0].prefix_len == 0 and all(c.prefix_len == len(header) + 1 for c in table_chunks[1:])
+    # every row appears exactly once, in order, across the chunks
+    rows = [ln for c in chunks for ln in c.text[c.prefix_len:].splitlines() if ln.startswith("| PLN-")]
+    assert rows == [ln for ln in text.splitlines() if ln.startswith("| PLN-")]
+    # the answer units of a later chunk label cells with the right column names
+    later = next(c for c in table_chunks if "PLN-1157" in c.text)
+    assert later.prefix_len > 0
+    units = [u.text for u in split_units(later.text) if "PLN-1157" in u.text]
+    assert units == ["Plan code: PLN-1157; Name: Plan 157; Refund window: 21 days; Setup fee: 471 USD"]
+
+
+def test_small_table_is_not_prefixed():
+    text, _ = _plan_table(5)
+    (c,) = Chunker().chunk("plans", "Plans", text)
+    assert c.prefix_len == 0 and c.text == text.strip()
+
+
+# -- issue 13.6: hard cap and NUL bytes ----------------------------------------------------------
+
+def test_one_huge_line_is_capped_at_max_tokens():
+    words = ["refund", "window", "plan", "invoice", "E-1004", "approval", "退款"]
+    line = " ".join(words[i % len(words)] + str(i % 97) for i in range(60_000))  # one line, no sentences
+    assert "\n" not in line and count_tokens(line) > 100_000
+    chunks = Chunker().chunk("one-line", "One line", line)
+    assert len(chunks) > 100
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(line[c.start:c.end] == c.text for c in chunks)
+    assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:]))
+    # cut at whitespace, so no word is split
+    assert all(not line[c.end:c.end + 1].strip() for c in chunks[:-1])
+
+
+def test_huge_line_without_spaces_and_long_sentences_are_capped():
+    blob = "QUJD" * 50_000  # base64-like, no whitespace at all
+    chunks = Chunker().chunk("blob", "Blob", blob)
+    assert len(chunks) > 1 and max(c.token_count for c in chunks) <= 800
+    assert "".join(c.text for c in chunks) == blob
+    cjk = "申请退款需要主管批准。" * 3000  # CJK sentences without spaces
+    chunks = Chunker().chunk("zh", "退款", cjk)
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(c.text.endswith("。") for c in chunks)  # cut after a CJK full stop
+    code = "```\n" + "\n".join(f"x_{i} = compute({i}, retries=3)  # step {i}" for i in range(400)) + "\n```"
+    assert max(c.token_count for c in Chunker().chunk("code", "Code", code)) <= 800
+
+
+def test_nul_bytes_never_reach_a_chunk_and_offsets_stay_right():
+    text = "# Doc\n\nRefunds\x00 within 30 days.\x00\x00\n\n## Next\n\nMore\x00text here.\n"
+    chunks = Chunker().chunk("nul", "Doc\x00", text)
+    assert chunks
+    for c in chunks:
+        assert "\x00" not in c.text and "\x00" not in c.indexed_text
+        assert c.text == text[c.start:c.end].replace("\x00", " ")
