@@ -353,3 +353,12 @@ def test_nul_bytes_never_reach_a_chunk_and_offsets_stay_right():
     for c in chunks:
         assert "\x00" not in c.text and "\x00" not in c.indexed_text
         assert c.text == text[c.start:c.end].replace("\x00", " ")
+
+
+def test_giant_table_header_is_not_repeated_and_cap_holds():
+    header = "| " + " | ".join(f"Column number {i} with a long name" for i in range(60)) + " |\n|" + "---|" * 60
+    rows = "\n".join("| " + " | ".join(f"r{r}c{i}" for i in range(60)) + " |" for r in range(40))
+    text = f"{header}\n{rows}\n"
+    chunks = Chunker().chunk("wide", "Wide", text)
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(c.prefix_len == 0 and c.text == text[c.start:c.end] for c in chunks)

@@ -26,7 +26,7 @@ answer units label each cell with its column name. The copy is a *prefix*: ``Chu
 characters of ``text`` that are not at ``[start, end)`` in the source. ``start``/``end`` still
 point at the rows themselves, so ``text[prefix_len:] == source[start:end]`` for every chunk
 (``prefix_len`` is 0 for all others) and a stored chunk's prefix length is
-``len(text) - (end - start)``.
+``len(text) - (end - start)``. A header of more than a quarter of ``max_tokens`` is not repeated.
 
 Token counts are ``o200k_base`` counts of the indexed text (heading path + text).
 """
@@ -227,7 +227,7 @@ class Chunker:
         blocks = parse_blocks(text)
         if not blocks:
             return []
-        run = _Run(text, [b for b in blocks if b.kind == "table"])
+        run = _Run(text, [b for b in blocks if b.kind == "table"], max_header=self.max_tokens // 4)
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
         self._emit(run, root, pieces, parent=None)
@@ -464,9 +464,10 @@ class Chunker:
 class _Run:
     """Per-document state of one :meth:`Chunker.chunk` call: the text, its tables, token caches."""
 
-    def __init__(self, text: str, tables: list[_Block]):
+    def __init__(self, text: str, tables: list[_Block], max_header: int):
         self.text = text
         self.tables = tables
+        self.max_header = max_header
         self._starts = [t.start for t in tables]
         self._counts: dict[str, int] = {}
 
@@ -482,13 +483,15 @@ class _Run:
 
     def prefix(self, pos: int) -> str:
         """The table header (row + separator + newline) that a chunk starting at ``pos`` must
-        repeat: non-empty when ``pos`` is past the header of a table, before its end."""
+        repeat: non-empty when ``pos`` is past the header of a table, before its end, and the
+        header is at most ``max_header`` tokens (a giant header is not worth repeating)."""
         i = bisect.bisect_right(self._starts, pos) - 1
         if i < 0:
             return ""
         t = self.tables[i]
         if t.header_end < pos < t.end:
-            return self.text[t.start:t.header_end].lstrip() + "\n"
+            header = self.text[t.start:t.header_end].lstrip() + "\n"
+            return header if self.count(header) <= self.max_header else ""
         return ""
 
 
