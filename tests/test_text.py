@@ -362,3 +362,15 @@ def test_giant_table_header_is_not_repeated_and_cap_holds():
     chunks = Chunker().chunk("wide", "Wide", text)
     assert max(c.token_count for c in chunks) <= 800
     assert all(c.prefix_len == 0 and c.text == text[c.start:c.end] for c in chunks)
+
+
+def test_chunking_a_5mb_single_line_is_linear_and_capped():
+    import time
+
+    sentence = "Customers on the Pro plan may request a refund of invoice E-1004 within thirty days. "
+    text = sentence * (5_000_000 // len(sentence))  # 5 MB, one line
+    t0 = time.perf_counter()
+    chunks = Chunker().chunk("big", "Big", text)
+    elapsed = time.perf_counter() - t0
+    assert max(c.token_count for c in chunks) <= 800 and len(chunks) > 1000
+    assert elapsed < 60, f"{elapsed:.1f} s"  # ~3 s on the 2-core dev machine; quadratic would be hours
