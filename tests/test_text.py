@@ -241,6 +241,11 @@ def test_unicode_dash_identifier_is_one_token_like_ascii(dash):
     assert find_identifiers(f"What does E{dash}1004 mean?") == ["e-1004"]
 
 
+def test_identifiers_are_found_inside_unspaced_cjk_text():
+    assert find_identifiers("E-1004是什么意思？错误E\u20111005号") == ["e-1004", "e-1005"]
+    assert find_identifiers("ABCDEFG1234 x_E-1004") == []  # ASCII borders as before
+
+
 def test_soft_hyphen_is_removed_and_prose_dashes_stay_separators():
     assert analyze("E\u00ad-1004 and in\u00advoice") == ["e-1004", "invoic"]
     assert find_identifiers("E-\u00ad1004") == ["e-1004"]

@@ -28,7 +28,8 @@ Why bigrams, not a dictionary segmenter such as jieba: bigrams need no dictionar
 Japanese and Korean alike (jieba is Chinese-only and ships a 20 MB dictionary), cannot miss an
 out-of-vocabulary word (product names, ``退款`` in a new compound), and are the standard
 no-dictionary choice: Lucene's ``CJKAnalyzer`` = ``CJKWidthFilter`` + ``CJKBigramFilter``
-(org.apache.lucene.analysis.cjk), which also emits a lone CJK character as a unigram. The cost is
+(org.apache.lucene.analysis.cjk), which also emits a lone CJK character as a unigram (NFKD does
+the width filter's job here: full-width ``ＡＢＣ１`` -> ``abc1``, half-width katakana -> full-width). The cost is
 some false bigrams across word boundaries, which BM25's IDF mostly discounts. A one-character
 query (``款``) matches only a lone character in the text, as in Lucene.
 
@@ -55,7 +56,6 @@ Anserini's BEIR baselines use.
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from functools import lru_cache
 
@@ -238,8 +238,10 @@ def lexical_text(text: str) -> str:
 
 
 #: An identifier as users write them: letters then digits with an optional separator
-#: (``E-1004``, ``MT103``, ``INV-2041``), or a version (``v4.5``). Used for pinning.
-IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)\b")
+#: (``E-1004``, ``MT103``, ``INV-2041``), or a version (``v4.5``). Used for pinning. Its borders
+#: are ASCII word characters only, so it is found inside unspaced CJK text too (``E-1004是什么``).
+IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9_])(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)(?![A-Za-z0-9_])")
 
 
 def find_identifiers(text: str) -> list[str]:
