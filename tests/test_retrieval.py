@@ -153,3 +153,36 @@ def test_deny_default_hides_documents_without_permissions(tmp_path):
     idx = Index.open(tmp_path / "i", embedder="hashing", default_permission="deny")
     idx.ingest(tmp_path / "d")
     assert idx.search("invoices", 5, retriever="bm25") == []
+
+
+def test_unicode_dash_identifier_is_found_and_pinned(tmp_path):
+    """Issue 10.8: a title written with a non-breaking hyphen (E‑1004) is found and pinned for the
+    ASCII query E-1004, and an ASCII title for a query typed with an en dash."""
+    root = tmp_path / "docs"
+    write_doc(root, "errors/e1004.md", "E\u20111004: Invoice currency mismatch",
+              "The invoice currency differs from the billing currency of the customer.")
+    write_doc(root, "errors/e1005.md", "E-1005: Tax ID missing", "The customer has no tax ID on file.")
+    for i in range(3):
+        write_doc(root, f"notes/n{i}.md", f"Release notes {i}", f"Fixed E-1004 E-1004 on import {i}. E-1005 too.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    assert idx.ingest(root).errors == []
+    bm25 = idx.search("E-1004", 10, retriever="bm25")
+    assert "errors/e1004" in {h.doc_id for h in bm25}  # the title's E‑1004 is the term e-1004
+    shipped = idx.search("what does E-1004 mean", 3, retriever="shipped")
+    assert shipped[0].doc_id == "errors/e1004" and shipped[0].stage == "pinned"
+    shipped = idx.search("what does E\u20131005 mean", 3, retriever="shipped")
+    assert shipped[0].doc_id == "errors/e1005" and shipped[0].stage == "pinned"
+
+
+def test_cjk_query_finds_cjk_sentence_with_bm25(tmp_path):
+    """Issue 10.9: `退款` (refund) finds a sentence that writes it inside one unspaced run."""
+    root = tmp_path / "docs"
+    write_doc(root, "zh/refunds.md", "退款政策", "申请退款需要主管批准。")
+    write_doc(root, "zh/invoices.md", "发票", "发票每月自动生成并发送给客户。")
+    write_doc(root, "en/refunds.md", "Refunds", "Refunds need a manager's approval.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    assert idx.ingest(root).errors == []
+    hits = idx.search("退款", 5, retriever="bm25")
+    assert [h.doc_id for h in hits] == ["zh/refunds"]
+    hits = idx.search("主管批准", 5, retriever="bm25")
+    assert hits and hits[0].doc_id == "zh/refunds"

@@ -231,3 +231,151 @@ def test_line_readers_name_file_and_line(tmp_path):
         list(numbered_lines(p, "things"))
     with pytest.raises(InputError, match="cannot read things"):
         list(numbered_lines(tmp_path / "missing.tsv", "things"))
+
+
+# -- issue 10.8: Unicode dashes in identifiers ---------------------------------------------------
+
+@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"])
+def test_unicode_dash_identifier_is_one_token_like_ascii(dash):
+    assert analyze(f"Error E{dash}1004 appears") == analyze("Error E-1004 appears") == ["error", "e-1004", "appear"]
+    assert find_identifiers(f"What does E{dash}1004 mean?") == ["e-1004"]
+
+
+def test_identifiers_are_found_inside_unspaced_cjk_text():
+    assert find_identifiers("E-1004是什么意思？错误E\u20111005号") == ["e-1004", "e-1005"]
+    assert find_identifiers("ABCDEFG1234 x_E-1004") == []  # ASCII borders as before
+
+
+def test_soft_hyphen_is_removed_and_prose_dashes_stay_separators():
+    assert analyze("E\u00ad-1004 and in\u00advoice") == ["e-1004", "invoic"]
+    assert find_identifiers("E-\u00ad1004") == ["e-1004"]
+    # hyphens are hyphens everywhere: same terms as the ASCII spelling
+    assert analyze("motif\u2010bearing") == analyze("motif-bearing")
+    # an en dash range and an em dash between words keep splitting, as before
+    assert analyze("10\u201320 years") == ["10", "20", "year"]
+    assert analyze("cells\u2014and more") == ["cell", "more"]
+
+
+# -- issue 10.9: scripts written without spaces --------------------------------------------------
+
+def test_cjk_text_is_segmented_into_overlapping_bigrams():
+    assert analyze("申请退款需要主管批准。") == ["申请", "请退", "退款", "款需", "需要", "要主", "主管", "管批", "批准"]
+    assert analyze("退款") == ["退款"]
+    assert analyze("款") == ["款"]  # a lone character is a unigram (Lucene CJKBigramFilter)
+    # kana keep their voicing marks (no accent stripping outside Latin/Greek/Cyrillic), Hangul its syllables
+    assert analyze("ガスの請求書")[:2] == ["ガス", "スの"]
+    assert analyze("환불 요청") == ["환불", "요청"]
+    # mixed tokens split at the script border; identifiers stay whole
+    assert analyze("E-1004号错误") == ["e-1004", "号错", "错误"]
+    # other scripts: words kept, accents of Latin/Greek/Cyrillic folded
+    assert analyze("Café Ελληνικά Привет") == ["cafe", "ελληνικα", "привет"]
+    assert analyze("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert len(analyze("ภาษาไทย")) == 6  # Thai: character bigrams
+
+
+def test_latin_ascii_terms_are_unchanged():
+    text = "Customers on the Pro plan can request refunds within 30 days (see E-1004, v4.5, capture_timeout_ms)."
+    assert analyze(text) == [
+        "custom", "pro", "plan", "can", "request", "refund", "within", "30", "day", "see",
+        "e-1004", "v4.5", "capture_timeout_ms", "captur", "timeout", "ms",
+    ]
+
+
+# -- issue 10.2: a long table keeps its header in every chunk ------------------------------------
+
+def _plan_table(rows: int = 180) -> tuple[str, str]:
+    header = "| Plan code | Name | Refund window | Setup fee |\n|---|---|---|---|"
+    body = "\n".join(f"| PLN-{1000 + i} | Plan {i} | {14 + i % 30} days | {i * 3} USD |" for i in range(rows))
+    text = f"# Plans\n\nEvery plan code with its refund window.\n\n{header}\n{body}\n\nPrices exclude VAT.\n"
+    return text, header
+
+
+def test_every_chunk_of_a_split_table_starts_with_its_header():
+    from citewise.answer.units import split_units
+
+    text, header = _plan_table(180)
+    chunks = Chunker().chunk("plans", "Plans", text)
+    table_chunks = [c for c in chunks if "| PLN-" in c.text]
+    assert len(table_chunks) >= 3
+    for c in chunks:
+        assert c.token_count <= 800 and c.token_count == count_tokens(c.indexed_text)
+        # offsets stay honest: start/end point at the rows, the header copy is a prefix
+        assert c.text[c.prefix_len:] == text[c.start:c.end]
+        assert len(c.text) - (c.end - c.start) == c.prefix_len
+    for c in table_chunks:
+        assert header in c.text
+        lines = [ln for ln in c.text.splitlines() if ln.startswith("|")]
+        assert "\n".join(lines[:2]) == header  # the table in this chunk parses on its own
+    assert table_chunks[0].prefix_len == 0 and all(c.prefix_len == len(header) + 1 for c in table_chunks[1:])
+    # every row appears exactly once, in order, across the chunks
+    rows = [ln for c in chunks for ln in c.text[c.prefix_len:].splitlines() if ln.startswith("| PLN-")]
+    assert rows == [ln for ln in text.splitlines() if ln.startswith("| PLN-")]
+    # the answer units of a later chunk label cells with the right column names
+    later = next(c for c in table_chunks if "PLN-1157" in c.text)
+    assert later.prefix_len > 0
+    units = [u.text for u in split_units(later.text) if "PLN-1157" in u.text]
+    assert units == ["Plan code: PLN-1157; Name: Plan 157; Refund window: 21 days; Setup fee: 471 USD"]
+
+
+def test_small_table_is_not_prefixed():
+    text, _ = _plan_table(5)
+    (c,) = Chunker().chunk("plans", "Plans", text)
+    assert c.prefix_len == 0 and c.text == text.strip()
+
+
+# -- issue 13.6: hard cap and NUL bytes ----------------------------------------------------------
+
+def test_one_huge_line_is_capped_at_max_tokens():
+    words = ["refund", "window", "plan", "invoice", "E-1004", "approval", "退款"]
+    line = " ".join(words[i % len(words)] + str(i % 97) for i in range(60_000))  # one line, no sentences
+    assert "\n" not in line and count_tokens(line) > 100_000
+    chunks = Chunker().chunk("one-line", "One line", line)
+    assert len(chunks) > 100
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(line[c.start:c.end] == c.text for c in chunks)
+    assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:]))
+    # cut at whitespace, so no word is split
+    assert all(not line[c.end:c.end + 1].strip() for c in chunks[:-1])
+
+
+def test_huge_line_without_spaces_and_long_sentences_are_capped():
+    blob = "QUJD" * 50_000  # base64-like, no whitespace at all
+    chunks = Chunker().chunk("blob", "Blob", blob)
+    assert len(chunks) > 1 and max(c.token_count for c in chunks) <= 800
+    assert "".join(c.text for c in chunks) == blob
+    cjk = "申请退款需要主管批准。" * 3000  # CJK sentences without spaces
+    chunks = Chunker().chunk("zh", "退款", cjk)
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(c.text.endswith("。") for c in chunks)  # cut after a CJK full stop
+    code = "```\n" + "\n".join(f"x_{i} = compute({i}, retries=3)  # step {i}" for i in range(400)) + "\n```"
+    assert max(c.token_count for c in Chunker().chunk("code", "Code", code)) <= 800
+
+
+def test_nul_bytes_never_reach_a_chunk_and_offsets_stay_right():
+    text = "# Doc\n\nRefunds\x00 within 30 days.\x00\x00\n\n## Next\n\nMore\x00text here.\n"
+    chunks = Chunker().chunk("nul", "Doc\x00", text)
+    assert chunks
+    for c in chunks:
+        assert "\x00" not in c.text and "\x00" not in c.indexed_text
+        assert c.text == text[c.start:c.end].replace("\x00", " ")
+
+
+def test_giant_table_header_is_not_repeated_and_cap_holds():
+    header = "| " + " | ".join(f"Column number {i} with a long name" for i in range(60)) + " |\n|" + "---|" * 60
+    rows = "\n".join("| " + " | ".join(f"r{r}c{i}" for i in range(60)) + " |" for r in range(40))
+    text = f"{header}\n{rows}\n"
+    chunks = Chunker().chunk("wide", "Wide", text)
+    assert max(c.token_count for c in chunks) <= 800
+    assert all(c.prefix_len == 0 and c.text == text[c.start:c.end] for c in chunks)
+
+
+def test_chunking_a_5mb_single_line_is_linear_and_capped():
+    import time
+
+    sentence = "Customers on the Pro plan may request a refund of invoice E-1004 within thirty days. "
+    text = sentence * (5_000_000 // len(sentence))  # 5 MB, one line
+    t0 = time.perf_counter()
+    chunks = Chunker().chunk("big", "Big", text)
+    elapsed = time.perf_counter() - t0
+    assert max(c.token_count for c in chunks) <= 800 and len(chunks) > 1000
+    assert elapsed < 60, f"{elapsed:.1f} s"  # ~3 s on the 2-core dev machine; quadratic would be hours

@@ -95,11 +95,17 @@ class Chunk:
         chunk_id: ``doc_id#heading-slug[-n]``, stable across re-ingests of unchanged text.
         doc_id: owning document.
         heading_path: headings from the document title down to this section.
-        text: the chunk's own text (what an answer quotes).
-        start, end: character offsets of ``text`` in the source file, ``[start, end)``.
+        text: the chunk's own text (what an answer quotes). When a long table is split across
+            chunks, the chunks after the first start with a copy of the table's header row and
+            separator line (``prefix_len`` characters), so the text parses as a table on its own.
+        start, end: character offsets in the source file, ``[start, end)``, of the text after
+            that prefix: ``text[prefix_len:]`` is the source slice (NULs there read as spaces).
         token_count: o200k_base tokens of ``indexed_text``.
         prev_id, next_id: neighbouring chunks in document order (None at the ends).
         parent_id: the chunk of the enclosing section, when the section was split.
+        prefix_len: characters at the start of ``text`` that repeat a table header and are not
+            at ``[start, end)`` (0 for most chunks). Not stored separately: for a stored chunk it
+            is ``len(text) - (end - start)``.
     """
 
     chunk_id: str
@@ -112,6 +118,7 @@ class Chunk:
     prev_id: str | None = None
     next_id: str | None = None
     parent_id: str | None = None
+    prefix_len: int = 0
 
     @property
     def indexed_text(self) -> str:

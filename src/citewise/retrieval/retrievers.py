@@ -10,7 +10,8 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
 * ``hybrid``: reciprocal rank fusion (k=60) of the top ``depth`` of both.
 * ``shipped``: hybrid, then exact-identifier pinning: when the query names an identifier
   (``E-1004``), chunks of documents whose *title* names it come first; a mere mention elsewhere
-  does not pin.
+  does not pin. Query and titles fold Unicode dashes alike (``find_identifiers``), so a title
+  written ``E\u20111004`` (non-breaking hyphen) is pinned for the query ``E-1004`` and back.
 """
 
 from __future__ import annotations

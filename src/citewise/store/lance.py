@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk
-from citewise.text.analyzer import find_identifiers, lexical_text
+from citewise.text.analyzer import find_identifiers, fold, lexical_text
 
 TABLE = "chunks"
 RUNS_TABLE = "ingest_runs"
@@ -363,10 +363,13 @@ class LanceStore:
         return self._scored(rows, lambda r: 1.0 - r["_distance"])[:k]
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
-        """Chunks of documents whose title names ``identifier`` (first chunk of each doc first)."""
+        """Chunks of documents whose title names ``identifier`` (first chunk of each doc first).
+
+        The identifier is folded as titles are (case, Unicode dashes: ``E\u20111004`` = ``e-1004``).
+        """
         if self._table is None:
             return []
-        where = f"array_has(title_ids, {_q(identifier)})"
+        where = f"array_has(title_ids, {_q(fold(identifier))})"
         extra = filter_sql(filters)
         if extra:
             where = f"{where} AND {extra}"

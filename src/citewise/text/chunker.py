@@ -2,36 +2,57 @@
 
 Algorithm (one pass over a document's text, all offsets are character offsets into that text):
 
-1. Parse the text into blocks: ATX headings (``#``..``######``), fenced code blocks, tables (runs
+1. Replace NUL characters with spaces (one for one, so every offset stays right): a NUL never
+   reaches a chunk, the embedder or the index, whatever the format it came from.
+2. Parse the text into blocks: ATX headings (``#``..``######``), fenced code blocks, tables (runs
    of lines starting with ``|``) and paragraphs (runs of non-blank lines). A fenced block or table
-   is atomic.
-2. Build the section tree from the headings.
-3. A section whose whole subtree fits ``max_tokens`` becomes one piece. A larger one emits its own
-   text (packed by blocks, then sentences for an oversized paragraph) and recurses into its
-   subsections: split at subheadings first, then at paragraphs.
-4. Adjacent pieces under ``min_tokens`` are merged while the result stays within ``max_tokens``;
+   is atomic while it fits.
+3. Build the section tree from the headings.
+4. A section whose whole subtree fits ``max_tokens`` becomes one piece. A larger one emits its own
+   text (packed by blocks, then sentences for an oversized paragraph, rows for an oversized table,
+   lines for an oversized code block) and recurses into its subsections: split at subheadings
+   first, then at paragraphs.
+5. Hard cap: any span still over the budget (a 50 MB single-line file, a sentence of 10,000
+   words, a huge table row) is cut into windows that fit, at the last sentence end, else the last
+   whitespace, in the second half of each window, else at a character boundary. No chunk has more
+   than ``max_tokens`` tokens (its ``token_count``, heading path and repeated header included).
+6. Adjacent pieces under ``min_tokens`` are merged while the result stays within ``max_tokens``;
    a merged piece keeps the common heading path of its parts.
 
-Each chunk is a contiguous slice of the text, so ``text[start:end]`` reproduces it. Token counts
-are ``o200k_base`` counts of the indexed text (heading path + text).
+Tables split across chunks: a table's header row and separator line (``| a | b |`` /
+``|---|---|``) always travel with its first row, and every later chunk that starts inside the
+table begins with a copy of them, so ``Chunk.text`` parses as a Markdown table on its own and the
+answer units label each cell with its column name. The copy is a *prefix*: ``Chunk.prefix_len``
+characters of ``text`` that are not at ``[start, end)`` in the source. ``start``/``end`` still
+point at the rows themselves, so ``text[prefix_len:] == source[start:end]`` for every chunk
+(``prefix_len`` is 0 for all others) and a stored chunk's prefix length is
+``len(text) - (end - start)``. A header of more than a quarter of ``max_tokens`` is not repeated.
+
+Token counts are ``o200k_base`` counts of the indexed text (heading path + text).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from citewise.core import Chunk
 from citewise.text.tokens import count_tokens
 
 MIN_TOKENS = 300
+#: The hard cap: no chunk has more tokens than this (o200k_base, indexed text).
 MAX_TOKENS = 800
-#: An atomic block (code or table) is split only when it exceeds this many tokens.
-HARD_MAX_TOKENS = 1600
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
+#: Where a window of an over-long span may end: after a sentence end (Latin or CJK), else after
+#: whitespace.
+_CUT_SENTENCE = re.compile(r"[.!?]+[\"')\]]*\s+|[\u3002\uff01\uff1f\uff0e]+")
+_CUT_SPACE = re.compile(r"\s+")
+_TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-[\s:|-]*$")
 
 
 @dataclass
@@ -41,6 +62,7 @@ class _Block:
     end: int
     level: int = 0
     title: str = ""
+    header_end: int = 0  # tables: end of the header row (and separator line, when there is one)
 
 
 @dataclass
@@ -124,10 +146,14 @@ def parse_blocks(text: str) -> list[_Block]:
             continue
         kind = "table" if stripped.startswith("|") else "para"
         if cur is not None and cur.kind == kind:
+            if kind == "table" and "\n" not in text[cur.start:cur.end] and _TABLE_SEPARATOR.match(stripped):
+                cur.header_end = end  # the separator line belongs to the header
             cur.end = end
         else:
             close()
             cur = _Block(kind, pos, end)
+            if kind == "table":
+                cur.header_end = end
     close()  # an unclosed fence runs to the end of the text
     return blocks
 
@@ -169,8 +195,7 @@ class Chunker:
 
     Args:
         min_tokens: pieces smaller than this are merged with neighbours (default 300).
-        max_tokens: the most tokens a chunk may have unless one atomic block is larger
-            (default 800).
+        max_tokens: the most tokens a chunk may have, a hard cap (default 800).
 
     Raises:
         ValueError: if ``0 < min_tokens <= max_tokens`` does not hold.
@@ -189,60 +214,141 @@ class Chunker:
         Args:
             doc_id: the owning document's id (chunk ids are ``doc_id#slug[-n]``).
             title: the document title (the root of every heading path).
-            text: the document body; offsets in the chunks index into it.
+            text: the document body; offsets in the chunks index into it. NUL characters are
+                replaced by spaces in the chunks (offsets unchanged).
 
         Returns:
-            A list of Chunk; empty when the text has no content.
+            A list of Chunk, each at most ``max_tokens`` tokens; empty when the text has no
+            content.
         """
+        if "\x00" in text:
+            text = text.replace("\x00", " ")
+        title = title.replace("\x00", " ")
         blocks = parse_blocks(text)
         if not blocks:
             return []
+        run = _Run(text, [b for b in blocks if b.kind == "table"], max_header=self.max_tokens // 4)
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
-        self._emit(text, root, pieces, parent=None)
-        pieces = self._merge(text, pieces)
-        return self._to_chunks(doc_id, text, pieces)
+        self._emit(run, root, pieces, parent=None)
+        pieces = self._merge(run, pieces)
+        return self._to_chunks(doc_id, run, pieces)
 
     # -- steps --------------------------------------------------------------------------------
-    def _tokens(self, text: str, start: int, end: int, path: tuple[str, ...] = ()) -> int:
-        return count_tokens(text[start:end]) + (count_tokens(" > ".join(path)) if path else 0)
+    def _tokens(self, run: "_Run", start: int, end: int, path: tuple[str, ...] = ()) -> int:
+        """Tokens of a piece: its text, its repeated table header, its heading path."""
+        n = count_tokens(run.text[start:end]) + (run.path_tokens(path) if path else 0)
+        prefix = run.prefix(start)
+        return n + run.count(prefix) if prefix else n
 
-    def _emit(self, text: str, sec: _Section, out: list[_Piece], parent: int | None) -> None:
+    def _budget(self, run: "_Run", start: int, path: tuple[str, ...]) -> int:
+        """Tokens left for a span's own text starting at ``start`` (slack for the joins)."""
+        prefix = run.prefix(start)
+        used = run.path_tokens(path) + (run.count(prefix) if prefix else 0)
+        return max(self.max_tokens - used - 4, 16)
+
+    def _emit(self, run: "_Run", sec: _Section, out: list[_Piece], parent: int | None) -> None:
         end = sec.all_end()
         if end <= sec.start:
             return
         slug_title = sec.title
-        if self._tokens(text, sec.start, end, sec.path) <= self.max_tokens:
+        if end - sec.start <= self.max_tokens * 64 and self._tokens(run, sec.start, end, sec.path) <= self.max_tokens:
             out.append(_Piece(sec.start, end, sec.path, slug_title, parent))
             return
         # Own text (heading line + blocks before the first subsection), packed by blocks.
         own_end = sec.children[0].start if sec.children else end
         my_index = parent
-        units = self._units(text, sec.start, own_end, sec.blocks, sec.path)
-        for i, (s, e) in enumerate(self._pack(text, units, sec.path)):
+        units = self._units(run, sec.start, own_end, sec.blocks, sec.path)
+        for i, (s, e) in enumerate(self._pack(run, units, sec.path)):
             out.append(_Piece(s, e, sec.path, slug_title, parent))
             if i == 0:
                 my_index = len(out) - 1
         for child in sec.children:
-            self._emit(text, child, out, my_index)
+            self._emit(run, child, out, my_index)
 
-    def _units(self, text, start, end, blocks, path) -> list[tuple[int, int]]:
-        """Atomic spans of a section's own text: the heading line joins the first block."""
+    def _units(self, run, start, end, blocks, path) -> list[tuple[int, int]]:
+        """Atomic spans of a section's own text: the heading line joins the first block; an
+        oversized paragraph splits at sentences, table at rows (the header stays with the first
+        row), code block at lines; any span still over budget is cut by :meth:`_cap`."""
+        text = run.text
         spans: list[tuple[int, int]] = []
         own = [b for b in blocks if b.start >= start and b.end <= end]
         lead = start
         for b in own:
             s = lead if lead is not None else b.start
             lead = None
-            if b.kind == "para" and self._tokens(text, s, b.end, path) > self.max_tokens:
-                spans.extend(self._sentences(text, s, b.end))
-            elif b.kind in ("code", "table") and self._tokens(text, s, b.end) > HARD_MAX_TOKENS:
-                spans.extend(self._line_spans(text, s, b.end))
+            if b.end - s > self.max_tokens * 64 or self._tokens(run, s, b.end, path) > self.max_tokens:
+                if b.kind == "para":
+                    parts = self._sentences(text, s, b.end)
+                elif b.kind == "table":
+                    parts = self._line_spans(text, b.header_end, b.end)
+                    if parts:  # the header (and the heading line before it) joins the first row
+                        parts[0] = (s, parts[0][1])
+                    else:
+                        parts = [(s, b.end)]
+                else:
+                    parts = self._line_spans(text, s, b.end)
+                spans.extend(self._cap(run, parts, path))
             else:
                 spans.append((s, b.end))
         if lead is not None and end > start:
-            spans.append((start, end))  # heading only
+            spans.extend(self._cap(run, [(start, end)], path))  # heading only
         return spans
+
+    def _cap(self, run, spans, path) -> list[tuple[int, int]]:
+        """``spans`` with every span over its token budget cut into windows that fit."""
+        out: list[tuple[int, int]] = []
+        for s, e in spans:
+            if e - s <= self.max_tokens * 64 and count_tokens(run.text[s:e]) <= self._budget(run, s, path):
+                out.append((s, e))
+            else:
+                out.extend(self._windows(run, s, e, path))
+        return out
+
+    def _windows(self, run: "_Run", start: int, end: int, path) -> list[tuple[int, int]]:
+        """Cut ``[start, end)`` into consecutive spans of at most their budget in tokens each.
+
+        Each window is sized from the token count of a guess (about 4 characters per token, then
+        scaled by the measured ratio), and ends at the last sentence end, else the last
+        whitespace, in its second half, else at its last character. Linear in the span length:
+        every character is tokenised a bounded number of times.
+        """
+        text = run.text
+        out: list[tuple[int, int]] = []
+        pos = start
+        while pos < end:
+            budget = self._budget(run, pos, path)
+            size = min(end - pos, budget * 4)
+            fits = 0
+            for _ in range(8):
+                n = count_tokens(text[pos:pos + size])
+                if n <= budget:
+                    fits = max(fits, size)
+                    if pos + size >= end or n >= budget * 0.85:
+                        break
+                    size = min(end - pos, int(size * budget * 0.95 / max(n, 1)) + 1)
+                else:
+                    size = max(1, min(size - 1, int(size * budget * 0.95 / n)))
+            if not fits:
+                fits = size
+                while fits > 1 and count_tokens(text[pos:pos + fits]) > budget:
+                    fits = max(1, fits * 3 // 4)
+            cut = pos + fits
+            if cut < end:
+                lo = pos + fits // 2
+                best = None
+                for m in _CUT_SENTENCE.finditer(text, lo, cut):
+                    best = m.end()
+                if best is None:
+                    for m in _CUT_SPACE.finditer(text, lo, cut):
+                        best = m.end()
+                if best is not None and best > pos:
+                    cut = best
+                while cut > pos + 1 and unicodedata.combining(text[cut]):
+                    cut -= 1  # do not cut an accent from its letter
+            out.append((pos, cut))
+            pos = cut
+        return out
 
     def _sentences(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
         spans, s = [], start
@@ -258,15 +364,15 @@ class Chunker:
             spans.append((s, start + m.start()))
             s = start + m.end()
         spans.append((s, end))
-        return [sp for sp in spans if sp[1] > sp[0]]
+        return [sp for sp in spans if sp[1] > sp[0] and text[sp[0]:sp[1]].strip()]
 
-    def _pack(self, text, units, path) -> list[tuple[int, int]]:
+    def _pack(self, run, units, path) -> list[tuple[int, int]]:
         packed: list[tuple[int, int]] = []
         cur: tuple[int, int] | None = None
         for s, e in units:
             if cur is None:
                 cur = (s, e)
-            elif self._tokens(text, cur[0], e, path) <= self.max_tokens:
+            elif self._tokens(run, cur[0], e, path) <= self.max_tokens:
                 cur = (cur[0], e)
             else:
                 packed.append(cur)
@@ -275,7 +381,7 @@ class Chunker:
             packed.append(cur)
         return packed
 
-    def _merge(self, text: str, pieces: list[_Piece]) -> list[_Piece]:
+    def _merge(self, run: "_Run", pieces: list[_Piece]) -> list[_Piece]:
         if not pieces:
             return pieces
         merged: list[_Piece] = [pieces[0]]
@@ -284,11 +390,11 @@ class Chunker:
             last = merged[-1]
             common = _common_prefix(last.path, p.path)
             small = (
-                self._tokens(text, last.start, last.end, last.path) < self.min_tokens
-                or self._tokens(text, p.start, p.end, p.path) < self.min_tokens
+                self._tokens(run, last.start, last.end, last.path) < self.min_tokens
+                or self._tokens(run, p.start, p.end, p.path) < self.min_tokens
             )
             if small and last.end <= p.start and (
-                self._tokens(text, last.start, p.end, common) <= self.max_tokens
+                self._tokens(run, last.start, p.end, common) <= self.max_tokens
             ):
                 merged[-1] = _Piece(last.start, p.end, common, last.slug_title, last.parent)
             else:
@@ -299,18 +405,25 @@ class Chunker:
                 p.parent = remap.get(p.parent)
         return merged
 
-    def _to_chunks(self, doc_id: str, text: str, pieces: list[_Piece]) -> list[Chunk]:
+    def _render(self, run: "_Run", p: _Piece, s: int, e: int) -> tuple[str, str]:
+        """(chunk text, indexed text) of the piece ``p`` trimmed to ``[s, e)``."""
+        body = run.prefix(s) + run.text[s:e]
+        head = " > ".join(h for h in p.path if h)
+        return body, (f"{head}\n{body}" if head else body)
+
+    def _to_chunks(self, doc_id: str, run: "_Run", pieces: list[_Piece]) -> list[Chunk]:
+        text = run.text
         kept: list[tuple[_Piece, int, int]] = []
         index_of: dict[int, int] = {}
         for i, p in enumerate(pieces):
-            s, e = p.start, p.end
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            if e > s:
-                index_of[i] = len(kept)
-                kept.append((p, s, e))
+            for s, e in self._fit(run, p):
+                while s < e and text[s].isspace():
+                    s += 1
+                while e > s and text[e - 1].isspace():
+                    e -= 1
+                if e > s:
+                    index_of.setdefault(i, len(kept))
+                    kept.append((p, s, e))
         ids: list[str] = []
         used: dict[str, int] = {}
         for p, _, _ in kept:
@@ -321,9 +434,7 @@ class Chunker:
         chunks = []
         for i, (p, s, e) in enumerate(kept):
             parent_i = index_of.get(p.parent) if p.parent is not None else None
-            body = text[s:e]
-            head = " > ".join(h for h in p.path if h)
-            indexed = f"{head}\n{body}" if head else body
+            body, indexed = self._render(run, p, s, e)
             chunks.append(
                 Chunk(
                     chunk_id=ids[i],
@@ -336,9 +447,52 @@ class Chunker:
                     prev_id=ids[i - 1] if i > 0 else None,
                     next_id=ids[i + 1] if i + 1 < len(ids) else None,
                     parent_id=ids[parent_i] if parent_i is not None and parent_i != i else None,
+                    prefix_len=len(body) - (e - s),
                 )
             )
         return chunks
+
+    def _fit(self, run: "_Run", p: _Piece) -> list[tuple[int, int]]:
+        """The piece's span, or (rarely: token counts of joined text are not quite additive) its
+        windows when the exact token count of its indexed text is over the cap."""
+        _, indexed = self._render(run, p, p.start, p.end)
+        if count_tokens(indexed) <= self.max_tokens:
+            return [(p.start, p.end)]
+        return self._windows(run, p.start, p.end, p.path)
+
+
+class _Run:
+    """Per-document state of one :meth:`Chunker.chunk` call: the text, its tables, token caches."""
+
+    def __init__(self, text: str, tables: list[_Block], max_header: int):
+        self.text = text
+        self.tables = tables
+        self.max_header = max_header
+        self._starts = [t.start for t in tables]
+        self._counts: dict[str, int] = {}
+
+    def count(self, s: str) -> int:
+        """Cached token count of a short string (heading paths, table headers)."""
+        n = self._counts.get(s)
+        if n is None:
+            n = self._counts[s] = count_tokens(s)
+        return n
+
+    def path_tokens(self, path: tuple[str, ...]) -> int:
+        return self.count(" > ".join(path))
+
+    def prefix(self, pos: int) -> str:
+        """The table header (row + separator + newline) that a chunk starting at ``pos`` must
+        repeat: non-empty when ``pos`` is past the header of a table, before its end, and the
+        header is at most ``max_header`` tokens (a giant header is not worth repeating)."""
+        i = bisect.bisect_right(self._starts, pos) - 1
+        if i < 0:
+            return ""
+        t = self.tables[i]
+        if t.header_end < pos < t.end:
+            header = self.text[t.start:t.header_end].lstrip() + "\n"
+            return header if self.count(header) <= self.max_header else ""
+        return ""
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
