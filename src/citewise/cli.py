@@ -67,9 +67,10 @@ def ingest(
     embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
     default_permission: Optional[str] = typer.Option(None, help="public | deny, for documents without permissions."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (rules: [{glob, groups, override}]); the index keeps it for later ingests."),
+    keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Also index whole-book copies (print.html) and near-duplicate documents."),
     as_json: bool = JsonOpt,
 ):
-    """Ingest a folder: new and changed documents are indexed, removed ones deleted."""
+    """Ingest a folder: new and changed documents are indexed, removed ones deleted, copies skipped."""
     from citewise.text.loaders import iter_files
 
     if not path.exists():
@@ -77,7 +78,7 @@ def ingest(
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission)
     total = len(iter_files(path))
     with _progress(total, "ingesting", not as_json) as tick:
-        report = idx.ingest(path, progress=tick, policy=policy)
+        report = idx.ingest(path, progress=tick, policy=policy, keep_duplicates=keep_duplicates)
     stats = idx.store.stats()
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
@@ -86,9 +87,11 @@ def ingest(
             err.print(Text.assemble(("skipped", "yellow"), f" {e}"), highlight=False, soft_wrap=True)
         for e in report.superseded:
             err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
+        for e in report.duplicates:
+            err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
+            f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
             f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
             highlight=False, soft_wrap=True,
         )
@@ -278,6 +281,7 @@ def status(
     idx = _open(index)
     st = idx.status(threshold)
     data = st.as_dict()
+    data["duplicates"] = idx.duplicates()
     if as_json:
         out.print_json(json.dumps({**data, "index": str(idx.path)}))
     else:
@@ -299,6 +303,8 @@ def status(
         if st.last_run_errors:
             out.print(f"The last ingest skipped {st.last_run_errors} file(s) that failed to load or index; "
                       "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
+        for line in data["duplicates"]:
+            out.print(f"duplicate {line}", markup=False, highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:

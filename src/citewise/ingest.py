@@ -12,6 +12,12 @@
 * Two sources with the same document id: the newer version wins, the other is reported as
   superseded (rule: :mod:`citewise.lifecycle`).
 * Permissions: front matter, else a policy file (:mod:`citewise.policy`), else the index default.
+* Whole-book copies and near-duplicates (:mod:`citewise.text.dedup`): in a folder ingest, a
+  document that concatenates others (mdBook's ``print.html``) or nearly repeats another with the
+  same permission groups is not indexed (removed if it was) and reported in ``duplicates``, one
+  line each; the canonical documents are indexed. The check runs over every loaded document,
+  changed or not, so a re-ingest of an unchanged folder skips the same copies and embeds nothing.
+  ``keep_duplicates=True`` indexes them all. ``ingest_documents`` (BEIR, SQuAD) does not check.
 * Every completed run is appended to the store's ingest log (for ``citewise status``).
 """
 
@@ -31,6 +37,7 @@ from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store
 from citewise.text.chunker import Chunker
+from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import load_folder
 
 #: Policies for documents that declare no permissions.
@@ -43,6 +50,7 @@ class IngestReport:
 
     ``metadata_updated``: unchanged text whose permissions or source changed (rows rewritten with
     stored vectors). ``superseded``: one line per older version not indexed (not an error).
+    ``duplicates``: one line per whole-book copy or near-duplicate not indexed (not an error).
     """
 
     added: int = 0
@@ -53,13 +61,14 @@ class IngestReport:
     metadata_updated: int = 0
     errors: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
             "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
             "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
             "metadata_updated": self.metadata_updated, "errors": list(self.errors),
-            "superseded": list(self.superseded),
+            "superseded": list(self.superseded), "duplicates": list(self.duplicates),
         }
 
 
@@ -87,13 +96,16 @@ class Ingestor:
             enough that length-sorted batching pads little (64 cost ~4% more embedding CPU on
             SciFact, bench/ingest_overhead.py); a killed run redoes at most one batch.
         policy: path-glob permission rules for documents without front matter permissions.
+        keep_duplicates: index whole-book copies and near-duplicates too (default: skip them in
+            folder ingests, see the module docstring).
 
     Raises:
         ValueError: unknown ``default_permission``.
     """
 
     def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
-                 default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None):
+                 default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
+                 keep_duplicates: bool = False):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -102,6 +114,7 @@ class Ingestor:
         self.default_permission = default_permission
         self.batch_docs = batch_docs
         self.policy = policy
+        self.keep_duplicates = keep_duplicates
         self._root: Path | None = None
 
     def groups_for(self, doc: Document) -> tuple[str, ...]:
@@ -157,6 +170,13 @@ class Ingestor:
                 failed_sources.add(str(Path(item.source).resolve()))
             else:
                 docs.append(item)
+        if not self.keep_duplicates:
+            dups = find_duplicates(docs, key=self.groups_for)
+            skipped = {d.source for d in dups}
+            report.duplicates = [d.line() for d in dups]
+            docs = [d for d in docs if d.source not in skipped]
+            if progress and dups:
+                progress(len(dups))
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
         gone = [
