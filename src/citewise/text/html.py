@@ -5,7 +5,7 @@ BeautifulSoup over lxml with our own block walk, not a main-content extractor li
 
 * Measured (chunks with mdBook chrome / share of ``<main>`` words kept / headings / pipe tables
   with a header row / code blocks): previous tag-list loader 40 of 342 / 1.000 / 1576 of 1536 (the
-  menu bar's book title became a heading) / 0 of 22 / 850 of 856; this walk 0 of 363 / 1.000 /
+  menu bar's book title became a heading) / 0 of 22 / 850 of 856; this walk 0 of 360 / 1.000 /
   1536 of 1536 / 22 of 22 / 856 of 856; trafilatura 2.3.1 (Markdown output, tables, formatting,
   ``favor_recall``) 0 of 360 / 0.993 / 1535 of 1536 / 19 of 22 / 854 of 856. trafilatura drops
   text it scores as boilerplate and some tables, and needs six more dependencies; documentation
@@ -130,7 +130,10 @@ class _Walker:
                 if dl:
                     self.blocks.append(dl)
             elif name in CODE_TAGS:
-                self.inline.append(" " + _code_span(child.get_text()) + " ")
+                span = _code_span(child.get_text())
+                if self.inline and self.inline[-1].endswith("`"):
+                    span = " " + span  # two code spans in a row stay two
+                self.inline.append(span)
             elif name == "br":
                 self.inline.append(" ")
             elif name in INLINE_TAGS:
