@@ -99,3 +99,7 @@ def test_title_from_title_tag_then_h1(tmp_path):
     b.write_text("<body><main><h1>Only heading</h1><p>x y z</p></main></body>")
     assert load_html(a, tmp_path).title == "Tab title"
     assert load_html(b, tmp_path).title == "Only heading"
+
+
+def test_empty_main_falls_back_to_body():
+    assert md("<body><nav>Menu</nav><main></main><div>Rendered outside main.</div></body>") == "Rendered outside main.\n"

@@ -20,7 +20,7 @@ BeautifulSoup over lxml with our own block walk, not a main-content extractor li
 Rules:
 
 * Root: the first ``<main>``, else ``[role=main]``, else the ``<article>`` elements (all, in
-  order), else ``<body>``. Before that, boilerplate is removed everywhere: ``nav, header, footer,
+  order), else ``<body>`` (also when the chosen root holds no text). Before that, boilerplate is removed everywhere: ``nav, header, footer,
   aside, script, style, noscript, template, form, button, svg, iframe, select, dialog`` (a
   ``header``/``footer`` *inside* an ``<article>``/``<main>`` root is kept: there it is the
   article's own title block), elements with ``role`` navigation/banner/contentinfo/complementary/
@@ -333,6 +333,10 @@ def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
         w = _Walker()
         w.walk(root)
         blocks += w.result()
+    if not blocks and soup.body is not None and roots != [soup.body]:  # an empty <main> (filled by script)
+        w = _Walker()
+        w.walk(soup.body)
+        blocks = w.result()
     text = "\n\n".join(blocks)
     return (text + "\n") if text.strip() else "", meta
 
