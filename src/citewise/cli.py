@@ -137,9 +137,10 @@ def ingest(
     follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks that point outside the folder (default: skip them with a line)."),
     allow_errors: bool = typer.Option(False, "--allow-errors", help=f"Exit 0 even when files were skipped for errors (default: exit {EXIT_FILE_ERRORS})."),
     wait: bool = typer.Option(False, "--wait", help="If another ingest is running on this index, wait for it (default: exit 2 naming its pid)."),
+    keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Also index whole-book copies (print.html) and near-duplicate documents."),
     as_json: bool = JsonOpt,
 ):
-    """Ingest a folder: new and changed documents are indexed, removed ones deleted.
+    """Ingest a folder: new and changed documents are indexed, removed ones deleted, copies skipped.
 
     Exit status: 0 done; 3 done, but some files were skipped for errors (each named on stderr,
     or in the JSON 'errors'); 2 nothing ingested (bad option, policy or index, or another ingest
@@ -155,7 +156,7 @@ def ingest(
     with _embed_progress(not as_json) as on_embed:
         report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
                             on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
-                            embed_progress=on_embed)
+                            embed_progress=on_embed, keep_duplicates=keep_duplicates)
     stats = idx.store.stats()
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
@@ -168,9 +169,11 @@ def ingest(
             err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
         for e in report.removed:
             err.print(f"deleted {e}", markup=False, highlight=False, soft_wrap=True)
+        for e in report.duplicates:
+            err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
+            f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
             f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
             highlight=False, soft_wrap=True,
         )
@@ -384,6 +387,7 @@ def status(
     idx = _open(index)
     st = idx.status(threshold)
     data = st.as_dict()
+    data["duplicates"] = idx.duplicates()
     if as_json:
         out.print_json(json.dumps({**data, "index": str(idx.path)}))
     else:
@@ -405,6 +409,8 @@ def status(
         if st.last_run_errors:
             out.print(f"The last ingest skipped {st.last_run_errors} file(s) that failed to load or index; "
                       "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
+        for line in data["duplicates"]:
+            out.print(f"duplicate {line}", markup=False, highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:

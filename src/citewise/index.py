@@ -6,7 +6,8 @@
 >>> idx.ask("How long do I have to ask for a refund?")        # doctest: +SKIP
 
 Layout of an index folder: ``index.json`` (settings: embedder, dimension, analyzer version,
-default permission, abstention threshold) and ``lance/`` (the LanceDB database).
+default permission, abstention threshold), ``lance/`` (the LanceDB database) and, after a folder
+ingest, ``duplicates.json`` (per ingested folder, the copies the last ingest of it did not index).
 """
 
 from __future__ import annotations
@@ -180,14 +181,17 @@ class Index:
         return ((Path(path) if path else default_index_dir()) / "index.json").exists()
 
     # -- ingestion ----------------------------------------------------------------------------
-    def ingestor(self, policy=None, batch_docs: int = 256) -> Ingestor:
+    def ingestor(self, policy=None, batch_docs: int = 256, keep_duplicates: bool = False) -> Ingestor:
         """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`)."""
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
-                        policy=policy, batch_docs=batch_docs)
+                        policy=policy, batch_docs=batch_docs, keep_duplicates=keep_duplicates)
 
     def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
-               wait: bool = False, on_wait=None, embed_progress=None) -> IngestReport:
+               wait: bool = False, on_wait=None, embed_progress=None, keep_duplicates: bool = False) -> IngestReport:
         """Ingest a folder (incremental; see :mod:`citewise.ingest`).
+
+        Whole-book copies and near-duplicates are not indexed unless ``keep_duplicates``; the
+        lines naming them are kept in ``duplicates.json`` for :meth:`duplicates` (``status``).
 
         ``policy``: a :class:`citewise.policy.Policy` or the path of a policy YAML file. A policy
         file given here is copied to ``<index>/policy.yaml`` and used by later ingests that name
@@ -220,9 +224,33 @@ class Index:
                 tmp.replace(kept)
             elif loaded is None and kept.exists():
                 loaded = Policy.load(kept)
-            ingestor = self.ingestor(loaded)
+            ingestor = self.ingestor(loaded, keep_duplicates=keep_duplicates)
             ingestor.embed_progress = embed_progress
-            return ingestor.ingest_folder(Path(folder), progress=progress, follow_links=follow_links)
+            report = ingestor.ingest_folder(Path(folder), progress=progress, follow_links=follow_links)
+            self._keep_duplicates(str(Path(folder).resolve()), report.duplicates)
+            return report
+
+    def _keep_duplicates(self, root: str, lines: list[str]) -> None:
+        path = self.path / "duplicates.json"
+        data = self._read_duplicates()
+        if lines:
+            data[root] = list(lines)
+        else:
+            data.pop(root, None)
+        if data or path.exists():
+            write_json(path, data)
+
+    def _read_duplicates(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads((self.path / "duplicates.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def duplicates(self) -> list[str]:
+        """Lines naming the documents the last ingest of each folder skipped as copies of others."""
+        data = self._read_duplicates()
+        return [line for root in sorted(data) for line in data[root]]
 
     def status(self, max_lag_s: float | None = None):
         """Freshness of this index: a :class:`citewise.lifecycle.Status` (see that module)."""

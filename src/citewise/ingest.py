@@ -12,6 +12,12 @@
 * Two sources with the same document id: the newer version wins, the other is reported as
   superseded (rule: :mod:`citewise.lifecycle`).
 * Permissions: front matter, else a policy file (:mod:`citewise.policy`), else the index default.
+* Whole-book copies and near-duplicates (:mod:`citewise.text.dedup`): in a folder ingest, a
+  document that concatenates others (mdBook's ``print.html``) or nearly repeats another with the
+  same permission groups is not indexed (removed if it was) and reported in ``duplicates``, one
+  line each; the canonical documents are indexed. The check runs over every loaded document,
+  changed or not, so a re-ingest of an unchanged folder skips the same copies and embeds nothing.
+  ``keep_duplicates=True`` indexes them all. ``ingest_documents`` (BEIR, SQuAD) does not check.
 * Every completed run is appended to the store's ingest log (for ``citewise status``).
 """
 
@@ -31,6 +37,7 @@ from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store
 from citewise.text.chunker import Chunker
+from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
 
 #: Policies for documents that declare no permissions.
@@ -46,6 +53,7 @@ class IngestReport:
     ``errors``: one line per file skipped for an error. ``warnings``: one line per oddity that
     skipped nothing of value (unknown front matter key, folder named like a file).
     ``removed``: one line per deleted document (its file is gone).
+    ``duplicates``: one line per whole-book copy or near-duplicate not indexed (not an error).
     """
 
     added: int = 0
@@ -58,6 +66,7 @@ class IngestReport:
     superseded: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -65,6 +74,7 @@ class IngestReport:
             "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
             "metadata_updated": self.metadata_updated, "errors": list(self.errors),
             "superseded": list(self.superseded), "warnings": list(self.warnings),
+            "duplicates": list(self.duplicates),
         }
 
 
@@ -97,13 +107,16 @@ class Ingestor:
             enough that length-sorted batching pads little (64 cost ~4% more embedding CPU on
             SciFact, bench/ingest_overhead.py); a killed run redoes at most one batch.
         policy: path-glob permission rules for documents without front matter permissions.
+        keep_duplicates: index whole-book copies and near-duplicates too (default: skip them in
+            folder ingests, see the module docstring).
 
     Raises:
         ValueError: unknown ``default_permission``.
     """
 
     def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
-                 default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None):
+                 default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
+                 keep_duplicates: bool = False):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -112,6 +125,7 @@ class Ingestor:
         self.default_permission = default_permission
         self.batch_docs = batch_docs
         self.policy = policy
+        self.keep_duplicates = keep_duplicates
         self._root: Path | None = None
         self.embed_progress: EmbedProgress | None = None
         self._planned = 0
@@ -182,6 +196,13 @@ class Ingestor:
             else:
                 report.warnings.extend(item.warnings)
                 docs.append(item)
+        if not self.keep_duplicates:
+            dups = find_duplicates(docs, key=self.groups_for)
+            skipped = {d.source for d in dups}
+            report.duplicates = [d.line() for d in dups]
+            docs = [d for d in docs if d.source not in skipped]
+            if progress and dups:
+                progress(len(dups))
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
         gone = [

@@ -365,55 +365,12 @@ def load_markdown(path: Path, root: Path) -> Document:
     )
 
 
-_BLOCK_TAGS = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "table", "blockquote", "dt", "dd"]
-
-
 def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
-    """Readable Markdown-like text of an HTML page and its ``<title>``/``<meta>`` values.
+    """Markdown-like text of an HTML page's main content and its ``<title>``/``<meta>`` values
+    (rules and the choice of extractor: :mod:`citewise.text.html`)."""
+    from citewise.text.html import html_to_markdown as convert
 
-    Headings become ``#`` lines (so the chunker splits there), tables become ``|`` rows, ``pre``
-    becomes a fenced block. Scripts, styles and navigation are dropped.
-    """
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    meta: dict[str, str] = {}
-    if soup.title and soup.title.string:
-        meta["title"] = soup.title.string.strip()
-    for tag in soup.find_all("meta"):
-        name, content = tag.get("name"), tag.get("content")
-        if name and content is not None:
-            meta[name.lower()] = content
-    for tag in soup(["script", "style", "nav", "noscript", "template"]):
-        tag.decompose()
-    parts: list[str] = []
-    for el in soup.find_all(_BLOCK_TAGS):
-        if el.find_parent(_BLOCK_TAGS):
-            continue  # nested: its text is taken with the outer block
-        name = el.name
-        if name in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            txt = " ".join(el.get_text(" ").split())
-            if txt:
-                parts.append("#" * int(name[1]) + " " + txt)
-        elif name == "pre":
-            parts.append("```\n" + el.get_text().strip("\n") + "\n```")
-        elif name == "table":
-            rows = []
-            for tr in el.find_all("tr"):
-                cells = [" ".join(c.get_text(" ").split()) for c in tr.find_all(["th", "td"])]
-                rows.append("| " + " | ".join(cells) + " |")
-            if rows:
-                parts.append("\n".join(rows))
-        else:
-            txt = " ".join(el.get_text(" ").split())
-            if txt:
-                parts.append(("- " if name == "li" else "") + txt)
-    if not parts:  # no block markup: fall back to the page's text
-        body = soup.body or soup
-        txt = "\n\n".join(p.strip() for p in body.get_text("\n").split("\n\n") if p.strip())
-        if txt:
-            parts.append(txt)
-    return "\n\n".join(parts) + "\n", meta
+    return convert(html)
 
 
 def load_html(path: Path, root: Path) -> Document:
