@@ -206,7 +206,7 @@ def eval_beir(
     t0 = time.perf_counter()
     n_docs = sum(1 for _ in ds.corpus.open("rb"))
     with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
-        report = idx.ingestor().ingest_documents(ds.documents(), progress=tick)
+        report = idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
     t_index = time.perf_counter() - t0
     qrels, queries = ds.load_split(split)
     t1 = time.perf_counter()
@@ -638,7 +638,7 @@ def eval_compare(
         t0 = time.perf_counter()
         n_docs = sum(1 for _ in ds.corpus.open("rb"))
         with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
-            idx.ingestor().ingest_documents(ds.documents(), progress=tick)
+            idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
         t_index = time.perf_counter() - t0
         c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed)
         c.info["index_seconds"] = round(t_index, 2)

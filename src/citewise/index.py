@@ -118,10 +118,16 @@ class Index:
         return ((Path(path) if path else default_index_dir()) / "index.json").exists()
 
     # -- ingestion ----------------------------------------------------------------------------
-    def ingestor(self, policy=None, batch_docs: int = 256) -> Ingestor:
-        """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`)."""
+    def ingestor(self, policy=None, batch_docs: int = 256, units: bool = True) -> Ingestor:
+        """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`).
+
+        ``units``: also embed and store answer-unit vectors (:mod:`citewise.answer.units`), so
+        :meth:`ask` embeds only the question. Retrieval-only indexes (BEIR) pass False.
+        """
+        from citewise.answer.units import ANSWER_UNITS
+
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
-                        policy=policy, batch_docs=batch_docs)
+                        policy=policy, batch_docs=batch_docs, units=ANSWER_UNITS if units else None)
 
     def ingest(self, folder: str | Path, progress=None, policy=None) -> IngestReport:
         """Ingest a folder (incremental; see :mod:`citewise.ingest`).
@@ -187,7 +193,9 @@ class Index:
         from citewise.answer.units import UnitCache
 
         cache = self.__dict__.setdefault("_answerers", {})
-        units = self.__dict__.setdefault("_units", UnitCache(self.embedder))
+        if "_units" not in self.__dict__:
+            self._units = UnitCache(self.embedder, store=self.store)
+        units = self._units
         key = (retriever, generator if isinstance(generator, str) else id(generator))
         if key not in cache:
             gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
