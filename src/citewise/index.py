@@ -18,7 +18,7 @@ from pathlib import Path
 
 from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.ingest import IngestReport, Ingestor
-from citewise.models.embedders import Embedder, make_embedder
+from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
@@ -196,10 +196,13 @@ class Index:
         if "_units" not in self.__dict__:
             self._units = UnitCache(self.embedder, store=self.store)
         units = self._units
+        if "_question_memo" not in self.__dict__:
+            self._question_memo = QueryMemo(self.embedder)
+        memo = self._question_memo  # retrieval and evidence share the question's embedding
         key = (retriever, generator if isinstance(generator, str) else id(generator))
         if key not in cache:
             gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
-            cache[key] = Answerer(self.retriever(retriever), self.store, self.embedder,
+            cache[key] = Answerer(make_retriever(retriever, self.store, memo), self.store, memo,
                                   threshold=self.abstain_threshold, generator=gen, units=units)
         answerer = cache[key]
         answerer.threshold = self.abstain_threshold if threshold is None else threshold
