@@ -88,7 +88,10 @@ def ingest(
             err.print(f"superseded {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
+            f"{report.deleted} deleted, {len(report.errors)} errors; {report.chunks_embedded} chunks and "
+            f"{report.units_embedded} answer units embedded"
+            + (f" ({report.units_refreshed} unchanged documents got answer-unit vectors)" if report.units_refreshed else "")
+            + ". "
             f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
             highlight=False, soft_wrap=True,
         )
