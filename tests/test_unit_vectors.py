@@ -205,3 +205,21 @@ def test_store_rejects_unit_vectors_that_do_not_match_their_spans(tmp_path):
     bad = [UnitVectors("1", "k", ((0, 1), (1, 2)), np.zeros((1, 16), np.float32)) for _ in chunks]
     with pytest.raises(ValueError, match="unit spans"):
         store.upsert([DocumentUpdate(doc, chunks, emb.embed([c.indexed_text for c in chunks]), ("public",), "", bad)])
+
+
+def test_permission_change_reuses_unit_vectors(tmp_path):
+    root = tmp_path / "docs"
+    write_doc(root, "hr/leave.md", "Leave", "Leave requests go to your manager. They answer within two days.")
+    write_doc(root, "pub.md", "Public", "Everyone may read this page. It is short.")
+    idx = Index.open(tmp_path / "i", embedder="hashing")
+    first = idx.ingest(root)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - glob: \"hr/**\"\n    groups: [hr]\n")
+    report = idx.ingest(root, policy=policy)
+    assert report.metadata_updated == 1 and report.units_refreshed == 0
+    assert report.chunks_embedded == 0 and report.units_embedded == 0 and first.units_embedded > 0
+    chunks = _all_chunks(idx.store)
+    assert {c.groups for c in chunks if c.doc_id == "hr/leave"} == {("hr",)}
+    cache = UnitCache(idx.embedder, store=idx.store)
+    cache.warm(chunks)
+    assert cache.stored_hits == len(chunks) and cache.embedded_chunks == 0

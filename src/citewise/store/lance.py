@@ -474,7 +474,8 @@ class LanceStore:
             return {}
         col = tbl.column("unit_vectors").combine_chunks()
         offsets = col.offsets.to_numpy()
-        flat = col.values.flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, self.dim)
+        # flatten() honours a slice offset (values would not), so offsets are rebased to 0
+        flat = col.flatten().flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, self.dim)
         out = {}
         for i, (cid, ver, key, spans) in enumerate(zip(tbl.column("chunk_id").to_pylist(),
                                                         tbl.column("units_version").to_pylist(),
