@@ -73,7 +73,7 @@ def main() -> int:
     # citewise BM25 (hashing-embedder index: BM25 does not use vectors; building it is fast)
     with tempfile.TemporaryDirectory() as tmp:
         idx = Index.open(Path(tmp) / "i", embedder="hashing")
-        idx.ingestor().ingest_documents(docs)
+        idx.ingestor(units=False).ingest_documents(docs)
         bm25 = make_retriever("bm25", idx.store, idx.embedder)
         bm25.search("warm up", k)
         runs, lat = timed(lambda q: [h.doc_id for h in bm25.search(q, k)], queries)
@@ -118,7 +118,7 @@ def main() -> int:
     # citewise hybrid latency with the real MiniLM index
     index_dir = Path(args.index) if args.index else default_index_dir().parent / "beir" / f"{ds.name}-minilm"
     idx = Index.open(index_dir, embedder="minilm")
-    idx.ingestor().ingest_documents(docs)  # no-op when already built
+    idx.ingestor(units=False).ingest_documents(docs)  # no-op when already built
     hybrid = make_retriever("hybrid", idx.store, idx.embedder)
     hybrid.search("warm up", k)
     runs, lat = timed(lambda q: [h.doc_id for h in hybrid.search(q, k)], queries)

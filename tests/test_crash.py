@@ -8,6 +8,7 @@ it opened the index, kills it with SIGKILL after a random delay within the measu
 
 * every document's rows all carry one content hash and version, and its chunk ids are exactly
   the old or exactly the new chunking (never a mix, never zero chunks);
+* every stored row's answer-unit vectors belong to that row's text (key, spans and count);
 * the index still opens and answers lexical and vector searches;
 * every 4th run instead kills the first ingest into a new index (table creation and first FTS
   index build): each document is then absent or whole;
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from citewise.answer.units import ANSWER_UNITS
 from citewise.core import Filters
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
@@ -48,6 +50,7 @@ DIM = 256
 #: The server itself never opens a database, so forking it is safe.
 SERVER = r"""
 import os, sys, traceback
+from citewise.answer.units import ANSWER_UNITS
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
 from citewise.store.lance import LanceStore
@@ -62,7 +65,7 @@ for line in sys.stdin:
         code = 0
         try:
             store = LanceStore(index, 256)
-            ingestor = Ingestor(store, HashingEmbedder(256), batch_docs=1)
+            ingestor = Ingestor(store, HashingEmbedder(256), batch_docs=1, units=ANSWER_UNITS)
             print("go", os.getpid(), flush=True)
             ingestor.ingest_folder(corpus)
         except BaseException:
@@ -129,7 +132,8 @@ def setup(tmp_path_factory):
     _write_corpus(corpus, 1)
     old = _expected(corpus)
     template = base / "template"
-    report = Ingestor(LanceStore(template, DIM), HashingEmbedder(DIM), batch_docs=2).ingest_folder(corpus)
+    report = Ingestor(LanceStore(template, DIM), HashingEmbedder(DIM), batch_docs=2,
+                      units=ANSWER_UNITS).ingest_folder(corpus)
     assert report.added == N_DOCS and not report.errors
     _write_corpus(corpus, 2)
     new = _expected(corpus)
@@ -145,6 +149,18 @@ def setup(tmp_path_factory):
     assert LanceStore(probe, DIM).chunk_versions() == new
     yield base, corpus, template, old, new, duration, server
     server.close()
+
+
+def _check_units(store: LanceStore, run: int) -> None:
+    """Every row carries unit vectors made from its own title and text (same commit as the row)."""
+    ids = [c for rows in store.chunk_versions().values() for c, _, _ in rows]
+    chunks, units = store.get_chunks(ids), store.get_units(ids)
+    assert set(units) == set(chunks), f"run {run}: rows without unit vectors"
+    for cid, c in chunks.items():
+        want = ANSWER_UNITS.embedding_units(c.title, c.text)
+        u = units[cid]
+        assert u.key == ANSWER_UNITS.key(c.title, c.text), f"run {run}: {cid} units of another text"
+        assert list(u.spans) == [(s, e) for s, e, _ in want] and len(u.vectors) == len(want), f"run {run}: {cid}"
 
 
 def test_sigkill_at_random_points_never_leaves_a_mixed_document(setup):
@@ -183,10 +199,13 @@ def test_sigkill_at_random_points_never_leaves_a_mixed_document(setup):
             assert store.lexical_search(["marker1x0", "marker2x0"], 5)[0].doc_id == "doc00"
             assert len(store.vector_search(HashingEmbedder(DIM).embed(["marker2x3"])[0], 5, Filters(groups=("public",)))) == 5
 
-        report = Ingestor(store, HashingEmbedder(DIM), batch_docs=2).ingest_folder(corpus)
+        _check_units(store, run)
+        report = Ingestor(store, HashingEmbedder(DIM), batch_docs=2, units=ANSWER_UNITS).ingest_folder(corpus)
         changed = report.added if first_ingest else report.updated
         assert not report.errors and changed == N_DOCS - n_new and report.unchanged == n_new
         assert store.chunk_versions() == new
+        assert report.units_refreshed == 0
+        _check_units(store, run)
         assert store.unindexed_rows() == 0
         assert store.lexical_search(["marker1x5"], 5) == []
         assert [h.doc_id for h in store.lexical_search(["marker2x5"], 5)] == ["doc05"] * len(store.lexical_search(["marker2x5"], 5))

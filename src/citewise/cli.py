@@ -173,7 +173,10 @@ def ingest(
             err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors; {report.chunks_embedded} chunks embedded. "
+            f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors; "
+            f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded"
+            + (f" ({report.units_refreshed} unchanged documents got answer-unit vectors)" if report.units_refreshed else "")
+            + ". "
             f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
             highlight=False, soft_wrap=True,
         )
@@ -315,7 +318,7 @@ def eval_beir(
     t0 = time.perf_counter()
     n_docs = sum(1 for _ in ds.corpus.open("rb"))
     with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
-        report = idx.ingestor().ingest_documents(ds.documents(), progress=tick)
+        report = idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
     t_index = time.perf_counter() - t0
     qrels, queries = ds.load_split(split)
     t1 = time.perf_counter()
@@ -792,7 +795,7 @@ def eval_compare(
         t0 = time.perf_counter()
         n_docs = sum(1 for _ in ds.corpus.open("rb"))
         with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
-            idx.ingestor().ingest_documents(ds.documents(), progress=tick)
+            idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
         t_index = time.perf_counter() - t0
         c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed)
         c.info["index_seconds"] = round(t_index, 2)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.ingest import IngestReport, Ingestor
-from citewise.models.embedders import Embedder, make_embedder
+from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
@@ -181,10 +181,19 @@ class Index:
         return ((Path(path) if path else default_index_dir()) / "index.json").exists()
 
     # -- ingestion ----------------------------------------------------------------------------
-    def ingestor(self, policy=None, batch_docs: int = 256, keep_duplicates: bool = False) -> Ingestor:
-        """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`)."""
+    def ingestor(self, policy=None, batch_docs: int = 256, units: bool = True,
+                 keep_duplicates: bool = False) -> Ingestor:
+        """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`).
+
+        ``units``: also embed and store answer-unit vectors (:mod:`citewise.answer.units`), so
+        :meth:`ask` embeds only the question. Retrieval-only indexes (BEIR) pass False.
+        ``keep_duplicates``: index whole-book copies and near-duplicates too.
+        """
+        from citewise.answer.units import ANSWER_UNITS
+
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
-                        policy=policy, batch_docs=batch_docs, keep_duplicates=keep_duplicates)
+                        policy=policy, batch_docs=batch_docs, units=ANSWER_UNITS if units else None,
+                        keep_duplicates=keep_duplicates)
 
     def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
                wait: bool = False, on_wait=None, embed_progress=None, keep_duplicates: bool = False) -> IngestReport:
@@ -301,11 +310,16 @@ class Index:
         from citewise.answer.units import UnitCache
 
         cache = self.__dict__.setdefault("_answerers", {})
-        units = self.__dict__.setdefault("_units", UnitCache(self.embedder))
+        if "_units" not in self.__dict__:
+            self._units = UnitCache(self.embedder, store=self.store)
+        units = self._units
+        if "_question_memo" not in self.__dict__:
+            self._question_memo = QueryMemo(self.embedder)
+        memo = self._question_memo  # retrieval and evidence share the question's embedding
         key = (retriever, generator if isinstance(generator, str) else id(generator))
         if key not in cache:
             gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
-            cache[key] = Answerer(self.retriever(retriever), self.store, self.embedder,
+            cache[key] = Answerer(make_retriever(retriever, self.store, memo), self.store, memo,
                                   threshold=self.abstain_threshold, generator=gen, units=units)
         answerer = cache[key]
         answerer.threshold = self.abstain_threshold if threshold is None else threshold

@@ -19,6 +19,12 @@
   changed or not, so a re-ingest of an unchanged folder skips the same copies and embeds nothing.
   ``keep_duplicates=True`` indexes them all. ``ingest_documents`` (BEIR, SQuAD) does not check.
 * Every completed run is appended to the store's ingest log (for ``citewise status``).
+* Answer units: given a unit splitter (``units``; the answer layer's
+  :data:`citewise.answer.units.ANSWER_UNITS`, passed in because this layer may not import it),
+  each chunk's answer units are embedded in the same embedding call as the chunks and stored on
+  the chunk rows in the same commit, so ``ask`` does not embed sentences at query time. A document
+  whose text is unchanged but whose stored units come from another splitter version gets only its
+  unit vectors recomputed (chunk vectors are reused; ``units_refreshed`` in the report).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import datetime as dt
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
@@ -35,7 +41,7 @@ from citewise.core import PUBLIC_GROUP, Document, InputError, InputWarning
 from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now, version_key
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
-from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store
+from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store, UnitVectors
 from citewise.text.chunker import Chunker
 from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
@@ -54,6 +60,8 @@ class IngestReport:
     skipped nothing of value (unknown front matter key, folder named like a file).
     ``removed``: one line per deleted document (its file is gone).
     ``duplicates``: one line per whole-book copy or near-duplicate not indexed (not an error).
+    ``units_embedded``: answer units embedded. ``units_refreshed``: unchanged documents whose
+    unit vectors were recomputed for a new splitter version (chunk vectors reused).
     """
 
     added: int = 0
@@ -62,6 +70,8 @@ class IngestReport:
     deleted: int = 0
     chunks_embedded: int = 0
     metadata_updated: int = 0
+    units_embedded: int = 0
+    units_refreshed: int = 0
     errors: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -72,7 +82,8 @@ class IngestReport:
         return {
             "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
             "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
-            "metadata_updated": self.metadata_updated, "errors": list(self.errors),
+            "metadata_updated": self.metadata_updated, "units_embedded": self.units_embedded,
+            "units_refreshed": self.units_refreshed, "errors": list(self.errors),
             "superseded": list(self.superseded), "warnings": list(self.warnings),
             "duplicates": list(self.duplicates),
         }
@@ -86,12 +97,27 @@ EmbedProgress = Callable[[int, int], None]
 EMBED_SLICE = 64
 
 
+class UnitSplitter(Protocol):
+    """What ingestion needs of the answer-unit splitter (kept as data; see module docstring)."""
+
+    version: str
+
+    def key(self, title: str, text: str) -> str:
+        """Hash of the inputs the unit vectors depend on."""
+        ...
+
+    def embedding_units(self, title: str, text: str) -> list[tuple[int, int, str]]:
+        """``[(start, end, text to embed)]`` per unit of a chunk."""
+        ...
+
+
 @dataclass
 class _Work:
     doc: Document
     groups: tuple[str, ...]
     changed_at: str
     reuse_vectors: bool  # text unchanged: take vectors from the store
+    units_only: bool = False  # nothing changed but the unit splitter version
 
 
 class Ingestor:
@@ -109,6 +135,8 @@ class Ingestor:
         policy: path-glob permission rules for documents without front matter permissions.
         keep_duplicates: index whole-book copies and near-duplicates too (default: skip them in
             folder ingests, see the module docstring).
+        units: answer-unit splitter (:class:`UnitSplitter`); when given, unit vectors are embedded
+            and stored with the chunks. None: no unit vectors (``ask`` embeds them at query time).
 
     Raises:
         ValueError: unknown ``default_permission``.
@@ -116,7 +144,7 @@ class Ingestor:
 
     def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
                  default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
-                 keep_duplicates: bool = False):
+                 keep_duplicates: bool = False, units: UnitSplitter | None = None):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -126,6 +154,7 @@ class Ingestor:
         self.batch_docs = batch_docs
         self.policy = policy
         self.keep_duplicates = keep_duplicates
+        self.units = units
         self._root: Path | None = None
         self.embed_progress: EmbedProgress | None = None
         self._planned = 0
@@ -229,12 +258,15 @@ class Ingestor:
             entry = known.get(doc.doc_id)
             groups = self.groups_for(doc)
             if entry is not None and entry.content_hash == doc.content_hash:
-                if tuple(entry.groups) == groups and entry.source == doc.source:
+                same_meta = tuple(entry.groups) == groups and entry.source == doc.source
+                stale_units = self.units is not None and entry.units_version != self.units.version
+                if same_meta and not stale_units:
                     report.unchanged += 1
                     if progress:
                         progress(1)
                     continue
-                batch.append(_Work(doc, groups, entry.source_changed_at or mtime_iso(doc.source), True))
+                batch.append(_Work(doc, groups, entry.source_changed_at or mtime_iso(doc.source), True,
+                                   units_only=same_meta))
             else:
                 batch.append(_Work(doc, groups, mtime_iso(doc.source), False))
             if len(batch) >= self.batch_docs:
@@ -331,6 +363,8 @@ class Ingestor:
         updates: list[DocumentUpdate] = []
         texts: list[str] = []
         spans: list[tuple[int, int] | None] = []
+        unit_plans: list[list | None] = []
+        n_chunk_texts = 0
         for w in batch:
             doc = w.doc
             try:
@@ -350,7 +384,9 @@ class Ingestor:
             if len(vectors) != len(chunks):
                 span = (len(texts), len(texts) + len(chunks))
                 texts.extend(c.indexed_text for c in chunks)
+                n_chunk_texts += len(chunks)
             spans.append(span)
+            unit_plans.append(self._plan_units(doc, chunks, texts, w.reuse_vectors))
             updates.append(DocumentUpdate(doc, chunks, vectors, w.groups, w.changed_at))
         if not updates:
             if progress:
@@ -366,15 +402,20 @@ class Ingestor:
                 progress(len(batch))
             return
         final = [
-            DocumentUpdate(u.document, u.chunks, vectors[s[0]:s[1]] if s else u.vectors, u.groups, u.source_changed_at)
-            for u, s in zip(updates, spans)
+            DocumentUpdate(u.document, u.chunks, vectors[s[0]:s[1]] if s else u.vectors, u.groups, u.source_changed_at,
+                           self._unit_vectors(plan, vectors))
+            for u, s, plan in zip(updates, spans, unit_plans)
         ]
         written = self._upsert(final, report)
-        report.chunks_embedded += len(texts)
+        report.chunks_embedded += n_chunk_texts
+        report.units_embedded += len(texts) - n_chunk_texts
+        units_only = {id(w.doc) for w in batch if w.units_only}
         for u, s in zip(final, spans):
             if u.document.doc_id not in written:
                 continue
-            if s is None:
+            if s is None and id(u.document) in units_only:
+                report.units_refreshed += 1
+            elif s is None:
                 report.metadata_updated += 1
             elif u.document.doc_id in known:
                 report.updated += 1
@@ -400,6 +441,40 @@ class Ingestor:
             written |= self._upsert([u], report)
         return written
 
+
+    def _plan_units(self, doc: Document, chunks, texts: list[str], reuse: bool) -> list | None:
+        """Per chunk, stored :class:`UnitVectors` still valid (same splitter version and key;
+        only looked up when the text is unchanged) or ``(key, spans, first, n)``: the unit texts
+        to embed, appended to ``texts`` at ``first``. None without a unit splitter."""
+        if self.units is None:
+            return None
+        get_units = getattr(self.store, "get_units", None)
+        stored = get_units([c.chunk_id for c in chunks]) if reuse and get_units else {}
+        plan: list = []
+        for c in chunks:
+            key = self.units.key(doc.title, c.text)
+            old = stored.get(c.chunk_id)
+            if old is not None and old.version == self.units.version and old.key == key:
+                plan.append(old)
+                continue
+            units = self.units.embedding_units(doc.title, c.text)
+            plan.append((key, tuple((s, e) for s, e, _ in units), len(texts), len(units)))
+            texts.extend(t for _, _, t in units)
+        return plan
+
+    def _unit_vectors(self, plan: list | None, vectors: np.ndarray) -> list[UnitVectors] | None:
+        """The :class:`UnitVectors` of one document from its plan and the batch's embeddings."""
+        if plan is None:
+            return None
+        out = []
+        for p in plan:
+            if isinstance(p, UnitVectors):
+                out.append(p)
+            else:
+                key, spans, first, n = p
+                vecs = vectors[first:first + n] if n else np.zeros((0, self.embedder.dim), np.float32)
+                out.append(UnitVectors(self.units.version, key, spans, vecs))
+        return out
 
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split())[:200]

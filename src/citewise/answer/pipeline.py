@@ -66,7 +66,8 @@ class Answerer:
         threshold: evidence score below which the answer abstains.
         generator: a Generator (default: the extractive one).
         assembler: a ContextAssembler (default settings when None).
-        units: a shared :class:`UnitCache` (one is made when None).
+        units: a shared :class:`UnitCache` (when None, one over ``embedder`` that reads unit
+            vectors stored at ingest from ``store``).
         scorer: an EvidenceScorer (default settings when None).
     """
 
@@ -77,7 +78,7 @@ class Answerer:
         self.store = store
         self.embedder = embedder
         self.threshold = threshold
-        self.units = units or UnitCache(embedder)
+        self.units = units or UnitCache(embedder, store=store)
         self.scorer = scorer or EvidenceScorer(store, self.units)
         self.assembler = assembler or ContextAssembler()
         if generator is None:

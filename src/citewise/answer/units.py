@@ -13,6 +13,12 @@ many sentences it has: a procedure step only makes sense whole.
 :class:`UnitCache` embeds units once per (chunk, text) and keeps the vectors, so the evidence
 scorer and the extractive generator do not embed the same sentence twice, and an evaluation over
 thousands of questions (SQuAD) can embed every unit of the corpus once up front.
+
+Unit vectors are also computed at ingest and stored on the chunk rows (:data:`ANSWER_UNITS`,
+passed to :class:`citewise.ingest.Ingestor` by :meth:`citewise.index.Index.ingestor`). Given a
+``store``, :class:`UnitCache` reads them in one store call and embeds only the chunks whose
+stored units are missing, from another splitter version (:data:`UNITS_VERSION`), from another
+title or text (:func:`units_key`), or do not line up with :func:`split_units` (count and spans).
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
 _MARKUP = re.compile(r"\*\*|__|`")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+#: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
+#: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
+#: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
+UNITS_VERSION = "1"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -177,17 +188,58 @@ def unit_text_for_embedding(title: str, unit: Unit) -> str:
     return f"{head}: {unit.text}" if head else unit.text
 
 
+def units_key(title: str, text: str) -> str:
+    """Hash of what a chunk's unit vectors depend on besides the splitter: its title and text.
+
+    >>> units_key("T", "a") == units_key("T", "a") != units_key("T", "b")
+    True
+    """
+    return hashlib.sha1(f"{title}\x00{text}".encode("utf-8")).hexdigest()
+
+
+class AnswerUnits:
+    """The unit splitter as data for ingestion (which may not import this layer).
+
+    :class:`citewise.ingest.Ingestor` calls :meth:`embedding_units` per chunk and stores the
+    vectors with :attr:`version` and :meth:`key`, so query time can check they still apply.
+    """
+
+    version = UNITS_VERSION
+
+    @staticmethod
+    def key(title: str, text: str) -> str:
+        """:func:`units_key`."""
+        return units_key(title, text)
+
+    @staticmethod
+    def embedding_units(title: str, text: str) -> list[tuple[int, int, str]]:
+        """``[(start, end, text to embed)]`` of the chunk's units (:func:`split_units` order)."""
+        return [(u.start, u.end, unit_text_for_embedding(title, u)) for u in split_units(text)]
+
+
+#: The splitter handed to ingestion.
+ANSWER_UNITS = AnswerUnits()
+
+
 class UnitCache:
     """Units and unit vectors per chunk, computed once (bounded LRU).
 
     Args:
         embedder: any Embedder (``embed(texts) -> (n, dim)`` L2-normalised float32).
         max_chunks: chunks kept; the least recently used are evicted beyond this.
+        store: optional Store with ``get_units``: unit vectors stored at ingest are used when
+            they match (see module docstring); only the others are embedded.
+
+    Attributes:
+        stored_hits, embedded_chunks: chunks whose vectors came from the store / were embedded.
     """
 
-    def __init__(self, embedder, max_chunks: int = 20000):
+    def __init__(self, embedder, max_chunks: int = 20000, store=None):
         self.embedder = embedder
         self.max_chunks = max_chunks
+        self.store = store if hasattr(store, "get_units") else None
+        self.stored_hits = 0
+        self.embedded_chunks = 0
         self._data: OrderedDict[str, tuple[list[Unit], np.ndarray]] = OrderedDict()
 
     @staticmethod
@@ -209,10 +261,14 @@ class UnitCache:
         return out
 
     def warm(self, chunks: Sequence, batch: int = 256) -> None:
-        """Embed the units of ``chunks`` (in batches of ``batch`` texts) and keep them."""
+        """Keep the units of ``chunks``: stored vectors where they apply, the rest embedded in
+        batches of ``batch`` texts."""
         todo = [(self.key(c), c) for c in chunks if self.key(c) not in self._data]
         seen: set[str] = set()
         todo = [(k, c) for k, c in todo if not (k in seen or seen.add(k))]
+        if self.store is not None and todo:
+            todo = self._from_store(todo)
+        self.embedded_chunks += len(todo)
         for i in range(0, len(todo), max(1, batch // 8)):
             part = todo[i:i + max(1, batch // 8)]
             units = [split_units(c.text) for _, c in part]
@@ -224,3 +280,24 @@ class UnitCache:
                 pos += len(us)
         while len(self._data) > self.max_chunks:
             self._data.popitem(last=False)
+
+    def _from_store(self, todo: list, per_call: int = 1000) -> list:
+        """Take stored unit vectors for the chunks in ``todo`` that have valid ones; returns the
+        rest. Valid: same splitter version, same title and text hash, and exactly the spans
+        :func:`split_units` gives now (so vector i belongs to unit i)."""
+        rest = []
+        for i in range(0, len(todo), per_call):
+            part = todo[i:i + per_call]
+            stored = self.store.get_units([c.chunk_id for _, c in part])
+            for k, c in part:
+                s = stored.get(c.chunk_id)
+                if s is None or s.version != UNITS_VERSION or s.key != units_key(c.title, c.text):
+                    rest.append((k, c))
+                    continue
+                units = split_units(c.text)
+                if len(units) != len(s.vectors) or [(u.start, u.end) for u in units] != [tuple(p) for p in s.spans]:
+                    rest.append((k, c))
+                    continue
+                self._data[k] = (units, np.asarray(s.vectors, dtype=np.float32))
+                self.stored_hits += 1
+        return rest

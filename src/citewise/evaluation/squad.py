@@ -289,7 +289,7 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
     t1 = time.perf_counter()
     qemb = PrecomputedEmbedder(index.embedder, [q.question for q in questions])
     t_qemb = time.perf_counter() - t1
-    units = UnitCache(index.embedder, max_chunks=max(20000, len(data.documents) * 4))
+    units = UnitCache(index.embedder, max_chunks=max(20000, len(data.documents) * 4), store=index.store)
     t2 = time.perf_counter()
     all_chunks = _all_chunks(index.store, [d.doc_id for d in data.documents])
     units.warm(all_chunks)

@@ -165,6 +165,39 @@ class HashingEmbedder:
         return l2_normalise(out)
 
 
+class QueryMemo:
+    """An embedder that remembers its last few single-text embeddings (questions).
+
+    One ``ask`` embeds its question twice otherwise: for the dense search and for the evidence
+    score. Sharing one memo between the retriever and the answerer embeds it once. Calls with
+    several texts pass straight through and are not remembered.
+
+    Args:
+        embedder: the wrapped embedder (``name`` and ``dim`` are its own).
+        size: questions remembered (least recently used dropped).
+    """
+
+    def __init__(self, embedder: Embedder, size: int = 8):
+        self.embedder = embedder
+        self.name = embedder.name
+        self.dim = embedder.dim
+        self.size = size
+        self._memo: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """As the wrapped embedder; a single text seen recently is not embedded again."""
+        if len(texts) != 1:
+            return self.embedder.embed(texts)
+        text = texts[0]
+        vec = self._memo.pop(text, None)
+        if vec is None:
+            vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        self._memo[text] = vec
+        while len(self._memo) > self.size:
+            self._memo.pop(next(iter(self._memo)))
+        return vec[None, :].copy()
+
+
 EMBEDDERS = ("minilm", "hashing")
 
 

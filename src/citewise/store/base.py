@@ -68,6 +68,23 @@ class DocumentEntry:
     effective: str = ""
     groups: tuple[str, ...] = ()
     source_changed_at: str = ""
+    units_version: str = ""  # splitter version of the stored unit vectors ('' = none stored)
+
+
+@dataclass(frozen=True)
+class UnitVectors:
+    """The answer-unit vectors of one chunk, computed at ingest.
+
+    The store keeps them as data and never interprets them: ``version`` names the unit splitter
+    that made them and ``key`` hashes what they were computed from (title and chunk text), so a
+    reader can check they still apply. ``spans`` are the units' ``(start, end)`` in the chunk
+    text; ``vectors`` has shape (len(spans), dim).
+    """
+
+    version: str
+    key: str
+    spans: tuple[tuple[int, int], ...]
+    vectors: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,8 @@ class DocumentUpdate:
     """A document with its chunks and their vectors (shape (len(chunks), dim)), to upsert.
 
     ``source_changed_at``: ISO-8601 UTC time the source last changed (file mtime), '' if unknown.
+    ``units``: optional answer-unit vectors per chunk (same order as ``chunks``; None entries or
+    None overall = none stored), written in the same commit as the chunks.
     """
 
     document: Document
@@ -102,6 +121,7 @@ class DocumentUpdate:
     vectors: np.ndarray
     groups: tuple[str, ...]
     source_changed_at: str = ""
+    units: Sequence[UnitVectors | None] | None = None
 
 
 @runtime_checkable
@@ -109,7 +129,8 @@ class Store(Protocol):
     """Storage backend contract (see module docstring)."""
 
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
-        """Replace each document's chunks, vectors and lexical entries in one atomic commit."""
+        """Replace each document's chunks, vectors, unit vectors and lexical entries in one
+        atomic commit (a replaced or deleted document's unit vectors go with its chunks)."""
         ...
 
     def delete(self, doc_ids: Sequence[str]) -> int:
@@ -134,6 +155,11 @@ class Store(Protocol):
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id."""
+        ...
+
+    def get_units(self, chunk_ids: Sequence[str]) -> dict[str, UnitVectors]:
+        """Stored answer-unit vectors by chunk id, in one call; chunks without stored units
+        (or missing ids) are absent from the result."""
         ...
 
     def documents(self) -> dict[str, DocumentEntry]:

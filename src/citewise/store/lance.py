@@ -6,6 +6,12 @@ table the single source of truth, so one ``merge_insert`` commit replaces a docu
 vectors and lexical entries together (no window in which a document has zero chunks or a mix of
 versions).
 
+Answer-unit vectors (:class:`citewise.store.base.UnitVectors`) live on the same rows
+(``unit_vectors``: list of ``dim``-vectors, ``unit_spans``: flattened start/end pairs,
+``units_version``, ``units_key``), so the same commit writes, replaces or deletes them with their
+chunk: a second table could not be committed atomically with this one. Tables created before
+these columns existed get them (all null = nothing stored) on the first write.
+
 Lexical search: LanceDB's native FTS (BM25) over the ``lexical`` column with the ``whitespace``
 base tokenizer and no lowercasing, stemming or stop words of its own — our analyzer already did
 that. Filters become a SQL predicate passed with ``prefilter=True``, so they are applied inside the
@@ -36,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
-from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk
+from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
 from citewise.text.analyzer import find_identifiers, fold, lexical_text
 
 TABLE = "chunks"
@@ -114,8 +120,19 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("next_id", pa.string()),
             pa.field("parent_id", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            *_unit_fields(dim),
         ]
     )
+
+
+def _unit_fields(dim: int) -> list[pa.Field]:
+    """Columns of the answer-unit vectors (see module docstring); optional on old tables."""
+    return [
+        pa.field("units_version", pa.string()),
+        pa.field("units_key", pa.string()),
+        pa.field("unit_spans", pa.list_(pa.int32())),
+        pa.field("unit_vectors", pa.list_(pa.list_(pa.float32(), dim))),
+    ]
 
 
 _META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
@@ -173,7 +190,8 @@ class LanceStore:
             have = self._table.schema.field("vector").type.list_size
             if have != dim:
                 raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
-            missing = sorted(set(_schema(dim).names) - set(self._table.schema.names))
+            missing = sorted(set(_schema(dim).names) - set(self._table.schema.names)
+                             - {f.name for f in _unit_fields(dim)})
             if missing:
                 raise CitewiseError(f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
                                     "re-ingest into a new --index folder")
@@ -241,11 +259,52 @@ class LanceStore:
                 cols["parent_id"].append(c.parent_id)
                 vectors.append(v)
         cols.pop("vector")
+        unit_vecs = self._unit_columns(updates, cols)
         schema = _schema(self.dim)
-        arrays = [pa.array(cols[f.name], type=f.type) for f in schema if f.name != "vector"]
-        flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
-        arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim))
+        arrays = []
+        for f in schema:
+            if f.name == "vector":
+                flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
+                arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim))
+            elif f.name == "unit_vectors":
+                arrays.append(unit_vecs)
+            else:
+                arrays.append(pa.array(cols[f.name], type=f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _unit_columns(self, updates: Sequence[DocumentUpdate], cols: dict[str, list]) -> pa.Array:
+        """Fill the scalar unit columns in ``cols``; returns the ``unit_vectors`` array."""
+        offsets = [0]
+        parts: list[np.ndarray] = []
+        for u in updates:
+            units = list(u.units) if u.units is not None else [None] * len(u.chunks)
+            if len(units) != len(u.chunks):
+                raise ValueError(f"{u.document.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
+            for uv in units:
+                if uv is None:
+                    cols["units_version"].append("")
+                    cols["units_key"].append("")
+                    cols["unit_spans"].append([])
+                    offsets.append(offsets[-1])
+                    continue
+                vecs = np.asarray(uv.vectors, dtype=np.float32).reshape(-1, self.dim)
+                if len(vecs) != len(uv.spans):
+                    raise ValueError(f"{u.document.doc_id}: {len(uv.spans)} unit spans but {len(vecs)} unit vectors")
+                cols["units_version"].append(uv.version)
+                cols["units_key"].append(uv.key)
+                cols["unit_spans"].append([int(x) for span in uv.spans for x in span])
+                parts.append(vecs)
+                offsets.append(offsets[-1] + len(vecs))
+        flat = np.concatenate(parts).reshape(-1) if parts else np.zeros(0, np.float32)
+        inner = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim)
+        return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner)
+
+    def _ensure_unit_columns(self) -> None:
+        """Add the unit columns (all null) to a table created before they existed."""
+        have = set(self._table.schema.names)
+        new = [f for f in _unit_fields(self.dim) if f.name not in have]
+        if new:
+            self._table.add_columns(pa.schema(new))
 
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
         """Replace the given documents (all of them, in one commit).
@@ -257,6 +316,8 @@ class LanceStore:
         if not updates:
             return
         data = self._rows(updates)
+        if self._table is not None:
+            self._ensure_unit_columns()
         if self._table is None:
             self._table = self._db.create_table(TABLE, data=data, schema=_schema(self.dim))
         else:
@@ -404,21 +465,49 @@ class LanceStore:
         vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
         return dict(zip(tbl.column("chunk_id").to_pylist(), vecs.astype(np.float32)))
 
+    def get_units(self, chunk_ids: Sequence[str]) -> dict[str, UnitVectors]:
+        """Stored answer-unit vectors by chunk id (one query; rows without units are absent)."""
+        if self._table is None or not chunk_ids or "unit_vectors" not in self._table.schema.names:
+            return {}
+        ids = ", ".join(_q(c) for c in set(chunk_ids))
+        tbl = (self._table.search().where(f"chunk_id IN ({ids}) AND units_version <> ''")
+               .select(["chunk_id", "units_version", "units_key", "unit_spans", "unit_vectors"])
+               .limit(len(chunk_ids) + 1).to_arrow())
+        if tbl.num_rows == 0:
+            return {}
+        col = tbl.column("unit_vectors").combine_chunks()
+        offsets = col.offsets.to_numpy()
+        # flatten() honours a slice offset (values would not), so offsets are rebased to 0
+        flat = col.flatten().flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, self.dim)
+        out = {}
+        for i, (cid, ver, key, spans) in enumerate(zip(tbl.column("chunk_id").to_pylist(),
+                                                        tbl.column("units_version").to_pylist(),
+                                                        tbl.column("units_key").to_pylist(),
+                                                        tbl.column("unit_spans").to_pylist())):
+            spans = spans or []
+            out[cid] = UnitVectors(ver, key or "", tuple(zip(spans[0::2], spans[1::2])),
+                                   flat[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]])
+        return out
+
     def documents(self) -> dict[str, DocumentEntry]:
         """Every stored document, from its chunk rows."""
         if self._table is None:
             return {}
+        with_units = "units_version" in self._table.schema.names
         tbl = self._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
-                          "effective", "groups", "source_changed_at"])
+                          "effective", "groups", "source_changed_at"] + (["units_version"] if with_units else []))
         out: dict[str, DocumentEntry] = {}
         counts: dict[str, int] = {}
+        unit_versions: dict[str, set[str]] = {}
         for r in tbl.to_pylist():
             counts[r["doc_id"]] = counts.get(r["doc_id"], 0) + 1
             out.setdefault(r["doc_id"], r)
+            unit_versions.setdefault(r["doc_id"], set()).add(r.get("units_version") or "")
         return {
             d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d],
                              r["indexed_at"], r["effective"] or "", tuple(r["groups"] or ()),
-                             r["source_changed_at"] or "")
+                             r["source_changed_at"] or "",
+                             next(iter(unit_versions[d])) if len(unit_versions[d]) == 1 else "")
             for d, r in sorted(out.items())
         }
 
