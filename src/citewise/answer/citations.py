@@ -28,6 +28,7 @@ _ONE = r"(?:doc|chunk):[^\]\s,;\[]+"
 BRACKET = re.compile(rf"\[\s*{_ONE}(?:\s*[,;]\s*{_ONE})*\s*\]")
 ONE = re.compile(r"(doc|chunk):([^\]\s,;\[]+)")
 _END = re.compile(r"[.!?][\"'”’)\]]*")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -40,7 +41,30 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
     [('A is 30 days.', [('doc', 'x')]), ('B is 45.', [('doc', 'y')]), ('C', [])]
     """
     out: list[tuple[str, list[tuple[str, str]]]] = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        fence = _FENCE.match(line)
+        if fence:
+            # a fenced code block is one "sentence", kept verbatim; markers after its closing fence
+            block = [line.rstrip()]
+            rest = ""
+            while i < len(lines):
+                m = re.match(rf"^\s*{re.escape(fence.group(1))}`*~*(.*)$", lines[i])
+                i += 1
+                if m:
+                    block.append(lines[i - 1][:m.start(1)].rstrip())
+                    rest = m.group(1)
+                    break
+                block.append(lines[i - 1])
+            cites = [c for b in BRACKET.findall(rest) for c in ONE.findall(b)]
+            if not cites and i < len(lines) and BRACKET.match(lines[i].strip()):
+                cites = [c for b in BRACKET.findall(lines[i]) for c in ONE.findall(b)]
+                i += 1
+            out.append(("\n".join(block), cites))
+            continue
         pos = 0
         buf: list[str] = []
         cites: list[tuple[str, str]] = []
@@ -160,13 +184,16 @@ def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, 
             if key not in cited_keys:
                 span = (spans or {}).get(sentence)
                 cited_keys[key] = chunk.citation(*span) if span else chunk.citation()
-        kept.append(f"{sentence} {' '.join(markers)}")
+        if _FENCE.match(sentence):
+            kept.append(f"\n{sentence} {' '.join(markers)}\n")
+        else:
+            kept.append(f"{sentence} {' '.join(markers)}")
     result.citations = list(cited_keys.values())
     if not kept:
         result.text, result.outcome = ABSTENTION_TEXT, "abstained"
         result.used_ids = []
         return result
-    result.text = " ".join(kept)
+    result.text = " ".join(kept).replace(" \n", "\n").replace("\n ", "\n").strip()
     result.outcome = "partial" if result.dropped else "answered"
     return result
 

@@ -37,9 +37,12 @@ questions, so treat it as a starting point: calibrate the threshold on your own 
 
 Two rules set the score to 0 (always abstain), each reported in :attr:`Evidence.reason`:
 
-* **unknown name**: the question names something (a capitalised word that does not start the
-  question, e.g. *Stripe*, *Kubernetes*, *PayPal*, *CEO*) whose terms occur nowhere in the corpus
-  visible to the principal. The corpus cannot be about a thing it never mentions.
+* **unknown name**: the question names something whose terms occur nowhere in the corpus
+  visible to the principal: a capitalised word that does not start the question (*Stripe*,
+  *Kubernetes*, *PayPal*, *CEO*), a ``--flag``, a code name (``fs.frobnicate()``,
+  ``snake_case``, ``camelCase``; the whole identifier must occur, not just its parts), a quoted
+  or back-ticked term, or the subject of "What does X do?" / "What is X?" (*cargo frobnicate*).
+  The corpus cannot be about a thing it never mentions.
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
@@ -60,6 +63,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
+from citewise.text.names import code_names
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -101,6 +105,24 @@ def named_terms(question: str) -> list[str]:
             out.append(word)
         sentence_start = False
     return out
+
+
+#: "What does X do?", "What is X?", "What does X mean?": X is what the question is about.
+_SUBJECT = re.compile(
+    r"^\s*what\s+(?:does|do|is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<x>[^?]{1,60}?)"
+    r"(?:\s+(?:do|does|mean|stand for|used for|for))?\s*\??\s*$", re.I)
+
+
+def question_subject(question: str) -> str:
+    """The thing a definitional question asks about ('' for other questions).
+
+    >>> question_subject("What does cargo frobnicate do?"), question_subject("How do I read a file?")
+    ('cargo frobnicate', '')
+    """
+    m = _SUBJECT.match(question)
+    if not m or len(m.group("x").split()) > 4:
+        return ""
+    return m.group("x").strip()
 
 
 def asks_live_value(question: str) -> bool:
@@ -179,6 +201,32 @@ class EvidenceScorer:
         d = self.df(term, filters)
         return math.log(1.0 + (max(self._n - d, 0) + 0.5) / (d + 0.5))
 
+    def unknown_name(self, question: str, filters: Filters | None) -> str:
+        """``'unknown name: X'`` when the question names something the visible corpus never
+        mentions, else ''. Checked: capitalised names (:func:`named_terms`: all their terms
+        absent), code names (:func:`code_names`: a flag, identifier or ``snake_case`` name whose
+        whole token is absent, or a quoted phrase with a term absent), and the subject of a
+        definitional question (:func:`question_subject`: "What does cargo frobnicate do?" with a
+        term of four letters or more absent)."""
+        for word in named_terms(question):
+            parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
+            if parts and all(self.df(t, filters) == 0 for t in parts):
+                return f"unknown name: {word}"
+        for name in code_names(question):
+            terms = analyze(name)
+            if not terms:
+                continue
+            if " " in name.strip():  # a quoted phrase: every content term must occur
+                if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
+                    return f"unknown name: {name}"
+            elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
+                return f"unknown name: {name}"
+        subject = question_subject(question)
+        for t in analyze(subject):
+            if len(t) >= 4 and t not in QUESTION_WORDS and self.df(t, filters) == 0:
+                return f"unknown name: {subject}"
+        return ""
+
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
         chunks in rank order (StoredChunk-like: ``chunk_id``, ``title``, ``heading_path``,
@@ -187,11 +235,7 @@ class EvidenceScorer:
         terms = content_terms(question)
         top = list(chunks)[: self.top_m]
         ev = Evidence(0.0, terms=terms)
-        for word in named_terms(question):
-            parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if parts and all(self.df(t, filters) == 0 for t in parts):
-                ev.reason = f"unknown name: {word}"
-                break
+        ev.reason = self.unknown_name(question, filters)
         if not ev.reason and asks_live_value(question):
             ev.reason = "live value"
         if not top:

@@ -74,14 +74,17 @@ class ExtractiveGenerator:
             still quoted when it covers question terms the quoted units do not.
         novelty_weight: weight of newly covered question terms when choosing the next unit.
         idf: optional ``term -> idf`` weights for coverage.
+        lead_weight: added to a list item or definition whose lead term the question names.
     """
 
     name = "extractive"
 
     def __init__(self, units: UnitCache, max_sentences: int = 3, relative_floor: float = 0.9,
                  lexical_weight: float = 0.3, redundancy: float = 0.9, coverage_floor: float = 0.6,
-                 novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None):
+                 novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None,
+                 lead_weight: float = 0.3):
         self.units = units
+        self.lead_weight = lead_weight
         self.coverage_floor = coverage_floor
         self.novelty_weight = novelty_weight
         self.max_sentences = max_sentences
@@ -100,24 +103,35 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         q = np.asarray(qvec, dtype=np.float32)
         q_ids = set(find_identifiers(question))
+        code_ok = wants_code(question)
         title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
+        # an API page names its functions in headings (``fs.rm(path[, options])``): a unit under
+        # that heading covers the function name even when its own text does not repeat it
+        heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
         scored: list[ScoredUnit] = []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
             sims = vecs @ q
             for ui, u in enumerate(units):
-                if (u.end > len(chunk.text) or u.text.endswith(":") or (u.kind == "item" and u.text[0].islower())
-                        or is_instruction(u.text)):
+                if u.kind == "code":
+                    if not code_ok or u.end > len(chunk.text):
+                        continue  # code is quoted when the question asks for it
+                elif (u.end > len(chunk.text) or u.text.endswith(":")
+                        or (u.kind == "item" and u.text[0].islower() and not u.lead) or is_instruction(u.text)
+                        or bare_entry(u)):
                     continue  # cut off by truncation; a lead-in; a fragment continuing a lead-in
-                have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci]) & set(weights)
+                have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]) & set(weights)
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
                     named = set(find_identifiers(u.text)) or title_ids[ci]
                     if named and not named & q_ids:
                         penalty = self.lexical_weight
-                scored.append(ScoredUnit(float(sims[ui]) + self.lexical_weight * cov - penalty, ci, u,
+                # a list item or definition whose lead term the question names is the entry for
+                # that term ("What does the force option do?" -> "`force` {boolean} When true, ...")
+                lead = self.lead_weight if u.lead and lead_match(u.lead, weights) else 0.0
+                scored.append(ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
                                          vecs[ui], frozenset(have)))
         scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
         self._weights = (weights, total)
@@ -136,6 +150,8 @@ class ExtractiveGenerator:
             for su in scored:
                 if su in chosen or su.score < self.coverage_floor * top:
                     continue
+                if any(_same_text(su.unit.text, c.unit.text) for c in chosen):
+                    continue  # the same sentence twice (an API documented in three variants)
                 if any(float(su.vector @ c.vector) >= self.redundancy for c in chosen):
                     continue
                 new = sum(weights[t] for t in su.terms - covered) / total if total > 0 else 0.0
@@ -157,15 +173,83 @@ class ExtractiveGenerator:
         scored = self.rank_units(question, context, qvec, signals.get("idf"))
         if not scored:
             return Draft(ABSTENTION_TEXT, self.name)
+        chosen = self.select(scored)
+        if wants_code(question) and not any(su.unit.kind == "code" for su in chosen):
+            code = self._code_near(chosen[0], context, scored)
+            if code is not None:
+                chosen.append(code)
         sentences, spans = [], {}
-        for su in self.select(scored):
+        for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
+            if u.kind == "code":
+                sentences.append(f"\n{u.text} [doc:{chunk.doc_id}]\n")
+                spans.setdefault(u.text, (u.start, u.end))
+                continue
             text = u.text if u.text[-1:] in ".!?" else f"{u.text}."
             # a unit may hold more than one sentence ("Yes. 20 days is ..."): cite each
             for sentence, _ in split_cited_sentences(text):
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
-        return Draft(" ".join(sentences), self.name, spans=spans, short=short_answer(question, scored[0].unit.text))
+        text = " ".join(sentences).replace(" \n", "\n").replace("\n ", "\n").strip()
+        best = next((su.unit.text for su in scored if su.unit.kind != "code"), scored[0].unit.text)
+        return Draft(text, self.name, spans=spans, short=short_answer(question, best))
+
+    def _code_near(self, top: ScoredUnit, context: Context, scored: list[ScoredUnit]) -> ScoredUnit | None:
+        """The code block that goes with the best unit: the first one after it under the same
+        heading of the same chunk, else the best-scoring code unit of that chunk (None: none)."""
+        same_chunk = [su for su in scored if su.unit.kind == "code" and su.chunk_index == top.chunk_index]
+        after = sorted((su for su in same_chunk if su.unit.start > top.unit.start
+                        and su.unit.headings == top.unit.headings), key=lambda su: su.unit.start)
+        if after:
+            return after[0]
+        return same_chunk[0] if same_chunk else None
+
+
+#: Questions that ask for code: "show me the code / an example / the syntax", "how do I ...".
+_CODE_REQUEST = re.compile(
+    r"\b(?:code|example|examples|snippet|sample|syntax|show me|write)\b"
+    r"|^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\b", re.I)
+_CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
+
+
+def wants_code(question: str) -> bool:
+    """Whether a question asks for code (an example, a snippet, the syntax, or "how do I ...").
+
+    >>> wants_code("How do I read a file line by line?"), wants_code("What is the default retryDelay?")
+    (True, False)
+    """
+    return bool(_CODE_REQUEST.search(question))
+
+
+def code_terms(question: str) -> set[str]:
+    """Analyzed terms of the code names in a question (``fs.rm``, ```force```, ``rl.close()``)."""
+    return {t for m in _CODE_TERM.finditer(question) for t in analyze(m.group(0))}
+
+
+def lead_match(lead: str, weights: dict[str, float]) -> bool:
+    """Whether an item's lead term is a short name (at most three words) all of whose analyzed
+    terms are content terms of the question (``weights`` keys). A long bold lead ("**Directory
+    Sync for Google Workspace.**") is a title, not a term, and never matches."""
+    if len(lead.split()) > 3:
+        return False
+    terms = analyze(lead)
+    return bool(terms) and all(t in weights for t in terms)
+
+
+_TYPE = re.compile(r"\{[^{}]*\}")
+
+
+def bare_entry(unit: Unit) -> bool:
+    """A list item that only names its lead term and a type (``options {Object}``,
+    ``path {string|Buffer|URL}``): nothing to quote."""
+    if not unit.lead or unit.kind not in ("item", "definition"):
+        return False
+    rest = _TYPE.sub(" ", unit.text.replace(unit.lead, " ", 1))
+    return len(re.findall(r"\w+", rest)) < 2
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(re.findall(r"\w+", a.lower())) == " ".join(re.findall(r"\w+", b.lower()))
 
 
 # -- short answers ---------------------------------------------------------------------------

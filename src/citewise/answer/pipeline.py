@@ -1,9 +1,10 @@
 """The answering pipeline: retrieve → evidence score → abstain or assemble → generate → check.
 
 1. Retrieve ``k`` chunks (permission filters inside the search).
-2. Evidence score (:mod:`citewise.answer.evidence`). A chunk pinned by an identifier the
-   question names in its document title (``E-1004``) lifts the score to the threshold: the user
-   named that page. Below the threshold → abstain ("I have no document on this.").
+2. Evidence score (:mod:`citewise.answer.evidence`). Below the threshold → abstain ("I have no
+   document on this."). Pinning (a document titled with an identifier the question names) only
+   reorders the evidence: it never lifts a score, so "What is the capital of France? ZX-900"
+   abstains even though a page is titled "ZX-900 override".
 3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
    expansion, fencing).
 4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
@@ -39,7 +40,7 @@ class Assessment:
         hits: what the retriever returned.
         chunks: those chunks by id.
         evidence: the evidence score and how it was made (None when nothing was retrieved).
-        score: the score compared with the threshold (a pinned identifier counts as enough).
+        score: the score compared with the threshold (pinning never lifts it).
         pinned: a document titled with an identifier in the question was retrieved.
         abstain_reason: why the answerer would abstain ('' when the evidence suffices).
         qvec: the question embedding.
@@ -107,7 +108,7 @@ class Answerer:
         ev = self.scorer.score(question, a.qvec, ranked, effective_filters(principal, filters))
         pinned = any(h.stage == "pinned" for h in hits) and not ev.reason.startswith("live")
         a.evidence, a.pinned = ev, pinned
-        a.score = max(ev.score, self.threshold) if pinned else ev.score
+        a.score = ev.score
         if a.score < self.threshold:
             a.abstain_reason = ev.reason or f"evidence {a.score:.3f} < threshold {self.threshold:.3f}"
         a.timings["evidence_s"] = time.perf_counter() - t1

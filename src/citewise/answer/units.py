@@ -35,10 +35,17 @@ from citewise.text.sentences import split_sentences
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
-_MARKUP = re.compile(r"\*\*|__|`")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+#: A list item that defines a term: it starts with a code span, bold text or ``term:``
+#: (``* `force` {boolean} When true, ...``, ``- **retryDelay**: ...``, ``- timeout: ...``).
+_LEAD = re.compile(r"(?:`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|([\w.$-][\w .$-]{0,40}?):(?=\s))")
+#: A definition list in Markdown extensions (PHP Markdown Extra, Pandoc): ``term`` on one line,
+#: ``: definition`` on the next.
+_DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
+
+#: Bump when :func:`split_units` changes what units a text has (stored unit vectors are keyed by it).
+UNITS_VERSION = "2"
 
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
@@ -76,10 +83,14 @@ class Unit:
 
     Attributes:
         start, end: character span in the chunk text, ``[start, end)``.
-        text: display text (whitespace collapsed; Markdown emphasis, code ticks and link targets
-            removed; table rows rendered as ``Header: cell; ...``).
+        text: display text, plain (:func:`clean`: Markdown and HTML markup removed, whitespace
+            collapsed; a table row rendered as ``Header: cell; ...``; a code block kept whole as
+            a fenced block with its line breaks).
         headings: headings above the unit inside the chunk, outermost first (may be empty).
-        kind: ``sentence`` | ``item`` (starts a list item) | ``row`` (table row).
+        kind: ``sentence`` | ``item`` (a list item, whole) | ``row`` (table row) | ``code``
+            (fenced code block) | ``definition`` (a ``term`` / ``: definition`` pair).
+        lead: the term a list item or definition defines (``force`` for
+            ``* `force` {boolean} When true, ...``), '' otherwise.
     """
 
     start: int
@@ -87,6 +98,7 @@ class Unit:
     text: str
     headings: tuple[str, ...]
     kind: str = "sentence"
+    lead: str = ""
 
     @property
     def heading(self) -> str:
@@ -94,38 +106,120 @@ class Unit:
         return self.headings[-1] if self.headings else ""
 
 
+# -- plain text ------------------------------------------------------------------------------
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)")
+_INLINE_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
+#: HTML tags that Markdown sources embed (anchors, line breaks, emphasis); a type such as
+#: ``Promise<void>`` is not one of them and stays.
+_TAG = re.compile(r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|samp|small|span|"
+                  r"strong|sub|summary|sup|u|var|table|thead|tbody|tr|td|th)(?:\s[^<>]*)?/?>", re.I)
+#: A link reference definition (``[rl.close()]: #rlclose``): link plumbing, not content.
+_LINK_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]+\S+.*$", re.M)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_EM_UNDER = re.compile(r"(?<![\w\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+_HEADING_MARK = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.M)
+_LIST_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])")
+_ENTITIES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&nbsp;": " "}
+
+
 def clean(text: str) -> str:
-    """Display form of Markdown text: links keep their label, emphasis and ticks go, spaces collapse.
+    """Plain-text display form of Markdown: what a reader sees, on one line.
+
+    Removes HTML comments and inline HTML tags, images (keeps the alt text), inline, reference
+    (``[fs.rm()][]``, ``[text][ref]``) and auto links (keeps the label), emphasis (``**x**``,
+    ``*x*``, ``_x_``, ``~~x~~``, not the underscores of ``snake_case``), code ticks, block-quote
+    and heading markers, backslash escapes and the common entities; collapses whitespace. Code
+    spans are protected while the rest is cleaned, so ``__proto__`` and ``a*b*c`` inside ticks
+    survive.
 
     >>> clean("See **the [limits](x.md)** and `E-1006`.")
     'See the limits and E-1006.'
+    >>> clean("> Stability: 0 - [`fs.rm()`][] removes it _once_ <!-- YAML -->")
+    'Stability: 0 - fs.rm() removes it once'
     """
-    text = _LINK.sub(r"\1", text)
-    text = _MARKUP.sub("", text)
+    codes: list[str] = []
+
+    def stash(m: re.Match) -> str:
+        codes.append(m.group(2).strip() if m.group(2).strip() else m.group(2))
+        return f"\x00{len(codes) - 1}\x00"
+
+    text = _COMMENT.sub(" ", text)
+    text = _CODE_SPAN.sub(stash, text)
+    text = _IMAGE.sub(r"\1", text)
+    for _ in range(2):  # a link label may itself hold emphasis or a nested bracket
+        text = _INLINE_LINK.sub(r"\1", text)
+        text = _REF_LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _TAG.sub("", text)
+    text = _QUOTE.sub("", text)
+    text = _HEADING_MARK.sub("", text)
+    for rx in (_STRONG, _STRIKE):
+        text = rx.sub(lambda m: m.group(m.lastindex), text)
+    text = _EM_STAR.sub(r"\1", text)
+    text = _EM_UNDER.sub(r"\1", text)
+    text = _ESCAPE.sub(r"\1", text)
+    for ent, ch in _ENTITIES.items():
+        text = text.replace(ent, ch)
+    text = re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], text)
     return " ".join(text.split())
 
 
-def _table_rows(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]]:
-    """Headings ``(pos, level, title)`` and table rows ``(start, end, display)`` of ``text``."""
+def _lead_term(raw_item: str) -> str:
+    """The term a list item defines, from its raw Markdown (without the list marker): a leading
+    code span, bold text, or ``word:``; '' when the item does not start with one."""
+    m = _LEAD.match(raw_item)
+    if not m:
+        return ""
+    return clean(next(g for g in m.groups() if g is not None))
+
+
+def _scan(text: str):
+    """Headings ``(pos, level, title)``, table rows ``(start, end, display)``, code blocks
+    ``(start, end, display)`` and definitions ``(term start, end, definition start, term)`` of
+    ``text``."""
     heads: list[tuple[int, int, str]] = []
     rows: list[tuple[int, int, str]] = []
+    codes: list[tuple[int, int, str]] = []
+    defs: list[tuple[int, int, int, str]] = []  # (term start, definition end, definition start, term)
     header: list[str] | None = None
-    in_code = False
+    fence: tuple[str, int, str, list[str], int] | None = None  # (marker, start, lang, lines, indent)
+    prev: tuple[int, int, str] | None = None  # previous non-blank line: (start, end, body)
     pos = 0
     for line in text.splitlines(keepends=True):
         start, body = pos, line.rstrip("\r\n")
         pos += len(line)
         stripped = body.strip()
-        if _FENCE.match(body):
-            in_code = not in_code
-            header = None
+        if fence is not None:
+            m = _FENCE.match(body)
+            if m and m.group(2)[0] == fence[0][0] and len(m.group(2)) >= len(fence[0]) and not m.group(3):
+                code = "\n".join(fence[3]).strip("\n")
+                if code.strip():
+                    lang = fence[2]
+                    codes.append((fence[1], start + len(body), f"```{lang}\n{code}\n```"))
+                fence = None
+            else:
+                indent = fence[4]
+                fence[3].append(body[indent:] if body[:indent].isspace() else body)
             continue
-        if in_code:
+        m = _FENCE.match(body)
+        if m:
+            fence = (m.group(2), start + len(m.group(1)), m.group(3), [], len(m.group(1)))
+            header = None
+            prev = None
             continue
         m = _HEADING.match(body)
         if m:
             heads.append((start, len(m.group(1)), clean(m.group(2))))
             header = None
+            prev = None
             continue
         if stripped.startswith("|"):
             cells = [clean(c) for c in stripped.strip("|").split("|")]
@@ -135,41 +229,68 @@ def _table_rows(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
                 shown = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
                 lead = len(body) - len(body.lstrip())
                 rows.append((start + lead, start + len(body.rstrip()), shown))
+            prev = None
             continue
         header = None
-    return heads, rows
+        d = _DEF_MARK.match(body)
+        if d and prev is not None and not _LIST_ITEM.match(prev[2]):
+            term = clean(prev[2])
+            defs.append((prev[0], start + len(body.rstrip()), start + d.end(), term))
+        prev = (start + len(body) - len(body.lstrip()), start + len(body), body) if stripped else None
+    if fence is not None and "\n".join(fence[3]).strip():  # unclosed fence: the block runs to the end
+        code = "\n".join(fence[3]).strip("\n")
+        codes.append((fence[1], len(text.rstrip()), f"```{fence[2]}\n{code}\n```"))
+    return heads, rows, codes, defs
 
 
 def split_units(text: str) -> list[Unit]:
     """Units of a chunk text in document order (see module docstring).
 
     Sentences come from :func:`citewise.text.sentences.split_sentences` (headings, tables and code
-    are not sentences there); table rows are added as units of their own.
+    are not sentences there); table rows, fenced code blocks and definition pairs are added as
+    units of their own. A list item is one unit (with its lead term, when it defines one).
     """
-    heads, rows = _table_rows(text)
-    raw: list[tuple[int, int, str, str]] = []
+    # HTML comments (Node's ``<!-- YAML ... -->`` change logs) and link reference definitions
+    # are not content: blank them out, keeping every offset
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+    text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
+    heads, rows, codes, defs = _scan(text)
+    raw: list[tuple[int, int, str, str, str]] = []
+    under: dict[int, str] = {}  # unit start -> the definition term it explains
     for s, e in split_sentences(text):
+        d = next((d for d in defs if d[0] <= s < d[1]), None)
+        if d is not None:
+            ts, de, ds, term = d
+            if s <= ts:  # the first sentence: "term" + ": definition ..." is the definition unit
+                e = min(e, de)
+                raw.append((ts, e, f"{term}: {clean(text[max(s, ds):e])}", "definition", term))
+            else:  # later sentences of a long definition: sentences under the term
+                raw.append((s, min(e, de), clean(text[s:min(e, de)]), "sentence", ""))
+                under[s] = term
+            continue
         line_start = text.rfind("\n", 0, s) + 1
         m = _LIST_ITEM.match(text, line_start)
-        kind = "item" if m and m.end() == s else "sentence"
-        raw.append((s, e, clean(text[s:e]), kind))
-    raw += [(s, e, shown, "row") for s, e, shown in rows]
+        is_item = bool(m and m.end() == s)
+        lead = _lead_term(text[s:e]) if is_item else ""
+        raw.append((s, e, clean(text[s:e]), "item" if is_item else "sentence", lead))
+    raw += [(s, e, shown, "row", "") for s, e, shown in rows]
+    raw += [(s, e, shown, "code", "") for s, e, shown in codes]
     raw.sort(key=lambda r: (r[0], r[1]))
     # a list item is one unit (a step reads whole: "Upload it as the Secondary certificate.
     # Sign-ins work again immediately."), and a very short sentence joins the next sentence of
     # the same paragraph
-    merged: list[tuple[int, int, str, str]] = []
+    merged: list[tuple[int, int, str, str, str]] = []
     i = 0
     while i < len(raw):
-        s, e, shown, kind = raw[i]
-        while (kind != "row" and (kind == "item" or len(shown.split()) < MIN_UNIT_WORDS) and i + 1 < len(raw)
-               and raw[i + 1][3] == "sentence" and "\n\n" not in text[e:raw[i + 1][0]]):
+        s, e, shown, kind, lead = raw[i]
+        while (kind in ("item", "sentence") and (kind == "item" or len(shown.split()) < MIN_UNIT_WORDS)
+               and i + 1 < len(raw) and raw[i + 1][3] == "sentence" and "\n\n" not in text[e:raw[i + 1][0]]):
             i += 1
             e, shown = raw[i][1], f"{shown} {raw[i][2]}"
-        merged.append((s, e, shown, kind))
+        merged.append((s, e, shown, kind, lead))
         i += 1
     out: list[Unit] = []
-    for s, e, shown, kind in merged:
+    for s, e, shown, kind, lead in merged:
         if not shown:
             continue
         stack: list[tuple[int, str]] = []
@@ -177,7 +298,8 @@ def split_units(text: str) -> list[Unit]:
             if pos > s:
                 break
             stack = [h for h in stack if h[0] < level] + [(level, title)]
-        out.append(Unit(s, e, shown, tuple(t for _, t in stack), kind))
+        heads_above = tuple(t for _, t in stack) + ((under[s],) if s in under else ())
+        out.append(Unit(s, e, shown, heads_above, kind, lead))
     return out
 
 

@@ -12,6 +12,10 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
   (``E-1004``), chunks of documents whose *title* names it come first; a mere mention elsewhere
   does not pin. Query and titles fold Unicode dashes alike (``find_identifiers``), so a title
   written ``E\u20111004`` (non-breaking hyphen) is pinned for the query ``E-1004`` and back.
+  Then heading pinning: when the query names a code name (``fs.rm``, ``--emit``,
+  ``unused_variables``; :func:`citewise.text.names.code_names`), the (at most
+  ``HEADING_PINS``) chunks whose own section heading names it come next, best BM25 first: in
+  reference documentation the section headed ``fs.rm(path[, options])`` is the entry for it.
 """
 
 from __future__ import annotations
@@ -24,8 +28,14 @@ from citewise.models.embedders import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.store.base import ScoredChunk, Store
 from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.names import code_names, heading_pattern
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
+
+#: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
+HEADING_PINS = 2
+#: BM25 candidates searched for a heading that names a code name.
+HEADING_DEPTH = 100
 
 
 @runtime_checkable
@@ -142,10 +152,42 @@ class ShippedRetriever(HybridRetriever):
                 if c.chunk_id not in seen:
                     seen.add(c.chunk_id)
                     pinned.append(c)
+        for c in self.headed_with(query, f):
+            if c.chunk_id not in seen:
+                seen.add(c.chunk_id)
+                pinned.append(c)
         rest = [c for c in self.fused(query, k, f) if c.chunk_id not in seen]
         hits = [Hit(c.chunk_id, c.doc_id, c.score, 0, "pinned", c.title) for c in pinned]
         hits += [Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title) for c in rest]
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(hits[:k], start=1)]
+
+    def headed_with(self, query: str, filters: Filters) -> list[ScoredChunk]:
+        """Chunks whose own section heading (the last of their heading path, or a heading line
+        inside the chunk) names a code name of ``query``, up to :data:`HEADING_PINS` per name,
+        in BM25 order of the query (then of the name alone)."""
+        names = code_names(query)
+        if not names:
+            return []
+        store = self.bm25.store
+        cands = store.lexical_search(analyze(query), HEADING_DEPTH, filters)
+        for name in names:
+            cands += store.lexical_search(analyze(name)[:1], HEADING_DEPTH, filters)
+        order = list(dict.fromkeys(c.chunk_id for c in cands))
+        by_id = {c.chunk_id: c for c in cands}
+        stored = store.get_chunks(order)
+        out: list[ScoredChunk] = []
+        for name in names:
+            rx = heading_pattern(name)
+            found = 0
+            for cid in order:
+                sc = stored.get(cid)
+                if sc is None or found >= HEADING_PINS:
+                    continue
+                heads = list(sc.heading_path[-1:]) + [ln for ln in sc.text.splitlines() if ln.startswith("#")]
+                if any(rx.search(h) for h in heads) and by_id[cid] not in out:
+                    out.append(by_id[cid])
+                    found += 1
+        return out
 
     def store_titled(self, identifier: str, filters: Filters) -> list[ScoredChunk]:
         return self.bm25.store.titled_with(identifier, filters)

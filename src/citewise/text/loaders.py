@@ -464,6 +464,99 @@ def _page_text(text: str) -> list[str]:
     return out
 
 
+#: A table-of-contents or index line: a run of dot leaders (``Redirections . . . . . 38``).
+_LEADERS = re.compile(r"(?:\.\s?){6,}")
+#: A section number in front of a heading line: ``4.3.2``, ``Chapter 4:``, ``Appendix C``, ``A.1``.
+_SECTION_NO = re.compile(r"^(?:(?:chapter|appendix)\s+)?(?:[0-9]+|[A-Z])(?:\.[0-9]+)*[.:]?\s+", re.I)
+#: A definition term alone on its line (``shopt``, ``assoc_expand_once``, ``-s``, ``--login``).
+_TERM_LINE = re.compile(r"^(?:[A-Za-z_$][\w$.:+-]*[\w$]|-{1,2}[A-Za-z0-9][\w-]*)$")
+#: A term and the start of its definition on one line (``dotglob If set, Bash includes ...``).
+_TERM_INLINE = re.compile(r"^([a-z][a-z0-9_]*[a-z0-9]|-{1,2}[A-Za-z0-9][\w-]*)[ \t]{1,3}([A-Z][a-z]+\b.*)$")
+
+#: A line that starts or ends at least this many pages (and at least
+#: ``RUNNING_MIN_SHARE`` of them), digits ignored, is a running header or footer.
+RUNNING_MIN_PAGES = 3
+RUNNING_MIN_SHARE = 0.02
+
+
+def _running_lines(pages: list[list[str]]) -> set[str]:
+    """Normalised running headers/footers: the first or last non-blank line of a page that
+    repeats (digits ignored: page numbers) on many pages (:data:`RUNNING_MIN_PAGES`)."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for lines in pages:
+        body = [ln for ln in lines if ln.strip()]
+        for ln in {*body[:1], *body[-1:]}:
+            counts[_digitless(ln)] += 1
+    need = max(RUNNING_MIN_PAGES, int(RUNNING_MIN_SHARE * len(pages)))
+    return {k for k, n in counts.items() if n >= need and k.strip("# ")}
+
+
+def _digitless(line: str) -> str:
+    return re.sub(r"\d+", "#", _norm(line))
+
+
+def _clean_page(lines: list[str], running: set[str]) -> list[str]:
+    """Drop running headers/footers and dot-leader (contents/index) lines; join words hyphenated
+    across a line break (``metachar-`` + ``acters``)."""
+    body = [i for i, ln in enumerate(lines) if ln.strip()]
+    edge = set(body[:1] + body[-1:])
+    out: list[str] = []
+    for i, ln in enumerate(lines):
+        if (i in edge and _digitless(ln) in running) or _LEADERS.search(ln):
+            continue
+        if out and re.search(r"[a-z]-$", out[-1]) and re.match(r"^[a-z]", ln):
+            head, _, tail = ln.partition(" ")
+            out[-1] = out[-1][:-1] + head
+            if tail.strip():
+                out.append(tail)
+            continue
+        out.append(ln)
+    return out
+
+
+def _definitions(lines: list[str]) -> list[str]:
+    """Turn Texinfo-style tables (a term on its own line, or a term then its definition on one
+    line, the definition running until the next term) into ``term`` / ``: definition`` pairs,
+    the Markdown definition-list form the answer units read as one unit each."""
+    out: list[str] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        ln = lines[i].strip()
+        term = defn = None
+        nxt = lines[i + 1].strip() if i + 1 < n else ""
+        prev_end = not out or not out[-1].strip() or out[-1].rstrip().endswith((".", ":")) or out[-1].startswith((": ", "#"))
+        if _TERM_LINE.match(ln) and nxt and (nxt[0].isupper() or nxt.startswith(ln + " ")) and not ln.startswith("#"):
+            term, defn, i = ln, [], i + 1
+        else:
+            m = _TERM_INLINE.match(ln)
+            if m and prev_end:
+                term, defn, i = m.group(1), [m.group(2)], i + 1
+        if term is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        while i < n:
+            cur = lines[i].strip()
+            after = lines[i + 1].strip() if i + 1 < n else ""
+            if not cur or cur.startswith("#"):
+                break
+            if _TERM_LINE.match(cur) and after and (after[0].isupper() or after.startswith(cur + " ")) and defn:
+                break
+            if _TERM_INLINE.match(cur) and defn and defn[-1].rstrip().endswith((".", ":")):
+                break
+            defn.append(cur)
+            i += 1
+        if out and out[-1].strip():
+            out.append("")  # a term starts a paragraph of its own
+        out.append(term)
+        out.append(": " + " ".join(defn) if defn else ": ")
+        out.append("")
+    return out
+
+
 def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> tuple[str, tuple[int, ...]]:
     """Join extracted page texts into one Markdown-like text with headings from the outline.
 
@@ -472,27 +565,41 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
         outline: (page index, depth, title) bookmark entries.
 
     Returns:
-        (text, page start offsets): page ``n`` (1-based) starts at ``offsets[n - 1]``. A bookmark
-        whose title is a line of its page turns that line into a ``#`` heading of its depth
-        (capped at 6); otherwise the heading is inserted at the top of the page.
+        (text, page start offsets): page ``n`` (1-based) starts at ``offsets[n - 1]``.
+
+    Cleaning, page by page: running headers and footers (a first or last line that repeats on
+    many pages once digits are ignored, e.g. ``Chapter 4: Shell Builtin Commands 71``) and
+    contents/index lines with dot leaders are dropped; a word hyphenated across a line break is
+    joined. A bookmark whose title is a line of its page, with or without a section number in
+    front (``4.3.2 The Shopt Builtin``), turns that line into a ``#`` heading of its depth
+    (capped at 6); otherwise the heading is inserted at the top of the page. Texinfo-style
+    term/definition tables become ``term`` / ``: definition`` pairs (:func:`_definitions`).
     """
     by_page: dict[int, list[tuple[int, str]]] = {}
     for page, depth, title in outline:
         by_page.setdefault(page, []).append((depth, title))
+    pages = [_page_text(raw) for raw in page_texts]
+    running = _running_lines(pages)
     parts: list[str] = []
     starts: list[int] = []
     pos = 0
-    for i, raw in enumerate(page_texts):
-        lines = _page_text(raw)
+    for i, lines in enumerate(pages):
+        lines = _clean_page(lines, running)
         top: list[str] = []
+        marked: set[int] = set()
         for depth, title in by_page.get(i, []):
             mark = "#" * min(depth, 6) + " "
+            want = _norm(_SECTION_NO.sub("", title.strip()))
             for j, ln in enumerate(lines):
-                if not ln.startswith("#") and _norm(ln) == _norm(title):
+                if j in marked or ln.startswith("#"):
+                    continue
+                if _norm(ln) == _norm(title) or _norm(_SECTION_NO.sub("", ln.strip())) == want:
                     lines[j] = mark + ln.strip()
+                    marked.add(j)
                     break
             else:
                 top.append(mark + title)
+        lines = _definitions(lines)
         page = "\n".join(top + ([""] if top and lines else []) + lines)
         if i:
             parts.append("\n\n")
