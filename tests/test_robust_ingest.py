@@ -284,7 +284,8 @@ def test_ingest_exit_status_says_files_failed_unless_allowed(tmp_path):
     assert res.exit_code == EXIT_FILE_ERRORS == 3
     data = json.loads(res.stdout)
     assert set(data) == {"added", "updated", "unchanged", "deleted", "chunks_embedded", "metadata_updated", "errors",
-                         "superseded", "warnings", "index", "documents", "chunks"}
+                         "superseded", "warnings", "duplicates", "units_embedded", "units_refreshed",
+                         "index", "documents", "chunks"}
     assert data["added"] == 1 and len(data["errors"]) == 1 and "bad.md" in data["errors"][0]
     res = runner.invoke(app, ["ingest", str(root), "--index", index, "--allow-errors"])
     assert res.exit_code == 0
@@ -296,11 +297,13 @@ def test_ingest_exit_status_says_files_failed_unless_allowed(tmp_path):
 # -- item 15: progress and query length ---------------------------------------------------
 def test_embedding_progress_counts_chunks_not_files(tmp_path):
     root = tmp_path / "docs"
-    for i in range(3):
-        write_doc(root, f"d{i}.md", f"Doc {i}", "\n\n".join(f"## Part {j}\n\n" + "word " * 400 for j in range(30)))
+    for i in range(3):  # distinct texts: identical documents would be skipped as near-duplicates
+        write_doc(root, f"d{i}.md", f"Doc {i}",
+                  "\n\n".join(f"## Part {j}\n\n" + f"word{i}x{j} " * 400 for j in range(30)))
     calls = []
     report = new_index(tmp_path).ingest(root, embed_progress=lambda done, planned: calls.append((done, planned)))
-    n = report.chunks_embedded
+    assert report.chunks_embedded >= 90 and not report.duplicates  # at least one chunk per part
+    n = report.chunks_embedded + report.units_embedded  # progress counts every text embedded
     assert n > 64 and calls[0] == (0, n) and calls[-1] == (n, n)
     assert len(calls) >= 3 and all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
 
@@ -314,8 +317,8 @@ def test_piped_progress_prints_a_line_with_rate_and_eta(monkeypatch, capsys):
         time.sleep(0.01)
         tick(50, 100)
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("embedding: 50/100 chunks (")
-    assert "chunks/s, ETA " in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("embedding: 50/100 texts (")
+    assert "texts/s, ETA " in lines[0]
 
 
 def test_a_huge_query_is_refused_quickly(tmp_path):

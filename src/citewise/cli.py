@@ -63,13 +63,14 @@ class _RateColumn(ProgressColumn):
     """Items per second of a rich progress task ('' until rich has measured a speed)."""
 
     def render(self, task):
-        return Text(f"{task.speed:.1f} chunks/s" if task.speed else "")
+        return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
 
 
 @contextmanager
 def _embed_progress(enabled: bool = True):
     """An ``embed_progress(embedded, planned)`` callback: a rich bar with rate and ETA on a
-    terminal, else a line on stderr every :data:`PROGRESS_LINE_EVERY_S` seconds."""
+    terminal, else a line on stderr every :data:`PROGRESS_LINE_EVERY_S` seconds. It counts
+    texts embedded: chunks and their answer units (both go through the embedder)."""
     import time
 
     if not enabled:
@@ -94,7 +95,7 @@ def _embed_progress(enabled: bool = True):
         state["last"] = now
         rate = done / max(now - state["start"], 1e-9)
         eta = f"{(planned - done) / rate:.0f}s" if rate > 0 else "?"
-        err.print(f"embedding: {done}/{planned} chunks ({rate:.1f} chunks/s, ETA {eta})", highlight=False)
+        err.print(f"embedding: {done}/{planned} texts ({rate:.1f} texts/s, ETA {eta})", highlight=False)
 
     yield line
 

@@ -44,13 +44,10 @@ _LEAD = re.compile(r"(?:`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|([\w.$-
 #: ``: definition`` on the next.
 _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 
-#: Bump when :func:`split_units` changes what units a text has (stored unit vectors are keyed by it).
-UNITS_VERSION = "2"
-
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "1"
+UNITS_VERSION = "2"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
