@@ -184,18 +184,33 @@ def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, 
             if key not in cited_keys:
                 span = (spans or {}).get(sentence)
                 cited_keys[key] = chunk.citation(*span) if span else chunk.citation()
-        if _FENCE.match(sentence):
-            kept.append(f"\n{sentence} {' '.join(markers)}\n")
-        else:
-            kept.append(f"{sentence} {' '.join(markers)}")
+        kept.append(f"{sentence} {' '.join(markers)}")
     result.citations = list(cited_keys.values())
     if not kept:
         result.text, result.outcome = ABSTENTION_TEXT, "abstained"
         result.used_ids = []
         return result
-    result.text = " ".join(kept).replace(" \n", "\n").replace("\n ", "\n").strip()
+    result.text = join_sentences(kept)
     result.outcome = "partial" if result.dropped else "answered"
     return result
+
+
+def join_sentences(pieces: list[str]) -> str:
+    """Join cited sentences into answer text: prose with single spaces, a fenced code block on
+    lines of its own (its indentation untouched).
+
+    >>> join_sentences(["A. [doc:a]", "```py\\nif x:\\n    y()\\n``` [doc:a]", "B. [doc:b]"])
+    'A. [doc:a]\\n```py\\nif x:\\n    y()\\n``` [doc:a]\\nB. [doc:b]'
+    """
+    out = ""
+    prev_block = False
+    for piece in pieces:
+        block = bool(_FENCE.match(piece))
+        if out:
+            out += "\n" if block or prev_block else " "
+        out += piece
+        prev_block = block
+    return out
 
 
 def _best_chunk(chunks: list, sentence: str):

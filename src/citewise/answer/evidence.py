@@ -63,7 +63,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import code_names
+from citewise.text.names import GENERIC_WORDS, code_names, question_subject  # noqa: F401 (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -72,6 +72,9 @@ QUESTION_WORDS = frozenset(analyze(
     "get gets got have has had having please tell know about any some there here s m ll ve d re "
     "want need like just also very"
 ))
+
+#: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
+_GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[- ]time|live|currently)\b", re.I)
@@ -87,15 +90,27 @@ def content_terms(question: str) -> list[str]:
     return [t for t in dict.fromkeys(analyze(question)) if t not in QUESTION_WORDS]
 
 
+_CONDITION_CLAUSE = re.compile(
+    r"^\s*(?:on|in|with|for|if|when|given|assuming|after|before)\b[^,?]{3,80},\s*(?=(?:what|which|how|who|when|where|why|does|do|is|are|can|should)\b)",
+    re.I)
+
+
 def named_terms(question: str) -> list[str]:
     """Words of the question that look like names: capitalised (or all capitals) and not the
     first word of the question or of one of its sentences; ``I`` excluded.
 
     >>> named_terms("Does Ledgerly sync with Sage 50 desktop? What about Xero")
     ['Ledgerly', 'Sage', 'Xero']
+    >>> named_terms("On a machine with 2 GiB of RAM, what size does Node suggest?")
+    ['Node']
     """
     out: list[str] = []
     sentence_start = True
+    # "On a machine with 2 GiB of RAM, what ... ?": the leading clause states conditions; the
+    # names a question is about are in its main clause
+    lead = _CONDITION_CLAUSE.match(question)
+    if lead:
+        question = question[lead.end():]
     for m in _WORD.finditer(question):
         word = m.group(0)
         before = question[:m.start()].rstrip()
@@ -105,24 +120,6 @@ def named_terms(question: str) -> list[str]:
             out.append(word)
         sentence_start = False
     return out
-
-
-#: "What does X do?", "What is X?", "What does X mean?": X is what the question is about.
-_SUBJECT = re.compile(
-    r"^\s*what\s+(?:does|do|is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<x>[^?]{1,60}?)"
-    r"(?:\s+(?:do|does|mean|stand for|used for|for))?\s*\??\s*$", re.I)
-
-
-def question_subject(question: str) -> str:
-    """The thing a definitional question asks about ('' for other questions).
-
-    >>> question_subject("What does cargo frobnicate do?"), question_subject("How do I read a file?")
-    ('cargo frobnicate', '')
-    """
-    m = _SUBJECT.match(question)
-    if not m or len(m.group("x").split()) > 4:
-        return ""
-    return m.group("x").strip()
 
 
 def asks_live_value(question: str) -> bool:
@@ -233,6 +230,8 @@ class EvidenceScorer:
         ``text``); only the first ``top_m`` are used. ``filters`` are the principal's effective
         filters (used for document frequencies)."""
         terms = content_terms(question)
+        if code_names(question):  # "the --dry-run flag": the kind of thing named carries no topic
+            terms = [t for t in terms if t not in _GENERIC_TERMS]
         top = list(chunks)[: self.top_m]
         ev = Evidence(0.0, terms=terms)
         ev.reason = self.unknown_name(question, filters)

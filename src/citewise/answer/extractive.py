@@ -41,13 +41,14 @@ from typing import Callable
 
 import numpy as np
 
-from citewise.answer.citations import split_cited_sentences
+from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.evidence import content_terms
 from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.names import entry_names, entry_offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,18 +110,18 @@ class ExtractiveGenerator:
         # that heading covers the function name even when its own text does not repeat it
         heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
         scored: list[ScoredUnit] = []
+        self._entry_opening: set[ScoredUnit] = set()
+        # the reference entry of the thing asked about opens the answer to "what is/does X ..."
+        names = entry_names(question) if asks_definition(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
             sims = vecs @ q
+            quotable = [self._quotable(u, chunk, code_ok) for u in units]
+            entry = self._entry_units(chunk, units, quotable, names)
             for ui, u in enumerate(units):
-                if u.kind == "code":
-                    if not code_ok or u.end > len(chunk.text):
-                        continue  # code is quoted when the question asks for it
-                elif (u.end > len(chunk.text) or u.text.endswith(":")
-                        or (u.kind == "item" and u.text[0].islower() and not u.lead) or is_instruction(u.text)
-                        or bare_entry(u)):
-                    continue  # cut off by truncation; a lead-in; a fragment continuing a lead-in
+                if not quotable[ui]:
+                    continue
                 have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]) & set(weights)
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
@@ -129,13 +130,62 @@ class ExtractiveGenerator:
                     if named and not named & q_ids:
                         penalty = self.lexical_weight
                 # a list item or definition whose lead term the question names is the entry for
-                # that term ("What does the force option do?" -> "`force` {boolean} When true, ...")
-                lead = self.lead_weight if u.lead and lead_match(u.lead, weights) else 0.0
-                scored.append(ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
-                                         vecs[ui], frozenset(have)))
+                # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
+                # so is the first sentence under a heading naming the question's code name
+                lead = self.lead_weight if (u.lead and lead_match(u.lead, weights)) or ui in entry else 0.0
+                su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
+                                vecs[ui], frozenset(have))
+                scored.append(su)
+                if ui in entry:
+                    self._entry_opening.add(su)
         scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
         self._weights = (weights, total)
         return scored
+
+    @staticmethod
+    def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
+        """Whether a unit may be quoted: code only when the question asks for code; never a unit
+        cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
+        instruction addressed to a model, or a bare ``name {type}`` entry."""
+        if u.end > len(chunk.text):
+            return False
+        if u.kind == "code":
+            return code_ok
+        return not (u.text.endswith(":") or (u.kind == "item" and u.text[0].islower() and not u.lead)
+                    or is_instruction(u.text) or bare_entry(u))
+
+    #: How far (characters) after an entry's start its first quotable prose unit may begin.
+    ENTRY_REACH = 600
+
+    def _entry_units(self, chunk, units: list[Unit], quotable: list[bool], names: list[str]) -> set[int]:
+        """Indices of the units that open a reference entry for a name the question asks about
+        (:func:`citewise.text.names.entry_offsets`): per entry, the first quotable prose unit
+        that contains or follows its start, within :attr:`ENTRY_REACH` characters."""
+        out: set[int] = set()
+        heading = chunk.heading_path[-1] if chunk.heading_path else ""
+        for name in names:
+            for e in entry_offsets(chunk.text, name, heading):
+                for ui, u in enumerate(units):
+                    if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text):
+                        continue
+                    if u.start - e <= self.ENTRY_REACH:
+                        out.add(ui)
+                    break
+        return out
+
+    @classmethod
+    def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
+        """The quotable prose units after ``first`` in its chunk, under the same headings, in
+        text order, while they start within :attr:`ENTRY_REACH` characters of it."""
+        same = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.kind != "code"
+                       and su.unit.start > first.unit.start and su.unit.headings == first.unit.headings),
+                      key=lambda su: su.unit.start)
+        out = []
+        for su in same:
+            if su.unit.start - first.unit.start > cls.ENTRY_REACH or (su.unit.lead and su.unit.lead != first.unit.lead):
+                break  # past the entry, or the next option of a list
+            out.append(su)
+        return out
 
     def select(self, scored: list[ScoredUnit]) -> list[ScoredUnit]:
         """Greedy choice of units to quote (see module docstring, step 3)."""
@@ -145,6 +195,14 @@ class ExtractiveGenerator:
         top = scored[0].score
         chosen: list[ScoredUnit] = [scored[0]]
         covered = set(scored[0].terms)
+        if scored[0] in self._entry_opening:
+            # the best unit opens the reference entry the question asks about: read the entry on
+            # (its next sentences under the same heading) before anything else
+            for su in self._entry_followers(scored[0], scored):
+                if len(chosen) >= self.max_sentences:
+                    break
+                chosen.append(su)
+                covered |= su.terms
         while len(chosen) < self.max_sentences:
             best, best_gain = None, -1.0
             for su in scored:
@@ -175,14 +233,16 @@ class ExtractiveGenerator:
             return Draft(ABSTENTION_TEXT, self.name)
         chosen = self.select(scored)
         if wants_code(question) and not any(su.unit.kind == "code" for su in chosen):
-            code = self._code_near(chosen[0], context, scored)
+            # the best-scoring block of the context (its heading and text match the question;
+            # measured on the real-docs dev set it beat "the block after the best sentence")
+            code = next((su for su in scored if su.unit.kind == "code"), None)
             if code is not None:
                 chosen.append(code)
         sentences, spans = [], {}
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "code":
-                sentences.append(f"\n{u.text} [doc:{chunk.doc_id}]\n")
+                sentences.append(f"{u.text} [doc:{chunk.doc_id}]")
                 spans.setdefault(u.text, (u.start, u.end))
                 continue
             text = u.text if u.text[-1:] in ".!?" else f"{u.text}."
@@ -190,26 +250,36 @@ class ExtractiveGenerator:
             for sentence, _ in split_cited_sentences(text):
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
-        text = " ".join(sentences).replace(" \n", "\n").replace("\n ", "\n").strip()
+        text = join_sentences(sentences)
         best = next((su.unit.text for su in scored if su.unit.kind != "code"), scored[0].unit.text)
         return Draft(text, self.name, spans=spans, short=short_answer(question, best))
 
-    def _code_near(self, top: ScoredUnit, context: Context, scored: list[ScoredUnit]) -> ScoredUnit | None:
-        """The code block that goes with the best unit: the first one after it under the same
-        heading of the same chunk, else the best-scoring code unit of that chunk (None: none)."""
-        same_chunk = [su for su in scored if su.unit.kind == "code" and su.chunk_index == top.chunk_index]
-        after = sorted((su for su in same_chunk if su.unit.start > top.unit.start
-                        and su.unit.headings == top.unit.headings), key=lambda su: su.unit.start)
-        if after:
-            return after[0]
-        return same_chunk[0] if same_chunk else None
 
+#: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
+#: Stable", "Added in: v14.14.0").
+_ENTRY_META = re.compile(r"^\s*(?:Stability:\s*\d|Added in:|Deprecated since:|Since:)", re.I)
 
 #: Questions that ask for code: "show me the code / an example / the syntax", "how do I ...".
 _CODE_REQUEST = re.compile(
     r"\b(?:code|example|examples|snippet|sample|syntax|show me|write)\b"
     r"|^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\b", re.I)
 _CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
+
+
+_DEFINITION_Q = re.compile(r"^\s*(?:what\s+(?:is|are|does|do)|define|explain|describe)\b", re.I)
+_SECOND_PART = re.compile(r"\b(?:and|also|then)\s+(?:how|what|why|when|where|which|who|can|do|does|is|should)\b|\?.*\?", re.I)
+
+
+def asks_definition(question: str) -> bool:
+    """Whether a question asks what one thing is or does ("What does shopt -s nullglob do?",
+    "What is AsyncLocalStorage?"), not a second thing besides ("... mean and how do I fix it?").
+
+    >>> asks_definition("What does the dead_code lint detect?"), asks_definition("How often does X run?")
+    (True, False)
+    >>> asks_definition("What does error E-1003 mean and how do I fix it?")
+    False
+    """
+    return bool(_DEFINITION_Q.match(question)) and not _SECOND_PART.search(question)
 
 
 def wants_code(question: str) -> bool:
@@ -241,10 +311,13 @@ _TYPE = re.compile(r"\{[^{}]*\}")
 
 def bare_entry(unit: Unit) -> bool:
     """A list item that only names its lead term and a type (``options {Object}``,
-    ``path {string|Buffer|URL}``): nothing to quote."""
+    ``path {string|Buffer|URL}``) or its synopsis (``shopt: shopt [-pqsu] [optname ...]``):
+    nothing to quote."""
     if not unit.lead or unit.kind not in ("item", "definition"):
         return False
     rest = _TYPE.sub(" ", unit.text.replace(unit.lead, " ", 1))
+    if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest) and len(rest) < 160:
+        return True  # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]"
     return len(re.findall(r"\w+", rest)) < 2
 
 

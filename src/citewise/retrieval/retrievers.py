@@ -12,10 +12,11 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
   (``E-1004``), chunks of documents whose *title* names it come first; a mere mention elsewhere
   does not pin. Query and titles fold Unicode dashes alike (``find_identifiers``), so a title
   written ``E\u20111004`` (non-breaking hyphen) is pinned for the query ``E-1004`` and back.
-  Then heading pinning: when the query names a code name (``fs.rm``, ``--emit``,
-  ``unused_variables``; :func:`citewise.text.names.code_names`), the (at most
-  ``HEADING_PINS``) chunks whose own section heading names it come next, best BM25 first: in
-  reference documentation the section headed ``fs.rm(path[, options])`` is the entry for it.
+  Then entry pinning: when the query names a code name (``fs.rm``, ``--emit``,
+  ``unused_variables``, the ``nullglob`` of ``-s nullglob``) or asks "what is/does X", the (at
+  most ``HEADING_PINS``) chunks holding X's reference entry come next, best BM25 first: a
+  section headed with it (``fs.rm(path[, options])``), a list item or definition led by it, a
+  table row starting with it (:func:`citewise.text.names.entry_offsets`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from citewise.models.embedders import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.store.base import ScoredChunk, Store
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import code_names, heading_pattern
+from citewise.text.names import entry_names, entry_offsets
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
 
@@ -162,10 +163,12 @@ class ShippedRetriever(HybridRetriever):
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(hits[:k], start=1)]
 
     def headed_with(self, query: str, filters: Filters) -> list[ScoredChunk]:
-        """Chunks whose own section heading (the last of their heading path, or a heading line
-        inside the chunk) names a code name of ``query``, up to :data:`HEADING_PINS` per name,
-        in BM25 order of the query (then of the name alone)."""
-        names = code_names(query)
+        """Chunks holding the reference entry of a name ``query`` asks about
+        (:func:`citewise.text.names.entry_names`): their section heading, a heading line, a
+        list item or definition lead, or a table row's first cell names it
+        (:func:`citewise.text.names.entry_offsets`). Up to :data:`HEADING_PINS` per name, in
+        BM25 order of the query (then of the name alone)."""
+        names = entry_names(query)
         if not names:
             return []
         store = self.bm25.store
@@ -177,14 +180,13 @@ class ShippedRetriever(HybridRetriever):
         stored = store.get_chunks(order)
         out: list[ScoredChunk] = []
         for name in names:
-            rx = heading_pattern(name)
             found = 0
             for cid in order:
                 sc = stored.get(cid)
                 if sc is None or found >= HEADING_PINS:
                     continue
-                heads = list(sc.heading_path[-1:]) + [ln for ln in sc.text.splitlines() if ln.startswith("#")]
-                if any(rx.search(h) for h in heads) and by_id[cid] not in out:
+                heading = sc.heading_path[-1] if sc.heading_path else ""
+                if entry_offsets(sc.text, name, heading) and by_id[cid] not in out:
                     out.append(by_id[cid])
                     found += 1
         return out

@@ -12,7 +12,19 @@ import re
 #: Things a question can name besides capitalised words: ``--flags``, dotted or called code
 #: names (``fs.frobnicate()``, ``path.superJoin``), ``snake_case``, ``camelCase``/``CamelCase``
 #: and anything in backticks or quotes.
-_FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*[A-Za-z0-9]")
+_FLAG = re.compile(r"(?<![\w-])(?:--[A-Za-z][\w-]*[A-Za-z0-9]|-[A-Za-z](?:[\w-]*[A-Za-z0-9])?)(?![\w-])")
+#: The value after a one-letter flag names a setting: ``-C prefer-dynamic``, ``-s nullglob``,
+#: ``-o pipefail``, ``-C lto=thin`` (the name before ``=``).
+_FLAG_VALUE = re.compile(r"(?<![\w-])-[A-Za-z]\s+([a-z][\w-]*[a-z0-9])(?:=\S+)?")
+#: Hyphenated identifiers with a digit or underscore: target triples and the like
+#: (``x86_64-unknown-linux-gnu``, ``riscv64gc-unknown-linux-gnu``, ``utf-16le``).
+_HYPHENATED = re.compile(r"(?<![\w-])(?=[\w-]*[\d_])[A-Za-z0-9][\w]*(?:-[\w]+)+(?![\w-])")
+#: Words that follow a flag without being its value ("the -O flag", "-s and -u").
+GENERIC_WORDS = frozenset(
+    "flag flags option options switch switches argument arguments parameter parameters command commands "
+    "setting settings builtin builtins function functions method methods variable variables lint lints "
+    "keyword keywords value values and or to in on of for the a an with do does did mean means is are "
+    "was work works change changes enable enables control controls set".split())
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
@@ -26,11 +38,18 @@ def code_names(question: str) -> list[str]:
 
     >>> code_names('What does the --turbo-mode flag of fs.frobnicate() do with "hyper mode"?')
     ['--turbo-mode', 'fs.frobnicate()', 'hyper mode']
+    >>> code_names("What does shopt -s nullglob do? And the -O flag, -C lto=thin, x86_64-unknown-plan9?")
+    ['-s', 'nullglob', '-O', '-C', 'lto', 'x86_64-unknown-plan9']
     """
     found: dict[str, int] = {}
-    for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL):
+    for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED):
         for m in rx.finditer(question):
+            if rx is _HYPHENATED and re.fullmatch(r"[\d-]+", m.group(0)):
+                continue  # a date or a number range, not a name
             found.setdefault(m.group(0), m.start())
+    for m in _FLAG_VALUE.finditer(question):
+        if m.group(1).lower() not in GENERIC_WORDS:
+            found.setdefault(m.group(1), m.start(1))
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g is not None).strip()
         if text:
@@ -40,17 +59,110 @@ def code_names(question: str) -> list[str]:
     return [n for n in names if not any(n != o and n in o for o in names)]
 
 
+
+#: "What does X do?", "What is X?", "What does X mean?": X is what the question is about.
+_SUBJECT = re.compile(
+    r"^\s*what\s+(?:does|do|is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<x>[^?]{1,60}?)"
+    r"(?:\s+(?:do|does|mean|stand for|used for|for))?\s*\??\s*$", re.I)
+
+
+def question_subject(question: str) -> str:
+    """The thing a definitional question asks about ('' for other questions).
+
+    >>> question_subject("What does cargo frobnicate do?"), question_subject("How do I read a file?")
+    ('cargo frobnicate', '')
+    >>> question_subject("What does the --dry-run flag do?")
+    '--dry-run'
+    """
+    m = _SUBJECT.match(question)
+    if not m or len(m.group("x").split()) > 4:
+        return ""
+    words = m.group("x").split()
+    # "the --dry-run flag", "the shopt builtin": the kind of thing is not part of its name
+    while len(words) > 1 and words[-1].lower() in GENERIC_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
+def entry_names(question: str) -> list[str]:
+    """Names whose reference entry answers the question: its code names (a one-letter flag
+    followed by a value names the value: ``-s nullglob`` -> ``nullglob``) and the subject of a
+    definitional question ("What does the shopt builtin do?" -> ``shopt``)."""
+    from citewise.text.analyzer import find_identifiers  # identifiers pin by title instead
+
+    ids = {i.lower() for i in find_identifiers(question)}
+    names = [n for n in code_names(question) if n.lower() not in ids]
+    names = [n for n in names if not (re.fullmatch(r"-[A-Za-z]", n) and len(names) > 1)]
+    subject = question_subject(question)
+    if subject and len(subject.split()) <= 2:
+        names.append(subject.split()[0] if len(subject.split()) == 2 else subject)
+    return list(dict.fromkeys(n for n in names if n.strip()))
+
 def heading_pattern(name: str) -> re.Pattern:
     """A regex that finds ``name`` in a heading as a whole name: ``fs.rm`` matches
     ``fs.rm(path[, options])`` but not ``fs.rmdir`` or ``fsPromises.rm``; ``--emit`` matches
-    ``--emit: specifies ...``. Case-insensitive; a trailing ``()`` in ``name`` is optional.
+    ``--emit: specifies ...``. Case-insensitive except one-letter flags (``-C`` is not ``-c``);
+    '-' and '_' match each other; a trailing ``()`` in ``name`` is optional.
 
     >>> bool(heading_pattern("fs.rm").search("`fs.rm(path[, options], callback)`"))
     True
     >>> bool(heading_pattern("fs.rm()").search("fs.rmdir(path)"))
     False
+    >>> bool(heading_pattern("dead_code").search("dead-code"))
+    True
     """
     core = name.strip()
     if core.endswith("()"):
         core = core[:-2]
-    return re.compile(rf"(?<![\w.$-]){re.escape(core)}(?![\w$-]|\.[\w$])", re.I)
+    # ``dead_code`` is headed ``dead-code`` (rustc's lint listing): '-' and '_' match each other
+    body = "".join("[-_]" if ch in "-_" else re.escape(ch) for ch in core)
+    # one-letter flags are case-sensitive (rustc's -C is not -c); other names are not
+    flags = 0 if re.fullmatch(r"-[A-Za-z]", core) else re.I
+    return re.compile(rf"(?<![\w.$-]){body}(?![\w$-]|\.[\w$])", flags)
+
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.*)$")
+_ITEM_LINE = re.compile(r"^\s*(?:[*+-]|\d+[.)])\s+(.*)$")
+
+
+def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
+    """Character offsets in ``text`` where the reference entry for ``name`` starts: a heading
+    line naming it (``## `fs.rm(path[, options])` ``, ``### Class: AsyncLocalStorage``), a list
+    item or definition whose lead term is it (``* `force` {boolean} ...``, ``- **nullglob**:
+    ...``, ``nullglob`` followed by a ``: definition`` line), or a table row whose first cell is
+    it. ``heading``: the section heading the text sits under; when it names ``name``, offset 0
+    counts too. Matching is :func:`heading_pattern`'s ('-' and '_' alike, case-insensitive).
+
+    >>> entry_offsets("Intro.\\n\\n* `force` {boolean} When true...\\n| `lto` | x |\\nnullglob\\n: If set", "force")
+    [8]
+    >>> entry_offsets("a\\n| `lto` | thin |\\n", "lto"), entry_offsets("x\\nnullglob\\n: If set", "nullglob")
+    ([2], [2])
+    """
+    rx = heading_pattern(name)
+    out: list[int] = [0] if heading and rx.search(heading) else []
+    lines = text.splitlines(keepends=True)
+    pos = 0
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        m = _HEADING_LINE.match(body)
+        if m and rx.search(m.group(1)):
+            out.append(pos)
+        elif (m := _ITEM_LINE.match(body)) is not None:
+            rest = m.group(1)
+            lead = rest.lstrip("`*_")
+            hit = rx.match(lead)
+            if hit and (rest[:1] in "`*_" or lead[hit.end():hit.end() + 1] == ":"):
+                out.append(pos)
+        elif body.startswith("|"):
+            cells = body.strip().strip("|").split("|")
+            if cells and rx.fullmatch(cells[0].strip().strip("`*_ ")):
+                out.append(pos)
+        else:
+            term = body.strip().strip("`*_")
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if term and rx.fullmatch(term) and nxt.lstrip().startswith(": "):
+                out.append(pos)
+            elif (hit := rx.match(body)) is not None and body[hit.end():hit.end() + 2] == ": ":
+                out.append(pos)
+        pos += len(line)
+    return sorted(set(out))

@@ -1,0 +1,197 @@
+"""Issue 10, PDF manuals: running headers and footers, dot-leader contents lines, words hyphenated
+across a line break, numbered headings and Texinfo-style definition tables.
+
+The cleaning is tested on page texts (:func:`pdf_to_text`) and end to end on a PDF written here
+(a tiny PDF 1.4 file with Helvetica text and an outline; no PDF writer is installed) loaded with
+:func:`load_pdf`, then ingested and asked. All text is made up here (a fictional "gizmo" shell).
+"""
+
+from __future__ import annotations
+
+import io
+
+from citewise.answer.citations import split_cited_sentences
+from citewise.answer.units import split_units
+from citewise.index import Index
+from citewise.text.loaders import load_pdf, pdf_to_text
+
+
+def make_pdf(pages: list[list[str]], outline: list[tuple[str, int, list]] = ()) -> bytes:
+    """A valid PDF: one page per list of text lines (one ``Tj`` per line, so the text layer has
+    exactly these lines); outline entries ``(title, page index, children)``."""
+    objs: dict[int, bytes] = {3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+    kids = [4 + 2 * i for i in range(len(pages))]
+    for i, lines in enumerate(pages):
+        ops = ["BT", "/F1 11 Tf", "14 TL", "72 740 Td"]
+        for ln in lines:
+            esc = ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"({esc}) Tj T*")
+        stream = "\n".join(ops + ["ET"]).encode("latin-1")
+        objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        objs[kids[i]] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                         f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
+    objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(pages)} >>".encode()
+    nxt = 4 + 2 * len(pages)
+    catalog = "<< /Type /Catalog /Pages 2 0 R"
+    if outline:
+        root = nxt
+        nxt += 1
+
+        def build(items, parent):
+            nonlocal nxt
+            ids = list(range(nxt, nxt + len(items)))
+            nxt += len(items)
+            for j, (title, page, children) in enumerate(items):
+                d = f"<< /Title ({title}) /Parent {parent} 0 R /Dest [{kids[page]} 0 R /XYZ 0 792 0]"
+                if j > 0:
+                    d += f" /Prev {ids[j - 1]} 0 R"
+                if j < len(items) - 1:
+                    d += f" /Next {ids[j + 1]} 0 R"
+                if children:
+                    sub = build(children, ids[j])
+                    d += f" /First {sub[0]} 0 R /Last {sub[-1]} 0 R /Count {len(children)}"
+                objs[ids[j]] = (d + " >>").encode()
+            return ids
+
+        top = build(list(outline), root)
+        objs[root] = f"<< /Type /Outlines /First {top[0]} 0 R /Last {top[-1]} 0 R /Count {len(top)} >>".encode()
+        catalog += f" /Outlines {root} 0 R"
+    objs[1] = (catalog + " >>").encode()
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = {}
+    for k in sorted(objs):
+        offsets[k] = out.tell()
+        out.write(b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n")
+    xref = out.tell()
+    size = max(objs) + 1
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+    for k in range(1, size):
+        out.write(b"%010d 00000 n \n" % offsets[k])
+    out.write(f"trailer\n<< /Size {size} /Root 1 0 R >>\n".encode() + b"startxref\n%d\n%%%%EOF\n" % xref)
+    return out.getvalue()
+
+
+HEADER = "Gizmo Shell Reference"
+
+PAGES = [
+    [HEADER, "Contents",
+     "1 Introduction . . . . . . . . . . . . 2",
+     "3.2 Shell Expansions . . . . . . . . . 3",
+     "4 Glob Options . . . . . . . . . . . 4",
+     "Page 1 of 4"],
+    [HEADER, "1 Introduction",
+     "The gizmo shell reads each command and splits it into meta-",
+     "characters and plain words before it runs anything.",
+     "Page 2 of 4"],
+    [HEADER, "3.2 Shell Expansions",
+     "Expansion is performed on the command line after it has been split into tokens.",
+     "Page 3 of 4"],
+    [HEADER, "4 Glob Options",
+     "dotglob",
+     "If set, the shell includes filenames beginning with a dot",
+     "in the results of filename expansion.",
+     "nullglob  If set, patterns which match no files expand to a null string.",
+     "Page 4 of 4"],
+]
+#: bookmarks as a PDF outline holds them: the titles without their section numbers
+OUTLINE = [("Gizmo Shell Reference", 0, [("Introduction", 1, [("Shell Expansions", 2, [])]),
+                                          ("Glob Options", 3, [])])]
+OUTLINE_ENTRIES = [(0, 1, "Gizmo Shell Reference"), (1, 2, "Introduction"), (2, 3, "Shell Expansions"),
+                   (3, 2, "Glob Options")]
+
+INTRO = ("## 1 Introduction\n"
+         "The gizmo shell reads each command and splits it into metacharacters\n"
+         "and plain words before it runs anything.")
+EXPANSIONS = ("### 3.2 Shell Expansions\n"
+              "Expansion is performed on the command line after it has been split into tokens.")
+GLOB = ("## 4 Glob Options\n\n"
+        "dotglob\n"
+        ": If set, the shell includes filenames beginning with a dot in the results of filename expansion.\n\n"
+        "nullglob\n"
+        ": If set, patterns which match no files expand to a null string.\n")
+
+
+def page_texts() -> list[str]:
+    return ["\n".join(p) + "\n" for p in PAGES]
+
+
+def test_running_headers_footers_and_contents_lines_are_dropped():
+    text, starts = pdf_to_text(page_texts(), [])
+    assert HEADER not in text
+    assert "Page" not in text and "of 4" not in text
+    assert ". . ." not in text
+    # the contents page keeps only its title; each page starts where its text starts
+    assert text.split("\n\n")[0] == "Contents"
+    assert len(starts) == 4 and starts[0] == 0
+    # (without bookmarks the numbered lines may or may not be marked as headings: not asserted)
+    assert text[starts[1]:].lstrip("# ").startswith("1 Introduction\nThe gizmo shell")
+    assert text[starts[2]:].lstrip("# ").startswith("3.2 Shell Expansions\nExpansion is performed")
+    assert text[starts[3]:].lstrip("# ").startswith("4 Glob Options\n\ndotglob\n: If set")
+
+
+def test_a_line_on_only_two_pages_or_inside_a_page_is_not_running():
+    pages = ["Draft notes\nAlpha text one.\nend", "Draft notes\nBeta text two.\nend",
+             "Gamma text three.\nDraft notes\nDelta text four.\nend"]
+    text, _ = pdf_to_text(pages, [])
+    # "Draft notes" opens only two pages (and sits mid-page on the third): kept everywhere;
+    # "end" closes all three pages: a running footer, dropped
+    assert text == ("Draft notes\nAlpha text one.\n\nDraft notes\nBeta text two.\n\n"
+                    "Gamma text three.\nDraft notes\nDelta text four.\n")
+
+
+def test_hyphenation_across_a_line_break_is_joined_only_for_split_words():
+    text, _ = pdf_to_text(["The shell splits words at meta-\ncharacters like the pipe.\n"
+                           "A well-known rule stays as written.\nSee also Non-\nASCII names.\n"], [])
+    assert text == ("The shell splits words at metacharacters\nlike the pipe.\n"
+                    "A well-known rule stays as written.\nSee also Non-\nASCII names.\n")
+
+
+def test_numbered_heading_lines_become_headings_of_their_bookmark_depth():
+    text, _ = pdf_to_text(page_texts(), OUTLINE_ENTRIES)
+    assert "## 1 Introduction\n" in text
+    assert "### 3.2 Shell Expansions\n" in text
+    assert "## 4 Glob Options\n" in text
+    # the bookmark title that is no line of its page (it was the running header) tops the page
+    assert text.startswith("# Gizmo Shell Reference\n\nContents\n\n## 1 Introduction")
+
+
+def test_texinfo_definition_tables_become_definition_pairs():
+    text, _ = pdf_to_text(page_texts(), OUTLINE_ENTRIES)
+    assert text.endswith(GLOB + "\n")
+    defs = [(u.lead, u.text, u.headings) for u in split_units(text) if u.kind == "definition"]
+    assert defs == [
+        ("dotglob", "dotglob: If set, the shell includes filenames beginning with a dot in the results of "
+                    "filename expansion.", ("Gizmo Shell Reference", "4 Glob Options")),
+        ("nullglob", "nullglob: If set, patterns which match no files expand to a null string.",
+         ("Gizmo Shell Reference", "4 Glob Options")),
+    ]
+
+
+def test_definition_table_with_option_terms():
+    text, _ = pdf_to_text(["Options\n--login\nAct as if invoked as a login shell.\n"
+                           "-c  Read commands from the first argument.\n"], [])
+    assert text == ("Options\n\n--login\n: Act as if invoked as a login shell.\n\n"
+                    "-c\n: Read commands from the first argument.\n\n")
+
+
+def test_pdf_file_loads_clean_and_answers_from_the_definition(tmp_path):
+    root = tmp_path / "manuals"
+    root.mkdir()
+    (root / "gizmo.pdf").write_bytes(make_pdf(PAGES, OUTLINE))
+    doc = load_pdf(root / "gizmo.pdf", root)
+    assert (doc.doc_id, doc.format, doc.title) == ("gizmo", "pdf", "Gizmo Shell Reference")
+    assert doc.text == ("# Gizmo Shell Reference\n\nContents\n\n" + INTRO + "\n\n" + EXPANSIONS + "\n\n"
+                        + GLOB + "\n")
+    assert doc.pages == (0, doc.text.index("## 1 Introduction"), doc.text.index("### 3.2"),
+                         doc.text.index("## 4 Glob"))
+
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root)
+    assert report.errors == [] and report.added == 1
+    a = idx.ask("What does nullglob do?")
+    assert a.outcome == "answered", a.abstain_reason
+    assert split_cited_sentences(a.text)[0] == (
+        "nullglob: If set, patterns which match no files expand to a null string.", [("doc", "gizmo")])
+    c = a.citations[0]
+    assert doc.text[c.start:c.end] == "nullglob\n: If set, patterns which match no files expand to a null string."
