@@ -53,3 +53,16 @@ def sample_index(tmp_path_factory):
     report = idx.ingest(sample_dir() / "corpus")
     assert not report.errors, report.errors
     return idx
+
+
+def minilm_index_of(tmp_path_factory, pages: dict[str, tuple[str, str]]):
+    """``(index, {doc id: source text})``: ``pages`` (doc id -> (title, Markdown body)) written as
+    ``<doc id>.md`` and ingested into a new MiniLM index; fails on any ingest error."""
+    from citewise.index import Index
+
+    root = tmp_path_factory.mktemp("docs")
+    paths = {doc: write_doc(root, f"{doc}.md", title, body) for doc, (title, body) in pages.items()}
+    idx = Index.open(tmp_path_factory.mktemp("index"), embedder="minilm")
+    report = idx.ingest(root)
+    assert report.errors == [] and report.added == len(paths)
+    return idx, {d: p.read_text(encoding="utf-8") for d, p in paths.items()}

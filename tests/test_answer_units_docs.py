@@ -12,16 +12,14 @@ The pipeline tests use one index built with the real MiniLM embedder (the defaul
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.units import clean, split_units
 from citewise.core import ABSTENTION_TEXT
-from citewise.index import Index
 
-from conftest import write_doc
+from conftest import minilm_index_of
 
 # -- answer units ----------------------------------------------------------------------------
 
@@ -203,18 +201,13 @@ The American backup copies are stored in Oregon and replicated to Virginia every
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     """(index, {doc id: source file text}) over the small documentation set."""
-    root = tmp_path_factory.mktemp("docs")
-    paths = {
-        "api/filebox": write_doc(root, "api/filebox.md", "Filebox API", FILEBOX),
-        "cli/widgetctl": write_doc(root, "cli/widgetctl.md", "widgetctl command line", WIDGETCTL),
-        "ops/zx-900": write_doc(root, "ops/zx-900.md", "ZX-900 override", ZX900),
-        "ops/backups-eu": write_doc(root, "ops/backups-eu.md", "Backups in Europe", BACKUPS_EU),
-        "ops/backups-us": write_doc(root, "ops/backups-us.md", "Backups in America", BACKUPS_US),
-    }
-    idx = Index.open(tmp_path_factory.mktemp("index"), embedder="minilm")
-    report = idx.ingest(root)
-    assert report.errors == [] and report.added == len(paths)
-    return idx, {d: p.read_text(encoding="utf-8") for d, p in paths.items()}
+    return minilm_index_of(tmp_path_factory, {
+        "api/filebox": ("Filebox API", FILEBOX),
+        "cli/widgetctl": ("widgetctl command line", WIDGETCTL),
+        "ops/zx-900": ("ZX-900 override", ZX900),
+        "ops/backups-eu": ("Backups in Europe", BACKUPS_EU),
+        "ops/backups-us": ("Backups in America", BACKUPS_US),
+    })
 
 
 def cited(answer) -> list[tuple[str, list]]:

@@ -132,7 +132,7 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and lead_match(u.lead, weights)) or ui in entry else 0.0
+                lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
                 su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
                                 vecs[ui], frozenset(have))
                 scored.append(su)
@@ -296,11 +296,25 @@ def code_terms(question: str) -> set[str]:
     return {t for m in _CODE_TERM.finditer(question) for t in analyze(m.group(0))}
 
 
-def lead_match(lead: str, weights: dict[str, float]) -> bool:
+def lead_match(lead: str, weights: dict[str, float], text: str = "") -> bool:
     """Whether an item's lead term is a short name (at most three words) all of whose analyzed
     terms are content terms of the question (``weights`` keys). A long bold lead ("**Directory
-    Sync for Google Workspace.**") is a title, not a term, and never matches."""
-    if len(lead.split()) > 3:
+    Sync for Google Workspace.**") is a title, not a term, and never matches; nor does a lead
+    that ends a sentence in the item's ``text`` ("**Wire transfer references.** Enterprise
+    invoices now ..." in release notes: a headline, not a term being defined).
+
+    >>> w = {"wire": 1.0, "transfer": 1.0, "refer": 1.0}
+    >>> lead_match("Wire transfer references", w, "Wire transfer references. Invoices now ...")
+    False
+    >>> lead_match("Wire transfer references", w, "Wire transfer references: how to pay ...")
+    True
+    >>> lead_match("Wire transfer references.", w)
+    False
+    """
+    if len(lead.split()) > 3 or lead.rstrip().endswith((".", "!", "?")):
+        return False
+    i = text.find(lead)
+    if i >= 0 and text[i + len(lead):i + len(lead) + 1] in (".", "!", "?"):
         return False
     terms = analyze(lead)
     return bool(terms) and all(t in weights for t in terms)

@@ -1,0 +1,567 @@
+"""Reference entries: a question about one named thing ("What does shopt -s nullglob do?",
+"What does the dead_code lint detect?", "What is -C prefer-dynamic?") is answered from that
+thing's own entry (its heading, definition, list item or table row), read in order, not from a
+passage that merely mentions it; a question naming a flag, value or target the corpus never
+mentions abstains with ``unknown name``; a code request gets the right block whole.
+
+The pure functions are tested on literal strings. The pipeline tests use one small index, built
+once per module with the real MiniLM embedder, over documentation pages written here (a lint
+listing, a shell manual with definition lists, a compiler's codegen options and command-line
+flags, a target table, a child-process page with two code blocks).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.answer.citations import split_cited_sentences
+from citewise.answer.evidence import named_terms
+from citewise.answer.extractive import asks_definition
+from citewise.core import ABSTENTION_TEXT
+from citewise.text.names import code_names, entry_offsets, heading_pattern, question_subject
+
+from conftest import minilm_index_of
+
+# -- names a question is about -----------------------------------------------------------------
+
+
+def test_code_names_take_the_value_after_a_one_letter_flag():
+    assert "nullglob" in code_names("What does shopt -s nullglob do?")
+    assert "prefer-dynamic" in code_names("What is -C prefer-dynamic?")
+
+
+def test_code_names_do_not_take_a_generic_word_as_a_flag_value():
+    # "flag" follows -O but names the kind of thing, not a value of it
+    assert code_names("What does the -O flag of rustc do?") == ["-O"]
+
+
+def test_code_names_keep_target_triples_and_skip_dates():
+    assert code_names("What tier is the x86_64-unknown-plan9 target in?") == ["x86_64-unknown-plan9"]
+    assert code_names("What changed in the release of 2023-01-05?") == []
+    assert "2023-01-05" not in code_names("Does x86_64-unknown-plan9 exist since 2023-01-05?")
+
+
+def test_heading_pattern_matches_dash_for_underscore():
+    assert heading_pattern("dead_code").search("dead-code") is not None
+    assert heading_pattern("dead_code").search("## dead_code") is not None
+    assert heading_pattern("dead_code").search("dead-code-pub") is None  # a longer name is another one
+
+
+def test_heading_pattern_one_letter_flags_are_case_sensitive():
+    assert heading_pattern("-C").search("-c, --check") is None
+    assert heading_pattern("-C").search("-C") is not None
+    assert heading_pattern("-C").search("`-C`/`--codegen`: code generation options") is not None
+
+
+ENTRY_TEXT = (
+    "Intro prose that says dead_code is common and mentions `dead_code` in passing.\n"   # 0: prose
+    "## dead-code\n"                                                                       # 1: heading
+    "* `dead_code` When set, unused items warn.\n"                                         # 2: backticked item
+    "- **dead_code**: Warns on unused items.\n"                                            # 3: bold item
+    "dead_code\n"                                                                          # 4: term line
+    ": Warns on unused, unexported items.\n"                                               # 5: its definition
+    "| dead_code | warn |\n"                                                               # 6: table row
+    "| unused_mut | dead_code too |\n"                                                     # 7: row naming it later
+    "- See dead_code for details.\n"                                                       # 8: item mentioning it
+    "The dead_code lint is a lint.\n"                                                      # 9: prose
+)
+
+
+def _line_offsets(text: str) -> list[int]:
+    out, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        out.append(pos)
+        pos += len(line)
+    return out
+
+
+def test_entry_offsets_find_each_entry_form_and_not_a_mention():
+    starts = _line_offsets(ENTRY_TEXT)
+    assert entry_offsets(ENTRY_TEXT, "dead_code") == [starts[1], starts[2], starts[3], starts[4], starts[6]]
+
+
+@pytest.mark.parametrize("text, name, expected", [
+    ("Prose first.\n### shopt\nMore.\n", "shopt", [13]),
+    ("Prose first.\n* `nullglob` {boolean} If set ...\n", "nullglob", [13]),
+    ("Prose first.\n- **nullglob**: If set, patterns expand to null.\n", "nullglob", [13]),
+    ("Prose first.\nnullglob\n: If set, patterns expand to null.\n", "nullglob", [13]),
+    ("| Target | Notes |\n|---|---|\n| riscv64gc-unknown-linux-gnu | RISC-V Linux |\n",
+     "riscv64gc-unknown-linux-gnu", [29]),
+    ("See the shopt builtin for nullglob and dotglob.\n", "nullglob", []),
+    ("Setting nullglob changes expansion.\nIt is off by default.\n", "nullglob", []),
+    ("| riscv32gc-unknown-linux-gnu | riscv64gc-unknown-linux-gnu is close |\n", "riscv64gc-unknown-linux-gnu", []),
+])
+def test_entry_offsets_each_form(text, name, expected):
+    assert entry_offsets(text, name) == expected
+
+
+def test_entry_offsets_count_the_section_heading():
+    assert entry_offsets("By default, rustc links statically.\n", "prefer-dynamic", "prefer-dynamic") == [0]
+    assert entry_offsets("By default, rustc links statically.\n", "prefer-dynamic", "opt-level") == []
+
+
+def test_asks_definition():
+    assert asks_definition("What is AsyncLocalStorage?") is True
+    assert asks_definition("What does shopt -s nullglob do?") is True
+    assert asks_definition("What does error E-1003 mean and how do I fix it?") is False
+    assert asks_definition("How often does X run?") is False
+
+
+def test_question_subject():
+    assert question_subject("What does the --dry-run flag do?") == "--dry-run"
+    assert question_subject("What does the shopt builtin do?") == "shopt"
+    assert question_subject("How do I list targets?") == ""
+
+
+def test_named_terms_skip_a_leading_condition_clause():
+    terms = named_terms("On a machine with 2 GiB of RAM, what size does Node suggest?")
+    assert "RAM" not in terms and "GiB" not in terms
+    assert terms == ["Node"]
+
+
+# -- the pipeline on a small reference corpus ---------------------------------------------------
+
+#: (lint name, what it detects, example code). Several sections, the intro and the group note
+#: mention ``dead_code`` in passing (in prose and in ``#![allow(dead_code)]`` lines of examples);
+#: only ``## dead-code`` is its entry. The page is long enough to be split into several chunks.
+LINTS = [
+    ("array_into_iter", "calling into_iter on arrays in older editions",
+     "#![allow(dead_code)]\nfn main() {\n    [1, 2, 3].into_iter().for_each(|n| { *n; });\n}"),
+    ("bare_trait_objects", "trait objects written without the dyn keyword",
+     "trait Trait { }\n\nfn takes_trait_object(_: Box<Trait>) {\n}"),
+    ("unused_imports", "imports that are never used",
+     "#![allow(dead_code)]\nuse std::collections::HashMap;\n\nfn main() {}"),
+    ("unused_variables", "variables which are not used in any way",
+     "fn main() {\n    let x = 5;\n}"),
+    ("dead_code", "unused, unexported items",
+     "fn foo() {}\n\nfn main() {}"),
+    ("deprecated", "use of deprecated items",
+     "#[deprecated]\nfn foo() {}\n\nfn bar() {\n    foo();\n}"),
+    ("ellipsis_inclusive_range_patterns", "the deprecated ... range pattern syntax",
+     "let x = 123;\nmatch x {\n    0...100 => {}\n    _ => {}\n}"),
+    ("non_camel_case_types", "types, variants, traits and type parameters that do not have camel case names",
+     "struct my_struct;"),
+    ("non_snake_case", "variables, methods, functions and modules that do not have snake case names",
+     "#![allow(dead_code)]\nfn MyFunction() {}"),
+    ("non_upper_case_globals", "static items that do not have an upper case identifier",
+     "static max_points: i32 = 5;"),
+    ("unreachable_code", "unreachable code paths",
+     "fn main() {\n    panic!(\"stop\");\n    let x = 5;\n}"),
+    ("unreachable_patterns", "unreachable patterns in a match",
+     "let x = 5;\nmatch x {\n    y => (),\n    5 => (),\n}"),
+    ("unused_assignments", "assignments that will never be read",
+     "let mut x = 5;\nx = 6;"),
+    ("unused_attributes", "attributes that were not used by the compiler",
+     "#![ignore]"),
+    ("unused_braces", "unnecessary braces around an expression",
+     "if { true } {\n    // ...\n}"),
+    ("unused_parens", "if, match, while and return with parentheses they do not need",
+     "if(true) {}"),
+    ("unused_labels", "labels that are never used",
+     "'unused_label: loop {}"),
+    ("unused_macros", "macros that were not used",
+     "#![allow(dead_code)]\nmacro_rules! unused {\n    () => {};\n}"),
+    ("unused_must_use", "unused results of a type flagged with must_use",
+     "#![allow(dead_code)]\nfn returns_result() -> Result<(), ()> {\n    Ok(())\n}"),
+    ("unused_mut", "mut variables which do not need to be mutable",
+     "let mut x = 5;"),
+    ("unused_unsafe", "unnecessary use of an unsafe block",
+     "unsafe {}"),
+    ("unused_doc_comments", "doc comments that are not used by rustdoc",
+     "/// docs for x\nlet x = 12;"),
+    ("unused_comparisons", "comparisons made useless by the limits of the types involved",
+     "fn foo(x: u8) {\n    x >= 0;\n}"),
+    ("path_statements", "path statements with no effect",
+     "let x = 42;\n\nx;"),
+    ("while_true", "while true loops, which should be written as loop",
+     "while true {\n\n}"),
+    ("overflowing_literals", "literals out of range for their type",
+     "let x: u8 = 1000;"),
+    ("no_mangle_generic_items", "generic items that must be mangled",
+     "#[no_mangle]\nfn foo<T>(t: T) {}"),
+    ("redundant_semicolons", "unnecessary trailing semicolons",
+     "let _ = 123;;"),
+    ("renamed_and_removed_lints", "lints that have been renamed or removed",
+     "#![deny(raw_pointer_derive)]"),
+    ("unconditional_recursion", "functions that cannot return without calling themselves",
+     "fn foo() {\n    foo();\n}"),
+]
+
+#: What follows each lint's example: a note, mentioning ``dead_code`` in some sections.
+LINT_NOTES = {
+    "unused_variables": "Unlike dead_code, which detects unused items, this lint detects unused local "
+                        "bindings; prefix a binding with an underscore to silence it.",
+    "unused_mut": "Items silenced with `#[allow(dead_code)]` are still checked by it.",
+    "unused_macros": "The dead_code lint does not detect unused macros; this lint detects them instead.",
+    "non_snake_case": "The example allows dead_code so that only the naming lint fires.",
+}
+
+LINT_PAGE = (
+    "These lints are all set to the warn level by default. Many examples below start with "
+    "`#![allow(dead_code)]` so that only the lint being shown fires. The unused lint group "
+    "includes dead_code, unused_imports, unused_variables and other lints that detect things "
+    "declared but never used.\n\n"
+    + "\n\n".join(
+        f"## {name.replace('_', '-')}\n\nThe `{name}` lint detects {what}.\n\n### Example\n\n"
+        f"```rust\n{code}\n```\n\nThis will produce a warning. "
+        + LINT_NOTES.get(name, f"Set `{name}` to deny to make it an error instead.")
+        for name, what, code in LINTS)
+)
+
+SHOPT_SYNOPSIS = "shopt [-pqsu] [-o] [optname ...]"
+
+SHELL_OPTIONS = [
+    ("autocd", "If set, a command name that is the name of a directory is executed as if it were "
+               "the argument to the cd command."),
+    ("cdspell", "If set, minor errors in the spelling of a directory component in a cd command will "
+                "be corrected."),
+    ("checkwinsize", "If set, the shell checks the window size after each external command and "
+                     "updates the values of LINES and COLUMNS."),
+    ("dotglob", "If set, the shell includes filenames beginning with a dot in the results of "
+                "filename expansion."),
+    ("extglob", "If set, the extended pattern matching features are enabled."),
+    ("failglob", "If set, patterns which fail to match filenames during filename expansion result in "
+                 "an expansion error."),
+    ("globstar", "If set, the pattern ** used in a filename expansion context will match all files "
+                 "and zero or more directories and subdirectories."),
+    ("histappend", "If set, the history list is appended to the history file when the shell exits, "
+                   "rather than overwriting the file."),
+    ("nocaseglob", "If set, the shell matches filenames in a case-insensitive fashion when performing "
+                   "filename expansion."),
+    ("nullglob", "If set, filename patterns which match no files expand to a null string, rather "
+                 "than themselves."),
+    ("xpg_echo", "If set, the echo builtin expands backslash-escape sequences by default."),
+]
+
+NL = "\n"
+
+SHELL_PAGE = f"""
+## Shell builtin commands
+
+set
+: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [argument ...]
+
+Change the values of shell options and set the positional parameters, or display the names and
+values of shell variables.
+
+shift
+: shift [n]
+
+Shift the positional parameters to the left by n. If n is not supplied, it is assumed to be 1.
+
+shopt
+: {SHOPT_SYNOPSIS}
+
+Toggle the values of settings controlling optional shell behavior. The settings can be either those
+listed below, or, if the -o option is used, those available with the -o option to the set builtin.
+With no options, or with the -p option, a list of all settable options is displayed, with an
+indication of whether or not each is set.
+
+source
+: source filename [arguments]
+
+Read and execute commands from the filename argument in the current shell context.
+
+type
+: type [-afptP] [name ...]
+
+Indicate how each name would be interpreted if used as a command name.
+
+## Optional shell behavior
+
+The list of shopt options is:
+
+{"".join(f"{name}{NL}: {text}{NL}{NL}" for name, text in SHELL_OPTIONS)}
+## Filename expansion
+
+After word splitting, the shell scans each word for the characters *, ? and [. If one of these
+characters appears, the word is regarded as a pattern and replaced with an alphabetically sorted
+list of filenames matching the pattern. If no matching filenames are found and the shell option
+nullglob is disabled, the word is left unchanged. See the shopt builtin for nullglob and dotglob.
+"""
+
+PREFER_DYNAMIC_1 = "By default, rustc prefers to statically link dependencies."
+PREFER_DYNAMIC_2 = ("This option will indicate that dynamic linking should be used if possible if "
+                    "both a static and dynamic version of a library are available.")
+
+#: (option, description) of the codegen options page; ``prefer-dynamic`` is one of them, and
+#: other entries talk about dynamic linking and preferences too.
+CODEGEN_OPTIONS = [
+    ("code-model", "This option lets you choose which code model to use. Code models put constraints "
+                   "on address ranges that the program and its symbols may use."),
+    ("codegen-units", "This flag controls the maximum number of code generation units the crate is "
+                      "split into. It takes an integer greater than 0."),
+    ("debuginfo", "This flag controls the generation of debug information. It takes 0, 1 or 2."),
+    ("embed-bitcode", "This flag controls whether or not the compiler embeds LLVM bitcode into object "
+                      "files. It takes one of the values y, yes, on, true or n, no, off, false."),
+    ("force-frame-pointers", "This flag forces the use of frame pointers. It is useful for profiling "
+                             "with tools that walk the stack."),
+    ("link-arg", "This flag lets you append a single extra argument to the linker invocation."),
+    ("link-dead-code", "Tries to generate and link dead code that would otherwise be removed. "
+                       "It helps code coverage tools."),
+    ("linker", "This flag controls which linker rustc invokes to link your code. It takes a path to the "
+               "linker executable."),
+    ("lto", "This flag controls whether LLVM uses link time optimizations to produce better optimized "
+            "code. It takes one of the values fat, thin or off."),
+    ("opt-level", "This flag controls the optimization level. It takes a number from 0 to 3, or s or z "
+                  "for size."),
+    ("panic", "This option lets you control what happens when the code panics. It takes unwind or abort."),
+    ("prefer-dynamic", f"{PREFER_DYNAMIC_1} {PREFER_DYNAMIC_2}"),
+    ("relocation-model", "This option controls generation of position-independent code. Dynamic "
+                         "libraries and executables built as position independent need pic."),
+    ("rpath", "This flag controls whether rpath is enabled. Combined with -C prefer-dynamic, it lets a "
+              "binary find the dynamic standard library next to it at run time."),
+    ("strip", "This flag controls stripping of debuginfo and similar auxiliary data from binaries."),
+    ("target-cpu", "This instructs rustc to generate code specifically for a particular processor. "
+                   "Pass native to build for the host processor."),
+]
+
+CODEGEN_PAGE = ("All of these options are passed to rustc via the -C flag, short for codegen. You can "
+                "see the full list with rustc -C help.\n\n"
+                + "\n\n".join(f"## {name}\n\n{text}" for name, text in CODEGEN_OPTIONS))
+
+CLI_PAGE = """
+## `-O`: optimize
+
+This flag is equivalent to -C opt-level=3.
+
+## `-C`/`--codegen`: code generation options
+
+This flag will allow you to set codegen options. Each option is given as a key and a value.
+
+## `--emit`: specifies the types of output files to generate
+
+This flag controls the types of output files generated by the compiler.
+"""
+
+TARGET_ROWS = [
+    ("aarch64-unknown-linux-gnu", "ARM64 Linux (kernel 4.1, glibc 2.17)"),
+    ("aarch64-unknown-linux-musl", "ARM64 Linux with musl 1.2.3"),
+    ("arm-unknown-linux-gnueabi", "Armv6 Linux (kernel 3.2, glibc 2.17)"),
+    ("arm-unknown-linux-gnueabihf", "Armv6 Linux, hardfloat (kernel 3.2, glibc 2.17)"),
+    ("armv7-unknown-linux-gnueabihf", "Armv7-A Linux, hardfloat (kernel 3.2, glibc 2.17)"),
+    ("i586-unknown-linux-gnu", "32-bit Linux without SSE (kernel 3.2, glibc 2.17)"),
+    ("i686-unknown-linux-gnu", "32-bit Linux (kernel 3.2, glibc 2.17)"),
+    ("i686-unknown-freebsd", "32-bit FreeBSD"),
+    ("loongarch64-unknown-linux-gnu", "LoongArch64 Linux, LP64D ABI (kernel 5.19, glibc 2.36)"),
+    ("mips-unknown-linux-gnu", "MIPS Linux (kernel 4.4, glibc 2.23)"),
+    ("powerpc-unknown-linux-gnu", "PowerPC Linux (kernel 3.2, glibc 2.17)"),
+    ("powerpc64-unknown-linux-gnu", "PPC64 Linux (kernel 3.2, glibc 2.17)"),
+    ("powerpc64le-unknown-linux-gnu", "PPC64LE Linux (kernel 3.10, glibc 2.17)"),
+    ("riscv32gc-unknown-linux-gnu", "RISC-V Linux (kernel 5.4, glibc 2.33)"),
+    ("riscv64gc-unknown-linux-gnu", "RISC-V Linux (kernel 4.20, glibc 2.29)"),
+    ("riscv64gc-unknown-linux-musl", "RISC-V Linux with musl 1.2.3"),
+    ("s390x-unknown-linux-gnu", "S390x Linux (kernel 3.2, glibc 2.17)"),
+    ("sparc64-unknown-linux-gnu", "SPARC Linux (kernel 4.4, glibc 2.23)"),
+    ("sparcv9-sun-solaris", "SPARC Solaris 11"),
+    ("thumbv7neon-unknown-linux-gnueabihf", "Thumb2-mode Armv7-A Linux with NEON (kernel 4.4, glibc 2.23)"),
+    ("wasm32-unknown-unknown", "WebAssembly"),
+    ("wasm32-wasip1", "WebAssembly with WASI"),
+    ("x86_64-apple-darwin", "64-bit macOS (10.12+, Sierra+)"),
+    ("x86_64-pc-windows-gnu", "64-bit MinGW (Windows 10+)"),
+    ("x86_64-pc-windows-msvc", "64-bit MSVC (Windows 10+)"),
+    ("x86_64-unknown-freebsd", "64-bit FreeBSD"),
+    ("x86_64-unknown-illumos", "illumos"),
+    ("x86_64-unknown-linux-gnu", "64-bit Linux (kernel 3.2, glibc 2.17)"),
+    ("x86_64-unknown-linux-musl", "64-bit Linux with musl 1.2.3"),
+    ("x86_64-unknown-netbsd", "NetBSD/amd64"),
+]
+
+TARGETS_PAGE = (
+    "## Tier 2 with host tools\n\nTier 2 targets are guaranteed to build. The table lists each "
+    "target with its minimum kernel and C library where they apply.\n\n"
+    "| target | notes |\n|--------|-------|\n"
+    + "\n".join(f"| `{t}` | {n} |" for t, n in TARGET_ROWS)
+)
+
+EXEC_CODE = """```js
+const { exec } = require('node:child_process');
+
+exec('cat *.js missing_file | wc -l', (error, stdout, stderr) => {
+  if (error) {
+    console.error(`exec error: ${error}`);
+    return;
+  }
+  console.log(`stdout: ${stdout}`);
+  console.error(`stderr: ${stderr}`);
+});
+```"""
+
+SPAWN_CODE = """```js
+const { spawn } = require('node:child_process');
+
+const server = spawn('node', ['server.js'], {
+  detached: true,
+  stdio: 'ignore',
+});
+
+server.unref();
+```"""
+
+CHILD_PAGE = f"""
+## Running a command in a shell with exec
+
+The exec function spawns a shell and runs a command within that shell, passing the stdout and
+stderr to a callback function when complete. The command string is processed directly by the
+shell, so pipes and redirections work.
+
+{EXEC_CODE}
+
+## Keeping a detached server running
+
+A detached child process keeps running after its parent exits. To let the parent exit on its own,
+ignore the child's standard streams and call unref on it.
+
+{SPAWN_CODE}
+"""
+
+
+@pytest.fixture(scope="module")
+def ref_index(tmp_path_factory):
+    """(index, {doc id: source file text}) over the reference pages above."""
+    return minilm_index_of(tmp_path_factory, {
+        "rustc/lints": ("Warn-by-default lints", LINT_PAGE),
+        "bash/shopt": ("Shell builtins and options", SHELL_PAGE),
+        "rustc/codegen": ("Codegen options", CODEGEN_PAGE),
+        "rustc/cli": ("Command-line arguments", CLI_PAGE),
+        "rustc/targets": ("Platform support", TARGETS_PAGE),
+        "node/child": ("Child processes", CHILD_PAGE),
+    })
+
+
+def cited(answer) -> list[tuple[str, list]]:
+    return split_cited_sentences(answer.text)
+
+
+@pytest.mark.parametrize("question, doc, entry", [
+    ("What does the dead_code lint detect?", "rustc/lints", "## dead-code\n"),
+    ("What does shopt -s nullglob do?", "bash/shopt", "nullglob\n: If set"),
+    ("What does the shopt builtin do?", "bash/shopt", "shopt\n: shopt [-pqsu]"),
+    ("What is -C prefer-dynamic?", "rustc/codegen", "## prefer-dynamic\n"),
+    ("What are the minimum kernel and glibc versions for riscv64gc-unknown-linux-gnu?", "rustc/targets",
+     "| `riscv64gc-unknown-linux-gnu` |"),
+])
+def test_the_chunk_holding_the_entry_is_pinned_first(ref_index, question, doc, entry):
+    idx, _ = ref_index
+    top = idx.retriever("shipped").search(question, 3)[0]
+    assert (top.doc_id, top.stage) == (doc, "pinned")
+    assert entry in idx.store.get_chunks([top.chunk_id])[top.chunk_id].text
+
+
+def test_a_question_naming_no_entry_pins_nothing(ref_index):
+    idx, _ = ref_index
+    hits = idx.retriever("shipped").search("How do I stop a lint from firing?", 5)
+    assert hits and all(h.stage == "rrf" for h in hits)
+
+
+def test_lint_question_quotes_the_lint_entry_not_a_mention(ref_index):
+    idx, src = ref_index
+    a = idx.ask("What does the dead_code lint detect?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("The dead_code lint detects unused, unexported items."), a.text
+    assert cited(a)[0] == ("The dead_code lint detects unused, unexported items.", [("doc", "rustc/lints")])
+    c = a.citations[0]
+    assert c.doc_id == "rustc/lints"
+    assert src["rustc/lints"][c.start:c.end] == "The `dead_code` lint detects unused, unexported items."
+    # sentences of other lints that merely mention dead_code are not part of its answer
+    assert "local bindings" not in a.text and "unused macros" not in a.text, a.text
+    assert "unused lint group" not in a.text, a.text
+
+
+def test_flag_value_question_quotes_the_option_definition_first(ref_index):
+    idx, src = ref_index
+    a = idx.ask("What does shopt -s nullglob do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    first, cites = cited(a)[0]
+    assert first == ("nullglob: If set, filename patterns which match no files expand to a null string, "
+                     "rather than themselves."), a.text
+    assert cites == [("doc", "bash/shopt")]
+    c = a.citations[0]
+    assert src["bash/shopt"][c.start:c.end] == (
+        "nullglob\n: If set, filename patterns which match no files expand to a null string, rather than themselves.")
+
+
+def test_builtin_question_skips_the_synopsis_and_quotes_the_description(ref_index):
+    idx, _ = ref_index
+    a = idx.ask("What does the shopt builtin do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "[-pqsu]" not in a.text and SHOPT_SYNOPSIS not in a.text, a.text
+    assert "Toggle the values" in a.text, a.text
+    assert cited(a)[0] == ("Toggle the values of settings controlling optional shell behavior.",
+                           [("doc", "bash/shopt")]), a.text
+
+
+def test_codegen_value_question_reads_the_entry_in_order(ref_index):
+    idx, _ = ref_index
+    a = idx.ask("What is -C prefer-dynamic?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert PREFER_DYNAMIC_1 in a.text and PREFER_DYNAMIC_2 in a.text, a.text
+    assert a.text.index(PREFER_DYNAMIC_1) < a.text.index(PREFER_DYNAMIC_2), a.text
+    # the entry opens the answer, its two sentences in text order, both cited to the codegen page
+    assert cited(a)[:2] == [(PREFER_DYNAMIC_1, [("doc", "rustc/codegen")]),
+                            (PREFER_DYNAMIC_2, [("doc", "rustc/codegen")])], a.text
+    assert a.citations[0].doc_id == "rustc/codegen"
+
+
+def test_target_table_row_answers_for_its_target_not_the_near_one(ref_index):
+    idx, _ = ref_index
+    a = idx.ask("What are the minimum kernel and glibc versions for riscv64gc-unknown-linux-gnu?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "kernel 4.20, glibc 2.29" in a.text, a.text
+    first, cites = cited(a)[0]
+    assert first == "target: riscv64gc-unknown-linux-gnu; notes: RISC-V Linux (kernel 4.20, glibc 2.29).", a.text
+    assert cites == [("doc", "rustc/targets")]
+    # the neighbouring riscv32gc row has other minimums; they are not this target's
+    assert "riscv32gc" not in a.text and "kernel 5.4, glibc 2.33" not in a.text, a.text
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("What values does -C hyper-opt accept?", "unknown name: hyper-opt"),
+    ("What tier is the x86_64-unknown-plan9 target in?", "unknown name: x86_64-unknown-plan9"),
+    ("What does shopt -s smartglob enable?", "unknown name: smartglob"),
+])
+def test_false_premise_names_abstain(ref_index, question, reason):
+    idx, _ = ref_index
+    a = idx.ask(question)
+    assert (a.outcome, a.text, a.citations) == ("abstained", ABSTENTION_TEXT, []), a.text
+    assert a.abstain_reason.startswith("unknown name"), a.abstain_reason
+    assert a.abstain_reason == reason
+
+
+@pytest.mark.parametrize("question, first, doc", [
+    # the same shapes of question about names the corpus has are answered from their entries
+    ("What values does -C lto accept?", "It takes one of the values fat, thin or off.", "rustc/codegen"),
+    ("What tier is the x86_64-unknown-netbsd target in?",
+     "target: x86_64-unknown-netbsd; notes: NetBSD/amd64.", "rustc/targets"),
+    ("What does the -O flag of rustc do?", "This flag is equivalent to -C opt-level=3.", "rustc/cli"),
+])
+def test_same_shapes_about_existing_names_are_answered(ref_index, question, first, doc):
+    idx, _ = ref_index
+    a = idx.ask(question)
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert cited(a)[0] == (first, [("doc", doc)]), a.text
+
+
+def test_code_request_gets_the_block_under_the_matching_heading_whole(ref_index):
+    idx, src = ref_index
+    a = idx.ask("Example of running a shell pipeline with exec and printing its stdout and stderr")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert EXEC_CODE in a.text, a.text           # verbatim, indentation included
+    assert EXEC_CODE in src["node/child"]          # as written in the source
+    assert "spawn(" not in a.text and "server.unref" not in a.text, a.text
+    blocks = [(s, c) for s, c in cited(a) if s.startswith("```")]
+    assert blocks == [(EXEC_CODE, [("doc", "node/child")])]
+
+
+def test_a_bold_headline_is_not_a_lead_term():
+    """Release-note bullets open with a bold headline ending in a full stop ("**Wire transfer
+    references.** Enterprise invoices now ..."): not a term being defined, so no lead bonus (with
+    it, the sample query 'wire transfer reference enterprise' cited the release note instead of
+    the payment-methods page)."""
+    from citewise.answer.extractive import lead_match
+
+    w = {"wire": 1.0, "transfer": 1.0, "refer": 1.0}
+    assert lead_match("Wire transfer references.", w, "Wire transfer references. Enterprise invoices now ...") is False
+    assert lead_match("Wire transfer references", w, "Wire transfer references. Enterprise invoices now ...") is False
+    assert lead_match("wire transfer", w, "wire transfer: pay by bank") is True
+    assert lead_match("Directory Sync for Google Workspace", w, "") is False  # four words: a title
