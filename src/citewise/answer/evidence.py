@@ -35,14 +35,19 @@ questions; ``absent_weight`` ∈ {0.25, 0.5, 1}, coverage exponent ∈ {0.5, 1, 
 largest gap (6%) between the last out-of-scope score and the next in-scope one. Tuned on 54
 questions, so treat it as a starting point: calibrate the threshold on your own golden set.
 
-Two rules set the score to 0 (always abstain), each reported in :attr:`Evidence.reason`:
+Three rules set the score to 0 (always abstain), each reported in :attr:`Evidence.reason`:
 
 * **unknown name**: the question names something whose terms occur nowhere in the corpus
   visible to the principal: a capitalised word that does not start the question (*Stripe*,
   *Kubernetes*, *PayPal*, *CEO*), a ``--flag``, a code name (``fs.frobnicate()``,
   ``snake_case``, ``camelCase``; the whole identifier must occur, not just its parts), a quoted
-  or back-ticked term, or the subject of "What does X do?" / "What is X?" (*cargo frobnicate*).
+  or back-ticked term, the subject of "What does X do?" / "What is X?" (*cargo frobnicate*), the
+  X of "the X builtin / command / option / lint ..." or the tool a how-to ends on ("... in
+  webpack?", "... with fdisk?"; :func:`citewise.text.names.slot_names`).
   The corpus cannot be about a thing it never mentions.
+* **not in the evidence**: a code name or slot name the corpus has, but none of the evidence
+  chunks mention ("the retry reserved word" of a bash question when only Node.js pages say
+  "retry"): the evidence is about something else.
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
@@ -63,7 +68,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import GENERIC_WORDS, code_names, question_subject  # noqa: F401 (question_subject re-exported)
+from citewise.text.names import GENERIC_WORDS, code_names, question_subject, slot_names  # noqa: F401 (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -218,10 +223,33 @@ class EvidenceScorer:
                     return f"unknown name: {name}"
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 return f"unknown name: {name}"
+        for word in slot_names(question):  # "the autofixup builtin", "... with fdisk?"
+            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
+            if terms and all(self.df(t, filters) == 0 for t in terms):
+                return f"unknown name: {word}"
         subject = question_subject(question)
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
+        return ""
+
+    @staticmethod
+    def missing_name(question: str, seen: set[str]) -> str:
+        """``'not in the evidence: X'`` when the question names a thing (a code name or a slot
+        name, :func:`citewise.text.names.slot_names`) that occurs in the corpus but in none of the
+        evidence chunks (``seen``: their analyzed terms), else ''. "How do I use the retry
+        reserved word in bash?" retrieves bash chunks; "retry" occurs only in other documents,
+        so whatever those chunks say, it is not about the thing asked for."""
+        for name in code_names(question):
+            terms = analyze(name)
+            # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);
+            # its absence from the whole corpus is :meth:`unknown_name`'s business
+            if terms and " " not in name.strip() and not re.search(r"\d", name) and terms[0] not in seen:
+                return f"not in the evidence: {name}"
+        for word in slot_names(question):
+            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
+            if terms and not any(t in seen for t in terms):
+                return f"not in the evidence: {word}"
         return ""
 
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
@@ -251,6 +279,8 @@ class EvidenceScorer:
         seen: set[str] = set()
         for c in top:
             seen.update(analyze(" ".join((c.title, *c.heading_path, c.text))))
+        if not ev.reason:
+            ev.reason = self.missing_name(question, seen)
         covered = uncovered = absent = 0.0
         for t in terms:
             w = self.idf(t, filters)

@@ -84,6 +84,33 @@ def question_subject(question: str) -> str:
     return " ".join(words)
 
 
+#: Kinds of named things: "the autofixup builtin", "the retry command", "the foo lint".
+_KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|functions?|methods?|modules?|"
+          r"variables?|keywords?|reserved\s+words?|settings?|targets?|attributes?|macros?|crates?|"
+          r"packages?|plugins?|extensions?|classes|class|events?|hooks?|directives?|properties|property")
+_KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re.I)
+#: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
+_TOOL_SLOT = re.compile(
+    r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{3,})\s*[?.!]?\s*$", re.I)
+
+
+def slot_names(question: str) -> list[str]:
+    """Words a question treats as the name of a thing although they are plain lower-case words:
+    the ``X`` of "the X builtin / command / option / lint ..." and the tool a question ends on
+    ("How do I configure code splitting in webpack?", "... with fdisk?").
+
+    >>> slot_names("What does the autofixup builtin do in bash?")
+    ['autofixup', 'bash']
+    >>> slot_names("How do I resize a disk partition with fdisk?"), slot_names("How do I read a file?")
+    (['fdisk'], [])
+    """
+    out = [m.group(1) for m in _KIND_SLOT.finditer(question)]
+    m = _TOOL_SLOT.search(question)
+    if m:
+        out.append(m.group(1))
+    return list(dict.fromkeys(out))
+
+
 def entry_names(question: str) -> list[str]:
     """Names whose reference entry answers the question: its code names (a one-letter flag
     followed by a value names the value: ``-s nullglob`` -> ``nullglob``) and the subject of a
