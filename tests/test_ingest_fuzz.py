@@ -100,16 +100,17 @@ BAD = {
     "deep-nesting.md": _fm("x: " + "[" * 5000 + "]" * 5000),
     "huge-front-matter.md": _fm("title: x\n" + "# padding\n" * 8000),
     "explicit-timestamp.md": _fm("updated: !!timestamp 2026-02-30"),
-    "unsupported.xyz": b"some data",
-    "README": b"no extension",
     "dup-b.md": _fm("id: dup\nversion: 1"),  # same id and version as dup-a.md (good): the second is refused
     "empty.html": b"<html><head><script>var x;</script></head><body></body></html>",
     "named@1.md": b"# At\n\nA file whose name looks like a history id.\n",
 }
 GOOD["dup-a.md"] = _fm("id: dup\nversion: 1")
 
-#: warnings: the file (or folder) is still used, with one line.
-WARN = {"unknown-key.md": _fm("title: Unknown\nauthor: Ana")}
+#: warnings: the file (or folder) is still used, or it is not a document type citewise reads
+#: (skipped, never an error: an image beside the docs must not fail an ingest), with one line.
+WARN = {"unknown-key.md": _fm("title: Unknown\nauthor: Ana"),
+        "unsupported.xyz": b"some data",
+        "README": b"no extension"}
 
 
 def build(root: Path, outside: Path) -> tuple[list[Path], list[Path], list[Path]]:

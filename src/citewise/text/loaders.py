@@ -843,7 +843,9 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
     """Load every file below ``root``; yields a Document or the InputError for each file.
 
     Any exception while loading one file (not only a loader's own InputError) becomes that
-    file's InputError, so one bad file never stops the rest. Paths that :func:`scan_folder`
+    file's InputError, so one bad file never stops the rest. A file of a type citewise does not
+    read (an image beside the docs) is an :class:`InputWarning`, not an error: it is skipped with
+    a line and does not make ``ingest`` exit 3. Paths that :func:`scan_folder`
     skips are yielded as their InputError / InputWarning.
 
     Raises:
@@ -856,6 +858,11 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
     for path in scan_folder(root, follow_links):
         if isinstance(path, InputError):
             yield path
+            continue
+        ext = path.suffix.lower()
+        if ext not in SUPPORTED_EXT:  # an image or a build file beside the docs: not an error
+            yield InputWarning(str(path), f"not a document type citewise reads ('{ext or '(none)'}'); skipped "
+                                          f"(supported: {', '.join(sorted(SUPPORTED_EXT))})")
             continue
         try:
             yield load_file(path, base)
