@@ -565,3 +565,54 @@ def test_a_bold_headline_is_not_a_lead_term():
     assert lead_match("Wire transfer references", w, "Wire transfer references. Enterprise invoices now ...") is False
     assert lead_match("wire transfer", w, "wire transfer: pay by bank") is True
     assert lead_match("Directory Sync for Google Workspace", w, "") is False  # four words: a title
+
+
+# -- read on, slot names, flag values with '=' ------------------------------------------------
+
+def test_keyword_query_and_definition_question_read_the_entry_on(ref_index):
+    """A search-box query ("rustc prefer-dynamic linking") and a definitional question read on
+    from the best sentence: the next sentence of the same section follows it."""
+    from citewise.answer.extractive import is_keyword_query
+
+    assert is_keyword_query("rustc prefer-dynamic linking") and not is_keyword_query("How do I link?")
+    idx, _ = ref_index
+    a = idx.ask("rustc prefer-dynamic linking")
+    sentences = [s for s, _ in cited(a)]
+    assert sentences[:2] == [PREFER_DYNAMIC_1, PREFER_DYNAMIC_2], a.text
+
+
+def test_names_from_slots_flag_values_and_commands():
+    from citewise.text.names import entry_names, slot_names
+
+    assert slot_names("In vim, how do I search and replace a word?") == ["vim"]
+    assert slot_names("How do I enable extended globbing in zsh with setopt?") == ["zsh", "setopt"]
+    assert slot_names("What does the autofixup builtin do in bash?") == ["autofixup", "bash"]
+    assert code_names("How do I use rustc --emit=wasm-text?") == ["--emit", "wasm-text"]
+    assert entry_names("disown -h what does it do") == ["-h", "disown"]  # '-h what': 'what' is no value
+    assert question_subject("what is a metacharacter in bash") == "metacharacter"
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("In vim, how do I list the options of the shopt builtin?", "unknown name: vim"),
+    ("How do I turn on nullglob in zsh with setopt?", "unknown name: zsh"),
+    ("What does --emit=wasm-text produce?", "unknown name: wasm-text"),
+])
+def test_tools_and_values_the_corpus_lacks_abstain(ref_index, question, reason):
+    idx, _ = ref_index
+    a = idx.ask(question)
+    assert (a.outcome, a.abstain_reason) == ("abstained", reason), a.text
+
+
+def test_a_named_thing_missing_from_every_evidence_chunk_is_reported():
+    """The rule behind "How do I use the retry reserved word ... in bash?" on the real-docs set:
+    'retry' occurs in the corpus (Node.js pages), but not in any retrieved bash chunk."""
+    from citewise.answer.evidence import EvidenceScorer
+    from citewise.text.analyzer import analyze
+
+    seen = set(analyze("Reserved words are words that have special meaning to the shell: if then "
+                       "else elif fi case esac for select while until do done in function time."))
+    q = "How do I use the retry reserved word to re-run a failed command in bash?"
+    assert EvidenceScorer.missing_name(q, seen) == "not in the evidence: retry"
+    assert EvidenceScorer.missing_name("How do I use the until reserved word?", seen) == ""
+    assert EvidenceScorer.missing_name("What does fs.rm() do?", seen) == "not in the evidence: fs.rm()"
+    assert EvidenceScorer.missing_name("What does SHA-256 do?", seen) == ""  # names with digits: spelt many ways

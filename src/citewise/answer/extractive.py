@@ -111,6 +111,8 @@ class ExtractiveGenerator:
         heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
         scored: list[ScoredUnit] = []
         self._entry_opening: set[ScoredUnit] = set()
+        self._read_on = asks_definition(question) or is_keyword_query(question)
+        self._values = bool(_VALUES_Q.search(question))
         # the reference entry of the thing asked about opens the answer to "what is/does X ..."
         names = entry_names(question) if asks_definition(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
@@ -174,16 +176,20 @@ class ExtractiveGenerator:
         return out
 
     @classmethod
-    def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
-        """The quotable prose units after ``first`` in its chunk, under the same headings, in
-        text order, while they start within :attr:`ENTRY_REACH` characters of it."""
+    def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit], values: bool = False) -> list[ScoredUnit]:
+        """The quotable units after ``first`` in its chunk, under the same headings, in text
+        order, while they start within :attr:`ENTRY_REACH` characters of it; a list item led by
+        another term ends the run (the next option of a list) unless ``values`` (the question
+        asks which values an option takes: its items are the answer)."""
         same = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.kind != "code"
                        and su.unit.start > first.unit.start and su.unit.headings == first.unit.headings),
                       key=lambda su: su.unit.start)
         out = []
         for su in same:
-            if su.unit.start - first.unit.start > cls.ENTRY_REACH or (su.unit.lead and su.unit.lead != first.unit.lead):
-                break  # past the entry, or the next option of a list
+            if su.unit.start - first.unit.start > cls.ENTRY_REACH:
+                break  # past the entry
+            if su.unit.lead and su.unit.lead != first.unit.lead and not values:
+                break  # the next option of a list
             out.append(su)
         return out
 
@@ -195,10 +201,11 @@ class ExtractiveGenerator:
         top = scored[0].score
         chosen: list[ScoredUnit] = [scored[0]]
         covered = set(scored[0].terms)
-        if scored[0] in self._entry_opening:
-            # the best unit opens the reference entry the question asks about: read the entry on
-            # (its next sentences under the same heading) before anything else
-            for su in self._entry_followers(scored[0], scored):
+        if scored[0] in self._entry_opening or self._read_on:
+            # the best unit opens the reference entry the question asks about, or the question
+            # asks what something is / is a search-box query: read on (the next sentences under
+            # the same heading) before anything else
+            for su in self._entry_followers(scored[0], scored, self._values):
                 if len(chosen) >= self.max_sentences:
                     break
                 chosen.append(su)
@@ -268,6 +275,21 @@ _CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\)
 
 _DEFINITION_Q = re.compile(r"^\s*(?:what\s+(?:is|are|does|do)|define|explain|describe)\b", re.I)
 _SECOND_PART = re.compile(r"\b(?:and|also|then)\s+(?:how|what|why|when|where|which|who|can|do|does|is|should)\b|\?.*\?", re.I)
+
+
+_WH_START = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
+                       r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
+_VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
+
+
+def is_keyword_query(question: str) -> bool:
+    """Whether ``question`` is typed like a search-box query rather than a question: no
+    question mark and no question word or request verb first.
+
+    >>> is_keyword_query("net server.listen backlog default"), is_keyword_query("How do I read a file?")
+    (True, False)
+    """
+    return "?" not in question and not _WH_START.match(question)
 
 
 def asks_definition(question: str) -> bool:

@@ -16,6 +16,8 @@ _FLAG = re.compile(r"(?<![\w-])(?:--[A-Za-z][\w-]*[A-Za-z0-9]|-[A-Za-z](?:[\w-]*
 #: The value after a one-letter flag names a setting: ``-C prefer-dynamic``, ``-s nullglob``,
 #: ``-o pipefail``, ``-C lto=thin`` (the name before ``=``).
 _FLAG_VALUE = re.compile(r"(?<![\w-])-[A-Za-z]\s+([a-z][\w-]*[a-z0-9])(?:=\S+)?")
+#: The value given to a flag with '=': ``--emit=wasm-text`` -> ``wasm-text``, ``-C lto=thin`` -> ``thin``.
+_EQ_VALUE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?=([a-z][\w-]*[a-z0-9])\b")
 #: Hyphenated identifiers with a digit or underscore: target triples and the like
 #: (``x86_64-unknown-linux-gnu``, ``riscv64gc-unknown-linux-gnu``, ``utf-16le``).
 _HYPHENATED = re.compile(r"(?<![\w-])(?=[\w-]*[\d_])[A-Za-z0-9][\w]*(?:-[\w]+)+(?![\w-])")
@@ -24,7 +26,10 @@ GENERIC_WORDS = frozenset(
     "flag flags option options switch switches argument arguments parameter parameters command commands "
     "setting settings builtin builtins function functions method methods variable variables lint lints "
     "keyword keywords value values and or to in on of for the a an with do does did mean means is are "
-    "was work works change changes enable enables control controls set".split())
+    "was work works change changes enable enables control controls set what which how why when where who "
+    "mean means".split())
+#: The command a flag belongs to: "disown -h", "shopt -s nullglob", "the read -t option".
+_COMMAND_OF_FLAG = re.compile(r"(?:^\s*|\bthe\s+|\bof\s+|\buse\s+)([a-z][\w-]{2,})\s+-{1,2}[A-Za-z]")
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
@@ -39,7 +44,9 @@ def code_names(question: str) -> list[str]:
     >>> code_names('What does the --turbo-mode flag of fs.frobnicate() do with "hyper mode"?')
     ['--turbo-mode', 'fs.frobnicate()', 'hyper mode']
     >>> code_names("What does shopt -s nullglob do? And the -O flag, -C lto=thin, x86_64-unknown-plan9?")
-    ['-s', 'nullglob', '-O', '-C', 'lto', 'x86_64-unknown-plan9']
+    ['-s', 'nullglob', '-O', '-C', 'lto', 'thin', 'x86_64-unknown-plan9']
+    >>> code_names("How do I use rustc --emit=wasm-text?")
+    ['--emit', 'wasm-text']
     """
     found: dict[str, int] = {}
     for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED):
@@ -47,9 +54,10 @@ def code_names(question: str) -> list[str]:
             if rx is _HYPHENATED and re.fullmatch(r"[\d-]+", m.group(0)):
                 continue  # a date or a number range, not a name
             found.setdefault(m.group(0), m.start())
-    for m in _FLAG_VALUE.finditer(question):
-        if m.group(1).lower() not in GENERIC_WORDS:
-            found.setdefault(m.group(1), m.start(1))
+    for rx in (_FLAG_VALUE, _EQ_VALUE):
+        for m in rx.finditer(question):
+            if m.group(1).lower() not in GENERIC_WORDS:
+                found.setdefault(m.group(1), m.start(1))
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g is not None).strip()
         if text:
@@ -63,7 +71,7 @@ def code_names(question: str) -> list[str]:
 #: "What does X do?", "What is X?", "What does X mean?": X is what the question is about.
 _SUBJECT = re.compile(
     r"^\s*what\s+(?:does|do|is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<x>[^?]{1,60}?)"
-    r"(?:\s+(?:do|does|mean|stand for|used for|for))?\s*\??\s*$", re.I)
+    r"(?:\s+(?:do|does|mean|stand for|used for|for))?(?:\s+in\s+[\w.+-]+)?\s*\??\s*$", re.I)
 
 
 def question_subject(question: str) -> str:
@@ -90,23 +98,36 @@ _KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|funct
           r"packages?|plugins?|extensions?|classes|class|events?|hooks?|directives?|properties|property")
 _KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re.I)
 #: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
+_LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
 _TOOL_SLOT = re.compile(
-    r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{3,})\s*[?.!]?\s*$", re.I)
+    r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{2,})\s*[?.!]?\s*$", re.I)
 
 
 def slot_names(question: str) -> list[str]:
     """Words a question treats as the name of a thing although they are plain lower-case words:
-    the ``X`` of "the X builtin / command / option / lint ..." and the tool a question ends on
-    ("How do I configure code splitting in webpack?", "... with fdisk?").
+    the ``X`` of "the X builtin / command / option / lint ...", the tool a question ends on
+    ("How do I configure code splitting in webpack?", "... with fdisk?") or starts with ("In
+    vim, how do I ...?").
 
     >>> slot_names("What does the autofixup builtin do in bash?")
     ['autofixup', 'bash']
     >>> slot_names("How do I resize a disk partition with fdisk?"), slot_names("How do I read a file?")
     (['fdisk'], [])
+    >>> slot_names("In vim, how do I search and replace a word?")
+    ['vim']
+    >>> slot_names("How do I enable extended globbing in zsh with setopt?")
+    ['zsh', 'setopt']
     """
     out = [m.group(1) for m in _KIND_SLOT.finditer(question)]
+    m = _LEAD_TOOL_SLOT.match(question)  # "In vim, how do I ...?"
+    if m:
+        out.append(m.group(1))
     m = _TOOL_SLOT.search(question)
     if m:
+        # "... in zsh with setopt?": the phrase before the last one names a tool too
+        before = _TOOL_SLOT.search(question[:m.start()].rstrip() + "?")
+        if before and before.end() >= m.start() - 1:
+            out.append(before.group(1))
         out.append(m.group(1))
     return list(dict.fromkeys(out))
 
@@ -114,7 +135,12 @@ def slot_names(question: str) -> list[str]:
 def entry_names(question: str) -> list[str]:
     """Names whose reference entry answers the question: its code names (a one-letter flag
     followed by a value names the value: ``-s nullglob`` -> ``nullglob``) and the subject of a
-    definitional question ("What does the shopt builtin do?" -> ``shopt``)."""
+    definitional question ("What does the shopt builtin do?" -> ``shopt``), then the command a
+    flag belongs to (``disown -h`` -> ``-h``, ``disown``).
+
+    >>> entry_names("disown -h what does it do"), entry_names("what is a metacharacter in bash")
+    (['-h', 'disown'], ['metacharacter'])
+    """
     from citewise.text.analyzer import find_identifiers  # identifiers pin by title instead
 
     ids = {i.lower() for i in find_identifiers(question)}
@@ -123,6 +149,8 @@ def entry_names(question: str) -> list[str]:
     subject = question_subject(question)
     if subject and len(subject.split()) <= 2:
         names.append(subject.split()[0] if len(subject.split()) == 2 else subject)
+    # the command a flag belongs to, after the flag: "disown -h" pins the disown entry too
+    names += [m.group(1) for m in _COMMAND_OF_FLAG.finditer(question) if m.group(1).lower() not in GENERIC_WORDS]
     return list(dict.fromkeys(n for n in names if n.strip()))
 
 def heading_pattern(name: str) -> re.Pattern:
