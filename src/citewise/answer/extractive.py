@@ -75,7 +75,11 @@ class ExtractiveGenerator:
             still quoted when it covers question terms the quoted units do not.
         novelty_weight: weight of newly covered question terms when choosing the next unit.
         idf: optional ``term -> idf`` weights for coverage.
-        lead_weight: added to a list item or definition whose lead term the question names.
+        lead_weight: added to a list item or definition whose lead term the question names, and
+            to the unit that opens the reference entry of a name the question asks about.
+        dangling_weight: subtracted from a sentence that leans on a personal pronoun in its first
+            six words ("On day 20 it cancels."): it is quoted after its antecedent (read on), not
+            first.
     """
 
     name = "extractive"
@@ -83,9 +87,10 @@ class ExtractiveGenerator:
     def __init__(self, units: UnitCache, max_sentences: int = 3, relative_floor: float = 0.9,
                  lexical_weight: float = 0.3, redundancy: float = 0.9, coverage_floor: float = 0.6,
                  novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None,
-                 lead_weight: float = 0.3):
+                 lead_weight: float = 0.3, dangling_weight: float = 0.15):
         self.units = units
         self.lead_weight = lead_weight
+        self.dangling_weight = dangling_weight
         self.coverage_floor = coverage_floor
         self.novelty_weight = novelty_weight
         self.max_sentences = max_sentences
@@ -111,8 +116,8 @@ class ExtractiveGenerator:
         heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
         scored: list[ScoredUnit] = []
         self._entry_opening: set[ScoredUnit] = set()
-        self._read_on = asks_definition(question) or is_keyword_query(question)
         self._values = bool(_VALUES_Q.search(question))
+        self._read_on = asks_definition(question) or is_keyword_query(question) or self._values
         # the reference entry of the thing asked about opens the answer to "what is/does X ..."
         names = entry_names(question) if asks_definition(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
@@ -135,6 +140,10 @@ class ExtractiveGenerator:
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
                 lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
+                # "On day 20 it cancels.", "If none of them matches ...": a sentence leaning on a
+                # pronoun whose antecedent is in the sentence before does not stand on its own
+                if u.kind == "sentence" and _DANGLING.match(u.text):
+                    penalty += self.dangling_weight
                 su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
                                 vecs[ui], frozenset(have))
                 scored.append(su)
@@ -261,6 +270,8 @@ class ExtractiveGenerator:
         best = next((su.unit.text for su in scored if su.unit.kind != "code"), scored[0].unit.text)
         return Draft(text, self.name, spans=spans, short=short_answer(question, best))
 
+
+_DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
 #: Stable", "Added in: v14.14.0").
