@@ -32,6 +32,15 @@ update loses nothing; the next refresh (every ingest run calls one) repairs the 
 folder left by a process killed while creating the table (no committed version) is discarded
 when the store opens.
 
+Reads: one handle per table for the life of the store, opened with strong read consistency
+(``read_consistency_interval=0``: before each read LanceDB checks for a newer version and loads it),
+so a long-lived store sees commits made by other processes (issue 12: a handle opened before an
+ingest in another process served the old version forever); a table created by another process
+after the store opened is opened by the first read that needs it. Each read builds its query on
+the table's async handle and runs it in one trip to LanceDB's event-loop thread: the synchronous
+query builder made 6 trips and fetched the schema 3 times per query (issue 12). The column names
+are cached per table version.
+
 A second table, ``ingest_runs``, is the ingest log (one row per completed run) used by
 ``citewise status`` for staleness.
 """
@@ -204,8 +213,9 @@ class LanceStore:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
-        self._db = lancedb.connect(str(self.path))
+        self._db = lancedb.connect(str(self.path), read_consistency_interval=dt.timedelta(0))
         self._table = None
+        self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         self._runs = None
         self._fts_dirty = False
         tables = self._db.list_tables().tables
@@ -416,15 +426,69 @@ class LanceStore:
     def runs(self) -> list[IngestRun]:
         """The ingest log, oldest first (by finish time)."""
         if self._runs is None:
+            self._runs = self._open_existing(RUNS_TABLE)
+        if self._runs is None:
             return []
-        n = self._runs.count_rows()
-        rows = self._runs.search().limit(max(n, 1)).to_list()
+        rows = self._scan_table(self._runs, None).to_pylist()
         names = [f.name for f in dataclasses.fields(IngestRun)]
         out = [IngestRun(**{k: r[k] for k in names}) for r in rows]
         out.sort(key=lambda r: (r.finished_at, r.started_at, r.root))
         return out
 
     # -- reads --------------------------------------------------------------------------------
+    def _reader(self):
+        """The chunk table to read, or None when there is none (yet).
+
+        A table created by another process after this store opened is opened here; unlike
+        :meth:`_open_or_discard` nothing is ever removed (the creator may still be writing).
+        """
+        if self._table is None:
+            self._table = self._open_existing(TABLE)
+        return self._table
+
+    def _open_existing(self, name: str):
+        """Open table ``name`` if it exists and has a committed version, else None."""
+        if name not in self._db.list_tables().tables:
+            return None
+        try:
+            return self._db.open_table(name)
+        except (ValueError, OSError, RuntimeError):
+            return None
+
+    def _run(self, coro):
+        """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result."""
+        from lancedb.background_loop import LOOP
+
+        return LOOP.run(coro)
+
+    def _query(self, make, table=None) -> pa.Table:
+        """Rows of the query ``make(async_query)`` on the chunk table (or ``table``), as Arrow.
+
+        ``make`` receives ``AsyncTable.query()`` and returns the finished query; building and
+        executing it take one trip to LanceDB's loop.
+        """
+        at = (table or self._table)._table  # the AsyncTable behind the synchronous handle
+
+        async def go():
+            return await make(at.query()).to_arrow()
+
+        return self._run(go())
+
+    def column_names(self) -> frozenset[str]:
+        """Column names of the chunk table (empty without one); cached per table version."""
+        t = self._reader()
+        if t is None:
+            return frozenset()
+        at = t._table
+
+        async def go():
+            version = await at.version()
+            if version != self._names[0]:
+                self._names = (version, frozenset((await at.schema()).names))
+            return self._names[1]
+
+        return self._run(go())
+
     def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
         out = [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], float(score_of(r))) for r in rows]
         out.sort(key=lambda h: (-h.score, h.chunk_id))
@@ -432,29 +496,36 @@ class LanceStore:
 
     def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """BM25 (LanceDB FTS) over already-analyzed terms; OR semantics."""
-        if self._table is None or not terms or k <= 0:
+        if not terms or k <= 0 or self._reader() is None:
             return []
         from lancedb.query import MatchQuery
 
-        q = self._table.search(MatchQuery(" ".join(terms), "lexical"), query_type="fts")
         where = filter_sql(filters)
-        if where:
-            q = q.where(where, prefilter=True)
-        rows = q.select(["chunk_id", "doc_id", "title", "_score"]).limit(k + TIE_MARGIN).to_list()
+        match = MatchQuery(" ".join(terms), "lexical")
+
+        def make(q):
+            q = q.nearest_to_text(match)
+            if where:
+                q = q.where(where)  # a prefilter: applied inside the search
+            return q.select(["chunk_id", "doc_id", "title", "_score"]).limit(k + TIE_MARGIN)
+
+        rows = self._query(make).to_pylist()
         return self._scored(rows, lambda r: r["_score"])[:k]
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Exact cosine search (score = cosine similarity = 1 - cosine distance)."""
-        if self._table is None or k <= 0:
+        if k <= 0 or self._reader() is None:
             return []
-        q = (
-            self._table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector", query_type="vector")
-            .distance_type("cosine")
-        )
         where = filter_sql(filters)
-        if where:
-            q = q.where(where, prefilter=True)
-        rows = q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k + TIE_MARGIN).to_list()
+        vec = np.asarray(vector, dtype=np.float32)
+
+        def make(q):
+            q = q.nearest_to(vec).column("vector").distance_type("cosine")
+            if where:
+                q = q.where(where)  # a prefilter: applied inside the search
+            return q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k + TIE_MARGIN)
+
+        rows = self._query(make).to_pylist()
         return self._scored(rows, lambda r: 1.0 - r["_distance"])[:k]
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
@@ -462,22 +533,22 @@ class LanceStore:
 
         The identifier is folded as titles are (case, Unicode dashes: ``E\u20111004`` = ``e-1004``).
         """
-        if self._table is None:
+        if self._reader() is None:
             return []
         where = f"array_has(title_ids, {_q(fold(identifier))})"
         extra = filter_sql(filters)
         if extra:
             where = f"{where} AND {extra}"
-        rows = self._table.search().where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000).to_list()
+        rows = self._query(lambda q: q.where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000)).to_pylist()
         rows.sort(key=lambda r: (r["doc_id"], r["prev_id"] is not None, r["chunk_id"]))
         return [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], 1.0) for r in rows]
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id with their document metadata."""
-        if self._table is None or not chunk_ids:
+        if not chunk_ids or self._reader() is None:
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        rows = self._table.search().where(f"chunk_id IN ({ids})").select(_META_COLS).limit(len(chunk_ids) + 1).to_list()
+        rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(_META_COLS).limit(len(chunk_ids) + 1)).to_pylist()
         out = {}
         for r in rows:
             out[r["chunk_id"]] = StoredChunk(
@@ -492,21 +563,21 @@ class LanceStore:
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id (float32, shape (dim,))."""
-        if self._table is None or not chunk_ids:
+        if not chunk_ids or self._reader() is None:
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        tbl = self._table.search().where(f"chunk_id IN ({ids})").select(["chunk_id", "vector"]).limit(len(chunk_ids) + 1).to_arrow()
+        tbl = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(["chunk_id", "vector"]).limit(len(chunk_ids) + 1))
         vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
         return dict(zip(tbl.column("chunk_id").to_pylist(), vecs.astype(np.float32)))
 
     def get_units(self, chunk_ids: Sequence[str]) -> dict[str, UnitVectors]:
         """Stored answer-unit vectors by chunk id (one query; rows without units are absent)."""
-        if self._table is None or not chunk_ids or "unit_vectors" not in self._table.schema.names:
+        if not chunk_ids or "unit_vectors" not in self.column_names():
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        tbl = (self._table.search().where(f"chunk_id IN ({ids}) AND units_version <> ''")
-               .select(["chunk_id", "units_version", "units_key", "unit_spans", "unit_vectors"])
-               .limit(len(chunk_ids) + 1).to_arrow())
+        tbl = self._query(lambda q: q.where(f"chunk_id IN ({ids}) AND units_version <> ''")
+                          .select(["chunk_id", "units_version", "units_key", "unit_spans", "unit_vectors"])
+                          .limit(len(chunk_ids) + 1))
         if tbl.num_rows == 0:
             return {}
         col = tbl.column("unit_vectors").combine_chunks()
@@ -525,9 +596,9 @@ class LanceStore:
 
     def documents(self) -> dict[str, DocumentEntry]:
         """Every stored document, from its chunk rows."""
-        if self._table is None:
+        if self._reader() is None:
             return {}
-        with_units = "units_version" in self._table.schema.names
+        with_units = "units_version" in self.column_names()
         tbl = self._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
                           "effective", "groups", "source_changed_at"] + (["units_version"] if with_units else []))
         out: dict[str, DocumentEntry] = {}
@@ -550,7 +621,7 @@ class LanceStore:
 
         For consistency checks: a document is whole when all its rows carry one content hash.
         """
-        if self._table is None:
+        if self._reader() is None:
             return {}
         out: dict[str, set[tuple[str, str, str]]] = {}
         for r in self._scan(["doc_id", "chunk_id", "content_hash", "version"]).to_pylist():
@@ -558,18 +629,29 @@ class LanceStore:
         return out
 
     def _scan(self, columns: list[str]) -> pa.Table:
-        """All rows, only ``columns`` (no vectors read)."""
-        n = self._table.count_rows()
-        return self._table.search().select(columns).limit(max(n, 1)).to_arrow()
+        """All rows of the chunk table, only ``columns`` (no vectors read)."""
+        return self._scan_table(self._table, columns)
+
+    def _scan_table(self, table, columns: list[str] | None) -> pa.Table:
+        """All rows of ``table`` (``columns`` only, or all), in one trip to LanceDB's loop."""
+        at = table._table
+
+        async def go():
+            q = at.query()
+            if columns is not None:
+                q = q.select(columns)
+            return await q.limit(max(await at.count_rows(), 1)).to_arrow()
+
+        return self._run(go())
 
     def stats(self) -> dict:
         """Document and chunk counts, and the table version."""
-        if self._table is None:
+        if self._reader() is None:
             return {"documents": 0, "chunks": 0, "backend": "lancedb", "version": 0}
-        docs = self._scan(["doc_id"]).column("doc_id").unique()
+        tbl = self._scan(["doc_id"])
         return {
-            "documents": len(docs),
-            "chunks": self._table.count_rows(),
+            "documents": len(tbl.column("doc_id").unique()),
+            "chunks": tbl.num_rows,
             "backend": "lancedb",
             "version": self._table.version,
         }
