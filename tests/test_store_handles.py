@@ -90,3 +90,20 @@ def test_queries_reuse_the_table_handle_and_schema(tmp_path, monkeypatch):
             assert idx.search(f"invoice E-100{i}", retriever=name)
         idx.store.get_units([f"d{i}#doc-{i}"])
     assert calls == {"open_table": 0, "schema": 0}
+
+
+def test_search_process_imports_no_ingest_machinery_and_restores_pydantic(tmp_path):
+    docs = tmp_path / "docs"
+    write_doc(docs, "alpha.md", "Alpha", "Refunds take five days.")
+    Index.open(tmp_path / "idx", embedder="hashing").ingest(docs)
+    script = ("import sys, pydantic; real = pydantic.validate_call\n"
+              "from citewise.index import Index\n"
+              "idx = Index.open(sys.argv[1], preload=True)\n"
+              "print([h.doc_id for h in idx.search('refunds', retriever='hybrid')])\n"
+              "print(pydantic.validate_call is real, 'lancedb' in sys.modules,\n"
+              "      [m for m in ('citewise.ingest', 'citewise.text.chunker', 'citewise.text.loaders') if m in sys.modules])\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "idx")], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['alpha']", "True True []"]

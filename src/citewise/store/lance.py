@@ -196,6 +196,50 @@ def page_range(pages: Sequence[int], start: int, end: int) -> tuple[int, int]:
     return max(first, 1), max(last, 1)
 
 
+def import_lancedb():
+    """``import lancedb``, without building the validators of its REST namespace client up front.
+
+    ``import lancedb`` (0.40.0) imports ``lance_namespace_urllib3_client``, whose API classes
+    decorate every method with ``pydantic.validate_call``; building those validators was 0.25 of
+    the 0.80 s the import took (2-core machine, ``python -X importtime``), on every ``citewise
+    search``, for a REST client an embedded store never calls. While lancedb is first imported,
+    ``pydantic.validate_call`` is replaced by a decorator that builds the same validator on the
+    first call of the decorated function (same checks, later). Any other pydantic use is
+    untouched; when lancedb is already imported this is a plain import.
+    """
+    import sys
+
+    if "lancedb" in sys.modules:
+        return sys.modules["lancedb"]
+    import functools
+
+    import pydantic
+
+    real = pydantic.validate_call
+
+    def deferred(func=None, /, **options):
+        def decorate(f):
+            built = None
+
+            @functools.wraps(f)
+            def call(*args, **kwargs):
+                nonlocal built
+                if built is None:
+                    built = real(**options)(f)
+                return built(*args, **kwargs)
+
+            return call
+
+        return decorate(func) if func is not None else decorate
+
+    pydantic.validate_call = deferred
+    try:
+        import lancedb
+    finally:
+        pydantic.validate_call = real
+    return lancedb
+
+
 class LanceStore:
     """The embedded LanceDB backend of :class:`citewise.store.base.Store`.
 
@@ -208,7 +252,7 @@ class LanceStore:
     """
 
     def __init__(self, path: str | Path, dim: int):
-        import lancedb
+        lancedb = import_lancedb()
 
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
