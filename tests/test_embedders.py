@@ -44,3 +44,32 @@ def test_make_embedder_names():
     assert make_embedder("hashing-32").dim == 32
     with pytest.raises(CitewiseError, match="valid: minilm, hashing"):
         make_embedder("bert")
+
+
+def test_model_checksum_is_verified_once_per_install(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
+    from citewise.models import embedders
+
+    monkeypatch.setenv("CITEWISE_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"weights v1")
+    good = hashlib.sha256(b"weights v1").hexdigest()
+    embedders.verify_once(model, good)
+    marker = tmp_path / "cache" / "verified" / f"{good}.json"
+    assert json.loads(marker.read_text())["size"] == 10
+
+    hashed = []
+    real = embedders.hashlib.sha256
+    monkeypatch.setattr(embedders.hashlib, "sha256", lambda data: hashed.append(len(data)) or real(data))
+    embedders.verify_once(model, good)  # same file: the marker answers, nothing is hashed
+    assert hashed == []
+
+    model.write_bytes(b"weights v2, tampered")  # size and mtime change: hashed again, and refused
+    with pytest.raises(CitewiseError, match="does not match"):
+        embedders.verify_once(model, good)
+    assert hashed == [20]
+    with pytest.raises(CitewiseError, match="does not match"):  # a failure never writes a marker
+        embedders.verify_once(model, good)
+    assert hashed == [20, 20]

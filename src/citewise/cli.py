@@ -202,7 +202,7 @@ def search(
     from citewise.retrieval.snippets import chunk_snippet
 
     check_query(query)
-    idx = _open(index)
+    idx = _open(index, preload=retriever != "bm25")
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
@@ -283,7 +283,7 @@ def ask(
 
     check_query(question)
     _check_db(db)
-    idx = _open(index)
+    idx = _open(index, preload=True)
     from citewise.tools.pipeline import route_and_answer
 
     routed = route_and_answer(question, idx, db=db, principal=_principal(as_))

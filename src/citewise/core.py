@@ -6,7 +6,9 @@ This module imports nothing from the rest of citewise (DESIGN.md: core types are
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 #: The group every principal belongs to and that documents without declared permissions get
@@ -236,3 +238,12 @@ class Answer:
     generator: str = ""
     short: str = ""
     tool_calls: list[dict] = field(default_factory=list)
+
+
+def cache_dir() -> Path:
+    """``$CITEWISE_CACHE``, else ``$XDG_CACHE_HOME/citewise``, else ``~/.cache/citewise``."""
+    env = os.environ.get("CITEWISE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "citewise"

