@@ -195,3 +195,12 @@ def test_pdf_file_loads_clean_and_answers_from_the_definition(tmp_path):
         "nullglob: If set, patterns which match no files expand to a null string.", [("doc", "gizmo")])
     c = a.citations[0]
     assert doc.text[c.start:c.end] == "nullglob\n: If set, patterns which match no files expand to a null string."
+
+
+def test_title_is_the_cover_line_not_the_first_bookmark(tmp_path):
+    """pdfTeX manuals (the Bash manual) carry no /Title and their first bookmark is a chapter
+    ("Introduction"): the cover page's first line names the document."""
+    pages = [["Widget Manual", "Reference documentation for widgets"],
+             ["1 Introduction", "Widgets are configured with a file named widget.conf in the home folder."]]
+    (tmp_path / "widget.pdf").write_bytes(make_pdf(pages, [("Introduction", 1, [])]))
+    assert load_pdf(tmp_path / "widget.pdf", tmp_path).title == "Widget Manual"

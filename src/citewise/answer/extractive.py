@@ -60,6 +60,7 @@ class ScoredUnit:
     unit: Unit
     vector: np.ndarray
     terms: frozenset[str]
+    dangling: float = 0.0  # the dangling-pronoun penalty in ``score`` (not applied to short answers)
 
 
 class ExtractiveGenerator:
@@ -142,10 +143,9 @@ class ExtractiveGenerator:
                 lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
                 # "On day 20 it cancels.", "If none of them matches ...": a sentence leaning on a
                 # pronoun whose antecedent is in the sentence before does not stand on its own
-                if u.kind == "sentence" and _DANGLING.match(u.text):
-                    penalty += self.dangling_weight
-                su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty, ci, u,
-                                vecs[ui], frozenset(have))
+                dangling = self.dangling_weight if u.kind == "sentence" and _DANGLING.match(u.text) else 0.0
+                su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty - dangling, ci, u,
+                                vecs[ui], frozenset(have), dangling)
                 scored.append(su)
                 if ui in entry:
                     self._entry_opening.add(su)
@@ -267,7 +267,9 @@ class ExtractiveGenerator:
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
         text = join_sentences(sentences)
-        best = next((su.unit.text for su in scored if su.unit.kind != "code"), scored[0].unit.text)
+        # the short answer is a span: a sentence leaning on a pronoun may hold it as well as any
+        prose = [su for su in scored if su.unit.kind != "code"]
+        best = max(prose, key=lambda su: su.score + su.dangling).unit.text if prose else scored[0].unit.text
         return Draft(text, self.name, spans=spans, short=short_answer(question, best))
 
 

@@ -645,7 +645,10 @@ def load_pdf(path: Path, root: Path) -> Document:
     if not text.strip():
         raise InputError(source, f"PDF has no text layer ({len(page_texts)} page(s); a scan? OCR it first)")
     first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)
-    title = meta_title or (outline[0][2] if outline else first[:200])
+    # no /Title in the metadata (pdfTeX manuals): the title page's first line ("Bash Reference
+    # Manual") names the document; the first bookmark is only its first chapter ("Introduction")
+    cover = next((ln.strip() for ln in page_texts[0].splitlines() if ln.strip()), "")
+    title = meta_title or (cover if 0 < len(cover) <= 120 else (outline[0][2] if outline else first[:200]))
     return Document(
         doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="pdf",
         content_hash=sha256_hex(raw), pages=starts,
