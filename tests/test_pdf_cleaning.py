@@ -204,3 +204,12 @@ def test_title_is_the_cover_line_not_the_first_bookmark(tmp_path):
              ["1 Introduction", "Widgets are configured with a file named widget.conf in the home folder."]]
     (tmp_path / "widget.pdf").write_bytes(make_pdf(pages, [("Introduction", 1, [])]))
     assert load_pdf(tmp_path / "widget.pdf", tmp_path).title == "Widget Manual"
+
+
+def test_a_text_line_starting_with_hash_is_not_a_heading():
+    """The Bash manual lists the special parameter ``#`` as "# ($#) Expands to the number of
+    positional parameters": text, escaped as Markdown does, never a level-1 heading."""
+    text, _ = pdf_to_text(["Special Parameters\n# ($#) Expands to the number of positional parameters.\n"], [])
+    assert "\n# " not in "\n" + text and "\\# ($#) Expands" in text
+    shown = split_units(text)[-1].text  # the escape is Markdown's: the reader sees '#'
+    assert shown == "Special Parameters # ($#) Expands to the number of positional parameters."

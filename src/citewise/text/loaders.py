@@ -585,6 +585,9 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
     pos = 0
     for i, lines in enumerate(pages):
         lines = _clean_page(lines, running)
+        # a text line that starts with '#' (the Bash manual's special parameter "# ($#) Expands
+        # to ...") is not a heading: escape it as Markdown does, so only bookmarks make headings
+        lines = ["\\" + ln.lstrip() if ln.lstrip().startswith("#") else ln for ln in lines]
         top: list[str] = []
         marked: set[int] = set()
         for depth, title in by_page.get(i, []):
