@@ -619,3 +619,16 @@ def test_a_named_thing_missing_from_every_evidence_chunk_is_reported():
     assert EvidenceScorer.missing_name("How do I use the until reserved word?", seen) == ""
     assert EvidenceScorer.missing_name("What does fs.rm() do?", seen) == "not in the evidence: fs.rm()"
     assert EvidenceScorer.missing_name("What does SHA-256 do?", seen) == ""  # names with digits: spelt many ways
+
+
+def test_a_definition_led_by_the_name_beats_a_heading_that_contains_it(tmp_path_factory):
+    """Bash manual shape: section "4.3.2 The Shopt Builtin" opens with a general sentence, then
+    the entry ``shopt`` / ``: shopt [-pqsu] ...`` with what it does. The entry proper answers."""
+    page = ("## 4.3.2 The Widgetctl Builtin\n\n"
+            "This builtin allows you to change additional widget behavior.\n\n"
+            "widgetctl\n: widgetctl [-pqsu] [name ...] Toggle the values of settings controlling "
+            "optional widget behavior. With no options, a list of all settable widgets is displayed.\n\n"
+            "## 4.3.3 Other builtins\n\nThe other builtins manage jobs, history and the directory stack.\n")
+    idx, _ = minilm_index_of(tmp_path_factory, {"manual": ("Widget manual", page)})
+    a = idx.ask("What does the widgetctl builtin do?")
+    assert cited(a)[0][0] == "Toggle the values of settings controlling optional widget behavior.", a.text

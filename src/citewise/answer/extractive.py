@@ -175,7 +175,12 @@ class ExtractiveGenerator:
         out: set[int] = set()
         heading = chunk.heading_path[-1] if chunk.heading_path else ""
         for name in names:
-            for e in entry_offsets(chunk.text, name, heading):
+            offsets = entry_offsets(chunk.text, name, heading)
+            # a definition, item or table row led by the name is its entry proper; a heading
+            # that merely contains it ("4.3.2 The Shopt Builtin") only when there is none
+            proper = [e for e in offsets if not (e == 0 and heading and not chunk.text.startswith(name))
+                      and not chunk.text.startswith("#", e)]
+            for e in proper or offsets:
                 for ui, u in enumerate(units):
                     if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text):
                         continue
