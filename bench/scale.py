@@ -233,7 +233,9 @@ def run_size(n: int, n_queries: int, keep: Path | None) -> dict:
             shutil.rmtree(index)
         res = {"n": n, "build": build(index, n)}
         child = subprocess.run([sys.executable, __file__, "--_query-child", str(index), "--queries", str(n_queries)],
-                               capture_output=True, text=True, check=True)
+                               capture_output=True, text=True)
+        if child.returncode:
+            raise RuntimeError(f"query child failed:\n{child.stderr[-3000:]}")
         res["citewise"] = json.loads(child.stdout.strip().splitlines()[-1])
         res["bm25s"] = bm25s_peer(str(index), n_queries)
         cw = {r["condition"]: r["queries_per_s"] for r in res["citewise"]["rows"] if r["retriever"] == "bm25"}

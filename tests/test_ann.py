@@ -131,3 +131,29 @@ def test_below_the_threshold_search_is_exact(exact_store, ann_store):
         assert exact_store.last_vector_path == "exact"
         assert [h.chunk_id for h in hits] == _truth(exact_store, q)
         assert [h.score for h in hits] == pytest.approx([float(VECTORS[int(h.doc_id[1:])] @ q) for h in hits], abs=1e-5)
+
+
+def test_index_built_after_the_data_commits_and_replace_stays_atomic(tmp_path):
+    """A store killed before the index build is searched exactly; a replaced document is found
+    by its new vector and no longer by its old one once the index exists."""
+    n = 1200
+    store = LanceStore(tmp_path / "s", DIM, ann_min_rows=1000, ann_nprobes=8, ann_exact_below=100)
+    ing = Ingestor(store, TableEmbedder(), batch_docs=400)
+    ing._refresh = lambda: None  # as if killed after the data commits, before any index upkeep
+    ing.ingest_documents(_docs()[:n])
+    assert not store.has_ann_index()
+    q = VECTORS[7]
+    assert store.vector_search(q, 1, Filters(groups=("public",)))[0].doc_id == "d0007"
+    assert store.last_vector_path == "exact"
+    store.refresh_indexes()
+    assert store.has_ann_index()
+    # d0005 re-ingested with the vector of row 2999 (not otherwise in this store)
+    changed = Document("d0005", "Item 5", "vec2999 changed", "s/5", "text", "changed", groups=("public",))
+    Ingestor(store, TableEmbedder()).ingest_documents([changed])
+    assert store.stats()["chunks"] == n
+    hits = store.vector_search(VECTORS[2999], 3, Filters(groups=("public",)))
+    assert store.last_vector_path == "ann"
+    assert hits[0].doc_id == "d0005" and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    old = store.vector_search(VECTORS[5], 10, Filters(groups=("public",)))
+    assert "d0005" not in [h.doc_id for h in old]
+    assert len(store.chunk_versions()["d0005"]) == 1

@@ -668,7 +668,7 @@ class LanceStore:
                 use_ann = visible[where] >= self.ann_exact_below
             q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
             if use_ann:
-                q = q.minimum_nprobes(self.ann_nprobes).maximum_nprobes(0)
+                q = q.maximum_nprobes(0).minimum_nprobes(self.ann_nprobes)  # max first: min <= max is checked
             else:
                 q = q.bypass_vector_index()
             if where:
