@@ -92,7 +92,8 @@ PUBLIC = Principal("anon", ("public",))
 def test_above_the_threshold_the_ann_index_is_built_and_used(ann_store):
     assert ann_store.stats()["chunks"] == N
     assert ann_store.has_ann_index()
-    stats = ann_store._table.index_stats("vector_idx")
+    assert [i.name for i in ann_store._table.list_indices() if i.columns == ["vector"]] == ["vector_ivf_p55"]
+    stats = ann_store._table.index_stats("vector_ivf_p55")
     assert (stats.index_type, stats.distance_type, stats.num_indexed_rows) == ("IVF_FLAT", "cosine", N)
     hits = ann_store.vector_search(_queries(1)[0], K, Filters(groups=("public",)))
     assert ann_store.last_vector_path == "ann" and len(hits) == K
@@ -157,3 +158,25 @@ def test_index_built_after_the_data_commits_and_replace_stays_atomic(tmp_path):
     old = store.vector_search(VECTORS[5], 10, Filters(groups=("public",)))
     assert "d0005" not in [h.doc_id for h in old]
     assert len(store.chunk_versions()["d0005"]) == 1
+
+
+def test_the_index_is_retrained_when_the_table_has_grown_fourfold(tmp_path):
+    store = LanceStore(tmp_path / "s", DIM, ann_min_rows=500, ann_nprobes=8, ann_exact_below=100)
+    docs = _docs()
+
+    def names():
+        return [i.name for i in store._table.list_indices() if i.columns == ["vector"]]
+
+    Ingestor(store, TableEmbedder(), batch_docs=500).ingest_documents(docs[:499])
+    assert names() == []  # 499 rows: below the threshold
+    Ingestor(store, TableEmbedder(), batch_docs=500).ingest_documents(docs[499:501])
+    assert names() == ["vector_ivf_p22"]  # 501 rows: round(sqrt(501)) partitions
+    Ingestor(store, TableEmbedder(), batch_docs=1000).ingest_documents(docs[501:1850])
+    assert names() == ["vector_ivf_p22"]  # 1,850 rows: 43^2 < 4 x 22^2, merged into the old partitions
+    assert store._table.index_stats("vector_ivf_p22").num_indexed_rows == 1850
+    Ingestor(store, TableEmbedder(), batch_docs=1000).ingest_documents(docs[1850:2100])
+    assert names() == ["vector_ivf_p46"]  # 2,100 rows: 46^2 >= 4 x 22^2, retrained, old one dropped
+    assert store._table.index_stats("vector_ivf_p46").num_indexed_rows == 2100
+    q = VECTORS[2050]
+    assert store.vector_search(q, 1, Filters(groups=("public",)))[0].doc_id == "d2050"
+    assert store.last_vector_path == "ann"

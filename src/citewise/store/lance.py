@@ -36,8 +36,9 @@ Dense search: exact (brute force over the visible rows) below :data:`ANN_MIN_ROW
 there :meth:`LanceStore.refresh_indexes` also builds an IVF_FLAT index on ``vector`` (cosine; why
 this type: :func:`_ann_config`) and :meth:`LanceStore.vector_search` probes it, except for a
 filter leaving fewer than :data:`ANN_EXACT_BELOW_VISIBLE` rows visible, which is searched
-exactly. The index is created in its own commit after the data commits and kept up to date by
-``optimize`` like the others, so the per-document replace stays one commit and a kill during the
+exactly. The index is created in its own commit after the data commits, kept up to date by
+``optimize`` like the others, and retrained once the table has grown :data:`ANN_RETRAIN_GROWTH`
+times (new index first, stale one dropped after), so the per-document replace stays one commit and a kill during the
 index build leaves a table that is searched exactly until the next refresh
 (tests/test_ann.py, tests/test_crash.py).
 
@@ -185,6 +186,10 @@ CLEANUP_AFTER = dt.timedelta(minutes=10)
 #: it is already within the hybrid budget and gives recall 1 with no index to build or keep
 #: fresh; above it the cost grows linearly (2.5 s at 1M, issue 12) and an index pays.
 ANN_MIN_ROWS = 50_000
+
+#: The ANN index is retrained when the table has grown to this many times the rows it was
+#: trained on (new rows otherwise only join the existing partitions, which grow with them).
+ANN_RETRAIN_GROWTH = 4
 
 #: IVF partitions probed per ANN query (``minimum_nprobes``; ``maximum_nprobes`` is 0 = no limit,
 #: so a filtered query probes further partitions until its top-k is full). Measured on 100k
@@ -507,13 +512,32 @@ class LanceStore:
         for column, kind in SCALAR_INDEXES.items():
             if (column,) not in have:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
-        rows = self._table.count_rows()
-        if ("vector",) not in have and rows >= self.ann_min_rows:
-            # its own commit after the data commits: a process killed before it leaves the table
-            # without the index (searched exactly; the next refresh builds it), never half-built.
-            # Rows added later are merged into it by ``optimize`` above (existing partitions).
-            self._table.create_index("vector", config=_ann_config(rows), replace=True)
+        self._refresh_ann()
         self._fts_dirty = False
+
+    def _refresh_ann(self) -> None:
+        """Create the ANN index on ``vector`` from ``ann_min_rows`` rows; retrain it on growth.
+
+        The index is named ``vector_ivf_p<partitions>``. Rows added after it was trained go into
+        its existing partitions (``optimize``), so once the table has grown to
+        :data:`ANN_RETRAIN_GROWTH` times the rows it was trained on (sqrt(rows) partitions at
+        least twice the trained count) a new index is trained and the old one dropped afterwards.
+        Each step is its own commit after the data commits: a process killed before the first
+        leaves the table without an index (searched exactly; the next refresh builds it), one
+        killed between them leaves two valid indexes (the next refresh drops the stale one).
+        """
+        rows = self._table.count_rows()
+        vector = [i.name for i in self._table.list_indices() if i.columns == ["vector"]]
+        want = max(1, round(rows ** 0.5))
+        trained = [int(n.rsplit("_p", 1)[1]) for n in vector if n.startswith("vector_ivf_p") and n.rsplit("_p", 1)[1].isdigit()]
+        current = max(trained, default=0)
+        name = f"vector_ivf_p{current}"
+        if rows >= self.ann_min_rows and (not current or want * want >= ANN_RETRAIN_GROWTH * current * current):
+            name = f"vector_ivf_p{want}"
+            self._table.create_index("vector", config=_ann_config(rows), name=name, replace=True)
+        for stale in vector:
+            if stale != name:
+                self._table.drop_index(stale)
 
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the ANN index on ``vector`` (see :func:`_ann_config`)."""
