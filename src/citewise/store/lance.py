@@ -194,7 +194,7 @@ ANN_RETRAIN_GROWTH = 4
 #: IVF partitions probed per ANN query (``minimum_nprobes``; ``maximum_nprobes`` is 0 = no limit,
 #: so a filtered query probes further partitions until its top-k is full). Measured on 100k
 #: hashing-embedder vectors (dim 256, 316 partitions, 200 queries, bench/scale.py): recall@10 vs
-#: exact 1.000 public and under a 1% filter, 9.3 ms p50 vs 29.7 ms exact.
+#: exact 1.000 public and under a 1% filter; p50 8.7 ms vs 26.0 ms exact, same run.
 ANN_NPROBES = 64
 
 #: A filtered dense query whose filter leaves fewer visible rows than this bypasses the ANN
