@@ -20,6 +20,12 @@ For each size N, in this one process and its children, on the same corpus and qu
   (``Filters(groups=("restricted",))`` for a principal in ``restricted``: 1% visible), k=10.
   Per-query latency p50/p95 in ms (query embedding included for dense/hybrid), how many
   queries returned a full top-10, and the child's peak RSS (``ru_maxrss``) after all queries.
+* dense, ANN vs exact (same child, same queries, query vectors embedded beforehand, so only
+  ``LanceStore.vector_search`` is timed): ``as built`` (the store's own choice: the IVF_FLAT
+  index from ``ANN_MIN_ROWS`` chunks, exact for a filter leaving < ``ANN_EXACT_BELOW_VISIBLE``
+  rows), ``ANN forced`` (the index even under the 1% filter) and ``exact``
+  (``bypass_vector_index``, the ground truth), each public (``Filters(groups=("public",))``) and
+  with the 1% filter. Recall@10 = |ANN top-10 ∩ exact top-10| / 10, averaged over the queries.
 * peer: bm25s (``bm25s.BM25``, default k1=1.2, b=0.75, Lucene IDF) indexed on exactly the
   tokens citewise indexes (our analyzer's ``lexical`` column), queried one query at a time with
   the same analyzed tokens; unfiltered, and with the 1% filter as a ``weight_mask`` (score-0
@@ -126,8 +132,41 @@ def query_child(index: str, n_queries: int) -> dict:
             out["rows"].append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50),
                                 "p95_ms": pct(lat, 95), "queries_per_s": len(qs) / sum(lat),
                                 "full_top_k": full, "queries": len(qs)})
+    out["dense_paths"] = dense_paths(idx, qs)
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def dense_paths(idx, qs: list[str]) -> list[dict]:
+    """``vector_search`` as built / ANN forced / exact, public and 1%: p50/p95 ms and recall@10."""
+    from citewise.core import Filters
+
+    store = idx.store
+    vecs = idx.embedder.embed(qs)
+    conds = {"public": Filters(groups=("public",)), "1% filter": Filters(groups=("restricted",))}
+    saved = (store.ann_min_rows, store.ann_exact_below)
+    paths = {"exact": (float("inf"), saved[1]), "as built": saved, "ANN forced": (saved[0], 0)}
+    rows, truth = [], {}
+    for path, (min_rows, exact_below) in paths.items():
+        store.ann_min_rows, store.ann_exact_below = min_rows, exact_below
+        for cond, filters in conds.items():
+            store.vector_search(vecs[0], K, filters)  # warm up
+            lat, full, recall, taken = [], 0, [], set()
+            for i, v in enumerate(vecs):
+                t = time.perf_counter()
+                hits = store.vector_search(v, K, filters)
+                lat.append(time.perf_counter() - t)
+                taken.add(store.last_vector_path)
+                ids = [h.chunk_id for h in hits]
+                full += len(ids) == K
+                if path == "exact":
+                    truth[(cond, i)] = ids
+                recall.append(len(set(ids) & set(truth[(cond, i)])) / K)
+            rows.append({"path": path, "condition": cond, "taken": "+".join(sorted(taken)),
+                         "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "recall_at_10": float(np.mean(recall)),
+                         "full_top_k": full, "queries": len(vecs)})
+    store.ann_min_rows, store.ann_exact_below = saved
+    return rows
 
 
 def bm25s_peer(index: str, n_queries: int) -> list[dict]:
@@ -176,6 +215,7 @@ def build(index: Path, n: int) -> dict:
     out = {"chunks": idx.store.stats()["chunks"], "build_s": build_s, "chunks_per_s": n / build_s,
            "disk_mb": disk_bytes(index) / 2**20,
            "fragments": int(idx.store._table.stats()["fragment_stats"]["num_fragments"]),
+           "ann_index": idx.store.has_ann_index(),
            "versions": len(list((lance_dir / "_versions").glob("*.manifest")))}
     # one changed document re-ingested into the built index (commit + index upkeep + compaction)
     changed = dataclasses.replace(docs[1], text=docs[1].text + " changed", content_hash="changed")
@@ -193,7 +233,9 @@ def run_size(n: int, n_queries: int, keep: Path | None) -> dict:
             shutil.rmtree(index)
         res = {"n": n, "build": build(index, n)}
         child = subprocess.run([sys.executable, __file__, "--_query-child", str(index), "--queries", str(n_queries)],
-                               capture_output=True, text=True, check=True)
+                               capture_output=True, text=True)
+        if child.returncode:
+            raise RuntimeError(f"query child failed:\n{child.stderr[-3000:]}")
         res["citewise"] = json.loads(child.stdout.strip().splitlines()[-1])
         res["bm25s"] = bm25s_peer(str(index), n_queries)
         cw = {r["condition"]: r["queries_per_s"] for r in res["citewise"]["rows"] if r["retriever"] == "bm25"}
@@ -222,6 +264,15 @@ def print_table(results: list[dict]) -> None:
               f"{c['rss_mb']:.0f} | {c['open_s']:.2f} | {ratio['public']:.3f}× / {ratio['1% filter']:.3f}× |")
 
 
+def print_dense(results: list[dict]) -> None:
+    print("| chunks | dense path | condition | taken | p50 ms | p95 ms | recall@10 vs exact | full top-10 |")
+    print("|---:|---|---|---|---:|---:|---:|---:|")
+    for res in results:
+        for r in res["citewise"]["dense_paths"]:
+            print(f"| {res['n']:,} | {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | "
+                  f"{r['p95_ms']:.2f} | {r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunks", type=int, nargs="+", default=[10_000])
@@ -246,6 +297,8 @@ def main() -> int:
             "k": K, "seed": SEED}
     Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     print_table(results)
+    print()
+    print_dense(results)
     print(f"\nwrote {args.json}")
     return 0
 

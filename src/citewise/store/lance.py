@@ -32,6 +32,16 @@ update loses nothing; the next refresh (every ingest run calls one) repairs the 
 folder left by a process killed while creating the table (no committed version) is discarded
 when the store opens.
 
+Dense search: exact (brute force over the visible rows) below :data:`ANN_MIN_ROWS` chunks; from
+there :meth:`LanceStore.refresh_indexes` also builds an IVF_FLAT index on ``vector`` (cosine; why
+this type: :func:`_ann_config`) and :meth:`LanceStore.vector_search` probes it, except for a
+filter leaving fewer than :data:`ANN_EXACT_BELOW_VISIBLE` rows visible, which is searched
+exactly. The index is created in its own commit after the data commits, kept up to date by
+``optimize`` like the others, and retrained once the table has grown :data:`ANN_RETRAIN_GROWTH`
+times (new index first, stale one dropped after), so the per-document replace stays one commit and a kill during the
+index build leaves a table that is searched exactly until the next refresh
+(tests/test_ann.py, tests/test_crash.py).
+
 Reads: one handle per table for the life of the store, opened with strong read consistency
 (``read_consistency_interval=0``: before each read LanceDB checks for a newer version and loads it),
 so a long-lived store sees commits made by other processes (issue 12: a handle opened before an
@@ -170,8 +180,54 @@ SCALAR_INDEXES = {"groups": "LABEL_LIST", "title_ids": "LABEL_LIST", "current": 
 #: long-lived reader moves to the latest version before each query (:meth:`LanceStore.sync`).
 CLEANUP_AFTER = dt.timedelta(minutes=10)
 
+#: Rows at or above which the chunk table gets an approximate (ANN) index on ``vector``; below it
+#: dense search stays exact (brute force). Exact search costs one pass over the visible vectors:
+#: ~6 ms at 10k and ~35-40 ms at 100k chunks (dim 256, 2 cores; README Benchmarks), so below 50k
+#: it is already within the hybrid budget and gives recall 1 with no index to build or keep
+#: fresh; above it the cost grows linearly (2.5 s at 1M, issue 12) and an index pays.
+ANN_MIN_ROWS = 50_000
+
+#: The ANN index is retrained when the table has grown to this many times the rows it was
+#: trained on (new rows otherwise only join the existing partitions, which grow with them).
+ANN_RETRAIN_GROWTH = 4
+
+#: IVF partitions probed per ANN query (``minimum_nprobes``; ``maximum_nprobes`` is 0 = no limit,
+#: so a filtered query probes further partitions until its top-k is full). Measured on 100k
+#: hashing-embedder vectors (dim 256, 316 partitions, 200 queries, bench/scale.py): recall@10 vs
+#: exact 1.000 public and under a 1% filter; p50 8.7 ms vs 26.0 ms exact, same run.
+ANN_NPROBES = 64
+
+#: A filtered dense query whose filter leaves fewer visible rows than this bypasses the ANN
+#: index and runs exact over the visible rows (cheap: a few thousand distances), so a selective
+#: permission/version filter (e.g. a 1% group at 100k) never depends on how many visible rows the
+#: probed partitions happen to hold.
+ANN_EXACT_BELOW_VISIBLE = 5_000
+
 _FTS_OPTIONS = dict(with_position=False, base_tokenizer="whitespace", lower_case=False, stem=False,
                     remove_stop_words=False, ascii_folding=False, max_token_length=64)
+
+
+def _ann_config(rows: int):
+    """The LanceDB config of the ANN index on ``vector`` for a table of ``rows`` rows.
+
+    IVF_FLAT with cosine distance and ``round(sqrt(rows))`` partitions.
+
+    Cosine, because :meth:`LanceStore.vector_search` ranks by cosine (an index trained on
+    another distance gives wrong results). IVF_FLAT keeps the full float32 vectors in each
+    partition, so the distances it returns are exact and only the partition choice
+    (:data:`ANN_NPROBES`) costs recall; no refine step is needed. Measured against the
+    quantized types on 100k hashing-embedder vectors (dim 256, 100 queries, public filter,
+    recall@10 vs exact; LanceDB's default partitioning): IVF_HNSW_SQ (one partition) 0.45 / 0.65
+    / 0.74 at ef 100 / 300 / 600 (36 s build); IVF_PQ (32 sub-vectors) 0.54 / 0.67 with nprobes
+    20 / 40 and refine_factor 5 / 10 (26 s build); IVF_FLAT 0.968 / 1.000 at nprobes 20 / 60
+    (1.3 s build). Partitions are set
+    explicitly: LanceDB 0.40.0's IVF_FLAT default derives them from a target partition size
+    (8,192 rows), which puts a few thousand rows in one partition (nothing approximate left to
+    test) and gives few, large partitions at 100k; sqrt(rows) is the usual IVF choice.
+    """
+    from lancedb.index import IvfFlat
+
+    return IvfFlat(distance_type="cosine", num_partitions=max(1, round(rows ** 0.5)))
 
 
 def _scalar_config(kind: str):
@@ -246,12 +302,19 @@ class LanceStore:
     Args:
         path: folder of the LanceDB database (created if missing).
         dim: vector dimension; must match an existing table.
+        ann_min_rows: rows from which :meth:`refresh_indexes` builds the ANN index on ``vector``
+            and :meth:`vector_search` uses it (default :data:`ANN_MIN_ROWS`); below it dense
+            search is exact. ``float("inf")``-like large values force the exact path.
+        ann_nprobes: IVF partitions probed per ANN query (default :data:`ANN_NPROBES`).
+        ann_exact_below: a filter leaving fewer visible rows than this is searched exactly
+            (default :data:`ANN_EXACT_BELOW_VISIBLE`).
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
     """
 
-    def __init__(self, path: str | Path, dim: int):
+    def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
+                 ann_nprobes: int | None = None, ann_exact_below: int | None = None):
         lancedb = import_lancedb()
 
         self.path = Path(path)
@@ -262,6 +325,13 @@ class LanceStore:
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         self._runs = None
         self._fts_dirty = False
+        self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
+        self.ann_nprobes = ANN_NPROBES if ann_nprobes is None else ann_nprobes
+        self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
+        #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
+        self.last_vector_path = ""
+        # per table version: (version, rows, has ANN index, {where: visible rows})
+        self._ann_state: tuple[int, int, bool, dict[str, int]] = (-1, 0, False, {})
         tables = self._db.list_tables().tables
         if TABLE in tables:
             self._table = self._open_or_discard(TABLE)
@@ -442,7 +512,37 @@ class LanceStore:
         for column, kind in SCALAR_INDEXES.items():
             if (column,) not in have:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
+        self._refresh_ann()
         self._fts_dirty = False
+
+    def _refresh_ann(self) -> None:
+        """Create the ANN index on ``vector`` from ``ann_min_rows`` rows; retrain it on growth.
+
+        The index is named ``vector_ivf_p<partitions>``. Rows added after it was trained go into
+        its existing partitions (``optimize``), so once the table has grown to
+        :data:`ANN_RETRAIN_GROWTH` times the rows it was trained on (sqrt(rows) partitions at
+        least twice the trained count) a new index is trained and the old one dropped afterwards.
+        Each step is its own commit after the data commits: a process killed before the first
+        leaves the table without an index (searched exactly; the next refresh builds it), one
+        killed between them leaves two valid indexes (the next refresh drops the stale one).
+        """
+        rows = self._table.count_rows()
+        vector = [i.name for i in self._table.list_indices() if i.columns == ["vector"]]
+        want = max(1, round(rows ** 0.5))
+        trained = [int(n.rsplit("_p", 1)[1]) for n in vector if n.startswith("vector_ivf_p") and n.rsplit("_p", 1)[1].isdigit()]
+        current = max(trained, default=0)
+        name = f"vector_ivf_p{current}"
+        if rows >= self.ann_min_rows and (not current or want * want >= ANN_RETRAIN_GROWTH * current * current):
+            name = f"vector_ivf_p{want}"
+            self._table.create_index("vector", config=_ann_config(rows), name=name, replace=True)
+        for stale in vector:
+            if stale != name:
+                self._table.drop_index(stale)
+
+    def has_ann_index(self) -> bool:
+        """Whether the chunk table has the ANN index on ``vector`` (see :func:`_ann_config`)."""
+        t = self._reader()
+        return t is not None and any(i.columns == ["vector"] for i in t.list_indices())
 
     def fragments(self) -> int:
         """Number of data fragments of the chunk table (1 after compaction of a table < 1M rows)."""
@@ -557,20 +657,52 @@ class LanceStore:
         return self._scored(rows, lambda r: r["_score"])[:k]
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
-        """Exact cosine search (score = cosine similarity = 1 - cosine distance)."""
+        """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
+
+        Args:
+            vector: query vector, shape ``(dim,)`` (cast to float32).
+            k: hits wanted; fewer only when fewer rows are visible under ``filters``.
+            filters: permission/version filter, applied inside the search (prefilter).
+
+        Exact (every visible vector) unless the table has the ANN index (built by
+        :meth:`refresh_indexes` from ``ann_min_rows`` rows), has at least ``ann_min_rows`` rows
+        and the filter leaves at least ``ann_exact_below`` rows visible; then the
+        IVF index is probed (``ann_nprobes`` partitions at least, more until k visible hits are
+        found). Rows committed after the index was last updated are searched flat as well, so
+        nothing committed is missed. The visible-row count is cached per table version and
+        filter. ``last_vector_path`` records the path taken ("ann" or "exact").
+        """
         if k <= 0 or self._reader() is None:
             return []
         where = filter_sql(filters)
         vec = np.asarray(vector, dtype=np.float32)
+        at = self._table._table
+        cols = ["chunk_id", "doc_id", "title", "_distance"]
 
-        def make(q):
-            q = q.nearest_to(vec).column("vector").distance_type("cosine")
+        async def go():
+            version = await at.version()
+            if version != self._ann_state[0]:
+                rows = await at.count_rows()
+                has = any(i.columns == ["vector"] for i in await at.list_indices())
+                self._ann_state = (version, rows, has, {})
+            _, rows, use_ann, visible = self._ann_state
+            use_ann = use_ann and rows >= self.ann_min_rows
+            if use_ann and where:
+                if where not in visible:
+                    visible[where] = await at.count_rows(where)
+                use_ann = visible[where] >= self.ann_exact_below
+            q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
+            if use_ann:
+                q = q.maximum_nprobes(0).minimum_nprobes(self.ann_nprobes)  # max first: min <= max is checked
+            else:
+                q = q.bypass_vector_index()
             if where:
                 q = q.where(where)  # a prefilter: applied inside the search
-            return q.select(["chunk_id", "doc_id", "title", "_distance"]).limit(k + TIE_MARGIN)
+            return use_ann, await q.select(cols).limit(k + TIE_MARGIN).to_arrow()
 
-        rows = self._query(make).to_pylist()
-        return self._scored(rows, lambda r: 1.0 - r["_distance"])[:k]
+        use_ann, tbl = self._run(go())
+        self.last_vector_path = "ann" if use_ann else "exact"
+        return self._scored(tbl.to_pylist(), lambda r: 1.0 - r["_distance"])[:k]
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
         """Chunks of documents whose title names ``identifier`` (first chunk of each doc first).
