@@ -174,7 +174,9 @@ def ingest(
             err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors; "
+            + (f"{report.metadata_updated} with new permissions or path only, " if report.metadata_updated else "")
+            + f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors, "
+            f"{len(report.warnings)} warnings; "
             f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded"
             + (f" ({report.units_refreshed} unchanged documents got answer-unit vectors)" if report.units_refreshed else "")
             + ". "
