@@ -38,29 +38,10 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from citewise.core import InputError
-
-try:  # citewise builds before the shared line reader have no citewise.text.lines
-    from citewise.text.lines import jsonl_rows
-except ImportError:  # pragma: no cover - exercised only against old builds
-    def jsonl_rows(path, what) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Fallback of :func:`citewise.text.lines.jsonl_rows` (same errors)."""
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(str(path), f"cannot read {what}: {getattr(e, 'strerror', None) or e}") from None
-        for n, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
-            if not isinstance(row, dict):
-                raise InputError(str(path), f"expected a JSON object, got {type(row).__name__}", n)
-            yield n, row
+from citewise.text.lines import jsonl_rows
 
 KINDS = ("in_scope", "out_of_scope", "false_premise")
 VERDICTS = ("correct", "partial", "wrong", "wrong_abstention", "leak", "abstained_ok")

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from citewise.text.analyzer import analyze
+from citewise.text.sentences import trim_span
 
 #: Longest snippet, in characters.
 MAX_CHARS = 240
@@ -46,13 +47,9 @@ def segments(text: str) -> list[tuple[int, int]]:
     for line in _SEGMENT.finditer(text):
         s = line.start()
         for m in [*_SENTENCE_END.finditer(text, line.start(), line.end()), None]:
-            e = m.start() if m else line.end()
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            if e > s:
-                out.append((s, e))
+            span = trim_span(text, s, m.start() if m else line.end())
+            if span:
+                out.append(span)
             if m:
                 s = m.end()
     return out

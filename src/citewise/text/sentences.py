@@ -15,6 +15,20 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
+def trim_span(text: str, s: int, e: int) -> tuple[int, int] | None:
+    """``(s, e)`` narrowed past the whitespace at both ends of ``text[s:e]``; None when nothing
+    else is left.
+
+    >>> trim_span("  ab  ", 0, 6), trim_span("   ", 0, 3)
+    ((2, 4), None)
+    """
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return (s, e) if e > s else None
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """``[(start, end)]`` spans of prose sentences in ``text`` (see module docstring)."""
     spans: list[tuple[int, int]] = []
@@ -52,12 +66,4 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if para_start is None:
             para_start = start + (len(body) - len(body.lstrip()))
     flush(len(text.rstrip()))
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
+    return [span for s, e in spans if (span := trim_span(text, s, e))]
