@@ -3,6 +3,7 @@ tests that need it skip with that reason when it is absent."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -66,3 +67,64 @@ def minilm_index_of(tmp_path_factory, pages: dict[str, tuple[str, str]]):
     report = idx.ingest(root)
     assert report.errors == [] and report.added == len(paths)
     return idx, {d: p.read_text(encoding="utf-8") for d, p in paths.items()}
+
+
+def make_pdf(pages, outline=(), title=None):
+    """A valid PDF 1.4 file (bytes): one page per list of text lines, one ``Tj`` per line so the
+    text layer holds exactly these lines; outline entries ``(title, page index, children)``;
+    ``title`` goes to the document info ``/Title``."""
+    objs = {}
+    n_pages = len(pages)
+    # 1 catalog, 2 pages, 3 font, then page i: 4+2i, content 5+2i
+    kids = [4 + 2 * i for i in range(n_pages)]
+    objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    for i, lines in enumerate(pages):
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+        for ln in lines:
+            esc = ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"({esc}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        objs[4 + 2 * i] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                           f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
+    objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {n_pages} >>".encode()
+    nxt = 4 + 2 * n_pages
+    cat = "<< /Type /Catalog /Pages 2 0 R"
+    if outline:
+        root_id = nxt; nxt += 1
+        def build(items, parent):
+            nonlocal nxt
+            ids = []
+            for _ in items:
+                ids.append(nxt); nxt += 1
+            for j, (t, page, children) in enumerate(items):
+                d = f"<< /Title ({t}) /Parent {parent} 0 R /Dest [{kids[page]} 0 R /XYZ 0 792 0]"
+                if j > 0: d += f" /Prev {ids[j-1]} 0 R"
+                if j < len(items) - 1: d += f" /Next {ids[j+1]} 0 R"
+                if children:
+                    cids = build(children, ids[j])
+                    d += f" /First {cids[0]} 0 R /Last {cids[-1]} 0 R /Count {len(children)}"
+                objs[ids[j]] = (d + " >>").encode()
+            return ids
+        top = build(list(outline), root_id)
+        objs[root_id] = f"<< /Type /Outlines /First {top[0]} 0 R /Last {top[-1]} 0 R /Count {len(top)} >>".encode()
+        cat += f" /Outlines {root_id} 0 R"
+    objs[1] = (cat + " >>").encode()
+    info = None
+    if title:
+        info = nxt; objs[info] = f"<< /Title ({title}) >>".encode(); nxt += 1
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = {}
+    for k in sorted(objs):
+        offsets[k] = out.tell()
+        out.write(b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n")
+    xref = out.tell()
+    size = max(objs) + 1
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+    for k in range(1, size):
+        out.write(b"%010d 00000 n \n" % offsets[k])
+    trailer = f"trailer\n<< /Size {size} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>\n"
+    out.write(trailer.encode() + b"startxref\n%d\n%%%%EOF\n" % xref)
+    return out.getvalue()

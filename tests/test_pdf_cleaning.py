@@ -8,69 +8,12 @@ The cleaning is tested on page texts (:func:`pdf_to_text`) and end to end on a P
 
 from __future__ import annotations
 
-import io
-
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.units import split_units
 from citewise.index import Index
 from citewise.text.loaders import load_pdf, pdf_to_text
 
-
-def make_pdf(pages: list[list[str]], outline: list[tuple[str, int, list]] = ()) -> bytes:
-    """A valid PDF: one page per list of text lines (one ``Tj`` per line, so the text layer has
-    exactly these lines); outline entries ``(title, page index, children)``."""
-    objs: dict[int, bytes] = {3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
-    kids = [4 + 2 * i for i in range(len(pages))]
-    for i, lines in enumerate(pages):
-        ops = ["BT", "/F1 11 Tf", "14 TL", "72 740 Td"]
-        for ln in lines:
-            esc = ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            ops.append(f"({esc}) Tj T*")
-        stream = "\n".join(ops + ["ET"]).encode("latin-1")
-        objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        objs[kids[i]] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                         f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
-    objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(pages)} >>".encode()
-    nxt = 4 + 2 * len(pages)
-    catalog = "<< /Type /Catalog /Pages 2 0 R"
-    if outline:
-        root = nxt
-        nxt += 1
-
-        def build(items, parent):
-            nonlocal nxt
-            ids = list(range(nxt, nxt + len(items)))
-            nxt += len(items)
-            for j, (title, page, children) in enumerate(items):
-                d = f"<< /Title ({title}) /Parent {parent} 0 R /Dest [{kids[page]} 0 R /XYZ 0 792 0]"
-                if j > 0:
-                    d += f" /Prev {ids[j - 1]} 0 R"
-                if j < len(items) - 1:
-                    d += f" /Next {ids[j + 1]} 0 R"
-                if children:
-                    sub = build(children, ids[j])
-                    d += f" /First {sub[0]} 0 R /Last {sub[-1]} 0 R /Count {len(children)}"
-                objs[ids[j]] = (d + " >>").encode()
-            return ids
-
-        top = build(list(outline), root)
-        objs[root] = f"<< /Type /Outlines /First {top[0]} 0 R /Last {top[-1]} 0 R /Count {len(top)} >>".encode()
-        catalog += f" /Outlines {root} 0 R"
-    objs[1] = (catalog + " >>").encode()
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = {}
-    for k in sorted(objs):
-        offsets[k] = out.tell()
-        out.write(b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n")
-    xref = out.tell()
-    size = max(objs) + 1
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
-    for k in range(1, size):
-        out.write(b"%010d 00000 n \n" % offsets[k])
-    out.write(f"trailer\n<< /Size {size} /Root 1 0 R >>\n".encode() + b"startxref\n%d\n%%%%EOF\n" % xref)
-    return out.getvalue()
-
+from conftest import make_pdf
 
 HEADER = "Gizmo Shell Reference"
 
