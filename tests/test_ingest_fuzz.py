@@ -15,7 +15,7 @@ from pathlib import Path
 
 from citewise.index import Index
 
-from test_loaders_pdf_docx import make_pdf
+from conftest import make_pdf
 
 BODY = "# Heading\n\nA paragraph about refunds and invoices.\n"
 
