@@ -128,3 +128,30 @@ def make_pdf(pages, outline=(), title=None):
     trailer = f"trailer\n<< /Size {size} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>\n"
     out.write(trailer.encode() + b"startxref\n%d\n%%%%EOF\n" % xref)
     return out.getvalue()
+
+
+#: The sample records database's tables (``citewise.tools.records.build_sample_db``).
+RECORD_TABLES = ["customers", "contracts", "invoices", "transactions"]
+
+
+def sha256_of(path) -> str:
+    """Hex SHA-256 of a file's bytes (to prove a database file was not written)."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def db_path(tmp_path_factory):
+    """The sample records database, built once per test module."""
+    from citewise.tools.records import build_sample_db
+
+    return build_sample_db(tmp_path_factory.mktemp("records"))
+
+
+@pytest.fixture()
+def tools(db_path):
+    """The record tool set over :func:`db_path`, without the bundled fallback."""
+    from citewise.tools.registry import build_toolset
+
+    return build_toolset(str(db_path), sample_fallback=False)

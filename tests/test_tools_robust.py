@@ -3,7 +3,6 @@ ECMA `$` in patterns, and every failure an error observation (Python and CLI, ne
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -13,25 +12,11 @@ import time
 import pytest
 
 from citewise.tools.base import FunctionTool, canonical_args, schema_regex, validate_args
-from citewise.tools.records import build_sample_db
-from citewise.tools.registry import ToolSet, build_toolset
+from citewise.tools.registry import ToolSet
 from citewise.tools.sql import MAX_VALUE_BYTES, SqlGuard, SqlGuardError, SqliteDatabase, SqlQueryTool
 
-ALLOW = ["customers", "contracts", "invoices", "transactions"]
+from conftest import RECORD_TABLES as ALLOW, sha256_of as _sha
 
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return build_sample_db(tmp_path_factory.mktemp("records"))
-
-
-@pytest.fixture()
-def tools(db_path):
-    return build_toolset(str(db_path), sample_fallback=False)
-
-
-def _sha(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # A 64 KiB string in 12 doublings, then replace() that doubles it again and again: without a length

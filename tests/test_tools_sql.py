@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -17,22 +16,10 @@ from citewise.tools.records import build_sample_db, load_record_tools, sample_to
 from citewise.tools.registry import build_toolset
 from citewise.tools.sql import SqlGuard, SqlGuardError, SqliteDatabase, SqlQueryTool, parse_db_url
 
-ALLOW = ["customers", "contracts", "invoices", "transactions"]
+from conftest import RECORD_TABLES as ALLOW, sha256_of as _sha
+
 SECRET = "sk_live_SECRET"
 
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return build_sample_db(tmp_path_factory.mktemp("records"))
-
-
-@pytest.fixture()
-def tools(db_path):
-    return build_toolset(str(db_path), sample_fallback=False)
-
-
-def _sha(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _counts(path) -> dict:
