@@ -1,8 +1,11 @@
-"""Names a question is about: flags, code identifiers and quoted terms.
+"""Names a question is about: flags and their values, code identifiers, quoted terms, the
+subject of "what is X", the X of "the X builtin" and the tool a how-to names; and where a
+reference entry for a name starts in a text.
 
-Used by identifier pinning (a query naming ``fs.rm`` or ``--emit`` gets the section headed with
-it first; :mod:`citewise.retrieval.retrievers`) and by the evidence check that abstains when a
-question names something the corpus never mentions (:mod:`citewise.answer.evidence`).
+Used by entry pinning (a query naming ``fs.rm`` or ``--emit`` gets the chunk holding its entry
+first; :mod:`citewise.retrieval.retrievers`), by the extractive answer that opens with that entry
+(:mod:`citewise.answer.extractive`) and by the evidence checks that abstain when a question names
+something the corpus, or the evidence, never mentions (:mod:`citewise.answer.evidence`).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ GENERIC_WORDS = frozenset(
     "flag flags option options switch switches argument arguments parameter parameters command commands "
     "setting settings builtin builtins function functions method methods variable variables lint lints "
     "keyword keywords value values and or to in on of for the a an with do does did mean means is are "
-    "was work works change changes enable enables control controls set what which how why when where who "
-    "mean means".split())
+    "was work works change changes enable enables control controls set what which how why when where who"
+    .split())
 #: The command a flag belongs to: "disown -h", "shopt -s nullglob", "the read -t option".
 _COMMAND_OF_FLAG = re.compile(r"(?:^\s*|\bthe\s+|\bof\s+|\buse\s+)([a-z][\w-]{2,})\s+-{1,2}[A-Za-z]")
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
