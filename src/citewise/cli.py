@@ -251,6 +251,8 @@ def print_answer(ans, as_json: bool) -> None:
             "generator": ans.generator,
             "tool_calls": ans.tool_calls,
             "timings": ans.timings,
+            **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
+               if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
         }))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
@@ -278,14 +280,30 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
     generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: an OpenAI-compatible endpoint from CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL, CITEWISE_LLM_API_KEY."),
+    scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
+    deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
+    requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
     as_json: bool = JsonOpt,
 ):
-    """Answer a question from the documents, citing every sentence, or abstain."""
+    """Answer a question from the documents, citing every sentence, or abstain.
+
+    With --scope, --max-rounds, --deadline-ms, --budget-tokens or --requirements the evidence-gap
+    controller answers: outcome supported / gap / conflict / not_established / abstained."""
     from citewise.index import check_query
 
     check_query(question)
     _check_db(db)
     idx = _open(index, preload=True)
+    if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
+        from citewise.answer.gaps import ask_with_controller
+
+        print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=_principal(as_),
+                                         filters=_filters(as_of, version), generator="llm" if llm else generator,
+                                         scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
+                                         budget_tokens=budget_tokens, requirements=requirements), as_json)
+        return
     from citewise.tools.pipeline import route_and_answer
 
     routed = route_and_answer(question, idx, db=db, principal=_principal(as_))

@@ -654,3 +654,31 @@ class GapController:
             ans.outcome = "not_established"
             ans.abstain_reason = ("the model cited no source for: " + ", ".join(unused)) if unused else \
                 "generator found no supported sentence"
+
+
+def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shipped",
+                        principal: Principal | None = None, filters: Filters | None = None,
+                        generator="extractive", scope=None, max_rounds: int | None = None,
+                        deadline_ms: float | None = None, budget_tokens: int | None = None,
+                        requirements=None) -> Answer:
+    """``citewise ask`` through the controller on an :class:`~citewise.index.Index`.
+
+    ``scope``: ``--scope`` values (resolved for ``principal``); ``requirements``: a
+    :class:`Requirements` or the path of a requirements YAML file (None: derived checks).
+
+    Raises:
+        CitewiseError / InputError: a bad scope value, request setting or requirements file;
+        ChatError: the LLM endpoint failed.
+    """
+    from citewise.answer.scope import DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_ROUNDS, resolve_scope
+    from citewise.index import check_query
+
+    check_query(question)
+    reqs = requirements if isinstance(requirements, Requirements) or requirements is None else Requirements.load(requirements)
+    request = AskRequest(resolve_scope(scope, idx.store, principal),
+                         budget_tokens=DEFAULT_BUDGET_TOKENS if budget_tokens is None else budget_tokens,
+                         deadline_ms=deadline_ms, max_rounds=DEFAULT_MAX_ROUNDS if max_rounds is None else max_rounds,
+                         k=k)
+    answer, _trace = GapController(idx.answerer(retriever, generator), reqs).ask(
+        question, request, principal=principal, filters=filters)
+    return answer
