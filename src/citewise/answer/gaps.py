@@ -81,8 +81,12 @@ class Check:
         evidence: compiled patterns; a sentence matching one satisfies the check.
         value: pattern with one group: the value sources must agree on (None: no comparison).
         covers_absolute: a found check of this kind may back an always/never/guaranteed claim.
+        versioned: when the question names a version (``contract 4.5``), only evidence from a
+            document of that version satisfies the check (a fact that changes between versions).
         terms: for derived checks, the analyzed terms a sentence must mostly contain.
         min_terms: for derived checks, how many of ``terms`` must occur in one sentence.
+        weights: for derived checks, one weight per term (IDF; equal when not given). A sentence
+            satisfies the check when it holds ``min_terms`` terms *and* at least half the weight.
     """
 
     name: str
@@ -92,6 +96,8 @@ class Check:
     covers_absolute: bool = False
     terms: tuple[str, ...] = ()
     min_terms: int = 0
+    weights: tuple[float, ...] = ()
+    versioned: bool = False
 
     @property
     def derived(self) -> bool:
@@ -100,10 +106,18 @@ class Check:
 
     def match(self, sentence: str) -> bool:
         """Whether ``sentence`` satisfies this check."""
+        return self.strength(sentence) > 0
+
+    def strength(self, sentence: str) -> float:
+        """0 when ``sentence`` does not satisfy the check; else, for a derived check, how many of
+        its terms the sentence holds (the best-holding sentence is its evidence), 1 otherwise."""
         if self.terms:
             have = set(analyze(sentence))
-            return sum(t in have for t in self.terms) >= self.min_terms
-        return any(p.search(sentence) for p in self.evidence)
+            w = self.weights or (1.0,) * len(self.terms)
+            got = [t in have for t in self.terms]
+            weight = sum(x for x, g in zip(w, got) if g)
+            return weight if sum(got) >= self.min_terms and weight >= 0.5 * sum(w) else 0
+        return 1 if any(p.search(sentence) for p in self.evidence) else 0
 
     def value_of(self, sentence: str) -> str:
         """The compared value in ``sentence`` ('' when none or no ``value`` pattern)."""
@@ -150,6 +164,7 @@ class Requirements:
                 evidence: ['regex on a sentence', ...]
                 value: 'regex with one (group)'   # optional
                 covers_absolute: false            # optional
+                versioned: false                  # optional: a named version must match
     """
 
     domains: tuple[Domain, ...] = ()
@@ -197,7 +212,7 @@ class Requirements:
                 cat = f"{at}.checks[{j}]"
                 if not isinstance(c, dict):
                     raise InputError(source, f"{cat}: expected a mapping")
-                unknown = set(c) - {"name", "query", "evidence", "value", "covers_absolute"}
+                unknown = set(c) - {"name", "query", "evidence", "value", "covers_absolute", "versioned"}
                 if unknown:
                     raise InputError(source, f"{cat}: unknown key(s) {', '.join(sorted(unknown))}")
                 for key in ("name", "query"):
@@ -210,12 +225,14 @@ class Requirements:
                     value = _compile(c["value"], f"{cat}.value", source)
                     if value.groups != 1:
                         raise InputError(source, f"{cat}.value: needs exactly one (group), has {value.groups}")
-                cov = c.get("covers_absolute", False)
-                if not isinstance(cov, bool):
-                    raise InputError(source, f"{cat}.covers_absolute: true or false")
+                flags = {}
+                for key in ("covers_absolute", "versioned"):
+                    flags[key] = c.get(key, False)
+                    if not isinstance(flags[key], bool):
+                        raise InputError(source, f"{cat}.{key}: true or false")
                 checks.append(Check(c["name"].strip(), c["query"].strip(),
                                     tuple(_compile(p, f"{cat}.evidence[{k}]", source) for k, p in enumerate(c["evidence"])),
-                                    value, cov))
+                                    value, flags["covers_absolute"], versioned=flags["versioned"]))
             hist = d.get("history", False)
             if not isinstance(hist, bool):
                 raise InputError(source, f"{at}.history: true or false")
@@ -229,12 +246,14 @@ class Requirements:
         return next((d for d in self.domains if d.applies(question)), None)
 
 
-def derive_checks(question: str) -> list[Check]:
+def derive_checks(question: str, idf=None) -> list[Check]:
     """Checks derived from the question's conditions (no domain file applies).
 
     The question is cut at condition words (:data:`_CONDITION`); each piece with content terms
     (analyzed, minus question words) becomes a check, satisfied by one sentence holding at least
-    two thirds of its terms (rounded up). Its follow-up query is the piece's own words.
+    half of its terms (rounded up; two thirds missed "When did the first capture for order 88121
+    actually succeed?" on the payment set's dev split) and, with ``idf`` (term -> weight, e.g.
+    :meth:`EvidenceScorer.idf`), at least half of their IDF weight, so the rare terms count most. Its follow-up query is the piece's own words.
 
     >>> [c.name for c in derive_checks("Does the worker retry after a capture times out?")]
     ['the worker retry', 'a capture times out']
@@ -248,8 +267,9 @@ def derive_checks(question: str) -> list[Check]:
         terms = tuple(t for t in dict.fromkeys(analyze(p)) if t not in QUESTION_WORDS)
         if not terms:
             continue
-        need = max(1, -(-2 * len(terms) // 3))
-        checks.append(Check(p, p, terms=terms, min_terms=need))
+        need = max(1, -(-len(terms) // 2))
+        weights = tuple(float(idf(t)) for t in terms) if idf else ()
+        checks.append(Check(p, p, terms=terms, min_terms=need, weights=weights))
     return checks
 
 
@@ -353,26 +373,27 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
     per doc id. ``previous``: earlier results, whose ``round`` is kept for checks found before.
     """
     out: dict[str, CheckResult] = {}
+    sentences = []  # (chunk, start, end, text) in rank order, then document order
+    for c in chunks:
+        text = c.text
+        for s, e in split_sentences(text) or [(0, len(text))]:  # list items are sentences too
+            sentences.append((c, s, e, text[s:e]))
     for chk in checks:
         res = CheckResult(chk)
+        scored = [(chk.strength(t), i) for i, (_, _, _, t) in enumerate(sentences)]
+        # strongest first (derived checks), then rank order; at most one sentence per document
         seen_docs: set[str] = set()
-        for c in chunks:
+        for strength, i in sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1])):
+            c, s, e, sent = sentences[i]
             if c.doc_id in seen_docs:
                 continue
-            text = c.text
-            spans = split_sentences(text) or [(0, len(text))]
-            # a list item or table row is a sentence of its own too
-            for s, e in spans:
-                sent = text[s:e]
-                if chk.match(sent):
-                    prefix = max(0, len(text) - (c.end - c.start))
-                    base = c.start - prefix
-                    res.evidence.append(EvidenceItem(
-                        chk.name, c.doc_id, revisions.get(c.doc_id, "")[:12], c.version or "",
-                        getattr(c, "effective", "") or "", c.updated or "", c.chunk_id,
-                        base + s, base + e, " ".join(sent.split()), chk.value_of(sent)))
-                    seen_docs.add(c.doc_id)
-                    break
+            seen_docs.add(c.doc_id)
+            prefix = max(0, len(c.text) - (c.end - c.start))
+            base = c.start - prefix
+            res.evidence.append(EvidenceItem(
+                chk.name, c.doc_id, revisions.get(c.doc_id, "")[:12], c.version or "",
+                getattr(c, "effective", "") or "", c.updated or "", c.chunk_id,
+                base + s, base + e, " ".join(sent.split()), chk.value_of(sent)))
         if res.evidence:
             res.status = "found"
             prev = (previous or {}).get(chk.name)
@@ -382,14 +403,17 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
 
 
 def _version_filter(question: str, results: dict[str, CheckResult]) -> None:
-    """Keep only evidence of the version a question names (when some exists)."""
+    """Keep only evidence of the version a question names: for a ``versioned`` check always (no
+    evidence of that version = missing), for others when some exists."""
     wanted = set(_VERSION_IN_Q.findall(question))
     if not wanted:
         return
     for r in results.values():
         match = [e for e in r.evidence if e.version in wanted]
-        if match:
+        if match or r.check.versioned:
             r.evidence = match
+            if not match:
+                r.status, r.round = "missing", 0
 
 
 def find_conflicts(results: dict[str, CheckResult]) -> dict[str, list[EvidenceItem]]:
@@ -464,10 +488,18 @@ class GapController:
         self.assembler_kw = dict(assembler_kw or {})
         self.judge = judge
 
-    def checks_for(self, question: str) -> tuple[Domain | None, list[Check]]:
-        """The domain (None when derived) and the required checks for ``question``."""
+    def checks_for(self, question: str, filters: Filters | None = None) -> tuple[Domain | None, list[Check]]:
+        """The domain (None when derived) and the required checks for ``question`` (derived
+        checks weigh terms by their IDF among the chunks ``filters`` let through; a term absent
+        from them weighs 0)."""
         dom = self.requirements.domain_for(question)
-        return (dom, list(dom.checks)) if dom else (None, derive_checks(question))
+        if dom:
+            return dom, list(dom.checks)
+        scorer = getattr(self.answerer, "scorer", None)
+        f = filters or Filters(groups=("public",))
+        # a term no visible chunk holds is paraphrase vocabulary ("actually"): it weighs nothing
+        weight = (lambda t: scorer.idf(t, f) if scorer.df(t, f) else 0.0) if scorer is not None else None
+        return None, derive_checks(question, weight)
 
     def _search(self, query: str, k: int, principal, filters) -> list[Hit]:
         return self.answerer.retriever.search(query, k, principal=principal, filters=filters)
@@ -500,7 +532,7 @@ class GapController:
         scope = request.scope
         sfilters = scope.filters(filters)
         trace = GapTrace(scope=scope.as_dict())
-        dom, checks = self.checks_for(question)
+        dom, checks = self.checks_for(question, effective_filters(principal, sfilters))
         trace.domain = dom.name if dom else ""
         store = self.answerer.store
         docs = store.documents()
@@ -513,6 +545,7 @@ class GapController:
         chunks = dict(a.chunks)
         rank_of = {h.chunk_id: i for i, h in enumerate(pool)}
         results = mark_checks(checks, [chunks[h.chunk_id] for h in pool if h.chunk_id in chunks], revisions, 1)
+        _version_filter(question, results)
         trace.rounds.append({"round": 1, "queries": [question], "new_chunks": [h.chunk_id for h in pool],
                              "missing_after": [n for n, r in results.items() if r.status == "missing"]})
         if dom is not None and dom.history and pool:
@@ -544,6 +577,7 @@ class GapController:
             chunks.update(store.get_chunks([i for i in new if i not in chunks]))
             results = mark_checks(checks, [chunks[h.chunk_id] for h in pool if h.chunk_id in chunks], revisions,
                                   round_no, results)
+            _version_filter(question, results)
             trace.rounds.append({"round": round_no, "queries": [c.query for c in missing], "new_chunks": new,
                                  "missing_after": [n for n, r in results.items() if r.status == "missing"]})
         trace.found_ids = [h.chunk_id for h in pool]
@@ -559,6 +593,14 @@ class GapController:
         assembler = ContextAssembler(budget_tokens=request.budget_tokens, **kw)
         ranked = [Hit(h.chunk_id, h.doc_id, h.score, i, h.stage, h.title) for i, h in enumerate(ordered, start=1)]
         context = assembler.assemble(question, ranked, store, chunks) if ranked else Context(question, [], request.budget_tokens)
+        ans.timings["controller_s"] = time.perf_counter() - t0
+        self._conclude(question, ans, trace, context, checks, dom, scope, a.abstain_reason, revisions, round_no, results)
+        ans.timings["total_s"] = time.perf_counter() - t0
+        ans.evidence = {"controller": trace.as_dict()}
+        return ans, trace
+
+    def _conclude(self, question, ans, trace, context, checks, dom, scope, abstain_reason, revisions, round_no,
+                  results=None) -> None:
         ans.context_ids = [c.chunk_id for c in context.chunks]
         results = mark_checks(checks, context.chunks, revisions, round_no, results)
         _version_filter(question, results)
@@ -566,14 +608,27 @@ class GapController:
         if self.judge is not None and context.chunks:
             trace.judge = self.judge.judge(question, context, checks)
             trace.model_calls += 1
-        ans.timings["controller_s"] = time.perf_counter() - t0
-        self._decide(question, ans, trace, context, results, scope, a, dom)
+        self._decide(question, ans, trace, context, results, scope, abstain_reason, dom)
+
+    def answer_from_context(self, question: str, context: Context, scope: SourceScope | None = None) -> tuple[Answer, GapTrace]:
+        """Decide and answer from a context given whole (no retrieval): the intact-document and
+        oracle-evidence conditions of :mod:`citewise.evaluation.conditions` use it, so they share
+        the checks, outcome rules and citation rules of :meth:`ask`."""
+        t0 = time.perf_counter()
+        scope = scope or SourceScope()
+        dom, checks = self.checks_for(question)
+        trace = GapTrace(domain=dom.name if dom else "", scope=scope.as_dict())
+        trace.found_ids = [c.chunk_id for c in context.chunks]
+        revisions = {d: e.content_hash for d, e in self.answerer.store.documents().items()}
+        ans = Answer(ABSTENTION_TEXT, "abstained", generator=getattr(self.answerer.generator, "name", ""),
+                     retrieved_ids=list(trace.found_ids))
+        self._conclude(question, ans, trace, context, checks, dom, scope, "", revisions, 0)
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace
 
     def _decide(self, question, ans: Answer, trace: GapTrace, context: Context, results: dict[str, CheckResult],
-                scope: SourceScope, a, dom) -> None:
+                scope: SourceScope, abstain_reason: str, dom) -> None:
         phrase = _scope_phrase(scope)
         found = [r for r in results.values() if r.status == "found"]
         missing = [r for r in results.values() if r.status == "missing"]
@@ -583,9 +638,9 @@ class GapController:
                 if r.check.name in trace.judge["missing"]:
                     found.remove(r)
                     missing.append(r)
-        if not context.chunks or (a.abstain_reason and not found):
+        if not context.chunks or (abstain_reason and not found):
             ans.outcome = "abstained"
-            ans.abstain_reason = a.abstain_reason or "nothing in scope was retrieved"
+            ans.abstain_reason = abstain_reason or "nothing in scope was retrieved"
             if scope.doc_ids is not None and not scope.doc_ids:
                 ans.abstain_reason = "no document in the scope is available to you"
             ans.text = ABSTENTION_TEXT
