@@ -371,8 +371,11 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
 def run_conditions(idx, questions: list[CondQuestion], requirements: Requirements | None, prices,
                    latency_target_ms: float = 2000.0, **runner_kw) -> dict:
     """Run every condition over ``questions``; returns the JSON report (summary, records,
-    position test, settings)."""
+    position test, settings). Each condition first answers the first question once untimed
+    (model load and caches), so no condition pays the warm-up in its latency."""
     runner = ConditionsRunner(idx, requirements, **runner_kw)
+    for c in CONDITIONS:  # warm-up (model load, caches), not timed
+        runner.run_one(questions[0], c)
     records = [runner.record(q, c) for c in CONDITIONS for q in questions]
     return {
         "settings": {"k": runner.k, "budget_tokens": runner.budget_tokens, "intact_budget": runner.intact_budget,
