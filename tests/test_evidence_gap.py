@@ -198,3 +198,13 @@ def test_cli_ask_scope_json(idx):
     data = json.loads(res.stdout)
     assert data["outcome"] == "supported" and data["scope"]["description"] == "from the 4 documents you named"
     assert [r["round"] for r in data["controller"]["rounds"]] == [1, 2]
+
+
+def test_demo_payment_scenario_shows_gap_then_scoped_answer(tmp_path):
+    res = CliRunner().invoke(app, ["demo", "--scenario", "payment", "--embedder", "hashing", "--index", str(tmp_path / "d")])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    first, second = text.index("outcome: gap"), text.index("outcome: supported")
+    assert first < second and "From the 4 documents you named:" in text[second:]
+    bad = CliRunner().invoke(app, ["demo", "--scenario", "refunds", "--index", str(tmp_path / "d")])
+    assert bad.exit_code != 0 and "valid: payment" in str(bad.exception)

@@ -428,10 +428,19 @@ def eval_conditions(
 def demo(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder for the sample corpus (default: the data folder's 'demo')."),
     embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="payment: the evidence-gap controller on the payment packet (gap -> follow-up -> scoped answer)."),
 ):
     """Ingest the bundled sample corpus, answer sample questions, abstain once, show a restricted answer."""
     from citewise.demo import run_demo
     from citewise.index import default_index_dir
+
+    if scenario is not None:
+        if scenario != "payment":
+            raise CitewiseError(f"--scenario: unknown scenario '{scenario}' (valid: payment)")
+        from citewise.demo_payment import run_payment_demo
+
+        run_payment_demo(index or default_index_dir().parent / "demo-payment", embedder, out, err, print_answer)
+        return
 
     run_demo(index or default_index_dir().parent / "demo", embedder, out, err, print_answer, _progress)
 
