@@ -208,3 +208,37 @@ def test_demo_payment_scenario_shows_gap_then_scoped_answer(tmp_path):
     assert first < second and "From the 4 documents you named:" in text[second:]
     bad = CliRunner().invoke(app, ["demo", "--scenario", "refunds", "--index", str(tmp_path / "d")])
     assert bad.exit_code != 0 and "valid: payment" in str(bad.exception)
+
+
+def test_llm_generator_is_supported_only_when_it_cites_every_check(idx, reqs, tmp_path):
+    from citewise.answer.generators import LLMGenerator
+    from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+    good = ("The worker retries after 15 minutes [doc:runbooks/payment-worker]. The client reuses the key "
+            "[doc:client/payment-client]. The provider keeps tokens for 10 minutes [doc:provider/integration-contract].")
+    lazy = "The client reuses the key, so the retry is safe [doc:client/payment-client]."
+    with FakeOpenAI([{"content": good}, {"content": lazy}]) as server:
+        gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")))
+        index = Index.open(idx.path)
+        ctl = GapController(index.answerer(generator=gen), reqs)
+        request = AskRequest(resolve_scope(PACKET, idx.store))
+        ok, t1 = ctl.ask(Q, request)
+        bad, t2 = ctl.ask(Q, request)
+    assert ok.outcome == "supported" and ok.text.startswith("From the 4 documents you named: ") and t1.model_calls == 1
+    assert bad.outcome == "not_established"
+    assert "retry timing" in bad.abstain_reason and "provider guarantee" in bad.abstain_reason
+
+
+def test_judge_miss_and_unnecessary_fallback_are_counted(idx, reqs):
+    from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+    names = ["retry timing", "idempotency key behaviour", "provider guarantee", "uncertain first outcome"]
+    says_all = json.dumps({"covered": names, "missing": []})
+    says_none = json.dumps({"covered": [], "missing": names})
+    with FakeOpenAI([{"content": says_all}, {"content": says_none}]) as server:
+        judge = SufficiencyJudge(OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")))
+        ctl = GapController(idx.answerer(), reqs, judge=judge)
+        gap, t1 = ctl.ask(Q, AskRequest(resolve_scope(PACKET[:3], idx.store)))  # contract absent
+        full, t2 = ctl.ask(Q, AskRequest(resolve_scope(PACKET, idx.store)))
+    assert t1.judge["miss"] and gap.outcome == "gap"  # the rule-based check still holds the gap
+    assert t2.judge["unnecessary_fallback"] and full.outcome == "gap"  # fails closed

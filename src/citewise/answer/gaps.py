@@ -340,7 +340,9 @@ class GapTrace:
         deadline_hit: a round was skipped because the deadline had passed.
         found_ids: every chunk id any search returned (union over rounds).
         conflicts: ``{check: [EvidenceItem dict, ...]}`` for checks whose sources disagree.
-        judge: LLM sufficiency judge record (``{"verdict", "missing", "error"}``), when used.
+        judge: LLM sufficiency judge record (``{"verdict", "missing", "error", "miss",
+            "unnecessary_fallback"}``), when used; ``miss``: judged sufficient while a rule-based
+            check is missing; ``unnecessary_fallback``: judged insufficient while every check is found.
         model_calls: LLM calls made (generator and judge).
         retrieval_calls: searches run.
     """
@@ -608,6 +610,11 @@ class GapController:
         if self.judge is not None and context.chunks:
             trace.judge = self.judge.judge(question, context, checks)
             trace.model_calls += 1
+            rule_missing = [n for n, r in results.items() if r.status == "missing"]
+            # against the rule-based checks: a miss calls evidence sufficient that lacks a check;
+            # an unnecessary fallback calls complete evidence insufficient
+            trace.judge["miss"] = trace.judge["verdict"] == "sufficient" and bool(rule_missing)
+            trace.judge["unnecessary_fallback"] = trace.judge["verdict"] == "insufficient" and not rule_missing
         self._decide(question, ans, trace, context, results, scope, abstain_reason, dom)
 
     def answer_from_context(self, question: str, context: Context, scope: SourceScope | None = None) -> tuple[Answer, GapTrace]:

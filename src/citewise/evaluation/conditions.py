@@ -172,6 +172,8 @@ class Record:
     latency_ms: float
     cited: list[str] = field(default_factory=list)
     applicable: bool = True
+    judge_miss: bool = False
+    judge_unnecessary_fallback: bool = False
 
 
 def _covered(items, chunks) -> bool:
@@ -193,19 +195,23 @@ class ConditionsRunner:
         budget_tokens: evidence budget for the retrieval conditions.
         intact_budget: largest intact packet (tokens) condition 3 accepts.
         max_rounds, deadline_ms: the adaptive route's request contract.
+        generator: ``extractive`` | ``llm`` | a Generator, the same for every condition.
+        judge: an optional :class:`~citewise.answer.gaps.SufficiencyJudge` for every condition;
+            its misses and unnecessary fallbacks are counted per condition.
     """
 
     def __init__(self, idx, requirements: Requirements | None, k: int = 5, budget_tokens: int = 4000,
-                 intact_budget: int = 8000, max_rounds: int = 2, deadline_ms: float | None = None):
+                 intact_budget: int = 8000, max_rounds: int = 2, deadline_ms: float | None = None,
+                 generator="extractive", judge=None):
         self.idx = idx
         self.requirements = requirements
         self.k, self.budget_tokens, self.intact_budget = k, budget_tokens, intact_budget
         self.max_rounds, self.deadline_ms = max_rounds, deadline_ms
-        base = idx.answerer("shipped")
-        self.controller = GapController(base, requirements)
-        self.strong = GapController(base, requirements, assembler_kw={"expand_parent": True})
-        flat = idx.answerer("dense")
-        self.flat = GapController(flat, requirements, assembler_kw={"expand_neighbours": False, "min_sources": 0,
+        base = idx.answerer("shipped", generator)
+        self.controller = GapController(base, requirements, judge=judge)
+        self.strong = GapController(base, requirements, assembler_kw={"expand_parent": True}, judge=judge)
+        flat = idx.answerer("dense", generator)
+        self.flat = GapController(flat, requirements, judge=judge, assembler_kw={"expand_neighbours": False, "min_sources": 0,
                                                                     "max_doc_share": 1.0, "dedup_jaccard": 1.01})
         self.store = idx.store
         self.docs = self.store.documents()
@@ -302,7 +308,9 @@ class ConditionsRunner:
         return Record(q.id, condition, q.kind, q.expected, ans.outcome, correct, unsupported, found, retained, used,
                       failure, category, tokens, initial + count_tokens(q.question), len(trace.rounds) or 1,
                       trace.model_calls + 1, trace.retrieval_calls, round(latency, 2),
-                      [c.doc_id for c in ans.citations], applicable)
+                      [c.doc_id for c in ans.citations], applicable,
+                      bool(trace.judge and trace.judge.get("miss")),
+                      bool(trace.judge and trace.judge.get("unnecessary_fallback")))
 
     def position_test(self, questions: list[CondQuestion]) -> list[dict]:
         """Intact-document condition with the decisive clause's chunk at the start, middle and end:
@@ -356,6 +364,8 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
             "cost_per_request_usd": round(mean_cost, 8),
             "cost_per_correctly_supported_usd": round(cost_per_correct_answer(mean_cost, rate), 8) if rate > 0 else None,
             "failures": {f: sum(r.failure == f for r in rs) for f in ("discovery", "selection", "use")},
+            "judge_misses": sum(r.judge_miss for r in rs),
+            "judge_unnecessary_fallbacks": sum(r.judge_unnecessary_fallback for r in rs),
         }
         if cond == "adaptive":
             fb = [r for r in rs if r.rounds > 1]
