@@ -508,17 +508,20 @@ class GapController:
     def _search(self, query: str, k: int, principal, filters) -> list[Hit]:
         return self.answerer.retriever.search(query, k, principal=principal, filters=filters)
 
-    def _history_hits(self, question: str, doc_ids: list[str], principal, filters: Filters | None) -> list[Hit]:
-        """Hits from every older revision (``id@version``) of ``doc_ids`` the principal may read."""
+    def _history_hits(self, question: str, doc_ids: list[str], principal, filters: Filters | None) -> tuple[list[Hit], int]:
+        """Hits from every older revision (``id@version``) of ``doc_ids`` the principal may read,
+        and the number of searches run (one per revision)."""
         docs = self.answerer.store.documents()
         groups = set(effective_filters(principal, filters).groups or ())
         out: list[Hit] = []
+        searches = 0
         for d in doc_ids:
             for hid, e in docs.items():
                 if hid.startswith(d + "@") and groups & set(e.groups):
                     f = Filters(doc_ids=(hid,), version=e.version)
                     out += self._search(question, 2, principal, f)
-        return out
+                    searches += 1
+        return out, searches
 
     def ask(self, question: str, request: AskRequest | None = None, *, principal: Principal | None = None,
             filters: Filters | None = None) -> tuple[Answer, GapTrace]:
@@ -553,8 +556,10 @@ class GapController:
         trace.rounds.append({"round": 1, "queries": [question], "new_chunks": [h.chunk_id for h in pool],
                              "missing_after": [n for n, r in results.items() if r.status == "missing"]})
         if dom is not None and dom.history and pool:
-            extra = self._history_hits(question, list(dict.fromkeys(h.doc_id for h in pool))[:2], principal, sfilters)
-            trace.retrieval_calls += len(extra) and 1
+            # part of round 1: one search per older revision of the two best documents
+            extra, searches = self._history_hits(question, list(dict.fromkeys(h.doc_id for h in pool))[:2],
+                                                 principal, sfilters)
+            trace.retrieval_calls += searches
             for h in extra:
                 if h.chunk_id not in rank_of:
                     rank_of[h.chunk_id] = len(pool)
