@@ -1,4 +1,12 @@
+"""Writes questions.jsonl, the payment question set (52 questions; see citewise.evaluation.conditions).
+
+Run from anywhere: ``python src/citewise/sample/payment/make_questions.py``. The set is data; this
+script only keeps the repeated evidence items (retry timing, key reuse, provider guarantee,
+uncertain outcome) in one place. Splits alternate dev / heldout within each kind.
+"""
 import json
+from pathlib import Path
+
 P = ["incident/inc-4471", "runbooks/payment-worker", "client/payment-client", "provider/integration-contract"]
 RT = {"doc": "runbooks/payment-worker", "text": "after 15 minutes"}
 IK = {"doc": "client/payment-client", "text": "same Idempotency-Key header"}
@@ -88,7 +96,7 @@ count = {}
 for d in qs:
     n = count.get(d["kind"], 0); count[d["kind"]] = n + 1
     d["split"] = "dev" if n % 2 == 0 else "heldout"
-with open("/work/wt-evidence-gap/src/citewise/sample/payment/questions.jsonl", "w") as f:
+with open(Path(__file__).with_name("questions.jsonl"), "w") as f:
     for d in qs:
         f.write(json.dumps(d) + "\n")
 import collections
