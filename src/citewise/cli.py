@@ -251,6 +251,8 @@ def print_answer(ans, as_json: bool) -> None:
             "generator": ans.generator,
             "tool_calls": ans.tool_calls,
             "timings": ans.timings,
+            **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
+               if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
         }))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
@@ -278,14 +280,30 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
     generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: an OpenAI-compatible endpoint from CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL, CITEWISE_LLM_API_KEY."),
+    scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
+    deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
+    requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
     as_json: bool = JsonOpt,
 ):
-    """Answer a question from the documents, citing every sentence, or abstain."""
+    """Answer a question from the documents, citing every sentence, or abstain.
+
+    With --scope, --max-rounds, --deadline-ms, --budget-tokens or --requirements the evidence-gap
+    controller answers: outcome supported / gap / conflict / not_established / abstained."""
     from citewise.index import check_query
 
     check_query(question)
     _check_db(db)
     idx = _open(index, preload=True)
+    if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
+        from citewise.answer.gaps import ask_with_controller
+
+        print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=_principal(as_),
+                                         filters=_filters(as_of, version), generator="llm" if llm else generator,
+                                         scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
+                                         budget_tokens=budget_tokens, requirements=requirements), as_json)
+        return
     from citewise.tools.pipeline import route_and_answer
 
     routed = route_and_answer(question, idx, db=db, principal=_principal(as_))
@@ -348,14 +366,81 @@ def eval_beir(
     out.print(f"indexed in {t_index:.1f}s ({report.chunks_embedded} chunks embedded), queried in {t_query:.1f}s", highlight=False)
 
 
+@eval_app.command("conditions")
+def eval_conditions(
+    question_set: Path = typer.Argument(..., metavar="SET", help="Conditions question set (JSONL), e.g. src/citewise/sample/payment/questions.jsonl."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Folder the set's questions are about (default: corpus/ beside SET); ingested into --index."),
+    requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (default: requirements.yaml beside SET, if present)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per set and embedder under the data folder)."),
+    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    split: str = typer.Option("dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."),
+    workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices)."),
+    latency_target_ms: float = typer.Option(2000.0, "--latency-target-ms", help="p95 latency target reported per condition."),
+    max_rounds: int = typer.Option(2, "--max-rounds", min=1, help="Retrieval rounds of the adaptive route."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Also write the HTML report (table, found/retained/used log, position test) here."),
+    as_json: bool = JsonOpt,
+):
+    """Five conditions (flat top-k, strong baseline, intact documents, adaptive, oracle) on one question set."""
+    from citewise.answer.gaps import Requirements
+    from citewise.decide import load_workload
+    from citewise.demo import sample_dir
+    from citewise.evaluation.conditions import load_questions, run_conditions, to_html, to_markdown
+    from citewise.index import default_index_dir
+
+    if split not in ("dev", "heldout", "all"):
+        raise CitewiseError(f"--split must be dev, heldout or all, got '{split}'")
+    questions = [q for q in load_questions(question_set) if split == "all" or q.split == split]
+    if not questions:
+        raise CitewiseError(f"{question_set}: no questions in split '{split}'")
+    corpus = corpus or question_set.parent / "corpus"
+    if not corpus.is_dir():
+        raise CitewiseError(f"--corpus: {corpus} is not a folder")
+    req_path = requirements or (question_set.parent / "requirements.yaml")
+    reqs = Requirements.load(req_path) if requirements or req_path.exists() else None
+    prices = load_workload(workload or sample_dir() / "workload.yaml").prices
+    index = index or default_index_dir().parent / "conditions" / f"{question_set.parent.name}-{embedder}"
+    idx = _open(index, embedder, must_exist=False)
+    report = idx.ingest(corpus)
+    for e in report.errors:
+        err.print(f"skipped {e}", markup=False, highlight=False)
+    result = run_conditions(idx, questions, reqs, prices, latency_target_ms, max_rounds=max_rounds)
+    result["settings"]["split"] = split
+    if html_out:
+        html_out.write_text(to_html(result), encoding="utf-8")
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(to_markdown(result), highlight=False, markup=False, soft_wrap=True)
+    a = result["summary"]["adaptive"]
+    if a.get("questions"):
+        out.print(f"adaptive: fallback rate {a['fallback_rate']:.2%}; expected cost per request "
+                  f"{a['adaptive_route_cost_usd']:.6f} USD (initial path + fallback rate x incremental fallback cost)",
+                  highlight=False)
+    na = result["summary"]["intact_documents"].get("not_applicable", 0)
+    if na:
+        out.print(f"intact documents: {na} question(s) not applicable (packet larger than the intact budget)", highlight=False)
+    changed = sum(p["changed"] for p in result["position_test"])
+    out.print(f"position test (intact documents): {changed} of {len(result['position_test'])} questions changed "
+              "outcome or citations when the decisive clause moved", highlight=False)
+
+
 @app.command()
 def demo(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder for the sample corpus (default: the data folder's 'demo')."),
     embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="payment: the evidence-gap controller on the payment packet (gap -> follow-up -> scoped answer)."),
 ):
     """Ingest the bundled sample corpus, answer sample questions, abstain once, show a restricted answer."""
     from citewise.demo import run_demo
     from citewise.index import default_index_dir
+
+    if scenario is not None:
+        if scenario != "payment":
+            raise CitewiseError(f"--scenario: unknown scenario '{scenario}' (valid: payment)")
+        from citewise.demo_payment import run_payment_demo
+
+        run_payment_demo(index or default_index_dir().parent / "demo-payment", embedder, out, err, print_answer)
+        return
 
     run_demo(index or default_index_dir().parent / "demo", embedder, out, err, print_answer, _progress)
 

@@ -55,6 +55,7 @@ class ContextChunk:
         score: retrieval score (0 for expansions).
         via: ``retrieved`` | ``neighbour`` | ``parent``.
         tokens: ``o200k_base`` tokens of the rendered chunk (header line + text).
+        effective: ISO date from which the document is in force ('' when not declared).
     """
 
     chunk_id: str
@@ -70,6 +71,7 @@ class ContextChunk:
     score: float = 0.0
     via: str = "retrieved"
     tokens: int = 0
+    effective: str = ""
 
     def citation(self, start: int | None = None, end: int | None = None) -> Citation:
         """A :class:`Citation` of this chunk (or of ``[start, end)`` offsets inside its text)."""
@@ -255,7 +257,8 @@ class ContextAssembler:
 
     def _context_chunk(self, c, rank: int, score: float, via: str) -> ContextChunk:
         cc = ContextChunk(c.chunk_id, c.doc_id, c.title, c.version or "", c.updated or "",
-                          tuple(c.heading_path), c.text, c.start, c.end, rank, score, via)
+                          tuple(c.heading_path), c.text, c.start, c.end, rank, score, via,
+                          effective=getattr(c, "effective", "") or "")
         return replace(cc, tokens=count_tokens(cc.header()) + count_tokens(cc.text))
 
     def _fill(self, cands: list[ContextChunk], dropped: dict[str, str]) -> list[ContextChunk]:
