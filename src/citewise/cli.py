@@ -1005,6 +1005,9 @@ def main() -> None:
     anything unexpected prints one line (never a traceback) and exits 1.
     """
     try:
+        from citewise.telemetry import configure
+
+        configure()  # OTLP export of traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; else a no-op
         app()  # standalone: usage errors -> exit 2, typer.Exit(code) -> that code
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
