@@ -88,6 +88,7 @@ def _api():
     return trace
 
 
+_global_tracer = None
 _provider = None  # set by use_provider(): citewise's spans go there instead of the global provider
 
 
@@ -95,11 +96,14 @@ def tracer() -> trace.Tracer:
     """citewise's tracer from the global tracer provider (the API's no-op one unless configured),
     or from the provider given to :func:`use_provider`.
 
-    Looked up on every call (cheap), so a provider installed later is used from then on.
+    A provider installed later (:func:`configure`) is used from then on.
     """
+    global _global_tracer
     if _provider is not None:
         return _provider.get_tracer(_SCOPE)
-    return _api().get_tracer(_SCOPE)
+    if _global_tracer is None:  # the API's proxy tracer follows a provider installed later
+        _global_tracer = _api().get_tracer(_SCOPE)
+    return _global_tracer
 
 
 def use_provider(provider) -> None:
