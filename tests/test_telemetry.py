@@ -253,3 +253,22 @@ def test_cli_exports_spans_by_otlp_when_the_endpoint_is_set(sample_index):
     assert services == {"citewise-test"}
     assert {"invoke_workflow route", "invoke_workflow answer", "retrieval shipped", "retrieval bm25",
             "retrieval dense"} <= set(names)
+
+
+def test_agent_tool_calls_in_worker_threads_stay_in_the_agent_trace(spans):
+    from citewise.models.chat import ChatConfig, OpenAIChatModel
+    from citewise.tools.agent import Agent
+    from citewise.tools.base import FunctionTool
+
+    empty = {"type": "object", "properties": {}}
+    tools = [FunctionTool(n, f"tool {n}", empty, lambda: {"ok": True}) for n in ("a", "b")]
+    script = [{"tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]}, {"content": "done"}]
+    with FakeOpenAI(script) as server:
+        result = Agent(OpenAIChatModel(ChatConfig(server.base_url, "m")), tools).run("two things")
+    assert result.stopped == "answered"
+    finished = spans.get_finished_spans()
+    (root,) = by_name(finished, "invoke_agent citewise")
+    assert root.parent is None and root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert root.attributes["citewise.agent.iterations"] == 2
+    under = sorted(s.name for s in children(finished, root))
+    assert under == ["chat m", "chat m", "execute_tool a", "execute_tool b"]

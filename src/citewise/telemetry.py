@@ -395,3 +395,19 @@ def traced_tool_call(fn: Callable) -> Callable:
             return obs
 
     return wrapper
+
+
+def traced_agent(fn: Callable) -> Callable:
+    """Decorate ``Agent.run(question)`` with an ``invoke_agent citewise`` span
+    (``gen_ai.agent.name``; ``citewise.agent.stopped`` and ``citewise.agent.iterations`` from the
+    result). Its chat and tool calls are children (the agent carries the context into its threads)."""
+
+    @functools.wraps(fn)
+    def wrapper(self, question, *args, **kwargs):
+        with operation("invoke_agent", "citewise", **{"gen_ai.agent.name": "citewise"}) as span:
+            result = fn(self, question, *args, **kwargs)
+            set_attributes(span, {"citewise.agent.stopped": result.stopped,
+                                  "citewise.agent.iterations": result.iterations})
+            return result
+
+    return wrapper
