@@ -229,3 +229,15 @@ def test_streamable_http_mount_uses_the_host_apps_auth(http_server):
                 assert top["doc_id"] == "errors/E-1004"
 
     anyio.run(main)
+
+
+def test_as_principal_takes_principal_like_objects_and_refuses_others():
+    from types import SimpleNamespace
+
+    from citewise.service.mcp import as_principal
+
+    assert as_principal(None) == Principal()
+    assert as_principal(Principal("a", ("hr",))) == Principal("a", ("hr",))
+    assert as_principal(SimpleNamespace(name="key-7", groups=["finance", "support"])) == Principal("key-7", ("finance", "support"))
+    with pytest.raises(TypeError, match="returned str, not a Principal or None"):
+        as_principal("finance")

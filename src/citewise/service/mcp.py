@@ -236,7 +236,7 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
             idx = index_factory()
             if records_db_for(idx, db) is None:
                 return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
-                    "no records database is configured for this index (set CITEWISE_DB)")))
+                    "no records database is configured for this index (set CITEWISE_DB, or start the server with --db)")))
             routed = route_and_answer(question, idx, db=db, principal=who(ctx))
             if routed is None:
                 return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
@@ -269,6 +269,23 @@ def serve_stdio(index_dir, principal: Principal | None = None, *, db: str | None
     server.run("stdio")
 
 
+def as_principal(value) -> Principal:
+    """What ``authenticate`` returned, as a :class:`Principal`: None is anonymous; any object with
+    ``groups`` (and ``name``) is taken as a principal.
+
+    Raises:
+        TypeError: anything else (a bug in the host's authenticate, answered as a server error).
+    """
+    if value is None:
+        return Principal()
+    if isinstance(value, Principal):
+        return value
+    groups = getattr(value, "groups", None)
+    if groups is not None and not isinstance(groups, str):
+        return Principal(str(getattr(value, "name", "principal")), tuple(str(g) for g in groups))
+    raise TypeError(f"authenticate(request) returned {type(value).__name__}, not a Principal or None")
+
+
 class _Authenticate:
     """ASGI wrapper: ``authenticate(request)`` on every HTTP request, the principal stored on
     the request's state (``PRINCIPAL_STATE_KEY``) for the tools; an ``HTTPException`` it raises
@@ -294,7 +311,7 @@ class _Authenticate:
         except HTTPException as e:
             await JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=e.headers)(scope, receive, send)
             return
-        scope.setdefault("state", {})[PRINCIPAL_STATE_KEY] = principal if isinstance(principal, Principal) else Principal()
+        scope.setdefault("state", {})[PRINCIPAL_STATE_KEY] = as_principal(principal)
         await self.app(scope, receive, send)
 
 
