@@ -16,6 +16,8 @@ span name                                gen_ai.operation.name   where
 ``embeddings {model}``                   ``embeddings``          the MiniLM and hashing embedders
 ``chat {model}``                         ``chat``                the OpenAI-compatible client
 ``execute_tool {tool}``                  ``execute_tool``        ``ToolSet.call``
+``invoke_agent citewise``                ``invoke_agent``        the ReAct loop (``Agent.run``)
+``evaluate faithfulness``                (none)                  the LLM faithfulness judge
 =======================================  ======================  ===================================
 
 Evaluation results are span events named ``gen_ai.evaluation.result`` with
