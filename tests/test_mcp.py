@@ -65,8 +65,14 @@ def cli_json(*args) -> dict:
 
 
 def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from test_telemetry import _Collector
+
+    collector = _Collector().__enter__()
+    otlp = f"http://127.0.0.1:{collector.server.server_address[1]}"
+
     async def main():
-        async with stdio_session(sample_index.path, "--db", str(db_path)) as s:
+        async with stdio_session(sample_index.path, "--db", str(db_path), "--otlp", otlp) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == {"search", "ask", "query_records"}
             for t in tools.values():
@@ -127,7 +133,14 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
                 hits = (await call(s, "search", query=q, k=K))["hits"]
                 assert all(restricted(h["doc_id"]) in (None, "finance") for h in hits), q
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        collector.__exit__(None, None, None)
+    # --otlp: the first server exported its spans when its client closed it
+    names = [s.name for path, body in collector.bodies for rs in ExportTraceServiceRequest.FromString(body).resource_spans
+             for ss in rs.scope_spans for s in ss.spans]
+    assert {"invoke_workflow answer", "retrieval shipped", "execute_tool invoice_status", "invoke_workflow route"} <= set(names)
 
 
 def test_cli_mcp_without_an_index_is_one_line_error(tmp_path):
