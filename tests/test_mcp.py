@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -154,18 +154,29 @@ def test_cli_mcp_without_an_index_is_one_line_error(tmp_path):
 
 
 # -- Streamable HTTP mounted on a bare Starlette app ---------------------------------------------
-TOKENS = {"tok-finance": Principal("alice", ("finance",)), "tok-public": Principal("bob", ())}
+class Caller:
+    """A host app's caller record (what a service's auth returns): the principal and more."""
+
+    def __init__(self, principal, admin=False):
+        self.principal, self.admin = principal, admin
+
+
+TOKENS = {"tok-finance": Caller(Principal("alice", ("finance",))), "tok-public": Principal("bob", ())}
 
 
 def authenticate(request):
     from starlette.exceptions import HTTPException
 
+    from citewise.core import CitewiseError
+
     header = request.headers.get("authorization", "")
     if not header:
         return None  # anonymous
     token = header.removeprefix("Bearer ")
+    if token == "tok-suspended":
+        raise HTTPException(403, "key suspended")
     if token not in TOKENS:
-        raise HTTPException(401, "invalid API key", headers={"WWW-Authenticate": "Bearer"})
+        raise CitewiseError("invalid API key")  # a host auth error type, answered as 401
     return TOKENS[token]
 
 
@@ -184,8 +195,15 @@ def http_server(sample_index, db_path):
 
     from citewise.service.mcp import mount
 
+    lent = []
+
+    @contextmanager
+    def pool_use():  # an index pool lending a handle per call
+        lent.append(1)
+        yield sample_index
+
     app = Starlette(routes=[Route("/healthz", lambda request: PlainTextResponse("ok"))])
-    mount(app, lambda: sample_index, authenticate, db=str(db_path), host="127.0.0.1")
+    mount(app, pool_use, authenticate, db=str(db_path), host="127.0.0.1")
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -194,7 +212,7 @@ def http_server(sample_index, db_path):
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{port}", lent
     server.should_exit = True
     thread.join(10)
 
@@ -215,6 +233,8 @@ async def http_session(url, token=None):
 def test_streamable_http_mount_uses_the_host_apps_auth(http_server):
     import httpx
 
+    http_server, lent = http_server
+
     # the host app's other routes still answer; a bad key is refused before MCP sees the request
     assert httpx.get(http_server + "/healthz").text == "ok"
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -223,6 +243,9 @@ def test_streamable_http_mount_uses_the_host_apps_auth(http_server):
                                                                     "Accept": "application/json, text/event-stream"})
     assert refused.status_code == 401 and refused.json() == {"detail": "invalid API key"}
     assert refused.headers["www-authenticate"] == "Bearer"
+    suspended = httpx.post(http_server + "/mcp", json=init, headers={"Authorization": "Bearer tok-suspended",
+                                                                      "Accept": "application/json, text/event-stream"})
+    assert suspended.status_code == 403 and suspended.json() == {"detail": "key suspended"}
 
     async def main():
         async with http_session(http_server, "tok-finance") as s:
@@ -242,6 +265,7 @@ def test_streamable_http_mount_uses_the_host_apps_auth(http_server):
                 assert top["doc_id"] == "errors/E-1004"
 
     anyio.run(main)
+    assert len(lent) == 2 + 2 * (1 + 12 + 1)  # one handle lent per tool call
 
 
 def test_as_principal_takes_principal_like_objects_and_refuses_others():
@@ -252,5 +276,6 @@ def test_as_principal_takes_principal_like_objects_and_refuses_others():
     assert as_principal(None) == Principal()
     assert as_principal(Principal("a", ("hr",))) == Principal("a", ("hr",))
     assert as_principal(SimpleNamespace(name="key-7", groups=["finance", "support"])) == Principal("key-7", ("finance", "support"))
+    assert as_principal(SimpleNamespace(principal=Principal("key:ci", ("hr",)), admin=True)) == Principal("key:ci", ("hr",))
     with pytest.raises(TypeError, match="returned str, not a Principal or None"):
         as_principal("finance")

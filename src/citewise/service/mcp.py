@@ -72,8 +72,8 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
     """An ``MCPServer`` with the citewise tools.
 
     Args:
-        index_factory: returns the :class:`citewise.index.Index` to use, called once per tool call
-            (return one long-lived Index, or open one per call).
+        index_factory: called once per tool call; returns the :class:`citewise.index.Index` to
+            use, or a context manager that lends one for the call (an index pool's ``use``).
         principal: the principal of calls that carry no HTTP request (stdio). Calls over HTTP use
             the principal :func:`mount` stored on the request; a request without one is anonymous.
         db: records database for ``query_records`` / record questions (``sqlite:///PATH`` or a
@@ -103,7 +103,11 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
     def run(fn):
         try:
             with lock:
-                return fn()
+                lent = index_factory()
+                if hasattr(lent, "__enter__"):  # a pool lending a handle for the call
+                    with lent as idx:
+                        return fn(idx)
+                return fn(lent)
         except CitewiseError as e:
             raise ToolError(str(e)) from None
 
@@ -113,8 +117,7 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         """Rank document chunks for a query (permission filters applied inside the search). Each
         hit has its best-matching passage (`snippet`) and that passage's character offsets in the
         source file."""
-        def go():
-            idx = index_factory()
+        def go(idx):
             hits = idx.search(query, k, retriever=retriever, principal=who(ctx), filters=_filters(as_of, version))
             return search_json(idx, query, hits)
 
@@ -126,10 +129,9 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
         abstain with outcome "abstained". Record questions (invoice status, totals, limits) are
         answered from the records tools, cited as [tool:NAME]."""
-        def go():
+        def go(idx):
             from citewise.tools.pipeline import route_and_answer
 
-            idx = index_factory()
             p = who(ctx)
             routed = route_and_answer(question, idx, db=db, principal=p)
             if routed is not None:
@@ -144,11 +146,10 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         whether a limit was exceeded) with the guarded record tools: one allow-listed,
         parameterised read-only SELECT. `tool_calls` lists the tool, its arguments and rows. A
         question that is not about records abstains (use `ask`)."""
-        def go():
+        def go(idx):
             from citewise.core import ABSTENTION_TEXT, Answer
             from citewise.tools.pipeline import records_db_for, route_and_answer
 
-            idx = index_factory()
             if records_db_for(idx, db) is None:
                 return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
                     "no records database is configured for this index (set CITEWISE_DB, or start the server with --db)")))
@@ -185,8 +186,9 @@ def serve_stdio(index_dir, principal: Principal | None = None, *, db: str | None
 
 
 def as_principal(value) -> Principal:
-    """What ``authenticate`` returned, as a :class:`Principal`: None is anonymous; any object with
-    ``groups`` (and ``name``) is taken as a principal.
+    """What ``authenticate`` returned, as a :class:`Principal`: None is anonymous; an object with a
+    ``principal`` attribute holding one gives that; any object with ``groups`` (and ``name``) is
+    taken as a principal.
 
     Raises:
         TypeError: anything else (a bug in the host's authenticate, answered as a server error).
@@ -195,6 +197,8 @@ def as_principal(value) -> Principal:
         return Principal()
     if isinstance(value, Principal):
         return value
+    if isinstance(getattr(value, "principal", None), Principal):  # a caller record holding one
+        return value.principal
     groups = getattr(value, "groups", None)
     if groups is not None and not isinstance(groups, str):
         return Principal(str(getattr(value, "name", "principal")), tuple(str(g) for g in groups))
@@ -203,8 +207,9 @@ def as_principal(value) -> Principal:
 
 class _Authenticate:
     """ASGI wrapper: ``authenticate(request)`` on every HTTP request, the principal stored on
-    the request's state (``PRINCIPAL_STATE_KEY``) for the tools; an ``HTTPException`` it raises
-    becomes that response (JSON ``{"detail": ...}``)."""
+    the request's state (``PRINCIPAL_STATE_KEY``) for the tools. An ``HTTPException`` it raises
+    becomes that response (JSON ``{"detail": ...}``); a ``CitewiseError`` becomes 401 (or its
+    ``status_code``) with the error's message."""
 
     def __init__(self, app, authenticate: Callable):
         self.app = app
@@ -226,6 +231,11 @@ class _Authenticate:
         except HTTPException as e:
             await JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=e.headers)(scope, receive, send)
             return
+        except CitewiseError as e:  # the host's auth refused the credential (bad, revoked, missing)
+            status = getattr(e, "status_code", 401)
+            await JSONResponse({"detail": str(e)}, status_code=status if isinstance(status, int) else 401,
+                               headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return
         scope.setdefault("state", {})[PRINCIPAL_STATE_KEY] = as_principal(principal)
         await self.app(scope, receive, send)
 
@@ -239,9 +249,10 @@ def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path
         app: the host application (before it starts: its lifespan is wrapped to run the MCP
             session manager).
         index_factory: returns the Index for a call (see :func:`create_server`).
-        authenticate: ``authenticate(request) -> Principal | None`` (sync or async), the host's
-            own auth, run on every request to ``path``. Raise ``starlette.exceptions.HTTPException``
-            (401/403) to refuse; None means anonymous (public documents only).
+        authenticate: ``authenticate(request) -> Principal | None`` (sync or async; or an object
+            with a ``principal``), the host's own auth, run on every request to ``path``. Raise
+            ``starlette.exceptions.HTTPException`` (401/403) or a ``CitewiseError`` (401) to
+            refuse; None means anonymous (public documents only).
         db: records database (see :func:`create_server`).
         host: the address the app is served on; for ``127.0.0.1`` / ``localhost`` the SDK's DNS
             rebinding protection accepts only local ``Host`` headers.
