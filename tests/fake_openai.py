@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the OpenAI chat-completions wire format, for tests.
 
 It answers ``POST /v1/chat/completions`` from a script: a list of recorded responses served in
-order (each a message dict such as ``{"content": "..."}`` or ``{"tool_calls": [...]}``), or a
+order (each a message dict such as ``{"content": "..."}`` or ``{"tool_calls": [...]}``, optionally
+with the ``usage`` to report), or a
 callable ``(request_body) -> message dict``. ``delay`` seconds before answering lets tests
 provoke client timeouts. Every request body is kept in ``requests``.
 
@@ -29,7 +30,7 @@ def completion(message: dict, model: str = "fake") -> dict:
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": message.get("usage") or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
 
 

@@ -1082,6 +1082,25 @@ def recommend(
         out.print(f"  - {r}", highlight=False, markup=False, soft_wrap=True)
 
 
+@app.command("mcp")
+def mcp_command(
+    index: Optional[Path] = IndexOpt,
+    groups: Optional[list[str]] = typer.Option(None, "--groups", help="Groups of the principal every call runs as (comma-separated, repeatable). Local, trusted use: default public documents only."),
+    db: Optional[str] = typer.Option(None, "--db", help="Records database for query_records (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
+    otlp: Optional[str] = typer.Option(None, "--otlp", help="Export traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); default $OTEL_EXPORTER_OTLP_ENDPOINT, else off."),
+):
+    """Serve the index to MCP clients over stdio: tools search, ask and query_records (read-only)."""
+    from citewise.index import default_index_dir
+    from citewise.service.mcp import serve_stdio
+    from citewise.telemetry import configure
+
+    _check_db(db)
+    if otlp:
+        configure(otlp)
+    names = tuple(sorted({g.strip() for item in groups or () for g in item.split(",") if g.strip()}))
+    serve_stdio(index or default_index_dir(), Principal(name="mcp-stdio", groups=names), db=db)
+
+
 def main() -> None:
     """Entry point.
 
@@ -1090,6 +1109,9 @@ def main() -> None:
     anything unexpected prints one line (never a traceback) and exits 1.
     """
     try:
+        from citewise.telemetry import configure
+
+        configure()  # OTLP export of traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; else a no-op
         app()  # standalone: usage errors -> exit 2, typer.Exit(code) -> that code
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)

@@ -49,6 +49,7 @@ import numpy as np
 
 from citewise.core import ABSTENTION_TEXT
 from citewise.models.chat import ChatError
+from citewise.telemetry import traced_judge
 
 _FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
@@ -145,6 +146,7 @@ class LLMFaithfulnessJudge:
         user = f"Question: {question}\n\nContexts:\n{_sources(contexts)}\n\nAnswer:\n{answer}"
         return [{"role": "system", "content": FAITHFULNESS_PROMPT}, {"role": "user", "content": user}]
 
+    @traced_judge("faithfulness")
     def judge(self, question: str, answer: str, contexts: Sequence[str]) -> Verdict:
         """A :class:`Verdict`; never raises for endpoint or parsing problems (fails closed).
 

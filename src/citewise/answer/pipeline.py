@@ -30,6 +30,7 @@ from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Principal
 from citewise.retrieval.retrievers import effective_filters
+from citewise.telemetry import traced_answer
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Answerer:
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
 
+    @traced_answer
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
                filters: Filters | None = None, qvec: np.ndarray | None = None) -> Answer:
         """Answer ``question`` for ``principal`` (anonymous: public documents only).

@@ -21,6 +21,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import httpx
 
 from citewise.core import CitewiseError
+from citewise.telemetry import traced_chat
 
 
 class ChatError(CitewiseError):
@@ -113,6 +114,7 @@ class OpenAIChatModel:
     def close(self) -> None:
         self._client.close()
 
+    @traced_chat
     def chat(self, messages, tools=None, tool_choice=None, max_tokens=None) -> ChatResponse:
         body: dict[str, Any] = {"model": self.config.model, "messages": list(messages),
                                 "temperature": self.config.temperature}

@@ -16,6 +16,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from citewise.core import CitewiseError
+from citewise.telemetry import traced_embeddings
 
 
 @runtime_checkable
@@ -170,6 +171,7 @@ class MiniLMEmbedder:
         opts.log_severity_level = 3
         return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
+    @traced_embeddings
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts; batches are formed by length so padding stays small. Order is kept."""
         n = len(texts)
@@ -213,6 +215,7 @@ class HashingEmbedder:
         h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
         return h % self.dim, (1.0 if (h >> 63) & 1 else -1.0)
 
+    @traced_embeddings
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from citewise.text.analyzer import analyze
 

@@ -28,6 +28,7 @@ from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.models.embedders import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.store.base import ScoredChunk, Store
+from citewise.telemetry import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
@@ -81,6 +82,7 @@ class BM25Retriever:
     def __init__(self, store: Store):
         self.store = store
 
+    @traced_retrieval
     def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
         return self.store.lexical_search(analyze(query), k, filters)
 
@@ -97,6 +99,7 @@ class DenseRetriever:
         self.store = store
         self.embedder = embedder
 
+    @traced_retrieval
     def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
         if not query.strip():
             return []
@@ -131,6 +134,7 @@ class HybridRetriever:
         fused = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]], k=self.rrf_k)
         return [dataclasses.replace(by_id[cid], score=s) for cid, s in fused]
 
+    @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None):
         return _hits(self.fused(query, k, effective_filters(principal, filters)), "rrf", k)
 
@@ -144,6 +148,7 @@ class ShippedRetriever(HybridRetriever):
 
     name = "shipped"
 
+    @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None):
         f = effective_filters(principal, filters)
         pinned: list[ScoredChunk] = []

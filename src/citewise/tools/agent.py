@@ -21,6 +21,7 @@ seconds, so a repeated call in a later iteration (or a later question) does not 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 import time
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from citewise.telemetry import traced_agent
 from citewise.tools.base import Tool, canonical_args, error, is_error
 from citewise.tools.registry import ToolSet
 
@@ -145,7 +147,8 @@ class Agent:
             except Exception as e:  # tools should not raise; if one does, it is an observation
                 box["obs"] = error(name, f"{type(e).__name__}: {e}", retryable=True)
 
-        t = threading.Thread(target=work, daemon=True, name=f"tool-{name}")
+        # the caller's context (its trace span) goes with the call into the worker thread
+        t = threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True, name=f"tool-{name}")
         t.start()
         t.join(self.tool_timeout_s)
         if t.is_alive():
@@ -169,6 +172,7 @@ class Agent:
         return CallRecord(call_id, name, args, obs, attempts, time.perf_counter() - t0)
 
     # -- the loop -------------------------------------------------------------------------
+    @traced_agent
     def run(self, question: str) -> AgentResult:
         """Answer ``question`` (see module docstring). Never raises for tool or chat failures."""
         from citewise.models.chat import ChatError
@@ -196,7 +200,8 @@ class Agent:
                 for i, c in enumerate(resp.tool_calls)]})
             calls = [(c.id or f"call_{iteration}_{i}", c.name, c.arguments) for i, c in enumerate(resp.tool_calls)]
             with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-                records = list(pool.map(lambda c: self.execute(*c), calls))
+                contexts = [contextvars.copy_context() for _ in calls]  # one each: a context runs in one thread
+                records = list(pool.map(lambda c, ctx: ctx.run(self.execute, *c), calls, contexts))
             step.calls = records
             for r in records:
                 if is_error(r.observation):

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from citewise.core import Answer, Citation, Principal
+from citewise.telemetry import traced_route
 from citewise.tools.base import is_error
 
 SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
@@ -83,6 +84,7 @@ def _record_answer(name: str, obs: dict) -> Answer:
     return Answer(" | ".join(lines) + more + f" [tool:{name}]", "answered")
 
 
+@traced_route
 def route_and_answer(question: str, index, db: str | None = None, principal: Principal | None = None,
                      today: _dt.date | None = None) -> Answer | None:
     """Answer through a record tool when the router says record/both; None otherwise.

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from citewise.core import Principal
+from citewise.telemetry import traced_tool_call
 from citewise.tools.base import Tool, error, spec
 
 
@@ -30,6 +31,7 @@ class ToolSet:
         """The tools in the OpenAI tools format."""
         return [spec(t) for t in self.tools.values()]
 
+    @traced_tool_call
     def call(self, name: str, args: dict) -> dict:
         """Call tool ``name`` with ``args``; never raises.
 

@@ -1,0 +1,1 @@
+"""citewise as a service: HTTP API, MCP server (:mod:`citewise.service.mcp`)."""

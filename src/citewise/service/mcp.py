@@ -1,0 +1,282 @@
+"""citewise as an MCP server (the official ``mcp`` SDK, 2.x): tools ``search``, ``ask`` and
+``query_records``.
+
+Every tool is read-only (``ToolAnnotations(readOnlyHint=True, destructiveHint=False,
+idempotentHint=True, openWorldHint=False)``), takes JSON-Schema'd parameters and returns
+structured content with an output schema: the JSON of ``citewise search --json`` (``{"hits":
+[...]}``) for ``search``, and of ``citewise ask --json`` for ``ask`` and ``query_records``.
+
+* ``search``: ranked chunks with their best passage and its character offsets in the source.
+* ``ask``: a cited answer or an abstention, routed like ``citewise ask`` (record questions go to
+  the guarded record tools first).
+* ``query_records``: a record question (status of invoice 2041, a customer's outgoing total on a
+  date, ...) answered by the guarded record tools only (:mod:`citewise.tools.pipeline`: one
+  allow-listed, parameterised SELECT on a read-only connection); a question the router does not
+  send to records is an abstention saying so, never a document answer.
+
+The principal (whose groups decide which documents and record tools are visible) never comes
+from tool arguments:
+
+* stdio (:func:`serve_stdio`, ``citewise mcp``): the principal given when the server starts
+  (``--groups``; local, trusted use: whoever starts the process chooses it).
+* Streamable HTTP (:func:`mount`): ``authenticate(request)`` supplied by the host application
+  (the HTTP service's own auth) runs on every request to the endpoint; raising Starlette's
+  ``HTTPException`` answers with that status (401/403), anything else it returns is the principal
+  (None: anonymous, public documents only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import inspect
+import threading
+from typing import Annotated, Any, Callable, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from citewise.core import CitewiseError, Filters, Principal
+from citewise.service.payloads import AnswerJSON, SearchJSON, answer_json, search_json  # noqa: F401 (re-exported)
+
+#: Tool annotations shared by every citewise tool: nothing is written, calls can be repeated.
+READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "idempotent_hint": True, "open_world_hint": False}
+
+#: Key under ``request.state`` (the ASGI scope's ``state``) where :func:`mount` keeps the principal.
+PRINCIPAL_STATE_KEY = "citewise_principal"
+
+Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or identifiers (at most 2,000 characters).")]
+Question = Annotated[str, Field(min_length=1, max_length=2000, description="A question in words (at most 2,000 characters).")]
+RetrieverName = Annotated[Literal["shipped", "hybrid", "bm25", "dense"], Field(
+    description="shipped (hybrid + identifier pinning, the default) | hybrid (RRF of BM25 and dense) | bm25 | dense.")]
+AsOf = Annotated[str | None, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="Only documents in force on this date (YYYY-MM-DD).")]
+Version = Annotated[str | None, Field(max_length=200, description="Only documents with exactly this version.")]
+
+
+def _filters(as_of: str | None, version: str | None) -> Filters | None:
+    if as_of is None and version is None:
+        return None
+    day = None
+    if as_of is not None:
+        try:
+            day = _dt.date.fromisoformat(as_of)
+        except ValueError:
+            raise CitewiseError(f"as_of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
+    return Filters(as_of=day, version=version)
+
+
+def create_server(index_factory: Callable[[], Any], principal: Principal | None = None, *,
+                  db: str | None = None, name: str = "citewise", serialize: bool = False):
+    """An ``MCPServer`` with the citewise tools.
+
+    Args:
+        index_factory: called once per tool call; returns the :class:`citewise.index.Index` to
+            use, or a context manager that lends one for the call (an index pool's ``use``).
+        principal: the principal of calls that carry no HTTP request (stdio). Calls over HTTP use
+            the principal :func:`mount` stored on the request; a request without one is anonymous.
+        db: records database for ``query_records`` / record questions (``sqlite:///PATH`` or a
+            path; default ``$CITEWISE_DB``, else the bundled sample records for the sample corpus).
+        serialize: run one tool call at a time (the SDK runs each call in a worker thread; stdio
+            serves one client from one Index).
+
+    Tool errors (a bad date, an unknown retriever, a question over 2,000 characters) come back as
+    tool results with ``isError`` and one line of text, never as a protocol failure.
+    """
+    stdio_principal = principal or Principal()
+    server = MCPServer(name, log_level="WARNING", instructions=(
+        "Evidence-grounded answers over this organisation's documents and records. `ask` answers "
+        "with a citation on every sentence or abstains ('I have no document on this.'); `search` "
+        "returns ranked passages with offsets; `query_records` answers record questions (invoice "
+        "status, totals) from the system of record. Results are limited to what the caller may read."))
+
+    def who(ctx: Context) -> Principal:
+        request = getattr(ctx.request_context, "request", None)
+        if request is None:
+            return stdio_principal
+        found = (request.scope.get("state") or {}).get(PRINCIPAL_STATE_KEY)
+        return found if isinstance(found, Principal) else Principal()  # unauthenticated: public only
+
+    lock = threading.Lock() if serialize else contextlib.nullcontext()
+
+    def run(fn):
+        try:
+            with lock:
+                lent = index_factory()
+                if hasattr(lent, "__enter__"):  # a pool lending a handle for the call
+                    with lent as idx:
+                        return fn(idx)
+                return fn(lent)
+        except CitewiseError as e:
+            raise ToolError(str(e)) from None
+
+    @server.tool(annotations=ToolAnnotations(title="Search documents", **READ_ONLY))
+    def search(query: Query, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="How many results.")] = 10,
+               retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None) -> SearchJSON:
+        """Rank document chunks for a query (permission filters applied inside the search). Each
+        hit has its best-matching passage (`snippet`) and that passage's character offsets in the
+        source file."""
+        def go(idx):
+            hits = idx.search(query, k, retriever=retriever, principal=who(ctx), filters=_filters(as_of, version))
+            return search_json(idx, query, hits)
+
+        return run(go)
+
+    @server.tool(annotations=ToolAnnotations(title="Ask with citations", **READ_ONLY))
+    def ask(question: Question, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
+            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None) -> AnswerJSON:
+        """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
+        abstain with outcome "abstained". Record questions (invoice status, totals, limits) are
+        answered from the records tools, cited as [tool:NAME]."""
+        def go(idx):
+            from citewise.tools.pipeline import route_and_answer
+
+            p = who(ctx)
+            routed = route_and_answer(question, idx, db=db, principal=p)
+            if routed is not None:
+                return answer_json(routed)
+            return answer_json(idx.ask(question, k, retriever=retriever, principal=p, filters=_filters(as_of, version)))
+
+        return run(go)
+
+    @server.tool(annotations=ToolAnnotations(title="Query records", **READ_ONLY))
+    def query_records(question: Question, ctx: Context) -> AnswerJSON:
+        """Answer a record question (an invoice's status, a customer's outgoing total on a date,
+        whether a limit was exceeded) with the guarded record tools: one allow-listed,
+        parameterised read-only SELECT. `tool_calls` lists the tool, its arguments and rows. A
+        question that is not about records abstains (use `ask`)."""
+        def go(idx):
+            from citewise.core import ABSTENTION_TEXT, Answer
+            from citewise.tools.pipeline import records_db_for, route_and_answer
+
+            if records_db_for(idx, db) is None:
+                return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
+                    "no records database is configured for this index (set CITEWISE_DB, or start the server with --db)")))
+            routed = route_and_answer(question, idx, db=db, principal=who(ctx))
+            if routed is None:
+                return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
+                    "not a record question: no record tool applies (ask the documents with the ask tool)")))
+            return answer_json(routed)
+
+        return run(go)
+
+    return server
+
+
+def serve_stdio(index_dir, principal: Principal | None = None, *, db: str | None = None) -> None:
+    """Run the MCP server over stdio (blocks until the client closes stdin).
+
+    Args:
+        index_dir: the index folder (it must exist).
+        principal: who every call runs as (local, trusted use; default anonymous: public
+            documents only).
+        db: records database (see :func:`create_server`).
+
+    Raises:
+        CitewiseError: no index at ``index_dir``.
+    """
+    from citewise.index import Index
+
+    if not Index.exists(index_dir):
+        raise CitewiseError(f"{index_dir}: no index here yet; run 'citewise ingest PATH --index {index_dir}' first")
+    idx = Index.open(index_dir, preload=True)
+    server = create_server(lambda: idx, principal, db=db, serialize=True)
+    server.run("stdio")
+
+
+def as_principal(value) -> Principal:
+    """What ``authenticate`` returned, as a :class:`Principal`: None is anonymous; an object with a
+    ``principal`` attribute holding one gives that; any object with ``groups`` (and ``name``) is
+    taken as a principal.
+
+    Raises:
+        TypeError: anything else (a bug in the host's authenticate, answered as a server error).
+    """
+    if value is None:
+        return Principal()
+    if isinstance(value, Principal):
+        return value
+    if isinstance(getattr(value, "principal", None), Principal):  # a caller record holding one
+        return value.principal
+    groups = getattr(value, "groups", None)
+    if groups is not None and not isinstance(groups, str):
+        return Principal(str(getattr(value, "name", "principal")), tuple(str(g) for g in groups))
+    raise TypeError(f"authenticate(request) returned {type(value).__name__}, not a Principal or None")
+
+
+class _Authenticate:
+    """ASGI wrapper: ``authenticate(request)`` on every HTTP request, the principal stored on
+    the request's state (``PRINCIPAL_STATE_KEY``) for the tools. An ``HTTPException`` it raises
+    becomes that response (JSON ``{"detail": ...}``); a ``CitewiseError`` becomes 401 (or its
+    ``status_code``) with the error's message."""
+
+    def __init__(self, app, authenticate: Callable):
+        self.app = app
+        self.authenticate = authenticate
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from starlette.exceptions import HTTPException
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
+        request = Request(scope, receive)
+        try:
+            principal = self.authenticate(request)
+            if inspect.isawaitable(principal):
+                principal = await principal
+        except HTTPException as e:
+            await JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=e.headers)(scope, receive, send)
+            return
+        except CitewiseError as e:  # the host's auth refused the credential (bad, revoked, missing)
+            status = getattr(e, "status_code", 401)
+            await JSONResponse({"detail": str(e)}, status_code=status if isinstance(status, int) else 401,
+                               headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return
+        scope.setdefault("state", {})[PRINCIPAL_STATE_KEY] = as_principal(principal)
+        await self.app(scope, receive, send)
+
+
+def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path: str = "/mcp",
+          db: str | None = None, host: str = "0.0.0.0", stateless: bool = True):
+    """Serve the citewise MCP tools as a Streamable HTTP endpoint at ``path`` of a Starlette or
+    FastAPI ``app``.
+
+    Args:
+        app: the host application (before it starts: its lifespan is wrapped to run the MCP
+            session manager).
+        index_factory: returns the Index for a call (see :func:`create_server`).
+        authenticate: ``authenticate(request) -> Principal | None`` (sync or async; or an object
+            with a ``principal``), the host's own auth, run on every request to ``path``. Raise
+            ``starlette.exceptions.HTTPException`` (401/403) or a ``CitewiseError`` (401) to
+            refuse; None means anonymous (public documents only).
+        db: records database (see :func:`create_server`).
+        host: the address the app is served on; for ``127.0.0.1`` / ``localhost`` the SDK's DNS
+            rebinding protection accepts only local ``Host`` headers.
+        stateless: no MCP session state between requests (any replica can answer any request).
+
+    Returns:
+        The ``MCPServer`` (its ``session_manager`` runs inside the app's lifespan).
+    """
+    from contextlib import asynccontextmanager
+
+    from starlette.routing import Route
+
+    server = create_server(index_factory, None, db=db)
+    sub = server.streamable_http_app(streamable_http_path=path, stateless_http=stateless, json_response=True, host=host)
+    (route,) = [r for r in sub.routes if isinstance(r, Route) and r.path == path]
+    app.router.routes.append(Route(path, endpoint=_Authenticate(route.app, authenticate)))
+    manager = server.session_manager
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a):
+        async with manager.run():
+            async with inner(a) as state:
+                yield state
+
+    app.router.lifespan_context = lifespan
+    return server

@@ -1,0 +1,95 @@
+"""The JSON of ``citewise search --json`` and ``citewise ask --json`` as functions and typed
+dicts, for every interface that must return the same objects (MCP tools, the HTTP API).
+
+No MCP or web imports here: ``citewise.service.payloads`` is cheap to import.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import TypedDict  # pydantic (MCP output schemas) needs this one on Python < 3.12
+
+
+class HitJSON(TypedDict):
+    """One search hit, as ``citewise search --json`` prints it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    score: float
+    rank: int
+    stage: str
+    snippet: str | None
+    snippet_start: int | None
+    snippet_end: int | None
+
+
+class SearchJSON(TypedDict):
+    """``citewise search --json``."""
+
+    hits: list[HitJSON]
+
+
+class CitationJSON(TypedDict):
+    """A cited source: ``start``/``end`` are the cited span's character offsets in the source file."""
+
+    doc_id: str
+    title: str
+    version: str | None
+    updated: str | None
+    chunk_id: str
+    start: int
+    end: int
+
+
+class AnswerJSON(TypedDict):
+    """``citewise ask --json`` (``timings`` in seconds)."""
+
+    answer: str
+    outcome: Literal["answered", "abstained", "partial"]
+    citations: list[CitationJSON]
+    retrieved_ids: list[str]
+    used_ids: list[str]
+    best_score: float
+    context_ids: list[str]
+    abstain_reason: str
+    fabricated_citations: list[str]
+    dropped_sentences: list[str]
+    generator: str
+    tool_calls: list[dict[str, Any]]
+    timings: dict[str, float]
+
+
+def search_json(index, query: str, hits) -> SearchJSON:
+    """The ``citewise search --json`` object for ``hits`` of ``query`` (snippets read from ``index``)."""
+    from citewise.retrieval.snippets import chunk_snippet
+
+    chunks = index.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    out = []
+    for h in hits:
+        sn = chunk_snippet(chunks[h.chunk_id], query) if h.chunk_id in chunks else None
+        out.append({"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank,
+                    "stage": h.stage, "snippet": sn.text if sn else None, "snippet_start": sn.start if sn else None,
+                    "snippet_end": sn.end if sn else None})
+    return {"hits": out}
+
+
+def answer_json(ans) -> AnswerJSON:
+    """The ``citewise ask --json`` object of an :class:`citewise.core.Answer`."""
+    return {
+        "answer": ans.text,
+        "outcome": ans.outcome,
+        "citations": [{"doc_id": c.doc_id, "title": c.title, "version": c.version, "updated": c.updated,
+                       "chunk_id": c.chunk_id, "start": c.start, "end": c.end} for c in ans.citations],
+        "retrieved_ids": ans.retrieved_ids,
+        "used_ids": ans.used_ids,
+        "best_score": ans.best_score,
+        "context_ids": ans.context_ids,
+        "abstain_reason": ans.abstain_reason,
+        "fabricated_citations": ans.fabricated,
+        "dropped_sentences": ans.dropped,
+        "generator": ans.generator,
+        "tool_calls": ans.tool_calls,
+        "timings": ans.timings,
+    }

@@ -1,0 +1,415 @@
+"""OpenTelemetry traces following the GenAI semantic conventions; off (no-op) unless configured.
+
+Spans (names and ``gen_ai.operation.name`` as the OpenTelemetry GenAI semantic conventions
+define them, https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/):
+
+=======================================  ======================  ===================================
+span name                                gen_ai.operation.name   where
+=======================================  ======================  ===================================
+``invoke_workflow answer``               ``invoke_workflow``     :meth:`Answerer.answer` (retrieve →
+                                                                 evidence → assemble → generate →
+                                                                 citation check)
+``invoke_workflow route``                ``invoke_workflow``     ``route_and_answer`` (record tools)
+``retrieval {retriever}``                ``retrieval``           every retriever's search (hybrid
+                                                                 and shipped have ``bm25`` and
+                                                                 ``dense`` children)
+``embeddings {model}``                   ``embeddings``          the MiniLM and hashing embedders
+``chat {model}``                         ``chat``                the OpenAI-compatible client
+``execute_tool {tool}``                  ``execute_tool``        ``ToolSet.call``
+``invoke_agent citewise``                ``invoke_agent``        the ReAct loop (``Agent.run``)
+``evaluate faithfulness``                (none)                  the LLM faithfulness judge
+=======================================  ======================  ===================================
+
+Evaluation results are span events named ``gen_ai.evaluation.result`` with
+``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label``
+(and ``gen_ai.evaluation.explanation`` when there is one): the evidence score against the
+abstention threshold and the citation check on every answer, and each judge verdict.
+
+Question and document text is not recorded unless
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` (the GenAI instrumentations' switch):
+then retrieval spans carry the query (``gen_ai.retrieval.query.text``) and the retrieved chunk ids.
+
+Export: :func:`configure` installs an SDK tracer provider with an OTLP/HTTP exporter
+(``opentelemetry-exporter-otlp-proto-http``) when it is given an endpoint or when
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set. Otherwise nothing
+is installed and :func:`tracer` returns the OpenTelemetry API's no-op tracer: spans are
+non-recording and attribute helpers return at once (``bench/trace_overhead.py`` measures the cost).
+An application that installs its own tracer provider (``opentelemetry-instrument``, a test's
+in-memory exporter) gets citewise's spans there.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+if TYPE_CHECKING:
+    from opentelemetry import trace
+
+# Attribute names (GenAI semantic conventions; the incubating constants module warns of moves, so
+# the strings are spelled here).
+OPERATION = "gen_ai.operation.name"
+PROVIDER = "gen_ai.provider.name"
+REQUEST_MODEL = "gen_ai.request.model"
+REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
+REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+REQUEST_TOP_K = "gen_ai.request.top_k"
+RESPONSE_MODEL = "gen_ai.response.model"
+RESPONSE_ID = "gen_ai.response.id"
+RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+EMBEDDINGS_DIMENSION = "gen_ai.embeddings.dimension.count"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_TYPE = "gen_ai.tool.type"
+DATA_SOURCE_ID = "gen_ai.data_source.id"
+WORKFLOW_NAME = "gen_ai.workflow.name"
+RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
+ERROR_TYPE = "error.type"
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_SCORE = "gen_ai.evaluation.score.value"
+EVALUATION_LABEL = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+
+#: Environment switch for recording question and document text (off by default).
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+_SCOPE = "citewise"
+_lock = threading.Lock()
+_configured: str | None = None
+
+
+def _api():
+    # Imported on first use: a CLI command that opens no span does not pay the ~10 ms import.
+    from opentelemetry import trace
+
+    return trace
+
+
+_global_tracer = None
+_provider = None  # set by use_provider(): citewise's spans go there instead of the global provider
+
+
+def tracer() -> trace.Tracer:
+    """citewise's tracer from the global tracer provider (the API's no-op one unless configured),
+    or from the provider given to :func:`use_provider`.
+
+    A provider installed later (:func:`configure`) is used from then on.
+    """
+    global _global_tracer
+    if _provider is not None:
+        return _provider.get_tracer(_SCOPE)
+    if _global_tracer is None:  # the API's proxy tracer follows a provider installed later
+        _global_tracer = _api().get_tracer(_SCOPE)
+    return _global_tracer
+
+
+def use_provider(provider) -> None:
+    """Send citewise's spans to ``provider`` (an SDK ``TracerProvider``) instead of the global
+    one; None goes back to the global provider. For tests and for applications that keep
+    citewise's traces apart; the global provider can be set only once per process."""
+    global _provider
+    _provider = provider
+
+
+def capture_content() -> bool:
+    """Whether spans may record question and document text (:data:`CAPTURE_CONTENT_ENV`)."""
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def otlp_endpoint() -> str | None:
+    """The OTLP endpoint from the environment (traces-specific variable first), or None."""
+    return (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+
+
+def configure(endpoint: str | None = None, service_name: str = "citewise") -> bool:
+    """Export spans by OTLP/HTTP when an endpoint is given or set in the environment.
+
+    Args:
+        endpoint: an OTLP/HTTP base URL (``http://collector:4318``; ``/v1/traces`` is appended
+            unless the URL already ends with it). None: :func:`otlp_endpoint`.
+        service_name: ``service.name`` of the resource (``OTEL_SERVICE_NAME`` wins).
+
+    Returns:
+        True when an exporter is installed (now or by an earlier call), False when tracing stays
+        a no-op. Calling it again is harmless. A tracer provider installed by someone else
+        (``opentelemetry-instrument``) is left alone.
+    """
+    global _configured
+    url = endpoint or otlp_endpoint()
+    if not url:
+        return _configured is not None
+    with _lock:
+        if _configured is not None:
+            return True
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        if endpoint:  # an explicit URL: the exporter does not append the signal path by itself
+            url = endpoint if endpoint.rstrip("/").endswith("/v1/traces") else endpoint.rstrip("/") + "/v1/traces"
+            exporter = OTLPSpanExporter(endpoint=url)
+        else:
+            exporter = OTLPSpanExporter()  # reads the OTEL_EXPORTER_OTLP_* variables itself
+        provider = TracerProvider(resource=Resource.create(
+            {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}))
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+        _api().set_tracer_provider(provider)
+        _configured = url
+        return True
+
+
+def set_attributes(span: trace.Span, attributes: Mapping[str, Any]) -> None:
+    """Set the non-None ``attributes`` on a recording ``span`` (no work for a no-op span)."""
+    if span.is_recording():
+        span.set_attributes({k: v for k, v in attributes.items() if v is not None})
+
+
+def evaluation_event(name: str, score: float | None = None, label: str | None = None,
+                     explanation: str | None = None, span: trace.Span | None = None) -> None:
+    """Add a ``gen_ai.evaluation.result`` event to ``span`` (default: the current span).
+
+    Args:
+        name: what was evaluated (``evidence_score``, ``citation_check``, ``faithfulness``).
+        score: the numeric result, if any.
+        label: the verdict in words (``pass`` / ``fail``, ``sufficient`` / ``insufficient``).
+        explanation: why, when known.
+    """
+    span = span or _api().get_current_span()
+    if not span.is_recording():
+        return
+    attrs: dict[str, Any] = {EVALUATION_NAME: name}
+    if score is not None:
+        attrs[EVALUATION_SCORE] = float(score)
+    if label is not None:
+        attrs[EVALUATION_LABEL] = label
+    if explanation:
+        attrs[EVALUATION_EXPLANATION] = explanation[:500]
+    span.add_event(EVALUATION_EVENT, attrs)
+
+
+@contextmanager
+def operation(operation_name: str, target: str | None, **attributes: Any) -> Iterator[trace.Span]:
+    """A span named ``"{operation_name} {target}"`` with ``gen_ai.operation.name`` set.
+
+    Exceptions propagate; the span records them and gets ``error.type`` (the exception class).
+    """
+    name = f"{operation_name} {target}" if target else operation_name
+    with tracer().start_as_current_span(name) as span:
+        if span.is_recording():
+            set_attributes(span, {OPERATION: operation_name, **attributes})
+        try:
+            yield span
+        except BaseException as e:
+            if span.is_recording():
+                span.set_attribute(ERROR_TYPE, type(e).__qualname__)
+            raise
+
+
+def traced_retrieval(fn: Callable) -> Callable:
+    """Decorate a retriever's ``search(query, k, ...)`` (or ``candidates``) with a
+    ``retrieval {name}`` span: ``gen_ai.data_source.id`` (the retriever), ``gen_ai.request.top_k``
+    and ``citewise.retrieval.hits`` (how many came back)."""
+
+    @functools.wraps(fn)
+    def wrapper(self, query, k=10, *args, **kwargs):
+        with tracer().start_as_current_span(f"retrieval {self.name}") as span:
+            if not span.is_recording():
+                return fn(self, query, k, *args, **kwargs)
+            span.set_attributes({OPERATION: "retrieval", DATA_SOURCE_ID: self.name, REQUEST_TOP_K: int(k)})
+            if capture_content():
+                span.set_attribute(RETRIEVAL_QUERY, str(query))
+            result = fn(self, query, k, *args, **kwargs)
+            span.set_attribute("citewise.retrieval.hits", len(result))
+            if capture_content():
+                span.set_attribute("citewise.retrieval.chunk_ids", [getattr(h, "chunk_id", "") for h in result])
+            return result
+
+    return wrapper
+
+
+def traced_embeddings(fn: Callable) -> Callable:
+    """Decorate an embedder's ``embed(texts)`` with an ``embeddings {model}`` span:
+    ``gen_ai.request.model`` (the embedder's name), ``gen_ai.embeddings.dimension.count`` and
+    ``citewise.embeddings.inputs`` (texts embedded)."""
+
+    @functools.wraps(fn)
+    def wrapper(self, texts, *args, **kwargs):
+        with tracer().start_as_current_span(f"embeddings {self.name}") as span:
+            if span.is_recording():
+                span.set_attributes({OPERATION: "embeddings", REQUEST_MODEL: self.name,
+                                     EMBEDDINGS_DIMENSION: int(self.dim), "citewise.embeddings.inputs": len(texts)})
+            return fn(self, texts, *args, **kwargs)
+
+    return wrapper
+
+
+def traced_answer(fn: Callable) -> Callable:
+    """Decorate ``Answerer.answer(question, ...)`` with an ``invoke_workflow answer`` span.
+
+    Attributes: ``citewise.answer.outcome``, ``citewise.answer.citations``,
+    ``citewise.answer.abstain_reason``, ``citewise.answer.generator``. Events
+    (``gen_ai.evaluation.result``): ``evidence_score`` (the evidence score; label ``sufficient``
+    when it reaches the answerer's threshold, else ``insufficient``, explanation the abstention
+    reason) and ``citation_check`` (score = fabricated citations dropped; label ``pass`` when none
+    was fabricated and no sentence was dropped, else ``dropped``).
+    """
+
+    @functools.wraps(fn)
+    def wrapper(self, question, *args, **kwargs):
+        with tracer().start_as_current_span("invoke_workflow answer") as span:
+            if not span.is_recording():
+                return fn(self, question, *args, **kwargs)
+            span.set_attributes({OPERATION: "invoke_workflow", WORKFLOW_NAME: "answer"})
+            ans = fn(self, question, *args, **kwargs)
+            record_answer(span, ans)
+            evidence = getattr(ans, "evidence", None)
+            if evidence:
+                threshold = getattr(self, "threshold", None)
+                sufficient = threshold is None or ans.best_score >= threshold
+                evaluation_event("evidence_score", ans.best_score, "sufficient" if sufficient else "insufficient",
+                                 None if sufficient else ans.abstain_reason, span=span)
+            if ans.context_ids:  # a draft was generated and its citations checked
+                clean = not ans.fabricated and not ans.dropped
+                evaluation_event("citation_check", len(ans.fabricated), "pass" if clean else "dropped",
+                                 None if clean else f"{len(ans.fabricated)} fabricated citation(s), "
+                                                    f"{len(ans.dropped)} sentence(s) dropped", span=span)
+            return ans
+
+    return wrapper
+
+
+def record_answer(span: trace.Span, ans: Any) -> None:
+    """Set an Answer's outcome, citation count, abstention reason and generator on ``span``."""
+    if ans is None or not span.is_recording():
+        return
+    set_attributes(span, {"citewise.answer.outcome": ans.outcome,
+                          "citewise.answer.citations": len(ans.citations),
+                          "citewise.answer.abstain_reason": ans.abstain_reason or None,
+                          "citewise.answer.generator": ans.generator or None,
+                          "citewise.answer.tool_calls": len(ans.tool_calls) or None})
+
+
+def traced_route(fn: Callable) -> Callable:
+    """Decorate ``route_and_answer`` with an ``invoke_workflow route`` span; ``citewise.route``
+    is ``records`` when a record tool answered, else ``documents`` (the caller answers)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with tracer().start_as_current_span("invoke_workflow route") as span:
+            if not span.is_recording():
+                return fn(*args, **kwargs)
+            span.set_attributes({OPERATION: "invoke_workflow", WORKFLOW_NAME: "route"})
+            ans = fn(*args, **kwargs)
+            span.set_attribute("citewise.route", "records" if ans is not None else "documents")
+            record_answer(span, ans)
+            return ans
+
+    return wrapper
+
+
+def traced_judge(name: str) -> Callable[[Callable], Callable]:
+    """Decorate a judge's ``judge(...) -> Verdict`` with a ``{name}`` evaluation span whose
+    ``gen_ai.evaluation.result`` event carries the verdict (label ``pass``/``fail``, score 1/0,
+    explanation the failure reason or the unsupported claims)."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with tracer().start_as_current_span(f"evaluate {name}") as span:
+                verdict = fn(*args, **kwargs)
+                if span.is_recording():
+                    why = verdict.error or "; ".join(verdict.unsupported_claims)
+                    evaluation_event(name, 1.0 if verdict.passed else 0.0, "pass" if verdict.passed else "fail",
+                                     why or None, span=span)
+                return verdict
+
+        return wrapper
+
+    return decorate
+
+
+def traced_chat(fn: Callable) -> Callable:
+    """Decorate ``OpenAIChatModel.chat`` with a ``chat {model}`` span.
+
+    Attributes: ``gen_ai.provider.name`` (``openai``: the wire format spoken), ``gen_ai.request.model``,
+    ``gen_ai.request.max_tokens``, ``gen_ai.request.temperature``, ``server.address`` /
+    ``server.port``, ``citewise.chat.tools`` (tools offered); from the response
+    ``gen_ai.response.model``, ``gen_ai.response.id``, ``gen_ai.response.finish_reasons`` and the
+    token usage the endpoint reports (``usage.prompt_tokens`` → ``gen_ai.usage.input_tokens``,
+    ``usage.completion_tokens`` → ``gen_ai.usage.output_tokens``). A failure sets ``error.type``
+    (``ChatError``) and the span status.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(self, messages, tools=None, tool_choice=None, max_tokens=None):
+        config = self.config
+        with operation("chat", config.model) as span:
+            if span.is_recording():
+                from urllib.parse import urlsplit
+
+                url = urlsplit(config.base_url)
+                set_attributes(span, {PROVIDER: "openai", REQUEST_MODEL: config.model, REQUEST_MAX_TOKENS: max_tokens,
+                                      REQUEST_TEMPERATURE: config.temperature, "server.address": url.hostname,
+                                      "server.port": url.port, "citewise.chat.tools": len(tools) if tools else None})
+            resp = fn(self, messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+            if span.is_recording():
+                raw, usage = resp.raw or {}, resp.usage or {}
+
+                def count(key):
+                    v = usage.get(key)
+                    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+                set_attributes(span, {RESPONSE_MODEL: raw.get("model") if isinstance(raw.get("model"), str) else None,
+                                      RESPONSE_ID: raw.get("id") if isinstance(raw.get("id"), str) else None,
+                                      RESPONSE_FINISH_REASONS: [resp.finish_reason] if resp.finish_reason else None,
+                                      USAGE_INPUT_TOKENS: count("prompt_tokens"),
+                                      USAGE_OUTPUT_TOKENS: count("completion_tokens"),
+                                      "citewise.chat.tool_calls": len(resp.tool_calls) or None})
+            return resp
+
+    return wrapper
+
+
+def traced_tool_call(fn: Callable) -> Callable:
+    """Decorate ``ToolSet.call(name, args)`` with an ``execute_tool {name}`` span:
+    ``gen_ai.tool.name``, ``gen_ai.tool.type`` (``function``), ``citewise.tool.rows`` (rows in the
+    observation) and, for an error observation, ``error.type`` = ``tool_error`` and the message in
+    ``citewise.tool.error``."""
+
+    @functools.wraps(fn)
+    def wrapper(self, name, args, *rest, **kwargs):
+        with operation("execute_tool", str(name)) as span:
+            if not span.is_recording():
+                return fn(self, name, args, *rest, **kwargs)
+            set_attributes(span, {TOOL_NAME: str(name), TOOL_TYPE: "function"})
+            obs = fn(self, name, args, *rest, **kwargs)
+            if isinstance(obs, dict) and "error" in obs:
+                set_attributes(span, {ERROR_TYPE: "tool_error", "citewise.tool.error": str(obs["error"])[:500]})
+            elif isinstance(obs, dict) and isinstance(obs.get("row_count"), int):
+                span.set_attribute("citewise.tool.rows", obs["row_count"])
+            return obs
+
+    return wrapper
+
+
+def traced_agent(fn: Callable) -> Callable:
+    """Decorate ``Agent.run(question)`` with an ``invoke_agent citewise`` span
+    (``gen_ai.agent.name``; ``citewise.agent.stopped`` and ``citewise.agent.iterations`` from the
+    result). Its chat and tool calls are children (the agent carries the context into its threads)."""
+
+    @functools.wraps(fn)
+    def wrapper(self, question, *args, **kwargs):
+        with operation("invoke_agent", "citewise", **{"gen_ai.agent.name": "citewise"}) as span:
+            result = fn(self, question, *args, **kwargs)
+            set_attributes(span, {"citewise.agent.stopped": result.stopped,
+                                  "citewise.agent.iterations": result.iterations})
+            return result
+
+    return wrapper
