@@ -412,11 +412,47 @@ class PostgresStore:
         if not updates:
             return
         rows, postings = self._rows(updates)
+        self._write(rows, postings, [u.document.doc_id for u in updates])
+
+    def import_rows(self, rows: Sequence[dict]) -> None:
+        """Write rows read from another store (the LanceDB column names: ``end`` not ``end_``,
+        ``vector`` a float list, ``unit_vectors`` a list of float lists) in one transaction,
+        replacing the documents they belong to; postings and term statistics are computed from
+        each row's ``lexical`` text. For :mod:`citewise.store.migrate`.
+
+        Raises:
+            ValueError: a row's vector has another dimension than the store.
+        """
+        if not rows:
+            return
+        out, postings = [], []
+        for r in rows:
+            terms = bm25_terms(r["lexical"] or "")
+            for term, tf in sorted(Counter(terms).items()):
+                postings.append((term, r["chunk_id"], tf))
+            vec = np.asarray(r["vector"], dtype=np.float32).reshape(-1)
+            if len(vec) != self.dim:
+                raise ValueError(f"{r['chunk_id']}: vector has dim {len(vec)}, store has {self.dim}")
+            units = r.get("unit_vectors")
+            row = dict(r, end_=r["end"], doc_len=len(terms),
+                       vector="[" + ",".join(repr(float(x)) for x in vec) + "]",
+                       units_version=r.get("units_version") or "", units_key=r.get("units_key") or "",
+                       unit_spans=r.get("unit_spans") if r.get("units_version") else None,
+                       unit_vectors=np.asarray(units, dtype="<f4").tobytes() if units and r.get("units_version") else None,
+                       title_ids=r["title_ids"] or [], groups=r["groups"] or [], heading_path=r["heading_path"] or [],
+                       page_start=r.get("page_start") or 0, page_end=r.get("page_end") or 0,
+                       source_changed_at=r.get("source_changed_at") or "", effective=r.get("effective") or "",
+                       valid_to=r.get("valid_to") or "")
+            out.append(tuple(row[c] for c in _ROW_COLS))
+        self._write(out, postings, sorted({r["doc_id"] for r in rows}))
+
+    def _write(self, rows: list[tuple], postings: list[tuple], doc_ids: list[str]) -> None:
+        """One transaction: remove ``doc_ids``, then COPY ``rows`` and ``postings`` in and update
+        the term and corpus statistics."""
         s = self.schema
         with self._tx() as cur:
-            self._remove(cur, [u.document.doc_id for u in updates])
-            cols = ", ".join(_ROW_COLS)
-            with cur.copy(f"COPY {s}.chunks ({cols}) FROM STDIN") as copy:
+            self._remove(cur, doc_ids)
+            with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
                     copy.write_row(r)
             with cur.copy(f"COPY {s}.postings (term, chunk_id, tf) FROM STDIN") as copy:
