@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import threading
 import zlib
 from collections import Counter
@@ -203,9 +204,12 @@ def _ddl(schema: str, dim: int) -> list[str]:
         f"CREATE INDEX IF NOT EXISTS chunks_doc_id ON {s}.chunks (doc_id)",
         f"CREATE INDEX IF NOT EXISTS chunks_groups ON {s}.chunks USING gin (groups)",
         f"CREATE INDEX IF NOT EXISTS chunks_title_ids ON {s}.chunks USING gin (title_ids)",
+        # vectors stay in the row (not TOASTed out of line): an exact scan reads them in place
+        f"ALTER TABLE {s}.chunks ALTER COLUMN vector SET STORAGE MAIN",
         f"""CREATE TABLE IF NOT EXISTS {s}.postings (
             term text NOT NULL, chunk_id text NOT NULL REFERENCES {s}.chunks ON DELETE CASCADE,
-            tf integer NOT NULL, PRIMARY KEY (term, chunk_id))""",
+            tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL,
+            PRIMARY KEY (term, chunk_id))""",
         f"CREATE INDEX IF NOT EXISTS postings_chunk ON {s}.postings (chunk_id)",
         f"CREATE TABLE IF NOT EXISTS {s}.term_stats (term text PRIMARY KEY, df integer NOT NULL)",
         f"""CREATE TABLE IF NOT EXISTS {s}.corpus_stats (one boolean PRIMARY KEY DEFAULT true CHECK (one),
@@ -225,7 +229,7 @@ def _ddl(schema: str, dim: int) -> list[str]:
             USING (groups && coalesce(nullif(current_setting('{GROUPS_SETTING}', true), '')::text[], '{{}}'))""",
         f"DROP POLICY IF EXISTS by_chunk ON {s}.postings",
         f"""CREATE POLICY by_chunk ON {s}.postings FOR SELECT TO {SEARCH_ROLE}
-            USING (EXISTS (SELECT 1 FROM {s}.chunks c WHERE c.chunk_id = postings.chunk_id))""",
+            USING (groups && coalesce(nullif(current_setting('{GROUPS_SETTING}', true), '')::text[], '{{}}'))""",
         f"GRANT USAGE ON SCHEMA {s} TO {SEARCH_ROLE}",
         f"GRANT SELECT ON {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats TO {SEARCH_ROLE}",
     ]
@@ -365,7 +369,7 @@ class PostgresStore:
                 lex = lexical_text(c.indexed_text)
                 terms = bm25_terms(lex)
                 for term, tf in sorted(Counter(terms).items()):
-                    postings.append((term, c.chunk_id, tf))
+                    postings.append((term, c.chunk_id, tf, len(terms), list(u.groups)))
                 if uv is None:
                     uver, ukey, uspans, uvecs = "", "", None, None
                 else:
@@ -429,7 +433,7 @@ class PostgresStore:
         for r in rows:
             terms = bm25_terms(r["lexical"] or "")
             for term, tf in sorted(Counter(terms).items()):
-                postings.append((term, r["chunk_id"], tf))
+                postings.append((term, r["chunk_id"], tf, len(terms), list(r["groups"] or [])))
             vec = np.asarray(r["vector"], dtype=np.float32).reshape(-1)
             if len(vec) != self.dim:
                 raise ValueError(f"{r['chunk_id']}: vector has dim {len(vec)}, store has {self.dim}")
@@ -455,7 +459,7 @@ class PostgresStore:
             with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
                     copy.write_row(r)
-            with cur.copy(f"COPY {s}.postings (term, chunk_id, tf) FROM STDIN") as copy:
+            with cur.copy(f"COPY {s}.postings (term, chunk_id, tf, doc_len, groups) FROM STDIN") as copy:
                 for p in postings:
                     copy.write_row(p)
             cur.execute(f"""INSERT INTO {s}.term_stats (term, df)
@@ -481,7 +485,7 @@ class PostgresStore:
             if n >= self.ann_min_rows and not self.has_ann_index():
                 self._conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
                                    "USING hnsw (vector vector_cosine_ops)")
-            self._conn.execute(f"ANALYZE {s}.chunks, {s}.postings, {s}.term_stats")
+            self._conn.execute(f"ANALYZE {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
 
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the HNSW index on ``vector``."""
@@ -529,21 +533,24 @@ class PostgresStore:
             return []
         where, params = filter_sql(filters)
         s = self.schema
-        sql = f"""
-            WITH q(term, qtf) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
-                 st AS (SELECT n_chunks::float8 AS n, total_len::float8 / greatest(n_chunks, 1) AS avglen
-                        FROM {s}.corpus_stats),
-                 w AS (SELECT q.term, q.qtf * ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
-                       FROM q JOIN {s}.term_stats t ON t.term = q.term CROSS JOIN st)
-            SELECT c.chunk_id, c.doc_id, c.title,
-                   sum(w.idf * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.doc_len / st.avglen))) AS score
-            FROM w JOIN {s}.postings p ON p.term = w.term JOIN {s}.chunks c ON c.chunk_id = p.chunk_id CROSS JOIN st
-            WHERE {where}
-            GROUP BY c.chunk_id, c.doc_id, c.title
-            ORDER BY score DESC, c.chunk_id
-            LIMIT %s"""
         with self._tx(filters.groups if filters is not None else None) as cur:
-            rows = cur.execute(sql, [list(q), list(q.values()), *params, k + TIE_MARGIN]).fetchall()
+            n, total = cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchone()
+            df = dict(cur.execute(f"SELECT term, df FROM {s}.term_stats WHERE term = ANY(%s)", (list(q),)).fetchall())
+            if not df or not n:
+                return []
+            # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part
+            names = sorted(df)
+            weights = [q[t] * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * (BM25_K1 + 1) for t in names]
+            avglen = total / n
+            rows = cur.execute(f"""
+                SELECT c.chunk_id, c.doc_id, c.title, x.score FROM (
+                    SELECT p.chunk_id, sum(w.wt * p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len / %s::float8))) AS score
+                    FROM unnest(%s::text[], %s::float8[]) AS w(term, wt) JOIN {s}.postings p ON p.term = w.term
+                    GROUP BY p.chunk_id) x
+                JOIN {s}.chunks c ON c.chunk_id = x.chunk_id
+                WHERE {where}
+                ORDER BY x.score DESC, c.chunk_id
+                LIMIT %s""", [BM25_K1, BM25_B, BM25_B, avglen, names, weights, *params, k + TIE_MARGIN]).fetchall()
         return self._scored(rows)[:k]
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
@@ -565,11 +572,10 @@ class PostgresStore:
         where, params = filter_sql(filters)
         s = self.schema
         groups = filters.groups if filters is not None else None
-        use_ann = self.has_ann_index()
         with self._tx(groups) as cur:
-            if use_ann:
-                n = cur.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
-                use_ann = n >= self.ann_min_rows
+            n, has_index = cur.execute(f"SELECT n_chunks, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s "
+                                       f"AND indexname = 'chunks_vector_hnsw') FROM {s}.corpus_stats", (s,)).fetchone()
+            use_ann = has_index and n >= self.ann_min_rows
             if use_ann and where != "c.current":
                 visible = cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} "
                                       "LIMIT %s) x", [*params, self.ann_exact_below]).fetchone()[0]
