@@ -11,8 +11,11 @@ Tables (one schema per store):
   table), ``vector vector(dim)``, ``lexical`` (our analyzer's output) and ``doc_len`` (its token
   count for BM25). Answer-unit vectors live on the row (``unit_vectors`` bytea of float32,
   ``unit_spans`` int[]), so they are written, replaced and deleted with their chunk.
-* ``postings(term, chunk_id, tf)``, ``term_stats(term, df)`` and ``corpus_stats`` (one row: chunk
-  count and total token count): the BM25 term statistics, fed by our own analyzer
+* ``postings(term_id, rid, tf, doc_len, groups)``, ``term_stats(term_id, term, df)`` and
+  ``corpus_stats`` (one row: chunk count and total token count): the BM25 term statistics
+  (integer keys: ``rid`` is the chunk row's identity, ``term_id`` the term's; a posting carries
+  its chunk's token count and groups, so scoring and row-level security need no join), fed by
+  our own analyzer
   (:func:`citewise.text.analyzer.lexical_text`) split on whitespace, exactly the tokens the
   LanceDB FTS index sees with its ``whitespace`` tokenizer (tokens of 64 UTF-8 bytes or more
   are dropped, as LanceDB's ``max_token_length=64`` does).
@@ -81,6 +84,9 @@ GROUPS_SETTING = "citewise.groups"
 #: ``hnsw.ef_search`` for ANN queries (pgvector default 40). With iterative scans a filtered
 #: query goes on past it until k visible rows are found (up to ``hnsw.max_scan_tuples``).
 HNSW_EF_SEARCH = 100
+#: ``maintenance_work_mem`` for the HNSW build (pgvector builds fastest when the graph fits;
+#: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
+HNSW_BUILD_MEMORY = "1GB"
 DEFAULT_SCHEMA = "citewise"
 
 _META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
@@ -190,7 +196,7 @@ def _ddl(schema: str, dim: int) -> list[str]:
     return [
         f"CREATE SCHEMA IF NOT EXISTS {s}",
         f"""CREATE TABLE IF NOT EXISTS {s}.chunks (
-            chunk_id text PRIMARY KEY, doc_id text NOT NULL, title text NOT NULL,
+            chunk_id text PRIMARY KEY, rid bigint GENERATED ALWAYS AS IDENTITY UNIQUE, doc_id text NOT NULL, title text NOT NULL,
             title_ids text[] NOT NULL, source text NOT NULL, version text NOT NULL,
             updated text NOT NULL, effective text NOT NULL, current boolean NOT NULL,
             valid_to text NOT NULL, groups text[] NOT NULL, content_hash text NOT NULL,
@@ -207,11 +213,12 @@ def _ddl(schema: str, dim: int) -> list[str]:
         # vectors stay in the row (not TOASTed out of line): an exact scan reads them in place
         f"ALTER TABLE {s}.chunks ALTER COLUMN vector SET STORAGE MAIN",
         f"""CREATE TABLE IF NOT EXISTS {s}.postings (
-            term text NOT NULL, chunk_id text NOT NULL REFERENCES {s}.chunks ON DELETE CASCADE,
+            term_id integer NOT NULL, rid bigint NOT NULL REFERENCES {s}.chunks (rid) ON DELETE CASCADE,
             tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL,
-            PRIMARY KEY (term, chunk_id))""",
-        f"CREATE INDEX IF NOT EXISTS postings_chunk ON {s}.postings (chunk_id)",
-        f"CREATE TABLE IF NOT EXISTS {s}.term_stats (term text PRIMARY KEY, df integer NOT NULL)",
+            PRIMARY KEY (term_id, rid))""",
+        f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.term_stats (term_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            term text NOT NULL UNIQUE, df integer NOT NULL)""",
         f"""CREATE TABLE IF NOT EXISTS {s}.corpus_stats (one boolean PRIMARY KEY DEFAULT true CHECK (one),
             n_chunks bigint NOT NULL, total_len bigint NOT NULL)""",
         f"INSERT INTO {s}.corpus_stats VALUES (true, 0, 0) ON CONFLICT DO NOTHING",
@@ -397,11 +404,11 @@ class PostgresStore:
         """Delete documents' rows and take their postings out of the term statistics."""
         s = self.schema
         cur.execute(f"""UPDATE {s}.term_stats t SET df = t.df - x.n
-                        FROM (SELECT p.term, count(*) AS n FROM {s}.postings p JOIN {s}.chunks c USING (chunk_id)
-                              WHERE c.doc_id = ANY(%s) GROUP BY p.term) x
-                        WHERE t.term = x.term""", (doc_ids,))
-        cur.execute(f"DELETE FROM {s}.term_stats WHERE df <= 0")
+                        FROM (SELECT p.term_id, count(*) AS n FROM {s}.postings p JOIN {s}.chunks c ON c.rid = p.rid
+                              WHERE c.doc_id = ANY(%s) GROUP BY p.term_id) x
+                        WHERE t.term_id = x.term_id""", (doc_ids,))
         gone = cur.execute(f"DELETE FROM {s}.chunks WHERE doc_id = ANY(%s) RETURNING doc_len", (doc_ids,)).fetchall()
+        cur.execute(f"DELETE FROM {s}.term_stats WHERE df <= 0")
         if gone:
             cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks - %s, total_len = total_len - %s",
                         (len(gone), sum(r[0] for r in gone)))
@@ -459,13 +466,16 @@ class PostgresStore:
             with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
                     copy.write_row(r)
-            with cur.copy(f"COPY {s}.postings (term, chunk_id, tf, doc_len, groups) FROM STDIN") as copy:
-                for p in postings:
-                    copy.write_row(p)
-            cur.execute(f"""INSERT INTO {s}.term_stats (term, df)
-                            SELECT term, count(*) FROM {s}.postings WHERE chunk_id = ANY(%s) GROUP BY term
-                            ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df""",
-                        ([r[0] for r in rows],))
+            rids = dict(cur.execute(f"SELECT chunk_id, rid FROM {s}.chunks WHERE chunk_id = ANY(%s)",
+                                    ([r[0] for r in rows],)).fetchall())
+            df = Counter(p[0] for p in postings)
+            names = sorted(df)
+            ids = dict(cur.execute(f"""INSERT INTO {s}.term_stats (term, df) SELECT * FROM unnest(%s::text[], %s::int[])
+                                       ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df
+                                       RETURNING term, term_id""", (names, [df[t] for t in names])).fetchall())
+            with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
+                for term, chunk_id, tf, doc_len, groups in postings:
+                    copy.write_row((ids[term], rids[chunk_id], tf, doc_len, groups))
             cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks + %s, total_len = total_len + %s",
                         (len(rows), sum(r[_ROW_COLS.index("doc_len")] for r in rows)))
 
@@ -483,8 +493,13 @@ class PostgresStore:
         with self._lock:
             n = self._conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
             if n >= self.ann_min_rows and not self.has_ann_index():
-                self._conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
-                                   "USING hnsw (vector vector_cosine_ops)")
+                # the graph is built in memory when it fits (pgvector: slower once it spills)
+                self._conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                try:
+                    self._conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
+                                       "USING hnsw (vector vector_cosine_ops)")
+                finally:
+                    self._conn.execute("RESET maintenance_work_mem")
             self._conn.execute(f"ANALYZE {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
 
     def has_ann_index(self) -> bool:
@@ -535,22 +550,23 @@ class PostgresStore:
         s = self.schema
         with self._tx(filters.groups if filters is not None else None) as cur:
             n, total = cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchone()
-            df = dict(cur.execute(f"SELECT term, df FROM {s}.term_stats WHERE term = ANY(%s)", (list(q),)).fetchall())
-            if not df or not n:
+            found = cur.execute(f"SELECT term, term_id, df FROM {s}.term_stats WHERE term = ANY(%s) ORDER BY term",
+                                (list(q),)).fetchall()
+            if not found or not n:
                 return []
             # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part
-            names = sorted(df)
-            weights = [q[t] * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * (BM25_K1 + 1) for t in names]
+            term_ids = [tid for _, tid, _ in found]
+            weights = [q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1) for t, _, df in found]
             avglen = total / n
             rows = cur.execute(f"""
                 SELECT c.chunk_id, c.doc_id, c.title, x.score FROM (
-                    SELECT p.chunk_id, sum(w.wt * p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len / %s::float8))) AS score
-                    FROM unnest(%s::text[], %s::float8[]) AS w(term, wt) JOIN {s}.postings p ON p.term = w.term
-                    GROUP BY p.chunk_id) x
-                JOIN {s}.chunks c ON c.chunk_id = x.chunk_id
+                    SELECT p.rid, sum(w.wt * p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len / %s::float8))) AS score
+                    FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
+                    GROUP BY p.rid) x
+                JOIN {s}.chunks c ON c.rid = x.rid
                 WHERE {where}
                 ORDER BY x.score DESC, c.chunk_id
-                LIMIT %s""", [BM25_K1, BM25_B, BM25_B, avglen, names, weights, *params, k + TIE_MARGIN]).fetchall()
+                LIMIT %s""", [BM25_K1, BM25_B, BM25_B, avglen, term_ids, weights, *params, k + TIE_MARGIN]).fetchall()
         return self._scored(rows)[:k]
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
