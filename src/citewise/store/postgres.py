@@ -215,7 +215,7 @@ def _ddl(schema: str, dim: int) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS {s}.postings (
             term_id integer NOT NULL, rid bigint NOT NULL REFERENCES {s}.chunks (rid) ON DELETE CASCADE,
             tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL,
-            PRIMARY KEY (term_id, rid))""",
+            PRIMARY KEY (term_id, rid) INCLUDE (tf, doc_len, groups))""",
         f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
         f"""CREATE TABLE IF NOT EXISTS {s}.term_stats (term_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             term text NOT NULL UNIQUE, df integer NOT NULL)""",
@@ -488,7 +488,9 @@ class PostgresStore:
 
     def refresh_indexes(self) -> None:
         """Build the HNSW index on ``vector`` once the store has ``ann_min_rows`` rows, and
-        ``ANALYZE`` the tables (planner statistics). Term statistics need no refresh."""
+        ``VACUUM (ANALYZE)`` the tables (planner statistics; the visibility map that lets BM25
+        read postings from the covering primary-key index without the heap). Term statistics
+        need no refresh."""
         s = self.schema
         with self._lock:
             n = self._conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
@@ -500,7 +502,8 @@ class PostgresStore:
                                        "USING hnsw (vector vector_cosine_ops)")
                 finally:
                     self._conn.execute("RESET maintenance_work_mem")
-            self._conn.execute(f"ANALYZE {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
+            # VACUUM sets the visibility map, so BM25 reads postings from the covering index alone
+            self._conn.execute(f"VACUUM (ANALYZE) {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
 
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the HNSW index on ``vector``."""
