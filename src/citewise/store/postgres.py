@@ -321,10 +321,19 @@ class PostgresStore:
         self._conn.close()
 
     @contextmanager
-    def _tx(self, groups: Sequence[str] | None = None):
-        """A transaction (cursor); with ``groups``, run as :data:`SEARCH_ROLE` with the groups set."""
+    def _tx(self, groups: Sequence[str] | None = None, snapshot: bool = True):
+        """A transaction (cursor); with ``groups``, run as :data:`SEARCH_ROLE` with the groups set.
+
+        ``snapshot``: REPEATABLE READ, so every statement of a read sees one snapshot (a BM25
+        search reads the corpus and term statistics, then the postings: under READ COMMITTED a
+        commit in between mixed two versions; found by the conformance suite). Writes pass
+        False (READ COMMITTED: no serialization failures; ingests are serialised by the
+        advisory lock and each replace is one transaction).
+        """
         with self._lock, self._conn.transaction():
             cur = self._conn.cursor()
+            if snapshot:
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if groups is not None:
                 cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
                 cur.execute("SELECT set_config(%s, %s::text[]::text, true)", (GROUPS_SETTING, list(groups)))
@@ -461,7 +470,7 @@ class PostgresStore:
         """One transaction: remove ``doc_ids``, then COPY ``rows`` and ``postings`` in and update
         the term and corpus statistics."""
         s = self.schema
-        with self._tx() as cur:
+        with self._tx(snapshot=False) as cur:
             self._remove(cur, doc_ids)
             with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
@@ -483,7 +492,7 @@ class PostgresStore:
         """Delete documents (one transaction); returns how many chunks went."""
         if not doc_ids:
             return 0
-        with self._tx() as cur:
+        with self._tx(snapshot=False) as cur:
             return self._remove(cur, list(doc_ids))
 
     def refresh_indexes(self) -> None:
@@ -519,7 +528,7 @@ class PostgresStore:
     def record_run(self, run: IngestRun) -> None:
         """Append one completed ingest run to ``ingest_runs``."""
         names = [f.name for f in dataclasses.fields(IngestRun)]
-        with self._tx() as cur:
+        with self._tx(snapshot=False) as cur:
             cur.execute(f"INSERT INTO {self.schema}.ingest_runs ({', '.join(names)}) "
                         f"VALUES ({', '.join(['%s'] * len(names))})", [getattr(run, n) for n in names])
 
