@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
+from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
 from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
 
@@ -41,8 +42,8 @@ FORMAT = 1
 MAX_QUERY_CHARS = 2000
 
 
-class IndexBusy(CitewiseError):
-    """Another process holds the index's ingest lock."""
+# IndexBusy (another process holds the index's ingest lock) lives with the Store protocol, so
+# a server store's own ingest lock raises the same error; re-exported here.
 
 
 def check_query(query: str) -> str:

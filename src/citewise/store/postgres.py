@@ -67,7 +67,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from citewise.core import CitewiseError, Filters
-from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
+from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoredChunk,
+                                 UnitVectors)
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
 from citewise.text.analyzer import find_identifiers, fold, lexical_text
 
@@ -347,11 +348,9 @@ class PostgresStore:
         The lock goes with the connection, so a killed ingest leaves no stale lock.
 
         Raises:
-            citewise.index.IndexBusy: another session holds it and ``wait`` is False.
+            IndexBusy: another session holds it and ``wait`` is False.
         """
         psycopg = import_psycopg()
-        from citewise.index import IndexBusy
-
         conn = psycopg.connect(self.dsn, autocommit=True)
         try:
             key = self._lock_key("ingest")
