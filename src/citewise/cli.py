@@ -32,6 +32,7 @@ out = Console(markup=False)
 err = Console(stderr=True, markup=False)
 
 IndexOpt = typer.Option(None, "--index", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
+StoreOpt = typer.Option(None, "--store", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
 AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
 KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
 RetrieverOpt = typer.Option("shipped", "--retriever", help="bm25 | dense | hybrid | shipped.")
@@ -139,6 +140,7 @@ def ingest(
     allow_errors: bool = typer.Option(False, "--allow-errors", help=f"Exit 0 even when files were skipped for errors (default: exit {EXIT_FILE_ERRORS})."),
     wait: bool = typer.Option(False, "--wait", help="If another ingest is running on this index, wait for it (default: exit 2 naming its pid)."),
     keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Also index whole-book copies (print.html) and near-duplicate documents."),
+    store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
 ):
     """Ingest a folder: new and changed documents are indexed, removed ones deleted, copies skipped.
@@ -153,7 +155,7 @@ def ingest(
         raise CitewiseError(f"{path}: no such file or folder")
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
-    idx = _open(index, embedder, must_exist=False, default_permission=default_permission)
+    idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
     with _embed_progress(not as_json) as on_embed:
         report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
                             on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
@@ -196,6 +198,7 @@ def search(
     retriever: str = RetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
@@ -204,7 +207,7 @@ def search(
     from citewise.retrieval.snippets import chunk_snippet
 
     check_query(query)
-    idx = _open(index, preload=retriever != "bm25")
+    idx = _open(index, preload=retriever != "bm25", store=store)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
@@ -285,6 +288,7 @@ def ask(
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
+    store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
@@ -295,7 +299,7 @@ def ask(
 
     check_query(question)
     _check_db(db)
-    idx = _open(index, preload=True)
+    idx = _open(index, preload=True, store=store)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
         from citewise.answer.gaps import ask_with_controller
 
@@ -322,6 +326,7 @@ def eval_beir(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."),
     embedder: str = typer.Option("minilm", help="minilm | hashing."),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
+    store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
 ):
     """Index a BEIR dataset (once) and print nDCG@10, MRR@10, recall@10 and recall@100."""
@@ -335,7 +340,7 @@ def eval_beir(
     ds = BeirDataset(directory)
     ds.check(split)
     index = index or default_index_dir().parent / "beir" / f"{ds.name}-{embedder}"
-    idx = _open(index, embedder, must_exist=False)
+    idx = _open(index, embedder, must_exist=False, store=store)
     t0 = time.perf_counter()
     n_docs = sum(1 for _ in ds.corpus.open("rb"))
     with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
@@ -1099,6 +1104,29 @@ def mcp_command(
         configure(otlp)
     names = tuple(sorted({g.strip() for item in groups or () for g in item.split(",") if g.strip()}))
     serve_stdio(index or default_index_dir(), Principal(name="mcp-stdio", groups=names), db=db)
+
+
+index_app = typer.Typer(no_args_is_help=True, help="Manage an index's store.")
+app.add_typer(index_app, name="index")
+
+
+@index_app.command("migrate")
+def index_migrate(
+    from_: Path = typer.Option(..., "--from", help="Index folder whose embedded (LanceDB) store is copied."),
+    to: str = typer.Option(..., "--to", help="postgresql:// URL of the target store (optional ?schema=NAME)."),
+    as_json: bool = JsonOpt,
+):
+    """Copy an index's chunks, vectors, answer units and ingest log from its LanceDB store into a
+    PostgreSQL store, then record that store in the index folder (its lance/ folder is kept;
+    '--store lancedb' uses it again)."""
+    from citewise.store.migrate import migrate_index
+
+    result = migrate_index(from_, to)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
+              f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
 
 
 def main() -> None:

@@ -6,15 +6,20 @@
 >>> idx.ask("How long do I have to ask for a refund?")        # doctest: +SKIP
 
 Layout of an index folder: ``index.json`` (settings: embedder, dimension, analyzer version,
-default permission, abstention threshold), ``lance/`` (the LanceDB database) and, after a folder
+default permission, abstention threshold, store), ``lance/`` (the LanceDB database) and, after a folder
 ingest, ``duplicates.json`` (per ingested folder, the copies the last ingest of it did not index).
+
+Store: the embedded LanceDB database in ``lance/`` unless a PostgreSQL store is chosen
+(``store="postgresql://..."``, ``--store`` or ``$CITEWISE_STORE``: :func:`store_choice`); the
+folder then keeps only the settings, and ``index.json`` records the URL without its password
+(libpq takes one from ``PGPASSWORD`` or ``~/.pgpass``), so later commands use the same store.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING
 from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
+from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
 from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
 
@@ -36,8 +42,8 @@ FORMAT = 1
 MAX_QUERY_CHARS = 2000
 
 
-class IndexBusy(CitewiseError):
-    """Another process holds the index's ingest lock."""
+# IndexBusy (another process holds the index's ingest lock) lives with the Store protocol, so
+# a server store's own ingest lock raises the same error; re-exported here.
 
 
 def check_query(query: str) -> str:
@@ -115,6 +121,43 @@ class IndexSettings:
     default_permission: str = "public"
     abstain_threshold: float | None = None
     format: int = FORMAT
+    store: str = ""  # '' = the embedded LanceDB store in <index>/lance; else a postgresql:// URL
+
+
+#: ``--store`` value naming the embedded LanceDB store of the index folder.
+EMBEDDED_STORE = "lancedb"
+
+
+def store_choice(given: str | None, recorded: str) -> str:
+    """The store an index uses: ``given`` (``--store``), else ``$CITEWISE_STORE``, else the one
+    recorded in ``index.json``; '' means the embedded LanceDB store (also spelled ``lancedb``).
+
+    Raises:
+        CitewiseError: neither ``lancedb`` nor a ``postgresql://`` URL.
+    """
+    from citewise.store.postgres import is_store_url
+
+    value = given or os.environ.get("CITEWISE_STORE") or recorded or ""
+    if value in ("", EMBEDDED_STORE):
+        return ""
+    if not is_store_url(value):
+        raise CitewiseError(f"--store {value!r}: expected 'lancedb' or a postgresql:// URL")
+    return value
+
+
+def strip_password(url: str) -> str:
+    """``url`` without a password (what ``index.json`` records).
+
+    >>> strip_password("postgresql://u:secret@db:5432/x?schema=t")
+    'postgresql://u@db:5432/x?schema=t'
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    p = urlsplit(url)
+    if p.password is None:
+        return url
+    host = p.netloc.rsplit("@", 1)[1]
+    return urlunsplit(p._replace(netloc=f"{p.username}@{host}" if p.username else host))
 
 
 class Index:
@@ -123,17 +166,24 @@ class Index:
     Use :meth:`open` to create or reopen one.
     """
 
-    def __init__(self, path: Path, settings: IndexSettings, embedder: Embedder, preload: bool = False):
+    def __init__(self, path: Path, settings: IndexSettings, embedder: Embedder, preload: bool = False,
+                 store: str | None = None):
         self.path = Path(path)
         self.settings = settings
         self.embedder = embedder
         if preload and hasattr(embedder, "preload"):
             embedder.preload()  # the model loads while the store opens
-        self.store = LanceStore(self.path / "lance", settings.dim)
+        self.store_url = store_choice(store, settings.store)
+        if self.store_url:
+            from citewise.store.postgres import PostgresStore
+
+            self.store = PostgresStore(self.store_url, settings.dim)
+        else:
+            self.store = LanceStore(self.path / "lance", settings.dim)
 
     @classmethod
     def open(cls, path: str | Path | None = None, embedder: str | None = None,
-             default_permission: str | None = None, *, preload: bool = False) -> "Index":
+             default_permission: str | None = None, *, preload: bool = False, store: str | None = None) -> "Index":
         """Open the index at ``path`` (default: :func:`default_index_dir`), creating it if new.
 
         Args:
@@ -142,6 +192,8 @@ class Index:
             default_permission: ``public`` or ``deny`` for documents without permissions.
             preload: start loading the embedding model in the background while the store opens
                 (for a command that will embed a query: saves ~0.15 s of a ``citewise search``).
+            store: ``lancedb`` or a ``postgresql://`` URL (:func:`store_choice`); a store given
+                here is recorded in ``index.json`` (without its password) for later opens.
 
         Raises:
             CitewiseError: the embedder or analyzer differs from the one the index was built with,
@@ -173,16 +225,19 @@ class Index:
                 )
             if settings.analyzer != ANALYZER_VERSION:
                 raise CitewiseError(f"{path}: built with analyzer v{settings.analyzer}; re-ingest into a new index")
-            if default_permission and default_permission != settings.default_permission:
-                settings.default_permission = default_permission
+            chosen = strip_password(store_choice(store, settings.store)) if store else settings.store
+            if (default_permission and default_permission != settings.default_permission) or chosen != settings.store:
+                settings.default_permission = default_permission or settings.default_permission
+                settings.store = chosen
                 write_json(cfg, settings.__dict__)
-            return cls(path, settings, emb, preload=preload)
+            return cls(path, settings, emb, preload=preload, store=store)
         emb = make_embedder(embedder or "minilm")
         settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim,
-                                 default_permission=default_permission or "public")
+                                 default_permission=default_permission or "public",
+                                 store=strip_password(store_choice(store, "")))
         path.mkdir(parents=True, exist_ok=True)
         write_json(cfg, settings.__dict__)
-        return cls(path, settings, emb)
+        return cls(path, settings, emb, store=store)
 
     @classmethod
     def exists(cls, path: str | Path | None = None) -> bool:
@@ -236,7 +291,9 @@ class Index:
             policy_bytes = Path(policy).read_bytes()
         else:
             loaded, policy_bytes = policy, None
-        with ingest_lock(self.path, wait=wait, on_wait=on_wait):
+        store_lock = getattr(self.store, "ingest_lock", None)  # a server store: its advisory lock too
+        with ingest_lock(self.path, wait=wait, on_wait=on_wait), \
+                (store_lock(wait=wait, on_wait=on_wait) if store_lock else nullcontext()):
             if policy_bytes is not None:
                 tmp = kept.with_suffix(".yaml.tmp")
                 tmp.write_bytes(policy_bytes)

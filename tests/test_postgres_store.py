@@ -1,0 +1,159 @@
+"""What only the PostgreSQL backend has: row-level security, the advisory ingest lock, term
+statistics kept in SQL, ``--store`` / ``CITEWISE_STORE`` and ``citewise index migrate``.
+
+The backend-independent contract is in tests/test_store_conformance.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from citewise.cli import app
+from citewise.core import CitewiseError, Filters
+from citewise.index import Index, IndexBusy, strip_password
+from citewise.models.embedders import HashingEmbedder
+from citewise.store import postgres
+from citewise.store.postgres import SEARCH_ROLE, PostgresStore, split_url
+
+from conftest import write_doc
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    root = tmp_path / "docs"
+    write_doc(root, "pub.md", "Public fees", "wire transfer fee schedule for everyone")
+    write_doc(root, "fin.md", "Finance fees", "wire transfer fee approvals for finance", permissions=["finance"])
+    write_doc(root, "sec.md", "Security fees", "wire transfer fee keys for security", permissions=["security"])
+    return root
+
+
+@pytest.fixture()
+def pg_index(pg_url, tmp_path, corpus):
+    idx = Index.open(tmp_path / "idx", embedder="hashing", store=pg_url)
+    assert idx.ingest(corpus).added == 3
+    return idx
+
+
+def _rows_seen(store: PostgresStore, groups_literal: str | None) -> list[str]:
+    """doc ids visible to the search role in a transaction that sets ``citewise.groups`` to
+    ``groups_literal`` (None: does not set it)."""
+    with store._tx() as cur:
+        cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
+        if groups_literal is not None:
+            cur.execute("SELECT set_config('citewise.groups', %s, true)", (groups_literal,))
+        return sorted(r[0] for r in cur.execute(f"SELECT DISTINCT doc_id FROM {store.schema}.chunks"))
+
+
+def test_row_level_security_fails_closed_and_follows_the_groups(pg_index):
+    store = pg_index.store
+    assert _rows_seen(store, None) == []  # groups never set: nothing
+    assert _rows_seen(store, "") == []
+    assert _rows_seen(store, "{}") == []
+    assert _rows_seen(store, "{finance}") == ["fin"]
+    assert _rows_seen(store, "{public,security}") == ["pub", "sec"]
+    # the setting is local: the next transaction starts with nothing again
+    assert _rows_seen(store, None) == []
+    with store._tx() as cur:  # the postings of rows the role cannot see are hidden too
+        cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
+        cur.execute("SELECT set_config('citewise.groups', '{public}', true)")
+        assert {r[0] for r in cur.execute(f"SELECT DISTINCT c.chunk_id FROM {store.schema}.postings p "
+                                          f"JOIN {store.schema}.chunks c ON c.rid = p.rid")} == {
+            c for c, _, _ in store.chunk_versions()["pub"]}
+
+
+def test_row_level_security_holds_when_the_where_clause_forgets_the_groups(pg_index, monkeypatch):
+    real = postgres.filter_sql
+
+    def forgetful(filters, alias="c"):
+        if filters is not None and filters.groups is not None:
+            filters = Filters(doc_ids=filters.doc_ids, as_of=filters.as_of, version=filters.version)
+        return real(filters, alias)
+
+    monkeypatch.setattr(postgres, "filter_sql", forgetful)
+    store = pg_index.store
+    emb = HashingEmbedder(store.dim)
+    public = Filters(groups=("public",))
+    assert {h.doc_id for h in store.lexical_search(["wire", "transfer", "fee"], 10, public)} == {"pub"}
+    assert {h.doc_id for h in store.vector_search(emb.embed(["wire transfer fee"])[0], 10, public)} == {"pub"}
+    assert {h.doc_id for h in store.lexical_search(["wire"], 10, Filters(groups=("finance",)))} == {"fin"}
+    # the trusted path (no group filter) sees every row, as in the embedded store
+    assert {h.doc_id for h in store.lexical_search(["wire"], 10)} == {"pub", "fin", "sec"}
+
+
+def test_term_statistics_equal_a_recount_after_replace_and_delete(pg_index, corpus):
+    write_doc(corpus, "pub.md", "Public fees", "wire wire transfer limits changed for everyone")
+    (corpus / "sec.md").unlink()
+    report = pg_index.ingest(corpus)
+    assert (report.updated, report.deleted) == (1, 1)
+    store = pg_index.store
+    with store._tx() as cur:
+        lexical = [r[0] for r in cur.execute(f"SELECT lexical FROM {store.schema}.chunks")]
+    terms = [postgres.bm25_terms(x) for x in lexical]
+    df = Counter(t for ts in terms for t in set(ts))
+    assert store.term_statistics() == {"n_chunks": len(terms), "total_len": sum(map(len, terms)), "df": dict(df)}
+    # hand-computed BM25 of the one-term query "limit" on the replaced chunk
+    import math
+
+    n, avg = len(terms), sum(map(len, terms)) / len(terms)
+    i = next(i for i, ts in enumerate(terms) if "limit" in ts)
+    tf, dl = terms[i].count("limit"), len(terms[i])
+    want = math.log(1 + (n - 1 + 0.5) / 1.5) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avg))
+    (hit,) = store.lexical_search(["limit"], 5)
+    assert hit.doc_id == "pub" and hit.score == pytest.approx(want, rel=1e-9)
+
+
+def test_advisory_lock_serialises_ingests_across_handles(pg_index, pg_url, tmp_path, corpus):
+    other = Index.open(tmp_path / "other-folder", embedder="hashing", store=pg_url)  # same store, other folder
+    with pg_index.store.ingest_lock():
+        with pytest.raises(IndexBusy, match="another ingest is running"):
+            other.ingest(corpus)
+    assert other.ingest(corpus).unchanged == 3
+
+
+def test_open_errors_are_one_clear_line(pg_url, pg_server):
+    PostgresStore(pg_url, 16)
+    with pytest.raises(CitewiseError, match="stored vectors have dim 16, embedder gives 32"):
+        PostgresStore(pg_url, 32)
+    with pytest.raises(CitewiseError, match="schema must be letters"):
+        split_url(pg_server + "&schema=bad-name")
+    with pytest.raises(CitewiseError, match="cannot connect"):
+        PostgresStore("postgresql://nobody:pw@/nodb?host=/nonexistent-socket-dir", 16)
+    assert strip_password("postgresql://u:pw@h/db") == "postgresql://u@h/db"
+
+
+def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch):
+    lance_idx = tmp_path / "lance-idx"
+    res = runner.invoke(app, ["ingest", str(corpus), "--index", str(lance_idx), "--embedder", "hashing", "--json"])
+    assert res.exit_code == 0, res.output
+    before = json.loads(runner.invoke(app, ["search", "wire transfer fee", "--index", str(lance_idx), "--as", "finance",
+                                            "--json", "--retriever", "hybrid"]).output)["hits"]
+    assert {h["doc_id"] for h in before} == {"pub", "fin"}
+    # migrate: the same hits, now from PostgreSQL (the folder records the store)
+    res = runner.invoke(app, ["index", "migrate", "--from", str(lance_idx), "--to", pg_url, "--json"])
+    assert res.exit_code == 0, res.output
+    moved = json.loads(res.output)
+    assert (moved["documents"], moved["runs"]) == (3, 1) and moved["chunks"] >= 3
+    assert json.loads((lance_idx / "index.json").read_text())["store"] == strip_password(pg_url)
+    after = json.loads(runner.invoke(app, ["search", "wire transfer fee", "--index", str(lance_idx), "--as", "finance",
+                                           "--json", "--retriever", "hybrid"]).output)["hits"]
+    assert [(h["chunk_id"], round(h["score"], 4)) for h in after] == [(h["chunk_id"], round(h["score"], 4)) for h in before]
+    assert Index.open(lance_idx).store.stats()["backend"] == "postgresql"
+    assert Index.open(lance_idx, store="lancedb").store.stats()["backend"] == "lancedb"
+    # CITEWISE_STORE picks the store for an index folder that recorded none
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("CITEWISE_STORE", pg_url.replace("schema=", "schema=env_"))
+    res = runner.invoke(app, ["ingest", str(corpus), "--index", str(fresh), "--embedder", "hashing", "--json"])
+    assert res.exit_code == 0, res.output
+    assert Index.open(fresh).store.stats()["backend"] == "postgresql"
+    res = runner.invoke(app, ["ask", "wire transfer fee schedule", "--index", str(fresh), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["citations"], res.output
+    monkeypatch.delenv("CITEWISE_STORE")
+    res = runner.invoke(app, ["search", "x", "--index", str(fresh), "--store", "mysql://h/db"])
+    assert isinstance(res.exception, CitewiseError)  # main() prints it as one 'error:' line, exit 2
+    assert str(res.exception) == "--store 'mysql://h/db': expected 'lancedb' or a postgresql:// URL"
