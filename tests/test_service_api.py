@@ -459,3 +459,32 @@ def test_web_sign_in_ask_and_source_link(hindex):
         c.post("/signout")
         assert "Anonymous" in c.get("/").text
         assert c.get(f"/doc/{FINANCE_DOC}").status_code == 404
+
+
+def test_jwt_rs256_with_public_key_file_and_jwks(tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    priv = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = priv.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    (tmp_path / "pub.pem").write_bytes(pem)
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(priv.public_key()))
+    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**jwk, "kid": "k1", "alg": "RS256", "use": "sig"}]}))
+    claims = {"sub": "erin", "exp": int(time.time()) + 60, "groups": "finance support"}
+    good = jwt.encode(claims, priv, algorithm="RS256", headers={"kid": "k1"})
+    forged = jwt.encode(claims, other, algorithm="RS256", headers={"kid": "k1"})
+    for cfg in (JwtConfig(public_key_file=str(tmp_path / "pub.pem")), JwtConfig(jwks_file=str(tmp_path / "jwks.json"))):
+        caller = cfg.verify(good)
+        assert caller.principal.groups == ("finance", "support") and caller.method == "jwt" and not caller.admin
+        with pytest.raises(AuthError):
+            cfg.verify(forged)
+        with pytest.raises(AuthError):  # an HS256 token signed with the public key text must not pass
+            cfg.verify(jwt.encode(claims, "x" * 32, algorithm="HS256"))
+    with pytest.raises(AuthError, match="unknown key id"):
+        JwtConfig(jwks_file=str(tmp_path / "jwks.json")).verify(jwt.encode(claims, priv, algorithm="RS256", headers={"kid": "k9"}))
+    with pytest.raises(CitewiseError, match="exactly one"):
+        JwtConfig()
+    with pytest.raises(CitewiseError, match="not a usable JWKS file"):
+        (tmp_path / "bad.json").write_text("{}")
+        JwtConfig(jwks_file=str(tmp_path / "bad.json"))
