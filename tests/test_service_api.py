@@ -258,7 +258,10 @@ def test_query_length_cap_and_empty_query(client):
     assert r.status_code == 413 and r.json()["error"]["message"] == "'query' is 2,001 characters; the limit is 2,000"
     assert client.post("/v1/ask", json={"question": "y" * 2001}).status_code == 413
     assert client.post("/v1/search", json={"query": "   "}).status_code == 400
-    assert client.post("/v1/search", json={"query": "a", "k": 0}).status_code == 422
+    bad = client.post("/v1/search", json={"query": "a", "k": 0})
+    assert bad.status_code == 422 and bad.json()["error"]["message"] == "body.k: Input should be greater than or equal to 1"
+    missing = client.post("/v1/ask", json={"q": "a"})
+    assert missing.status_code == 422 and missing.json()["error"]["message"] == "body.question: Field required"
     assert client.post("/v1/search", json={"query": "x" * 2000}).status_code == 200
 
 

@@ -31,7 +31,6 @@ on every query).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import json
@@ -41,18 +40,20 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, StreamingResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from citewise.core import CitewiseError, Filters, Principal
 from citewise.index import MAX_QUERY_CHARS, Index
-from citewise.service.auth import ANONYMOUS, AuthError, Authenticator, Caller, JwtConfig, KeyStore
+from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.metrics import Metrics
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.wire import answer_to_dict, hits_to_dicts
@@ -483,6 +484,12 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     async def _api_error(request: Request, exc: ApiError):
         return JSONResponse({"error": {"message": exc.message, "type": exc.kind}}, status_code=exc.status,
                             headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError):
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors())
+        return JSONResponse({"error": {"message": problems or "invalid request", "type": "invalid_request_error"},
+                             "detail": jsonable_encoder(exc.errors())}, status_code=422)
 
     @app.exception_handler(AuthError)
     async def _auth_error(request: Request, exc: AuthError):
