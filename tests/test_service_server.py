@@ -1,9 +1,10 @@
 """The real server process (``citewise serve`` under uvicorn on a free port) over HTTP: auth,
 key revocation by another process, ingest while queries run (0 errors), /metrics parsed with
-prometheus_client's parser."""
+prometheus_client's parser, and the permission probe (0 restricted chunks in any response)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from citewise.index import Index
 from citewise.service.auth import KeyStore
 
 from svc_server import SRC, Server
+from test_permissions import ADVERSARIAL
 
 FINANCE_Q = {"query": "refund approval matrix approval bands Financial Controller", "k": 10}
 
@@ -124,3 +126,47 @@ def test_queries_during_ingest_have_no_errors_and_see_new_documents(served_index
                    if name == "citewise_http_requests_total" and dict(labels).get("route") == "/v1/search")
     assert searches == sum(1 for r in results if r[2] == "/v1/search") + 2  # every search was counted
     assert metrics[("citewise_index_chunks", ())] == Index.open(idx.path).store.stats()["chunks"]
+
+
+RESTRICTED = {"internal/finance/": "finance", "internal/support/": "support", "internal/security/": "security"}
+RESTRICTED_TITLES = {"finance": ["Refund approval matrix", "Chargeback playbook"],
+                     "support": ["Support escalation policy"], "security": ["SSO incident runbook"]}
+
+
+def restricted_in(payload, group_ok: tuple[str, ...] = ()) -> list[str]:
+    """Restricted doc ids or titles (of groups not in ``group_ok``) anywhere in a JSON payload."""
+    text = json.dumps(payload)
+    found = [p for p, g in RESTRICTED.items() if g not in group_ok and p in text]
+    return found + [t for g, ts in RESTRICTED_TITLES.items() if g not in group_ok for t in ts if t in text]
+
+
+def test_permission_probe_no_restricted_chunk_in_any_response(sample_index):
+    """The 36 adversarial queries of tests/test_permissions.py through every retrieval endpoint of
+    a real server on the MiniLM sample index: anonymous callers and a support-only key get 0
+    restricted chunks (ids or titles) from search, ask, vector store search and chat completions."""
+    ks = KeyStore(sample_index.path)
+    support = ks.add(f"probe-sup-{os.getpid()}", ("support",))
+    finance = ks.add(f"probe-fin-{os.getpid()}", ("finance",))
+    leaks, checked = [], 0
+    server = Server(sample_index.path, "--rate", "0", "--timeout", "120")
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as c:
+            for q in ADVERSARIAL:
+                for name, headers, ok in (("anonymous", {}, ()), ("support", {"Authorization": f"Bearer {support}"}, ("support",))):
+                    calls = [("/v1/search", {"query": q, "k": 5}), ("/v1/ask", {"question": q}),
+                             ("/v1/vector_stores/default/search", {"query": q, "max_num_results": 5}),
+                             ("/v1/chat/completions", {"model": "citewise", "messages": [{"role": "user", "content": q}]})]
+                    for path, body in calls:
+                        r = c.post(path, json=body, headers=headers)
+                        assert r.status_code == 200, r.text
+                        checked += 1
+                        payload = {k: v for k, v in r.json().items() if k != "search_query"}  # the query is echoed
+                        if restricted_in(payload, ok):
+                            leaks.append((name, q, path))
+            # the same queries do reach restricted documents for a principal in the group
+            fin = c.post("/v1/search", json={"query": ADVERSARIAL[0], "k": 5}, headers={"Authorization": f"Bearer {finance}"})
+            assert any(h["doc_id"].startswith("internal/finance/") for h in fin.json()["hits"])
+    finally:
+        server.stop()
+    assert checked == len(ADVERSARIAL) * 2 * 4
+    assert leaks == []

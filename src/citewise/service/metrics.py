@@ -18,9 +18,10 @@ class Metrics:
     * ``citewise_http_requests_total{route,method,status}`` and
       ``citewise_http_request_duration_seconds{route}``: every request, by route template.
     * ``citewise_retrieval_duration_seconds``, ``citewise_answer_duration_seconds``,
-      ``citewise_tool_duration_seconds{tool}``: stage latencies.
+      ``citewise_tool_duration_seconds{tool}`` (routing plus the record tool call): stage latencies.
     * ``citewise_abstentions_total{reason}``: abstentions by reason (the text before the first
-      ``:`` of ``abstain_reason``, so label values stay few).
+      ``:`` of ``abstain_reason``, so label values stay few; ``evidence 0.05 < threshold …`` is
+      ``below threshold``).
     * ``citewise_fabricated_citations_total``: citations dropped because they named a source the
       generator was not shown.
     * ``citewise_judge_failures_total``: judge verdicts that failed or could not be parsed (the
@@ -41,7 +42,7 @@ class Metrics:
                                            buckets=_BUCKETS, registry=r)
         self.answer_seconds = Histogram("citewise_answer_duration_seconds", "Answer latency (retrieval included)",
                                         buckets=_BUCKETS, registry=r)
-        self.tool_seconds = Histogram("citewise_tool_duration_seconds", "Record tool call latency", ["tool"],
+        self.tool_seconds = Histogram("citewise_tool_duration_seconds", "Record tool answer latency (routing and the call)", ["tool"],
                                       buckets=_BUCKETS, registry=r)
         self.abstentions = Counter("citewise_abstentions_total", "Abstentions by reason", ["reason"], registry=r)
         self.fabricated = Counter("citewise_fabricated_citations_total", "Citations dropped as fabricated", registry=r)
@@ -61,13 +62,11 @@ class Metrics:
         self.answer_seconds.observe(seconds)
         if payload["outcome"] == "abstained":
             reason = (payload.get("abstain_reason") or "unspecified").split(":", 1)[0].strip()[:60] or "unspecified"
+            if reason.startswith("evidence ") and "< threshold" in reason:
+                reason = "below threshold"
             self.abstentions.labels(reason).inc()
         if payload.get("fabricated_citations"):
             self.fabricated.inc(len(payload["fabricated_citations"]))
-        for tc in payload.get("tool_calls") or ():
-            t = (payload.get("timings") or {}).get("tool")
-            if t is not None:
-                self.tool_seconds.labels(tc["tool"]).observe(t)
 
     def observe_status(self, status: dict) -> None:
         """Refresh the index gauges from :meth:`citewise.lifecycle.Status.as_dict`."""
