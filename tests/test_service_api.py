@@ -480,3 +480,30 @@ def test_metrics_abstention_reason_labels_and_fabricated_count():
     assert samples[("citewise_answer_duration_seconds_count", ())] == 4
     assert samples[("citewise_answer_duration_seconds_sum", ())] == pytest.approx(0.7)
     assert samples[("citewise_answer_duration_seconds_bucket", (("le", "0.25"),))] == 3
+
+
+def test_batch_memo_returns_the_wrapped_result_and_embeds_each_batch_once():
+    import numpy as np
+
+    from citewise.models.embedders import make_embedder
+    from citewise.service.app import BatchMemo
+
+    base = make_embedder("hashing")
+    calls = []
+
+    class Counting:
+        name, dim = base.name, base.dim
+
+        def embed(self, texts):
+            calls.append(tuple(texts))
+            return base.embed(texts)
+
+    memo = BatchMemo(Counting(), size=2)
+    first = memo.embed(["refund window", "E-1004"])
+    first[0, 0] = 99.0  # callers may scribble on the result; the memo keeps its own copy
+    again = memo.embed(["refund window", "E-1004"])
+    assert np.array_equal(again, base.embed(["refund window", "E-1004"])) and again.shape == (2, base.dim)
+    assert calls == [("refund window", "E-1004")]
+    memo.embed(["a"]), memo.embed(["b"])  # size 2: the first batch is dropped
+    memo.embed(["refund window", "E-1004"])
+    assert len(calls) == 4 and memo.name == base.name and memo.dim == base.dim
