@@ -27,6 +27,11 @@ per handle at a time; each handle's caches are not shared between threads); an i
 in a thread on a handle of its own and holds the index's ingest lock, so queries never wait for
 it and see its documents after each commit (a handle reads the latest committed table version
 on every query).
+
+MCP hook: when ``citewise.service.mcp`` can be imported and has ``mount``, ``create_app`` calls
+``mount(app, index_factory, authenticate)`` with ``index_factory`` = ``Service.pool.use`` (a
+context manager lending an :class:`Index` handle to one thread) and ``authenticate`` =
+``Authenticator.from_headers(authorization, x_api_key) -> Caller`` (raises ``AuthError``).
 """
 
 from __future__ import annotations
