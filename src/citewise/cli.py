@@ -239,24 +239,9 @@ def search(
 def print_answer(ans, as_json: bool) -> None:
     """Print an Answer as text with its sources, or as JSON."""
     if as_json:
-        out.print_json(json.dumps({
-            "answer": ans.text,
-            "outcome": ans.outcome,
-            "citations": [{"doc_id": c.doc_id, "title": c.title, "version": c.version, "updated": c.updated,
-                           "chunk_id": c.chunk_id, "start": c.start, "end": c.end} for c in ans.citations],
-            "retrieved_ids": ans.retrieved_ids,
-            "used_ids": ans.used_ids,
-            "best_score": ans.best_score,
-            "context_ids": ans.context_ids,
-            "abstain_reason": ans.abstain_reason,
-            "fabricated_citations": ans.fabricated,
-            "dropped_sentences": ans.dropped,
-            "generator": ans.generator,
-            "tool_calls": ans.tool_calls,
-            "timings": ans.timings,
-            **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
-               if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
-        }))
+        from citewise.service.payloads import answer_to_dict
+
+        out.print_json(json.dumps(answer_to_dict(ans)))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
     if ans.citations or ans.tool_calls:
@@ -1127,6 +1112,104 @@ def index_migrate(
         return
     out.print(f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
               f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
+
+
+keys_app = typer.Typer(no_args_is_help=True, help="API keys of the HTTP service (stored hashed in the index folder).")
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("add")
+def keys_add(
+    name: str = typer.Argument(..., help="Who or what the key is for (unique among active keys)."),
+    groups: str = typer.Option("", "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
+    admin: bool = typer.Option(False, "--admin", help="May start ingests (POST /v1/ingest)."),
+    index: Optional[Path] = IndexOpt,
+):
+    """Create an API key and print it once (only its scrypt hash is kept)."""
+    from citewise.index import default_index_dir
+    from citewise.service.auth import KeyStore, parse_groups
+
+    _open(index)  # the index must exist
+    key = KeyStore(index or default_index_dir()).add(name, parse_groups(groups), admin)
+    err.print(f"key {name!r} created (groups: {groups or 'public only'}{'; admin' if admin else ''}); "
+              "it is shown once, store it now:", highlight=False, soft_wrap=True)
+    out.print(key, highlight=False, soft_wrap=True)
+
+
+@keys_app.command("revoke")
+def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke."), index: Optional[Path] = IndexOpt):
+    """Revoke a key: a running server refuses it from its next request."""
+    from citewise.index import default_index_dir
+    from citewise.service.auth import KeyStore
+
+    n = KeyStore(index or default_index_dir()).revoke(name)
+    out.print(f"revoked {n} key(s) named {name!r}", highlight=False)
+
+
+@keys_app.command("list")
+def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
+    """Keys with their groups, admin flag and dates (never the keys themselves)."""
+    from citewise.index import default_index_dir
+    from citewise.service.auth import KeyStore
+
+    keys = KeyStore(index or default_index_dir()).list()
+    if as_json:
+        out.print_json(json.dumps({"keys": keys}))
+        return
+    t = Table("name", "key id", "groups", "admin", "created", "revoked")
+    for k in keys:
+        t.add_row(k["name"], k["key_id"], ",".join(k["groups"]) or "(public)", "yes" if k["admin"] else "",
+                  k["created_at"], k["revoked_at"] or "")
+    out.print(t)
+
+
+@app.command()
+def serve(
+    index: Optional[Path] = IndexOpt,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+    require_auth: bool = typer.Option(False, "--require-auth", help="Refuse requests without an API key or token (401); default: they are anonymous (public documents only)."),
+    jwt_secret_env: Optional[str] = typer.Option(None, "--jwt-secret-env", help="Accept HS256 JWTs signed with the secret in this environment variable."),
+    jwt_public_key: Optional[Path] = typer.Option(None, "--jwt-public-key", help="Accept RS256/ES256 JWTs verified with this PEM public key."),
+    jwt_jwks: Optional[Path] = typer.Option(None, "--jwt-jwks", help="Accept RS256/ES256 JWTs verified with this JWKS file (keys by kid)."),
+    jwt_groups_claim: str = typer.Option("groups", "--jwt-groups-claim", help="JWT claim with the groups (dotted for nested, e.g. realm_access.roles)."),
+    jwt_admin_group: str = typer.Option("citewise-admin", "--jwt-admin-group", help="Token group that may ingest."),
+    jwt_audience: Optional[str] = typer.Option(None, "--jwt-audience", help="Required JWT audience (aud)."),
+    jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
+    db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
+    llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Request timeout, seconds (504 after)."),
+    rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
+    burst: int = typer.Option(40, "--burst", min=1, help="Token bucket size."),
+    ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
+):
+    """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
+    import os
+
+    import uvicorn
+
+    from citewise.index import default_index_dir
+    from citewise.service.app import create_app
+    from citewise.service.auth import JwtConfig
+
+    _check_db(db)
+    jwt = None
+    if jwt_secret_env or jwt_public_key or jwt_jwks:
+        secret = None
+        if jwt_secret_env:
+            secret = os.environ.get(jwt_secret_env)
+            if not secret:
+                raise CitewiseError(f"--jwt-secret-env: environment variable {jwt_secret_env} is empty or unset")
+        jwt = JwtConfig(secret=secret, public_key_file=str(jwt_public_key) if jwt_public_key else None,
+                        jwks_file=str(jwt_jwks) if jwt_jwks else None, groups_claim=jwt_groups_claim,
+                        admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
+    application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
+                             generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
+                             burst=burst, ingest_roots=ingest_root, host=host)
+    err.print(f"citewise serving {index or default_index_dir()} on http://{host}:{port} "
+              f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
+              highlight=False, soft_wrap=True)
+    uvicorn.run(application, host=host, port=port, log_level="warning")
 
 
 def main() -> None:

@@ -6,9 +6,9 @@ No MCP or web imports here: ``citewise.service.payloads`` is cheap to import.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from typing_extensions import TypedDict  # pydantic (MCP output schemas) needs this one on Python < 3.12
+from typing_extensions import NotRequired, TypedDict  # pydantic (MCP output schemas) needs this one on Python < 3.12
 
 
 class HitJSON(TypedDict):
@@ -47,7 +47,7 @@ class AnswerJSON(TypedDict):
     """``citewise ask --json`` (``timings`` in seconds)."""
 
     answer: str
-    outcome: Literal["answered", "abstained", "partial"]
+    outcome: str  # answered / abstained / partial; with the evidence-gap controller: supported / gap / conflict / not_established
     citations: list[CitationJSON]
     retrieved_ids: list[str]
     used_ids: list[str]
@@ -59,20 +59,30 @@ class AnswerJSON(TypedDict):
     generator: str
     tool_calls: list[dict[str, Any]]
     timings: dict[str, float]
+    scope: NotRequired[Any]  # only when the evidence-gap controller answered (ask --scope ...)
+    controller: NotRequired[dict[str, Any]]
 
 
-def search_json(index, query: str, hits) -> SearchJSON:
-    """The ``citewise search --json`` object for ``hits`` of ``query`` (snippets read from ``index``)."""
+def hits_to_dicts(hits, store, query: str) -> list[HitJSON]:
+    """Search hits as JSON objects (``citewise search --json``, ``POST /v1/search``, the MCP
+    ``search`` tool): the best-matching passage ``snippet`` of each hit's chunk with its
+    ``snippet_start``/``snippet_end`` character offsets in the source file (None when the chunk is
+    no longer stored)."""
     from citewise.retrieval.snippets import chunk_snippet
 
-    chunks = index.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     out = []
     for h in hits:
         sn = chunk_snippet(chunks[h.chunk_id], query) if h.chunk_id in chunks else None
         out.append({"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank,
                     "stage": h.stage, "snippet": sn.text if sn else None, "snippet_start": sn.start if sn else None,
                     "snippet_end": sn.end if sn else None})
-    return {"hits": out}
+    return out
+
+
+def search_json(index, query: str, hits) -> SearchJSON:
+    """The ``citewise search --json`` object for ``hits`` of ``query`` (snippets read from ``index``)."""
+    return {"hits": hits_to_dicts(hits, index.store, query)}
 
 
 def answer_json(ans) -> AnswerJSON:
@@ -92,4 +102,10 @@ def answer_json(ans) -> AnswerJSON:
         "generator": ans.generator,
         "tool_calls": ans.tool_calls,
         "timings": ans.timings,
+        **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
+           if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
     }
+
+
+#: The name the HTTP API and the CLI use for :func:`answer_json`.
+answer_to_dict = answer_json

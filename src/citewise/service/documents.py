@@ -1,0 +1,88 @@
+"""The permission-checked source view of one document: its text and metadata, and the character
+span to highlight (a citation's ``start``/``end``, offsets into the source file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from citewise.core import Principal
+
+
+@dataclass
+class SourceView:
+    """One document as a principal may see it.
+
+    Attributes:
+        doc_id, title, version, updated, source: the stored document metadata.
+        text: the source file's text that chunk and citation offsets point into (front matter
+            included for Markdown; the extracted text for HTML, PDF and DOCX).
+        exact: True when ``text`` is the source file as indexed (same content hash); False when the
+            file changed or is gone since and ``text`` was rebuilt from the indexed chunks (gaps
+            between chunks are blank).
+        chunks: ``(chunk_id, start, end)`` of the document's chunks, in source order.
+    """
+
+    doc_id: str
+    title: str
+    version: str
+    updated: str
+    source: str
+    text: str
+    exact: bool
+    chunks: list[tuple[str, int, int]]
+
+    def span(self, start: int | None, end: int | None) -> tuple[int, int] | None:
+        """A valid ``[start, end)`` within :attr:`text`, or None when not given or out of range."""
+        if start is None or end is None or not (0 <= start < end <= len(self.text)):
+            return None
+        return start, end
+
+    def as_dict(self, start: int | None = None, end: int | None = None) -> dict:
+        """JSON of the view; ``highlight`` is the requested span (None when absent or invalid)."""
+        sp = self.span(start, end)
+        return {"doc_id": self.doc_id, "title": self.title, "version": self.version, "updated": self.updated,
+                "source": self.source, "exact": self.exact, "text": self.text,
+                "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0]:sp[1]]},
+                "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks]}
+
+
+def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
+    """The document ``doc_id`` (a current id, or ``id@version`` for a kept older version) if
+    ``principal`` may read it, else None — a missing and a forbidden document look the same, so
+    the answer does not reveal that a restricted document exists.
+
+    The permission filter runs inside the store query (as for searches).
+    """
+    from citewise.store.lance import _META_COLS, _q
+    from citewise.text.loaders import load_file, read_text
+
+    store = index.store
+    if store._reader() is None:
+        return None
+    groups = ", ".join(_q(g) for g in principal.all_groups())
+    where = f"doc_id = {_q(doc_id)} AND array_has_any(groups, [{groups}])"
+    rows = store._query(lambda q: q.where(where).select(_META_COLS + ["content_hash"]).limit(100_000)).to_pylist()
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (r["start"], r["chunk_id"]))
+    first = rows[0]
+    text, exact = None, False
+    path = Path(first["source"])
+    try:
+        doc = load_file(path, path.parent)
+        if doc.content_hash == first["content_hash"]:
+            text = read_text(path)[1] if doc.format in ("markdown", "text") else doc.text
+            exact = True
+    except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
+        text = None
+    if text is None:
+        size = max(r["end"] for r in rows)
+        buf = [" "] * size
+        for r in rows:
+            piece = r["text"][len(r["text"]) - (r["end"] - r["start"]):]
+            buf[r["start"]:r["end"]] = list(piece)
+        text = "".join(buf)
+    return SourceView(doc_id=doc_id, title=first["title"], version=first["version"], updated=first["updated"],
+                      source=first["source"], text=text, exact=exact,
+                      chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows])

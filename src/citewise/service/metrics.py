@@ -1,0 +1,80 @@
+"""Prometheus metrics of one server (prometheus_client), on a registry of its own so several apps
+in one process (tests) do not collide. Served at ``GET /metrics`` in the text exposition format.
+
+Latency histograms are in seconds with the client library's default buckets plus 10 s and 30 s
+(an ``ask`` on a cold cache or a long ingest lands there).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 30.0)
+
+
+class Metrics:
+    """The server's metrics (names are what Grafana dashboards will query):
+
+    * ``citewise_http_requests_total{route,method,status}`` and
+      ``citewise_http_request_duration_seconds{route}``: every request, by route template.
+    * ``citewise_retrieval_duration_seconds``, ``citewise_answer_duration_seconds``,
+      ``citewise_tool_duration_seconds{tool}`` (routing plus the record tool call): stage latencies.
+    * ``citewise_abstentions_total{reason}``: abstentions by reason (the text before the first
+      ``:`` of ``abstain_reason``, so label values stay few; ``evidence 0.05 < threshold …`` is
+      ``below threshold``).
+    * ``citewise_fabricated_citations_total``: citations dropped because they named a source the
+      generator was not shown.
+    * ``citewise_judge_failures_total``: judge verdicts that failed or could not be parsed (the
+      service runs no judge today; kept at 0 so dashboards need no change when one is added).
+    * ``citewise_ingest_documents_total{result}``: added, updated, unchanged, deleted, error.
+    * ``citewise_index_chunks``, ``citewise_index_documents``, ``citewise_index_lag_seconds``
+      (max indexed − source changed) and ``citewise_index_staleness_seconds`` (now − last
+      completed ingest; -1 when there was none), refreshed on every scrape.
+    * ``citewise_rate_limited_total``, ``citewise_request_timeouts_total``.
+    """
+
+    def __init__(self):
+        r = self.registry = CollectorRegistry()
+        self.requests = Counter("citewise_http_requests_total", "HTTP requests", ["route", "method", "status"], registry=r)
+        self.request_seconds = Histogram("citewise_http_request_duration_seconds", "HTTP request latency",
+                                         ["route"], buckets=_BUCKETS, registry=r)
+        self.retrieval_seconds = Histogram("citewise_retrieval_duration_seconds", "Retrieval latency",
+                                           buckets=_BUCKETS, registry=r)
+        self.answer_seconds = Histogram("citewise_answer_duration_seconds", "Answer latency (retrieval included)",
+                                        buckets=_BUCKETS, registry=r)
+        self.tool_seconds = Histogram("citewise_tool_duration_seconds", "Record tool answer latency (routing and the call)", ["tool"],
+                                      buckets=_BUCKETS, registry=r)
+        self.abstentions = Counter("citewise_abstentions_total", "Abstentions by reason", ["reason"], registry=r)
+        self.fabricated = Counter("citewise_fabricated_citations_total", "Citations dropped as fabricated", registry=r)
+        self.judge_failures = Counter("citewise_judge_failures_total", "Failed or unparseable judge verdicts", registry=r)
+        self.ingest_documents = Counter("citewise_ingest_documents_total", "Documents handled by ingest jobs",
+                                        ["result"], registry=r)
+        self.chunks = Gauge("citewise_index_chunks", "Chunks in the index", registry=r)
+        self.documents = Gauge("citewise_index_documents", "Documents in the index", registry=r)
+        self.lag = Gauge("citewise_index_lag_seconds", "Max index lag: indexed minus source changed", registry=r)
+        self.staleness = Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)",
+                               registry=r)
+        self.rate_limited = Counter("citewise_rate_limited_total", "Requests refused by the rate limit", registry=r)
+        self.timeouts = Counter("citewise_request_timeouts_total", "Requests that hit the request timeout", registry=r)
+
+    def observe_answer(self, payload: dict, seconds: float) -> None:
+        """Record one answer (the :func:`citewise.service.payloads.answer_json` JSON)."""
+        self.answer_seconds.observe(seconds)
+        if payload["outcome"] == "abstained":
+            reason = (payload.get("abstain_reason") or "unspecified").split(":", 1)[0].strip()[:60] or "unspecified"
+            if reason.startswith("evidence ") and "< threshold" in reason:
+                reason = "below threshold"
+            self.abstentions.labels(reason).inc()
+        if payload.get("fabricated_citations"):
+            self.fabricated.inc(len(payload["fabricated_citations"]))
+
+    def observe_status(self, status: dict) -> None:
+        """Refresh the index gauges from :meth:`citewise.lifecycle.Status.as_dict`."""
+        self.chunks.set(status["chunks"])
+        self.documents.set(status["documents"])
+        self.lag.set(status["lag_s"]["max"])
+        self.staleness.set(-1 if status["staleness_s"] is None else status["staleness_s"])
+
+    def render(self) -> bytes:
+        """The text exposition of every metric."""
+        return generate_latest(self.registry)
