@@ -632,3 +632,23 @@ def test_a_definition_led_by_the_name_beats_a_heading_that_contains_it(tmp_path_
     idx, _ = minilm_index_of(tmp_path_factory, {"manual": ("Widget manual", page)})
     a = idx.ask("What does the widgetctl builtin do?")
     assert cited(a)[0][0] == "Toggle the values of settings controlling optional widget behavior.", a.text
+
+
+def test_what_question_and_query_open_with_the_entry_but_how_and_why_do_not():
+    from citewise.answer.extractive import asks_entry
+
+    assert asks_entry("What number does -C opt-level take?") and asks_entry("Which values can I pass to -C panic?")
+    assert asks_entry("codegen-units default")  # a search-box query
+    assert not asks_entry("Why would I pass -C embed-bitcode=no?") and not asks_entry("How do I strip symbols?")
+    assert not asks_entry("Does rustc link the crate?")
+
+
+def test_what_question_about_a_flag_value_opens_with_its_entry_not_a_mention(ref_index):
+    """"What number does -C opt-level take?" is not definitional ("what is/does X"), yet the
+    opt-level entry answers it: the entry's opening sentence comes first, before the command-line
+    page's "equivalent to -C opt-level=3" that merely mentions it (quoted first before)."""
+    idx, _ = ref_index
+    a = idx.ask("What number does -C opt-level take?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert cited(a)[:2] == [("This flag controls the optimization level.", [("doc", "rustc/codegen")]),
+                            ("It takes a number from 0 to 3, or s or z for size.", [("doc", "rustc/codegen")])], a.text
