@@ -652,3 +652,84 @@ def test_what_question_about_a_flag_value_opens_with_its_entry_not_a_mention(ref
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert cited(a)[:2] == [("This flag controls the optimization level.", [("doc", "rustc/codegen")]),
                             ("It takes a number from 0 to 3, or s or z for size.", [("doc", "rustc/codegen")])], a.text
+
+
+# -- code blocks a question does not ask for by name -----------------------------------------
+
+EXAMPLE_PATH_PAGE = """
+## path.relative(from, to)
+
+The path.relative() method returns the relative path from `from` to `to` based on the current
+working directory. If `from` and `to` each resolve to the same path, a zero-length string is returned.
+
+```js
+path.relative('/srv/app/lib/util', '/srv/app/docs/api');
+// Returns: '../../docs/api'
+```
+
+## path.basename(path[, suffix])
+
+The path.basename() method returns the last portion of a path, similar to the Unix basename command.
+Trailing directory separators are ignored.
+
+```js
+path.basename('/srv/app/index.html');
+// Returns: 'index.html'
+```
+"""
+OUTPUT_LINT_PAGE = """
+## unused-labels
+
+The `unused_labels` lint detects labels that are never used.
+
+### Example
+
+```rust
+'label: loop {}
+```
+
+This will produce:
+
+```text
+warning: unused label
+ --> lint.rs:1:1
+```
+
+## while-true
+
+The `while_true` lint detects while true loops, which should be written as loop.
+"""
+
+
+@pytest.fixture(scope="module")
+def example_index(tmp_path_factory):
+    """(index, sources) over a path page whose examples show return values in comments and a
+    lint page that shows the compiler's output in a block."""
+    return minilm_index_of(tmp_path_factory, {"node/path": ("Path", EXAMPLE_PATH_PAGE),
+                                              "rustc/lints": ("Lints", OUTPUT_LINT_PAGE)})
+
+
+def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
+    """The return value for given arguments is in the example's ``// Returns:`` comment, not
+    in prose: the block is shown although the question does not ask for code."""
+    idx, src = example_index
+    a = idx.ask("What does path.relative return for '/srv/app/lib/util' to '/srv/app/docs/api'?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "// Returns: '../../docs/api'" in a.text, a.text
+    assert a.text.startswith("The path.relative() method returns the relative path"), a.text
+
+
+def test_a_question_for_output_or_a_message_gets_the_block():
+    from citewise.answer.extractive import wants_code
+
+    assert wants_code("unused_labels lint warning message") and wants_code("rustc command line to deny a lint")
+    assert wants_code("What is the output of ls -l?") and not wants_code("What does path.basename do?")
+
+
+def test_warning_message_question_gets_the_output_block_and_plain_question_none(example_index):
+    idx, _ = example_index
+    a = idx.ask("unused_labels lint warning message")
+    assert "warning: unused label" in a.text, a.text
+    b = idx.ask("What does path.basename do?")
+    assert b.outcome == "answered" and "```" not in b.text, b.text
+    assert b.text.startswith("The path.basename() method returns the last portion of a path"), b.text

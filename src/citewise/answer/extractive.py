@@ -88,8 +88,9 @@ class ExtractiveGenerator:
     def __init__(self, units: UnitCache, max_sentences: int = 3, relative_floor: float = 0.9,
                  lexical_weight: float = 0.3, redundancy: float = 0.9, coverage_floor: float = 0.6,
                  novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None,
-                 lead_weight: float = 0.3, dangling_weight: float = 0.15):
+                 lead_weight: float = 0.3, dangling_weight: float = 0.15, code_ratio: float = 0.85):
         self.units = units
+        self.code_ratio = code_ratio
         self.lead_weight = lead_weight
         self.dangling_weight = dangling_weight
         self.coverage_floor = coverage_floor
@@ -110,7 +111,8 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         q = np.asarray(qvec, dtype=np.float32)
         q_ids = set(find_identifiers(question))
-        code_ok = wants_code(question)
+        code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
+        self._wants_code = wants_code(question)
         title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
         # an API page names its functions in headings (``fs.rm(path[, options])``): a unit under
         # that heading covers the function name even when its own text does not repeat it
@@ -156,8 +158,8 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
-        """Whether a unit may be quoted: code only when the question asks for code; never a unit
-        cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
+        """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
+        :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
         instruction addressed to a model, or a bare ``name {type}`` entry."""
         if u.end > len(chunk.text):
             return False
@@ -210,6 +212,8 @@ class ExtractiveGenerator:
 
     def select(self, scored: list[ScoredUnit]) -> list[ScoredUnit]:
         """Greedy choice of units to quote (see module docstring, step 3)."""
+        if not self._wants_code:
+            scored = [su for su in scored if su.unit.kind != "code"]
         if not scored:
             return []
         weights, total = self._weights
@@ -254,12 +258,15 @@ class ExtractiveGenerator:
         if not scored:
             return Draft(ABSTENTION_TEXT, self.name)
         chosen = self.select(scored)
-        if wants_code(question) and not any(su.unit.kind == "code" for su in chosen):
-            # the best-scoring block of the context (its heading and text match the question;
-            # measured on the real-docs dev set it beat "the block after the best sentence")
-            code = next((su for su in scored if su.unit.kind == "code"), None)
-            if code is not None:
-                chosen.append(code)
+        if not chosen:
+            return Draft(ABSTENTION_TEXT, self.name)
+        # the best-scoring block of the context (its heading and text match the question; measured
+        # on the real-docs dev set it beat "the block after the best sentence"), when the question
+        # asks for code or the block matches it nearly as well as the best sentence does
+        code = next((su for su in scored if su.unit.kind == "code"), None)
+        if code is not None and not any(su.unit.kind == "code" for su in chosen) and (
+                wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
+            chosen.append(code)
         sentences, spans = [], {}
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
@@ -287,7 +294,7 @@ _ENTRY_META = re.compile(r"^\s*(?:Stability:\s*\d|Added in:|Deprecated since:|Si
 
 #: Questions that ask for code: "show me the code / an example / the syntax", "how do I ...".
 _CODE_REQUEST = re.compile(
-    r"\b(?:code|example|examples|snippet|sample|syntax|show me|write)\b"
+    r"\b(?:code|example|examples|snippet|sample|syntax|show me|write|output|messages?|command[ -]line)\b"
     r"|^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\b", re.I)
 _CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
 
