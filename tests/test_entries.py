@@ -733,3 +733,27 @@ def test_warning_message_question_gets_the_output_block_and_plain_question_none(
     b = idx.ask("What does path.basename do?")
     assert b.outcome == "answered" and "```" not in b.text, b.text
     assert b.text.startswith("The path.basename() method returns the last portion of a path"), b.text
+
+
+# -- comparisons ---------------------------------------------------------------------------------
+
+def test_compared_names():
+    from citewise.text.names import compared_names
+
+    assert compared_names("What is the difference between npm ci and npm install?") == ["npm ci", "npm install"]
+    assert compared_names("queueMicrotask vs process.nextTick which one should I use") == ["queueMicrotask", "process.nextTick"]
+    assert compared_names("Differences between a login shell and an interactive shell") == ["login shell", "interactive shell"]
+    assert compared_names("How do I run a command?") == []
+
+
+def test_a_comparison_with_a_side_no_unit_names_abstains(ref_index):
+    """"shell" and "targets" both occur in the corpus, but no sentence or entry names them
+    together: the comparison is about a thing the evidence does not have (before, the exec
+    paragraph was quoted). The same shape about two things the pages do describe is answered."""
+    idx, _ = ref_index
+    a = idx.ask("What is the difference between shell targets and exec?")
+    assert (a.outcome, a.text) == ("abstained", ABSTENTION_TEXT), a.text
+    assert a.abstain_reason == "not in the evidence: shell targets"
+    b = idx.ask("exec vs spawn")
+    assert b.outcome == "answered", (b.abstain_reason, b.text)
+    assert b.text.startswith("The exec function spawns a shell and runs a command within that shell"), b.text
