@@ -701,12 +701,26 @@ The `while_true` lint detects while true loops, which should be written as loop.
 """
 
 
+CONFIG_PAGE = """
+## Build configuration
+
+The [build] section sets defaults for every build, such as the number of parallel jobs. Optional
+features of the compiler are enabled with flags, not in this file.
+
+```toml
+[build]
+jobs = 4
+```
+"""
+
+
 @pytest.fixture(scope="module")
 def example_index(tmp_path_factory):
-    """(index, sources) over a path page whose examples show return values in comments and a
-    lint page that shows the compiler's output in a block."""
+    """(index, sources) over a path page whose examples show return values in comments, a
+    lint page that shows the compiler's output in a block and a configuration page."""
     return minilm_index_of(tmp_path_factory, {"node/path": ("Path", EXAMPLE_PATH_PAGE),
-                                              "rustc/lints": ("Lints", OUTPUT_LINT_PAGE)})
+                                              "rustc/lints": ("Lints", OUTPUT_LINT_PAGE),
+                                              "tool/config": ("Configuration", CONFIG_PAGE)})
 
 
 def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
@@ -757,3 +771,14 @@ def test_a_comparison_with_a_side_no_unit_names_abstains(ref_index):
     b = idx.ask("exec vs spawn")
     assert b.outcome == "answered", (b.abstain_reason, b.text)
     assert b.text.startswith("The exec function spawns a shell and runs a command within that shell"), b.text
+
+
+def test_a_bracketed_section_the_evidence_never_writes_abstains(example_index):
+    """"features" and "section" occur on the configuration page, "[features]" does not: the
+    question is about a section the documents do not have. The section they do have is answered."""
+    idx, _ = example_index
+    a = idx.ask("How do I declare optional features in the [features] section?")
+    assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: [features]"), a.text
+    b = idx.ask("What does the [build] section set?")
+    assert b.outcome == "answered", (b.abstain_reason, b.text)
+    assert b.text.startswith("The [build] section sets defaults for every build"), b.text

@@ -51,7 +51,8 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   no answer unit of the evidence names ("What is the difference between npm ci and npm
   install?" over pages that say "npm install" and, elsewhere, "CI/CD"; the sides are
   :func:`citewise.text.names.compared_names`, each side's terms must occur in one unit with its
-  headings).
+  headings), or a configuration section named in brackets (``[features]``) that no evidence
+  chunk writes verbatim.
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
@@ -72,7 +73,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import GENERIC_WORDS, code_names, compared_names, question_subject, slot_names  # noqa: F401 (question_subject re-exported)
+from citewise.text.names import GENERIC_WORDS, code_names, compared_names, question_subject, section_names, slot_names  # noqa: F401 (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -291,6 +292,10 @@ class EvidenceScorer:
             seen.update(analyze(" ".join((c.title, *c.heading_path, c.text))))
         if not ev.reason:
             ev.reason = self.missing_name(question, seen)
+        if not ev.reason:
+            texts = [c.text.lower() for c in top]
+            ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
+                              if not any(sec.lower() in t for t in texts)), "")
         if not ev.reason and len(found) < len(sides):
             # "npm ci vs npm install": a comparison is about both sides; one that no answer unit
             # names (its words spread over unrelated sentences) is not in the evidence

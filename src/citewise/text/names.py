@@ -135,6 +135,22 @@ def slot_names(question: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: A configuration section written in brackets: ``[features]``, ``[profile.release]`` (TOML, INI).
+_SECTION = re.compile(r"(?<![\w\[])\[([A-Za-z][\w.-]*)\](?![\w\]])")
+
+
+def section_names(question: str) -> list[str]:
+    """Configuration sections a question names in brackets, brackets kept: a file format's
+    section is written that way in its documentation, so the evidence must hold it verbatim.
+
+    >>> section_names("How do I declare optional features in the [features] section of Cargo.toml?")
+    ['[features]']
+    >>> section_names("How do I test a regex with [[ ]]?"), section_names("a[i] and [0]")
+    ([], [])
+    """
+    return list(dict.fromkeys(f"[{m.group(1)}]" for m in _SECTION.finditer(question)))
+
+
 #: "X vs Y", "X versus Y", "the difference between X and Y".
 _VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
 _BETWEEN = re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)\s*(?:[?!]|\.\s|\.?$)", re.I)
