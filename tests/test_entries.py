@@ -714,13 +714,29 @@ jobs = 4
 """
 
 
+STRIP_PAGE = """
+## strip
+
+The option -C strip=val controls stripping of debug information and similar auxiliary data from
+binaries during linking. Supported values for this option are:
+
+- `none` - debug information and symbols are copied to the produced binary.
+- `debuginfo` - debug information sections and debuginfo symbols are stripped at link time and are
+  not copied to the produced binary.
+- `symbols` - same as debuginfo, but the rest of the symbol table section is stripped as well.
+
+The default is none.
+"""
+
+
 @pytest.fixture(scope="module")
 def example_index(tmp_path_factory):
     """(index, sources) over a path page whose examples show return values in comments, a
     lint page that shows the compiler's output in a block and a configuration page."""
     return minilm_index_of(tmp_path_factory, {"node/path": ("Path", EXAMPLE_PATH_PAGE),
                                               "rustc/lints": ("Lints", OUTPUT_LINT_PAGE),
-                                              "tool/config": ("Configuration", CONFIG_PAGE)})
+                                              "tool/config": ("Configuration", CONFIG_PAGE),
+                                              "rustc/strip": ("Codegen options", STRIP_PAGE)})
 
 
 def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
@@ -782,3 +798,16 @@ def test_a_bracketed_section_the_evidence_never_writes_abstains(example_index):
     b = idx.ask("What does the [build] section set?")
     assert b.outcome == "answered", (b.abstain_reason, b.text)
     assert b.text.startswith("The [build] section sets defaults for every build"), b.text
+
+
+def test_a_comparison_opens_with_the_unit_about_each_side(example_index):
+    """The two values' items read alike (on the rustc book the redundancy rule kept only one,
+    and the debuginfo item, which mentions symbols, stood for both): each side gets the item led
+    by it, right after the best unit (before, "The default is none." came between them)."""
+    idx, _ = example_index
+    a = idx.ask("rustc -C strip=symbols vs strip=debuginfo difference")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    first_two = [s for s, _ in cited(a)[:2]]
+    assert first_two == ["symbols - same as debuginfo, but the rest of the symbol table section is stripped as well.",
+                         "debuginfo - debug information sections and debuginfo symbols are stripped at link time "
+                         "and are not copied to the produced binary."], a.text

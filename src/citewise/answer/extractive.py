@@ -48,7 +48,7 @@ from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import entry_names, entry_offsets
+from citewise.text.names import compared_names, entry_names, entry_offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +113,10 @@ class ExtractiveGenerator:
         q_ids = set(find_identifiers(question))
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
+        sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
+                 for side in compared_names(question)]
+        # each side by the terms the other side lacks ("symbol" / "debuginfo" of strip=...)
+        self._sides = [t for t in (a - b for a, b in zip(sides, sides[::-1])) if t]
         title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
         # an API page names its functions in headings (``fs.rm(path[, options])``): a unit under
         # that heading covers the function name even when its own text does not repeat it
@@ -220,6 +224,18 @@ class ExtractiveGenerator:
         top = scored[0].score
         chosen: list[ScoredUnit] = [scored[0]]
         covered = set(scored[0].terms)
+        # "strip=symbols vs strip=debuginfo": each side of a comparison gets the best unit about
+        # it (a list item led by it, or a sentence naming it), although the two read alike (the
+        # redundancy rule would drop one); a side is told apart by the words the other lacks
+        for terms in self._sides:
+            if any(terms <= _about(c.unit) for c in chosen):
+                continue
+            side = next((su for su in scored if su.score >= self.coverage_floor * top
+                         and terms <= _about(su.unit)
+                         and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)), None)
+            if side is not None:
+                chosen.append(side)
+                covered |= side.terms
         if scored[0] in self._entry_opening or self._read_on:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
@@ -398,6 +414,12 @@ def bare_entry(unit: Unit) -> bool:
     if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest) and len(rest) < 160:
         return True  # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]"
     return len(re.findall(r"\w+", rest)) < 2
+
+
+def _about(unit: Unit) -> set[str]:
+    """What a unit is about: its lead term's analyzed terms when it has one (a list item
+    ``symbols - same as debuginfo, ...`` is about *symbols*, not *debuginfo*), else its text's."""
+    return set(analyze(unit.lead)) if unit.lead else set(analyze(unit.text))
 
 
 def _same_text(a: str, b: str) -> bool:
