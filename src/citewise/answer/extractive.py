@@ -25,7 +25,11 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
    ``score + novelty_weight · (IDF share of question terms it covers that the chosen ones do
    not)``, among units scoring at least ``relative_floor`` of the best, or at least
    ``coverage_floor`` of it when they cover a new term (the second half of "what is X and how do
-   I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped.
+   I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped. A
+   comparison ("X vs Y", "difference between X and Y") quotes, right after the best unit, the
+   best unit about each side the quoted ones are not about (led by it, or naming it).
+   A code block is quoted when the question asks for code, or when the best block scores at
+   least ``code_ratio`` of the best unit.
 4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
    sentence's offsets in its chunk, so citations point at the quoted text.
 
