@@ -729,6 +729,17 @@ The default is none.
 """
 
 
+FLAGS_PAGE = """
+## `--cap-warnings`: set the most severe warning level
+
+This flag lets you cap them; see the levels page for more.
+
+## `--explain`: provide a detailed explanation of an error message
+
+Each error of the compiler has a code; this flag prints its long description.
+"""
+
+
 @pytest.fixture(scope="module")
 def example_index(tmp_path_factory):
     """(index, sources) over a path page whose examples show return values in comments, a
@@ -736,7 +747,8 @@ def example_index(tmp_path_factory):
     return minilm_index_of(tmp_path_factory, {"node/path": ("Path", EXAMPLE_PATH_PAGE),
                                               "rustc/lints": ("Lints", OUTPUT_LINT_PAGE),
                                               "tool/config": ("Configuration", CONFIG_PAGE),
-                                              "rustc/strip": ("Codegen options", STRIP_PAGE)})
+                                              "rustc/strip": ("Codegen options", STRIP_PAGE),
+                                              "tool/flags": ("Command-line flags", FLAGS_PAGE)})
 
 
 def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
@@ -811,3 +823,16 @@ def test_a_comparison_opens_with_the_unit_about_each_side(example_index):
     assert first_two == ["symbols - same as debuginfo, but the rest of the symbol table section is stripped as well.",
                          "debuginfo - debug information sections and debuginfo symbols are stripped at link time "
                          "and are not copied to the produced binary."], a.text
+
+
+def test_an_entry_under_a_name_summary_heading_opens_with_the_summary(example_index):
+    """"## `--cap-warnings`: set the most severe warning level" says what the flag does; the
+    sentence under it ("This flag lets you cap them") does not. The answer opens with the
+    heading's summary, cited at the heading line."""
+    idx, src = example_index
+    a = idx.ask("What does --cap-warnings do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert cited(a)[:2] == [("--cap-warnings: set the most severe warning level.", [("doc", "tool/flags")]),
+                            ("This flag lets you cap them; see the levels page for more.", [("doc", "tool/flags")])], a.text
+    c = a.citations[0]
+    assert src["tool/flags"][c.start:c.end] == "## `--cap-warnings`: set the most severe warning level"

@@ -288,6 +288,14 @@ class ExtractiveGenerator:
                 wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
             chosen.append(code)
         sentences, spans = [], {}
+        if chosen[0] in self._entry_opening:
+            # "## `--cap-lints`: set the most restrictive lint level" heads the entry whose first
+            # sentence is "This flag lets you 'cap' lints": the heading's summary says what it does
+            chunk = context.chunks[chosen[0].chunk_index]
+            head = heading_summary(chunk.text, chosen[0].unit.start)
+            if head is not None:
+                sentences.append(f"{head[0]} [doc:{chunk.doc_id}]")
+                spans[head[0]] = head[1]
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "code":
@@ -418,6 +426,29 @@ def bare_entry(unit: Unit) -> bool:
     if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest) and len(rest) < 160:
         return True  # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]"
     return len(re.findall(r"\w+", rest)) < 2
+
+
+_LAST_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>`[^`\n]+`(?:\s*/\s*`[^`\n]+`)*):[ \t]+(?P<summary>[^\n]+?)[ \t]*\n\s*\Z", re.M)
+
+
+def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None:
+    """The summary of a reference heading of the form ``## `name`: summary`` that directly
+    precedes offset ``start`` of ``text`` (only blank lines between), as the sentence
+    ``"name: summary."`` and the heading line's offsets; None when there is no such heading.
+
+    >>> heading_summary("## `--cap-lints`: set the most restrictive lint level\\n\\nThis flag lets you cap lints.", 54)
+    ('--cap-lints: set the most restrictive lint level.', (0, 53))
+    >>> heading_summary("## Capping lints\\n\\nThis flag lets you cap lints.", 18) is None
+    True
+    """
+    m = None
+    for m in _LAST_HEADING.finditer(text[:start]):
+        pass
+    if m is None or len(m.group("summary").split()) < 2:
+        return None
+    name = m.group("name").replace("`", "").replace(" ", "")
+    summary = m.group("summary").rstrip(".")
+    return f"{name}: {summary}.", (m.start(), m.start() + len(m.group(0).rstrip()))
 
 
 def _about(unit: Unit) -> set[str]:
