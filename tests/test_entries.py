@@ -740,6 +740,22 @@ Each error of the compiler has a code; this flag prints its long description.
 """
 
 
+DEPRECATIONS_PAGE = """
+## DEP0006: child_process options.customFds
+
+Type: End-of-Life.
+
+Within the child_process module's spawn() method, the options.customFds option is deprecated. The
+options.stdio option should be used instead.
+
+## DEP0007: cluster worker.suicide
+
+Type: Runtime.
+
+The suicide property of a cluster worker is deprecated in favour of exitedAfterDisconnect.
+"""
+
+
 @pytest.fixture(scope="module")
 def example_index(tmp_path_factory):
     """(index, sources) over a path page whose examples show return values in comments, a
@@ -748,7 +764,8 @@ def example_index(tmp_path_factory):
                                               "rustc/lints": ("Lints", OUTPUT_LINT_PAGE),
                                               "tool/config": ("Configuration", CONFIG_PAGE),
                                               "rustc/strip": ("Codegen options", STRIP_PAGE),
-                                              "tool/flags": ("Command-line flags", FLAGS_PAGE)})
+                                              "tool/flags": ("Command-line flags", FLAGS_PAGE),
+                                              "node/deprecations": ("Deprecations", DEPRECATIONS_PAGE)})
 
 
 def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
@@ -836,3 +853,13 @@ def test_an_entry_under_a_name_summary_heading_opens_with_the_summary(example_in
                             ("This flag lets you cap them; see the levels page for more.", [("doc", "tool/flags")])], a.text
     c = a.citations[0]
     assert src["tool/flags"][c.start:c.end] == "## `--cap-warnings`: set the most severe warning level"
+
+
+def test_a_status_line_does_not_open_an_entry(example_index):
+    """"Type: End-of-Life." follows the entry's heading but says nothing about what it is: the
+    answer opens with the sentence after it."""
+    idx, _ = example_index
+    a = idx.ask("child_process customFds option")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Within the child_process module's spawn() method, the options.customFds option "
+                             "is deprecated."), a.text

@@ -193,7 +193,7 @@ class ExtractiveGenerator:
                       and not chunk.text.startswith("#", e)]
             for e in proper or offsets:
                 for ui, u in enumerate(units):
-                    if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text):
+                    if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text) or _too_short(u.text):
                         continue
                     if u.start - e <= self.ENTRY_REACH:
                         out.add(ui)
@@ -449,6 +449,12 @@ def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None
     name = m.group("name").replace("`", "").replace(" ", "")
     summary = m.group("summary").rstrip(".")
     return f"{name}: {summary}.", (m.start(), m.start() + len(m.group(0).rstrip()))
+
+
+def _too_short(text: str) -> bool:
+    """Fewer than four words ("Type: End-of-Life.", "Default: 0."): a status or value line that
+    does not say what an entry is, so it does not open one."""
+    return len(re.findall(r"[\w'’-]+", text)) < 4
 
 
 def _about(unit: Unit) -> set[str]:
