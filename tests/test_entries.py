@@ -632,3 +632,234 @@ def test_a_definition_led_by_the_name_beats_a_heading_that_contains_it(tmp_path_
     idx, _ = minilm_index_of(tmp_path_factory, {"manual": ("Widget manual", page)})
     a = idx.ask("What does the widgetctl builtin do?")
     assert cited(a)[0][0] == "Toggle the values of settings controlling optional widget behavior.", a.text
+
+
+def test_what_question_and_query_open_with_the_entry_but_how_and_why_do_not():
+    from citewise.answer.extractive import asks_entry
+
+    assert asks_entry("What number does -C opt-level take?") and asks_entry("Which values can I pass to -C panic?")
+    assert asks_entry("codegen-units default")  # a search-box query
+    assert not asks_entry("Why would I pass -C embed-bitcode=no?") and not asks_entry("How do I strip symbols?")
+    assert not asks_entry("Does rustc link the crate?")
+
+
+def test_what_question_about_a_flag_value_opens_with_its_entry_not_a_mention(ref_index):
+    """"What number does -C opt-level take?" is not definitional ("what is/does X"), yet the
+    opt-level entry answers it: the entry's opening sentence comes first, before the command-line
+    page's "equivalent to -C opt-level=3" that merely mentions it (quoted first before)."""
+    idx, _ = ref_index
+    a = idx.ask("What number does -C opt-level take?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert cited(a)[:2] == [("This flag controls the optimization level.", [("doc", "rustc/codegen")]),
+                            ("It takes a number from 0 to 3, or s or z for size.", [("doc", "rustc/codegen")])], a.text
+
+
+# -- code blocks a question does not ask for by name -----------------------------------------
+
+EXAMPLE_PATH_PAGE = """
+## path.relative(from, to)
+
+The path.relative() method returns the relative path from `from` to `to` based on the current
+working directory. If `from` and `to` each resolve to the same path, a zero-length string is returned.
+
+```js
+path.relative('/srv/app/lib/util', '/srv/app/docs/api');
+// Returns: '../../docs/api'
+```
+
+## path.basename(path[, suffix])
+
+The path.basename() method returns the last portion of a path, similar to the Unix basename command.
+Trailing directory separators are ignored.
+
+```js
+path.basename('/srv/app/index.html');
+// Returns: 'index.html'
+```
+"""
+OUTPUT_LINT_PAGE = """
+## unused-labels
+
+The `unused_labels` lint detects labels that are never used.
+
+### Example
+
+```rust
+'label: loop {}
+```
+
+This will produce:
+
+```text
+warning: unused label
+ --> lint.rs:1:1
+```
+
+## while-true
+
+The `while_true` lint detects while true loops, which should be written as loop.
+"""
+
+
+CONFIG_PAGE = """
+## Build configuration
+
+The [build] section sets defaults for every build, such as the number of parallel jobs. Optional
+features of the compiler are enabled with flags, not in this file.
+
+```toml
+[build]
+jobs = 4
+```
+"""
+
+
+STRIP_PAGE = """
+## strip
+
+The option -C strip=val controls stripping of debug information and similar auxiliary data from
+binaries during linking. Supported values for this option are:
+
+- `none` - debug information and symbols are copied to the produced binary.
+- `debuginfo` - debug information sections and debuginfo symbols are stripped at link time and are
+  not copied to the produced binary.
+- `symbols` - same as debuginfo, but the rest of the symbol table section is stripped as well.
+
+The default is none.
+"""
+
+
+FLAGS_PAGE = """
+## `--cap-warnings`: set the most severe warning level
+
+This flag lets you cap them; see the levels page for more.
+
+## `--explain`: provide a detailed explanation of an error message
+
+Each error of the compiler has a code; this flag prints its long description.
+"""
+
+
+DEPRECATIONS_PAGE = """
+## DEP0006: child_process options.customFds
+
+Type: End-of-Life.
+
+Within the child_process module's spawn() method, the options.customFds option is deprecated. The
+options.stdio option should be used instead.
+
+## DEP0007: cluster worker.suicide
+
+Type: Runtime.
+
+The suicide property of a cluster worker is deprecated in favour of exitedAfterDisconnect.
+"""
+
+
+@pytest.fixture(scope="module")
+def example_index(tmp_path_factory):
+    """(index, sources) over a path page whose examples show return values in comments, a
+    lint page that shows the compiler's output in a block and a configuration page."""
+    return minilm_index_of(tmp_path_factory, {"node/path": ("Path", EXAMPLE_PATH_PAGE),
+                                              "rustc/lints": ("Lints", OUTPUT_LINT_PAGE),
+                                              "tool/config": ("Configuration", CONFIG_PAGE),
+                                              "rustc/strip": ("Codegen options", STRIP_PAGE),
+                                              "tool/flags": ("Command-line flags", FLAGS_PAGE),
+                                              "node/deprecations": ("Deprecations", DEPRECATIONS_PAGE)})
+
+
+def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_index):
+    """The return value for given arguments is in the example's ``// Returns:`` comment, not
+    in prose: the block is shown although the question does not ask for code."""
+    idx, src = example_index
+    a = idx.ask("What does path.relative return for '/srv/app/lib/util' to '/srv/app/docs/api'?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "// Returns: '../../docs/api'" in a.text, a.text
+    assert a.text.startswith("The path.relative() method returns the relative path"), a.text
+
+
+def test_a_question_for_output_or_a_message_gets_the_block():
+    from citewise.answer.extractive import wants_code
+
+    assert wants_code("unused_labels lint warning message") and wants_code("rustc command line to deny a lint")
+    assert wants_code("What is the output of ls -l?") and not wants_code("What does path.basename do?")
+
+
+def test_warning_message_question_gets_the_output_block_and_plain_question_none(example_index):
+    idx, _ = example_index
+    a = idx.ask("unused_labels lint warning message")
+    assert "warning: unused label" in a.text, a.text
+    b = idx.ask("What does path.basename do?")
+    assert b.outcome == "answered" and "```" not in b.text, b.text
+    assert b.text.startswith("The path.basename() method returns the last portion of a path"), b.text
+
+
+# -- comparisons ---------------------------------------------------------------------------------
+
+def test_compared_names():
+    from citewise.text.names import compared_names
+
+    assert compared_names("What is the difference between npm ci and npm install?") == ["npm ci", "npm install"]
+    assert compared_names("queueMicrotask vs process.nextTick which one should I use") == ["queueMicrotask", "process.nextTick"]
+    assert compared_names("Differences between a login shell and an interactive shell") == ["login shell", "interactive shell"]
+    assert compared_names("How do I run a command?") == []
+
+
+def test_a_comparison_with_a_side_no_unit_names_abstains(ref_index):
+    """"shell" and "targets" both occur in the corpus, but no sentence or entry names them
+    together: the comparison is about a thing the evidence does not have (before, the exec
+    paragraph was quoted). The same shape about two things the pages do describe is answered."""
+    idx, _ = ref_index
+    a = idx.ask("What is the difference between shell targets and exec?")
+    assert (a.outcome, a.text) == ("abstained", ABSTENTION_TEXT), a.text
+    assert a.abstain_reason == "not in the evidence: shell targets"
+    b = idx.ask("exec vs spawn")
+    assert b.outcome == "answered", (b.abstain_reason, b.text)
+    assert b.text.startswith("The exec function spawns a shell and runs a command within that shell"), b.text
+
+
+def test_a_bracketed_section_the_evidence_never_writes_abstains(example_index):
+    """"features" and "section" occur on the configuration page, "[features]" does not: the
+    question is about a section the documents do not have. The section they do have is answered."""
+    idx, _ = example_index
+    a = idx.ask("How do I declare optional features in the [features] section?")
+    assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: [features]"), a.text
+    b = idx.ask("What does the [build] section set?")
+    assert b.outcome == "answered", (b.abstain_reason, b.text)
+    assert b.text.startswith("The [build] section sets defaults for every build"), b.text
+
+
+def test_a_comparison_opens_with_the_unit_about_each_side(example_index):
+    """The two values' items read alike (on the rustc book the redundancy rule kept only one,
+    and the debuginfo item, which mentions symbols, stood for both): each side gets the item led
+    by it, right after the best unit (before, "The default is none." came between them)."""
+    idx, _ = example_index
+    a = idx.ask("rustc -C strip=symbols vs strip=debuginfo difference")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    first_two = [s for s, _ in cited(a)[:2]]
+    assert first_two == ["symbols - same as debuginfo, but the rest of the symbol table section is stripped as well.",
+                         "debuginfo - debug information sections and debuginfo symbols are stripped at link time "
+                         "and are not copied to the produced binary."], a.text
+
+
+def test_an_entry_under_a_name_summary_heading_opens_with_the_summary(example_index):
+    """"## `--cap-warnings`: set the most severe warning level" says what the flag does; the
+    sentence under it ("This flag lets you cap them") does not. The answer opens with the
+    heading's summary, cited at the heading line."""
+    idx, src = example_index
+    a = idx.ask("What does --cap-warnings do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert cited(a)[:2] == [("--cap-warnings: set the most severe warning level.", [("doc", "tool/flags")]),
+                            ("This flag lets you cap them; see the levels page for more.", [("doc", "tool/flags")])], a.text
+    c = a.citations[0]
+    assert src["tool/flags"][c.start:c.end] == "## `--cap-warnings`: set the most severe warning level"
+
+
+def test_a_status_line_does_not_open_an_entry(example_index):
+    """"Type: End-of-Life." follows the entry's heading but says nothing about what it is: the
+    answer opens with the sentence after it."""
+    idx, _ = example_index
+    a = idx.ask("child_process customFds option")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Within the child_process module's spawn() method, the options.customFds option "
+                             "is deprecated."), a.text

@@ -47,7 +47,12 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   The corpus cannot be about a thing it never mentions.
 * **not in the evidence**: a code name or slot name the corpus has, but none of the evidence
   chunks mention ("the retry reserved word" of a bash question when only Node.js pages say
-  "retry"): the evidence is about something else.
+  "retry"): the evidence is about something else. So is a comparison one of whose sides
+  no answer unit of the evidence names ("What is the difference between npm ci and npm
+  install?" over pages that say "npm install" and, elsewhere, "CI/CD"; the sides are
+  :func:`citewise.text.names.compared_names`, each side's terms must occur in one unit with its
+  headings), or a configuration section named in brackets (``[features]``) that no evidence
+  chunk writes verbatim.
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
@@ -68,7 +73,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import GENERIC_WORDS, code_names, question_subject, slot_names  # noqa: F401 (question_subject re-exported)
+from citewise.text.names import GENERIC_WORDS, code_names, compared_names, question_subject, section_names, slot_names  # noqa: F401 (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -269,7 +274,13 @@ class EvidenceScorer:
             ev.reason = ev.reason or "no evidence"
             return ev
         best = 0.0
+        sides = {side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
+                 for side in compared_names(question)}
+        found = {side for side, ts in sides.items() if not ts}
         for c, (units, vecs) in zip(top, self.units.get(top)):
+            for u in units if len(found) < len(sides) else ():
+                have = set(analyze(" ".join((*c.heading_path, u.heading, u.text))))
+                found.update(side for side, ts in sides.items() if all(t in have for t in ts))
             sims = vecs @ np.asarray(qvec, dtype=np.float32) if len(units) else np.zeros(0, np.float32)
             ev.unit_scores[c.chunk_id] = sims
             for u, sim in zip(units, sims):
@@ -281,6 +292,14 @@ class EvidenceScorer:
             seen.update(analyze(" ".join((c.title, *c.heading_path, c.text))))
         if not ev.reason:
             ev.reason = self.missing_name(question, seen)
+        if not ev.reason:
+            texts = [c.text.lower() for c in top]
+            ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
+                              if not any(sec.lower() in t for t in texts)), "")
+        if not ev.reason and len(found) < len(sides):
+            # "npm ci vs npm install": a comparison is about both sides; one that no answer unit
+            # names (its words spread over unrelated sentences) is not in the evidence
+            ev.reason = "not in the evidence: " + next(side for side in sides if side not in found)
         covered = uncovered = absent = 0.0
         for t in terms:
             w = self.idf(t, filters)

@@ -25,7 +25,11 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
    ``score + novelty_weight · (IDF share of question terms it covers that the chosen ones do
    not)``, among units scoring at least ``relative_floor`` of the best, or at least
    ``coverage_floor`` of it when they cover a new term (the second half of "what is X and how do
-   I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped.
+   I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped. A
+   comparison ("X vs Y", "difference between X and Y") quotes, right after the best unit, the
+   best unit about each side the quoted ones are not about (led by it, or naming it).
+   A code block is quoted when the question asks for code, or when the best block scores at
+   least ``code_ratio`` of the best unit.
 4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
    sentence's offsets in its chunk, so citations point at the quoted text.
 
@@ -48,7 +52,7 @@ from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import entry_names, entry_offsets
+from citewise.text.names import compared_names, entry_names, entry_offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,8 +92,9 @@ class ExtractiveGenerator:
     def __init__(self, units: UnitCache, max_sentences: int = 3, relative_floor: float = 0.9,
                  lexical_weight: float = 0.3, redundancy: float = 0.9, coverage_floor: float = 0.6,
                  novelty_weight: float = 0.5, idf: Callable[[str], float] | None = None,
-                 lead_weight: float = 0.3, dangling_weight: float = 0.15):
+                 lead_weight: float = 0.3, dangling_weight: float = 0.15, code_ratio: float = 0.85):
         self.units = units
+        self.code_ratio = code_ratio
         self.lead_weight = lead_weight
         self.dangling_weight = dangling_weight
         self.coverage_floor = coverage_floor
@@ -110,7 +115,12 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         q = np.asarray(qvec, dtype=np.float32)
         q_ids = set(find_identifiers(question))
-        code_ok = wants_code(question)
+        code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
+        self._wants_code = wants_code(question)
+        sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
+                 for side in compared_names(question)]
+        # each side by the terms the other side lacks ("symbol" / "debuginfo" of strip=...)
+        self._sides = [t for t in (a - b for a, b in zip(sides, sides[::-1])) if t]
         title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
         # an API page names its functions in headings (``fs.rm(path[, options])``): a unit under
         # that heading covers the function name even when its own text does not repeat it
@@ -119,8 +129,9 @@ class ExtractiveGenerator:
         self._entry_opening: set[ScoredUnit] = set()
         self._values = bool(_VALUES_Q.search(question))
         self._read_on = asks_definition(question) or is_keyword_query(question) or self._values
-        # the reference entry of the thing asked about opens the answer to "what is/does X ..."
-        names = entry_names(question) if asks_definition(question) else []
+        # the reference entry of the thing asked about opens the answer to "what is/does X ...",
+        # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
+        names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
@@ -155,8 +166,8 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
-        """Whether a unit may be quoted: code only when the question asks for code; never a unit
-        cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
+        """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
+        :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
         instruction addressed to a model, or a bare ``name {type}`` entry."""
         if u.end > len(chunk.text):
             return False
@@ -182,7 +193,7 @@ class ExtractiveGenerator:
                       and not chunk.text.startswith("#", e)]
             for e in proper or offsets:
                 for ui, u in enumerate(units):
-                    if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text):
+                    if u.end <= e or not quotable[ui] or u.kind == "code" or _ENTRY_META.match(u.text) or _too_short(u.text):
                         continue
                     if u.start - e <= self.ENTRY_REACH:
                         out.add(ui)
@@ -209,12 +220,26 @@ class ExtractiveGenerator:
 
     def select(self, scored: list[ScoredUnit]) -> list[ScoredUnit]:
         """Greedy choice of units to quote (see module docstring, step 3)."""
+        if not self._wants_code:
+            scored = [su for su in scored if su.unit.kind != "code"]
         if not scored:
             return []
         weights, total = self._weights
         top = scored[0].score
         chosen: list[ScoredUnit] = [scored[0]]
         covered = set(scored[0].terms)
+        # "strip=symbols vs strip=debuginfo": each side of a comparison gets the best unit about
+        # it (a list item led by it, or a sentence naming it), although the two read alike (the
+        # redundancy rule would drop one); a side is told apart by the words the other lacks
+        for terms in self._sides:
+            if any(terms <= _about(c.unit) for c in chosen):
+                continue
+            side = next((su for su in scored if su.score >= self.coverage_floor * top
+                         and terms <= _about(su.unit)
+                         and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)), None)
+            if side is not None:
+                chosen.append(side)
+                covered |= side.terms
         if scored[0] in self._entry_opening or self._read_on:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
@@ -253,13 +278,24 @@ class ExtractiveGenerator:
         if not scored:
             return Draft(ABSTENTION_TEXT, self.name)
         chosen = self.select(scored)
-        if wants_code(question) and not any(su.unit.kind == "code" for su in chosen):
-            # the best-scoring block of the context (its heading and text match the question;
-            # measured on the real-docs dev set it beat "the block after the best sentence")
-            code = next((su for su in scored if su.unit.kind == "code"), None)
-            if code is not None:
-                chosen.append(code)
+        if not chosen:
+            return Draft(ABSTENTION_TEXT, self.name)
+        # the best-scoring block of the context (its heading and text match the question; measured
+        # on the real-docs dev set it beat "the block after the best sentence"), when the question
+        # asks for code or the block matches it nearly as well as the best sentence does
+        code = next((su for su in scored if su.unit.kind == "code"), None)
+        if code is not None and not any(su.unit.kind == "code" for su in chosen) and (
+                wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
+            chosen.append(code)
         sentences, spans = [], {}
+        if chosen[0] in self._entry_opening:
+            # "## `--cap-lints`: set the most restrictive lint level" heads the entry whose first
+            # sentence is "This flag lets you 'cap' lints": the heading's summary says what it does
+            chunk = context.chunks[chosen[0].chunk_index]
+            head = heading_summary(chunk.text, chosen[0].unit.start)
+            if head is not None:
+                sentences.append(f"{head[0]} [doc:{chunk.doc_id}]")
+                spans[head[0]] = head[1]
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "code":
@@ -286,7 +322,7 @@ _ENTRY_META = re.compile(r"^\s*(?:Stability:\s*\d|Added in:|Deprecated since:|Si
 
 #: Questions that ask for code: "show me the code / an example / the syntax", "how do I ...".
 _CODE_REQUEST = re.compile(
-    r"\b(?:code|example|examples|snippet|sample|syntax|show me|write)\b"
+    r"\b(?:code|example|examples|snippet|sample|syntax|show me|write|output|messages?|command[ -]line)\b"
     r"|^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\b", re.I)
 _CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
 
@@ -308,6 +344,23 @@ def is_keyword_query(question: str) -> bool:
     (True, False)
     """
     return "?" not in question and not _WH_START.match(question)
+
+
+_WHAT_Q = re.compile(r"^\s*(?:what|which)\b", re.I)
+
+
+def asks_entry(question: str) -> bool:
+    """Whether the reference entry of a name the question gives answers it: a *what / which*
+    question ("What values can I pass to -C panic?", "What highWaterMark does fs.createReadStream
+    use by default?") or a search-box query ("crypto.scrypt cost default"). *How / why* and
+    yes-no questions ask for reasoning or steps that the entry's opening seldom holds: measured on
+    the 186 real-docs questions, opening those with the entry lost 3 correct answers and won
+    none, while what/which questions and queries won 4 and lost none.
+
+    >>> asks_entry("What values can I pass to -C panic?"), asks_entry("Why would I pass -C embed-bitcode=no?")
+    (True, False)
+    """
+    return bool(_WHAT_Q.match(question)) or is_keyword_query(question)
 
 
 def asks_definition(question: str) -> bool:
@@ -373,6 +426,41 @@ def bare_entry(unit: Unit) -> bool:
     if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest) and len(rest) < 160:
         return True  # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]"
     return len(re.findall(r"\w+", rest)) < 2
+
+
+_LAST_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>`[^`\n]+`(?:\s*/\s*`[^`\n]+`)*):[ \t]+(?P<summary>[^\n]+?)[ \t]*\n\s*\Z", re.M)
+
+
+def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None:
+    """The summary of a reference heading of the form ``## `name`: summary`` that directly
+    precedes offset ``start`` of ``text`` (only blank lines between), as the sentence
+    ``"name: summary."`` and the heading line's offsets; None when there is no such heading.
+
+    >>> heading_summary("## `--cap-lints`: set the most restrictive lint level\\n\\nThis flag lets you cap lints.", 54)
+    ('--cap-lints: set the most restrictive lint level.', (0, 53))
+    >>> heading_summary("## Capping lints\\n\\nThis flag lets you cap lints.", 18) is None
+    True
+    """
+    m = None
+    for m in _LAST_HEADING.finditer(text[:start]):
+        pass
+    if m is None or len(m.group("summary").split()) < 2:
+        return None
+    name = m.group("name").replace("`", "").replace(" ", "")
+    summary = m.group("summary").rstrip(".")
+    return f"{name}: {summary}.", (m.start(), m.start() + len(m.group(0).rstrip()))
+
+
+def _too_short(text: str) -> bool:
+    """Fewer than four words ("Type: End-of-Life.", "Default: 0."): a status or value line that
+    does not say what an entry is, so it does not open one."""
+    return len(re.findall(r"[\w'’-]+", text)) < 4
+
+
+def _about(unit: Unit) -> set[str]:
+    """What a unit is about: its lead term's analyzed terms when it has one (a list item
+    ``symbols - same as debuginfo, ...`` is about *symbols*, not *debuginfo*), else its text's."""
+    return set(analyze(unit.lead)) if unit.lead else set(analyze(unit.text))
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -135,6 +135,68 @@ def slot_names(question: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: A configuration section written in brackets: ``[features]``, ``[profile.release]`` (TOML, INI).
+_SECTION = re.compile(r"(?<![\w\[])\[([A-Za-z][\w.-]*)\](?![\w\]])")
+
+
+def section_names(question: str) -> list[str]:
+    """Configuration sections a question names in brackets, brackets kept: a file format's
+    section is written that way in its documentation, so the evidence must hold it verbatim.
+
+    >>> section_names("How do I declare optional features in the [features] section of Cargo.toml?")
+    ['[features]']
+    >>> section_names("How do I test a regex with [[ ]]?"), section_names("a[i] and [0]")
+    ([], [])
+    """
+    return list(dict.fromkeys(f"[{m.group(1)}]" for m in _SECTION.finditer(question)))
+
+
+#: "X vs Y", "X versus Y", "the difference between X and Y".
+_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
+_BETWEEN = re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)\s*(?:[?!]|\.\s|\.?$)", re.I)
+#: Words that end a compared side ("... vs strip=debuginfo difference", "... which one should I use").
+_SIDE_STOP = GENERIC_WORDS | frozenset(
+    "difference differences between better best which one should use using i we you it compared "
+    "than vs versus like my your their its".split())
+
+
+def _side(words: list[str]) -> str:
+    out = []
+    words = [w.strip("?!,;:()\"'`“”‘’") for w in words]
+    while words and words[0].lower() in ("a", "an", "the", "my", "your"):
+        words = words[1:]
+    for w in words:
+        if not w or w.lower() in _SIDE_STOP or len(out) == 2:
+            break
+        out.append(w)
+    return " ".join(out)
+
+
+def compared_names(question: str) -> list[str]:
+    """The two things a comparison question sets against each other ("X vs Y", "X versus Y",
+    "the difference between X and Y"), each at most two words next to the comparison word; []
+    when the question compares nothing. A comparison is about both sides: the evidence must
+    name each (:meth:`citewise.answer.evidence.EvidenceScorer.missing_name`).
+
+    >>> compared_names("What is the difference between npm ci and npm install?")
+    ['npm ci', 'npm install']
+    >>> compared_names("queueMicrotask vs process.nextTick which one should I use")
+    ['queueMicrotask', 'process.nextTick']
+    >>> compared_names("rustc -C strip=symbols vs strip=debuginfo difference"), compared_names("How do I X?")
+    (['-C strip=symbols', 'strip=debuginfo'], [])
+    """
+    m = _BETWEEN.search(question)
+    if m:
+        sides = [_side(m.group(1).split()[-2:]), _side(m.group(2).split())]
+    else:
+        parts = _VS.split(question, maxsplit=1)
+        if len(parts) != 2:
+            return []
+        left = list(reversed(parts[0].split()))
+        sides = [" ".join(reversed(_side(left).split())), _side(parts[1].split())]
+    return [x for x in sides if x] if all(sides) else []
+
+
 def entry_names(question: str) -> list[str]:
     """Names whose reference entry answers the question: its code names (a one-letter flag
     followed by a value names the value: ``-s nullglob`` -> ``nullglob``) and the subject of a
