@@ -236,3 +236,24 @@ def test_a_damaged_or_partial_postings_folder_is_rebuilt(tmp_path):
     assert [h.doc_id for h in _store(path).lexical_search(["beta"], 5)] == ["b"]
     (folder / "meta.json").unlink()
     assert [h.doc_id for h in _store(path).lexical_search(["alpha"], 5)] == ["a"]
+
+
+def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
+    """Below the ANN threshold dense search runs in NumPy over the vectors kept with the
+    postings; it returns what LanceDB's brute force returns (same top-10, same cosines)."""
+    queries = HashingEmbedder(DIM).embed([f"w{i} w{i + 1} E-1004" for i in range(0, 300, 25)])
+    p = fixed.postings()
+    assert p.vectors is not None and p.vectors.shape == (p.n, DIM)
+    for f in (Filters(groups=("public",)), Filters(groups=("rare",)), Filters(groups=("public",), doc_ids=("d005", "d006"))):
+        ours = [fixed.vector_search(q, 10, f) for q in queries]
+        assert fixed.last_vector_path == "exact"
+        p.vectors, kept = None, p.vectors  # without them the store asks LanceDB (bypassing no index)
+        try:
+            theirs = [fixed.vector_search(q, 10, f) for q in queries]
+        finally:
+            p.vectors = kept
+        for a, b in zip(ours, theirs):
+            assert [h.chunk_id for h in a] == [h.chunk_id for h in b], ([(h.chunk_id, h.score) for h in a], [(h.chunk_id, h.score) for h in b])
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
+        if f.groups == ("rare",):
+            assert {h.doc_id for h in ours[0]} == {"d000", "d001"}  # no leak; all the group's chunks

@@ -47,6 +47,9 @@ B = 0.75
 MAX_TOKEN_BYTES = 64
 #: Bumped when the saved layout changes; an older folder is rebuilt.
 FORMAT = 1
+#: Cosines are compared at this many decimals in :meth:`Postings.nearest`, so that vectors
+#: at mathematically equal distance (float32 rounding puts them ~1e-7 apart) tie and go by id.
+TIE_DECIMALS = 6
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
 MASK_CACHE = 64
 
@@ -63,6 +66,8 @@ class Postings:
         weights: float32 BM25 weight of the term in that row, shape (P,).
         rowids: uint64 Lance ``_rowid`` of each row position, shape (n,).
         ids: Arrow table with ``chunk_id``, ``doc_id``, ``title`` per row position.
+        vectors: the rows' vectors, L2-normalised float32, shape (n, dim), for exact dense
+            search (:meth:`nearest`); None when the table is searched by its ANN index instead.
     """
 
     version: int
@@ -72,6 +77,7 @@ class Postings:
     weights: np.ndarray
     rowids: np.ndarray
     ids: pa.Table
+    vectors: np.ndarray | None = None
 
     def __post_init__(self):
         self.n = len(self.rowids)
@@ -130,7 +136,14 @@ class Postings:
             vocab = vocab.astype(f"S{max(len(t) for t in vocab)}")
         rowids = table.column("_rowid").to_numpy().astype(np.uint64)
         ids = table.select(["chunk_id", "doc_id", "title"])
-        return cls(version, vocab, indptr, rows, weights, rowids, ids)
+        vectors = None
+        if "vector" in table.column_names:
+            col = table.column("vector").combine_chunks()
+            dim = col.type.list_size
+            vectors = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, dim)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms > 0, norms, 1.0).astype(np.float32)
+        return cls(version, vocab, indptr, rows, weights, rowids, ids, vectors)
 
     # -- saving and loading ------------------------------------------------------------------------
     @staticmethod
@@ -156,8 +169,9 @@ class Postings:
         except OSError:
             return False
         try:
-            for name in ("vocab", "indptr", "rows", "weights", "rowids"):
-                np.save(tmp / f"{name}.npy", getattr(self, name))
+            for name in ("vocab", "indptr", "rows", "weights", "rowids", "vectors"):
+                if getattr(self, name) is not None:
+                    np.save(tmp / f"{name}.npy", getattr(self, name))
             with pa.OSFile(str(tmp / "ids.arrow"), "wb") as f, ipc.new_file(f, self.ids.schema) as w:
                 w.write_table(self.ids)
             (tmp / "meta.json").write_text(json.dumps({"format": FORMAT, "version": self.version, "rows": self.n}))
@@ -185,6 +199,11 @@ class Postings:
             return None
         if len(arrays["rowids"]) != meta.get("rows"):
             return None
+        if (folder / "vectors.npy").exists():
+            try:
+                arrays["vectors"] = np.load(folder / "vectors.npy", mmap_mode="r").view(np.ndarray)
+            except (OSError, ValueError):
+                return None
         return cls(version, ids=ids, **arrays)
 
     @staticmethod
@@ -257,3 +276,30 @@ class Postings:
         scores = cs.tolist()
         order = sorted(range(len(cand)), key=lambda i: (-scores[i], chunk[i]))[:k]
         return [(chunk[i], docs[i], titles[i], scores[i]) for i in order]
+
+    def nearest(self, vector: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[str, str, str, float]]:
+        """Exact cosine search over :attr:`vectors`: the best ``k`` rows (with ``mask`` True) as
+        (chunk_id, doc_id, title, cosine similarity), best first, ties by chunk id.
+
+        Raises:
+            ValueError: these postings hold no vectors.
+        """
+        if self.vectors is None:
+            raise ValueError("no vectors in these postings")
+        q = np.asarray(vector, dtype=np.float64).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        sims = self.vectors @ (q / norm if norm > 0 else q)  # float64 dot products
+        cand = np.flatnonzero(mask) if mask is not None else np.arange(self.n)
+        if len(cand) == 0 or k <= 0:
+            return []
+        cs = sims[cand]
+        if len(cand) > k:
+            kth = np.partition(cs, len(cs) - k)[len(cs) - k]
+            sel = cs >= kth - 10.0 ** -TIE_DECIMALS
+            cand, cs = cand[sel], cs[sel]
+        got = self._ids.take(cand).to_pydict()
+        chunk = got["chunk_id"]
+        scores = cs.tolist()
+        # cosines equal up to rounding (1e-7 apart for equal vectors) tie, and ties go by chunk id
+        order = sorted(range(len(cand)), key=lambda i: (-round(scores[i], TIE_DECIMALS), chunk[i]))[:k]
+        return [(chunk[i], got["doc_id"][i], got["title"][i], scores[i]) for i in order]
