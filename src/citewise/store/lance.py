@@ -12,10 +12,15 @@ Answer-unit vectors (:class:`citewise.store.base.UnitVectors`) live on the same 
 chunk: a second table could not be committed atomically with this one. Tables created before
 these columns existed get them (all null = nothing stored) on the first write.
 
-Lexical search: LanceDB's native FTS (BM25) over the ``lexical`` column with the ``whitespace``
-base tokenizer and no lowercasing, stemming or stop words of its own — our analyzer already did
-that. Filters become a SQL predicate passed with ``prefilter=True``, so they are applied inside the
-search and a filtered top-k is full.
+Lexical search: BM25 over the ``lexical`` column (our analyzer's output, split on whitespace),
+scored from NumPy postings derived from the table's current committed version
+(:mod:`citewise.store.postings`; LanceDB's FTS had 0.2-5 ms of fixed cost per query, issue 12).
+Filters become a SQL predicate that LanceDB evaluates once per table version and filter; the
+matching rows are a mask applied inside the scoring, so a filtered top-k is full. The scores equal
+those of LanceDB's FTS index over the same column (``whitespace`` base tokenizer, no
+lowercasing, stemming or stop words of its own — our analyzer already did that), which is still
+built and kept as the reference (:meth:`LanceStore.fts_search`). Below :data:`ANN_MIN_ROWS` rows
+the postings also keep the vectors, and exact dense search runs in NumPy too.
 
 Index upkeep: after writes, :meth:`LanceStore.refresh_indexes` compacts the table and merges new
 rows into every index (``Table.optimize``: compaction into fragments of up to 1M rows, index
