@@ -12,10 +12,15 @@ Answer-unit vectors (:class:`citewise.store.base.UnitVectors`) live on the same 
 chunk: a second table could not be committed atomically with this one. Tables created before
 these columns existed get them (all null = nothing stored) on the first write.
 
-Lexical search: LanceDB's native FTS (BM25) over the ``lexical`` column with the ``whitespace``
-base tokenizer and no lowercasing, stemming or stop words of its own — our analyzer already did
-that. Filters become a SQL predicate passed with ``prefilter=True``, so they are applied inside the
-search and a filtered top-k is full.
+Lexical search: BM25 over the ``lexical`` column (our analyzer's output, split on whitespace),
+scored from NumPy postings derived from the table's current committed version
+(:mod:`citewise.store.postings`; LanceDB's FTS had 0.2-5 ms of fixed cost per query, issue 12).
+Filters become a SQL predicate that LanceDB evaluates once per table version and filter; the
+matching rows are a mask applied inside the scoring, so a filtered top-k is full. The scores equal
+those of LanceDB's FTS index over the same column (``whitespace`` base tokenizer, no
+lowercasing, stemming or stop words of its own — our analyzer already did that), which is still
+built and kept as the reference (:meth:`LanceStore.fts_search`). Below :data:`ANN_MIN_ROWS` rows
+the postings also keep the vectors, and exact dense search runs in NumPy too.
 
 Index upkeep: after writes, :meth:`LanceStore.refresh_indexes` compacts the table and merges new
 rows into every index (``Table.optimize``: compaction into fragments of up to 1M rows, index
@@ -203,6 +208,14 @@ ANN_NPROBES = 64
 #: probed partitions happen to hold.
 ANN_EXACT_BELOW_VISIBLE = 5_000
 
+#: A table folder unchanged for this long is trusted not to have committed since it was last
+#: looked at when its mtime is the same (:meth:`LanceStore._version_probe`); well above the
+#: kernel's timestamp granularity (one tick, <= 10 ms).
+PROBE_MARGIN_NS = 50_000_000
+
+#: Folder (inside the LanceDB folder) of the saved BM25 postings, one subfolder per table version.
+BM25_FOLDER = "_bm25"
+
 _FTS_OPTIONS = dict(with_position=False, base_tokenizer="whitespace", lower_case=False, stem=False,
                     remove_stop_words=False, ascii_folding=False, max_token_length=64)
 
@@ -325,6 +338,10 @@ class LanceStore:
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         self._runs = None
         self._fts_dirty = False
+        #: BM25 postings of the table version last searched (:mod:`citewise.store.postings`)
+        self._postings = None
+        self._probe = None
+        self.bm25_root = self.path / BM25_FOLDER
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ANN_NPROBES if ann_nprobes is None else ann_nprobes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
@@ -514,6 +531,15 @@ class LanceStore:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
         self._refresh_ann()
         self._fts_dirty = False
+        self._refresh_postings()
+
+    def _refresh_postings(self) -> None:
+        """Save the BM25 postings of the version the refresh ended on; drop other versions'."""
+        from citewise.store.postings import Postings
+
+        p = self.postings()
+        if p is not None:
+            Postings.prune(self.bm25_root, keep=p.version)
 
     def _refresh_ann(self) -> None:
         """Create the ANN index on ``vector`` from ``ann_min_rows`` rows; retrain it on growth.
@@ -639,7 +665,30 @@ class LanceStore:
         return out
 
     def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
-        """BM25 (LanceDB FTS) over already-analyzed terms; OR semantics."""
+        """BM25 over already-analyzed terms (OR semantics), filters applied inside the search.
+
+        Scored from the postings of the table's current version (:mod:`citewise.store.postings`:
+        loaded from ``_bm25/v<version>/``, or built from the table and saved when absent); the
+        filter's SQL predicate (:func:`filter_sql`) is evaluated by LanceDB once per table
+        version and filter and kept as a row mask. Results equal LanceDB FTS's BM25 (same
+        formula and tokens), best first, ties by chunk id.
+        """
+        if not terms or k <= 0 or self._reader() is None:
+            return []
+        where = filter_sql(filters)
+        if where == "false":
+            return []
+        postings = self.postings()
+        if postings is None:
+            return []
+        mask = self._mask(postings, where) if where else None
+        if mask is None and where:
+            return self.lexical_search(terms, k, filters)  # a commit landed meanwhile: redo on the new version
+        return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.top(terms, k, mask)]
+
+    def fts_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        """BM25 by LanceDB's own FTS index (the path :meth:`lexical_search` replaced; kept as the
+        reference its scores are tested against and as the peer in bench/bm25_speed.py)."""
         if not terms or k <= 0 or self._reader() is None:
             return []
         from lancedb.query import MatchQuery
@@ -656,6 +705,96 @@ class LanceStore:
         rows = self._query(make).to_pylist()
         return self._scored(rows, lambda r: r["_score"])[:k]
 
+    def postings(self):
+        """The BM25 postings of the chunk table's current version (None without a table).
+
+        One trip to LanceDB's loop to read the version; on a new version the postings are
+        loaded from ``_bm25/v<version>/`` or built from a scan of the table and saved there.
+        """
+        from citewise.store.postings import Postings
+
+        if self._reader() is None:
+            return None
+        at = self._table._table
+        probe = self._version_probe()
+        if self._postings is not None and probe is not None and probe == self._probe:
+            return self._postings
+        for _ in range(5):
+            version = self._run(at.version())
+            self._probe = probe if probe is not None and probe[1] >= 0 else None
+            if self._postings is not None and self._postings.version == version:
+                return self._postings
+            p = Postings.load(self.bm25_root, version)
+            if p is None:
+                p = self._build_postings()
+                if p is None:
+                    continue  # the table moved on during the scan: try the newer version
+                p.save(self.bm25_root)
+            self._postings = p
+            return p
+        raise CitewiseError(f"{self.path}: the index changed during 5 consecutive BM25 index builds; retry")
+
+    def _version_probe(self):
+        """A cheap stand-in for "has the table committed since the last look?" (no LanceDB call).
+
+        Every commit adds a manifest to ``chunks.lance/_versions/``, which sets the folder's
+        mtime. Timestamps are coarse (one clock tick, a few ms), so two commits within a tick can
+        leave one mtime; the probe is therefore trusted only when it was taken at least
+        :data:`PROBE_MARGIN_NS` after the folder last changed: any later commit then stamps a
+        strictly later mtime. Returns ``(mtime_ns, ok)`` with ``ok`` = -1 when the probe must
+        not be trusted (then the version is read from LanceDB), or None when the folder cannot
+        be read.
+        """
+        import os
+        import time
+
+        now = time.time_ns()
+        try:
+            mtime = os.stat(self.path / f"{TABLE}.lance" / "_versions").st_mtime_ns
+        except OSError:
+            return None
+        return (mtime, 0 if now - mtime >= PROBE_MARGIN_NS else -1)
+
+    def _build_postings(self):
+        """Postings from a scan of the current version, or None when a commit landed during it."""
+        from citewise.store.postings import Postings
+
+        at = self._table._table
+
+        async def go():
+            v0 = await at.version()
+            rows = await at.count_rows()
+            cols = ["chunk_id", "doc_id", "title", "lexical"] + (["vector"] if rows < self.ann_min_rows else [])
+            tbl = await at.query().select(cols).with_row_id().limit(max(rows, 1)).to_arrow()
+            return v0, await at.version(), tbl
+
+        v0, v1, tbl = self._run(go())
+        return Postings.build(v0, tbl) if v0 == v1 else None
+
+    def _mask(self, postings, where: str):
+        """Row mask of ``where`` on ``postings``' version (cached), or None if the table moved on."""
+        from citewise.store.postings import MASK_CACHE
+
+        mask = postings.masks.get(where)
+        if mask is not None:
+            return mask
+        at = self._table._table
+
+        async def go():
+            v0 = await at.version()
+            rows = await at.count_rows()
+            tbl = await at.query().where(where).select([]).with_row_id().limit(max(rows, 1)).to_arrow()
+            return v0, await at.version(), tbl
+
+        v0, v1, tbl = self._run(go())
+        if not (v0 == v1 == postings.version):
+            return None
+        mask = postings.mask_of(tbl.column("_rowid").to_numpy())
+        if len(postings.masks) >= MASK_CACHE:
+            postings.masks.pop(next(iter(postings.masks)))
+        postings.masks[where] = mask
+        return mask
+
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
 
@@ -664,7 +803,10 @@ class LanceStore:
             k: hits wanted; fewer only when fewer rows are visible under ``filters``.
             filters: permission/version filter, applied inside the search (prefilter).
 
-        Exact (every visible vector) unless the table has the ANN index (built by
+        Below ``ann_min_rows`` rows the exact search runs in NumPy over the vectors kept with the
+        BM25 postings of the table's version (:meth:`postings`; LanceDB's brute force cost ~5 ms
+        of fixed overhead per query at 5k rows, issue 12), with the same filter mask. Otherwise:
+        exact (every visible vector) unless the table has the ANN index (built by
         :meth:`refresh_indexes` from ``ann_min_rows`` rows), has at least ``ann_min_rows`` rows
         and the filter leaves at least ``ann_exact_below`` rows visible; then the
         IVF index is probed (``ann_nprobes`` partitions at least, more until k visible hits are
@@ -676,6 +818,14 @@ class LanceStore:
             return []
         where = filter_sql(filters)
         vec = np.asarray(vector, dtype=np.float32)
+        if where == "false":
+            return []
+        postings = self.postings()
+        if postings is not None and postings.vectors is not None and postings.n < self.ann_min_rows:
+            mask = self._mask(postings, where) if where else None
+            if mask is not None or not where:
+                self.last_vector_path = "exact"
+                return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.nearest(vec, k, mask)]
         at = self._table._table
         cols = ["chunk_id", "doc_id", "title", "_distance"]
 
