@@ -863,3 +863,27 @@ def test_a_status_line_does_not_open_an_entry(example_index):
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert a.text.startswith("Within the child_process module's spawn() method, the options.customFds option "
                              "is deprecated."), a.text
+
+
+COMPLETION_PAGE = """
+## Completion variables
+
+ring-style: Controls what happens when the editor wants to ring the terminal bell. If set to none,
+the editor never rings the bell. The default is audible.
+
+menu-items: The number of possible completions that determines when the user is asked whether the
+list of possibilities should be displayed. If the number of possible completions is greater than
+or equal to this value, the user is asked whether to view them; otherwise, they are simply listed.
+This variable must be set to an integer value greater than or equal to zero. A negative value
+means the user should never be asked. The default limit is 120.
+"""
+
+
+def test_a_default_question_quotes_the_entry_sentence_stating_the_default(tmp_path_factory):
+    """The default sits four sentences into the entry, past the reading-on limit: a question
+    asking for the default brings that sentence up right after the entry's opening."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"tool/completion": ("Completion", COMPLETION_PAGE)})
+    a = idx.ask("menu-items default")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "The default limit is 120." in a.text, a.text
+    assert a.text.startswith("menu-items: The number of possible completions"), a.text

@@ -128,6 +128,7 @@ class ExtractiveGenerator:
         scored: list[ScoredUnit] = []
         self._entry_opening: set[ScoredUnit] = set()
         self._values = bool(_VALUES_Q.search(question))
+        self._default = bool(_DEFAULT_Q.search(question))
         self._read_on = asks_definition(question) or is_keyword_query(question) or self._values
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
@@ -244,7 +245,15 @@ class ExtractiveGenerator:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
             # the same heading) before anything else
-            for su in self._entry_followers(scored[0], scored, self._values):
+            followers = self._entry_followers(scored[0], scored, self._values)
+            if self._default and not _DEFAULT_Q.search(scored[0].unit.text):
+                # "completion-query-items default": the entry's sentence stating the default
+                # ("The default limit is 100.") comes first, wherever it sits in the entry, unless
+                # the best unit states it already
+                d = next((i for i, su in enumerate(followers) if _DEFAULT_Q.search(su.unit.text)), None)
+                if d is not None:
+                    followers = [followers[d]] + followers[:d] + followers[d + 1:]
+            for su in followers:
                 if len(chosen) >= self.max_sentences:
                     break
                 chosen.append(su)
@@ -333,6 +342,8 @@ _SECOND_PART = re.compile(r"\b(?:and|also|then)\s+(?:how|what|why|when|where|whi
 
 _WH_START = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
                        r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
+#: A question (or a sentence) about a default value: "by default", "default limit", "Defaults to".
+_DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
 _VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
 
 
