@@ -107,3 +107,28 @@ def test_search_process_imports_no_ingest_machinery_and_restores_pydantic(tmp_pa
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['alpha']", "True True []"]
+
+
+def test_full_scan_is_not_truncated_by_a_count_from_an_older_version(tmp_path, monkeypatch):
+    """A commit between the row count and the scan query (a concurrent ingest) made the count
+    stale: the scan, limited to that count, dropped rows, so a reader saw half a document.
+    Simulated here by a count that lags one commit behind."""
+    docs = tmp_path / "docs"
+    for i in range(3):
+        write_doc(docs, f"d{i}.md", f"Doc {i}", f"Paragraph {i} about refunds and invoices.")
+    idx = Index.open(tmp_path / "idx", embedder="hashing")
+    idx.ingest(docs)
+    store = idx.store
+    want = sum(len(v) for v in store.chunk_versions().values())
+    assert want == 3
+    real = lancedb.table.AsyncTable.count_rows
+    lag = {"calls": 0}
+
+    async def stale_count(self, *a, **k):  # the first count misses the newest rows
+        n = await real(self, *a, **k)
+        lag["calls"] += 1
+        return n - 2 if lag["calls"] == 1 else n
+
+    monkeypatch.setattr(lancedb.table.AsyncTable, "count_rows", stale_count)
+    got = store.chunk_versions()
+    assert lag["calls"] >= 2 and sum(len(v) for v in got.values()) == want

@@ -959,14 +959,22 @@ class LanceStore:
         return self._scan_table(self._table, columns)
 
     def _scan_table(self, table, columns: list[str] | None) -> pa.Table:
-        """All rows of ``table`` (``columns`` only, or all), in one trip to LanceDB's loop."""
+        """All rows of ``table`` (``columns`` only, or all), in one trip to LanceDB's loop.
+
+        One query reads one table version, but its row limit comes from a count that may have
+        read an older one (a commit in between): a result that fills the limit is read again
+        with the new count, so a concurrent ingest never truncates the scan (half a document)."""
         at = table._table
 
         async def go():
-            q = at.query()
-            if columns is not None:
-                q = q.select(columns)
-            return await q.limit(max(await at.count_rows(), 1)).to_arrow()
+            while True:
+                n = max(await at.count_rows(), 1)
+                q = at.query()
+                if columns is not None:
+                    q = q.select(columns)
+                rows = await q.limit(n + 1).to_arrow()
+                if rows.num_rows <= n:
+                    return rows
 
         return self._run(go())
 
