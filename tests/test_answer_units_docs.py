@@ -344,3 +344,23 @@ def test_same_sentence_in_two_documents_is_quoted_once(docs):
     # both documents carrying it were retrieved: the dedup is in the answer, not luck
     docs_retrieved = {i.split("#")[0] for i in a.retrieved_ids}
     assert {"ops/backups-eu", "ops/backups-us"} <= docs_retrieved
+
+
+def test_a_definition_wrapped_over_lines_keeps_every_sentence_and_the_next_term():
+    """A definition wrapped over several lines runs until a blank line: its later sentences are
+    whole (a sentence cut at the first line's end lost "option is off by default."), and a term
+    that follows without a blank line starts its own definition."""
+    text = ("## Shell options\n\npipeguard\n: If set, the return status of a pipeline is the status of the last "
+            "command that failed. The\noption is off by default. It applies to every pipeline.\nnullmatch\n"
+            ": If set, patterns which match no files expand to nothing.\nPatterns are otherwise left as typed.\n\n"
+            "After text.\n")
+    got = [(u.kind, u.lead, u.headings[-1], u.text) for u in split_units(text)]
+    assert got == [
+        ("definition", "pipeguard", "Shell options",
+         "pipeguard: If set, the return status of a pipeline is the status of the last command that failed."),
+        ("sentence", "", "pipeguard", "The option is off by default."),
+        ("sentence", "", "pipeguard", "It applies to every pipeline."),
+        ("definition", "nullmatch", "Shell options", "nullmatch: If set, patterns which match no files expand to nothing."),
+        ("sentence", "", "nullmatch", "Patterns are otherwise left as typed."),
+        ("sentence", "", "Shell options", "After text."),
+    ]

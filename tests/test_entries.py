@@ -887,3 +887,26 @@ def test_a_default_question_quotes_the_entry_sentence_stating_the_default(tmp_pa
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert "The default limit is 120." in a.text, a.text
     assert a.text.startswith("menu-items: The number of possible completions"), a.text
+
+
+GLOSSARY_PAGE = """
+## Shell options
+
+pipeguard
+: If set, the return status of a pipeline is the status of the last command that failed. The
+option is off by default. It applies to every pipeline of the shell.
+
+nullmatch
+: If set, patterns which match no files expand to nothing. Patterns are otherwise left as typed.
+"""
+
+
+def test_the_answer_reads_on_inside_a_definition_past_its_first_sentence(tmp_path_factory):
+    """A definition's later sentences sit under its term (heading path + term): reading on from
+    the definition takes them, and stops at the next term."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"shell/options": ("Options", GLOSSARY_PAGE)})
+    a = idx.ask("What does the pipeguard option do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("pipeguard: If set, the return status of a pipeline"), a.text
+    assert "The option is off by default." in a.text, a.text
+    assert "nullmatch" not in a.text, a.text

@@ -156,3 +156,21 @@ def test_a_text_line_starting_with_hash_is_not_a_heading():
     assert "\n# " not in "\n" + text and "\\# ($#) Expands" in text
     shown = split_units(text)[-1].text  # the escape is Markdown's: the reader sees '#'
     assert shown == "Special Parameters # ($#) Expands to the number of positional parameters."
+
+
+def test_a_sentence_running_over_a_page_break_stays_one_sentence():
+    """"... wishes to view" / "them; otherwise, ...": the page break is one space, a word
+    hyphenated over it is joined, a definition's continuation joins its line, and a page that
+    starts a new sentence keeps its paragraph break; page offsets point at each page's text."""
+    pages = ["Options\ncompletion-items\nThe number of completions above which the user is asked to view\n",
+             "them; otherwise, they are listed. It must be set\nto an integer. The default limit is 100.\n\nMore.\n",
+             "A new page starts a new sentence.\nIt ends with a meta-\n",
+             "character here.\n"]
+    text, starts = pdf_to_text(pages, [])
+    assert text == ("Options\n\ncompletion-items\n: The number of completions above which the user is asked to "
+                    "view them; otherwise, they are listed. It must be set to an integer. The default limit is "
+                    "100.\n\nMore.\n\nA new page starts a new sentence.\nIt ends with a metacharacter here.\n")
+    assert [text[s:s + 9] for s in starts] == ["Options\n\n", "them; oth", "A new pag", "character"]
+    defs = [u.text for u in split_units(text) if u.kind == "definition"]
+    assert defs == ["completion-items: The number of completions above which the user is asked to view them; "
+                    "otherwise, they are listed."]

@@ -208,7 +208,11 @@ class ExtractiveGenerator:
         another term ends the run (the next option of a list) unless ``values`` (the question
         asks which values an option takes: its items are the answer)."""
         same = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.kind != "code"
-                       and su.unit.start > first.unit.start and su.unit.headings == first.unit.headings),
+                       and su.unit.start > first.unit.start
+                       and (su.unit.headings == first.unit.headings
+                            # the sentences after a definition's first are under its term
+                            or (first.unit.kind == "definition" and first.unit.lead
+                                and su.unit.headings == (*first.unit.headings, first.unit.lead)))),
                       key=lambda su: su.unit.start)
         out = []
         for su in same:

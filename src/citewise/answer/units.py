@@ -47,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "2"
+UNITS_VERSION = "3"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -189,6 +189,7 @@ def _scan(text: str):
     header: list[str] | None = None
     fence: tuple[str, int, str, list[str], int] | None = None  # (marker, start, lang, lines, indent)
     prev: tuple[int, int, str] | None = None  # previous non-blank line: (start, end, body)
+    def_lines: list[int] = []  # line ends of the definition being read (empty: none open)
     pos = 0
     for line in text.splitlines(keepends=True):
         start, body = pos, line.rstrip("\r\n")
@@ -211,12 +212,14 @@ def _scan(text: str):
             fence = (m.group(2), start + len(m.group(1)), m.group(3), [], len(m.group(1)))
             header = None
             prev = None
+            def_lines = []
             continue
         m = _HEADING.match(body)
         if m:
             heads.append((start, len(m.group(1)), clean(m.group(2))))
             header = None
             prev = None
+            def_lines = []
             continue
         if stripped.startswith("|"):
             cells = [clean(c) for c in stripped.strip("|").split("|")]
@@ -227,12 +230,27 @@ def _scan(text: str):
                 lead = len(body) - len(body.lstrip())
                 rows.append((start + lead, start + len(body.rstrip()), shown))
             prev = None
+            def_lines = []
             continue
         header = None
         d = _DEF_MARK.match(body)
         if d and prev is not None and not _LIST_ITEM.match(prev[2]):
+            if def_lines and def_lines[-1] > prev[0]:
+                # the term line had been taken as the previous definition's continuation
+                while def_lines and def_lines[-1] > prev[0]:
+                    def_lines.pop()
+                ts, _, ds, t = defs[-1]
+                defs[-1] = (ts, def_lines[-1] if def_lines else ds, ds, t)
             term = clean(prev[2])
             defs.append((prev[0], start + len(body.rstrip()), start + d.end(), term))
+            def_lines = [start + len(body.rstrip())]
+        elif stripped and def_lines and not _LIST_ITEM.match(body):
+            # a definition wrapped over several lines runs until a blank line
+            def_lines.append(start + len(body.rstrip()))
+            ts, _, ds, t = defs[-1]
+            defs[-1] = (ts, def_lines[-1], ds, t)
+        elif not stripped or _LIST_ITEM.match(body):
+            def_lines = []
         prev = (start + len(body) - len(body.lstrip()), start + len(body), body) if stripped else None
     if fence is not None and "\n".join(fence[3]).strip():  # unclosed fence: the block runs to the end
         code = "\n".join(fence[3]).strip("\n")
@@ -254,7 +272,16 @@ def split_units(text: str) -> list[Unit]:
     heads, rows, codes, defs = _scan(text)
     raw: list[tuple[int, int, str, str, str]] = []
     under: dict[int, str] = {}  # unit start -> the definition term it explains
+    spans: list[tuple[int, int]] = []
     for s, e in split_sentences(text):
+        # a definition's term starts a unit, though the sentence splitter ran on into it
+        # ("... of the shell.\nnullmatch\n: If set, ...": no capital letter to split at)
+        for ts in sorted(d[0] for d in defs if s < d[0] < e):
+            if text[s:ts].strip():
+                spans.append((s, len(text[:ts].rstrip())))
+            s = ts
+        spans.append((s, e))
+    for s, e in spans:
         d = next((d for d in defs if d[0] <= s < d[1]), None)
         if d is not None:
             ts, de, ds, term = d

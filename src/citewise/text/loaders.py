@@ -557,6 +557,16 @@ def _definitions(lines: list[str]) -> list[str]:
     return out
 
 
+def _continues(prev_page: str, page: str) -> bool:
+    """Whether ``page`` continues a sentence of ``prev_page``: the previous page's text ends
+    without closing punctuation (and not on a heading or a definition term) in a letter, a comma
+    or a hyphenated word part, and this page's text starts with a lower-case letter."""
+    tail = prev_page.rstrip().rsplit("\n", 1)[-1].strip()
+    head = page.lstrip()
+    return bool(tail and head and head[0].islower() and not tail.startswith("#")
+                and not _TERM_LINE.match(tail) and re.search(r"(?:[A-Za-z,]|[a-z]-)$", tail))
+
+
 def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> tuple[str, tuple[int, ...]]:
     """Join extracted page texts into one Markdown-like text with headings from the outline.
 
@@ -572,7 +582,8 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
     contents/index lines with dot leaders are dropped; a word hyphenated across a line break is
     joined. A bookmark whose title is a line of its page, with or without a section number in
     front (``4.3.2 The Shopt Builtin``), turns that line into a ``#`` heading of its depth
-    (capped at 6); otherwise the heading is inserted at the top of the page. Texinfo-style
+    (capped at 6); otherwise the heading is inserted at the top of the page. A sentence that runs
+    on over a page break is joined with one space (:func:`_continues`). Texinfo-style
     term/definition tables become ``term`` / ``: definition`` pairs (:func:`_definitions`).
     """
     by_page: dict[int, list[tuple[int, str]]] = {}
@@ -604,6 +615,27 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
                 top.append(mark + title)
         lines = _definitions(lines)
         page = "\n".join(top + ([""] if top and lines else []) + lines)
+        if i and not top and parts and _continues(parts[-1], page):
+            # a sentence runs on over the page break ("... wishes to view" / "them; otherwise,
+            # ..."): one space, not a paragraph break, so it stays one sentence (and a word
+            # hyphenated over the break is joined)
+            prev = parts[-1].rstrip()
+            pos -= len(parts[-1]) - len(prev)
+            page = page.lstrip()
+            if prev.rsplit("\n", 1)[-1].startswith(": "):
+                # a definition runs on: its continuation lines join its one line (same length)
+                para, sep, rest = page.partition("\n\n")
+                page = para.replace("\n", " ") + sep + rest
+            if re.search(r"[a-z]-$", prev):
+                parts[-1] = prev[:-1]
+                pos -= 1
+            else:
+                parts[-1] = prev + " "
+                pos += 1
+            starts.append(pos)
+            parts.append(page)
+            pos += len(page)
+            continue
         if i:
             parts.append("\n\n")
             pos += 2
