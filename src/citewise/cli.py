@@ -35,6 +35,8 @@ IndexOpt = typer.Option(None, "--index", help="Index folder (default: $CITEWISE_
 AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
 KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
 RetrieverOpt = typer.Option("shipped", "--retriever", help="bm25 | dense | hybrid | shipped.")
+RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
+RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
 #: ``citewise ingest`` exit status when at least one file was skipped for an error (the rest was
@@ -196,6 +198,8 @@ def search(
     retriever: str = RetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    reranker: Optional[str] = RerankerOpt,
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
@@ -205,7 +209,8 @@ def search(
 
     check_query(query)
     idx = _open(index, preload=retriever != "bm25")
-    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
+    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
+                      reranker=reranker, rerank_depth=rerank_depth)
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
     if as_json:
@@ -278,6 +283,8 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
     generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: an OpenAI-compatible endpoint from CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL, CITEWISE_LLM_API_KEY."),
+    reranker: Optional[str] = RerankerOpt,
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain."""
@@ -293,7 +300,7 @@ def ask(
         print_answer(routed, as_json)
         return
     print_answer(idx.ask(question, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
-                         generator="llm" if llm else generator), as_json)
+                         generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth), as_json)
 
 
 @eval_app.command("beir")
@@ -778,6 +785,8 @@ def eval_compare(
     permutations: int = typer.Option(10_000, "--permutations", min=1000, help="Randomisation test permutations."),
     seed: int = typer.Option(42, "--seed", help="Seed of the permutation test and the bootstrap."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a report; format from the suffix: .md, .json or .html."),
+    reranker: Optional[str] = typer.Option(None, "--reranker", help="Reranker for the arms named NAME+rerank (tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm*)."),
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Compare retrievers per slice: means, 95% bootstrap CIs and paired p-values vs the first arm."""
@@ -800,11 +809,13 @@ def eval_compare(
         with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
             idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
         t_index = time.perf_counter() - t0
-        c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed)
+        c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed,
+                         reranker=reranker, rerank_depth=rerank_depth)
         c.info["index_seconds"] = round(t_index, 2)
     elif source.is_file():
         idx = _sample_index(index)
-        c = compare_golden(idx, source, arms, metrics=names, permutations=permutations, seed=seed)
+        c = compare_golden(idx, source, arms, metrics=names, permutations=permutations, seed=seed,
+                           reranker=reranker, rerank_depth=rerank_depth)
     else:
         raise CitewiseError(f"{source}: no such golden set file or BEIR folder")
     if report:

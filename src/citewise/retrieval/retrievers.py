@@ -195,12 +195,26 @@ class ShippedRetriever(HybridRetriever):
         return self.bm25.store.titled_with(identifier, filters)
 
 
-def make_retriever(name: str, store: Store, embedder: Embedder) -> Retriever:
+def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
+                   rerank_depth: int | None = None) -> Retriever:
     """Build a retriever by name: ``bm25``, ``dense``, ``hybrid`` or ``shipped``.
 
+    ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
+    (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
+    (default :data:`citewise.retrieval.rerank.RERANK_DEPTH`) are then reordered by it. A name
+    ending in ``+rerank`` without a reranker is an error.
+
     Raises:
-        CitewiseError: unknown name (the message lists the valid ones).
+        CitewiseError: unknown name (the message lists the valid ones), a bad reranker spec.
     """
+    if name.endswith("+rerank") or reranker is not None:
+        from citewise.retrieval.rerank import RERANK_DEPTH, RerankingRetriever, make_reranker
+
+        if reranker is None:
+            raise CitewiseError(f"retriever '{name}' needs a reranker (--reranker)")
+        base = make_retriever(name.removesuffix("+rerank"), store, embedder)
+        rr = make_reranker(reranker) if isinstance(reranker, str) else reranker
+        return RerankingRetriever(base, rr, store, rerank_depth or RERANK_DEPTH)
     if name == "bm25":
         return BM25Retriever(store)
     if name == "dense":
