@@ -1008,6 +1008,39 @@ def recommend(
         out.print(f"  - {r}", highlight=False, markup=False, soft_wrap=True)
 
 
+@app.command()
+def summarize(
+    index: Optional[Path] = IndexOpt,
+    llm: bool = typer.Option(False, "--llm", help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences)."),
+    force: bool = typer.Option(False, "--force", help="Re-summarise every document, not only new and changed ones."),
+    as_json: bool = JsonOpt,
+):
+    """Build or refresh the document level of the hierarchical retriever (title, outline, summary)."""
+    from collections import Counter
+
+    from citewise.retrieval.hierarchical import DocLevel, LLMSummarizer, doclevel_dir
+
+    idx = _open(index)
+    summarizer = None
+    if llm:
+        from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+        cfg = ChatConfig.from_env()
+        summarizer = LLMSummarizer(OpenAIChatModel(cfg), cfg.model)
+    level = DocLevel(doclevel_dir(idx.store), idx.embedder)
+    counts = level.refresh(idx.store, summarizer=summarizer, force=force)
+    models = dict(sorted(Counter(e.model for e in level.entries).items()))
+    errors = summarizer.errors if summarizer else []
+    if as_json:
+        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": str(level.folder)}))
+    else:
+        out.print(f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
+                  f"re-summarised, {counts['deleted']} deleted, {counts['unchanged']} unchanged); summaries by "
+                  + ", ".join(f"{m} ({n})" for m, n in models.items()), highlight=False, soft_wrap=True)
+        for e in errors:
+            err.print(f"warning: {e} (extractive summary kept)", markup=False, highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     """Entry point.
 

@@ -31,7 +31,7 @@ from citewise.store.base import ScoredChunk, Store
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
+RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -197,7 +197,8 @@ class ShippedRetriever(HybridRetriever):
 
 def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
                    rerank_depth: int | None = None) -> Retriever:
-    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid`` or ``shipped``.
+    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped`` or ``hierarchical``
+    (:mod:`citewise.retrieval.hierarchical`).
 
     ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
     (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
@@ -223,4 +224,8 @@ def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None
         return HybridRetriever(store, embedder)
     if name == "shipped":
         return ShippedRetriever(store, embedder)
+    if name == "hierarchical":
+        from citewise.retrieval.hierarchical import HierarchicalRetriever
+
+        return HierarchicalRetriever(store, embedder)
     raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")
