@@ -1009,6 +1009,66 @@ def recommend(
 
 
 @app.command()
+def tune(
+    golden: Path = typer.Option(..., "--golden", help="A golden set (.jsonl) or a BEIR dataset folder (its --split qrels)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR)."),
+    split: str = typer.Option("train", help="BEIR qrels split to fit on (never test)."),
+    embedder: str = typer.Option("minilm", help="BEIR only: selects the default index folder."),
+    model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level of the paired test against RRF."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
+    as_json: bool = JsonOpt,
+):
+    """Fit learned fusion on a golden set; store it (for --retriever tuned) only if it beats RRF
+    significantly in k-fold cross-validation. Exit 1 when it does not."""
+    from citewise.retrieval.fusion_learned import FITTERS, build_training_data, cross_validate, model_path
+
+    if model not in FITTERS:
+        raise CitewiseError(f"unknown model '{model}' (valid: {', '.join(FITTERS)})")
+    if golden.is_dir():
+        from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder
+        from citewise.index import default_index_dir
+
+        ds = BeirDataset(golden)
+        if split == "test":
+            raise CitewiseError("tune fits on train/dev qrels; the test split is for reporting (citewise eval compare)")
+        qrels, queries = ds.load_split(split)
+        idx = _open(index or default_index_dir().parent / "beir" / f"{ds.name}-{embedder}")
+        levels: object = "doc"
+        name = f"{ds.name} {split}"
+    elif golden.is_file():
+        from citewise.evaluation.golden import load_golden
+
+        idx = _sample_index(index)
+        gs = load_golden(golden, idx.store)
+        qrels, queries, levels, name = gs.qrels, gs.texts, gs.levels(), golden.name
+    else:
+        raise CitewiseError(f"{golden}: no such golden set file or BEIR folder")
+    from citewise.evaluation.beir import PrecomputedEmbedder
+
+    emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
+    with _progress(len(queries), f"candidate features ({name})", not as_json) as tick:
+        data = build_training_data(idx.store, emb, queries, qrels, levels, progress=tick)
+    rep = cross_validate(data, model, folds=folds, alpha=alpha)
+    path = model_path(idx.store)
+    if rep.stored and not dry_run:
+        rep.model.info.update({"trained_on": name, "queries": rep.queries, "cv": rep.to_dict()})
+        rep.model.save(path)
+    result = {**rep.to_dict(), "golden": name, "path": str(path) if rep.stored and not dry_run else None,
+              "dry_run": dry_run}
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(f"{name}: {rep.queries} queries, {folds}-fold CV, {model}: held-out nDCG@10 {rep.tuned_mean:.4f} "
+                  f"vs RRF {rep.rrf_mean:.4f} (p = {rep.p:.4g})", highlight=False, soft_wrap=True)
+        out.print(("stored " + str(path) if not dry_run else "would store (dry run)") if rep.stored
+                  else f"not stored: {rep.reason}", highlight=False, soft_wrap=True)
+    if not rep.stored:
+        raise typer.Exit(1)
+
+
+@app.command()
 def summarize(
     index: Optional[Path] = IndexOpt,
     llm: bool = typer.Option(False, "--llm", help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences)."),

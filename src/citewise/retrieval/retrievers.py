@@ -31,7 +31,7 @@ from citewise.store.base import ScoredChunk, Store
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical")
+RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical", "tuned")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -197,8 +197,8 @@ class ShippedRetriever(HybridRetriever):
 
 def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
                    rerank_depth: int | None = None) -> Retriever:
-    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped`` or ``hierarchical``
-    (:mod:`citewise.retrieval.hierarchical`).
+    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped``, ``hierarchical``
+    (:mod:`citewise.retrieval.hierarchical`) or ``tuned`` (:mod:`citewise.retrieval.fusion_learned`).
 
     ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
     (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
@@ -228,4 +228,8 @@ def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None
         from citewise.retrieval.hierarchical import HierarchicalRetriever
 
         return HierarchicalRetriever(store, embedder)
+    if name == "tuned":
+        from citewise.retrieval.fusion_learned import TunedRetriever
+
+        return TunedRetriever(store, embedder)
     raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")
