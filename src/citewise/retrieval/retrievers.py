@@ -31,7 +31,7 @@ from citewise.store.base import ScoredChunk, Store
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical", "tuned")
+RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -198,7 +198,8 @@ class ShippedRetriever(HybridRetriever):
 def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
                    rerank_depth: int | None = None) -> Retriever:
     """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped``, ``hierarchical``
-    (:mod:`citewise.retrieval.hierarchical`) or ``tuned`` (:mod:`citewise.retrieval.fusion_learned`).
+    (:mod:`citewise.retrieval.hierarchical`), ``tuned`` (:mod:`citewise.retrieval.fusion_learned`),
+    ``raptor-collapsed`` or ``raptor-tree`` (:mod:`citewise.retrieval.raptor`).
 
     ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
     (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
@@ -232,4 +233,8 @@ def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None
         from citewise.retrieval.fusion_learned import TunedRetriever
 
         return TunedRetriever(store, embedder)
+    if name in ("raptor-collapsed", "raptor-tree"):
+        from citewise.retrieval.raptor import RaptorCollapsedRetriever, RaptorTreeRetriever
+
+        return (RaptorCollapsedRetriever if name == "raptor-collapsed" else RaptorTreeRetriever)(store, embedder)
     raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")
