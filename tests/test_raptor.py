@@ -116,3 +116,19 @@ def test_incremental_refresh_redoes_only_the_affected_branch(corpus, monkeypatch
     assert all(after[nid] == before[nid] for nid in after if nid not in branch)
     # nothing changed: nothing redone
     assert again.refresh(idx.store)["nodes_resummarised"] == 0
+
+
+def test_summarize_raptor_reports_node_counts(corpus, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from citewise.cli import app
+
+    monkeypatch.setattr(raptor, "soft_clusters", by_doc_prefix)
+    idx, _ = corpus
+    res = CliRunner().invoke(app, ["summarize", "--index", str(idx.path), "--raptor", "--json"])
+    assert res.exit_code == 0, res.output
+    tree = json.loads(res.output)["raptor"]
+    # public: 12 leaves -> 3 level-1 nodes -> 1 root; hr: 2 leaves -> 1 level-1 node
+    assert tree["nodes_per_level"] == {"1": 4, "2": 1} and tree["groups"] == 2 and tree["rebuilt_groups"] == 2

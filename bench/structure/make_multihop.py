@@ -120,6 +120,8 @@ def main() -> None:
     for n, (question, needs) in enumerate(qs, start=1):
         relevant = {}
         for doc, phrase in needs:
+            if doc not in cv and doc.split("/", 1)[-1] in cv:  # the corpus folder itself was ingested
+                doc = doc.split("/", 1)[-1]
             if doc not in cv:
                 sys.exit(f"q{n}: no document {doc} in {index}")
             chunks = idx.store.get_chunks(sorted(c for c, _, _ in cv[doc]))

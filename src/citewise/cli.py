@@ -1073,6 +1073,7 @@ def summarize(
     index: Optional[Path] = IndexOpt,
     llm: bool = typer.Option(False, "--llm", help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences)."),
     force: bool = typer.Option(False, "--force", help="Re-summarise every document, not only new and changed ones."),
+    raptor: bool = typer.Option(False, "--raptor", help="Also build or refresh the RAPTOR trees (raptor-collapsed / raptor-tree) and report node counts and build time."),
     as_json: bool = JsonOpt,
 ):
     """Build or refresh the document level of the hierarchical retriever (title, outline, summary)."""
@@ -1091,14 +1092,29 @@ def summarize(
     counts = level.refresh(idx.store, summarizer=summarizer, force=force)
     models = dict(sorted(Counter(e.model for e in level.entries).items()))
     errors = summarizer.errors if summarizer else []
+    tree = None
+    if raptor:
+        from citewise.retrieval.raptor import RaptorIndex, raptor_dir
+
+        ri = RaptorIndex(raptor_dir(idx.store), idx.embedder)
+        tree = ri.refresh(idx.store)
+        tree["nodes_per_level"] = {str(lv): n for lv, n in sorted(Counter(
+            nd.level for t in ri.trees.values() for nd in t.nodes.values()).items())}
+        tree["groups"] = len(ri.trees)
     if as_json:
-        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": str(level.folder)}))
+        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": str(level.folder),
+                                   **({"raptor": tree} if tree else {})}))
     else:
         out.print(f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
                   f"re-summarised, {counts['deleted']} deleted, {counts['unchanged']} unchanged); summaries by "
                   + ", ".join(f"{m} ({n})" for m, n in models.items()), highlight=False, soft_wrap=True)
         for e in errors:
             err.print(f"warning: {e} (extractive summary kept)", markup=False, highlight=False, soft_wrap=True)
+        if tree:
+            out.print(f"RAPTOR: {tree['nodes']} summary nodes in {tree['groups']} permission group(s), per level "
+                      f"{tree['nodes_per_level']}; {tree['rebuilt_groups']} group(s) rebuilt, {tree['patched_groups']} "
+                      f"patched ({tree['nodes_resummarised']} nodes re-summarised) in {tree['seconds']:.1f}s",
+                      highlight=False, soft_wrap=True)
 
 
 def main() -> None:
