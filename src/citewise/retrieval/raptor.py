@@ -30,9 +30,9 @@ are re-summarised and re-embedded; when more than half of a group's documents ch
 group is new, that group's tree is rebuilt. ``RaptorIndex.refresh`` returns what it rebuilt.
 
 **Retrieval.** ``raptor-collapsed``: every visible node of every level is scored by cosine with
-the query (the collapsed tree); the top :data:`COLLAPSED_NODES` summary nodes vote for their
-leaves (RRF over the node ranking, a leaf taking its best node's rank), fused by RRF with the
-hybrid chunk ranking. ``raptor-tree``: tree traversal — the ``width`` best visible top nodes,
+the query (the collapsed tree); a chunk scores ``1/(60 + its hybrid rank) + 1/(60 + the rank of
+the best of the top`` :data:`COLLAPSED_NODES` ``summary nodes above it)`` (RRF of the chunk and
+node levels; either term absent when the chunk is not in that list). ``raptor-tree``: tree traversal — the ``width`` best visible top nodes,
 then the ``width`` best of their children at each level down to level 1; chunks under the chosen
 level-1 nodes are ranked by hybrid retrieval restricted to their documents. Both fill from the
 flat hybrid list so the top-k stays full; with an ``as_of`` / ``version`` filter (the tree holds
@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from citewise.core import CitewiseError, Hit
-from citewise.retrieval.fusion import reciprocal_rank_fusion
+from citewise.retrieval.fusion import RRF_K
 from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 
@@ -395,15 +395,19 @@ class RaptorCollapsedRetriever(_RaptorBase):
         q = self.embedder.embed([query])[0]
         nodes = [(float(t.vectors[n.id] @ q), n.id, n) for t in self.index.visible(f.groups) for n in t.nodes.values()]
         nodes.sort(key=lambda x: (-x[0], x[1]))
-        node_list: list[str] = []
         allowed = None if f.doc_ids is None else set(f.doc_ids)
         leaf_doc = {c: d for t in self.index.visible(f.groups) for c, d in t.leaf_doc.items()}
-        chunk_rank = {c.chunk_id: r for r, c in enumerate(chunks)}
-        for _, _, n in nodes[:COLLAPSED_NODES]:
-            for leaf in sorted(n.leaves, key=lambda c: (chunk_rank.get(c, 10**6), c)):
-                if allowed is None or leaf_doc.get(leaf) in allowed:
-                    node_list.append(leaf)
-        fused = reciprocal_rank_fusion([[c.chunk_id for c in chunks], node_list])
+        # each leaf takes the rank of the best summary node above it (nodes, not leaves, are ranked)
+        node_rank: dict[str, int] = {}
+        for r, (_, _, n) in enumerate(nodes[:COLLAPSED_NODES], start=1):
+            for leaf in n.leaves:
+                if (allowed is None or leaf_doc.get(leaf) in allowed) and leaf not in node_rank:
+                    node_rank[leaf] = r
+        chunk_rank = {c.chunk_id: r for r, c in enumerate(chunks, start=1)}
+        score = {c: 1.0 / (RRF_K + r) for c, r in chunk_rank.items()}
+        for c, r in node_rank.items():
+            score[c] = score.get(c, 0.0) + 1.0 / (RRF_K + r)
+        fused = sorted(score.items(), key=lambda cs: (-cs[1], cs[0]))[:max(k, len(chunks))]
         info = {c.chunk_id: c for c in chunks}
         missing = [cid for cid, _ in fused if cid not in info]
         if missing:
