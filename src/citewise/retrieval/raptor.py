@@ -118,11 +118,16 @@ def soft_clusters(X: np.ndarray, seed: int = SEED) -> list[list[int]]:
     for k in K_GRID:
         if k > n - 1:
             break
-        gm = GaussianMixture(n_components=k, random_state=seed).fit(reduced)
-        bic = gm.bic(reduced)
+        try:  # reg_covar above sklearn's 1e-6: UMAP can collapse points onto each other
+            gm = GaussianMixture(n_components=k, random_state=seed, reg_covar=1e-4).fit(reduced.astype(np.float64))
+        except ValueError:  # a component still degenerate at this k: try the next one
+            continue
+        bic = gm.bic(reduced.astype(np.float64))
         if best is None or bic < best[0]:
             best = (bic, gm)
-    probs = best[1].predict_proba(reduced)
+    if best is None:
+        return [list(range(n))]
+    probs = best[1].predict_proba(reduced.astype(np.float64))
     members: list[list[int]] = [[] for _ in range(probs.shape[1])]
     for i, row in enumerate(probs):
         for c in set(np.flatnonzero(row > SOFT_THRESHOLD).tolist()) | {int(row.argmax())}:
