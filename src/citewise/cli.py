@@ -36,6 +36,8 @@ StoreOpt = typer.Option(None, "--store", help="Where the chunks live: 'lancedb' 
 AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
 KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
 RetrieverOpt = typer.Option("shipped", "--retriever", help="bm25 | dense | hybrid | shipped.")
+RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
+RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
 #: ``citewise ingest`` exit status when at least one file was skipped for an error (the rest was
@@ -199,6 +201,8 @@ def search(
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     store: Optional[str] = StoreOpt,
+    reranker: Optional[str] = RerankerOpt,
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
@@ -208,7 +212,8 @@ def search(
 
     check_query(query)
     idx = _open(index, preload=retriever != "bm25", store=store)
-    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version))
+    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
+                      reranker=reranker, rerank_depth=rerank_depth)
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
     if as_json:
@@ -274,6 +279,8 @@ def ask(
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
     store: Optional[str] = StoreOpt,
+    reranker: Optional[str] = RerankerOpt,
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
@@ -300,7 +307,7 @@ def ask(
         print_answer(routed, as_json)
         return
     print_answer(idx.ask(question, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
-                         generator="llm" if llm else generator), as_json)
+                         generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth), as_json)
 
 
 @eval_app.command("beir")
@@ -853,6 +860,8 @@ def eval_compare(
     permutations: int = typer.Option(10_000, "--permutations", min=1000, help="Randomisation test permutations."),
     seed: int = typer.Option(42, "--seed", help="Seed of the permutation test and the bootstrap."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a report; format from the suffix: .md, .json or .html."),
+    reranker: Optional[str] = typer.Option(None, "--reranker", help="Reranker for the arms named NAME+rerank (tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm*)."),
+    rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Compare retrievers per slice: means, 95% bootstrap CIs and paired p-values vs the first arm."""
@@ -875,11 +884,13 @@ def eval_compare(
         with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
             idx.ingestor(units=False).ingest_documents(ds.documents(), progress=tick)
         t_index = time.perf_counter() - t0
-        c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed)
+        c = compare_beir(idx, ds, arms, split=split, metrics=names, permutations=permutations, seed=seed,
+                         reranker=reranker, rerank_depth=rerank_depth)
         c.info["index_seconds"] = round(t_index, 2)
     elif source.is_file():
         idx = _sample_index(index)
-        c = compare_golden(idx, source, arms, metrics=names, permutations=permutations, seed=seed)
+        c = compare_golden(idx, source, arms, metrics=names, permutations=permutations, seed=seed,
+                           reranker=reranker, rerank_depth=rerank_depth)
     else:
         raise CitewiseError(f"{source}: no such golden set file or BEIR folder")
     if report:
@@ -1210,6 +1221,115 @@ def serve(
               f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
               highlight=False, soft_wrap=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")
+
+
+@app.command()
+def tune(
+    golden: Path = typer.Option(..., "--golden", help="A golden set (.jsonl) or a BEIR dataset folder (its --split qrels)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR)."),
+    split: str = typer.Option("train", help="BEIR qrels split to fit on (never test)."),
+    embedder: str = typer.Option("minilm", help="BEIR only: selects the default index folder."),
+    model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level of the paired test against RRF."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
+    as_json: bool = JsonOpt,
+):
+    """Fit learned fusion on a golden set; store it (for --retriever tuned) only if it beats RRF
+    significantly in k-fold cross-validation. Exit 1 when it does not."""
+    from citewise.retrieval.fusion_learned import FITTERS, build_training_data, cross_validate, model_path
+
+    if model not in FITTERS:
+        raise CitewiseError(f"unknown model '{model}' (valid: {', '.join(FITTERS)})")
+    if golden.is_dir():
+        from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder
+        from citewise.index import default_index_dir
+
+        ds = BeirDataset(golden)
+        if split == "test":
+            raise CitewiseError("tune fits on train/dev qrels; the test split is for reporting (citewise eval compare)")
+        qrels, queries = ds.load_split(split)
+        idx = _open(index or default_index_dir().parent / "beir" / f"{ds.name}-{embedder}")
+        levels: object = "doc"
+        name = f"{ds.name} {split}"
+    elif golden.is_file():
+        from citewise.evaluation.golden import load_golden
+
+        idx = _sample_index(index)
+        gs = load_golden(golden, idx.store)
+        qrels, queries, levels, name = gs.qrels, gs.texts, gs.levels(), golden.name
+    else:
+        raise CitewiseError(f"{golden}: no such golden set file or BEIR folder")
+    from citewise.evaluation.beir import PrecomputedEmbedder
+
+    emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
+    with _progress(len(queries), f"candidate features ({name})", not as_json) as tick:
+        data = build_training_data(idx.store, emb, queries, qrels, levels, progress=tick)
+    rep = cross_validate(data, model, folds=folds, alpha=alpha)
+    path = model_path(idx.store)
+    if rep.stored and not dry_run:
+        rep.model.info.update({"trained_on": name, "queries": rep.queries, "cv": rep.to_dict()})
+        rep.model.save(path)
+    result = {**rep.to_dict(), "golden": name, "path": str(path) if rep.stored and not dry_run else None,
+              "dry_run": dry_run}
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(f"{name}: {rep.queries} queries, {folds}-fold CV, {model}: held-out nDCG@10 {rep.tuned_mean:.4f} "
+                  f"vs RRF {rep.rrf_mean:.4f} (p = {rep.p:.4g})", highlight=False, soft_wrap=True)
+        out.print(("stored " + str(path) if not dry_run else "would store (dry run)") if rep.stored
+                  else f"not stored: {rep.reason}", highlight=False, soft_wrap=True)
+    if not rep.stored:
+        raise typer.Exit(1)
+
+
+@app.command()
+def summarize(
+    index: Optional[Path] = IndexOpt,
+    llm: bool = typer.Option(False, "--llm", help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences)."),
+    force: bool = typer.Option(False, "--force", help="Re-summarise every document, not only new and changed ones."),
+    raptor: bool = typer.Option(False, "--raptor", help="Also build or refresh the RAPTOR trees (raptor-collapsed / raptor-tree) and report node counts and build time."),
+    as_json: bool = JsonOpt,
+):
+    """Build or refresh the document level of the hierarchical retriever (title, outline, summary)."""
+    from collections import Counter
+
+    from citewise.retrieval.hierarchical import DocLevel, LLMSummarizer, doclevel_dir
+
+    idx = _open(index)
+    summarizer = None
+    if llm:
+        from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+        cfg = ChatConfig.from_env()
+        summarizer = LLMSummarizer(OpenAIChatModel(cfg), cfg.model)
+    level = DocLevel(doclevel_dir(idx.store), idx.embedder)
+    counts = level.refresh(idx.store, summarizer=summarizer, force=force)
+    models = dict(sorted(Counter(e.model for e in level.entries).items()))
+    errors = summarizer.errors if summarizer else []
+    tree = None
+    if raptor:
+        from citewise.retrieval.raptor import RaptorIndex, raptor_dir
+
+        ri = RaptorIndex(raptor_dir(idx.store), idx.embedder)
+        tree = ri.refresh(idx.store)
+        tree["nodes_per_level"] = {str(lv): n for lv, n in sorted(Counter(
+            nd.level for t in ri.trees.values() for nd in t.nodes.values()).items())}
+        tree["groups"] = len(ri.trees)
+    if as_json:
+        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": str(level.folder),
+                                   **({"raptor": tree} if tree else {})}))
+    else:
+        out.print(f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
+                  f"re-summarised, {counts['deleted']} deleted, {counts['unchanged']} unchanged); summaries by "
+                  + ", ".join(f"{m} ({n})" for m, n in models.items()), highlight=False, soft_wrap=True)
+        for e in errors:
+            err.print(f"warning: {e} (extractive summary kept)", markup=False, highlight=False, soft_wrap=True)
+        if tree:
+            out.print(f"RAPTOR: {tree['nodes']} summary nodes in {tree['groups']} permission group(s), per level "
+                      f"{tree['nodes_per_level']}; {tree['rebuilt_groups']} group(s) rebuilt, {tree['patched_groups']} "
+                      f"patched ({tree['nodes_resummarised']} nodes re-summarised) in {tree['seconds']:.1f}s",
+                      highlight=False, soft_wrap=True)
 
 
 def main() -> None:

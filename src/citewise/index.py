@@ -336,18 +336,24 @@ class Index:
                               threshold_s=max_lag_s, unindexed_rows=self.store.unindexed_rows())
 
     # -- retrieval ----------------------------------------------------------------------------
-    def retriever(self, name: str = "shipped") -> Retriever:
-        return make_retriever(name, self.store, self.embedder)
+    def retriever(self, name: str = "shipped", *, reranker=None, rerank_depth: int | None = None) -> Retriever:
+        """The named retriever over this index, optionally reranked (``reranker``: a spec string
+        or :class:`citewise.retrieval.rerank.Reranker`; see :func:`make_retriever`)."""
+        return make_retriever(name, self.store, self.embedder, reranker=reranker, rerank_depth=rerank_depth)
 
     def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
-               principal: Principal | None = None, filters: Filters | None = None) -> list[Hit]:
+               principal: Principal | None = None, filters: Filters | None = None,
+               reranker=None, rerank_depth: int | None = None) -> list[Hit]:
         """Top-k hits for ``query`` visible to ``principal`` (anonymous: public documents only).
+
+        ``reranker``/``rerank_depth``: rerank the top candidates (:mod:`citewise.retrieval.rerank`).
 
         Raises:
             CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(query)
-        return self.retriever(retriever).search(query, k, principal=principal, filters=filters)
+        return self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
+            query, k, principal=principal, filters=filters)
 
     @property
     def abstain_threshold(self) -> float:
@@ -365,7 +371,8 @@ class Index:
         write_json(self.path / "index.json", self.settings.__dict__)
         self._answerers = {}
 
-    def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None):
+    def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None,
+                 reranker=None, rerank_depth: int | None = None):
         """The :class:`citewise.answer.pipeline.Answerer` of this index (cached per retriever and
         generator name, so sentence embeddings are reused across questions).
 
@@ -383,10 +390,12 @@ class Index:
         if "_question_memo" not in self.__dict__:
             self._question_memo = QueryMemo(self.embedder)
         memo = self._question_memo  # retrieval and evidence share the question's embedding
-        key = (retriever, generator if isinstance(generator, str) else id(generator))
+        key = (retriever, generator if isinstance(generator, str) else id(generator),
+               reranker if reranker is None or isinstance(reranker, str) else id(reranker), rerank_depth)
         if key not in cache:
             gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
-            cache[key] = Answerer(make_retriever(retriever, self.store, memo), self.store, memo,
+            cache[key] = Answerer(make_retriever(retriever, self.store, memo, reranker=reranker, rerank_depth=rerank_depth),
+                                  self.store, memo,
                                   threshold=self.abstain_threshold, generator=gen, units=units)
         answerer = cache[key]
         answerer.threshold = self.abstain_threshold if threshold is None else threshold
@@ -394,13 +403,16 @@ class Index:
 
     def ask(self, question: str, k: int = 5, *, retriever: str = "shipped",
             principal: Principal | None = None, filters: Filters | None = None,
-            generator="extractive", threshold: float | None = None):
+            generator="extractive", threshold: float | None = None, reranker=None,
+            rerank_depth: int | None = None):
         """A cited answer (or an abstention); see :mod:`citewise.answer.pipeline`.
 
         ``generator``: ``extractive`` (default, no LLM) | ``llm`` | a Generator object.
+        ``reranker``/``rerank_depth``: rerank the retrieved candidates first.
 
         Raises:
             CitewiseError: ``question`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(question)
-        return self.answerer(retriever, generator, threshold).answer(question, k=k, principal=principal, filters=filters)
+        return self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
+            question, k=k, principal=principal, filters=filters)

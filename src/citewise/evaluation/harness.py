@@ -55,7 +55,8 @@ class MemoStore:
 
 
 def parse_retrievers(spec: str | Sequence[str]) -> list[str]:
-    """``"bm25,dense,hybrid"`` -> names in order, unique.
+    """``"bm25,dense,hybrid"`` -> names in order, unique. ``NAME+rerank`` is NAME reranked by the
+    reranker the caller passes on (``--reranker``).
 
     Raises:
         CitewiseError: empty, or an unknown name (listing the valid ones).
@@ -64,35 +65,44 @@ def parse_retrievers(spec: str | Sequence[str]) -> list[str]:
     if not names:
         raise CitewiseError(f"no retrievers given (valid: {', '.join(RETRIEVERS)})")
     for n in names:
-        if n not in RETRIEVERS:
+        if n.removesuffix("+rerank") not in RETRIEVERS:
             raise CitewiseError(f"unknown retriever '{n}' (valid: {', '.join(RETRIEVERS)})")
     return list(dict.fromkeys(names))
 
 
+def _arm(name: str, store, emb, reranker=None, rerank_depth: int | None = None):
+    """The retriever of one arm: ``NAME+rerank`` arms get ``reranker``, the others none."""
+    if name.endswith("+rerank"):
+        return make_retriever(name, store, emb, reranker=reranker, rerank_depth=rerank_depth)
+    return make_retriever(name, store, emb)
+
+
 def golden_runs(idx, golden: GoldenSet, retrievers: Sequence[str], depth: int = 100,
-                progress: Progress | None = None) -> dict:
+                progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> dict:
     """``{retriever: {qid: [(id, score), ...]}}`` for every golden query (anonymous principal).
 
     Query embeddings are computed once, in one batch, and shared by the arms.
     """
     emb = PrecomputedEmbedder(idx.embedder, [q.text for q in golden.queries])
     store = MemoStore(idx.store)
-    return {name: run_golden(make_retriever(name, store, emb), golden, depth, progress=progress)
+    return {name: run_golden(_arm(name, store, emb, reranker, rerank_depth), golden, depth, progress=progress)
             for name in retrievers}
 
 
 def compare_golden(idx, golden_path: str | Path, retrievers: Sequence[str], *,
                    metrics: Sequence[str] = DEFAULT_METRICS, depth: int = 100,
                    permutations: int = PERMUTATIONS, resamples: int = BOOTSTRAP, seed: int = SEED,
-                   progress: Progress | None = None) -> Comparison:
+                   progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> Comparison:
     """Load (and validate against ``idx``) a golden set, run the retrievers, compare per slice.
+
+    ``reranker`` (spec or object) reranks the ``NAME+rerank`` arms.
 
     Raises:
         InputError: a bad golden set (file and line); CitewiseError: an empty arm or bad option.
     """
     golden = load_golden(golden_path, idx.store)
     t0 = time.perf_counter()
-    runs = golden_runs(idx, golden, retrievers, depth, progress)
+    runs = golden_runs(idx, golden, retrievers, depth, progress, reranker, rerank_depth)
     t1 = time.perf_counter()
     c = compare(golden.qrels, runs, slices=golden.slices, metrics=metrics, name=Path(golden_path).name,
                 permutations=permutations, resamples=resamples, seed=seed)
@@ -104,8 +114,10 @@ def compare_golden(idx, golden_path: str | Path, retrievers: Sequence[str], *,
 def compare_beir(idx, ds: BeirDataset, retrievers: Sequence[str], *, split: str = "test",
                  metrics: Sequence[str] = DEFAULT_METRICS, depth: int = 100,
                  permutations: int = PERMUTATIONS, resamples: int = BOOTSTRAP, seed: int = SEED,
-                 progress: Progress | None = None) -> Comparison:
+                 progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> Comparison:
     """Run the retrievers over a BEIR split on an index that already holds its corpus; compare.
+
+    ``reranker`` (spec or object) reranks the ``NAME+rerank`` arms.
 
     One slice, ``all``. Query embeddings are computed once and shared by the arms.
 
@@ -116,7 +128,7 @@ def compare_beir(idx, ds: BeirDataset, retrievers: Sequence[str], *, split: str 
     t0 = time.perf_counter()
     emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
     store = MemoStore(idx.store)
-    runs = {name: run_queries(make_retriever(name, store, emb), queries, depth=depth, progress=progress)
+    runs = {name: run_queries(_arm(name, store, emb, reranker, rerank_depth), queries, depth=depth, progress=progress)
             for name in retrievers}
     t1 = time.perf_counter()
     c = compare(qrels, runs, metrics=metrics, name=f"{ds.name} {split}",

@@ -32,7 +32,7 @@ from citewise.telemetry import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
+RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -200,12 +200,28 @@ class ShippedRetriever(HybridRetriever):
         return self.bm25.store.titled_with(identifier, filters)
 
 
-def make_retriever(name: str, store: Store, embedder: Embedder) -> Retriever:
-    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid`` or ``shipped``.
+def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
+                   rerank_depth: int | None = None) -> Retriever:
+    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped``, ``hierarchical``
+    (:mod:`citewise.retrieval.hierarchical`), ``tuned`` (:mod:`citewise.retrieval.fusion_learned`),
+    ``raptor-collapsed`` or ``raptor-tree`` (:mod:`citewise.retrieval.raptor`).
+
+    ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
+    (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
+    (default :data:`citewise.retrieval.rerank.RERANK_DEPTH`) are then reordered by it. A name
+    ending in ``+rerank`` without a reranker is an error.
 
     Raises:
-        CitewiseError: unknown name (the message lists the valid ones).
+        CitewiseError: unknown name (the message lists the valid ones), a bad reranker spec.
     """
+    if name.endswith("+rerank") or reranker is not None:
+        from citewise.retrieval.rerank import RERANK_DEPTH, RerankingRetriever, make_reranker
+
+        if reranker is None:
+            raise CitewiseError(f"retriever '{name}' needs a reranker (--reranker)")
+        base = make_retriever(name.removesuffix("+rerank"), store, embedder)
+        rr = make_reranker(reranker) if isinstance(reranker, str) else reranker
+        return RerankingRetriever(base, rr, store, rerank_depth or RERANK_DEPTH)
     if name == "bm25":
         return BM25Retriever(store)
     if name == "dense":
@@ -214,4 +230,16 @@ def make_retriever(name: str, store: Store, embedder: Embedder) -> Retriever:
         return HybridRetriever(store, embedder)
     if name == "shipped":
         return ShippedRetriever(store, embedder)
+    if name == "hierarchical":
+        from citewise.retrieval.hierarchical import HierarchicalRetriever
+
+        return HierarchicalRetriever(store, embedder)
+    if name == "tuned":
+        from citewise.retrieval.fusion_learned import TunedRetriever
+
+        return TunedRetriever(store, embedder)
+    if name in ("raptor-collapsed", "raptor-tree"):
+        from citewise.retrieval.raptor import RaptorCollapsedRetriever, RaptorTreeRetriever
+
+        return (RaptorCollapsedRetriever if name == "raptor-collapsed" else RaptorTreeRetriever)(store, embedder)
     raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")
