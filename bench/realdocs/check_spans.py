@@ -45,7 +45,7 @@ def render(doc):
 
 def main():
     qs = []
-    for f in ("questions-dev.jsonl", "questions-heldout.jsonl"):
+    for f in sorted(p.name for p in HERE.glob("questions-*.jsonl")):
         qs += [json.loads(l) for l in (HERE / f).read_text().splitlines() if l.strip()]
     docs = sorted(
         str(Path(p).relative_to(ROOT).with_suffix(""))
