@@ -279,3 +279,26 @@ def test_as_principal_takes_principal_like_objects_and_refuses_others():
     assert as_principal(SimpleNamespace(principal=Principal("key:ci", ("hr",)), admin=True)) == Principal("key:ci", ("hr",))
     with pytest.raises(TypeError, match="returned str, not a Principal or None"):
         as_principal("finance")
+
+
+def test_stdio_principal_from_an_api_key_and_a_revoked_key_refused(sample_index, tmp_path):
+    import subprocess
+
+    from citewise.service.auth import KeyStore
+
+    keys = KeyStore(sample_index.path)
+    fin = keys.add("mcp-test-finance", ("finance",))
+    old = keys.add("mcp-test-old", ("finance",))
+    keys.revoke("mcp-test-old")
+
+    async def main():
+        async with stdio_session(sample_index.path, "--api-key", fin) as s:
+            ans = await call(s, "ask", question=RESTRICTED_Q)
+            assert ans["citations"][0]["doc_id"] == "internal/finance/refund-approval-matrix"
+
+    anyio.run(main)
+    run = subprocess.run([sys.executable, "-m", "citewise.cli", "mcp", "--index", str(sample_index.path), "--api-key", old],
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True,
+                         timeout=60, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2 and run.stderr.strip() == "error: invalid API key", run.stderr
+    keys.revoke("mcp-test-finance")

@@ -1089,17 +1089,30 @@ def mcp_command(
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Groups of the principal every call runs as (comma-separated, repeatable). Local, trusted use: default public documents only."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for query_records (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
     otlp: Optional[str] = typer.Option(None, "--otlp", help="Export traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); default $OTEL_EXPORTER_OTLP_ENDPOINT, else off."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="CITEWISE_API_KEY", help="Run every call as this API key's principal (a key from 'citewise keys add', checked against the index's key file as the HTTP service does; default $CITEWISE_API_KEY). Not with --groups."),
 ):
-    """Serve the index to MCP clients over stdio: tools search, ask and query_records (read-only)."""
+    """Serve the index to MCP clients over stdio: tools search, ask and query_records (read-only).
+
+    The principal is the --api-key's (checked once, at start) or, for local trusted use, --groups;
+    with neither, public documents only."""
     from citewise.index import default_index_dir
     from citewise.service.mcp import serve_stdio
     from citewise.telemetry import configure
 
     _check_db(db)
+    if api_key and groups:
+        raise CitewiseError("--api-key and --groups: give one (the key's groups are the principal's)")
     if otlp:
         configure(otlp)
-    names = tuple(sorted({g.strip() for item in groups or () for g in item.split(",") if g.strip()}))
-    serve_stdio(index or default_index_dir(), Principal(name="mcp-stdio", groups=names), db=db)
+    folder = index or default_index_dir()
+    if api_key:
+        from citewise.service.auth import KeyStore
+
+        principal = KeyStore(folder).verify(api_key).principal  # AuthError (a CitewiseError): exit 2
+    else:
+        names = tuple(sorted({g.strip() for item in groups or () for g in item.split(",") if g.strip()}))
+        principal = Principal(name="mcp-stdio", groups=names)
+    serve_stdio(folder, principal, db=db)
 
 
 index_app = typer.Typer(no_args_is_help=True, help="Manage an index's store.")
