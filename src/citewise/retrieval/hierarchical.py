@@ -362,16 +362,26 @@ class DocLevel:
         return reciprocal_rank_fusion(rankings)[:k]
 
 
-def doclevel_dir(store) -> Path:
-    """``<index>/doclevel`` for a store kept in ``<index>/<backend folder>`` (``store.path``).
+def index_subdir(store, name: str, what: str) -> Path:
+    """``<index>/<name>`` for a store kept in ``<index>/<backend folder>`` (``store.path``).
 
     Raises:
-        CitewiseError: the store has no folder (the document level needs one).
+        CitewiseError: the store has no folder (``what``, e.g. "the hierarchical retriever", needs one).
     """
     path = getattr(store, "path", None)
     if path is None:
-        raise CitewiseError(f"{type(store).__name__} has no index folder; the hierarchical retriever needs one")
-    return Path(path).parent / "doclevel"
+        raise CitewiseError(f"{type(store).__name__} has no index folder; {what} needs one")
+    return Path(path).parent / name
+
+
+def base_embedder(embedder):
+    """The model under an embedder wrapper (a query cache or memo), whose ``name`` keys caches."""
+    return getattr(embedder, "embedder", None) or getattr(embedder, "base", None) or embedder
+
+
+def doclevel_dir(store) -> Path:
+    """``<index>/doclevel`` (see :func:`index_subdir`)."""
+    return index_subdir(store, "doclevel", "the hierarchical retriever")
 
 
 _LEVELS: dict[tuple[str, str], DocLevel] = {}
@@ -380,7 +390,7 @@ _LEVELS: dict[tuple[str, str], DocLevel] = {}
 def doc_level_for(store, embedder) -> DocLevel:
     """The (refreshed) document level of ``store``'s index, cached per process."""
     folder = doclevel_dir(store)
-    base = getattr(embedder, "embedder", None) or getattr(embedder, "base", None) or embedder
+    base = base_embedder(embedder)
     key = (str(folder), base.name)
     level = _LEVELS.get(key)
     if level is None:

@@ -349,10 +349,10 @@ class RaptorIndex:
 
 
 def raptor_dir(store) -> Path:
-    path = getattr(store, "path", None)
-    if path is None:
-        raise CitewiseError(f"{type(store).__name__} has no index folder; the RAPTOR retrievers need one")
-    return Path(path).parent / "raptor"
+    """``<index>/raptor`` (see :func:`citewise.retrieval.hierarchical.index_subdir`)."""
+    from citewise.retrieval.hierarchical import index_subdir
+
+    return index_subdir(store, "raptor", "the RAPTOR retrievers")
 
 
 _INDEXES: dict[tuple[str, str], RaptorIndex] = {}
@@ -360,8 +360,10 @@ _INDEXES: dict[tuple[str, str], RaptorIndex] = {}
 
 def raptor_for(store, embedder) -> RaptorIndex:
     """The (refreshed) RAPTOR trees of ``store``'s index, cached per process."""
+    from citewise.retrieval.hierarchical import base_embedder
+
     folder = raptor_dir(store)
-    base = getattr(embedder, "embedder", None) or getattr(embedder, "base", None) or embedder
+    base = base_embedder(embedder)
     key = (str(folder), base.name)
     if key not in _INDEXES:
         _INDEXES[key] = RaptorIndex(folder, base)
