@@ -138,9 +138,10 @@ def load_questions(path: str | Path) -> list[CondQuestion]:
 
 
 def _chunks_of(store, doc_ids) -> dict[str, list]:
-    """All chunks of ``doc_ids`` by document, in document order (reads the chunk table)."""
+    """All chunks of ``doc_ids`` by document, in document order (any store: ids from
+    ``Store.chunk_versions``, which both backends implement)."""
     want = set(doc_ids)
-    ids = [r["chunk_id"] for r in store._scan(["chunk_id", "doc_id"]).to_pylist() if r["doc_id"] in want]
+    ids = sorted(cid for d, rows in store.chunk_versions().items() if d in want for cid, _, _ in rows)
     got = store.get_chunks(ids)
     out: dict[str, list] = {}
     for c in sorted(got.values(), key=lambda c: (c.doc_id, c.start)):
