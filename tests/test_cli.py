@@ -173,3 +173,10 @@ def test_eval_run_reports_duplicates_and_ignores_identical_ids_on_request(tmp_pa
     assert data["identical_ids_dropped"] == {"q2": 1} and data["ignore_identical_ids"] is True
     res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--ignore-identical-ids")
     assert "note: --ignore-identical-ids: dropped 1 hit(s) whose doc id equals the query id: q2: 1" in res.stderr
+
+
+def test_an_empty_query_or_question_is_a_one_line_error(tmp_path):
+    for args, msg in ((["search", "  "], "error: the query is empty; give the words to search for"),
+                      (["ask", ""], "error: the question is empty; ask it in words")):
+        res = run_cli(*args, "--index", str(tmp_path / "idx"))
+        assert res.returncode == 2 and res.stderr.strip() == msg, res.stderr

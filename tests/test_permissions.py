@@ -184,3 +184,13 @@ def test_policy_ingest_and_policy_change_rewrites_groups_without_embedding(tmp_p
     r3 = idx.ingest(root)
     assert (r3.unchanged, r3.metadata_updated) == (3, 0)
     assert idx.store.documents()["internal/finance/budget"].groups == ("staff",)
+
+
+def test_principal_groups_given_as_a_string_is_an_error():
+    import pytest
+
+    from citewise.core import Principal
+
+    with pytest.raises(TypeError, match=r"write \('exec',\)"):
+        Principal("ana", "exec")
+    assert Principal("ana", ("exec",)).all_groups() == ("exec", "public")

@@ -191,6 +191,7 @@ def test_source_view_is_permission_checked_and_offsets_point_into_it(client, hin
     c = ans["citations"][0]
     view = client.get(f"/v1/documents/{c['doc_id']}", params={"start": c["start"], "end": c["end"]}).json()
     assert view["exact"] is True and view["title"] == c["title"] and view["version"] == c["version"]
+    assert view["source"].endswith(".md") and "/" not in view["source"]  # the server's folders stay private
     assert view["highlight"]["text"] == view["text"][c["start"]:c["end"]] and view["highlight"]["text"].strip()
     # every chunk's stored text sits at its offsets in the view text
     chunks = idx.store.get_chunks([ch["chunk_id"] for ch in view["chunks"]])

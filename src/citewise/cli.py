@@ -211,6 +211,8 @@ def search(
     from citewise.retrieval.snippets import chunk_snippet
 
     check_query(query)
+    if not query.strip():
+        raise CitewiseError("the query is empty; give the words to search for")
     idx = _open(index, preload=retriever != "bm25", store=store)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
@@ -290,6 +292,8 @@ def ask(
     from citewise.index import check_query
 
     check_query(question)
+    if not question.strip():
+        raise CitewiseError("the question is empty; ask it in words")
     _check_db(db)
     idx = _open(index, preload=True, store=store)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):

@@ -136,6 +136,13 @@ class Principal:
     name: str = "anonymous"
     groups: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        # Principal("ana", "exec") would be the groups e, x, e, c: it saw no restricted document
+        # and said nothing
+        if isinstance(self.groups, str):
+            raise TypeError(f"Principal.groups must be a tuple of group names, not the string {self.groups!r} "
+                            f"(write ({self.groups!r},))")
+
     def all_groups(self) -> tuple[str, ...]:
         """The principal's groups plus ``public``, sorted and unique."""
         return tuple(sorted(set(self.groups) | {PUBLIC_GROUP}))

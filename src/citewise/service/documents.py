@@ -38,11 +38,16 @@ class SourceView:
             return None
         return start, end
 
+    @property
+    def file_name(self) -> str:
+        """The source file's name, what readers are shown (the server's folders stay private)."""
+        return Path(self.source).name
+
     def as_dict(self, start: int | None = None, end: int | None = None) -> dict:
         """JSON of the view; ``highlight`` is the requested span (None when absent or invalid)."""
         sp = self.span(start, end)
         return {"doc_id": self.doc_id, "title": self.title, "version": self.version, "updated": self.updated,
-                "source": self.source, "exact": self.exact, "text": self.text,
+                "source": self.file_name, "exact": self.exact, "text": self.text,
                 "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0]:sp[1]]},
                 "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks]}
 
