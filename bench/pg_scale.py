@@ -34,28 +34,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scale import RETRIEVERS, K, corpus, disk_bytes, pct, queries  # noqa: E402
+from scale import K, corpus, disk_bytes, queries, time_retrievers  # noqa: E402
 
 
 def timings(idx, qs) -> list[dict]:
-    from citewise.core import Filters, Principal
-
-    conds = {"public": (None, None),
-             "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
-    rows = []
-    for name in RETRIEVERS:
-        r = idx.retriever(name)
-        for cond, (principal, filters) in conds.items():
-            r.search("warm up " + qs[0], K, principal=principal, filters=filters)
-            lat, full = [], 0
-            for q in qs:
-                t = time.perf_counter()
-                hits = r.search(q, K, principal=principal, filters=filters)
-                lat.append(time.perf_counter() - t)
-                full += len(hits) == K
-            rows.append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
-                         "full_top_k": full, "queries": len(qs)})
-    return rows
+    """The same timing loop as bench/scale.py, on the PostgreSQL index."""
+    return time_retrievers(idx, qs)
 
 
 def pg_recall(idx, qs) -> dict:

@@ -43,7 +43,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,18 +106,14 @@ def pct(xs: list[float], p: float) -> float:
     return float(np.percentile(xs, p)) * 1e3
 
 
-def query_child(index: str, n_queries: int) -> dict:
-    """Runs in a fresh process: open the index, time every retriever x filter (see docstring)."""
+def time_retrievers(idx, qs: list[str]) -> list[dict]:
+    """Every retriever x {public, 1% filter}: p50/p95 ms, q/s and how many queries got a full
+    top-K (one warm-up query first)."""
     from citewise.core import Filters, Principal
-    from citewise.index import Index
 
-    t0 = time.perf_counter()
-    idx = Index.open(index)
-    open_s = time.perf_counter() - t0
-    qs = queries(n_queries)
     conds = {"public": (None, None),
              "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
-    out = {"open_s": open_s, "rows": []}
+    rows = []
     for name in RETRIEVERS:
         r = idx.retriever(name)
         for cond, (principal, filters) in conds.items():
@@ -129,9 +124,20 @@ def query_child(index: str, n_queries: int) -> dict:
                 hits = r.search(q, K, principal=principal, filters=filters)
                 lat.append(time.perf_counter() - t)
                 full += len(hits) == K
-            out["rows"].append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50),
-                                "p95_ms": pct(lat, 95), "queries_per_s": len(qs) / sum(lat),
-                                "full_top_k": full, "queries": len(qs)})
+            rows.append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
+                         "queries_per_s": len(qs) / sum(lat), "full_top_k": full, "queries": len(qs)})
+    return rows
+
+
+def query_child(index: str, n_queries: int) -> dict:
+    """Runs in a fresh process: open the index, time every retriever x filter (see docstring)."""
+    from citewise.index import Index
+
+    t0 = time.perf_counter()
+    idx = Index.open(index)
+    open_s = time.perf_counter() - t0
+    qs = queries(n_queries)
+    out = {"open_s": open_s, "rows": time_retrievers(idx, qs)}
     out["dense_paths"] = dense_paths(idx, qs)
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
