@@ -97,6 +97,8 @@ def main() -> int:
     args = ap.parse_args()
     import pgserver
 
+    if args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
     server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
     try:
