@@ -483,31 +483,55 @@ def test_metrics_abstention_reason_labels_and_fabricated_count():
     assert samples[("citewise_answer_duration_seconds_bucket", (("le", "0.25"),))] == 3
 
 
-def test_batch_memo_returns_the_wrapped_result_and_embeds_each_batch_once():
+def test_tool_descriptions_are_embedded_once_per_process_and_a_question_once_per_ask(tmp_path):
+    """The router is built per question; its tool descriptions never change, so they are
+    embedded once per process (a served index re-embedded them on every ask: 0.85 of 1.5 s);
+    the question itself goes through the index's question memo, shared with retrieval."""
     import numpy as np
 
     from citewise.models.embedders import make_embedder
-    from citewise.service.app import BatchMemo
+    from citewise.tools.router import description_vectors
 
     base = make_embedder("hashing")
     calls = []
 
     class Counting:
-        name, dim = base.name, base.dim
+        name, dim = base.name + "-counting-test", base.dim
 
         def embed(self, texts):
             calls.append(tuple(texts))
             return base.embed(texts)
 
-    memo = BatchMemo(Counting(), size=2)
-    first = memo.embed(["refund window", "E-1004"])
-    first[0, 0] = 99.0  # callers may scribble on the result; the memo keeps its own copy
-    again = memo.embed(["refund window", "E-1004"])
-    assert np.array_equal(again, base.embed(["refund window", "E-1004"])) and again.shape == (2, base.dim)
-    assert calls == [("refund window", "E-1004")]
-    memo.embed(["a"]), memo.embed(["b"])  # size 2: the first batch is dropped
-    memo.embed(["refund window", "E-1004"])
-    assert len(calls) == 4 and memo.name == base.name and memo.dim == base.dim
+    emb = Counting()
+    first = description_vectors(emb, ["refund window", "E-1004"])
+    first[0, 0] = 99.0  # callers may scribble on the result; the cache keeps its own copy
+    again = description_vectors(emb, ["E-1004", "refund window"])
+    assert np.allclose(again, base.embed(["E-1004", "refund window"])) and again.shape == (2, base.dim)
+    assert calls == [("E-1004", "refund window")]
+    description_vectors(emb, ["refund window", "chargebacks"])
+    assert calls[-1] == ("chargebacks",) and len(calls) == 2
+
+    from citewise.index import Index
+    from citewise.tools.pipeline import route_and_answer
+
+    idx = Index.open(tmp_path / "idx", embedder="hashing")
+    assert not idx.ingest(sample_dir() / "corpus").errors
+    seen = []
+    inner = idx.question_embedder.embedder
+
+    class Spy:
+        name, dim = inner.name, inner.dim
+
+        def embed(self, texts):
+            seen.append(tuple(texts))
+            return inner.embed(texts)
+
+    idx.question_embedder.embedder = Spy()
+    q = "What is the refund window for annual plans?"
+    assert route_and_answer(q, idx) is None  # a document question: the router hands it on
+    assert seen.count((q,)) == 1, seen  # the router (and its evidence probe) embedded it once
+    idx.ask(q)
+    assert seen.count((q,)) == 1, seen
 
 
 # -- MCP over the service -----------------------------------------------------------------------

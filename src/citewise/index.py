@@ -371,6 +371,15 @@ class Index:
         write_json(self.path / "index.json", self.settings.__dict__)
         self._answerers = {}
 
+    @property
+    def question_embedder(self) -> QueryMemo:
+        """The index's embedder behind one :class:`~citewise.models.embedders.QueryMemo`: every
+        part that embeds a question (retriever, evidence score, tool router) shares it, so a
+        question is embedded once."""
+        if "_question_memo" not in self.__dict__:
+            self._question_memo = QueryMemo(self.embedder)
+        return self._question_memo
+
     def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None,
                  reranker=None, rerank_depth: int | None = None):
         """The :class:`citewise.answer.pipeline.Answerer` of this index (cached per retriever and
@@ -387,9 +396,7 @@ class Index:
         if "_units" not in self.__dict__:
             self._units = UnitCache(self.embedder, store=self.store)
         units = self._units
-        if "_question_memo" not in self.__dict__:
-            self._question_memo = QueryMemo(self.embedder)
-        memo = self._question_memo  # retrieval and evidence share the question's embedding
+        memo = self.question_embedder  # retrieval and evidence share the question's embedding
         key = (retriever, generator if isinstance(generator, str) else id(generator),
                reranker if reranker is None or isinstance(reranker, str) else id(reranker), rerank_depth)
         if key not in cache:

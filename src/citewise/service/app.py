@@ -155,42 +155,6 @@ def _utc() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-class BatchMemo:
-    """An embedder that remembers the result of each recent call, keyed by its exact texts.
-
-    A served index answers many questions with one set of record tools, and the tool router
-    embeds the same tool descriptions for every question (0.85 of 1.5 s per ``ask`` measured on
-    the sample corpus). Keying by the whole batch returns exactly what the wrapped embedder
-    returned for that batch, so answers do not depend on request order.
-
-    Args:
-        embedder: the wrapped embedder (``name`` and ``dim`` are its own).
-        size: batches remembered (least recently used dropped); batches of more than
-            ``max_texts`` texts are never remembered.
-    """
-
-    def __init__(self, embedder, size: int = 512, max_texts: int = 256):
-        self.embedder = embedder
-        self.name = embedder.name
-        self.dim = embedder.dim
-        self.size, self.max_texts = size, max_texts
-        self._memo: dict[tuple[str, ...], Any] = {}
-
-    def embed(self, texts):
-        """As the wrapped embedder (a float32 array (len(texts), dim)); a batch seen recently is
-        not embedded again."""
-        key = tuple(texts)
-        if len(key) > self.max_texts:
-            return self.embedder.embed(texts)
-        vecs = self._memo.pop(key, None)
-        if vecs is None:
-            vecs = self.embedder.embed(list(key))
-        self._memo[key] = vecs
-        while len(self._memo) > self.size:
-            self._memo.pop(next(iter(self._memo)))
-        return vecs.copy()
-
-
 class IndexPool:
     """``size`` :class:`Index` handles on one folder; :meth:`use` lends one to a thread.
 
@@ -217,7 +181,6 @@ class IndexPool:
             if grow:
                 try:
                     idx = Index.open(self.index_dir, preload=True)
-                    idx.embedder = BatchMemo(idx.embedder)  # before any retriever or answerer wraps it
                 except BaseException:
                     with self._lock:
                         self._opened -= 1

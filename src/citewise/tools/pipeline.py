@@ -99,7 +99,7 @@ def route_and_answer(question: str, index, db: str | None = None, principal: Pri
     if db_url is None:
         return None
     tools = build_toolset(db_url, index=index, principal=principal)
-    router = RuleRouter(list(tools.tools.values()), index.embedder, index_probe(index, principal))
+    router = RuleRouter(list(tools.tools.values()), index.question_embedder, index_probe(index, principal))
     route = router.route(question, today)
     if route.kind in ("document", "none"):
         return None

@@ -184,13 +184,30 @@ def positive_description(tool: Tool) -> str:
     return f"{tool.name.replace('_', ' ')}: {tool.description.split('NOT for')[0].strip()}"
 
 
+#: Description vectors by (embedder name, dim, text), for the life of the process: a router is
+#: built per question (``route_and_answer``), and its tool descriptions never change.
+_DESCRIPTION_VECS: dict[tuple[str, int, str], np.ndarray] = {}
+
+
+def description_vectors(embedder, texts: list[str]) -> np.ndarray:
+    """``embedder``'s vectors of tool descriptions, shape (len(texts), dim); each text is
+    embedded once per process and embedder (:data:`_DESCRIPTION_VECS`)."""
+    keys = [(embedder.name, embedder.dim, t) for t in texts]
+    todo = sorted({k[2] for k in keys if k not in _DESCRIPTION_VECS})
+    if todo:
+        for t, v in zip(todo, embedder.embed(todo)):
+            _DESCRIPTION_VECS[(embedder.name, embedder.dim, t)] = np.asarray(v, dtype=np.float32)
+    return np.stack([_DESCRIPTION_VECS[k] for k in keys])
+
+
 class _DescriptionIndex:
-    """Embeddings of tools' positive descriptions (computed once)."""
+    """Embeddings of tools' positive descriptions (:func:`description_vectors`)."""
 
     def __init__(self, tools: Sequence[Tool], embedder):
         self.tools = list(tools)
         self.embedder = embedder
-        self.matrix = embedder.embed([positive_description(t) for t in self.tools]) if self.tools else np.zeros((0, 1))
+        self.matrix = (description_vectors(embedder, [positive_description(t) for t in self.tools])
+                       if self.tools else np.zeros((0, 1)))
 
     def similarities(self, question: str) -> dict[str, float]:
         if not self.tools:
@@ -226,7 +243,7 @@ class RuleRouter:
         self.doc_threshold = doc_threshold
         from citewise.tools.vector import VectorSearchTool
 
-        self._doc_vec = embedder.embed([positive_description(VectorSearchTool)])[0]
+        self._doc_vec = description_vectors(embedder, [positive_description(VectorSearchTool)])[0]
 
     def route(self, question: str, today: _dt.date | None = None) -> Route:
         """Route one question (``today`` resolves relative dates; default: the UTC date now)."""
