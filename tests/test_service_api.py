@@ -154,6 +154,27 @@ def test_require_auth_refuses_anonymous(hindex):
         assert page.status_code == 401 and "requires an API key" in page.text
 
 
+def test_metrics_need_a_credential_under_require_auth_unless_public_metrics(hindex):
+    """/metrics was open under --require-auth; now it is behind the same credentials, and
+    ``public_metrics`` (``serve --public-metrics``) opens it explicitly."""
+    idx, keys = hindex
+    with TestClient(create_app(idx.path, require_auth=True, rate=0)) as c:
+        r = c.get("/metrics")
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        assert "authentication required" in r.json()["error"]["message"]
+        assert c.get("/metrics", headers=bearer(keys["revoked"])).status_code == 401
+        ok = c.get("/metrics", headers=bearer(keys["support"]))
+        assert ok.status_code == 200 and "citewise_index_chunks" in ok.text
+        assert c.get("/metrics", headers={"X-API-Key": keys["admin"]}).status_code == 200
+    with TestClient(create_app(idx.path, require_auth=True, rate=0, public_metrics=True)) as c:
+        r = c.get("/metrics")
+        assert r.status_code == 200 and "citewise_index_chunks" in r.text
+        assert c.post("/v1/search", json={"query": "refund"}).status_code == 401  # only /metrics is opened
+        assert c.get("/metrics", headers=bearer(keys["revoked"])).status_code == 401  # a bad key is never anonymous
+    with TestClient(create_app(idx.path, rate=0)) as c:  # no --require-auth: anonymous, as every route
+        assert c.get("/metrics").status_code == 200
+
+
 def test_jwt_groups_claim_admin_group_and_failures(hindex):
     idx, keys = hindex
     cfg = JwtConfig(secret="s3cret-for-tests-only-0123456789ab", groups_claim="realm_access.roles", audience="citewise")
@@ -307,6 +328,28 @@ def test_ingest_roots_confine_paths(hindex, tmp_path):
     with TestClient(create_app(idx.path, rate=0, ingest_roots=[tmp_path / "allowed"])) as c:
         r = c.post("/v1/ingest", json={"path": str(sample_dir() / "corpus")}, headers=bearer(keys["admin"]))
         assert r.status_code == 403 and "outside the folders" in r.json()["error"]["message"]
+
+
+def test_ingest_roots_are_checked_before_existence_so_paths_cannot_be_probed(hindex, tmp_path):
+    """Outside the roots, an existing and a missing path get the same 403 (the existence check
+    used to come first: 400 "no such file" for a missing path told an admin key holder which
+    server paths exist); inside the roots a missing path is still a 400."""
+    idx, keys = hindex
+    (tmp_path / "allowed").mkdir()
+    (tmp_path / "secret").mkdir()
+    with TestClient(create_app(idx.path, rate=0, ingest_roots=[tmp_path / "allowed"])) as c:
+        def post(path):
+            r = c.post("/v1/ingest", json={"path": str(path)}, headers=bearer(keys["admin"]))
+            return r.status_code, r.json()["error"]
+
+        roots = f"({tmp_path / 'allowed'})"
+        for path in (tmp_path / "secret", tmp_path / "no-such-folder", tmp_path / "allowed" / ".." / "secret",
+                     tmp_path / "allowed" / ".." / "missing"):
+            assert post(path) == (403, {"message": f"path {str(path)!r} is outside the folders this server may "
+                                                   f"ingest {roots}", "type": "forbidden"}), path
+        assert post(tmp_path / "allowed" / "missing") == (
+            400, {"message": f"path {str(tmp_path / 'allowed' / 'missing')!r}: no such file or folder on the server",
+                  "type": "invalid_request_error"})
 
 
 # -- OpenAI-compatible shapes, parsed by the openai client ---------------------------------------

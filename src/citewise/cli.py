@@ -1210,6 +1210,7 @@ def serve(
     rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
     burst: int = typer.Option(40, "--burst", min=1, help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
+    public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
     import os
@@ -1233,11 +1234,47 @@ def serve(
                         admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
     application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
                              generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                             burst=burst, ingest_roots=ingest_root, host=host)
-    err.print(f"citewise serving {index or default_index_dir()} on http://{host}:{port} "
+                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics)
+    sock = _listen(host, port)  # before the "serving" line: a busy port is an error, not a promise
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"citewise serving {index or default_index_dir()} on http://{shown}:{bound} "
               f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
               highlight=False, soft_wrap=True)
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
+
+
+#: ``citewise serve`` exit status when it cannot listen on --host/--port (uvicorn's startup-failure code).
+EXIT_CANNOT_LISTEN = 3
+
+
+def _listen(host: str, port: int):
+    """A TCP socket bound to ``host:port`` and listening (``SO_REUSEADDR``, as uvicorn binds;
+    IPv6 when ``host`` has a colon).
+
+    Raises:
+        typer.Exit(EXIT_CANNOT_LISTEN): after one ``error:`` line naming ``host:port`` and the
+            cause (port in use, address not on this machine, permission, unknown host name).
+    """
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog; listening now keeps the port ours
+    except OSError as e:
+        sock.close()
+        cause = (e.strerror or str(e)).rstrip(".")
+        hint = {98: "another process is listening there; stop it or choose another --port",
+                13: "ports below 1024 need privileges; choose another --port",
+                99: "no interface of this machine has that address; check --host"}.get(e.errno or 0)
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        err.print(f"error: cannot listen on {where}: {cause[:1].lower() + cause[1:]}" + (f" ({hint})" if hint else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CANNOT_LISTEN) from None
+    return sock
 
 
 @app.command()

@@ -15,7 +15,8 @@ Routes (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``):
 * ``GET /v1/status`` — documents, chunks, lag, staleness, stale documents.
 * ``GET /v1/documents/{doc_id}?start=&end=`` — the permission-checked source text with the
   cited span; ``GET /doc/{doc_id}`` is the same as a web page.
-* ``GET /healthz`` (process up), ``GET /readyz`` (index readable), ``GET /metrics`` (Prometheus).
+* ``GET /healthz`` (process up), ``GET /readyz`` (index readable) need no credential;
+  ``GET /metrics`` (Prometheus) needs one under ``require_auth`` unless ``public_metrics``.
 * ``GET /`` — the web page: sign in with an API key, ask, search, index status.
 
 Auth (:mod:`citewise.service.auth`): the principal comes only from the credential. Errors are
@@ -295,13 +296,16 @@ class Service:
         path = Path(req.path).expanduser()
         if not path.is_absolute():
             raise ApiError(400, f"path {req.path!r}: give an absolute path on the server")
-        if not path.exists():
-            raise ApiError(400, f"path {req.path!r}: no such file or folder on the server")
         if self.ingest_roots is not None:
+            # Confinement first, on the path as resolved (``..`` and existing symlinks followed;
+            # a missing tail kept as written): a path outside the roots gets the same 403 whether
+            # or not it exists, so the endpoint cannot be used to probe the server's files.
             real = path.resolve()
             if not any(real == r or r in real.parents for r in self.ingest_roots):
                 raise ApiError(403, f"path {req.path!r} is outside the folders this server may ingest "
                                f"({', '.join(map(str, self.ingest_roots))})", "forbidden")
+        if not path.exists():
+            raise ApiError(400, f"path {req.path!r}: no such file or folder on the server")
         if req.policy is not None:
             from citewise.policy import Policy
 
@@ -417,7 +421,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                db: str | None = None, generator: str = "extractive", request_timeout_s: float = 30.0,
                rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
                ingest_roots: list[str | Path] | None = None, max_query_chars: int = MAX_QUERY_CHARS,
-               host: str = "0.0.0.0") -> FastAPI:
+               host: str = "0.0.0.0", public_metrics: bool = False) -> FastAPI:
     """The FastAPI app serving the index at ``index_dir`` (see module docstring).
 
     Args:
@@ -434,6 +438,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         max_query_chars: query/question length cap (at most :data:`MAX_QUERY_CHARS`).
         host: the address the app is served on; for ``127.0.0.1``/``localhost`` the MCP endpoint
             accepts only local ``Host`` headers (the MCP SDK's DNS-rebinding protection).
+        public_metrics: serve ``/metrics`` without a credential even with ``require_auth`` (for
+            a scraper that cannot send one; off by default: then ``/metrics`` needs one too).
 
     Raises:
         CitewiseError: no index at ``index_dir``.
@@ -597,8 +603,12 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         return {"status": "ready", **data}
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
-    async def metrics():
-        """Prometheus text exposition (index gauges refreshed on each scrape)."""
+    async def metrics(request: Request):
+        """Prometheus text exposition (index gauges refreshed on each scrape). With
+        ``require_auth`` it needs a valid credential like every API route (401 without), unless
+        the app was made with ``public_metrics``; a bad or revoked credential is always 401."""
+        if not public_metrics or request.headers.get("authorization") or request.headers.get("x-api-key"):
+            svc.auth.from_headers(request.headers.get("authorization"), request.headers.get("x-api-key"))
         with contextlib.suppress(Exception):
             await svc.run(svc.status)
         from prometheus_client import CONTENT_TYPE_LATEST
