@@ -1210,6 +1210,7 @@ def serve(
     rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
     burst: int = typer.Option(40, "--burst", min=1, help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
+    full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
@@ -1234,7 +1235,8 @@ def serve(
                         admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
     application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
                              generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics)
+                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
+                             full_documents=full_documents)
     sock = _listen(host, port)  # before the "serving" line: a busy port is an error, not a promise
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
