@@ -232,15 +232,54 @@ def search(
     if not hits:
         out.print("no results")
         return
-    t = Table("rank", "score", "stage", "doc", "chunk", "title", "snippet [chars in source)")
+    _print_hits(hits, snips)
+
+
+#: Narrowest the title and snippet columns of the search table may get together (characters);
+#: below that the hits are printed one block each instead.
+_MIN_TEXT_COLUMNS = 36
+
+
+def _print_hits(hits, snips) -> None:
+    """The ``citewise search`` hits for a person: a table when its id columns fit whole in the
+    console width next to at least :data:`_MIN_TEXT_COLUMNS` characters of title and snippet
+    (the title and snippet wrap), else one block per hit (rank, full chunk id, score and stage on
+    the first line, then the title and the snippet, wrapped). Ids are never shortened; the
+    snippet shows at most 160 characters of the passage (``--json`` has it whole)."""
+    rows = []
     for h in hits:
         sn = snips.get(h.chunk_id)
         passage = " ".join(sn.text.split()) if sn else ""
-        if len(passage) > 160:  # the table shows a shortened passage; --json has it whole
+        if len(passage) > 160:
             passage = passage[:159].rstrip() + "…"
-        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title,
-                  Text.assemble(passage, (f" [{sn.start}-{sn.end})", "dim")) if sn else "")
-    out.print(t)
+        rows.append((h, passage, f"[{sn.start}-{sn.end})" if sn else ""))
+    slug = lambda h: h.chunk_id.split("#", 1)[-1]  # noqa: E731
+    fixed = [max(4, *(len(str(h.rank)) for h in hits)), max(5, *(len(f"{h.score:.4f}") for h in hits)),
+             max(5, *(len(h.stage) for h in hits)), max(3, *(len(h.doc_id) for h in hits)),
+             max(5, *(len(slug(h)) for h in hits))]
+    borders = 3 * 7 + 1  # "│ " + " " around each of 7 cells, and the last "│"
+    if out.width - sum(fixed) - borders >= _MIN_TEXT_COLUMNS:
+        t = Table("rank", "score", "stage")
+        t.add_column("doc", no_wrap=True, min_width=fixed[3])
+        t.add_column("chunk", no_wrap=True, min_width=fixed[4])
+        t.add_column("title", ratio=1, overflow="fold")
+        t.add_column("snippet [chars in source)", ratio=2, overflow="fold")
+        for h, passage, offsets in rows:
+            t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, slug(h), h.title,
+                      Text.assemble(passage, (f" {offsets}", "dim")) if offsets else "")
+        out.print(t)
+        return
+    import textwrap
+
+    width = max(20, out.width - 4)
+    for i, (h, passage, offsets) in enumerate(rows):
+        if i:
+            out.print()
+        out.print(f"{h.rank}. {h.chunk_id}  (score {h.score:.4f}, {h.stage})", highlight=False, soft_wrap=True)
+        for line in textwrap.wrap(h.title, width) if h.title else []:
+            out.print("   " + line, highlight=False, soft_wrap=True)
+        for line in textwrap.wrap(f"{passage} {offsets}".strip(), width) if passage or offsets else []:
+            out.print("   " + line, highlight=False, soft_wrap=True)
 
 
 def print_answer(ans, as_json: bool) -> None:
