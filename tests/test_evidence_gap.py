@@ -268,3 +268,23 @@ def test_parent_section_is_expanded_only_for_a_satisfying_chunk(tmp_path):
     assert parent and trace.expanded == [parent]
     assert parent in ans.context_ids and "| enterprise | 24 hours |" in index.store.get_chunks([parent])[parent].text
     assert parent not in trace.found_ids  # brought by expansion, not found by search
+
+
+def test_cli_ask_scope_text_says_why_nothing_in_scope_was_readable(idx):
+    """Text mode printed only "I have no document on this." where --json had the reason and the
+    unavailable scope entries; a restricted and a missing document are reported alike."""
+    res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--scope", "ledger/capture-guard",
+                                   "--scope", "no/such-doc"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == [
+        "I have no document on this.",
+        "Why: no document in the scope is available to you.",
+        "Unavailable (missing, or not readable by you; the two look the same): ledger/capture-guard, no/such-doc"]
+    data = json.loads(CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--json", "--scope",
+                                               "ledger/capture-guard", "--scope", "no/such-doc"]).stdout)
+    assert data["abstain_reason"] == "no document in the scope is available to you"
+    assert data["scope"]["unavailable"] == ["ledger/capture-guard", "no/such-doc"]
+    # an abstention inside a readable scope names what was searched
+    res = CliRunner().invoke(app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"])
+    assert res.stdout.splitlines() == ["I have no document on this.",
+                                       "Why: unknown name: Peru (searched from the 3 documents under provider/)."]

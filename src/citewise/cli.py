@@ -290,6 +290,16 @@ def print_answer(ans, as_json: bool) -> None:
         out.print_json(json.dumps(answer_to_dict(ans)))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
+    controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
+    if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)
+        scope = controller.get("scope") or {}
+        if ans.outcome == "abstained":
+            searched = f" (searched {scope['description']})" if scope.get("doc_ids") and scope.get("description") else ""
+            out.print(f"Why: {ans.abstain_reason or 'nothing in scope was retrieved'}{searched}.",
+                      highlight=False, markup=False, soft_wrap=True)
+        if scope.get("unavailable"):
+            out.print("Unavailable (missing, or not readable by you; the two look the same): "
+                      + ", ".join(scope["unavailable"]), highlight=False, markup=False, soft_wrap=True)
     if ans.citations or ans.tool_calls:
         out.print("Sources:")
         for c in ans.citations:
