@@ -288,3 +288,48 @@ def test_cli_ask_scope_text_says_why_nothing_in_scope_was_readable(idx):
     res = CliRunner().invoke(app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"])
     assert res.stdout.splitlines() == ["I have no document on this.",
                                        "Why: unknown name: Peru (searched from the 3 documents under provider/)."]
+
+
+def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):
+    """--reranker was ignored once --scope (or another controller option) was given: the TEI
+    server got no request. Now every round's candidates go to it, and only chunks inside the
+    scope (after the permission filter) are ever sent."""
+    from test_rerank import RerankServer, tei_handler
+
+    scope = PACKET[:3]
+    with RerankServer(tei_handler) as srv:
+        res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--k", "3", "--json",
+                                       "--requirements", str(PAYMENT / "requirements.yaml"),
+                                       "--reranker", f"tei:{srv.url}", "--rerank-depth", "4",
+                                       *sum((["--scope", d] for d in scope), [])])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["scope"]["doc_ids"] == sorted(scope)
+    rounds = len(data["controller"]["rounds"])
+    assert rounds >= 1 and len(srv.requests) >= rounds  # one rerank call per search at least
+    texts = [t for _, body in srv.requests for t in body["texts"]]
+    assert texts and all(path == "/rerank" and body["query"] and len(body["texts"]) <= 4 for path, body in srv.requests)
+    # the contract (outside the scope) matches the follow-up query best, yet none of it was sent
+    outside = idx.search("provider retains request token window", 20, retriever="bm25",
+                         filters=Filters(doc_ids=("provider/integration-contract",)))
+    assert outside and not any(idx.store.get_chunks([h.chunk_id])[h.chunk_id].text in texts for h in outside)
+
+
+def test_ask_with_controller_reranks_with_a_reranker_object(idx, reqs):
+    from citewise.answer.gaps import ask_with_controller
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.passages: list[int] = []
+
+        def rerank(self, query, passages):
+            self.passages.append(len(passages))
+            return [float(-i) for i in range(len(passages))]  # keeps the base order
+
+    rr = Counting()
+    ans = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs, reranker=rr, rerank_depth=5)
+    plain = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs)
+    assert rr.passages and all(0 < n <= 5 for n in rr.passages)
+    assert ans.outcome == plain.outcome == "supported" and ans.text == plain.text  # the order kept, the same answer

@@ -351,7 +351,8 @@ def ask(
         print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=_principal(as_),
                                          filters=_filters(as_of, version), generator="llm" if llm else generator,
                                          scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
-                                         budget_tokens=budget_tokens, requirements=requirements), as_json)
+                                         budget_tokens=budget_tokens, requirements=requirements,
+                                         reranker=reranker, rerank_depth=rerank_depth), as_json)
         return
     from citewise.tools.pipeline import route_and_answer
 
