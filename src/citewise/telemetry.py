@@ -191,28 +191,26 @@ def _cause(error: BaseException | None, timeout: float) -> str:
     return type(error).__name__ if error is not None else "export failed"
 
 
-class _RecordingSession:
-    """Factory of a ``requests.Session`` that remembers the last failure (an exception or an HTTP
-    status >= 400) of the exporter's requests; passed as the exporter's public ``session``."""
+def _recording_session():
+    """A ``requests.Session`` that remembers the last failure of the exporter's requests in
+    ``last_failure`` (the exception, or ``"HTTP 404 Not Found"`` for a status >= 400); given to the
+    exporter through its public ``session`` argument so the warning can name the cause."""
+    import requests
 
-    @staticmethod
-    def make():
-        import requests
+    class Session(requests.Session):
+        last_failure: str | BaseException | None = None
 
-        class Session(requests.Session):
-            last_failure: str | BaseException | None = None
+        def request(self, *args, **kwargs):
+            try:
+                response = super().request(*args, **kwargs)
+            except BaseException as e:
+                self.last_failure = e
+                raise
+            if response.status_code >= 400:
+                self.last_failure = f"HTTP {response.status_code} {response.reason or ''}".strip()
+            return response
 
-            def request(self, *args, **kwargs):
-                try:
-                    response = super().request(*args, **kwargs)
-                except BaseException as e:
-                    self.last_failure = e
-                    raise
-                if response.status_code >= 400:
-                    self.last_failure = f"HTTP {response.status_code} {response.reason or ''}".strip()
-                return response
-
-        return Session()
+    return Session()
 
 
 class GuardedExporter:
@@ -221,7 +219,7 @@ class GuardedExporter:
     while.
 
     Args:
-        exporter: the OTLP exporter (its ``session`` a :class:`_RecordingSession` one, for the cause).
+        exporter: the OTLP exporter (its ``session`` from :func:`_recording_session`, for the cause).
         endpoint: the URL named in the warning.
         timeout: the exporter's request timeout, seconds (for the cause of a timeout).
         session: the exporter's session (reads ``last_failure``), or None.
@@ -319,14 +317,11 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        session = _RecordingSession.make()
-        timeout = _export_timeout()
-        if endpoint:  # an explicit URL: the exporter does not append the signal path by itself
-            url = _traces_url(endpoint)
-            exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
-        else:  # reads the other OTEL_EXPORTER_OTLP_* variables (headers, TLS, compression) itself
-            url = _traces_url(None)
-            exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
+        session, timeout = _recording_session(), _export_timeout()
+        # the full signal URL (the exporter does not append /v1/traces to an explicit endpoint); it
+        # still reads the other OTEL_EXPORTER_OTLP_* variables (headers, TLS, compression) itself
+        url = _traces_url(endpoint)
+        exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
         logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
         guarded = GuardedExporter(exporter, url, timeout, session)
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
