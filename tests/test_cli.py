@@ -180,3 +180,36 @@ def test_an_empty_query_or_question_is_a_one_line_error(tmp_path):
                       (["ask", ""], "error: the question is empty; ask it in words")):
         res = run_cli(*args, "--index", str(tmp_path / "idx"))
         assert res.returncode == 2 and res.stderr.strip() == msg, res.stderr
+
+
+def test_search_table_never_truncates_ids(tmp_path):
+    """At 80 columns (stdout not a terminal) the table cut ids to 'policies/fin…'; now a table
+    whose id columns fit keeps them whole and wraps title and snippet, and a narrower console gets
+    one block per hit with the full chunk id."""
+    root = tmp_path / "docs"
+    write_doc(root, "policies/finance/refunds/enterprise-refund-approval-matrix.md", "Enterprise refund approval matrix",
+              "## Approval bands for refunds above the standard limit\nRefunds above 20,000 USD need the "
+              "Financial Controller and the account executive to approve them together.")
+    write_doc(root, "help/refunds.md", "Refunds", "## Who approves refunds\nSupport approves refunds up to 500 USD.")
+    index = tmp_path / "index"
+    assert runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing"]).exit_code == 0
+    hits = json.loads(runner.invoke(app, ["search", "approve refunds", "--index", str(index), "--retriever", "bm25",
+                                          "--json"]).stdout)["hits"]
+    long_id = "policies/finance/refunds/enterprise-refund-approval-matrix"
+    assert {h["doc_id"] for h in hits} == {long_id, "help/refunds"}
+    slug = "enterprise-refund-approval-matrix"  # a short document is one chunk under its title
+    assert f"{long_id}#{slug}" in {h["chunk_id"] for h in hits}
+    for columns, table in (("80", False), ("250", True)):
+        res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "approve refunds", "--index", str(index),
+                              "--retriever", "bm25"], capture_output=True, text=True, timeout=120,
+                             env={**__import__("os").environ, "COLUMNS": columns})
+        assert res.returncode == 0, res.stderr
+        lines = res.stdout.splitlines()
+        for h in hits:
+            if table:  # doc and chunk whole, each in its own cell of one line
+                assert any(f"│ {h['doc_id']} " in line and f"│ {h['chunk_id'].split('#', 1)[1]} " in line for line in lines)
+            else:  # a block per hit opening with its rank and whole chunk id
+                assert f"{h['rank']}. {h['chunk_id']}  (score {h['score']:.4f}, bm25)" in lines
+        # only a line carrying a whole id longer than the console may be wider (the terminal wraps it)
+        assert all(len(line) <= int(columns) for line in lines if not any(h["chunk_id"] in line for h in hits))
+        assert ("┃ rank" in res.stdout) is table

@@ -268,3 +268,68 @@ def test_parent_section_is_expanded_only_for_a_satisfying_chunk(tmp_path):
     assert parent and trace.expanded == [parent]
     assert parent in ans.context_ids and "| enterprise | 24 hours |" in index.store.get_chunks([parent])[parent].text
     assert parent not in trace.found_ids  # brought by expansion, not found by search
+
+
+def test_cli_ask_scope_text_says_why_nothing_in_scope_was_readable(idx):
+    """Text mode printed only "I have no document on this." where --json had the reason and the
+    unavailable scope entries; a restricted and a missing document are reported alike."""
+    res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--scope", "ledger/capture-guard",
+                                   "--scope", "no/such-doc"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == [
+        "I have no document on this.",
+        "Why: no document in the scope is available to you.",
+        "Unavailable (missing, or not readable by you; the two look the same): ledger/capture-guard, no/such-doc"]
+    data = json.loads(CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--json", "--scope",
+                                               "ledger/capture-guard", "--scope", "no/such-doc"]).stdout)
+    assert data["abstain_reason"] == "no document in the scope is available to you"
+    assert data["scope"]["unavailable"] == ["ledger/capture-guard", "no/such-doc"]
+    # an abstention inside a readable scope names what was searched
+    res = CliRunner().invoke(app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"])
+    assert res.stdout.splitlines() == ["I have no document on this.",
+                                       "Why: unknown name: Peru (searched from the 3 documents under provider/)."]
+
+
+def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):
+    """--reranker was ignored once --scope (or another controller option) was given: the TEI
+    server got no request. Now every round's candidates go to it, and only chunks inside the
+    scope (after the permission filter) are ever sent."""
+    from test_rerank import RerankServer, tei_handler
+
+    scope = PACKET[:3]
+    with RerankServer(tei_handler) as srv:
+        res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--k", "3", "--json",
+                                       "--requirements", str(PAYMENT / "requirements.yaml"),
+                                       "--reranker", f"tei:{srv.url}", "--rerank-depth", "4",
+                                       *sum((["--scope", d] for d in scope), [])])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["scope"]["doc_ids"] == sorted(scope)
+    rounds = len(data["controller"]["rounds"])
+    assert rounds >= 1 and len(srv.requests) >= rounds  # one rerank call per search at least
+    texts = [t for _, body in srv.requests for t in body["texts"]]
+    assert texts and all(path == "/rerank" and body["query"] and len(body["texts"]) <= 4 for path, body in srv.requests)
+    # the contract (outside the scope) matches the follow-up query best, yet none of it was sent
+    outside = idx.search("provider retains request token window", 20, retriever="bm25",
+                         filters=Filters(doc_ids=("provider/integration-contract",)))
+    assert outside and not any(idx.store.get_chunks([h.chunk_id])[h.chunk_id].text in texts for h in outside)
+
+
+def test_ask_with_controller_reranks_with_a_reranker_object(idx, reqs):
+    from citewise.answer.gaps import ask_with_controller
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.passages: list[int] = []
+
+        def rerank(self, query, passages):
+            self.passages.append(len(passages))
+            return [float(-i) for i in range(len(passages))]  # keeps the base order
+
+    rr = Counting()
+    ans = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs, reranker=rr, rerank_depth=5)
+    plain = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs)
+    assert rr.passages and all(0 < n <= 5 for n in rr.passages)
+    assert ans.outcome == plain.outcome == "supported" and ans.text == plain.text  # the order kept, the same answer

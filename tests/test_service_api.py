@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import time
 
@@ -154,6 +155,27 @@ def test_require_auth_refuses_anonymous(hindex):
         assert page.status_code == 401 and "requires an API key" in page.text
 
 
+def test_metrics_need_a_credential_under_require_auth_unless_public_metrics(hindex):
+    """/metrics was open under --require-auth; now it is behind the same credentials, and
+    ``public_metrics`` (``serve --public-metrics``) opens it explicitly."""
+    idx, keys = hindex
+    with TestClient(create_app(idx.path, require_auth=True, rate=0)) as c:
+        r = c.get("/metrics")
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        assert "authentication required" in r.json()["error"]["message"]
+        assert c.get("/metrics", headers=bearer(keys["revoked"])).status_code == 401
+        ok = c.get("/metrics", headers=bearer(keys["support"]))
+        assert ok.status_code == 200 and "citewise_index_chunks" in ok.text
+        assert c.get("/metrics", headers={"X-API-Key": keys["admin"]}).status_code == 200
+    with TestClient(create_app(idx.path, require_auth=True, rate=0, public_metrics=True)) as c:
+        r = c.get("/metrics")
+        assert r.status_code == 200 and "citewise_index_chunks" in r.text
+        assert c.post("/v1/search", json={"query": "refund"}).status_code == 401  # only /metrics is opened
+        assert c.get("/metrics", headers=bearer(keys["revoked"])).status_code == 401  # a bad key is never anonymous
+    with TestClient(create_app(idx.path, rate=0)) as c:  # no --require-auth: anonymous, as every route
+        assert c.get("/metrics").status_code == 200
+
+
 def test_jwt_groups_claim_admin_group_and_failures(hindex):
     idx, keys = hindex
     cfg = JwtConfig(secret="s3cret-for-tests-only-0123456789ab", groups_claim="realm_access.roles", audience="citewise")
@@ -192,15 +214,62 @@ def test_source_view_is_permission_checked_and_offsets_point_into_it(client, hin
     view = client.get(f"/v1/documents/{c['doc_id']}", params={"start": c["start"], "end": c["end"]}).json()
     assert view["exact"] is True and view["title"] == c["title"] and view["version"] == c["version"]
     assert view["source"].endswith(".md") and "/" not in view["source"]  # the server's folders stay private
-    assert view["highlight"]["text"] == view["text"][c["start"]:c["end"]] and view["highlight"]["text"].strip()
-    # every chunk's stored text sits at its offsets in the view text
+    assert view["text"] is None and view["full"] is False  # not the whole document by default
+    with TestClient(create_app(idx.path, rate=0, full_documents=True)) as full_client:
+        whole = full_client.get(f"/v1/documents/{c['doc_id']}", params={"start": c["start"], "end": c["end"],
+                                                                       "full": "true"}).json()
+        fin = full_client.get(f"/v1/documents/{FINANCE_DOC}", params={"full": "true"}, headers=bearer(keys["finance"])).json()
+    text = whole["text"]
+    assert whole["full"] is True and len(text) == whole["length"] == view["length"]
+    assert text == (sample_dir() / "corpus" / f"{c['doc_id']}.md").read_text(encoding="utf-8")
+    assert view["highlight"]["text"] == text[c["start"]:c["end"]] and view["highlight"]["text"].strip()
+    ctx = view["context"]
+    assert ctx["text"] == text[ctx["start"]:ctx["end"]] and ctx["start"] <= c["start"] < c["end"] <= ctx["end"]
+    # 300 characters each side, each edge moved in to a word boundary (never more than a word)
+    assert c["start"] - 300 <= ctx["start"] and ctx["end"] <= c["end"] + 300
+    assert ctx["start"] == 0 or text[ctx["start"] - 1].isspace()
+    assert ctx["end"] == len(text) or text[ctx["end"]].isspace()
+    assert c["start"] - ctx["start"] > 250 and ctx["end"] - c["end"] > 250
+    # every chunk's stored text sits at its offsets in the whole text
     chunks = idx.store.get_chunks([ch["chunk_id"] for ch in view["chunks"]])
     for ch in view["chunks"]:
         stored = chunks[ch["chunk_id"]]
-        assert view["text"][ch["start"]:ch["end"]] == stored.text[len(stored.text) - (stored.end - stored.start):]
-    fin = client.get(f"/v1/documents/{FINANCE_DOC}", headers=bearer(keys["finance"])).json()
+        assert text[ch["start"]:ch["end"]] == stored.text[len(stored.text) - (stored.end - stored.start):]
     assert fin["title"] == "Refund approval matrix" and fin["text"].startswith("---\ntitle:")
-    assert client.get(f"/v1/documents/{c['doc_id']}", params={"start": 5, "end": 10**9}).json()["highlight"] is None
+    bad_span = client.get(f"/v1/documents/{c['doc_id']}", params={"start": 5, "end": 10**9}).json()
+    assert bad_span["highlight"] is None and bad_span["context"]["start"] == 0  # the opening instead
+    assert len(bad_span["context"]["text"]) <= 600
+
+
+def test_whole_document_only_when_asked_and_allowed(client, hindex):
+    idx, keys = hindex
+    doc = "help/refunds/refunds-pro"
+    text = (sample_dir() / "corpus" / f"{doc}.md").read_text(encoding="utf-8")
+    refused = client.get(f"/v1/documents/{doc}", params={"full": "true"})
+    assert refused.status_code == 403 and "--full-documents" in refused.json()["error"]["message"]
+    assert text[1000:1400] not in refused.text
+    opening = client.get(f"/v1/documents/{doc}", params={"context": 50}).json()
+    assert opening["highlight"] is None and opening["context"] == {"start": 0, "end": 98, "text": text[:98]}
+    assert text[98].isspace() and not text[99].isspace()  # 2 x 50 characters, the cut word left out
+    none = client.get(f"/v1/documents/{doc}", params={"start": 900, "end": 950, "context": 0}).json()
+    assert none["context"] == none["highlight"] == {"start": 900, "end": 950, "text": text[900:950]}
+    assert client.get(f"/v1/documents/{doc}", params={"context": 2001}).status_code == 422
+    assert client.get(f"/v1/documents/{doc}", params={"context": -1}).status_code == 422
+    # the web page follows the same rule: the cited passage in context, whole only when allowed
+    page = client.get(f"/doc/{doc}", params={"start": 2000, "end": 2100})
+    assert page.status_code == 200 and 'id="excerpt"' in page.text and 'id="whole"' not in page.text
+    assert "<mark id=\"cited\">" in page.text
+    lo, hi = map(int, re.search(r"Characters (\d+)–(\d+) of 5154", page.text).groups())
+    assert 1000 <= lo < 1020 and 3080 < hi <= 3100  # 1,000 characters each side, cut at word boundaries
+    assert "paused for as long as the dispute is open" not in page.text  # text[3300:3400], outside the window
+    assert "paused for as long as the dispute is open" in text[3300:3400]
+    assert client.get(f"/doc/{doc}", params={"full": "1"}).status_code == 403
+    with TestClient(create_app(idx.path, rate=0, full_documents=True)) as c:
+        page = c.get(f"/doc/{doc}", params={"start": 2000, "end": 2100})
+        assert 'href="/doc/help/refunds/refunds-pro?start=2000&amp;end=2100&amp;full=1#cited"' in page.text
+        whole = c.get(f"/doc/{doc}", params={"start": 2000, "end": 2100, "full": "1"})
+        assert whole.status_code == 200 and 'id="excerpt"' not in whole.text
+        assert "paused for as long as the dispute is open" in whole.text
 
 
 # -- answers ------------------------------------------------------------------------------------
@@ -307,6 +376,28 @@ def test_ingest_roots_confine_paths(hindex, tmp_path):
     with TestClient(create_app(idx.path, rate=0, ingest_roots=[tmp_path / "allowed"])) as c:
         r = c.post("/v1/ingest", json={"path": str(sample_dir() / "corpus")}, headers=bearer(keys["admin"]))
         assert r.status_code == 403 and "outside the folders" in r.json()["error"]["message"]
+
+
+def test_ingest_roots_are_checked_before_existence_so_paths_cannot_be_probed(hindex, tmp_path):
+    """Outside the roots, an existing and a missing path get the same 403 (the existence check
+    used to come first: 400 "no such file" for a missing path told an admin key holder which
+    server paths exist); inside the roots a missing path is still a 400."""
+    idx, keys = hindex
+    (tmp_path / "allowed").mkdir()
+    (tmp_path / "secret").mkdir()
+    with TestClient(create_app(idx.path, rate=0, ingest_roots=[tmp_path / "allowed"])) as c:
+        def post(path):
+            r = c.post("/v1/ingest", json={"path": str(path)}, headers=bearer(keys["admin"]))
+            return r.status_code, r.json()["error"]
+
+        roots = f"({tmp_path / 'allowed'})"
+        for path in (tmp_path / "secret", tmp_path / "no-such-folder", tmp_path / "allowed" / ".." / "secret",
+                     tmp_path / "allowed" / ".." / "missing"):
+            assert post(path) == (403, {"message": f"path {str(path)!r} is outside the folders this server may "
+                                                   f"ingest {roots}", "type": "forbidden"}), path
+        assert post(tmp_path / "allowed" / "missing") == (
+            400, {"message": f"path {str(tmp_path / 'allowed' / 'missing')!r}: no such file or folder on the server",
+                  "type": "invalid_request_error"})
 
 
 # -- OpenAI-compatible shapes, parsed by the openai client ---------------------------------------

@@ -94,6 +94,10 @@ def test_answer_and_citation_opens_the_highlighted_span(page, site):
     start, end = (int(x.split("=")[1]) for x in href.split("?")[1].split("#")[0].split("&"))
     expected = httpx.get(f"{url}/v1/documents/help/refunds/refunds-pro", params={"start": start, "end": end}).json()
     assert mark.inner_text() == expected["highlight"]["text"] and mark.inner_text().strip()
+    # the cited passage with its context, not the whole document (no --full-documents: no link to it)
+    assert page.locator("#excerpt").is_visible() and page.locator("#whole").count() == 0
+    shown = page.locator("pre.source").inner_text()
+    assert expected["context"]["text"] in shown and len(shown) < expected["length"]
     # the highlighted span is in view (the #cited fragment scrolled to it)
     assert page.evaluate("() => { const r = document.getElementById('cited').getBoundingClientRect();"
                          " return r.top >= 0 && r.top < window.innerHeight; }")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -170,3 +171,21 @@ def test_permission_probe_no_restricted_chunk_in_any_response(sample_index):
         server.stop()
     assert checked == len(ADVERSARIAL) * 2 * 4
     assert leaks == []
+
+
+def test_serve_on_a_busy_port_fails_before_saying_it_serves(served_index):
+    """The "serving on …" line used to be printed before uvicorn found the port taken; now the
+    socket is bound first: one error line naming host:port and the cause, exit 3, no traceback."""
+    idx, _ = served_index
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        res = cli("serve", "--index", str(idx.path), "--port", str(port))
+    assert res.returncode == 3
+    assert res.stdout == ""
+    assert res.stderr.splitlines() == [f"error: cannot listen on 127.0.0.1:{port}: address already in use "
+                                       "(another process is listening there; stop it or choose another --port)"]
+    res = cli("serve", "--index", str(idx.path), "--host", "host.invalid", "--port", "0")
+    assert res.returncode == 3 and res.stderr.startswith("error: cannot listen on host.invalid:0: ")
+    assert len(res.stderr.splitlines()) == 1 and "Traceback" not in res.stderr

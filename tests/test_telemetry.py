@@ -272,3 +272,112 @@ def test_agent_tool_calls_in_worker_threads_stay_in_the_agent_trace(spans):
     assert root.attributes["citewise.agent.iterations"] == 2
     under = sorted(s.name for s in children(finished, root))
     assert under == ["chat m", "chat m", "execute_tool a", "execute_tool b"]
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (connections are refused)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_EXIT_WAIT_SCRIPT = """
+import sys, time
+from citewise import telemetry
+assert telemetry.configure(sys.argv[1])
+with telemetry.tracer().start_as_current_span("x"):
+    pass
+print(time.time(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", ["refused", "silent"])
+def test_unreachable_collector_delays_exit_by_about_a_second_with_one_warning(kind):
+    """The SDK's defaults (10 s timeout, retries backing off 1, 2, 4 s) kept a process ~7 s at exit
+    on a refused port and printed four log lines; now the exit waits at most the 1 s export timeout
+    (+ 0.25 s grace) and says so in one line. ``silent``: a port that accepts the connection (the
+    kernel's backlog) but never answers, like a collector behind a dead proxy."""
+    import socket
+    import time
+
+    listener = None
+    if kind == "refused":
+        port = _closed_port()
+    else:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        run = subprocess.run([sys.executable, "-c", _EXIT_WAIT_SCRIPT, url], env={**env, "PYTHONPATH": str(REPO / "src")},
+                             capture_output=True, text=True, timeout=60)
+        ended = time.time()
+    finally:
+        if listener is not None:
+            listener.close()
+    assert run.returncode == 0, run.stderr
+    exit_wait = ended - float(run.stdout.strip())
+    assert exit_wait < 1.25 + 0.75, exit_wait  # export timeout + grace, and process teardown under load
+    cause = "Connection refused" if kind == "refused" else "no answer within 1 s"
+    assert run.stderr.splitlines() == [f"warning: traces not exported to {url}/v1/traces: {cause}; spans dropped"]
+
+
+def test_cli_with_unreachable_collector_prints_one_warning_line(sample_index):
+    url = f"http://127.0.0.1:{_closed_port()}"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+           "OTEL_EXPORTER_OTLP_ENDPOINT": url, "PYTHONPATH": str(REPO / "src")}
+    run = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "refund window", "--retriever", "bm25",
+                          "--k", "2", "--index", str(sample_index.path), "--json"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert len(json.loads(run.stdout)["hits"]) == 2
+    assert run.stderr.splitlines() == [f"warning: traces not exported to {url}/v1/traces: Connection refused; spans dropped"]
+
+
+def test_guarded_exporter_warns_once_per_outage_and_skips_the_collector_meanwhile():
+    import io
+
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    class Flaky:
+        def __init__(self):
+            self.calls, self.up = 0, False
+
+        def export(self, spans):
+            self.calls += 1
+            if not self.up:
+                raise ConnectionRefusedError(111, "Connection refused")
+            return SpanExportResult.SUCCESS
+
+    now = [100.0]
+    inner, stream = Flaky(), io.StringIO()
+    g = telemetry.GuardedExporter(inner, "http://c:4318/v1/traces", 1.0, retry_after=30.0, stream=stream,
+                                  clock=lambda: now[0])
+    assert g.export([1, 2, 3]) == SpanExportResult.FAILURE and inner.calls == 1
+    now[0] += 29.9
+    assert g.export([4]) == SpanExportResult.FAILURE and inner.calls == 1  # inside retry_after: not tried
+    now[0] += 0.2
+    assert g.export([5]) == SpanExportResult.FAILURE and inner.calls == 2  # tried again, still down: no new line
+    inner.up = True
+    now[0] += 30.0
+    assert g.export([6]) == SpanExportResult.SUCCESS and inner.calls == 3
+    assert g.dropped == 5
+    assert stream.getvalue().splitlines() == [
+        "warning: traces not exported to http://c:4318/v1/traces: Connection refused; spans dropped",
+        "traces: http://c:4318/v1/traces answers again"]
+
+
+def test_export_timeout_comes_from_the_environment_when_set(monkeypatch):
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TIMEOUT", raising=False)
+    assert telemetry._export_timeout() == telemetry.EXPORT_TIMEOUT_S == 1.0
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2.5")
+    assert telemetry._export_timeout() == 2.5
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "4")
+    assert telemetry._export_timeout() == 4.0
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "soon")
+    assert telemetry._export_timeout() == 1.0

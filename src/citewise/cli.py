@@ -232,15 +232,54 @@ def search(
     if not hits:
         out.print("no results")
         return
-    t = Table("rank", "score", "stage", "doc", "chunk", "title", "snippet [chars in source)")
+    _print_hits(hits, snips)
+
+
+#: Narrowest the title and snippet columns of the search table may get together (characters);
+#: below that the hits are printed one block each instead.
+_MIN_TEXT_COLUMNS = 36
+
+
+def _print_hits(hits, snips) -> None:
+    """The ``citewise search`` hits for a person: a table when its id columns fit whole in the
+    console width next to at least :data:`_MIN_TEXT_COLUMNS` characters of title and snippet
+    (the title and snippet wrap), else one block per hit (rank, full chunk id, score and stage on
+    the first line, then the title and the snippet, wrapped). Ids are never shortened; the
+    snippet shows at most 160 characters of the passage (``--json`` has it whole)."""
+    rows = []
     for h in hits:
         sn = snips.get(h.chunk_id)
         passage = " ".join(sn.text.split()) if sn else ""
-        if len(passage) > 160:  # the table shows a shortened passage; --json has it whole
+        if len(passage) > 160:
             passage = passage[:159].rstrip() + "…"
-        t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, h.chunk_id.split("#", 1)[-1], h.title,
-                  Text.assemble(passage, (f" [{sn.start}-{sn.end})", "dim")) if sn else "")
-    out.print(t)
+        rows.append((h, passage, f"[{sn.start}-{sn.end})" if sn else ""))
+    slug = lambda h: h.chunk_id.split("#", 1)[-1]  # noqa: E731
+    fixed = [max(4, *(len(str(h.rank)) for h in hits)), max(5, *(len(f"{h.score:.4f}") for h in hits)),
+             max(5, *(len(h.stage) for h in hits)), max(3, *(len(h.doc_id) for h in hits)),
+             max(5, *(len(slug(h)) for h in hits))]
+    borders = 3 * 7 + 1  # "│ " + " " around each of 7 cells, and the last "│"
+    if out.width - sum(fixed) - borders >= _MIN_TEXT_COLUMNS:
+        t = Table("rank", "score", "stage")
+        t.add_column("doc", no_wrap=True, min_width=fixed[3])
+        t.add_column("chunk", no_wrap=True, min_width=fixed[4])
+        t.add_column("title", ratio=1, overflow="fold")
+        t.add_column("snippet [chars in source)", ratio=2, overflow="fold")
+        for h, passage, offsets in rows:
+            t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, slug(h), h.title,
+                      Text.assemble(passage, (f" {offsets}", "dim")) if offsets else "")
+        out.print(t)
+        return
+    import textwrap
+
+    width = max(20, out.width - 4)
+    for i, (h, passage, offsets) in enumerate(rows):
+        if i:
+            out.print()
+        out.print(f"{h.rank}. {h.chunk_id}  (score {h.score:.4f}, {h.stage})", highlight=False, soft_wrap=True)
+        for line in textwrap.wrap(h.title, width) if h.title else []:
+            out.print("   " + line, highlight=False, soft_wrap=True)
+        for line in textwrap.wrap(f"{passage} {offsets}".strip(), width) if passage or offsets else []:
+            out.print("   " + line, highlight=False, soft_wrap=True)
 
 
 def print_answer(ans, as_json: bool) -> None:
@@ -251,6 +290,16 @@ def print_answer(ans, as_json: bool) -> None:
         out.print_json(json.dumps(answer_to_dict(ans)))
         return
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
+    controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
+    if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)
+        scope = controller.get("scope") or {}
+        if ans.outcome == "abstained":
+            searched = f" (searched {scope['description']})" if scope.get("doc_ids") and scope.get("description") else ""
+            out.print(f"Why: {ans.abstain_reason or 'nothing in scope was retrieved'}{searched}.",
+                      highlight=False, markup=False, soft_wrap=True)
+        if scope.get("unavailable"):
+            out.print("Unavailable (missing, or not readable by you; the two look the same): "
+                      + ", ".join(scope["unavailable"]), highlight=False, markup=False, soft_wrap=True)
     if ans.citations or ans.tool_calls:
         out.print("Sources:")
         for c in ans.citations:
@@ -302,7 +351,8 @@ def ask(
         print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=_principal(as_),
                                          filters=_filters(as_of, version), generator="llm" if llm else generator,
                                          scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
-                                         budget_tokens=budget_tokens, requirements=requirements), as_json)
+                                         budget_tokens=budget_tokens, requirements=requirements,
+                                         reranker=reranker, rerank_depth=rerank_depth), as_json)
         return
     from citewise.tools.pipeline import route_and_answer
 
@@ -1210,6 +1260,8 @@ def serve(
     rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
     burst: int = typer.Option(40, "--burst", min=1, help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
+    full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
+    public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
     import os
@@ -1233,11 +1285,48 @@ def serve(
                         admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
     application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
                              generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                             burst=burst, ingest_roots=ingest_root, host=host)
-    err.print(f"citewise serving {index or default_index_dir()} on http://{host}:{port} "
+                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
+                             full_documents=full_documents)
+    sock = _listen(host, port)  # before the "serving" line: a busy port is an error, not a promise
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"citewise serving {index or default_index_dir()} on http://{shown}:{bound} "
               f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
               highlight=False, soft_wrap=True)
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
+
+
+#: ``citewise serve`` exit status when it cannot listen on --host/--port (uvicorn's startup-failure code).
+EXIT_CANNOT_LISTEN = 3
+
+
+def _listen(host: str, port: int):
+    """A TCP socket bound to ``host:port`` and listening (``SO_REUSEADDR``, as uvicorn binds;
+    IPv6 when ``host`` has a colon).
+
+    Raises:
+        typer.Exit(EXIT_CANNOT_LISTEN): after one ``error:`` line naming ``host:port`` and the
+            cause (port in use, address not on this machine, permission, unknown host name).
+    """
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog; listening now keeps the port ours
+    except OSError as e:
+        sock.close()
+        cause = (e.strerror or str(e)).rstrip(".")
+        hint = {98: "another process is listening there; stop it or choose another --port",
+                13: "ports below 1024 need privileges; choose another --port",
+                99: "no interface of this machine has that address; check --host"}.get(e.errno or 0)
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        err.print(f"error: cannot listen on {where}: {cause[:1].lower() + cause[1:]}" + (f" ({hint})" if hint else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CANNOT_LISTEN) from None
+    return sock
 
 
 @app.command()

@@ -36,13 +36,25 @@ is installed and :func:`tracer` returns the OpenTelemetry API's no-op tracer: sp
 non-recording and attribute helpers return at once (``bench/trace_overhead.py`` measures the cost).
 An application that installs its own tracer provider (``opentelemetry-instrument``, a test's
 in-memory exporter) gets citewise's spans there.
+
+An unreachable collector costs a command at most about :data:`EXPORT_TIMEOUT_S` (1 s): each export
+request gets that timeout (the exporter's ``timeout``; ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` /
+``OTEL_EXPORTER_OTLP_TIMEOUT``, in seconds, win when set), the exporter's retries stay inside it,
+the exit waits for the last batch no longer than the timeout plus :data:`EXIT_GRACE_S`, and after
+a failed export the next :data:`RETRY_AFTER_S` seconds of spans are dropped without a connection
+attempt. A failure is one ``warning:`` line on stderr naming the endpoint and the cause (the
+exporter's own log lines are silenced), printed once per outage.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import logging
 import os
+import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -79,6 +91,19 @@ EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 _SCOPE = "citewise"
+
+#: Seconds one OTLP export request (retries included) may take unless
+#: ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` / ``OTEL_EXPORTER_OTLP_TIMEOUT`` say otherwise. The SDK's
+#: default is 10 s with retries backing off 1, 2, 4 s, which kept a command ~7-11 s on an
+#: unreachable collector; a collector on the same network answers in milliseconds.
+EXPORT_TIMEOUT_S = 1.0
+#: Seconds the process exit waits for the last batch beyond the export timeout.
+EXIT_GRACE_S = 0.25
+#: Seconds after a failed export during which spans are dropped without trying the collector (a
+#: long-running ``serve`` resumes exporting when the collector is back).
+RETRY_AFTER_S = 30.0
+#: The exporter's logger (its retry and failure lines); :class:`GuardedExporter` reports instead.
+_EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
 _lock = threading.Lock()
 _configured: str | None = None
 
@@ -127,6 +152,146 @@ def otlp_endpoint() -> str | None:
             or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
 
 
+def _export_timeout() -> float:
+    """Seconds per export: ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` or ``OTEL_EXPORTER_OTLP_TIMEOUT``
+    when set to a positive number (the Python exporter reads them in seconds), else
+    :data:`EXPORT_TIMEOUT_S`."""
+    raw = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+    try:
+        value = float(raw) if raw else EXPORT_TIMEOUT_S
+    except ValueError:
+        value = EXPORT_TIMEOUT_S
+    return value if value > 0 else EXPORT_TIMEOUT_S
+
+
+def _traces_url(endpoint: str | None) -> str:
+    """The URL spans are posted to: an explicit base URL gets ``/v1/traces`` appended (unless it
+    ends with it); else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as it is, or
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces`` (the OTLP exporter's rules)."""
+    if endpoint:
+        return endpoint if endpoint.rstrip("/").endswith("/v1/traces") else endpoint.rstrip("/") + "/v1/traces"
+    traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if traces:
+        return traces
+    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").rstrip("/") + "/v1/traces"
+
+
+def _cause(error: BaseException | None, timeout: float) -> str:
+    """A short cause for an export failure: the innermost OS error's text (``Connection
+    refused``, ``Name or service not known``), a timeout, or the exception's class."""
+    seen, x = set(), error
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        if isinstance(x, TimeoutError) or "Timeout" in type(x).__name__:
+            return f"no answer within {timeout:g} s"
+        if isinstance(x, OSError) and x.strerror:
+            return x.strerror
+        x = x.__cause__ or x.__context__ or getattr(x, "reason", None) or next(
+            (a for a in getattr(x, "args", ()) if isinstance(a, BaseException)), None)
+    return type(error).__name__ if error is not None else "export failed"
+
+
+def _recording_session():
+    """A ``requests.Session`` that remembers the last failure of the exporter's requests in
+    ``last_failure`` (the exception, or ``"HTTP 404 Not Found"`` for a status >= 400); given to the
+    exporter through its public ``session`` argument so the warning can name the cause."""
+    import requests
+
+    class Session(requests.Session):
+        last_failure: str | BaseException | None = None
+
+        def request(self, *args, **kwargs):
+            try:
+                response = super().request(*args, **kwargs)
+            except BaseException as e:
+                self.last_failure = e
+                raise
+            if response.status_code >= 400:
+                self.last_failure = f"HTTP {response.status_code} {response.reason or ''}".strip()
+            return response
+
+    return Session()
+
+
+class GuardedExporter:
+    """A span exporter wrapper (the SDK's ``SpanExporter`` interface: ``export``, ``shutdown``,
+    ``force_flush``) that reports a failing collector in one stderr line and stops trying it for a
+    while.
+
+    Args:
+        exporter: the OTLP exporter (its ``session`` from :func:`_recording_session`, for the cause).
+        endpoint: the URL named in the warning.
+        timeout: the exporter's request timeout, seconds (for the cause of a timeout).
+        session: the exporter's session (reads ``last_failure``), or None.
+        retry_after: seconds after a failure during which ``export`` fails at once.
+        stream: where the warning goes (default ``sys.stderr`` at the time of the warning).
+
+    A failure prints ``warning: traces not exported to URL: CAUSE; spans dropped`` once per outage
+    (the next :attr:`retry_after` seconds of spans are dropped without a connection attempt); the
+    first success after an outage prints ``traces: URL answers again``.
+    """
+
+    def __init__(self, exporter, endpoint: str, timeout: float, session=None,
+                 retry_after: float = RETRY_AFTER_S, stream=None, clock: Callable[[], float] = time.monotonic):
+        self.exporter, self.endpoint, self.timeout = exporter, endpoint, timeout
+        self.session, self.retry_after, self.stream, self.clock = session, retry_after, stream, clock
+        self.down_until: float | None = None  # clock time before which exports are skipped
+        self.outage = False
+        self.dropped = 0  # spans not delivered (failed or skipped)
+
+    def _say(self, line: str) -> None:
+        try:
+            print(line, file=self.stream or sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a closed stderr at exit must not raise in the SDK's thread
+            pass
+
+    def export(self, spans):
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        if self.down_until is not None and self.clock() < self.down_until:
+            self.dropped += len(spans)
+            return SpanExportResult.FAILURE
+        if self.session is not None:
+            self.session.last_failure = None
+        try:
+            result = self.exporter.export(spans)
+            failure = None if result == SpanExportResult.SUCCESS else (
+                getattr(self.session, "last_failure", None) or "export failed")
+        except Exception as e:  # noqa: BLE001 - reported, never raised into the SDK's worker thread
+            result, failure = SpanExportResult.FAILURE, e
+        if failure is None:
+            if self.outage:
+                self._say(f"traces: {self.endpoint} answers again")
+            self.down_until, self.outage = None, False
+            return result
+        self.dropped += len(spans)
+        self.down_until = self.clock() + self.retry_after
+        if not self.outage:
+            self.outage = True
+            cause = failure if isinstance(failure, str) else _cause(failure, self.timeout)
+            self._say(f"warning: traces not exported to {self.endpoint}: {cause}; spans dropped")
+        return SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.exporter.force_flush(timeout_millis)
+
+
+def _shutdown_within(provider, seconds: float) -> None:
+    """Flush and shut ``provider`` down at exit, waiting at most ``seconds`` (the SDK's own exit
+    hook waits up to 30 s; ``BatchSpanProcessor.shutdown`` takes no timeout). The work runs in a
+    daemon thread, so an export still hanging after ``seconds`` does not hold the process."""
+    worker = threading.Thread(target=provider.shutdown, name="citewise-otel-shutdown", daemon=True)
+    try:
+        worker.start()
+    except RuntimeError:  # no new threads this late in interpreter shutdown: the export timeout bounds it
+        provider.shutdown()
+        return
+    worker.join(seconds)
+
+
 def configure(endpoint: str | None = None, service_name: str = "citewise") -> bool:
     """Export spans by OTLP/HTTP when an endpoint is given or set in the environment.
 
@@ -152,14 +317,19 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        if endpoint:  # an explicit URL: the exporter does not append the signal path by itself
-            url = endpoint if endpoint.rstrip("/").endswith("/v1/traces") else endpoint.rstrip("/") + "/v1/traces"
-            exporter = OTLPSpanExporter(endpoint=url)
-        else:
-            exporter = OTLPSpanExporter()  # reads the OTEL_EXPORTER_OTLP_* variables itself
+        session, timeout = _recording_session(), _export_timeout()
+        # the full signal URL (the exporter does not append /v1/traces to an explicit endpoint); it
+        # still reads the other OTEL_EXPORTER_OTLP_* variables (headers, TLS, compression) itself
+        url = _traces_url(endpoint)
+        exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
+        logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
+        guarded = GuardedExporter(exporter, url, timeout, session)
+        # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
         provider = TracerProvider(resource=Resource.create(
-            {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}))
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+            {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)
+        processor = BatchSpanProcessor(guarded)
+        provider.add_span_processor(processor)
+        atexit.register(_shutdown_within, provider, timeout + EXIT_GRACE_S)
         _api().set_tracer_provider(provider)
         _configured = url
         return True

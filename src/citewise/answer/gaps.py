@@ -744,11 +744,13 @@ def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shi
                         principal: Principal | None = None, filters: Filters | None = None,
                         generator="extractive", scope=None, max_rounds: int | None = None,
                         deadline_ms: float | None = None, budget_tokens: int | None = None,
-                        requirements=None) -> Answer:
+                        requirements=None, reranker=None, rerank_depth: int | None = None) -> Answer:
     """``citewise ask`` through the controller on an :class:`~citewise.index.Index`.
 
     ``scope``: ``--scope`` values (resolved for ``principal``); ``requirements``: a
-    :class:`Requirements` or the path of a requirements YAML file (None: derived checks).
+    :class:`Requirements` or the path of a requirements YAML file (None: derived checks);
+    ``reranker``/``rerank_depth``: rerank every round's candidates (``--reranker``, as
+    :meth:`~citewise.index.Index.ask`), after the scope and permission filters.
 
     Raises:
         CitewiseError / InputError: a bad scope value, request setting or requirements file;
@@ -763,6 +765,7 @@ def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shi
                          budget_tokens=DEFAULT_BUDGET_TOKENS if budget_tokens is None else budget_tokens,
                          deadline_ms=deadline_ms, max_rounds=DEFAULT_MAX_ROUNDS if max_rounds is None else max_rounds,
                          k=k)
-    answer, _trace = GapController(idx.answerer(retriever, generator), reqs).ask(
+    answerer = idx.answerer(retriever, generator, reranker=reranker, rerank_depth=rerank_depth)
+    answer, _trace = GapController(answerer, reqs).ask(
         question, request, principal=principal, filters=filters)
     return answer

@@ -13,9 +13,11 @@ Routes (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``):
 * ``POST /v1/ingest`` (admin) — ingest a folder on the server in the background;
   ``GET /v1/ingest/{job_id}`` — its status and report.
 * ``GET /v1/status`` — documents, chunks, lag, staleness, stale documents.
-* ``GET /v1/documents/{doc_id}?start=&end=`` — the permission-checked source text with the
-  cited span; ``GET /doc/{doc_id}`` is the same as a web page.
-* ``GET /healthz`` (process up), ``GET /readyz`` (index readable), ``GET /metrics`` (Prometheus).
+* ``GET /v1/documents/{doc_id}?start=&end=&context=`` — the permission-checked cited span with
+  ``context`` characters around it (default 300); the whole text with ``full=true`` only when the
+  app allows it (``full_documents``); ``GET /doc/{doc_id}`` is the same as a web page.
+* ``GET /healthz`` (process up), ``GET /readyz`` (index readable) need no credential;
+  ``GET /metrics`` (Prometheus) needs one under ``require_auth`` unless ``public_metrics``.
 * ``GET /`` — the web page: sign in with an API key, ask, search, index status.
 
 Auth (:mod:`citewise.service.auth`): the principal comes only from the credential. Errors are
@@ -50,7 +52,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
@@ -59,6 +61,7 @@ from pydantic import BaseModel, Field
 from citewise.core import CitewiseError, Filters, Principal
 from citewise.index import MAX_QUERY_CHARS, Index
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
+from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, hits_to_dicts
@@ -198,8 +201,9 @@ class Service:
 
     def __init__(self, index_dir: Path, *, require_auth: bool, jwt: JwtConfig | None, db: str | None,
                  generator: str, request_timeout_s: float, rate: float, burst: int, pool_size: int,
-                 ingest_roots: list[Path] | None, max_query_chars: int):
+                 ingest_roots: list[Path] | None, max_query_chars: int, full_documents: bool = False):
         self.index_dir = index_dir
+        self.full_documents = full_documents
         self.pool = IndexPool(index_dir, pool_size)
         self.auth = Authenticator(KeyStore(index_dir), jwt, require_auth)
         self.db = db
@@ -233,6 +237,12 @@ class Service:
             raise ApiError(413, f"'{field_name}' is {len(text):,} characters; the limit is {self.max_query_chars:,}",
                            "query_too_long")
         return text
+
+    def check_full(self, full: bool) -> None:
+        """Refuse a whole-document request (403) unless the server allows them."""
+        if full and not self.full_documents:
+            raise ApiError(403, "this server sends the cited span with its context, not whole documents "
+                           "(the server's operator can allow them: citewise serve --full-documents)", "forbidden")
 
     def limit(self, caller: Caller, client: str) -> None:
         key = caller.key if caller.method != "anonymous" else f"anon:{client}"
@@ -295,13 +305,16 @@ class Service:
         path = Path(req.path).expanduser()
         if not path.is_absolute():
             raise ApiError(400, f"path {req.path!r}: give an absolute path on the server")
-        if not path.exists():
-            raise ApiError(400, f"path {req.path!r}: no such file or folder on the server")
         if self.ingest_roots is not None:
+            # Confinement first, on the path as resolved (``..`` and existing symlinks followed;
+            # a missing tail kept as written): a path outside the roots gets the same 403 whether
+            # or not it exists, so the endpoint cannot be used to probe the server's files.
             real = path.resolve()
             if not any(real == r or r in real.parents for r in self.ingest_roots):
                 raise ApiError(403, f"path {req.path!r} is outside the folders this server may ingest "
                                f"({', '.join(map(str, self.ingest_roots))})", "forbidden")
+        if not path.exists():
+            raise ApiError(400, f"path {req.path!r}: no such file or folder on the server")
         if req.policy is not None:
             from citewise.policy import Policy
 
@@ -417,7 +430,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                db: str | None = None, generator: str = "extractive", request_timeout_s: float = 30.0,
                rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
                ingest_roots: list[str | Path] | None = None, max_query_chars: int = MAX_QUERY_CHARS,
-               host: str = "0.0.0.0") -> FastAPI:
+               host: str = "0.0.0.0", public_metrics: bool = False, full_documents: bool = False) -> FastAPI:
     """The FastAPI app serving the index at ``index_dir`` (see module docstring).
 
     Args:
@@ -434,6 +447,10 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         max_query_chars: query/question length cap (at most :data:`MAX_QUERY_CHARS`).
         host: the address the app is served on; for ``127.0.0.1``/``localhost`` the MCP endpoint
             accepts only local ``Host`` headers (the MCP SDK's DNS-rebinding protection).
+        public_metrics: serve ``/metrics`` without a credential even with ``require_auth`` (for
+            a scraper that cannot send one; off by default: then ``/metrics`` needs one too).
+        full_documents: let callers fetch a whole document (``/v1/documents/ID?full=true``, the web
+            page's "whole document" link); off by default: the cited span with its context only.
 
     Raises:
         CitewiseError: no index at ``index_dir``.
@@ -445,7 +462,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                   request_timeout_s=request_timeout_s, rate=rate, burst=burst,
                   pool_size=pool_size or min(4, os.cpu_count() or 1),
                   ingest_roots=[Path(r) for r in ingest_roots] if ingest_roots else None,
-                  max_query_chars=max_query_chars)
+                  max_query_chars=max_query_chars, full_documents=full_documents)
     app = FastAPI(title="citewise", version="0.1.0",
                   description="Evidence-grounded answers with citations over your documents. "
                   "Authenticate with 'Authorization: Bearer <API key or JWT>'.")
@@ -575,12 +592,19 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         return await svc.run(svc.status, c)
 
     @app.get("/v1/documents/{doc_id:path}", tags=["index"])
-    async def document(doc_id: str, start: int | None = None, end: int | None = None, c: Caller = Depends(caller)) -> dict:
-        """The source text of a document the caller may read, with ``highlight`` = text[start:end]."""
+    async def document(doc_id: str, start: int | None = None, end: int | None = None,
+                       context: int = Query(DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
+                                            description="Characters of context on each side of the span."),
+                       full: bool = Query(False, description="The whole text too (the server must allow it)."),
+                       c: Caller = Depends(caller)) -> dict:
+        """A document the caller may read: ``highlight`` = text[start:end] and ``context``, the
+        window around it (the document's opening without a span); the whole ``text`` only with
+        ``full=true`` on a server started with ``--full-documents`` (else 403)."""
+        svc.check_full(full)
         view = await svc.run(svc.document, doc_id, c.principal)
         if view is None:
             raise ApiError(404, f"no document {doc_id!r} visible to you", "not_found")
-        return view.as_dict(start, end)
+        return view.as_dict(start, end, context, full)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict:
@@ -597,8 +621,12 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         return {"status": "ready", **data}
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
-    async def metrics():
-        """Prometheus text exposition (index gauges refreshed on each scrape)."""
+    async def metrics(request: Request):
+        """Prometheus text exposition (index gauges refreshed on each scrape). With
+        ``require_auth`` it needs a valid credential like every API route (401 without), unless
+        the app was made with ``public_metrics``; a bad or revoked credential is always 401."""
+        if not public_metrics or request.headers.get("authorization") or request.headers.get("x-api-key"):
+            svc.auth.from_headers(request.headers.get("authorization"), request.headers.get("x-api-key"))
         with contextlib.suppress(Exception):
             await svc.run(svc.status)
         from prometheus_client import CONTENT_TYPE_LATEST

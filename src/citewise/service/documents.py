@@ -1,5 +1,10 @@
 """The permission-checked source view of one document: its text and metadata, and the character
-span to highlight (a citation's ``start``/``end``, offsets into the source file)."""
+span to highlight (a citation's ``start``/``end``, offsets into the source file).
+
+What a reader is sent by default is the cited span with some context around it
+(:meth:`SourceView.excerpt`), not the whole document: a client that needs the whole text asks for
+it (``full``) and the server must allow it (``citewise serve --full-documents``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citewise.core import Principal
+
+#: Characters of context on each side of the cited span in a source view (the API's default).
+DEFAULT_CONTEXT_CHARS = 300
+#: Most characters of context a caller may ask for on each side.
+MAX_CONTEXT_CHARS = 2000
 
 
 @dataclass
@@ -43,12 +53,47 @@ class SourceView:
         """The source file's name, what readers are shown (the server's folders stay private)."""
         return Path(self.source).name
 
-    def as_dict(self, start: int | None = None, end: int | None = None) -> dict:
-        """JSON of the view; ``highlight`` is the requested span (None when absent or invalid)."""
+    def excerpt(self, start: int | None, end: int | None, context: int = DEFAULT_CONTEXT_CHARS) -> tuple[int, int]:
+        """The ``[from, to)`` window of :attr:`text` shown around the span ``[start, end)``.
+
+        ``context`` characters on each side (clipped to the text), then each edge moved inwards to
+        just past the nearest whitespace so no word is cut (never into the span; an edge with no
+        whitespace in its margin stays). Without a valid span (:meth:`span`): the document's
+        opening, ``2 * context`` characters, its end moved back the same way.
+
+        Raises:
+            ValueError: ``context`` < 0.
+        """
+        if context < 0:
+            raise ValueError(f"context must be >= 0 characters, got {context}")
+        n = len(self.text)
         sp = self.span(start, end)
+        s, e = sp if sp is not None else (0, 0)
+        lo, hi = (max(0, s - context), min(n, e + context)) if sp is not None else (0, min(n, 2 * context))
+        if lo > 0:
+            cut = next((i for i in range(lo, s) if self.text[i].isspace()), None)
+            lo = lo if cut is None else cut + 1
+        if hi < n:
+            cut = next((i for i in range(hi - 1, e - 1, -1) if self.text[i].isspace()), None)
+            hi = hi if cut is None or cut <= e else cut
+        return lo, hi
+
+    def as_dict(self, start: int | None = None, end: int | None = None, context: int = DEFAULT_CONTEXT_CHARS,
+                full: bool = False) -> dict:
+        """JSON of the view.
+
+        ``highlight``: the requested span ``{start, end, text}`` (None when absent or invalid);
+        ``context``: the window around it (:meth:`excerpt`) as ``{start, end, text}``, offsets into
+        the source like the span's; ``length``: characters in the whole text; ``text``: the whole
+        text only when ``full`` (else None); ``chunks``: every chunk's id and offsets.
+        """
+        sp = self.span(start, end)
+        lo, hi = self.excerpt(start, end, context)
         return {"doc_id": self.doc_id, "title": self.title, "version": self.version, "updated": self.updated,
-                "source": self.file_name, "exact": self.exact, "text": self.text,
+                "source": self.file_name, "exact": self.exact, "length": len(self.text), "full": full,
                 "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0]:sp[1]]},
+                "context": {"start": lo, "end": hi, "text": self.text[lo:hi]},
+                "text": self.text if full else None,
                 "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks]}
 
 

@@ -6,8 +6,10 @@ step, nothing fetched from a CDN).
   sources with title, version and date, each opening the source view at the cited span;
   an abstention is shown as such, with its reason.
 * ``GET /search?q=`` — ranked hits with their snippets.
-* ``GET /doc/{doc_id}?start=&end=`` — the permission-checked source text with the span marked
-  (``<mark id="cited">``; the link's ``#cited`` scrolls to it).
+* ``GET /doc/{doc_id}?start=&end=`` — the permission-checked cited span marked
+  (``<mark id="cited">``; the link's ``#cited`` scrolls to it) with :data:`WEB_CONTEXT_CHARS`
+  characters of context on each side (the document's opening without a span); the whole document
+  with ``&full=1`` only on a server started with ``--full-documents`` (which also shows the link).
 * ``GET /index-status`` — documents, chunks, lag, staleness, stale documents.
 * ``POST /signin`` (form field ``key``), ``POST /signout``.
 
@@ -30,14 +32,17 @@ from citewise.service.auth import AuthError, Caller
 _ENV = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
                    autoescape=select_autoescape(["html"]))
 _MARKER = re.compile(r"\[doc:([^\]\s]+)\]")
+#: Characters of context on each side of the cited span on the source page (about a screen).
+WEB_CONTEXT_CHARS = 1000
 
 
-def doc_url(doc_id: str, start: int | None = None, end: int | None = None) -> str:
-    """URL of the source view of ``doc_id`` with the span ``[start, end)`` marked."""
-    url = "/doc/" + quote(doc_id, safe="/@")
-    if start is not None and end is not None:
-        url += f"?start={start}&end={end}#cited"
-    return url
+def doc_url(doc_id: str, start: int | None = None, end: int | None = None, full: bool = False) -> str:
+    """URL of the source view of ``doc_id`` with the span ``[start, end)`` marked (``full``: the
+    whole document, which the server must allow)."""
+    params = [f"start={start}", f"end={end}"] if start is not None and end is not None else []
+    params += ["full=1"] if full else []
+    return "/doc/" + quote(doc_id, safe="/@") + ("?" + "&".join(params) if params else "") + \
+        ("#cited" if start is not None and end is not None else "")
 
 
 def linked_answer(text: str, citations: list[dict]) -> Markup:
@@ -118,16 +123,21 @@ def add_web_routes(app: FastAPI, svc) -> None:
         return await guarded(request, work)
 
     @app.get("/doc/{doc_id:path}", response_class=HTMLResponse, include_in_schema=False)
-    async def doc_page(request: Request, doc_id: str, start: int | None = None, end: int | None = None):
+    async def doc_page(request: Request, doc_id: str, start: int | None = None, end: int | None = None,
+                       full: bool = False):
         async def work(c):
+            svc.check_full(full)
             view = await svc.run(svc.document, doc_id, c.principal)
             if view is None:
                 return render("error.html", 404, **base_ctx(c),
                               error=f"No document {doc_id!r} is visible to you.")
             sp = view.span(start, end)
-            parts = (view.text, "", "") if sp is None else \
-                (view.text[:sp[0]], view.text[sp[0]:sp[1]], view.text[sp[1]:])
-            return render("document.html", **base_ctx(c), view=view, before=parts[0], cited=parts[1], after=parts[2])
+            lo, hi = (0, len(view.text)) if full else view.excerpt(start, end, WEB_CONTEXT_CHARS)
+            s, e = sp if sp is not None else (lo, lo)
+            whole = doc_url(doc_id, *(sp or (None, None)), full=True)
+            return render("document.html", **base_ctx(c), view=view, before=view.text[lo:s], cited=view.text[s:e],
+                          after=view.text[e:hi], shown_from=lo, shown_to=hi, length=len(view.text),
+                          whole_url=whole if svc.full_documents and (lo > 0 or hi < len(view.text)) else None)
         return await guarded(request, work)
 
     @app.get("/index-status", response_class=HTMLResponse, include_in_schema=False)
