@@ -132,4 +132,4 @@ def test_tune_cli_refuses_and_stores_nothing_when_rrf_is_not_beaten(tmp_path):
     assert data["stored"] is False and data["rrf_ndcg@10"] == 1.0 and data["path"] is None
     assert not model_path(idx.store).exists()
     res = CliRunner().invoke(app, ["tune", "--golden", str(golden), "--index", str(idx.path), "--model", "boost"])
-    assert "unknown model 'boost' (valid: linear, lambdamart)" in str(res.exception)
+    assert "unknown model 'boost' (valid: linear, lambdamart, convex)" in str(res.exception)

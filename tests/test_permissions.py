@@ -19,7 +19,7 @@ from conftest import write_doc
 
 RETRIEVERS = ["bm25", "dense", "hybrid", "shipped"]
 #: Retrievers built on the ones above (issue 15); they must leak nothing either.
-STRUCTURED = ["hierarchical"]
+STRUCTURED = ["hierarchical", "hybrid-prf"]
 K = 5
 GROUP_OF = {"internal/finance": "finance", "internal/support": "support", "internal/security": "security"}
 

@@ -1335,7 +1335,7 @@ def tune(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR)."),
     split: str = typer.Option("train", help="BEIR qrels split to fit on (never test)."),
     embedder: str = typer.Option("minilm", help="BEIR only: selects the default index folder."),
-    model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM)."),
+    model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM) | convex (dense weight and vector pseudo-relevance feedback, grid search)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level of the paired test against RRF."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
@@ -1345,8 +1345,8 @@ def tune(
     significantly in k-fold cross-validation. Exit 1 when it does not."""
     from citewise.retrieval.fusion_learned import FITTERS, build_training_data, cross_validate, model_path
 
-    if model not in FITTERS:
-        raise CitewiseError(f"unknown model '{model}' (valid: {', '.join(FITTERS)})")
+    if model not in FITTERS and model != "convex":
+        raise CitewiseError(f"unknown model '{model}' (valid: {', '.join([*FITTERS, 'convex'])})")
     if golden.is_dir():
         from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder
         from citewise.index import default_index_dir
@@ -1369,9 +1369,15 @@ def tune(
     from citewise.evaluation.beir import PrecomputedEmbedder
 
     emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
-    with _progress(len(queries), f"candidate features ({name})", not as_json) as tick:
-        data = build_training_data(idx.store, emb, queries, qrels, levels, progress=tick)
-    rep = cross_validate(data, model, folds=folds, alpha=alpha)
+    if model == "convex":
+        from citewise.retrieval.convex import tune_convex
+
+        with _progress(len(queries), f"fusion grid ({name})", not as_json) as tick:
+            rep = tune_convex(idx.store, emb, queries, qrels, levels, folds=folds, alpha=alpha, progress=tick)
+    else:
+        with _progress(len(queries), f"candidate features ({name})", not as_json) as tick:
+            data = build_training_data(idx.store, emb, queries, qrels, levels, progress=tick)
+        rep = cross_validate(data, model, folds=folds, alpha=alpha)
     path = model_path(idx.store)
     if rep.stored and not dry_run:
         rep.model.info.update({"trained_on": name, "queries": rep.queries, "cv": rep.to_dict()})

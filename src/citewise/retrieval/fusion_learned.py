@@ -30,6 +30,7 @@ The per-query nDCG@10 of the two are compared with the paired randomisation test
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -151,7 +152,7 @@ def ndcg10(scores: np.ndarray, q: Labeled) -> float:
 class FusionModel:
     """A fitted ranker over :data:`FEATURES` (see module docstring); ``score(X)`` higher = better."""
 
-    kind: str  # "linear" | "lambdamart"
+    kind: str  # "linear" | "lambdamart" | "convex" (weights = [alpha, prf_chunks, prf_beta])
     mean: list[float]
     std: list[float]
     weights: list[float] = field(default_factory=list)
@@ -171,6 +172,12 @@ class FusionModel:
 
             booster = self.__dict__["_booster"] = lgb.Booster(model_str=self.booster)
         return booster.predict(X)
+
+    def params(self) -> dict:
+        """The fitted weights by name (features, or ``alpha``/``prf_chunks``/``prf_beta``)."""
+        if self.kind == "convex":
+            return dict(zip(("alpha", "prf_chunks", "prf_beta"), self.weights))
+        return dict(zip(self.features, self.weights))
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
@@ -280,7 +287,7 @@ class TuneReport:
         return {"model": self.kind, "folds": self.folds, "queries": self.queries, "rrf_ndcg@10": self.rrf_mean,
                 "tuned_ndcg@10": self.tuned_mean, "delta": self.tuned_mean - self.rrf_mean, "p": self.p,
                 "alpha": self.alpha, "stored": self.stored, "reason": self.reason,
-                "weights": dict(zip(FEATURES, self.model.weights)) if self.model and self.model.weights else None}
+                "weights": self.model.params() if self.model and self.model.weights else None}
 
 
 def cross_validate(data: Sequence[Labeled], kind: str = "linear", folds: int = 5, seed: int = 42,
@@ -355,8 +362,16 @@ class TunedRetriever:
         self.store = store
         self.embedder = embedder
         self.model = model or FusionModel.load(model_path(store))
+        self._convex = None
+        if self.model.kind == "convex":
+            from citewise.retrieval.convex import ConvexRetriever
+
+            a, m, b = self.model.weights
+            self._convex = ConvexRetriever(store, embedder, alpha=a, prf_chunks=int(m), prf_beta=b)
 
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+        if self._convex is not None:
+            return [dataclasses.replace(h, stage="tuned") for h in self._convex.search(query, k, principal=principal, filters=filters)]
         f = effective_filters(principal, filters)
         if not query.strip():
             return []

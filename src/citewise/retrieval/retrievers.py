@@ -32,7 +32,7 @@ from citewise.telemetry import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
+RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid-prf", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -202,7 +202,8 @@ class ShippedRetriever(HybridRetriever):
 
 def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
                    rerank_depth: int | None = None) -> Retriever:
-    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``shipped``, ``hierarchical``
+    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``hybrid-prf`` (convex fusion with
+    vector pseudo-relevance feedback, :mod:`citewise.retrieval.convex`), ``shipped``, ``hierarchical``
     (:mod:`citewise.retrieval.hierarchical`), ``tuned`` (:mod:`citewise.retrieval.fusion_learned`),
     ``raptor-collapsed`` or ``raptor-tree`` (:mod:`citewise.retrieval.raptor`).
 
@@ -228,6 +229,10 @@ def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None
         return DenseRetriever(store, embedder)
     if name == "hybrid":
         return HybridRetriever(store, embedder)
+    if name == "hybrid-prf":
+        from citewise.retrieval.convex import ConvexRetriever
+
+        return ConvexRetriever(store, embedder)
     if name == "shipped":
         return ShippedRetriever(store, embedder)
     if name == "hierarchical":

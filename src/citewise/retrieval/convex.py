@@ -1,0 +1,242 @@
+"""Convex score fusion of BM25 and dense, with vector pseudo-relevance feedback (``hybrid-prf``).
+
+**Fusion.** Each list's scores are min-max normalised over its top ``depth`` candidates, then
+``score(c) = alpha * dense(c) + (1 - alpha) * bm25(c)`` with a missing score counting 0 (Bruch,
+Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023: a convex
+combination of normalised scores beats reciprocal rank fusion once ``alpha`` is set on a few
+judged queries; min-max over the retrieved list is their ``MM`` normaliser). Ties break by chunk
+id ascending.
+
+**Pseudo-relevance feedback.** With ``prf_chunks = m > 0`` the query vector is moved toward the
+top ``m`` fused chunks, Rocchio style (Rocchio 1971; the "Vector PRF" of Li et al., "Pseudo
+Relevance Feedback with Deep Language Models and Dense Retrievers: Successes and Pitfalls", ACM
+TOIS 2023): ``q' = q/|q| + beta * mean(c_i/|c_i|)``, dense search is run again with ``q'`` (same
+filters, inside the store), and the BM25 list is fused with that second dense list.
+
+Defaults ``alpha = 0.5``, ``m = 3``, ``beta = 0.5`` were chosen on the SciFact *train* qrels
+(809 queries; the test split was measured once with them, see README "Evaluate on BEIR");
+``citewise tune --model convex`` fits them for another corpus with cross-validation.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from citewise.core import Filters, Hit
+from citewise.retrieval.retrievers import BM25Retriever, DenseRetriever, _hits, effective_filters
+from citewise.store.base import ScoredChunk
+from citewise.telemetry import traced_retrieval
+from citewise.text.analyzer import analyze
+
+ALPHA = 0.5
+PRF_CHUNKS = 3
+PRF_BETA = 0.5
+DEPTH = 100
+
+
+def minmax(items: Sequence[ScoredChunk]) -> dict[str, float]:
+    """``{chunk_id: (s - min) / (max - min)}`` over ``items`` (first occurrence of an id); all 1.0
+    when every score is equal; ``{}`` for no items.
+
+    >>> minmax([ScoredChunk("a", "d", "", 3.0), ScoredChunk("b", "d", "", 1.0), ScoredChunk("c", "d", "", 2.0)])
+    {'a': 1.0, 'b': 0.0, 'c': 0.5}
+    """
+    seen: dict[str, float] = {}
+    for c in items:
+        seen.setdefault(c.chunk_id, float(c.score))
+    if not seen:
+        return {}
+    lo, hi = min(seen.values()), max(seen.values())
+    if hi - lo <= 0:
+        return {cid: 1.0 for cid in seen}
+    return {cid: (s - lo) / (hi - lo) for cid, s in seen.items()}
+
+
+def convex_fusion(lexical: Sequence[ScoredChunk], dense: Sequence[ScoredChunk], alpha: float = ALPHA) -> list[ScoredChunk]:
+    """Fuse two scored lists: ``alpha * minmax(dense) + (1 - alpha) * minmax(lexical)``; sorted by
+    fused score desc, then chunk id asc; each chunk once, carrying the fused score.
+
+    Raises:
+        ValueError: ``alpha`` outside [0, 1].
+
+    >>> L = [ScoredChunk("a", "d1", "", 10.0), ScoredChunk("b", "d2", "", 5.0)]
+    >>> D = [ScoredChunk("b", "d2", "", 0.9), ScoredChunk("c", "d3", "", 0.5)]
+    >>> [(c.chunk_id, round(c.score, 3)) for c in convex_fusion(L, D, 0.5)]
+    [('a', 0.5), ('b', 0.5), ('c', 0.0)]
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    lex, vec = minmax(lexical), minmax(dense)
+    by_id = {c.chunk_id: c for c in dense}
+    by_id.update({c.chunk_id: c for c in lexical})
+    fused = {cid: alpha * vec.get(cid, 0.0) + (1.0 - alpha) * lex.get(cid, 0.0) for cid in by_id}
+    order = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [ScoredChunk(cid, by_id[cid].doc_id, by_id[cid].title, s) for cid, s in order]
+
+
+def feedback_vector(query_vec: np.ndarray, chunk_vecs: Sequence[np.ndarray], beta: float) -> np.ndarray:
+    """Rocchio's moved query ``q/|q| + beta * mean(c/|c|)`` (module docstring); ``q/|q|`` when
+    ``chunk_vecs`` is empty or ``beta`` is 0. Shape ``(dim,)``, float32.
+
+    >>> feedback_vector(np.array([2.0, 0.0]), [np.array([0.0, 3.0])], 0.5).tolist()
+    [1.0, 0.5]
+    """
+    q = np.asarray(query_vec, dtype=np.float32)
+    q = q / (np.linalg.norm(q) or 1.0)
+    if beta == 0 or len(chunk_vecs) == 0:
+        return q
+    C = np.stack([np.asarray(v, dtype=np.float32) for v in chunk_vecs])
+    C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
+    return (q + beta * C.mean(axis=0)).astype(np.float32)
+
+
+class ConvexRetriever:
+    """Convex fusion of BM25 and dense with optional vector PRF (module docstring).
+
+    Args:
+        alpha: dense weight in [0, 1].
+        prf_chunks: feedback chunks ``m`` (0 turns feedback off).
+        prf_beta: feedback weight ``beta`` (>= 0).
+        depth: candidates taken from each list (at least k).
+
+    Raises:
+        ValueError: ``alpha`` outside [0, 1], negative ``prf_chunks`` or ``prf_beta``.
+    """
+
+    name = "hybrid-prf"
+
+    def __init__(self, store, embedder, alpha: float = ALPHA, prf_chunks: int = PRF_CHUNKS,
+                 prf_beta: float = PRF_BETA, depth: int = DEPTH):
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        if prf_chunks < 0 or prf_beta < 0:
+            raise ValueError(f"prf_chunks and prf_beta must be >= 0, got {prf_chunks}, {prf_beta}")
+        self.store = store
+        self.embedder = embedder
+        self.bm25 = BM25Retriever(store)
+        self.dense = DenseRetriever(store, embedder)
+        self.alpha, self.prf_chunks, self.prf_beta, self.depth = alpha, int(prf_chunks), prf_beta, depth
+
+    def fused(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
+        """The fused candidates (at most ``max(k, depth)`` per list), best first."""
+        if not query.strip():
+            return []
+        depth = max(k, self.depth)
+        qvec = self.embedder.embed([query])[0]
+        lex = self.bm25.candidates(query, depth, filters)
+        vec = self.store.vector_search(qvec, depth, filters)
+        first = convex_fusion(lex, vec, self.alpha)
+        if self.prf_chunks == 0 or self.prf_beta == 0 or not first:
+            return first
+        top = [c.chunk_id for c in first[:self.prf_chunks]]
+        vecs = self.store.get_vectors(top)
+        moved = feedback_vector(qvec, [vecs[c] for c in top if c in vecs], self.prf_beta)
+        return convex_fusion(lex, self.store.vector_search(moved, depth, filters), self.alpha)
+
+    @traced_retrieval
+    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+        return _hits(self.fused(query, k, effective_filters(principal, filters)), "convex", k)
+
+
+#: The grid :func:`tune_convex` searches: dense weights, and (feedback chunks, feedback weight).
+ALPHA_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
+PRF_GRID = ((0, 0.0), (3, 0.5), (3, 1.0), (5, 0.5))
+
+
+def _ranked_keys(items: Sequence[ScoredChunk], level: str, depth: int = 100) -> list[str]:
+    seen: dict[str, None] = {}
+    for c in items:
+        seen.setdefault(c.doc_id if level == "doc" else c.chunk_id, None)
+        if len(seen) == depth:
+            break
+    return list(seen)
+
+
+def tune_convex(store, embedder, queries, qrels, level="doc", folds: int = 5, seed: int = 42,
+                permutations: int = 10_000, alpha: float = 0.05, progress=None, principal=None):
+    """Fit ``(alpha, prf_chunks, prf_beta)`` over :data:`ALPHA_GRID` x :data:`PRF_GRID` with k-fold
+    cross-validation against RRF, as :func:`citewise.retrieval.fusion_learned.cross_validate` does
+    for the feature models: each fold's queries are ranked with the grid point that is best
+    (mean nDCG@10, trec_eval linear gain) on the other folds, compared per query with RRF (k=60)
+    by the paired randomisation test; stored only when better and ``p < alpha``.
+
+    Args:
+        queries: ``{qid: text}``; qrels: ``{qid: {doc or chunk id: grade}}``; level: ``doc`` |
+            ``chunk`` or one per query id.
+
+    Returns:
+        a :class:`citewise.retrieval.fusion_learned.TuneReport` of kind ``convex`` whose model (when
+        stored) has ``weights = [alpha, prf_chunks, prf_beta]``.
+
+    Raises:
+        CitewiseError: fewer judged queries than folds, or fewer than 2 folds.
+    """
+    from citewise.core import CitewiseError
+    from citewise.evaluation.metrics import evaluate
+    from citewise.evaluation.significance import randomization_test
+    from citewise.retrieval.fusion import reciprocal_rank_fusion
+    from citewise.retrieval.fusion_learned import FEATURES, FusionModel, TuneReport
+
+    qids = sorted(q for q in queries if q in qrels)
+    n = len(qids)
+    if folds < 2 or n < folds:
+        raise CitewiseError(f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)")
+    f = effective_filters(principal, None)
+    grid = [(a, m, b) for a in ALPHA_GRID for m, b in PRF_GRID]
+    runs: dict[tuple, dict[str, list[str]]] = {g: {} for g in grid}
+    rrf_run: dict[str, list[str]] = {}
+    vec_cache: dict[str, np.ndarray] = {}
+    for qid in qids:
+        lv = level if isinstance(level, str) else level.get(qid, "doc")
+        qvec = embedder.embed([queries[qid]])[0]
+        lex = store.lexical_search(analyze(queries[qid]), DEPTH, f)
+        vec = store.vector_search(qvec, DEPTH, f)
+        by_id = {c.chunk_id: c for c in vec} | {c.chunk_id: c for c in lex}
+        rrf = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]])
+        rrf_run[qid] = _ranked_keys([by_id[c] for c, _ in rrf], lv)
+        for a in ALPHA_GRID:
+            first = convex_fusion(lex, vec, a)
+            for m, b in PRF_GRID:
+                if m == 0:
+                    runs[(a, m, b)][qid] = _ranked_keys(first, lv)
+                    continue
+                top = [c.chunk_id for c in first[:m]]
+                missing = [c for c in top if c not in vec_cache]
+                if missing:
+                    vec_cache.update(store.get_vectors(missing))
+                moved = feedback_vector(qvec, [vec_cache[c] for c in top if c in vec_cache], b)
+                runs[(a, m, b)][qid] = _ranked_keys(convex_fusion(lex, store.vector_search(moved, DEPTH, f), a), lv)
+        if progress:
+            progress(1)
+    judged = {q: dict(qrels[q]) for q in qids}
+    per = {g: evaluate(judged, runs[g], ["ndcg@10"], allow_empty=True).per_query for g in grid}
+    score = {g: np.array([per[g][q]["ndcg@10"] for q in qids]) for g in grid}
+    base = evaluate(judged, rrf_run, ["ndcg@10"], allow_empty=True).per_query
+    rrf_scores = [float(base[q]["ndcg@10"]) for q in qids]
+    order = np.random.default_rng(seed).permutation(n)
+    fold_of = np.empty(n, dtype=int)
+    fold_of[order] = np.arange(n) % folds
+    tuned = [0.0] * n
+    for k in range(folds):
+        train = fold_of != k
+        best = max(grid, key=lambda g: (round(float(score[g][train].mean()), 12), -grid.index(g)))
+        for i in np.flatnonzero(~train):
+            tuned[i] = float(score[best][i])
+    p = float(randomization_test(np.array(rrf_scores), np.array(tuned), permutations, seed)[0])
+    better = float(np.mean(tuned)) > float(np.mean(rrf_scores))
+    stored = bool(better and p < alpha)
+    t, r = float(np.mean(tuned)), float(np.mean(rrf_scores))
+    if stored:
+        reason = f"held-out nDCG@10 {t:.4f} vs RRF {r:.4f}, p = {p:.4g} < {alpha}"
+    elif not better:
+        reason = f"does not beat RRF on held-out queries (nDCG@10 {t:.4f} vs {r:.4f}, p = {p:.4g})"
+    else:
+        reason = f"not significantly better than RRF (nDCG@10 {t:.4f} vs {r:.4f}, p = {p:.4g} >= {alpha})"
+    model = None
+    if stored:
+        a, m, b = max(grid, key=lambda g: (round(float(score[g].mean()), 12), -grid.index(g)))
+        model = FusionModel("convex", [], [], weights=[a, m, b], features=list(FEATURES),
+                            info={"grid_means": {f"{g[0]}/{g[1]}/{g[2]}": round(float(score[g].mean()), 4) for g in grid}})
+    return TuneReport("convex", folds, n, rrf_scores, tuned, p, alpha, stored, reason, model)
