@@ -157,3 +157,92 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     res = runner.invoke(app, ["search", "x", "--index", str(fresh), "--store", "mysql://h/db"])
     assert isinstance(res.exception, CitewiseError)  # main() prints it as one 'error:' line, exit 2
     assert str(res.exception) == "--store 'mysql://h/db': expected 'lancedb' or a postgresql:// URL"
+
+
+def _principal_of(conn) -> tuple[str, str]:
+    """(current_user, the groups setting or '') of a connection, outside any transaction."""
+    user, groups = conn.execute(f"SELECT current_user, coalesce(current_setting('{postgres.GROUPS_SETTING}', true), '')"
+                                ).fetchone()
+    return user, groups
+
+
+def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypatch):
+    import threading
+
+    # only row-level security guards the groups here (the WHERE clause forgets them), so a
+    # principal leaking from one connection or transaction into another would show
+    real = postgres.filter_sql
+    monkeypatch.setattr(postgres, "filter_sql", lambda f, alias="c": real(
+        None if f is None else Filters(doc_ids=f.doc_ids, as_of=f.as_of, version=f.version), alias))
+    store = pg_index.store
+    emb = HashingEmbedder(store.dim)
+    qv = emb.embed(["wire transfer fee"])[0]
+    finance_open, security_done = threading.Event(), threading.Event()
+    seen: dict[str, list[set]] = {"finance": [], "security": []}
+    errors: list[BaseException] = []
+
+    def finance():  # holds a transaction as finance while security queries on another connection
+        try:
+            with store._tx(("finance",)) as cur:
+                finance_open.set()
+                assert security_done.wait(30)
+                seen["finance"].append({r[0] for r in cur.execute(f"SELECT doc_id FROM {store.schema}.chunks")})
+            for _ in range(20):
+                seen["finance"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("finance",)))})
+                seen["finance"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("finance",)))})
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    def security():
+        try:
+            assert finance_open.wait(30)
+            for _ in range(20):
+                seen["security"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("security",)))})
+                seen["security"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("security",)))})
+            security_done.set()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+            security_done.set()
+
+    threads = [threading.Thread(target=finance), threading.Thread(target=security)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert len(seen["finance"]) == 41 and len(seen["security"]) == 40
+    assert all(s == {"fin"} for s in seen["finance"]), seen["finance"]  # 0 leaks either way
+    assert all(s == {"sec"} for s in seen["security"]), seen["security"]
+    assert store.pool_stats()["pool_size"] >= 2  # two transactions were open at once
+    # every pooled connection handed back carries no principal
+    conns = [store._pool.getconn() for _ in range(store.pool_stats()["pool_size"])]
+    try:
+        assert {_principal_of(c) for c in conns} == {(_principal_of(conns[0])[0], "")}
+        assert _principal_of(conns[0])[0] != SEARCH_ROLE
+    finally:
+        for c in conns:
+            store._pool.putconn(c)
+
+
+def test_a_connection_returned_to_the_pool_carries_no_principal(pg_url, pg_index):
+    store = PostgresStore(pg_url, pg_index.store.dim, pool_size=1)  # one connection: each borrow is the same
+    try:
+        with store._connection() as conn:
+            owner = _principal_of(conn)
+            # a caller that set the principal at session level (not what the store does) ...
+            conn.execute(f"SET ROLE {SEARCH_ROLE}")
+            conn.execute("SELECT set_config(%s, '{finance}', false)", (postgres.GROUPS_SETTING,))
+            assert _principal_of(conn) == (SEARCH_ROLE, "{finance}")
+        with store._connection() as again:  # ... is reset by the pool before the next borrower
+            assert again is conn and _principal_of(again) == (owner[0], "")
+        # a transaction that fails half-way as a principal is rolled back, principal gone
+        with pytest.raises(RuntimeError, match="boom"):
+            with store._tx(("finance",)) as cur:
+                assert cur.execute("SELECT current_user").fetchone()[0] == SEARCH_ROLE
+                raise RuntimeError("boom")
+        with store._connection() as again:
+            assert again is conn and _principal_of(again) == (owner[0], "")
+        # and the trusted path after it still sees every document
+        assert {h.doc_id for h in store.lexical_search(["wire"], 10)} == {"pub", "fin", "sec"}
+    finally:
+        store.close()

@@ -50,6 +50,17 @@ their postings and term statistics out, new ones in), so a reader sees the old o
 version of every document, never a mix; a killed writer's transaction is rolled back by the
 server. Ingests take a session advisory lock (:meth:`PostgresStore.ingest_lock`), so two
 ingests into one store are serialised even from different machines.
+
+Connections: a ``psycopg_pool.ConnectionPool`` per store handle (1 connection at open, up to
+:data:`POOL_MAX_SIZE`), so concurrent callers (the HTTP service's threads) each run their
+transaction on a connection of their own instead of queueing on one. Every operation borrows a
+connection for one transaction and hands it back. The principal is per transaction (``SET
+LOCAL ROLE`` and ``set_config(..., is_local => true)`` end with it, commit or rollback), the pool
+rolls back a transaction left open, and its ``reset`` callback also resets the role and the
+groups setting at session level: a returned connection carries no principal
+(tests/test_postgres_store.py). The pool checks a connection before lending it (one broken by a
+server restart is replaced). The ingest lock uses a separate connection outside the pool (a
+session lock must not go back to the pool).
 """
 
 from __future__ import annotations
@@ -57,7 +68,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-import threading
 import zlib
 from collections import Counter
 from contextlib import contextmanager
@@ -89,6 +99,11 @@ HNSW_EF_SEARCH = 100
 #: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
 HNSW_BUILD_MEMORY = "1GB"
 DEFAULT_SCHEMA = "citewise"
+#: Connections per store handle (psycopg_pool ``max_size``; one is opened at start, more on
+#: demand). Concurrent queries beyond it wait for a free connection up to :data:`POOL_TIMEOUT_S`.
+POOL_MAX_SIZE = 8
+#: Seconds to wait for a pooled connection (and for the first one at open).
+POOL_TIMEOUT_S = 30.0
 
 _META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
               "heading_path", "text", "start", "end_", "token_count", "page_start", "page_end",
@@ -108,6 +123,51 @@ def import_psycopg():
     except ImportError:
         raise CitewiseError("the PostgreSQL backend needs psycopg 3: pip install 'psycopg[binary]'") from None
     return psycopg
+
+
+def import_pool():
+    """A ``psycopg_pool.ConnectionPool`` subclass (see :func:`_pool_class`), or a clear error
+    naming the package to install."""
+    try:
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise CitewiseError("the PostgreSQL backend needs psycopg-pool: pip install psycopg-pool") from None
+    return _pool_class()
+
+
+_POOL_CLASS = None
+
+
+def _pool_class():
+    """``psycopg_pool.ConnectionPool`` whose finaliser does not join its worker threads.
+
+    A store dropped without :meth:`PostgresStore.close` (an ``Index`` going out of scope) is
+    collected by the cycle collector in whichever thread runs it, sometimes one of the pool's
+    own workers; psycopg_pool 3.3's ``__del__`` then joins that thread with itself and raises
+    ``RuntimeError: cannot join current thread`` (ignored, but reported). Here ``__del__`` only
+    signals the workers to stop (they exit by themselves); ``close()`` is unchanged.
+    """
+    global _POOL_CLASS
+    if _POOL_CLASS is None:
+        from psycopg_pool import ConnectionPool
+
+        class _Pool(ConnectionPool):
+            def __del__(self) -> None:
+                if getattr(self, "_closed", True):
+                    return
+                self._signal_stop_worker()
+
+        _POOL_CLASS = _Pool
+    return _POOL_CLASS
+
+
+def _reset_principal(conn) -> None:
+    """Pool ``reset`` callback, run on every connection handed back: drop any role and groups
+    setting left at session level. Reads set both per transaction only (``SET LOCAL ROLE``,
+    ``set_config(..., true)``) and the pool rolls back an open transaction before this, so this
+    is a second wall: a pooled connection never carries a principal into its next borrower."""
+    conn.execute("RESET ROLE")
+    conn.execute(f"RESET {GROUPS_SETTING}")
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -259,21 +319,32 @@ class PostgresStore:
             vector dimension.
     """
 
-    def __init__(self, url: str, dim: int, ann_min_rows: int | None = None, ann_exact_below: int | None = None):
+    def __init__(self, url: str, dim: int, ann_min_rows: int | None = None, ann_exact_below: int | None = None,
+                 pool_size: int = POOL_MAX_SIZE):
         psycopg = import_psycopg()
         self.url = url
         self.dsn, self.schema = split_url(url)
         self.dim = int(dim)
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be >= 1 (got {pool_size})")
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
-        self._lock = threading.RLock()
+        # one direct connection first: a clear libpq error when the server is unreachable (the
+        # pool would only time out), and the schema setup; then the pool for everything else
         try:
-            self._conn = psycopg.connect(self.dsn, autocommit=True)
+            conn = psycopg.connect(self.dsn, autocommit=True)
         except psycopg.Error as e:
             raise CitewiseError(f"--store {self._safe_url()}: cannot connect ({' '.join(str(e).split())})") from None
-        self._setup()
+        try:
+            self._setup(conn)
+        finally:
+            conn.close()
+        self._pool = import_pool()(self.dsn, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
+                                   reset=_reset_principal, check=import_pool().check_connection,
+                                   timeout=POOL_TIMEOUT_S, name=f"citewise-{self.schema}", open=False)
+        self._pool.open(wait=True, timeout=POOL_TIMEOUT_S)
 
     def _safe_url(self) -> str:
         """The URL without its password (for messages)."""
@@ -282,13 +353,13 @@ class PostgresStore:
             p = p._replace(netloc=p.netloc.replace(":" + p.password + "@", ":***@"))
         return urlunsplit(p)
 
-    def _setup(self) -> None:
+    def _setup(self, conn) -> None:
         """Create the extension, role, schema and tables if missing (serialised by an advisory
         transaction lock, so two processes opening a new store do not race); check the dim."""
         psycopg = import_psycopg()
         s = self.schema
-        with self._lock, self._conn.transaction():
-            cur = self._conn.cursor()
+        with conn.transaction():
+            cur = conn.cursor()
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key("setup"),))
             exists = cur.execute("SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'chunks'",
                                  (s,)).fetchone()
@@ -318,8 +389,13 @@ class PostgresStore:
         return zlib.crc32(f"citewise:{self.schema}:{what}".encode())
 
     def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
+        """Close the pool and its connections (the store cannot be used afterwards)."""
+        self._pool.close()
+
+    def pool_stats(self) -> dict:
+        """The pool's counters (``psycopg_pool.ConnectionPool.get_stats``: ``pool_size``,
+        ``pool_available``, ``requests_num``, ``connections_num``...), for tests and monitoring."""
+        return self._pool.get_stats()
 
     @contextmanager
     def _tx(self, groups: Sequence[str] | None = None, snapshot: bool = True):
@@ -331,14 +407,33 @@ class PostgresStore:
         False (READ COMMITTED: no serialization failures; ingests are serialised by the
         advisory lock and each replace is one transaction).
         """
-        with self._lock, self._conn.transaction():
-            cur = self._conn.cursor()
+        with self._connection() as conn, conn.transaction():
+            cur = conn.cursor()
             if snapshot:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if groups is not None:
                 cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
                 cur.execute("SELECT set_config(%s, %s::text[]::text, true)", (GROUPS_SETTING, list(groups)))
             yield cur
+
+    @contextmanager
+    def _connection(self):
+        """A connection borrowed from the pool (autocommit; handed back, reset, on exit).
+
+        Raises:
+            CitewiseError: no connection became free within :data:`POOL_TIMEOUT_S` seconds.
+        """
+        from psycopg_pool import PoolTimeout
+
+        try:
+            conn = self._pool.getconn()
+        except PoolTimeout:
+            raise CitewiseError(f"--store {self._safe_url()}: no free connection after {POOL_TIMEOUT_S:.0f} s "
+                                f"(pool of {self._pool.max_size} all busy, or the server is unreachable)") from None
+        try:
+            yield conn
+        finally:
+            self._pool.putconn(conn)
 
     # -- ingest lock --------------------------------------------------------------------------
     @contextmanager
@@ -500,23 +595,23 @@ class PostgresStore:
         read postings from the covering primary-key index without the heap). Term statistics
         need no refresh."""
         s = self.schema
-        with self._lock:
-            n = self._conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
+        with self._connection() as conn:
+            n = conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
             if n >= self.ann_min_rows and not self.has_ann_index():
                 # the graph is built in memory when it fits (pgvector: slower once it spills)
-                self._conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
                 try:
-                    self._conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
-                                       "USING hnsw (vector vector_cosine_ops)")
+                    conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
+                                 "USING hnsw (vector vector_cosine_ops)")
                 finally:
-                    self._conn.execute("RESET maintenance_work_mem")
+                    conn.execute("RESET maintenance_work_mem")
             # VACUUM sets the visibility map, so BM25 reads postings from the covering index alone
-            self._conn.execute(f"VACUUM (ANALYZE) {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
+            conn.execute(f"VACUUM (ANALYZE) {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
 
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the HNSW index on ``vector``."""
-        with self._lock:
-            return self._conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+        with self._connection() as conn:
+            return conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
                                       (self.schema, "chunks_vector_hnsw")).fetchone() is not None
 
     def unindexed_rows(self) -> int:
