@@ -246,3 +246,82 @@ def test_a_connection_returned_to_the_pool_carries_no_principal(pg_url, pg_index
         assert {h.doc_id for h in store.lexical_search(["wire"], 10)} == {"pub", "fin", "sec"}
     finally:
         store.close()
+
+
+def _zipf_updates(n: int, dim: int, seed: int = 5):
+    """``n`` one-chunk documents of Zipf-distributed words (w0 in nearly every chunk, w300 rare),
+    every 10th readable by ``restricted`` only, the rest ``public``; random unit vectors."""
+    import numpy as np
+
+    from citewise.core import Chunk, Document
+    from citewise.store.base import DocumentUpdate
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        ranks = np.minimum(rng.zipf(1.3, int(rng.integers(5, 40))), 400) - 1
+        text = " ".join(f"w{r}" for r in ranks)
+        doc = Document(doc_id=f"d{i:04d}", title=f"Doc {i}", text=text, source="synthetic", format="text",
+                       content_hash=f"h{i}")
+        chunk = Chunk(chunk_id=f"d{i:04d}#0", doc_id=doc.doc_id, heading_path=(), text=text, start=0,
+                      end=len(text), token_count=len(ranks))
+        vec = rng.normal(size=(1, dim)).astype(np.float32)
+        out.append(DocumentUpdate(doc, [chunk], vec / np.linalg.norm(vec), ("restricted",) if i % 10 == 0 else ("public",)))
+    return out
+
+
+def _bm25_by_hand(store: PostgresStore, terms: list[str], visible) -> list[tuple[str, float]]:
+    """Every visible chunk's BM25 (module docstring's formula) from its stored lexical text,
+    recounted in Python; best first, ties by chunk id."""
+    import math
+
+    with store._tx() as cur:
+        rows = cur.execute(f"SELECT chunk_id, doc_id, groups, lexical FROM {store.schema}.chunks").fetchall()
+    toks = {cid: postgres.bm25_terms(lex) for cid, _, _, lex in rows}
+    n, avg = len(toks), sum(map(len, toks.values())) / len(toks)
+    df = Counter(t for ts in toks.values() for t in set(ts))
+    out = []
+    for cid, doc, groups, _ in rows:
+        if not visible(doc, groups):
+            continue
+        ts = Counter(toks[cid])
+        score = sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * ts[t] * 2.2
+                    / (ts[t] + 1.2 * (0.25 + 0.75 * len(toks[cid]) / avg)) for t in terms if ts[t])
+        if score > 0:
+            out.append((cid, score))
+    return sorted(out, key=lambda x: (-x[1], x[0]))
+
+
+@pytest.mark.parametrize("probe_cost", [0, 10**9])  # 0: always prune (MaxScore passes); 10**9: sum every posting
+def test_bm25_maxscore_equals_the_full_sum(pg_url, monkeypatch, probe_cost):
+    monkeypatch.setattr(postgres, "BM25_PROBE_COST", probe_cost)
+    store = PostgresStore(pg_url, 8)
+    try:
+        store.upsert(_zipf_updates(600, 8))
+        store.refresh_indexes()
+        cases = [
+            (["w250", "w0", "w1"], None, lambda d, g: True),  # a rare term and two near-everywhere ones
+            (["w40", "w40", "w2", "w0"], Filters(groups=("public",)), lambda d, g: "public" in g),  # repeated term
+            (["w30", "w1", "w0"], Filters(groups=("restricted",)), lambda d, g: "restricted" in g),  # 10% visible
+            (["w399", "w0"], Filters(doc_ids=("d0001", "d0002", "d0003", "d0400")),
+             lambda d, g: d in ("d0001", "d0002", "d0003", "d0400")),  # fewer than k visible
+            (["w3", "w5", "w0", "w7"], None, lambda d, g: True),
+        ]
+        pruned = []
+        for terms, filters, visible in cases:
+            want = _bm25_by_hand(store, terms, visible)[:10]
+            got = store.lexical_search(terms, 10, filters)
+            assert [h.chunk_id for h in got] == [c for c, _ in want], terms
+            assert [h.score for h in got] == pytest.approx([s for _, s in want], rel=1e-9)
+            passes = store.last_bm25_passes
+            if probe_cost:
+                assert passes == [len(set(terms))]  # one pass over every posting
+            else:  # essential terms grow pass by pass; 0 = the visible rows scored by lookups, last
+                assert passes[0] == 1 and passes[:-1] == sorted(passes[:-1]) and 0 not in passes[:-1]
+                pruned.append(passes[-1])
+        if not probe_cost:
+            # the common terms were looked up, not summed in full; the selective filters took the
+            # visible-rows pass
+            assert pruned == [2, 1, 0, 0, 2]
+    finally:
+        store.close()

@@ -27,7 +27,11 @@ b * len / avglen))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 = 1.
 avglen and df over every stored row: the Lucene/Tantivy BM25 that LanceDB's FTS computes (lance
 ``BM25Scorer``: K1 1.2, B 0.75). Measured equal to the LanceDB scores on the same corpus to
 float32 precision (tests/test_store_conformance.py). The statistics are updated in the same
-transaction as the rows, so they are never stale.
+transaction as the rows, so they are never stale. The top-k is found with MaxScore pruning
+(:meth:`PostgresStore.lexical_search`): the rarest query terms' postings are summed and the
+common terms' postings are looked up only for those candidates, until no chunk outside them can
+reach the k-th score. Summing every posting of a common term (the first version) cost 203 ms
+per query at 20k chunks, almost all of it aggregating and joining postings of near-stop-words.
 
 Dense search: cosine (``<=>``). Exact (a sequential scan of the visible rows, sorted) below
 :data:`citewise.store.lance.ANN_MIN_ROWS` rows; from there :meth:`PostgresStore.refresh_indexes`
@@ -99,6 +103,10 @@ HNSW_EF_SEARCH = 100
 #: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
 HNSW_BUILD_MEMORY = "1GB"
 DEFAULT_SCHEMA = "citewise"
+#: BM25 MaxScore: a pass whose essential terms hold this many times fewer postings than all the
+#: query terms together is worth its per-candidate lookups; otherwise every posting is summed.
+#: (Rough cost of one primary-key lookup in postings scanned; tuned on bench/pg_scale.py.)
+BM25_PROBE_COST = 4
 #: Connections per store handle (psycopg_pool ``max_size``; one is opened at start, more on
 #: demand). Concurrent queries beyond it wait for a free connection up to :data:`POOL_TIMEOUT_S`.
 POOL_MAX_SIZE = 8
@@ -331,6 +339,9 @@ class PostgresStore:
             raise ValueError(f"pool_size must be >= 1 (got {pool_size})")
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
+        #: the essential-term counts of the MaxScore passes of the last :meth:`lexical_search`
+        #: (0: every visible row scored by lookups, for a selective filter)
+        self.last_bm25_passes: list[int] = []
         # one direct connection first: a clear libpq error when the server is unreachable (the
         # pool would only time out), and the schema setup; then the pool for everything else
         try:
@@ -407,14 +418,17 @@ class PostgresStore:
         False (READ COMMITTED: no serialization failures; ingests are serialised by the
         advisory lock and each replace is one transaction).
         """
-        with self._connection() as conn, conn.transaction():
-            cur = conn.cursor()
-            if snapshot:
-                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            if groups is not None:
-                cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
-                cur.execute("SELECT set_config(%s, %s::text[]::text, true)", (GROUPS_SETTING, list(groups)))
-            yield cur
+        psycopg = import_psycopg()
+        with self._connection() as conn:
+            # sent with BEGIN (no round trip of its own); set on every borrow, pooled connections
+            # are shared by reads and writes
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if snapshot else None
+            with conn.transaction():
+                cur = conn.cursor()
+                if groups is not None:  # = SET LOCAL ROLE + the groups, in one round trip
+                    cur.execute("SELECT set_config('role', %s, true), set_config(%s, %s::text[]::text, true)",
+                                (SEARCH_ROLE, GROUPS_SETTING, list(groups)))
+                yield cur
 
     @contextmanager
     def _connection(self):
@@ -644,6 +658,19 @@ class PostgresStore:
     def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """BM25 over already-analyzed terms (OR semantics; formula in the module docstring).
 
+        Exact top-k, computed with MaxScore pruning (Turtle & Flood 1995, "Query evaluation:
+        strategies and optimizations"): a query term's contribution is below its weight
+        ``qtf * idf * (k1 + 1)`` (``tf / (tf + K) < 1``). Terms are taken rarest (heaviest)
+        first; a pass scores only the chunks holding one of the first ``j`` ("essential") terms,
+        fully (the other terms' postings are looked up for those chunks alone, by primary key),
+        filtered and ranked. If it yields k hits, a chunk holding none of the essential terms
+        scores below the sum of the other terms' weights; once that sum is below the k-th score,
+        the top-k is final. Otherwise the next pass takes the fewest terms that make it so (the
+        k-th score only grows, so that pass is final) or, when fewer than k hits were visible,
+        one more term -- or, if the filter leaves fewer rows visible than the postings still to
+        read would cost (:data:`BM25_PROBE_COST`), every visible row scored by lookups. Common terms (stop-word-like, df near N) are thus read only for the
+        candidates, not in full. The last pass (all terms essential) is the plain sum.
+
         Args:
             terms: analyzed query terms; a repeated term counts each time (as in LanceDB).
             k: hits wanted; fewer only when fewer visible rows contain a term.
@@ -654,26 +681,109 @@ class PostgresStore:
             return []
         where, params = filter_sql(filters)
         s = self.schema
-        with self._tx(filters.groups if filters is not None else None) as cur:
-            n, total = cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchone()
-            found = cur.execute(f"SELECT term, term_id, df FROM {s}.term_stats WHERE term = ANY(%s) ORDER BY term",
+        groups = filters.groups if filters is not None else None
+        with self._tx(groups) as cur:
+            stats = cur.execute(f"""SELECT c.n_chunks, c.total_len, t.term, t.term_id, t.df FROM {s}.corpus_stats c
+                                    LEFT JOIN {s}.term_stats t ON t.term = ANY(%s) ORDER BY t.term""",
                                 (list(q),)).fetchall()
+            n, total = stats[0][:2]
+            found = [r[2:] for r in stats if r[2] is not None]
             if not found or not n:
                 return []
-            # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part
-            term_ids = [tid for _, tid, _ in found]
-            weights = [q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1) for t, _, df in found]
+            # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part; heaviest first
+            weighted = sorted(((q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1), tid, t)
+                               for t, tid, df in found), key=lambda x: (-x[0], x[2]))
+            ids = [tid for _, tid, _ in weighted]
+            weights = [w for w, _, _ in weighted]
             avglen = total / n
-            rows = cur.execute(f"""
-                SELECT c.chunk_id, c.doc_id, c.title, x.score FROM (
-                    SELECT p.rid, sum(w.wt * p.tf / (p.tf + %s * (1 - %s + %s * p.doc_len / %s::float8))) AS score
-                    FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
-                    GROUP BY p.rid) x
-                JOIN {s}.chunks c ON c.rid = x.rid
-                WHERE {where}
-                ORDER BY x.score DESC, c.chunk_id
-                LIMIT %s""", [BM25_K1, BM25_B, BM25_B, avglen, term_ids, weights, *params, k + TIE_MARGIN]).fetchall()
+            dfs = [dict((tid, df) for _, tid, df in found)[tid] for tid in ids]
+            passes: list[int] = []
+            counted = False
+            j = self._first_pass_terms(dfs)
+            while True:
+                rows = self._bm25_pass(cur, ids, weights, j, where, params, groups, avglen, k + TIE_MARGIN)
+                passes.append(j)
+                if j == len(ids):
+                    break
+                if len(rows) >= k:
+                    theta = rows[k - 1][3]  # rows are best first
+                    need, rest = len(ids), 0.0
+                    while need > 0 and rest + weights[need - 1] < theta:
+                        rest += weights[need - 1]
+                        need -= 1
+                    if need <= j:
+                        break
+                    j = need
+                else:
+                    # fewer than k visible: a selective filter (or only rare terms). When the
+                    # visible rows are few, score each of them by lookups instead of reading
+                    # more postings (cheaper than the next passes' scans; exact at once).
+                    if where != "c.current" and not counted:
+                        counted = True
+                        cap = sum(dfs) // max(1, len(ids) * BM25_PROBE_COST)
+                        visible = cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} "
+                                              "LIMIT %s) x", [*params, cap]).fetchone()[0]
+                        if visible < cap:
+                            rows = self._bm25_visible_pass(cur, ids, weights, where, params, avglen, k + TIE_MARGIN)
+                            passes.append(0)
+                            break
+                    j += 1
+                if sum(dfs[:j]) * BM25_PROBE_COST >= sum(dfs):
+                    j = len(ids)
+        self.last_bm25_passes = passes
         return self._scored(rows)[:k]
+
+    @staticmethod
+    def _first_pass_terms(dfs: list[int]) -> int:
+        """Essential terms of the first MaxScore pass: 1, or all of them when the candidates'
+        lookups would cost more than reading every posting (see :data:`BM25_PROBE_COST`)."""
+        return len(dfs) if dfs[0] * BM25_PROBE_COST >= sum(dfs) else 1
+
+    def _bm25_visible_pass(self, cur, ids: list[int], weights: list[float], where: str, params: list,
+                           avglen: float, limit: int) -> list[tuple]:
+        """Every chunk visible under ``where`` scored by one primary-key probe per query term
+        (for filters that leave few rows visible); best ``limit`` by (score desc, chunk id)."""
+        s = self.schema
+        return cur.execute(f"""
+            SELECT c.chunk_id, c.doc_id, c.title, x.score FROM {s}.chunks c
+            CROSS JOIN LATERAL (
+                SELECT sum(w.wt * p.tf / (p.tf + {BM25_K1!r} * (1 - {BM25_B!r} + {BM25_B!r} * p.doc_len / %s::float8)))
+                       AS score
+                FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt)
+                CROSS JOIN LATERAL (SELECT tf, doc_len FROM {s}.postings
+                                    WHERE term_id = w.term_id AND rid = c.rid OFFSET 0) p) x
+            WHERE {where} AND x.score IS NOT NULL
+            ORDER BY x.score DESC, c.chunk_id
+            LIMIT %s""", [avglen, ids, weights, *params, limit]).fetchall()
+
+    def _bm25_pass(self, cur, ids: list[int], weights: list[float], j: int, where: str, params: list,
+                   groups: Sequence[str] | None, avglen: float, limit: int) -> list[tuple]:
+        """One MaxScore pass (see :meth:`lexical_search`): chunks holding one of the terms
+        ``ids[:j]``, scored over all of ``ids``, filtered, best ``limit`` by (score desc, chunk id)."""
+        s = self.schema
+        tf_part = f"w.wt * p.tf / (p.tf + {BM25_K1!r} * (1 - {BM25_B!r} + {BM25_B!r} * p.doc_len / %s::float8))"
+        group_sql = " AND p.groups && %s::text[]" if groups is not None else ""
+        group_params = [list(groups)] if groups is not None else []
+        if j < len(ids):
+            # the other terms' postings of each candidate, one primary-key (term_id, rid) probe per
+            # term (OFFSET 0 keeps the planner from flattening it into a scan of the rid index
+            # that reads all ~80 postings of the chunk from the heap: 3x slower, measured)
+            rest_sql = f"""+ coalesce((SELECT sum({tf_part}) FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt)
+                                       CROSS JOIN LATERAL (SELECT tf, doc_len FROM {s}.postings
+                                           WHERE term_id = w.term_id AND rid = e.rid OFFSET 0) p), 0)"""
+            rest_params = [avglen, ids[j:], weights[j:]]
+        else:
+            rest_sql, rest_params = "", []
+        return cur.execute(f"""
+            SELECT c.chunk_id, c.doc_id, c.title, e.score {rest_sql} AS score FROM (
+                SELECT p.rid, sum({tf_part}) AS score
+                FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
+                WHERE true{group_sql}
+                GROUP BY p.rid) e
+            JOIN {s}.chunks c ON c.rid = e.rid
+            WHERE {where}
+            ORDER BY score DESC, c.chunk_id
+            LIMIT %s""", [*rest_params, avglen, ids[:j], weights[:j], *group_params, *params, limit]).fetchall()
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
