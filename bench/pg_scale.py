@@ -24,7 +24,9 @@ but ``maintenance_work_mem`` for the HNSW build, see PostgresStore.refresh_index
   visible; ``1% filter``: a principal in ``restricted``), k=10: p50/p95 ms per query (query
   embedding included) and how many queries returned a full top-10;
 * PostgreSQL dense recall@10 of the path it took (HNSW with iterative scan from
-  ``ANN_MIN_ROWS`` rows) against its exact path, public and under the 1% filter.
+  ``ANN_MIN_ROWS`` rows) against its exact path, public and under the 1% filter;
+* PostgreSQL BM25 q/s with 4 threads sharing one store handle: a pool of one connection (every
+  query waits for it, as the store did before its pool) next to the default pool.
 """
 
 from __future__ import annotations
@@ -83,6 +85,40 @@ def build(idx, label: str, n: int, folder: Path) -> dict:
             "disk_mb": int(disk) / 2**20}
 
 
+def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
+    """BM25 q/s with ``threads`` threads sharing one store handle (public filter, k=10), the
+    handle's pool of one connection (every query queues on it, as before the pool) next to the
+    default pool, same queries, same run."""
+    import threading
+
+    from citewise.core import Filters
+    from citewise.store.postgres import POOL_MAX_SIZE, PostgresStore
+    from citewise.text.analyzer import analyze
+
+    terms = [analyze(q) for q in qs]
+    out = []
+    for size in (1, POOL_MAX_SIZE):
+        store = PostgresStore(idx.store.url, idx.store.dim, pool_size=size)
+        store.lexical_search(terms[0], K, Filters(groups=("public",)))
+
+        def work(part):
+            for t in part:
+                store.lexical_search(t, K, Filters(groups=("public",)))
+
+        parts = [terms[i::threads] for i in range(threads)]
+        ts = [threading.Thread(target=work, args=(p,)) for p in parts]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        wall = time.perf_counter() - t0
+        out.append({"pool_size": size, "threads": threads, "queries": len(terms), "queries_per_s": len(terms) / wall,
+                    "connections_opened": store.pool_stats().get("connections_num", 0)})
+        store.close()
+    return out
+
+
 def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False) -> dict:
     from citewise.index import Index
 
@@ -105,6 +141,7 @@ def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_onl
         if label == "postgresql":
             res[label]["ann_index"] = idx.store.has_ann_index()
             res[label]["dense_recall"] = pg_recall(idx, qs)
+            res[label]["concurrency"] = pg_concurrency(idx, qs)
         print(json.dumps({label: {k: v for k, v in res[label].items() if k != "rows"}}), file=sys.stderr, flush=True)
     return res
 
@@ -156,6 +193,8 @@ def main() -> int:
         rec = r["postgresql"]["dense_recall"]
         print("PostgreSQL dense recall@10 vs its exact path: " + ", ".join(
             f"{c} {v['recall@10']:.3f} ({v['path']})" for c, v in rec.items()))
+        print("PostgreSQL BM25, 4 threads on one store handle, public: " + ", ".join(
+            f"pool of {c['pool_size']}: {c['queries_per_s']:.1f} q/s" for c in r["postgresql"]["concurrency"]))
     return 0
 
 
