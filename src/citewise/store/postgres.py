@@ -103,10 +103,14 @@ HNSW_EF_SEARCH = 100
 #: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
 HNSW_BUILD_MEMORY = "1GB"
 DEFAULT_SCHEMA = "citewise"
-#: BM25 MaxScore: a pass whose essential terms hold this many times fewer postings than all the
-#: query terms together is worth its per-candidate lookups; otherwise every posting is summed.
-#: (Rough cost of one primary-key lookup in postings scanned; tuned on bench/pg_scale.py.)
+#: BM25 MaxScore: the cost of one primary-key probe into the postings, in postings read by a scan
+#: (EXPLAIN ANALYZE at 20k chunks: ~8 us per probe against ~2.5 us per scanned posting, so ~3-4).
+#: A pass is run only if its candidates' probes plus its scan cost less than reading every
+#: posting of the query (:meth:`PostgresStore._worth_pruning`).
 BM25_PROBE_COST = 4
+#: BM25: candidates joined to the chunk table per pass, as a multiple of the rows wanted (k + the
+#: tie margin); more only when the filter's non-group part (current, dates, doc ids) drops too many.
+BM25_OVERFETCH = 4
 #: Connections per store handle (psycopg_pool ``max_size``; one is opened at start, more on
 #: demand). Concurrent queries beyond it wait for a free connection up to :data:`POOL_TIMEOUT_S`.
 POOL_MAX_SIZE = 8
@@ -699,9 +703,9 @@ class PostgresStore:
             dfs = [dict((tid, df) for _, tid, df in found)[tid] for tid in ids]
             passes: list[int] = []
             counted = False
-            j = self._first_pass_terms(dfs)
+            j = 1 if self._worth_pruning(dfs, 1) else len(ids)
             while True:
-                rows = self._bm25_pass(cur, ids, weights, j, where, params, groups, avglen, k + TIE_MARGIN)
+                rows = self._bm25_pass(cur, ids, weights, j, where, params, groups, avglen, k + TIE_MARGIN, k)
                 passes.append(j)
                 if j == len(ids):
                     break
@@ -728,16 +732,17 @@ class PostgresStore:
                             passes.append(0)
                             break
                     j += 1
-                if sum(dfs[:j]) * BM25_PROBE_COST >= sum(dfs):
+                if not self._worth_pruning(dfs, j):
                     j = len(ids)
         self.last_bm25_passes = passes
         return self._scored(rows)[:k]
 
     @staticmethod
-    def _first_pass_terms(dfs: list[int]) -> int:
-        """Essential terms of the first MaxScore pass: 1, or all of them when the candidates'
-        lookups would cost more than reading every posting (see :data:`BM25_PROBE_COST`)."""
-        return len(dfs) if dfs[0] * BM25_PROBE_COST >= sum(dfs) else 1
+    def _worth_pruning(dfs: list[int], j: int) -> bool:
+        """Whether a pass with ``j`` essential terms (at most ``sum(dfs[:j])`` candidates, each
+        probed for the other terms) costs less than reading every posting of the query
+        (:data:`BM25_PROBE_COST`)."""
+        return sum(dfs[:j]) * (1 + BM25_PROBE_COST * (len(dfs) - j)) < sum(dfs)
 
     def _bm25_visible_pass(self, cur, ids: list[int], weights: list[float], where: str, params: list,
                            avglen: float, limit: int) -> list[tuple]:
@@ -757,9 +762,15 @@ class PostgresStore:
             LIMIT %s""", [avglen, ids, weights, *params, limit]).fetchall()
 
     def _bm25_pass(self, cur, ids: list[int], weights: list[float], j: int, where: str, params: list,
-                   groups: Sequence[str] | None, avglen: float, limit: int) -> list[tuple]:
+                   groups: Sequence[str] | None, avglen: float, limit: int, k: int) -> list[tuple]:
         """One MaxScore pass (see :meth:`lexical_search`): chunks holding one of the terms
-        ``ids[:j]``, scored over all of ``ids``, filtered, best ``limit`` by (score desc, chunk id)."""
+        ``ids[:j]``, scored over all of ``ids``, filtered, best ``limit`` by (score desc, chunk id).
+
+        Only the best ``limit * BM25_OVERFETCH`` candidates by score are joined to ``chunks`` for
+        the rest of the filter (current, dates, versions, doc ids; groups are already applied on
+        the postings): the first k survivors in score order are the filtered top-k when the k-th
+        scores above the lowest candidate kept (ties included); otherwise the pass reruns
+        joining every candidate. Joining all of them was most of the first version's cost."""
         s = self.schema
         tf_part = f"w.wt * p.tf / (p.tf + {BM25_K1!r} * (1 - {BM25_B!r} + {BM25_B!r} * p.doc_len / %s::float8))"
         group_sql = " AND p.groups && %s::text[]" if groups is not None else ""
@@ -770,20 +781,29 @@ class PostgresStore:
             # that reads all ~80 postings of the chunk from the heap: 3x slower, measured)
             rest_sql = f"""+ coalesce((SELECT sum({tf_part}) FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt)
                                        CROSS JOIN LATERAL (SELECT tf, doc_len FROM {s}.postings
-                                           WHERE term_id = w.term_id AND rid = e.rid OFFSET 0) p), 0)"""
+                                           WHERE term_id = w.term_id AND rid = a.rid OFFSET 0) p), 0)"""
             rest_params = [avglen, ids[j:], weights[j:]]
         else:
             rest_sql, rest_params = "", []
-        return cur.execute(f"""
-            SELECT c.chunk_id, c.doc_id, c.title, e.score {rest_sql} AS score FROM (
-                SELECT p.rid, sum({tf_part}) AS score
-                FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
-                WHERE true{group_sql}
-                GROUP BY p.rid) e
-            JOIN {s}.chunks c ON c.rid = e.rid
-            WHERE {where}
-            ORDER BY score DESC, c.chunk_id
-            LIMIT %s""", [*rest_params, avglen, ids[:j], weights[:j], *group_params, *params, limit]).fetchall()
+        cap: int | None = limit * BM25_OVERFETCH
+        while True:
+            rows = cur.execute(f"""
+                WITH e AS MATERIALIZED (
+                    SELECT a.rid, a.score {rest_sql} AS score FROM (
+                        SELECT p.rid, sum({tf_part}) AS score
+                        FROM unnest(%s::int[], %s::float8[]) AS w(term_id, wt) JOIN {s}.postings p ON p.term_id = w.term_id
+                        WHERE true{group_sql}
+                        GROUP BY p.rid) a
+                    ORDER BY score DESC {"LIMIT %s" if cap else ""})
+                SELECT c.chunk_id, c.doc_id, c.title, e.score, m.lo, m.n
+                FROM e JOIN {s}.chunks c ON c.rid = e.rid CROSS JOIN (SELECT min(score) AS lo, count(*) AS n FROM e) m
+                WHERE {where}
+                ORDER BY e.score DESC, c.chunk_id
+                LIMIT %s""", [*rest_params, avglen, ids[:j], weights[:j], *group_params, *([cap] if cap else []),
+                             *params, limit]).fetchall()
+            if cap is None or (rows and rows[0][5] < cap) or (len(rows) >= k and rows[k - 1][3] > rows[0][4]):
+                return [r[:4] for r in rows]
+            cap = None
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
