@@ -264,6 +264,13 @@ def bm25_terms(lexical: str) -> list[str]:
     return [t for t in lexical.split() if len(t.encode("utf-8")) < MAX_TOKEN_BYTES]
 
 
+#: BM25 hits read their chunk's id, document, title and the usual filter columns from this
+#: covering index (index-only after VACUUM) instead of the wide chunk rows (vector and text
+#: inline): ~0.005 ms instead of ~0.05 ms per hit at 5k chunks (EXPLAIN ANALYZE, SciFact).
+_HIT_INDEX = ("CREATE INDEX IF NOT EXISTS chunks_hit ON {s}.chunks (rid) "
+              "INCLUDE (chunk_id, doc_id, title, current, groups)")
+
+
 def _ddl(schema: str, dim: int) -> list[str]:
     s = schema
     return [
@@ -281,6 +288,7 @@ def _ddl(schema: str, dim: int) -> list[str]:
             units_version text NOT NULL DEFAULT '', units_key text NOT NULL DEFAULT '',
             unit_spans integer[], unit_vectors bytea)""",
         f"CREATE INDEX IF NOT EXISTS chunks_doc_id ON {s}.chunks (doc_id)",
+        _HIT_INDEX.format(s=s),
         f"CREATE INDEX IF NOT EXISTS chunks_groups ON {s}.chunks USING gin (groups)",
         f"CREATE INDEX IF NOT EXISTS chunks_title_ids ON {s}.chunks USING gin (title_ids)",
         # vectors stay in the row (not TOASTed out of line): an exact scan reads them in place
@@ -610,8 +618,9 @@ class PostgresStore:
     def refresh_indexes(self) -> None:
         """Build the HNSW index on ``vector`` once the store has ``ann_min_rows`` rows, and
         ``VACUUM (ANALYZE)`` the tables (planner statistics; the visibility map that lets BM25
-        read postings from the covering primary-key index without the heap). Term statistics
-        need no refresh."""
+        read postings from the covering primary-key index, and its hits from ``chunks_hit``,
+        without the heap); creates ``chunks_hit`` in a store made before it existed. Term
+        statistics need no refresh."""
         s = self.schema
         with self._connection() as conn:
             n = conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
@@ -623,6 +632,7 @@ class PostgresStore:
                                  "USING hnsw (vector vector_cosine_ops)")
                 finally:
                     conn.execute("RESET maintenance_work_mem")
+            conn.execute(_HIT_INDEX.format(s=s))  # stores created before it had it
             # VACUUM sets the visibility map, so BM25 reads postings from the covering index alone
             conn.execute(f"VACUUM (ANALYZE) {s}.chunks, {s}.postings, {s}.term_stats, {s}.corpus_stats")
 
@@ -703,7 +713,8 @@ class PostgresStore:
             dfs = [dict((tid, df) for _, tid, df in found)[tid] for tid in ids]
             passes: list[int] = []
             counted = False
-            j = 1 if self._worth_pruning(dfs, 1) else len(ids)
+            j = self._terms_for(dfs, 1, k)  # fewer postings than k cannot give k hits
+            j = j if self._worth_pruning(dfs, j) else len(ids)
             while True:
                 rows = self._bm25_pass(cur, ids, weights, j, where, params, groups, avglen, k + TIE_MARGIN, k)
                 passes.append(j)
@@ -731,11 +742,20 @@ class PostgresStore:
                             rows = self._bm25_visible_pass(cur, ids, weights, where, params, avglen, k + TIE_MARGIN)
                             passes.append(0)
                             break
-                    j += 1
+                    # enough terms for k hits at the share of candidates that was visible
+                    j = self._terms_for(dfs, j + 1, math.ceil(sum(dfs[:j]) * k / max(1, len(rows))))
                 if not self._worth_pruning(dfs, j):
                     j = len(ids)
         self.last_bm25_passes = passes
         return self._scored(rows)[:k]
+
+    @staticmethod
+    def _terms_for(dfs: list[int], j: int, postings: int) -> int:
+        """The smallest number of essential terms, at least ``j``, whose postings number at least
+        ``postings`` (all of them if none is enough)."""
+        while j < len(dfs) and sum(dfs[:j]) < postings:
+            j += 1
+        return min(j, len(dfs))
 
     @staticmethod
     def _worth_pruning(dfs: list[int], j: int) -> bool:
