@@ -225,7 +225,8 @@ def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypat
 
 
 def test_a_connection_returned_to_the_pool_carries_no_principal(pg_url, pg_index):
-    store = PostgresStore(pg_url, pg_index.store.dim, pool_size=1)  # one connection: each borrow is the same
+    # one connection: each borrow is the same (and nothing may borrow a second while holding it)
+    store = PostgresStore(pg_url, pg_index.store.dim, pool_size=1, ann_min_rows=1)
     try:
         with store._connection() as conn:
             owner = _principal_of(conn)
@@ -244,6 +245,8 @@ def test_a_connection_returned_to_the_pool_carries_no_principal(pg_url, pg_index
             assert again is conn and _principal_of(again) == (owner[0], "")
         # and the trusted path after it still sees every document
         assert {h.doc_id for h in store.lexical_search(["wire"], 10)} == {"pub", "fin", "sec"}
+        store.refresh_indexes()  # builds the HNSW index on the one connection
+        assert store.has_ann_index()
     finally:
         store.close()
 

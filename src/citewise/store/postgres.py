@@ -624,7 +624,7 @@ class PostgresStore:
         s = self.schema
         with self._connection() as conn:
             n = conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
-            if n >= self.ann_min_rows and not self.has_ann_index():
+            if n >= self.ann_min_rows and not self._has_ann_index(conn):
                 # the graph is built in memory when it fits (pgvector: slower once it spills)
                 conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
                 try:
@@ -639,8 +639,13 @@ class PostgresStore:
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the HNSW index on ``vector``."""
         with self._connection() as conn:
-            return conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
-                                      (self.schema, "chunks_vector_hnsw")).fetchone() is not None
+            return self._has_ann_index(conn)
+
+    def _has_ann_index(self, conn) -> bool:
+        # on the caller's connection: a second borrow while holding one would wait forever
+        # with a pool of one
+        return conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+                            (self.schema, "chunks_vector_hnsw")).fetchone() is not None
 
     def unindexed_rows(self) -> int:
         """Always 0: the term statistics are written with the rows."""
@@ -680,10 +685,15 @@ class PostgresStore:
         filtered and ranked. If it yields k hits, a chunk holding none of the essential terms
         scores below the sum of the other terms' weights; once that sum is below the k-th score,
         the top-k is final. Otherwise the next pass takes the fewest terms that make it so (the
-        k-th score only grows, so that pass is final) or, when fewer than k hits were visible,
-        one more term -- or, if the filter leaves fewer rows visible than the postings still to
-        read would cost (:data:`BM25_PROBE_COST`), every visible row scored by lookups. Common terms (stop-word-like, df near N) are thus read only for the
-        candidates, not in full. The last pass (all terms essential) is the plain sum.
+        k-th score only grows, so that pass is final). When a pass yields fewer than k hits, the
+        next takes enough terms for k at the share of candidates that was visible -- or, if the
+        filter leaves fewer rows visible than reading more postings would cost
+        (:data:`BM25_PROBE_COST`), every visible row is scored by lookups (exact at once). The
+        first pass takes enough terms to hold k postings. A pass whose probes would cost more
+        than reading every posting of the query is replaced by the plain sum (all terms
+        essential). Common terms (stop-word-like, df near N) are thus read only for the
+        candidates, not in full. ``last_bm25_passes`` records the passes (essential-term counts,
+        0 for the visible-rows pass).
 
         Args:
             terms: analyzed query terms; a repeated term counts each time (as in LanceDB).
@@ -710,7 +720,8 @@ class PostgresStore:
             ids = [tid for _, tid, _ in weighted]
             weights = [w for w, _, _ in weighted]
             avglen = total / n
-            dfs = [dict((tid, df) for _, tid, df in found)[tid] for tid in ids]
+            df_of = {tid: df for _, tid, df in found}
+            dfs = [df_of[tid] for tid in ids]
             passes: list[int] = []
             counted = False
             j = self._terms_for(dfs, 1, k)  # fewer postings than k cannot give k hits
