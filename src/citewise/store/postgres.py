@@ -61,10 +61,11 @@ transaction on a connection of their own instead of queueing on one. Every opera
 connection for one transaction and hands it back. The principal is per transaction (``SET
 LOCAL ROLE`` and ``set_config(..., is_local => true)`` end with it, commit or rollback), the pool
 rolls back a transaction left open, and its ``reset`` callback also resets the role and the
-groups setting at session level: a returned connection carries no principal
-(tests/test_postgres_store.py). The pool checks a connection before lending it (one broken by a
-server restart is replaced). The ingest lock uses a separate connection outside the pool (a
-session lock must not go back to the pool).
+groups setting at session level (in a pool worker, after the caller has gone on): a returned
+connection carries no principal (tests/test_postgres_store.py). Connections are not checked
+before lending (a round trip per operation): one broken by a server restart fails its
+operation once and is then discarded by the pool. The ingest lock uses a separate connection
+outside the pool (a session lock must not go back to the pool).
 """
 
 from __future__ import annotations
@@ -178,8 +179,7 @@ def _reset_principal(conn) -> None:
     setting left at session level. Reads set both per transaction only (``SET LOCAL ROLE``,
     ``set_config(..., true)``) and the pool rolls back an open transaction before this, so this
     is a second wall: a pooled connection never carries a principal into its next borrower."""
-    conn.execute("RESET ROLE")
-    conn.execute(f"RESET {GROUPS_SETTING}")
+    conn.execute(f"RESET ROLE; RESET {GROUPS_SETTING}")  # one round trip (simple query protocol)
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -365,7 +365,7 @@ class PostgresStore:
         finally:
             conn.close()
         self._pool = import_pool()(self.dsn, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
-                                   reset=_reset_principal, check=import_pool().check_connection,
+                                   reset=_reset_principal,
                                    timeout=POOL_TIMEOUT_S, name=f"citewise-{self.schema}", open=False)
         self._pool.open(wait=True, timeout=POOL_TIMEOUT_S)
 
