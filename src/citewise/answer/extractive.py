@@ -245,6 +245,14 @@ class ExtractiveGenerator:
             if side is not None:
                 chosen.append(side)
                 covered |= side.terms
+        if self._default and not _DEFAULT_Q.search(scored[0].unit.text):
+            # "How long does Readline wait ... by default?": the best unit opens the entry (the
+            # keyseq-timeout definition), its default sits sentences later ("The default value
+            # is 500."); quote the sentence stating the default of *that* entry next
+            d = default_of(scored[0], scored)
+            if d is not None and d not in chosen:
+                chosen.append(d)
+                covered |= d.terms
         if scored[0] in self._entry_opening or self._read_on:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
@@ -260,6 +268,8 @@ class ExtractiveGenerator:
             for su in followers:
                 if len(chosen) >= self.max_sentences:
                     break
+                if su in chosen:
+                    continue
                 chosen.append(su)
                 covered |= su.terms
         while len(chosen) < self.max_sentences:
@@ -296,7 +306,7 @@ class ExtractiveGenerator:
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
         # asks for code or the block matches it nearly as well as the best sentence does
-        code = next((su for su in scored if su.unit.kind == "code"), None)
+        code = code_for(chosen[0], scored)
         if code is not None and not any(su.unit.kind == "code" for su in chosen) and (
                 wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
             chosen.append(code)
@@ -464,6 +474,54 @@ def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None
     name = m.group("name").replace("`", "").replace(" ", "")
     summary = m.group("summary").rstrip(".")
     return f"{name}: {summary}.", (m.start(), m.start() + len(m.group(0).rstrip()))
+
+
+def entry_of(first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
+    """The units (of ``scored``) of the entry ``first`` belongs to, in text order: a definition
+    and the sentences under its term (``editing-mode`` / ": Controls which ... The default value
+    is emacs."), a list item alone (an option item holds its own sentences), else the units under
+    the same headings in the same chunk (the section)."""
+    same = [su for su in scored if su.chunk_index == first.chunk_index]
+    u = first.unit
+    if u.kind == "definition" and u.lead:
+        term, heads = u.lead, u.headings
+    else:
+        d = next((su for su in same if su.unit.kind == "definition" and su.unit.lead
+                  and u.headings == (*su.unit.headings, su.unit.lead)), None)
+        term, heads = (d.unit.lead, d.unit.headings) if d is not None else ("", u.headings)
+    if term:
+        out = [su for su in same if (su.unit.kind == "definition" and su.unit.lead == term and su.unit.headings == heads)
+               or su.unit.headings == (*heads, term)]
+    elif u.kind == "item" and u.lead:
+        out = [first]
+    else:
+        out = [su for su in same if su.unit.headings == heads and su.unit.kind != "code"]
+    return sorted(out, key=lambda su: su.unit.start)
+
+
+def default_of(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The unit of ``first``'s entry (:func:`entry_of`) that states a default (:data:`_DEFAULT_Q`):
+    the nearest after ``first``, else the nearest before it; None when the entry states none."""
+    cands = [su for su in entry_of(first, scored) if su is not first and _DEFAULT_Q.search(su.unit.text)]
+    after = [su for su in cands if su.unit.start > first.unit.start]
+    if after:
+        return after[0]
+    return cands[-1] if cands else None
+
+
+def code_for(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The code block to quote with ``first`` (the best unit): the best-scoring block of its own
+    section (same chunk, under the same headings or a subsection of them), so an example is never
+    taken from a neighbouring entry when the entry asked about has one; else the best-scoring
+    block of the context; None when there is no block."""
+    blocks = [su for su in scored if su.unit.kind == "code"]
+    heads = first.unit.headings
+    if first.unit.kind != "definition" and heads and any(
+            su.unit.kind == "definition" and su.unit.lead == heads[-1] for su in scored
+            if su.chunk_index == first.chunk_index):
+        heads = heads[:-1]  # a sentence under a definition's term: its section is the term's
+    own = [su for su in blocks if su.chunk_index == first.chunk_index and su.unit.headings[:len(heads)] == heads]
+    return own[0] if own else (blocks[0] if blocks else None)
 
 
 def _too_short(text: str) -> bool:

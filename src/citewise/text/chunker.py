@@ -19,7 +19,7 @@ Algorithm (one pass over a document's text, all offsets are character offsets in
 6. Adjacent pieces under ``min_tokens`` are merged while the result stays within ``max_tokens``;
    a merged piece keeps the common heading path of its parts, so two pieces are merged only
    when no heading is lost: every heading of each part's path below the common one is a heading
-   line inside that part (the answer units read a section's own heading from there). A piece
+   line inside the merged text (the answer units read a section's own heading from there). A piece
    that continues a section, or a subsection whose parent heading is in another chunk, stays a
    chunk of its own with its full heading path.
 
@@ -400,7 +400,7 @@ class Chunker:
             )
             if small and last.end <= p.start and (
                 self._tokens(run, last.start, p.end, common) <= self.max_tokens
-            ) and run.keeps_headings(last, common) and run.keeps_headings(p, common):
+            ) and run.keeps_headings(last, common, last.start, p.end) and run.keeps_headings(p, common, last.start, p.end):
                 merged[-1] = _Piece(last.start, p.end, common, last.slug_title, last.parent)
             else:
                 merged.append(p)
@@ -485,18 +485,18 @@ class _Run:
             n = self._counts[s] = count_tokens(s)
         return n
 
-    def keeps_headings(self, piece: "_Piece", common: tuple[str, ...]) -> bool:
-        """Whether ``piece``, merged under the heading path ``common``, still says which section
-        it is from: every heading of its own path below ``common`` is a heading line inside its
-        text. A piece that continues a section (no heading line of its own), or whose parent
-        section's heading sits in an earlier chunk, would lose those headings: the merged
-        chunk's heading path is only the common ancestor."""
+    def keeps_headings(self, piece: "_Piece", common: tuple[str, ...], start: int, end: int) -> bool:
+        """Whether ``piece``, merged into ``[start, end)`` under the heading path ``common``,
+        still says which section it is from: every heading of its own path below ``common`` is a
+        heading line inside the merged text. A piece that continues a section (no heading line
+        of its own), or whose parent section's heading sits in an earlier chunk, would lose those
+        headings: the merged chunk's heading path is only the common ancestor."""
         below = piece.path[len(common):]
         if not below:
             return True
-        i = bisect.bisect_left(self._head_starts, piece.start)
+        i = bisect.bisect_left(self._head_starts, start)
         inside = set()
-        while i < len(self.heads) and self.heads[i].start < piece.end:
+        while i < len(self.heads) and self.heads[i].start < end:
             inside.add(self.heads[i].title)
             i += 1
         return all(h in inside for h in below)
