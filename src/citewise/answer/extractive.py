@@ -28,8 +28,12 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
    I Y?"). A unit whose embedding has cosine ≥ ``redundancy`` with a chosen one is skipped. A
    comparison ("X vs Y", "difference between X and Y") quotes, right after the best unit, the
    best unit about each side the quoted ones are not about (led by it, or naming it).
-   A code block is quoted when the question asks for code, or when the best block scores at
-   least ``code_ratio`` of the best unit.
+   A code block is quoted when the question asks for code, or when the block scores at least
+   ``code_ratio`` of the best unit; the block is the best one of the best unit's own section
+   when that section has one (:func:`code_for`: never a neighbouring entry's example), else the
+   best of the context. A question about a default quotes, right after the best unit, the
+   sentence of the best unit's entry stating the default (:func:`default_of`), however far into
+   the entry it sits.
 4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
    sentence's offsets in its chunk, so citations point at the quoted text.
 
