@@ -94,7 +94,7 @@ def _su(score, unit, chunk=0):
 def test_default_of_finds_the_default_sentence_deep_in_the_same_definition():
     text = ("## Variables\n\n"
             "wait-time\n: The time the editor waits for the rest of a key sequence. It counts from the last key. "
-            "A value of zero waits forever. The default value is 500.\n\n"
+            "By default the editor waits. The default value is 500.\n\n"
             "ring-style\n: What happens when the editor rings the bell. The default is audible.\n")
     units = split_units(text)
     scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(units)]
@@ -102,7 +102,8 @@ def test_default_of_finds_the_default_sentence_deep_in_the_same_definition():
     assert first.unit.kind == "definition" and first.unit.lead == "wait-time"
     assert [su.unit.text for su in entry_of(first, scored)] == [
         "wait-time: The time the editor waits for the rest of a key sequence.", "It counts from the last key.",
-        "A value of zero waits forever.", "The default value is 500."]
+        "By default the editor waits.", "The default value is 500."]
+    # the sentence stating the default value, before one that only says "by default"
     assert default_of(first, scored).unit.text == "The default value is 500."
     # the other entry's default is never taken, even when it scores higher
     ring = next(su for su in scored if su.unit.text == "The default is audible.")

@@ -249,7 +249,7 @@ class ExtractiveGenerator:
             if side is not None:
                 chosen.append(side)
                 covered |= side.terms
-        if self._default and not _DEFAULT_Q.search(scored[0].unit.text):
+        if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
             # "How long does Readline wait ... by default?": the best unit opens the entry (the
             # keyseq-timeout definition), its default sits sentences later ("The default value
             # is 500."); quote the sentence stating the default of *that* entry next
@@ -262,7 +262,7 @@ class ExtractiveGenerator:
             # asks what something is / is a search-box query: read on (the next sentences under
             # the same heading) before anything else
             followers = self._entry_followers(scored[0], scored, self._values)
-            if self._default and not _DEFAULT_Q.search(scored[0].unit.text):
+            if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
                 # "completion-query-items default": the entry's sentence stating the default
                 # ("The default limit is 100.") comes first, wherever it sits in the entry, unless
                 # the best unit states it already
@@ -362,6 +362,11 @@ _WH_START = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|
                        r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
 #: A question (or a sentence) about a default value: "by default", "default limit", "Defaults to".
 _DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
+#: A sentence stating a default value ("The default value is 500.", "Defaults to 16 KiB.",
+#: "Default: 100", "The shell sets the default value to 500"), not merely saying "default"
+#: ("controls which default set of key bindings is used").
+STATES_DEFAULT = re.compile(r"\bdefaults?\s+(?:value\s+|limit\s+|setting\s+|level\s+)?(?:is|are|was|to)\b"
+                            r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b", re.I)
 _VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
 
 
@@ -504,13 +509,18 @@ def entry_of(first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
 
 
 def default_of(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
-    """The unit of ``first``'s entry (:func:`entry_of`) that states a default (:data:`_DEFAULT_Q`):
-    the nearest after ``first``, else the nearest before it; None when the entry states none."""
-    cands = [su for su in entry_of(first, scored) if su is not first and _DEFAULT_Q.search(su.unit.text)]
-    after = [su for su in cands if su.unit.start > first.unit.start]
-    if after:
-        return after[0]
-    return cands[-1] if cands else None
+    """The unit of ``first``'s entry (:func:`entry_of`) that states a default value
+    (:data:`STATES_DEFAULT`; failing that, one that says "default" at all): the nearest after
+    ``first``, else the nearest before it; None when the entry states none."""
+    entry = [su for su in entry_of(first, scored) if su is not first]
+    for rx in (STATES_DEFAULT, _DEFAULT_Q):  # "The default value is emacs." before "By default, ..."
+        cands = [su for su in entry if rx.search(su.unit.text)]
+        after = [su for su in cands if su.unit.start > first.unit.start]
+        if after:
+            return after[0]
+        if cands:
+            return cands[-1]
+    return None
 
 
 def code_for(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
