@@ -121,10 +121,14 @@ def test_code_for_takes_the_block_of_the_best_unit_section_not_the_best_block():
     by = {u.text.split("\n")[1] if u.kind == "code" else u.text: u for u in units}
     unpack_sentence = _su(0.9, by["Unpacks a crate and returns its items."])
     pack_block = _su(0.95, by["const c = crate.pack(items);"])  # scores higher (it says "items")
-    unpack_block = _su(0.7, by["const items = crate.unpack(c);"])
+    unpack_block = _su(0.85, by["const items = crate.unpack(c);"])
     scored = sorted([unpack_sentence, pack_block, unpack_block, _su(0.5, by["Packs items into a crate."])],
                     key=lambda s: -s.score)
     assert code_for(unpack_sentence, scored) is unpack_block
+    # an own block far below the best one (under 0.8 of it) is incidental: the best block wins
+    weak = _su(0.6, unpack_block.unit)
+    scored_weak = [s for s in scored if s is not unpack_block] + [weak]
+    assert code_for(unpack_sentence, scored_weak) is pack_block
     # an entry without a block of its own: the best block of the context
     no_block = _su(0.9, Unit(0, 5, "Elsewhere.", ("other",)), chunk=1)
     assert code_for(no_block, scored + [no_block]) is pack_block
