@@ -184,3 +184,30 @@ def test_what_is_a_token_quotes_the_glossary_entry_of_a_pdf(tmp_path):
     a = idx.ask("What is a token in gizmo?")
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert a.text.startswith("token: A sequence of characters the gizmo shell treats as one unit."), a.text
+
+
+LEVELS_PAGE = """
+## block
+
+A 'block' rule stops the gizmo build when it fires. For example, this rule runs into the wide_shift check.
+
+What's the difference between an error from a rule and a regular old error? Rules are configurable
+through levels, so a rule that blocks by default can be relaxed.
+
+## seal
+
+'seal' is a special rule level that fills the same role for 'block' that 'insist' does for 'warn'.
+It's the same as 'block' in that a rule at this level stops the build, but unlike the 'block'
+level, the 'seal' level can never be lowered by a later setting. Levels may still be capped
+from the command line.
+"""
+
+
+def test_a_comparison_reads_on_from_a_unit_naming_both_sides_and_never_quotes_a_question(tmp_path_factory):
+    """The best unit names both sides but only says they are alike; the contrast is the next
+    sentence. A question sentence in the page ("What's the difference ...?") is never quoted."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"gizmo/levels": ("Rule levels", LEVELS_PAGE)})
+    a = idx.ask("What's the difference between the block and seal rule levels?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "the 'seal' level can never be lowered by a later setting" in a.text, a.text
+    assert "?" not in a.text, a.text

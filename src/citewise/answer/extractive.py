@@ -173,12 +173,14 @@ class ExtractiveGenerator:
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
         """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
         :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
-        instruction addressed to a model, or a bare ``name {type}`` entry."""
+        instruction addressed to a model, or a bare ``name {type}`` entry; nor a question ("What's the
+        difference between an error from a lint and a regular old error?"): the text after it
+        answers, it does not."""
         if u.end > len(chunk.text):
             return False
         if u.kind == "code":
             return code_ok
-        return not (u.text.endswith(":") or (u.kind == "item" and u.text[0].islower() and not u.lead)
+        return not (u.text.endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
                     or is_instruction(u.text) or bare_entry(u))
 
     #: How far (characters) after an entry's start its first quotable prose unit may begin.
@@ -249,6 +251,14 @@ class ExtractiveGenerator:
             if side is not None:
                 chosen.append(side)
                 covered |= side.terms
+        if len(self._sides) == 2 and all(t <= set(analyze(scored[0].unit.text)) for t in self._sides):
+            # "deny vs forbid": the best unit names both sides ("'forbid' ... fills the same role
+            # for 'deny' ..."); the contrast itself is usually the next sentence ("..., but
+            # unlike the 'deny' level, the 'forbid' level can not be overridden ..."): read on one
+            nxt = next((su for su in self._entry_followers(scored[0], scored) if su not in chosen), None)
+            if nxt is not None and len(chosen) < self.max_sentences:
+                chosen.append(nxt)
+                covered |= nxt.terms
         if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
             # "How long does Readline wait ... by default?": the best unit opens the entry (the
             # keyseq-timeout definition), its default sits sentences later ("The default value
