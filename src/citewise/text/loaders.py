@@ -15,8 +15,11 @@ HTML may set the same through ``<meta name="..." content="...">`` (permissions c
 
 PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
 the character offset where each page starts, so a chunk's offsets map to a page range. Outline
-(bookmark) entries become ``#`` headings (level = outline depth) on the page they point to. A PDF
-without a text layer (a scan) is an error: OCR it first.
+(bookmark) entries become ``#`` headings (level = outline depth) on the page they point to.
+Definition tables (a term at the left, its definition in a deeper column: Texinfo manuals'
+glossaries, variable and option lists) become ``term`` / ``: definition`` pairs, told apart from
+prose by the columns of pypdf's layout-mode text (:func:`layout_roles`). A PDF without a text
+layer (a scan) is an error: OCR it first.
 DOCX (python-docx): ``Heading 1..9`` paragraphs become ``#``..``######`` headings, ``Title`` the
 title, list styles ``- `` items and tables ``| a | b |`` rows, in body order. Title and version
 come from the document properties when set. PDF and DOCX carry no permissions of their own: use
