@@ -72,7 +72,8 @@ def minilm_index_of(tmp_path_factory, pages: dict[str, tuple[str, str]]):
 def make_pdf(pages, outline=(), title=None):
     """A valid PDF 1.4 file (bytes): one page per list of text lines, one ``Tj`` per line so the
     text layer holds exactly these lines; outline entries ``(title, page index, children)``;
-    ``title`` goes to the document info ``/Title``."""
+    ``title`` goes to the document info ``/Title``. A line may also be a list of ``(x, text)``
+    pieces set at those x positions (points; the left margin is 72): a column layout."""
     objs = {}
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, then page i: 4+2i, content 5+2i
@@ -80,9 +81,13 @@ def make_pdf(pages, outline=(), title=None):
     objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
     for i, lines in enumerate(pages):
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
-        for ln in lines:
-            esc = ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            ops.append(f"({esc}) Tj T*")
+        for n, ln in enumerate(lines):
+            for x, piece in ([(None, ln)] if isinstance(ln, str) else ln):
+                esc = piece.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+                if x is None:
+                    ops.append(f"({esc}) Tj T*")
+                else:  # absolute position: x, and the line's baseline
+                    ops.append(f"1 0 0 1 {x} {720 - 14 * n} Tm ({esc}) Tj")
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"

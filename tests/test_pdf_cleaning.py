@@ -11,7 +11,7 @@ from __future__ import annotations
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.units import split_units
 from citewise.index import Index
-from citewise.text.loaders import load_pdf, pdf_to_text
+from citewise.text.loaders import layout_roles, load_pdf, pdf_to_text
 
 from conftest import make_pdf
 
@@ -174,3 +174,56 @@ def test_a_sentence_running_over_a_page_break_stays_one_sentence():
     defs = [u.text for u in split_units(text) if u.kind == "definition"]
     assert defs == ["completion-items: The number of completions above which the user is asked to view them; "
                     "otherwise, they are listed."]
+
+
+# -- definition tables told apart by their columns (pypdf layout mode) -------------------------
+GLOSSARY = [[(72, "Terms")],
+            [(72, "These terms are used throughout the gizmo manual.")],
+            [(72, "token"), (180, "A sequence of characters the gizmo shell treats as one unit.")],
+            [(180, "It is either a word or an operator.")],
+            [(72, "special builtin")],
+            [(180, "A builtin that the gizmo standard marks as special.")],
+            [(72, "word"), (180, "A sequence of characters treated as a unit.")],
+            [(72, "The table ends here and prose goes on for a while after it.")]]
+
+
+def test_layout_columns_make_definition_entries_without_punctuation(tmp_path):
+    # "token A sequence ..." has no colon or dash between term and definition: only the column
+    # the definition starts in (layout mode) says where the term ends
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "gizmo.pdf").write_bytes(make_pdf([GLOSSARY]))
+    doc = load_pdf(root / "gizmo.pdf", root)
+    assert doc.text == ("Terms\nThese terms are used throughout the gizmo manual.\n\n"
+                        "token\n: A sequence of characters the gizmo shell treats as one unit. "
+                        "It is either a word or an operator.\n\n"
+                        "special builtin\n: A builtin that the gizmo standard marks as special.\n\n"
+                        "word\n: A sequence of characters treated as a unit.\n\n"
+                        "The table ends here and prose goes on for a while after it.\n")
+    units = [u for u in split_units(doc.text) if u.kind == "definition"]
+    assert [(u.lead, u.text[:40]) for u in units] == [
+        ("token", "token: A sequence of characters the gizm"),
+        ("special builtin", "special builtin: A builtin that the gizm"),
+        ("word", "word: A sequence of characters treated a")]
+
+
+def test_layout_roles_ignore_justified_prose_and_bullets():
+    # justified prose has wide gaps too, but no wider than the rest of its line; a bullet list
+    # with a hanging indent is not a table; "(see   Section 3": a link's gap is not a term's
+    layout = ("Chapter 3  Features                                   12\n"
+              "If  none  of  the  characters  in  the  prefix  are  quoted,  the  characters\n"
+              "•              The first bullet point of a list with a hanging indent\n"
+              "               that continues here.\n"
+              "subshell (see        Section 3.7.3 [Command Execution Environment], page 43),\n"
+              "               deep line\n"
+              "blank          A space or tab character.\n")
+    roles = layout_roles(layout)
+    assert [r for v in roles.values() for r in v] == [
+        ("body", ""), ("body", ""), ("body", ""), ("def", ""), ("body", ""), ("def", ""), ("inline", "blank")]
+
+
+def test_without_layout_the_plain_shape_still_reads_article_definitions():
+    # no layout text (another extractor, a test): a single lower-case term followed by "A ..."
+    # on one line is still a definition (the article "A" was not taken as a definition's start)
+    text, _ = pdf_to_text(["Terms\nThese are used below.\nblank A space or tab character.\n"], [])
+    assert "blank\n: A space or tab character." in text

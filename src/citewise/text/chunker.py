@@ -17,7 +17,11 @@ Algorithm (one pass over a document's text, all offsets are character offsets in
    whitespace, in the second half of each window, else at a character boundary. No chunk has more
    than ``max_tokens`` tokens (its ``token_count``, heading path and repeated header included).
 6. Adjacent pieces under ``min_tokens`` are merged while the result stays within ``max_tokens``;
-   a merged piece keeps the common heading path of its parts.
+   a merged piece keeps the common heading path of its parts, so two pieces are merged only
+   when no heading is lost: every heading of each part's path below the common one is a heading
+   line inside the merged text (the answer units read a section's own heading from there). A piece
+   that continues a section, or a subsection whose parent heading is in another chunk, stays a
+   chunk of its own with its full heading path.
 
 Tables split across chunks: a table's header row and separator line (``| a | b |`` /
 ``|---|---|``) always travel with its first row, and every later chunk that starts inside the
@@ -227,7 +231,8 @@ class Chunker:
         blocks = parse_blocks(text)
         if not blocks:
             return []
-        run = _Run(text, [b for b in blocks if b.kind == "table"], max_header=self.max_tokens // 4)
+        run = _Run(text, [b for b in blocks if b.kind == "table"], max_header=self.max_tokens // 4,
+                   heads=[b for b in blocks if b.kind == "heading"])
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
         self._emit(run, root, pieces, parent=None)
@@ -395,7 +400,7 @@ class Chunker:
             )
             if small and last.end <= p.start and (
                 self._tokens(run, last.start, p.end, common) <= self.max_tokens
-            ):
+            ) and run.keeps_headings(last, common, last.start, p.end) and run.keeps_headings(p, common, last.start, p.end):
                 merged[-1] = _Piece(last.start, p.end, common, last.slug_title, last.parent)
             else:
                 merged.append(p)
@@ -464,9 +469,11 @@ class Chunker:
 class _Run:
     """Per-document state of one :meth:`Chunker.chunk` call: the text, its tables, token caches."""
 
-    def __init__(self, text: str, tables: list[_Block], max_header: int):
+    def __init__(self, text: str, tables: list[_Block], max_header: int, heads: list[_Block] | None = None):
         self.text = text
         self.tables = tables
+        self.heads = heads or []
+        self._head_starts = [h.start for h in self.heads]
         self.max_header = max_header
         self._starts = [t.start for t in tables]
         self._counts: dict[str, int] = {}
@@ -477,6 +484,22 @@ class _Run:
         if n is None:
             n = self._counts[s] = count_tokens(s)
         return n
+
+    def keeps_headings(self, piece: "_Piece", common: tuple[str, ...], start: int, end: int) -> bool:
+        """Whether ``piece``, merged into ``[start, end)`` under the heading path ``common``,
+        still says which section it is from: every heading of its own path below ``common`` is a
+        heading line inside the merged text. A piece that continues a section (no heading line
+        of its own), or whose parent section's heading sits in an earlier chunk, would lose those
+        headings: the merged chunk's heading path is only the common ancestor."""
+        below = piece.path[len(common):]
+        if not below:
+            return True
+        i = bisect.bisect_left(self._head_starts, start)
+        inside = set()
+        while i < len(self.heads) and self.heads[i].start < end:
+            inside.add(self.heads[i].title)
+            i += 1
+        return all(h in inside for h in below)
 
     def path_tokens(self, path: tuple[str, ...]) -> int:
         return self.count(" > ".join(path))

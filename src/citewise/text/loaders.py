@@ -15,8 +15,11 @@ HTML may set the same through ``<meta name="..." content="...">`` (permissions c
 
 PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
 the character offset where each page starts, so a chunk's offsets map to a page range. Outline
-(bookmark) entries become ``#`` headings (level = outline depth) on the page they point to. A PDF
-without a text layer (a scan) is an error: OCR it first.
+(bookmark) entries become ``#`` headings (level = outline depth) on the page they point to.
+Definition tables (a term at the left, its definition in a deeper column: Texinfo manuals'
+glossaries, variable and option lists) become ``term`` / ``: definition`` pairs, told apart from
+prose by the columns of pypdf's layout-mode text (:func:`layout_roles`). A PDF without a text
+layer (a scan) is an error: OCR it first.
 DOCX (python-docx): ``Heading 1..9`` paragraphs become ``#``..``######`` headings, ``Title`` the
 title, list styles ``- `` items and tables ``| a | b |`` rows, in body order. Title and version
 come from the document properties when set. PDF and DOCX carry no permissions of their own: use
@@ -471,7 +474,17 @@ _SECTION_NO = re.compile(r"^(?:(?:chapter|appendix)\s+)?(?:[0-9]+|[A-Z])(?:\.[0-
 #: A definition term alone on its line (``shopt``, ``assoc_expand_once``, ``-s``, ``--login``).
 _TERM_LINE = re.compile(r"^(?:[A-Za-z_$][\w$.:+-]*[\w$]|-{1,2}[A-Za-z0-9][\w-]*)$")
 #: A term and the start of its definition on one line (``dotglob If set, Bash includes ...``).
-_TERM_INLINE = re.compile(r"^([a-z][a-z0-9_]*[a-z0-9]|-{1,2}[A-Za-z0-9][\w-]*)[ \t]{1,3}([A-Z][a-z]+\b.*)$")
+_TERM_INLINE = re.compile(r"^([a-z][a-z0-9_]*[a-z0-9]|-{1,2}[A-Za-z0-9][\w-]*)[ \t]{1,3}((?:[A-Z][a-z]+|An?)\b.*)$")
+
+#: Layout (column) evidence of a definition table, from pypdf's layout-mode text: a term line
+#: starts at the left and its definition is indented at least this many columns deeper.
+DEF_INDENT = 8
+#: A term set on the definition's first line is at most this many words and characters long.
+TERM_MAX_WORDS = 4
+TERM_MAX_CHARS = 40
+#: Columns by which layout mode may misplace a definition's first word (it estimates glyph
+#: widths): ``builtin      A command`` ends its gap at column 13 for a column at 15.
+LAYOUT_SLACK = 4
 
 #: A line that starts or ends at least this many pages (and at least
 #: ``RUNNING_MIN_SHARE`` of them), digits ignored, is a running header or footer.
@@ -516,10 +529,89 @@ def _clean_page(lines: list[str], running: set[str]) -> list[str]:
     return out
 
 
-def _definitions(lines: list[str]) -> list[str]:
+def _key(line: str) -> str:
+    """Lookup key of a line in :func:`layout_roles`: its first 48 characters, whitespace
+    collapsed (the end of a line may change when a hyphenated word is joined)."""
+    return " ".join(line.split())[:48]
+
+
+_BULLETS = frozenset("•◦▪▫●○■□‣∙")
+
+
+def _balanced(text: str) -> bool:
+    """Whether every (, [ and { in ``text`` is closed (a term is; a cut-off phrase may not be)."""
+    depth = 0
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def layout_roles(layout: str) -> dict[str, list[tuple[str, str]]]:
+    """Definition-table roles of the lines of one page, read from its layout-mode text (pypdf
+    ``extraction_mode="layout"``, which keeps each line's columns).
+
+    A Texinfo table (``@table``: Bash's definitions, shell variables, ``shopt`` options, the
+    tilde-prefix table) sets each term at the left and its definition in a column
+    :data:`DEF_INDENT` or more deeper, either on the term's line (``token          A sequence of
+    characters ...``) or, for a wide term, from the next line on (``special builtin`` /
+    ``                A shell builtin command ...``). Plain text extraction loses the columns, so
+    ``token A sequence of characters`` cannot be told from prose; the layout can.
+
+    Returns ``{key: [(role, term), ...]}`` in page order per :func:`_key` of the line:
+    ``term`` (a term alone on its line: the next line is indented deeper), ``inline`` (a term of
+    at most :data:`TERM_MAX_WORDS` words followed by a gap wider than the line's other gaps
+    (3 spaces or more, and more than their median) whose end lines up, within
+    :data:`LAYOUT_SLACK` columns, with a definition column: the indentation of a line on the
+    page at least :data:`DEF_INDENT` deeper than the margin), ``def`` (a line indented at least :data:`DEF_INDENT` deeper
+    than the page margin) and ``body`` (any other line).
+    """
+    rows = [(len(ln) - len(ln.lstrip()), ln.rstrip()) for ln in layout.split("\n") if ln.strip()]
+    out: dict[str, list[tuple[str, str]]] = {}
+    if not rows:
+        return out
+    margin = min(i for i, _ in rows)
+    deep = {i for i, _ in rows if i >= margin + DEF_INDENT}
+    for n, (ind, ln) in enumerate(rows):
+        nxt = rows[n + 1][0] if n + 1 < len(rows) else -1
+        body = ln.strip()
+        role, term = ("def" if ind >= margin + DEF_INDENT else "body"), ""
+        words = body.split()
+        if (nxt >= ind + DEF_INDENT and len(words) <= TERM_MAX_WORDS and len(body) <= TERM_MAX_CHARS
+                and not body.endswith((".", ",", ";", ":")) and _balanced(body) and words[0] not in _BULLETS):
+            role, term = "term", " ".join(words)
+        else:
+            gaps = [(m.start(), m.end()) for m in re.finditer(r" +", ln[ind:])]
+            for gi, (gs, ge) in enumerate(gaps[:TERM_MAX_WORDS]):
+                head = ln[ind:ind + gs].split()
+                if (gs > TERM_MAX_CHARS or head[-1].endswith((".", ",", ";", ":")) or not _balanced(" ".join(head))
+                        or head[0] in _BULLETS):
+                    break  # prose ("(see   Section 3.7.3": a link's wide gap) or a bullet list
+                others = sorted(b - a for j, (a, b) in enumerate(gaps) if j != gi)
+                wide = max(3, (others[len(others) // 2] if others else 1) + 1)
+                # layout mode places columns approximately (font widths are estimated): the
+                # gap may end a few columns off the definition column
+                col = ind + ge
+                target = min(deep, key=lambda d: abs(d - col), default=-99)
+                if ge - gs >= wide and abs(col - target) <= LAYOUT_SLACK and col >= ind + DEF_INDENT - LAYOUT_SLACK:
+                    role, term = "inline", " ".join(head)
+                    break
+        out.setdefault(_key(ln), []).append((role, term))
+    return out
+
+
+def _definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]] | None = None) -> list[str]:
     """Turn Texinfo-style tables (a term on its own line, or a term then its definition on one
     line, the definition running until the next term) into ``term`` / ``: definition`` pairs,
-    the Markdown definition-list form the answer units read as one unit each."""
+    the Markdown definition-list form the answer units read as one unit each.
+
+    With ``roles`` (:func:`layout_roles` of the page) the page's columns decide; without them,
+    the shape of the plain lines does (a single lower-case word or a flag, then a capitalised
+    definition)."""
+    if roles is not None and any(r == "term" or r == "inline" for v in roles.values() for r, _ in v):
+        return _layout_definitions(lines, roles)
     out: list[str] = []
     i = 0
     n = len(lines)
@@ -557,6 +649,50 @@ def _definitions(lines: list[str]) -> list[str]:
     return out
 
 
+def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """:func:`_definitions` led by the page's layout roles: a ``term`` / ``inline`` line starts
+    an entry, whose definition runs over the following lines until a blank line, a heading,
+    the next term or a ``body`` line (back at the page margin: the text after the table)."""
+    pending = {k: list(v) for k, v in roles.items()}
+
+    def role(line: str) -> tuple[str, str]:
+        got = pending.get(_key(line))
+        return got.pop(0) if got else ("", "")
+
+    out: list[str] = []
+    i, n = 0, len(lines)
+    cur = role(lines[0]) if lines else ("", "")
+    while i < n:
+        ln = lines[i].strip()
+        kind, term = cur
+        i += 1
+        cur = role(lines[i]) if i < n else ("", "")
+        rest = ""
+        if kind == "inline":
+            head = " ".join(ln.split()[:len(term.split())])
+            if head != term:
+                kind = ""  # the plain line does not start with the term: not the same line
+            else:
+                rest = ln.split(None, len(term.split()))[-1] if len(ln.split()) > len(term.split()) else ""
+        if kind not in ("term", "inline") or ln.startswith("#"):
+            out.append(lines[i - 1])
+            continue
+        defn = [rest] if rest else []
+        while i < n:
+            cur_ln = lines[i].strip()
+            if not cur_ln or cur_ln.startswith("#") or cur[0] in ("term", "inline", "body"):
+                break
+            defn.append(cur_ln)
+            i += 1
+            cur = role(lines[i]) if i < n else ("", "")
+        if out and out[-1].strip():
+            out.append("")  # a term starts a paragraph of its own
+        out.append(term)
+        out.append(": " + " ".join(defn) if defn else ": ")
+        out.append("")
+    return out
+
+
 def _continues(prev_page: str, page: str) -> bool:
     """Whether ``page`` continues a sentence of ``prev_page``: the previous page's text ends
     without closing punctuation (and not on a heading or a definition term) in a letter, a comma
@@ -567,12 +703,15 @@ def _continues(prev_page: str, page: str) -> bool:
                 and not _TERM_LINE.match(tail) and re.search(r"(?:[A-Za-z,]|[a-z]-)$", tail))
 
 
-def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> tuple[str, tuple[int, ...]]:
+def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
+                layouts: list[str] | None = None) -> tuple[str, tuple[int, ...]]:
     """Join extracted page texts into one Markdown-like text with headings from the outline.
 
     Args:
         page_texts: the text layer of each page, in page order.
         outline: (page index, depth, title) bookmark entries.
+        layouts: optional layout-mode text of each page (same order): its columns tell
+            definition tables apart from prose (:func:`layout_roles`).
 
     Returns:
         (text, page start offsets): page ``n`` (1-based) starts at ``offsets[n - 1]``.
@@ -613,7 +752,7 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
                     break
             else:
                 top.append(mark + title)
-        lines = _definitions(lines)
+        lines = _definitions(lines, layout_roles(layouts[i]) if layouts and i < len(layouts) else None)
         page = "\n".join(top + ([""] if top and lines else []) + lines)
         if i and not top and parts and _continues(parts[-1], page):
             # a sentence runs on over the page break ("... wishes to view" / "them; otherwise,
@@ -645,6 +784,14 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]]) -> t
     return "".join(parts) + "\n", tuple(starts)
 
 
+def _layout_text(page) -> str:
+    """A page's layout-mode text ('' when pypdf cannot lay it out: the plain text still serves)."""
+    try:
+        return page.extract_text(extraction_mode="layout") or ""
+    except Exception:  # layout mode fails on some odd fonts; it is only a hint
+        return ""
+
+
 def load_pdf(path: Path, root: Path) -> Document:
     """Load the text layer of a PDF (see module docstring).
 
@@ -665,6 +812,9 @@ def load_pdf(path: Path, root: Path) -> Document:
         if reader.is_encrypted and not reader.decrypt(""):
             raise InputError(source, "encrypted PDF (a password is needed); decrypt it first")
         page_texts = [p.extract_text() or "" for p in reader.pages]
+        # the same text with its columns (pypdf's layout mode): definition tables are told
+        # from prose by their indentation (:func:`layout_roles`)
+        layouts = [_layout_text(p) if t.strip() else "" for p, t in zip(reader.pages, page_texts)]
         outline = _pdf_outline(reader)
         info = reader.metadata or {}
         meta_title = str(info.get("/Title") or "").strip()
@@ -676,7 +826,7 @@ def load_pdf(path: Path, root: Path) -> Document:
         pypdf_log.setLevel(level)
     if not page_texts:
         raise InputError(source, "PDF has no pages")
-    text, starts = pdf_to_text(page_texts, outline)
+    text, starts = pdf_to_text(page_texts, outline, layouts)
     if not text.strip():
         raise InputError(source, f"PDF has no text layer ({len(page_texts)} page(s); a scan? OCR it first)")
     first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)

@@ -1,0 +1,213 @@
+"""Issue 10, right passage from the right document: each answer unit keeps the heading path of
+its own section when the chunker merges small sections; a default question quotes the sentence
+stating the default of the entry it is about; a code request quotes the block of that entry, not
+a neighbour's; a PDF glossary entry whose term and definition are separated only by columns is
+quoted for "what is X".
+
+All inputs are small and made up here (a "gizmo" shell, a "crate" packing tool).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from citewise.answer.extractive import ScoredUnit, code_for, default_of, entry_of
+from citewise.answer.units import Unit, split_units
+from citewise.text.chunker import Chunker
+
+from conftest import make_pdf, minilm_index_of
+
+# -- chunks keep every section's heading path ----------------------------------------------------
+LONG = " ".join(f"Positional parameter number {i} holds argument {i} of the call." for i in range(60))
+NESTED = f"""# Gizmo
+
+## 3 Features
+
+### 3.4 Parameters
+
+#### 3.4.1 Positional parameters
+
+{LONG}
+
+#### 3.4.2 Special parameters
+
+The parameter ? expands to the exit status of the last pipeline.
+
+## 4 Builtins
+
+The shell has a few builtins of its own.
+
+### 4.1 Plain builtins
+
+The colon builtin does nothing and succeeds.
+"""
+
+
+def _section_path(text: str, pos: int) -> set[str]:
+    """Headings (level 2 and deeper) above offset ``pos`` of ``text``: the section's true path."""
+    stack: list[tuple[int, str]] = []
+    at = 0
+    for line in text.splitlines(keepends=True):
+        if at > pos:
+            break
+        if line.startswith("##"):
+            level = len(line) - len(line.lstrip("#"))
+            stack = [h for h in stack if h[0] < level] + [(level, line.lstrip("# ").strip())]
+        at += len(line)
+    return {t for _, t in stack}
+
+
+def test_merged_small_sections_keep_each_unit_heading_path():
+    # before: "3.4.2 Special parameters" (path Gizmo > 3 Features > 3.4 Parameters > 3.4.2) and
+    # "4 Builtins" were merged under their common path ("Gizmo",), and the heading lines of 3
+    # and 3.4 were in an earlier chunk: the unit about "?" kept only "3.4.2 Special parameters".
+    # Now the chunk's heading path plus the headings inside it hold each unit's whole path.
+    chunks = Chunker().chunk("gizmo", "Gizmo", NESTED)
+    assert len(chunks) > 1
+    seen = 0
+    for c in chunks:
+        assert NESTED[c.start:c.end] == c.text
+        for u in split_units(c.text):
+            if u.kind == "sentence" and "Positional" not in u.text:
+                want = _section_path(NESTED, c.start + u.start)
+                assert want <= set(c.heading_path) | set(u.headings), (c.heading_path, u.headings, u.text)
+                seen += 1
+    assert seen == 3
+    special = next(c for c in chunks if "expands to the exit status" in c.text)
+    assert special.heading_path[:3] == ("Gizmo", "3 Features", "3.4 Parameters")
+
+
+def test_small_sibling_sections_still_merge():
+    # siblings whose own heading lines are in the merged text lose nothing: merged as before
+    text = ("## 4 Builtins\n\nThe shell has a few builtins.\n\n### 4.1 Plain\n\nThe colon builtin does nothing.\n\n"
+            "### 4.2 Other\n\nThe hash builtin remembers paths.\n\n### 4.3 More\n\n" + "The more builtin. " * 12)
+    chunks = Chunker(min_tokens=30, max_tokens=60).chunk("gizmo", "Gizmo", text)
+    assert chunks[0].heading_path == ("Gizmo", "4 Builtins")
+    assert "### 4.1 Plain" in chunks[0].text and "### 4.2 Other" in chunks[0].text
+
+
+# -- the default of the entry asked about, the code block of that entry ---------------------------
+def _su(score, unit, chunk=0):
+    return ScoredUnit(score, chunk, unit, np.zeros(4, np.float32), frozenset())
+
+
+def test_default_of_finds_the_default_sentence_deep_in_the_same_definition():
+    text = ("## Variables\n\n"
+            "wait-time\n: The time the editor waits for the rest of a key sequence. It counts from the last key. "
+            "By default the editor waits. The default value is 500.\n\n"
+            "ring-style\n: What happens when the editor rings the bell. The default is audible.\n")
+    units = split_units(text)
+    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(units)]
+    first = scored[0]
+    assert first.unit.kind == "definition" and first.unit.lead == "wait-time"
+    assert [su.unit.text for su in entry_of(first, scored)] == [
+        "wait-time: The time the editor waits for the rest of a key sequence.", "It counts from the last key.",
+        "By default the editor waits.", "The default value is 500."]
+    # the sentence stating the default value, before one that only says "by default"
+    assert default_of(first, scored).unit.text == "The default value is 500."
+    # the other entry's default is never taken, even when it scores higher
+    ring = next(su for su in scored if su.unit.text == "The default is audible.")
+    scored2 = [_su(2.0, ring.unit)] + [s for s in scored if s.unit is not ring.unit]
+    assert default_of(scored2[1], scored2).unit.text == "The default value is 500."
+    # a sentence under the term belongs to the same entry: its default is found before it too
+    mid = next(su for su in scored if su.unit.text == "It counts from the last key.")
+    assert default_of(mid, scored).unit.text == "The default value is 500."
+
+
+def test_code_for_takes_the_block_of_the_best_unit_section_not_the_best_block():
+    text = ("## crate.pack(items)\n\nPacks items into a crate.\n\n```js\nconst c = crate.pack(items);\n```\n\n"
+            "## crate.unpack(c)\n\nUnpacks a crate and returns its items.\n\n```js\nconst items = crate.unpack(c);\n```\n")
+    units = split_units(text)
+    by = {u.text.split("\n")[1] if u.kind == "code" else u.text: u for u in units}
+    unpack_sentence = _su(0.9, by["Unpacks a crate and returns its items."])
+    pack_block = _su(0.95, by["const c = crate.pack(items);"])  # scores higher (it says "items")
+    unpack_block = _su(0.85, by["const items = crate.unpack(c);"])
+    scored = sorted([unpack_sentence, pack_block, unpack_block, _su(0.5, by["Packs items into a crate."])],
+                    key=lambda s: -s.score)
+    assert code_for(unpack_sentence, scored) is unpack_block
+    # an own block far below the best one (under 0.8 of it) is incidental: the best block wins
+    weak = _su(0.6, unpack_block.unit)
+    scored_weak = [s for s in scored if s is not unpack_block] + [weak]
+    assert code_for(unpack_sentence, scored_weak) is pack_block
+    # an entry without a block of its own: the best block of the context
+    no_block = _su(0.9, Unit(0, 5, "Elsewhere.", ("other",)), chunk=1)
+    assert code_for(no_block, scored + [no_block]) is pack_block
+
+
+# -- end to end ------------------------------------------------------------------------------------
+EDITOR_PAGE = """
+## Editor variables
+
+wait-time
+: The time the line editor waits for the rest of an ambiguous key sequence before it acts on the
+keys read so far. The time is counted from the last key read. A value of zero or less makes the
+editor wait until another key is pressed, so it never decides on its own. The value is given in
+milliseconds and a value that is not a number is ignored. Larger values make the editor feel slow
+when you type a prefix key on its own, and smaller values can split a sequence typed slowly over a
+remote link. The default value is 750.
+
+ring-style
+: What happens when the line editor wants to ring the terminal bell. If set to none, the editor
+never rings the bell. The default is audible.
+"""
+
+
+def test_a_how_long_default_question_quotes_the_default_far_into_its_entry(tmp_path_factory):
+    """The default sits six sentences (over 600 characters) into the definition, and the question
+    is a "how long" question (no entry name to pin): the answer still quotes that entry's
+    default, not the neighbour's."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"gizmo/editor": ("Editor", EDITOR_PAGE)})
+    a = idx.ask("How long does the line editor wait for the rest of an ambiguous key sequence by default?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "The default value is 750." in a.text, a.text
+    assert "audible" not in a.text, a.text
+
+
+GLOSSARY = [[(72, "Terms")],
+            [(72, "These terms are used throughout the gizmo manual.")],
+            [(72, "blank"), (180, "A space or tab character.")],
+            [(72, "field"), (180, "A unit of text that results from one of the gizmo expansions.")],
+            [(72, "token"), (180, "A sequence of characters the gizmo shell treats as one unit.")],
+            [(180, "It is either a word or an operator.")],
+            [(72, "word"), (180, "A sequence of characters treated as a unit by the gizmo shell.")],
+            [(180, "Words may not include unquoted metacharacters.")]]
+
+
+def test_what_is_a_token_quotes_the_glossary_entry_of_a_pdf(tmp_path):
+    from citewise.index import Index
+
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "gizmo.pdf").write_bytes(make_pdf([GLOSSARY], title="Gizmo Manual"))
+    idx = Index.open(tmp_path / "idx", embedder="minilm")
+    assert idx.ingest(root).errors == []
+    a = idx.ask("What is a token in gizmo?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("token: A sequence of characters the gizmo shell treats as one unit."), a.text
+
+
+LEVELS_PAGE = """
+## block
+
+A 'block' rule stops the gizmo build when it fires. For example, this rule runs into the wide_shift check.
+
+What's the difference between an error from a rule and a regular old error? Rules are configurable
+through levels, so a rule that blocks by default can be relaxed.
+
+## seal
+
+'seal' is a special rule level that fills the same role for 'block' that 'insist' does for 'warn'.
+It's the same as 'block' in that a rule at this level stops the build, but unlike the 'block'
+level, the 'seal' level can never be lowered by a later setting. Levels may still be capped
+from the command line.
+"""
+
+
+def test_a_comparison_reads_on_from_a_unit_naming_both_sides_and_never_quotes_a_question(tmp_path_factory):
+    """The best unit names both sides but only says they are alike; the contrast is the next
+    sentence. A question sentence in the page ("What's the difference ...?") is never quoted."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"gizmo/levels": ("Rule levels", LEVELS_PAGE)})
+    a = idx.ask("What's the difference between the block and seal rule levels?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert "the 'seal' level can never be lowered by a later setting" in a.text, a.text
+    assert "?" not in a.text, a.text
