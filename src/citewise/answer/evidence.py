@@ -57,6 +57,17 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
 
+**Passage gate** (:data:`PASSAGE_GATES`, applied by :mod:`citewise.answer.pipeline`): a question
+whose words each occur *somewhere* in the evidence ("How do I set a timeout on a database
+connection pool?" over pages that say "socket timeout", "connection" and, elsewhere, "pool") can
+pass the score although no passage is about its subject. The gate asks for meaning and the
+subject's words together: ``dense² × passage ≥ gate``, where ``passage`` is the best share
+(IDF-weighted, as in ``coverage``) of the question's content terms held by *one* top chunk. The
+gate value is fitted, like the threshold (see :data:`PASSAGE_GATES`). A question whose named
+subject has its own entry in the evidence (``Evidence.entry``: "What does the wait builtin do?"
+over the manual's ``wait`` definition) is not gated: the entry pins the subject, and a short
+definitional question often has a low cosine with the entry's terse text.
+
 Document frequencies are looked up with the principal's filters, so words that occur only in
 documents the principal may not read count as absent (no side channel on restricted text).
 """
@@ -73,7 +84,9 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import GENERIC_WORDS, code_names, compared_names, question_subject, section_names, slot_names  # noqa: F401 (question_subject re-exported)
+from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
+                                  _NOT_NAMES, heading_pattern,
+                                  question_subject, section_names, slot_names)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -85,6 +98,24 @@ QUESTION_WORDS = frozenset(analyze(
 
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
+
+#: ``dense² × passage`` below which the answerer abstains although the score clears the threshold,
+#: per embedder (0 or missing: no gate). MiniLM: 0.16, fitted on the real-docs sets
+#: (``bench/realdocs/questions-*.jsonl``, 246 questions: 149 in-scope answered at the threshold,
+#: 44 out-of-scope / false-premise not caught by a rule) plus 40 out-of-scope probes written for
+#: it (words all in the corpora, no corpus named: "How do I set a timeout on a database connection
+#: pool?"): the midpoint between the highest out-of-scope value it stops (0.158) and the lowest
+#: in-scope answers it keeps (0.167); it costs two in-scope answers (0.071, 0.144: paraphrases
+#: whose words are spread over the page: "how deeply nested in subshells" for BASH_SUBSHELL).
+PASSAGE_GATES = {"all-MiniLM-L6-v2-int8": 0.16}
+
+#: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
+#: as often as with the hyphen, so its absence as one token says nothing.
+_VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
+#: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
+#: heading or a definition led by the name). Options and variables are left out: "the same
+#: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
+_ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
 
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[- ]time|live|currently)\b", re.I)
@@ -157,6 +188,11 @@ class Evidence:
         reason: ``''``, ``'unknown name: X'`` or ``'live value'``.
         unit_scores: ``{chunk_id: [cosine per unit]}`` for the chunks looked at (reused by the
             extractive generator).
+        passage: the best IDF-weighted share of the content terms that *one* of the top chunks
+            holds (title, headings, text); ``coverage`` counts a term found in any of them.
+        entry: a name the question asks about (:func:`citewise.text.names.entry_names`) has its
+            entry in a top chunk (a heading, list item or definition led by it): the subject is
+            pinned by the evidence, so the passage gate does not apply.
     """
 
     score: float
@@ -167,6 +203,14 @@ class Evidence:
     absent: list[str] = field(default_factory=list)
     reason: str = ""
     unit_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    passage: float = 0.0
+    entry: bool = False
+
+    @property
+    def together(self) -> float:
+        """``dense² × passage``: meaning and the question's words *in one passage* (the gate of
+        :data:`PASSAGE_GATES`)."""
+        return self.dense ** 2 * self.passage
 
 
 class EvidenceScorer:
@@ -221,7 +265,7 @@ class EvidenceScorer:
                 return f"unknown name: {word}"
         for name in code_names(question):
             terms = analyze(name)
-            if not terms:
+            if not terms or _VERSIONED.fullmatch(name):
                 continue
             if " " in name.strip():  # a quoted phrase: every content term must occur
                 if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
@@ -257,6 +301,24 @@ class EvidenceScorer:
                 return f"not in the evidence: {word}"
         return ""
 
+    @staticmethod
+    def missing_entry(question: str, chunks: Sequence) -> str:
+        """``'not in the evidence: the X builtin'`` when the question asks about "the X builtin"
+        (or lint, or reserved word; :data:`_ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
+        for X (a heading naming it, a list item or definition led by it:
+        :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
+        retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
+        entry."""
+        for m in _ENTRY_SLOT.finditer(question):
+            name = m.group(1)
+            if name.lower() in _NOT_NAMES:  # "the same lint" names nothing
+                continue
+            rx = heading_pattern(name)
+            if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
+                       or any(rx.search(h) for h in c.heading_path) for c in chunks):
+                return f"not in the evidence: {m.group(0)}"
+        return ""
+
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
         chunks in rank order (StoredChunk-like: ``chunk_id``, ``title``, ``heading_path``,
@@ -288,10 +350,20 @@ class EvidenceScorer:
                     best = max(best, float(sim))
         ev.dense = best
         seen: set[str] = set()
+        weights = {t: self.idf(t, filters) for t in terms}
+        total = sum(weights.values())
         for c in top:
-            seen.update(analyze(" ".join((c.title, *c.heading_path, c.text))))
+            have = set(analyze(" ".join((c.title, *c.heading_path, c.text))))
+            seen.update(have)
+            if total > 0:  # the subject's words together in one passage (see :attr:`Evidence.passage`)
+                ev.passage = max(ev.passage, sum(w for t, w in weights.items() if t in have) / total)
         if not ev.reason:
             ev.reason = self.missing_name(question, seen)
+        names = entry_names(question)
+        ev.entry = any(entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "")
+                       for n in names for c in top)
+        if not ev.reason:
+            ev.reason = self.missing_entry(question, top)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
             ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
@@ -302,7 +374,7 @@ class EvidenceScorer:
             ev.reason = "not in the evidence: " + next(side for side in sides if side not in found)
         covered = uncovered = absent = 0.0
         for t in terms:
-            w = self.idf(t, filters)
+            w = weights[t]
             if t in seen:
                 covered += w
             elif self.df(t, filters) == 0:
