@@ -41,6 +41,12 @@ Its size defaults to four threads. Set the POOL_SIZE environment variable before
 
 The samples folder holds a small inventory database used by the tutorials.
 Each tutorial reads the database file once and prints a report.
+
+| Package manager | Lock file |
+|---|---|
+| pnpm | pnpm-lock.yaml |
+
+Install the samples with pnpm install before the first tutorial.
 """),
     "shell/builtins": ("Shell builtins", """# Shell builtins
 
@@ -146,6 +152,17 @@ def test_an_entry_for_the_subject_lifts_the_passage_gate(idx):
     assert a.evidence["entry"] is True and a.evidence["together"] < 0.16, a.evidence
     assert a.outcome == "answered", a.abstain_reason
     assert a.citations[0].doc_id == "shell/builtins"
+
+
+def test_a_how_to_with_a_tool_the_corpus_only_mentions_needs_one_unit_about_both(idx):
+    """"dev", "dependency" and "pnpm" are not on one line: the table row names pnpm, nothing
+    says how to add a dev dependency with it. The sentence that does say what to do with pnpm
+    answers its own question."""
+    a = idx.ask("How do I add a dev dependency to the samples with pnpm?")
+    assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: how to do this with pnpm"), a.text
+    b = idx.ask("How do I install the samples with pnpm?")
+    assert b.outcome == "answered", (b.abstain_reason, b.evidence)
+    assert b.text.startswith("Install the samples with pnpm install before the first tutorial."), b.text
 
 
 @pytest.mark.parametrize("question, reason", [

@@ -53,6 +53,10 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   :func:`citewise.text.names.compared_names`, each side's terms must occur in one unit with its
   headings), or a configuration section named in brackets (``[features]``) that no evidence
   chunk writes verbatim.
+* **tool apart**: a how-to done "with / in / using" a tool the corpus only mentions (fewer than
+  ``df_cap`` chunks name it), when no answer unit naming the tool also holds half the weight of
+  the question's other terms (:meth:`EvidenceScorer.tool_apart`: "How do I add a package as a
+  dev dependency with pnpm?" over a table row "Package manager: pnpm").
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
@@ -85,7 +89,7 @@ from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
 from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
-                                  _NOT_NAMES, heading_pattern,
+                                  _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
@@ -319,6 +323,34 @@ class EvidenceScorer:
                 return f"not in the evidence: {m.group(0)}"
         return ""
 
+    def tool_apart(self, question: str, chunks: Sequence, units: Sequence, filters: Filters | None) -> str:
+        """``'not in the evidence: how to ... with X'`` when a how-to names the tool it is done with
+        ("How do I add a package as a dev dependency with pnpm?", "... in X", "... using X"; the
+        tool of :func:`citewise.text.names.slot_names`), the tool is one the corpus only mentions
+        (fewer than ``df_cap`` chunks name it, so it is not what the corpus is about) and no answer
+        unit that names it (with its title and headings) also holds at least half of the IDF
+        weight of the question's other content terms, else ''. A page listing "Package manager:
+        pnpm" does not say how to add a dev dependency with it.
+
+        ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
+        m = _TOOL_SLOT.search(question) or _LEAD_TOOL_SLOT.match(question)
+        if not m:
+            return ""
+        tool = m.group(1)
+        tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
+        if not tool_terms or self.df(tool_terms[0], filters) >= self.df_cap:
+            return ""
+        rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
+        total = sum(rest.values())
+        if total <= 0:
+            return ""
+        for c, us in zip(chunks, units):
+            for u in us:
+                have = set(analyze(" ".join((c.title, *c.heading_path, u.heading, u.text))))
+                if any(t in have for t in tool_terms) and sum(w for t, w in rest.items() if t in have) >= 0.5 * total:
+                    return ""
+        return f"not in the evidence: how to do this with {tool}"
+
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
         chunks in rank order (StoredChunk-like: ``chunk_id``, ``title``, ``heading_path``,
@@ -339,7 +371,8 @@ class EvidenceScorer:
         sides = {side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
                  for side in compared_names(question)}
         found = {side for side, ts in sides.items() if not ts}
-        for c, (units, vecs) in zip(top, self.units.get(top)):
+        top_units = self.units.get(top)
+        for c, (units, vecs) in zip(top, top_units):
             for u in units if len(found) < len(sides) else ():
                 have = set(analyze(" ".join((*c.heading_path, u.heading, u.text))))
                 found.update(side for side, ts in sides.items() if all(t in have for t in ts))
@@ -364,6 +397,8 @@ class EvidenceScorer:
                        for n in names for c in top)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
+        if not ev.reason:
+            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
             ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
