@@ -4,7 +4,10 @@
 2. Evidence score (:mod:`citewise.answer.evidence`). Below the threshold → abstain ("I have no
    document on this."). Pinning (a document titled with an identifier the question names) only
    reorders the evidence: it never lifts a score, so "What is the capital of France? ZX-900"
-   abstains even though a page is titled "ZX-900 override".
+   abstains even though a page is titled "ZX-900 override". A score over the threshold still
+   abstains when no one passage holds the question's subject (``dense² × passage`` below the
+   embedder's passage gate, unless the evidence has the entry of the name the question asks
+   about; :data:`citewise.answer.evidence.PASSAGE_GATES`).
 3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
    expansion, fencing).
 4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
