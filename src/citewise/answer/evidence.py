@@ -121,6 +121,8 @@ _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
 #: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
 _ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
 
+#: Compound words that name things in reference pages: ``menu-items``, ``dead_code``, ``fs.rm``.
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[- ]time|live|currently)\b", re.I)
 _LIVE_VALUE = re.compile(r"\b(rates?|prices?|weather|temperature|stock|shares?|quotes?|scores?|news|time)\b", re.I)
@@ -194,9 +196,10 @@ class Evidence:
             extractive generator).
         passage: the best IDF-weighted share of the content terms that *one* of the top chunks
             holds (title, headings, text); ``coverage`` counts a term found in any of them.
-        entry: a name the question asks about (:func:`citewise.text.names.entry_names`) has its
-            entry in a top chunk (a heading, list item or definition led by it): the subject is
-            pinned by the evidence, so the passage gate does not apply.
+        entry: a name the question asks about (:func:`citewise.text.names.entry_names`, or a
+            compound word such as ``menu-items``) has its entry in a top chunk (a heading, list
+            item or definition led by it), or each side of a comparison is named by one unit:
+            the subject is pinned by the evidence, so the passage gate does not apply.
     """
 
     score: float
@@ -392,9 +395,12 @@ class EvidenceScorer:
                 ev.passage = max(ev.passage, sum(w for t, w in weights.items() if t in have) / total)
         if not ev.reason:
             ev.reason = self.missing_name(question, seen)
-        names = entry_names(question)
-        ev.entry = any(entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "")
-                       for n in names for c in top)
+        # the subject is pinned by the evidence: a name the question asks about (its code names,
+        # the subject of "what is X", a compound word such as ``menu-items``) has its entry in a
+        # top chunk, or each side of a comparison is named by one unit
+        names = list(dict.fromkeys(entry_names(question) + _COMPOUND.findall(question)))
+        ev.entry = bool(sides) and len(found) == len(sides) or any(
+            entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "") for n in names for c in top)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:
