@@ -62,9 +62,10 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   to a tool.
 
 **Passage gate** (:data:`PASSAGE_GATES`, applied by :mod:`citewise.answer.pipeline`): a question
-whose words each occur *somewhere* in the evidence ("How do I set a timeout on a database
-connection pool?" over pages that say "socket timeout", "connection" and, elsewhere, "pool") can
-pass the score although no passage is about its subject. The gate asks for meaning and the
+whose words each occur *somewhere* in the evidence ("How do I restart the server when a tutorial
+crashes?" over one page on server timeouts and another that mentions tutorials; "How do I change
+the default branch name that git init uses for new repositories?" over the Bash manual) can pass
+the score although no passage is about its subject. The gate asks for meaning and the
 subject's words together: ``dense² × passage ≥ gate``, where ``passage`` is the best share
 (IDF-weighted, as in ``coverage``) of the question's content terms held by *one* top chunk. The
 gate value is fitted, like the threshold (see :data:`PASSAGE_GATES`). A question whose named

@@ -123,7 +123,7 @@ class Answerer:
             a.abstain_reason = ev.reason or f"evidence {a.score:.3f} < threshold {self.threshold:.3f}"
         elif ev.together < self.passage_gate and not ev.entry:
             # every word of the question occurs in the evidence, but no one passage holds its
-            # subject ("a timeout on a database connection pool" over "socket timeout" and "pool")
+            # subject ("restart the server when a tutorial crashes" over a server page and a tutorial one)
             a.abstain_reason = f"subject not in one passage: {ev.together:.3f} < gate {self.passage_gate:.3f}"
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
