@@ -53,9 +53,25 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   :func:`citewise.text.names.compared_names`, each side's terms must occur in one unit with its
   headings), or a configuration section named in brackets (``[features]``) that no evidence
   chunk writes verbatim.
+* **tool apart**: a how-to done "with / in / using" a tool the corpus only mentions (fewer than
+  ``df_cap`` chunks name it), when no answer unit naming the tool also holds half the weight of
+  the question's other terms (:meth:`EvidenceScorer.tool_apart`: "How do I add a package as a
+  dev dependency with pnpm?" over a table row "Package manager: pnpm").
 * **live value**: the question asks for a value that changes by the day ("today's USD to EUR
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
+
+**Passage gate** (:data:`PASSAGE_GATES`, applied by :mod:`citewise.answer.pipeline`): a question
+whose words each occur *somewhere* in the evidence ("How do I restart the server when a tutorial
+crashes?" over one page on server timeouts and another that mentions tutorials; "How do I change
+the default branch name that git init uses for new repositories?" over the Bash manual) can pass
+the score although no passage is about its subject. The gate asks for meaning and the
+subject's words together: ``dense² × passage ≥ gate``, where ``passage`` is the best share
+(IDF-weighted, as in ``coverage``) of the question's content terms held by *one* top chunk. The
+gate value is fitted, like the threshold (see :data:`PASSAGE_GATES`). A question whose named
+subject has its own entry in the evidence (``Evidence.entry``: "What does the wait builtin do?"
+over the manual's ``wait`` definition) is not gated: the entry pins the subject, and a short
+definitional question often has a low cosine with the entry's terse text.
 
 Document frequencies are looked up with the principal's filters, so words that occur only in
 documents the principal may not read count as absent (no side channel on restricted text).
@@ -73,7 +89,9 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze
-from citewise.text.names import GENERIC_WORDS, code_names, compared_names, question_subject, section_names, slot_names  # noqa: F401 (question_subject re-exported)
+from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
+                                  _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
+                                  question_subject, section_names, slot_names)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -86,6 +104,30 @@ QUESTION_WORDS = frozenset(analyze(
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 
+#: ``dense² × passage`` below which the answerer abstains although the score clears the threshold,
+#: per embedder (0 or missing: no gate). MiniLM: 0.09, the midpoint between the highest
+#: out-of-scope value it stops (0.087) and the lowest in-scope one (0.096), taken over the
+#: real-docs sets (``bench/realdocs/questions-*.jsonl``, 246 questions), the sample golden and
+#: out-of-scope sets (54) and 40 out-of-scope probes written for it (the first 40 rows of
+#: ``bench/realdocs/questions-abstain-probes.jsonl``: words all in the corpora, no corpus named),
+#: counting only questions the threshold and the rules let through, so that no in-scope question
+#: of those sets is lost. A gate of 0.16 stopped more on the real-docs sets but lost 5 of the
+#: sample's 38 conversational paraphrases ("how can our staff log in with their Microsoft work
+#: accounts": low cosine, words spread over the page), so the gate is the cautious value.
+PASSAGE_GATES = {"all-MiniLM-L6-v2-int8": 0.09}
+
+#: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
+#: as often as with the hyphen, so its absence as one token says nothing.
+_VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
+#: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
+#: heading or a definition led by the name). Options and variables are left out: "the same
+#: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
+_ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
+
+#: Compound words that name things in reference pages: ``menu-items``, ``dead_code``, ``fs.rm``.
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
+#: A how-to question ("How do I ...", "How can we ...", "how to ...").
+_HOW_TO = re.compile(r"^\s*how\s+(?:do|can|could|should|would|to)\b", re.I)
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[- ]time|live|currently)\b", re.I)
 _LIVE_VALUE = re.compile(r"\b(rates?|prices?|weather|temperature|stock|shares?|quotes?|scores?|news|time)\b", re.I)
@@ -157,6 +199,13 @@ class Evidence:
         reason: ``''``, ``'unknown name: X'`` or ``'live value'``.
         unit_scores: ``{chunk_id: [cosine per unit]}`` for the chunks looked at (reused by the
             extractive generator).
+        passage: the best IDF-weighted share of the content terms that *one* of the top chunks
+            holds (title, headings, text; terms absent from the corpus weigh ``absent_weight``,
+            as in ``coverage``, which counts a term found in any of the chunks).
+        entry: a name the question asks about (:func:`citewise.text.names.entry_names`, or a
+            compound word such as ``menu-items``) has its entry in a top chunk (a heading, list
+            item or definition led by it), or each side of a comparison is named by one unit:
+            the subject is pinned by the evidence, so the passage gate does not apply.
     """
 
     score: float
@@ -167,6 +216,14 @@ class Evidence:
     absent: list[str] = field(default_factory=list)
     reason: str = ""
     unit_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    passage: float = 0.0
+    entry: bool = False
+
+    @property
+    def together(self) -> float:
+        """``dense² × passage``: meaning and the question's words *in one passage* (the gate of
+        :data:`PASSAGE_GATES`)."""
+        return self.dense ** 2 * self.passage
 
 
 class EvidenceScorer:
@@ -221,7 +278,7 @@ class EvidenceScorer:
                 return f"unknown name: {word}"
         for name in code_names(question):
             terms = analyze(name)
-            if not terms:
+            if not terms or _VERSIONED.fullmatch(name):
                 continue
             if " " in name.strip():  # a quoted phrase: every content term must occur
                 if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
@@ -257,6 +314,52 @@ class EvidenceScorer:
                 return f"not in the evidence: {word}"
         return ""
 
+    @staticmethod
+    def missing_entry(question: str, chunks: Sequence) -> str:
+        """``'not in the evidence: the X builtin'`` when the question asks about "the X builtin"
+        (or lint, or reserved word; :data:`_ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
+        for X (a heading naming it, a list item or definition led by it:
+        :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
+        retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
+        entry."""
+        for m in _ENTRY_SLOT.finditer(question):
+            name = m.group(1)
+            if name.lower() in _NOT_NAMES:  # "the same lint" names nothing
+                continue
+            rx = heading_pattern(name)
+            if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
+                       or any(rx.search(h) for h in c.heading_path) for c in chunks):
+                return f"not in the evidence: {m.group(0)}"
+        return ""
+
+    def tool_apart(self, question: str, chunks: Sequence, units: Sequence, filters: Filters | None) -> str:
+        """``'not in the evidence: how to ... with X'`` when a how-to ("How do I ...") names the tool it is done with
+        ("How do I add a package as a dev dependency with pnpm?", "... in X", "... using X"; the
+        tool of :func:`citewise.text.names.slot_names`), the tool is one the corpus only mentions
+        (fewer than ``df_cap`` chunks name it, so it is not what the corpus is about) and no answer
+        unit that names it (with its title and headings) also holds at least half of the IDF
+        weight of the question's other content terms, else ''. A page listing "Package manager:
+        pnpm" does not say how to add a dev dependency with it.
+
+        ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
+        m = _TOOL_SLOT.search(question) or _LEAD_TOOL_SLOT.match(question)
+        if not m or not _HOW_TO.match(question):
+            return ""
+        tool = m.group(1)
+        tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
+        if not tool_terms or self.df(tool_terms[0], filters) >= self.df_cap:
+            return ""
+        rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
+        total = sum(rest.values())
+        if total <= 0:
+            return ""
+        for c, us in zip(chunks, units):
+            for u in us:
+                have = set(analyze(" ".join((c.title, *c.heading_path, u.heading, u.text))))
+                if any(t in have for t in tool_terms) and sum(w for t, w in rest.items() if t in have) >= 0.5 * total:
+                    return ""
+        return f"not in the evidence: how to do this with {tool}"
+
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
         chunks in rank order (StoredChunk-like: ``chunk_id``, ``title``, ``heading_path``,
@@ -277,7 +380,8 @@ class EvidenceScorer:
         sides = {side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
                  for side in compared_names(question)}
         found = {side for side, ts in sides.items() if not ts}
-        for c, (units, vecs) in zip(top, self.units.get(top)):
+        top_units = self.units.get(top)
+        for c, (units, vecs) in zip(top, top_units):
             for u in units if len(found) < len(sides) else ():
                 have = set(analyze(" ".join((*c.heading_path, u.heading, u.text))))
                 found.update(side for side, ts in sides.items() if all(t in have for t in ts))
@@ -288,10 +392,29 @@ class EvidenceScorer:
                     best = max(best, float(sim))
         ev.dense = best
         seen: set[str] = set()
+        weights = {t: self.idf(t, filters) for t in terms}
+        total = sum(weights.values())
+        # the subject's words together in one passage (:attr:`Evidence.passage`); words absent
+        # from the whole corpus weigh ``absent_weight``, as in the coverage
+        pweights = {t: w * (self.absent_weight if self.df(t, filters) == 0 else 1.0) for t, w in weights.items()}
+        ptotal = sum(pweights.values())
         for c in top:
-            seen.update(analyze(" ".join((c.title, *c.heading_path, c.text))))
+            have = set(analyze(" ".join((c.title, *c.heading_path, c.text))))
+            seen.update(have)
+            if ptotal > 0:
+                ev.passage = max(ev.passage, sum(w for t, w in pweights.items() if t in have) / ptotal)
         if not ev.reason:
             ev.reason = self.missing_name(question, seen)
+        # the subject is pinned by the evidence: a name the question asks about (its code names,
+        # the subject of "what is X", a compound word such as ``menu-items``) has its entry in a
+        # top chunk, or each side of a comparison is named by one unit
+        names = list(dict.fromkeys(entry_names(question) + _COMPOUND.findall(question)))
+        ev.entry = bool(sides) and len(found) == len(sides) or any(
+            entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "") for n in names for c in top)
+        if not ev.reason:
+            ev.reason = self.missing_entry(question, top)
+        if not ev.reason:
+            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
             ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
@@ -302,7 +425,7 @@ class EvidenceScorer:
             ev.reason = "not in the evidence: " + next(side for side in sides if side not in found)
         covered = uncovered = absent = 0.0
         for t in terms:
-            w = self.idf(t, filters)
+            w = weights[t]
             if t in seen:
                 covered += w
             elif self.df(t, filters) == 0:

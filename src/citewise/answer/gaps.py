@@ -23,8 +23,9 @@ S2G-RAG's sufficiency-and-gap judging, ACL 2026, with the bounded request contra
    are marked again on what was *retained*.
 6. **Outcome** (first that applies):
 
-   * ``abstained``: nothing in scope was retrieved, or the evidence score is below the
-     threshold and no check was found;
+   * ``abstained``: nothing in scope was retrieved, an abstention rule of the answerer fired
+     (unknown name, not in the evidence, subject not in one passage, live value), or the evidence
+     score is below the threshold and no check was found;
    * ``conflict``: two sources (or two revisions) give different values for one check (a domain
      check's ``value`` pattern); both are shown. A question that names a version
      (``contract 4.5``) keeps only evidence of that version when some exists;
@@ -667,7 +668,10 @@ class GapController:
                 if r.check.name in trace.judge["missing"]:
                     found.remove(r)
                     missing.append(r)
-        if not context.chunks or (abstain_reason and not found):
+        # a low evidence score yields to found checks; a rule does not (an unknown name, a name or
+        # subject the evidence lacks, a live value): found words cannot make the question in scope
+        rule = bool(abstain_reason) and not abstain_reason.startswith("evidence ")
+        if not context.chunks or (abstain_reason and (not found or rule)):
             ans.outcome = "abstained"
             ans.abstain_reason = abstain_reason or "nothing in scope was retrieved"
             if scope.doc_ids is not None and not scope.doc_ids:

@@ -4,7 +4,10 @@
 2. Evidence score (:mod:`citewise.answer.evidence`). Below the threshold → abstain ("I have no
    document on this."). Pinning (a document titled with an identifier the question names) only
    reorders the evidence: it never lifts a score, so "What is the capital of France? ZX-900"
-   abstains even though a page is titled "ZX-900 override".
+   abstains even though a page is titled "ZX-900 override". A score over the threshold still
+   abstains when no one passage holds the question's subject (``dense² × passage`` below the
+   embedder's passage gate, unless the evidence has the entry of the name the question asks
+   about; :data:`citewise.answer.evidence.PASSAGE_GATES`).
 3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
    expansion, fencing).
 4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
@@ -25,7 +28,7 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import Evidence, EvidenceScorer
+from citewise.answer.evidence import PASSAGE_GATES, Evidence, EvidenceScorer
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Principal
@@ -71,12 +74,18 @@ class Answerer:
         units: a shared :class:`UnitCache` (when None, one over ``embedder`` that reads unit
             vectors stored at ingest from ``store``).
         scorer: an EvidenceScorer (default settings when None).
+        passage_gate: abstain when ``dense² × passage`` (:attr:`Evidence.together`) is below it
+            although the score clears ``threshold`` (None: the embedder's value in
+            :data:`~citewise.answer.evidence.PASSAGE_GATES`, 0 when it has none).
     """
 
     def __init__(self, retriever, store, embedder, threshold: float, generator: Generator | None = None,
                  assembler: ContextAssembler | None = None, units: UnitCache | None = None,
-                 scorer: EvidenceScorer | None = None):
+                 scorer: EvidenceScorer | None = None, passage_gate: float | None = None):
         self.retriever = retriever
+        if passage_gate is None:
+            passage_gate = PASSAGE_GATES.get(getattr(embedder, "name", ""), 0.0)
+        self.passage_gate = passage_gate
         self.store = store
         self.embedder = embedder
         self.threshold = threshold
@@ -112,6 +121,10 @@ class Answerer:
         a.score = ev.score
         if a.score < self.threshold:
             a.abstain_reason = ev.reason or f"evidence {a.score:.3f} < threshold {self.threshold:.3f}"
+        elif ev.together < self.passage_gate and not ev.entry:
+            # every word of the question occurs in the evidence, but no one passage holds its
+            # subject ("restart the server when a tutorial crashes" over a server page and a tutorial one)
+            a.abstain_reason = f"subject not in one passage: {ev.together:.3f} < gate {self.passage_gate:.3f}"
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
 
@@ -132,7 +145,8 @@ class Answerer:
                      generator=getattr(self.generator, "name", ""))
         if ev is not None:
             ans.best_score = a.score
-            ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "pinned": a.pinned,
+            ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "passage": ev.passage,
+                            "together": ev.together, "entry": ev.entry, "pinned": a.pinned,
                             "uncovered": ev.uncovered, "absent": ev.absent, "rule": ev.reason}
         if a.abstain_reason:
             ans.abstain_reason = a.abstain_reason

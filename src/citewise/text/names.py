@@ -19,6 +19,9 @@ _FLAG = re.compile(r"(?<![\w-])(?:--[A-Za-z][\w-]*[A-Za-z0-9]|-[A-Za-z](?:[\w-]*
 #: The value after a one-letter flag names a setting: ``-C prefer-dynamic``, ``-s nullglob``,
 #: ``-o pipefail``, ``-C lto=thin`` (the name before ``=``).
 _FLAG_VALUE = re.compile(r"(?<![\w-])-[A-Za-z]\s+([a-z][\w-]*[a-z0-9])(?:=\S+)?")
+#: A hyphenated value after a long flag names a setting too: ``--print native-static-libs``,
+#: ``--print cache-sizes`` (plain words after a flag are not taken: "--extern link the crate").
+_LONG_FLAG_VALUE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z0-9]\s+([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
 #: The value given to a flag with '=': ``--emit=wasm-text`` -> ``wasm-text``, ``-C lto=thin`` -> ``thin``.
 _EQ_VALUE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?=([a-z][\w-]*[a-z0-9])\b")
 #: Hyphenated identifiers with a digit or underscore: target triples and the like
@@ -50,6 +53,8 @@ def code_names(question: str) -> list[str]:
     ['-s', 'nullglob', '-O', '-C', 'lto', 'thin', 'x86_64-unknown-plan9']
     >>> code_names("How do I use rustc --emit=wasm-text?")
     ['--emit', 'wasm-text']
+    >>> code_names("rustc --print cache-sizes"), code_names("does rustc --extern link the crate")
+    (['--print', 'cache-sizes'], ['--extern'])
     """
     found: dict[str, int] = {}
     for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED):
@@ -57,7 +62,7 @@ def code_names(question: str) -> list[str]:
             if rx is _HYPHENATED and re.fullmatch(r"[\d-]+", m.group(0)):
                 continue  # a date or a number range, not a name
             found.setdefault(m.group(0), m.start())
-    for rx in (_FLAG_VALUE, _EQ_VALUE):
+    for rx in (_FLAG_VALUE, _LONG_FLAG_VALUE, _EQ_VALUE):
         for m in rx.finditer(question):
             if m.group(1).lower() not in GENERIC_WORDS:
                 found.setdefault(m.group(1), m.start(1))
@@ -100,6 +105,12 @@ _KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|funct
           r"variables?|keywords?|reserved\s+words?|settings?|targets?|attributes?|macros?|crates?|"
           r"packages?|plugins?|extensions?|classes|class|events?|hooks?|directives?|properties|property")
 _KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re.I)
+#: Adjectives that fill the slot of "the X crate / option" without naming anything ("for the
+#: whole crate", "accept the same option more than once").
+_NOT_NAMES = frozenset(
+    "whole same entire current default other main given specific following previous next last first "
+    "right wrong correct proper only single each every new old own standard usual relevant "
+    "appropriate corresponding respective above below latter former".split())
 #: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
 _LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
 _TOOL_SLOT = re.compile(
@@ -120,8 +131,10 @@ def slot_names(question: str) -> list[str]:
     ['vim']
     >>> slot_names("How do I enable extended globbing in zsh with setopt?")
     ['zsh', 'setopt']
+    >>> slot_names("How do I turn a warning into an error for the whole crate?")
+    []
     """
-    out = [m.group(1) for m in _KIND_SLOT.finditer(question)]
+    out = [m.group(1) for m in _KIND_SLOT.finditer(question) if m.group(1).lower() not in _NOT_NAMES]
     m = _LEAD_TOOL_SLOT.match(question)  # "In vim, how do I ...?"
     if m:
         out.append(m.group(1))
