@@ -110,3 +110,17 @@ def test_read_only_store_without_a_table_yet(tmp_path):
     ro = LanceStore(tmp_path / "empty", 16, read_only=True)
     assert ro.lexical_search(["x"], 5) == [] and ro.vector_search([0.0] * 16, 5) == []
     assert ro.stats()["chunks"] == 0 and ro.runs() == [] and ro.documents() == {}
+
+
+def test_read_only_store_builds_missing_postings(built, tmp_path):
+    """An index whose saved BM25 postings are gone (older citewise, deleted folder): the
+    read-only store rebuilds them from its own scan and answers as the full store does."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built.path, copy)
+    shutil.rmtree(copy / "lance" / "_bm25")
+    ro = Index.open(copy, read_only=True)
+    for name in ("bm25", "dense", "shipped"):
+        assert ro.search("refund escrow", retriever=name) == built.search("refund escrow", retriever=name)
+    assert (copy / "lance" / "_bm25").is_dir() and ro.store._read_only
