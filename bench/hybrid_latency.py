@@ -23,7 +23,9 @@ process CPU time per query, all threads, which load inflates far less than wall 
   ``+ hydrate``;
 * peer, same embedding call: ``bm25s`` (k1 1.2, b 0.75, indexed on the same stored ``lexical``
   tokens, queried with the same analyzed terms, top 100) + a raw NumPy float32 product over the
-  same stored vectors (``argpartition`` top 100) + RRF in a dict: the floor a hand-written
+  same stored vectors on one BLAS thread, as citewise runs it (``argpartition`` top 100; with
+  OpenBLAS's default threads their spinning slowed whatever ran next, the embedding of the next
+  query included) + RRF in a dict: the floor a hand-written
   pipeline over the same data reaches, no filter, no hydration.
 
 nDCG@10 (document level, first chunk of each document, as ``citewise eval beir`` ranks) is printed
@@ -49,6 +51,7 @@ from citewise.evaluation.metrics import evaluate
 from citewise.index import Index, default_index_dir
 from citewise.retrieval.fusion import reciprocal_rank_fusion
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
+from threadpoolctl import threadpool_limits
 from citewise.text.analyzer import analyze
 
 K = 10
@@ -99,7 +102,8 @@ def main() -> int:
         v = emb.embed([q])[0]
         res, _ = peer_bm25.retrieve([analyze(q)], k=min(DEPTH, len(p_ids)), show_progress=False, n_threads=1)
         lex = [p_ids[i] for i in res[0]]
-        sims = p_vecs @ v
+        with threadpool_limits(1, "blas"):  # OpenBLAS's spinning threads otherwise slow the next query's embedding
+            sims = p_vecs @ v
         top = np.argpartition(-sims, DEPTH)[:DEPTH]
         vec = [p_ids[i] for i in top[np.argsort(-sims[top], kind="stable")]]
         scores: dict[str, float] = {}
