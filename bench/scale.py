@@ -252,6 +252,98 @@ def run_size(n: int, n_queries: int, keep: Path | None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+#: Perturbation of the enlarged MiniLM sets (``--minilm-base``): each copy of a real vector gets
+#: Gaussian noise of this standard deviation per component before renormalisation (cosine to its
+#: original ~1 / sqrt(1 + 384 * 0.025**2) = 0.90), so copies of one text stay near each other
+#: without being duplicates.
+PERTURB_SIGMA = 0.025
+
+
+class _FixedVectors:
+    """An embedder serving precomputed vectors: the text ``vec<i>`` gets row ``i``; any other
+    text (a query) is looked up in ``queries``."""
+
+    def __init__(self, vectors: np.ndarray, queries: dict[str, np.ndarray] | None = None):
+        import re
+
+        self.vectors, self.queries, self.dim, self.name = vectors, queries or {}, vectors.shape[1], "fixed-minilm"
+        self._re = re.compile(r"vec(\d+)")
+
+    def embed(self, texts):
+        out = []
+        for t in texts:
+            m = self._re.search(t)
+            out.append(self.vectors[int(m.group(1))] if m else self.queries[t])
+        return np.asarray(out, dtype=np.float32).reshape(-1, self.dim)
+
+
+def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None) -> dict:
+    """Dense ANN vs exact on ``n`` MiniLM vectors of real corpora (``--minilm-base``).
+
+    The base vectors are every chunk vector of the given MiniLM indexes (e.g. the ones
+    ``citewise eval beir`` builds for SciFact and NFCorpus). Rows ``0..len(base)-1`` are the
+    real vectors; the rest are copies of base row ``i % len(base)`` with Gaussian noise
+    (:data:`PERTURB_SIGMA`, seed :data:`SEED`) renormalised. Every 100th row is readable by
+    ``restricted`` only (1%). Queries: the first ``n_queries`` test queries of each base's BEIR
+    dataset, embedded with MiniLM (real query vectors). Rows: :func:`dense_paths`.
+    """
+    from types import SimpleNamespace
+
+    from citewise.core import Document
+    from citewise.evaluation.beir import BeirDataset
+    from citewise.ingest import Ingestor
+    from citewise.models.embedders import MiniLMEmbedder
+    from citewise.store.lance import LanceStore
+
+    data = Path(__file__).resolve().parents[2] / "shared" / "data"
+    base_vecs, qs = [], []
+    for b in bases:
+        st = LanceStore(b / "lance", 384)
+        tbl = st._scan(["vector"])
+        base_vecs.append(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, 384))
+        name = b.name.removesuffix("-minilm")
+        folder = data / name if (data / name).is_dir() else data / f"beir-{name}"
+        _, queries = BeirDataset(folder).load_split("test")
+        qs += [queries[q] for q in sorted(queries)][:n_queries]
+    base = np.concatenate(base_vecs).astype(np.float32)
+    rng = np.random.default_rng(SEED)
+    vecs = np.empty((n, base.shape[1]), dtype=np.float32)
+    vecs[: min(n, len(base))] = base[: min(n, len(base))]
+    for s in range(len(base), n, 10_000):
+        e = min(n, s + 10_000)
+        v = base[np.arange(s, e) % len(base)] + rng.normal(0, PERTURB_SIGMA, (e - s, base.shape[1])).astype(np.float32)
+        vecs[s:e] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    qvecs = MiniLMEmbedder().embed(qs)
+    emb = _FixedVectors(vecs, dict(zip(qs, qvecs)))
+    tmp = Path(tempfile.mkdtemp(prefix=f"citewise-minilm-{n}-"))
+    index = (keep / f"minilm-{n}") if keep else tmp / "index"
+    try:
+        if index.exists():
+            shutil.rmtree(index)
+        store = LanceStore(index / "lance", base.shape[1])
+        docs = [Document(f"doc{i:07d}", f"vec{i}", f"vec{i}", f"synthetic/{i}", "text", f"h{i}",
+                         groups=("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",)) for i in range(n)]
+        t = time.perf_counter()
+        Ingestor(store, emb, units=None, keep_duplicates=True).ingest_documents(docs)
+        build_s = time.perf_counter() - t
+        rows = dense_paths(SimpleNamespace(store=store, embedder=emb), qs)
+        return {"n": n, "base_vectors": len(base), "bases": [b.name for b in bases], "queries": len(qs),
+                "sigma": PERTURB_SIGMA, "build_s": build_s, "ann_index": store.has_ann_index(),
+                "nprobes": store.ann_nprobes, "rows": rows}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_minilm(res: dict) -> None:
+    print(f"MiniLM vectors of {', '.join(res['bases'])} ({res['base_vectors']:,} real) enlarged to {res['n']:,} "
+          f"(sigma {res['sigma']}), {res['queries']} real query vectors, nprobes {res['nprobes']}:")
+    print("| dense path | condition | taken | p50 ms | p95 ms | recall@10 vs exact | full top-10 |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for r in res["rows"]:
+        print(f"| {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+              f"{r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
+
+
 def print_table(results: list[dict]) -> None:
     print("| chunks | system | condition | p50 ms | p95 ms | q/s | full top-10 |")
     print("|---:|---|---|---:|---:|---:|---:|")
@@ -285,8 +377,18 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--json", default=str(Path(__file__).with_name("scale.json")))
     ap.add_argument("--keep", default=None, help="keep the built indexes under this folder")
+    ap.add_argument("--minilm-base", nargs="*", default=None,
+                    help="MiniLM BEIR index folders (citewise eval beir): only the dense ANN recall run on their "
+                         "vectors enlarged to each --chunks size")
     ap.add_argument("--_query-child", dest="query_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.minilm_base:
+        keep = Path(args.keep) if args.keep else None
+        res = [minilm_sets([Path(b) for b in args.minilm_base], n, args.queries, keep) for n in args.chunks]
+        Path(args.json).write_text(json.dumps({"minilm": res}, indent=2))
+        for r in res:
+            print_minilm(r)
+        return 0
     if args.query_child:
         print(json.dumps(query_child(args.query_child, args.queries)))
         return 0

@@ -180,3 +180,17 @@ def test_the_index_is_retrained_when_the_table_has_grown_fourfold(tmp_path):
     q = VECTORS[2050]
     assert store.vector_search(q, 1, Filters(groups=("public",)))[0].doc_id == "d2050"
     assert store.last_vector_path == "ann"
+
+
+def test_read_only_store_takes_the_same_ann_and_exact_paths(ann_store):
+    """A ``read_only`` store (LanceDB's native extension, no ``import lancedb`` needed) probes the
+    same IVF index with the same options and returns the same hits as the full store."""
+    ro = LanceStore(ann_store.path, DIM, read_only=True, ann_min_rows=1000, ann_nprobes=8, ann_exact_below=100)
+    assert ro.has_ann_index()
+    for f in (Filters(groups=("public",)), Filters(groups=("restricted",))):
+        for q in _queries(10):
+            want = ann_store.vector_search(q, K, f)
+            path = ann_store.last_vector_path
+            assert ro.vector_search(q, K, f) == want
+            assert ro.last_vector_path == path
+    assert ro._read_only

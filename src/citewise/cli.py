@@ -213,7 +213,7 @@ def search(
     check_query(query)
     if not query.strip():
         raise CitewiseError("the query is empty; give the words to search for")
-    idx = _open(index, preload=retriever != "bm25", store=store)
+    idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}

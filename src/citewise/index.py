@@ -135,12 +135,10 @@ def store_choice(given: str | None, recorded: str) -> str:
     Raises:
         CitewiseError: neither ``lancedb`` nor a ``postgresql://`` URL.
     """
-    from citewise.store.postgres import is_store_url
-
     value = given or os.environ.get("CITEWISE_STORE") or recorded or ""
     if value in ("", EMBEDDED_STORE):
         return ""
-    if not is_store_url(value):
+    if not value.startswith(("postgresql://", "postgres://")):  # store.postgres.is_store_url, without its import
         raise CitewiseError(f"--store {value!r}: expected 'lancedb' or a postgresql:// URL")
     return value
 
@@ -167,7 +165,7 @@ class Index:
     """
 
     def __init__(self, path: Path, settings: IndexSettings, embedder: Embedder, preload: bool = False,
-                 store: str | None = None):
+                 store: str | None = None, read_only: bool = False):
         self.path = Path(path)
         self.settings = settings
         self.embedder = embedder
@@ -179,11 +177,12 @@ class Index:
 
             self.store = PostgresStore(self.store_url, settings.dim)
         else:
-            self.store = LanceStore(self.path / "lance", settings.dim)
+            self.store = LanceStore(self.path / "lance", settings.dim, read_only=read_only)
 
     @classmethod
     def open(cls, path: str | Path | None = None, embedder: str | None = None,
-             default_permission: str | None = None, *, preload: bool = False, store: str | None = None) -> "Index":
+             default_permission: str | None = None, *, preload: bool = False, store: str | None = None,
+             read_only: bool = False) -> "Index":
         """Open the index at ``path`` (default: :func:`default_index_dir`), creating it if new.
 
         Args:
@@ -194,6 +193,9 @@ class Index:
                 (for a command that will embed a query: saves ~0.15 s of a ``citewise search``).
             store: ``lancedb`` or a ``postgresql://`` URL (:func:`store_choice`); a store given
                 here is recorded in ``index.json`` (without its password) for later opens.
+            read_only: open the embedded store without importing ``lancedb`` until something
+                writes (:class:`citewise.store.lance.LanceStore` ``read_only``): for a process
+                that only searches (``citewise search``, issue 12: CLI start).
 
         Raises:
             CitewiseError: the embedder or analyzer differs from the one the index was built with,
@@ -230,7 +232,7 @@ class Index:
                 settings.default_permission = default_permission or settings.default_permission
                 settings.store = chosen
                 write_json(cfg, settings.__dict__)
-            return cls(path, settings, emb, preload=preload, store=store)
+            return cls(path, settings, emb, preload=preload, store=store, read_only=read_only)
         emb = make_embedder(embedder or "minilm")
         settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim,
                                  default_permission=default_permission or "public",

@@ -92,7 +92,11 @@ class MiniLMEmbedder:
     Args:
         model_path: an ONNX file to use instead of the packaged one (also ``CITEWISE_MINILM_ONNX``).
         batch_size: texts per onnxruntime call.
-        threads: intra-op threads (default: all cores).
+        threads: intra-op threads for batches (default: all cores).
+        query_threads: intra-op threads for a single text (a query). One: a query is ~20 word
+            pieces, too little work to share, and the hand-off to a second thread cost more
+            than it saved (bench/hybrid_latency.py). Its session is built on first use (or by
+            :meth:`preload`), so a process that only searches builds only this one.
 
     Raises:
         CitewiseError: the model file is missing or its checksum does not match.
@@ -102,10 +106,12 @@ class MiniLMEmbedder:
     dim = 384
     max_seq_length = 256
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None,
+                 query_threads: int = 1):
         self._model_path = model_path or os.environ.get("CITEWISE_MINILM_ONNX")
         self.batch_size = batch_size
         self.threads = threads or os.cpu_count() or 1
+        self.query_threads = query_threads
 
     @cached_property
     def _tokenizer(self):
@@ -120,11 +126,12 @@ class MiniLMEmbedder:
         return tok
 
     def preload(self) -> None:
-        """Start building the ONNX session in a background thread (returns at once).
+        """Start building the query session (:attr:`query_threads`) in a background thread
+        (returns at once).
 
         Session creation (~0.18 s on 2 cores) releases the GIL, so a command that opens the store
-        meanwhile (``import lancedb``, ~0.55 s) overlaps the two. The first :meth:`embed` waits for
-        it; an error (missing model, bad checksum) is raised there, not in the thread.
+        meanwhile overlaps the two. The first single-text :meth:`embed` waits for it; an error
+        (missing model, bad checksum) is raised there, not in the thread.
         """
         import threading
 
@@ -132,22 +139,28 @@ class MiniLMEmbedder:
 
     def _load_quietly(self) -> None:
         try:
-            self._session
+            self._session_for(self.query_threads)
         except Exception:  # noqa: BLE001 - raised again by the caller's own access
             pass
 
     @property
     def _session(self):
-        """The onnxruntime session, built once (thread-safe: :meth:`preload` may be building it)."""
+        """The batch session (:attr:`threads` intra-op threads), built once."""
+        return self._session_for(self.threads)
+
+    def _session_for(self, threads: int):
+        """The onnxruntime session with ``threads`` intra-op threads, built once (thread-safe:
+        :meth:`preload` may be building it). At most two exist: the batch one and the query one."""
         import threading
 
         lock = self.__dict__.setdefault("_session_lock", threading.Lock())
         with lock:
-            if "_session_obj" not in self.__dict__:
-                self._session_obj = self._new_session()
-        return self._session_obj
+            sessions = self.__dict__.setdefault("_sessions", {})
+            if threads not in sessions:
+                sessions[threads] = self._new_session(threads)
+            return sessions[threads]
 
-    def _new_session(self):
+    def _new_session(self, threads: int):
         import onnxruntime as ort
 
         if self._model_path:
@@ -166,9 +179,12 @@ class MiniLMEmbedder:
         if expected is not None:
             verify_once(path, expected)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
+        opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # idle worker threads sleep instead of spinning: on shared cores a spinning pool took
+        # the CPU the other thread needed (single query, 2 threads: 39 vs 10 ms at best, load ~13)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
     @traced_embeddings
@@ -181,7 +197,7 @@ class MiniLMEmbedder:
         encs = self._tokenizer.encode_batch([t if t.strip() else "[UNK]" for t in texts])
         lengths = np.array([sum(e.attention_mask) for e in encs])
         order = np.argsort(-lengths, kind="stable")
-        sess = self._session
+        sess = self._session_for(self.query_threads if n == 1 else self.threads)
         input_names = {i.name for i in sess.get_inputs()}
         for s in range(0, n, self.batch_size):
             idx = order[s : s + self.batch_size]

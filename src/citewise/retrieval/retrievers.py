@@ -132,7 +132,10 @@ class HybridRetriever:
         by_id = {c.chunk_id: c for c in vec}
         by_id.update({c.chunk_id: c for c in lex})
         fused = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]], k=self.rrf_k)
-        return [dataclasses.replace(by_id[cid], score=s) for cid, s in fused]
+        # direct construction: dataclasses.replace on ~170 fused chunks was ~a third of a
+        # hybrid query's Python time (cProfile, bench/hybrid_latency.py)
+        return [ScoredChunk(c.chunk_id, c.doc_id, c.title, s) if type(c) is ScoredChunk
+                else dataclasses.replace(c, score=s) for c, s in ((by_id[cid], s) for cid, s in fused)]
 
     @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None):

@@ -321,19 +321,27 @@ class LanceStore:
         ann_nprobes: IVF partitions probed per ANN query (default :data:`ANN_NPROBES`).
         ann_exact_below: a filter leaving fewer visible rows than this is searched exactly
             (default :data:`ANN_EXACT_BELOW_VISIBLE`).
+        read_only: open through LanceDB's native extension alone
+            (:mod:`citewise.store.lance_native`), without ``import lancedb`` (most of a
+            ``citewise search`` start, issue 12). Reads are the same; the first write (or
+            :meth:`fts_search`) imports lancedb and reopens the tables with it.
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
     """
 
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
-                 ann_nprobes: int | None = None, ann_exact_below: int | None = None):
-        lancedb = import_lancedb()
-
+                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
-        self._db = lancedb.connect(str(self.path), read_consistency_interval=dt.timedelta(0))
+        self._read_only = read_only
+        if read_only:
+            from citewise.store.lance_native import NativeConnection
+
+            self._db = NativeConnection(self.path)
+        else:
+            self._db = import_lancedb().connect(str(self.path), read_consistency_interval=dt.timedelta(0))
         self._table = None
         self._names: tuple[int, frozenset[str]] = (-1, frozenset())
         self._runs = None
@@ -349,7 +357,7 @@ class LanceStore:
         self.last_vector_path = ""
         # per table version: (version, rows, has ANN index, {where: visible rows})
         self._ann_state: tuple[int, int, bool, dict[str, int]] = (-1, 0, False, {})
-        tables = self._db.list_tables().tables
+        tables = self._table_names()
         if TABLE in tables:
             self._table = self._open_or_discard(TABLE)
         if self._table is not None:
@@ -363,6 +371,23 @@ class LanceStore:
                                     "re-ingest into a new --index folder")
         if RUNS_TABLE in tables:
             self._runs = self._open_or_discard(RUNS_TABLE)
+
+    def _table_names(self) -> list[str]:
+        return self._db.table_names() if self._read_only else self._db.list_tables().tables
+
+    def _writable(self) -> None:
+        """Reopen a ``read_only`` store's connection and tables with ``lancedb`` (before a write).
+
+        The tables are reopened by name at their latest version, as any read would see them.
+        """
+        if not self._read_only:
+            return
+        self._db = import_lancedb().connect(str(self.path), read_consistency_interval=dt.timedelta(0))
+        self._read_only = False
+        if self._table is not None:
+            self._table = self._db.open_table(TABLE)
+        if self._runs is not None:
+            self._runs = self._db.open_table(RUNS_TABLE)
 
     def _open_or_discard(self, name: str):
         """Open a table; a table folder without any committed version is discarded (None).
@@ -481,6 +506,7 @@ class LanceStore:
         """
         if not updates:
             return
+        self._writable()
         data = self._rows(updates)
         if self._table is not None:
             self._ensure_unit_columns()
@@ -501,6 +527,7 @@ class LanceStore:
         """Delete documents (one commit); returns how many chunks went."""
         if self._table is None or not doc_ids:
             return 0
+        self._writable()
         pred = f"doc_id IN ({', '.join(_q(d) for d in doc_ids)})"
         n = self._table.count_rows(pred)
         if n:
@@ -519,6 +546,7 @@ class LanceStore:
         """
         if self._table is None:
             return
+        self._writable()
         have = {tuple(i.columns) for i in self._table.list_indices()}
         if not have or self._fts_dirty or self.unindexed_rows() > 0:
             self._table.optimize(cleanup_older_than=CLEANUP_AFTER)
@@ -572,12 +600,16 @@ class LanceStore:
 
     def fragments(self) -> int:
         """Number of data fragments of the chunk table (1 after compaction of a table < 1M rows)."""
-        return 0 if self._table is None else int(self._table.stats()["fragment_stats"]["num_fragments"])
+        if self._table is None:
+            return 0
+        self._writable()
+        return int(self._table.stats()["fragment_stats"]["num_fragments"])
 
     def unindexed_rows(self) -> int:
         """Rows not (yet) covered by the FTS index; all rows when there is no FTS index."""
         if self._table is None:
             return 0
+        self._writable()
         fts = [i for i in self._table.list_indices() if i.columns == ["lexical"]]
         if not fts:
             return self._table.count_rows()
@@ -587,6 +619,7 @@ class LanceStore:
     # -- ingest log ---------------------------------------------------------------------------
     def record_run(self, run: IngestRun) -> None:
         """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
+        self._writable()
         data = pa.Table.from_pylist([dataclasses.asdict(run)], schema=_RUN_SCHEMA)
         if self._runs is None:
             self._runs = self._db.create_table(RUNS_TABLE, data=data, schema=_RUN_SCHEMA)
@@ -618,7 +651,7 @@ class LanceStore:
 
     def _open_existing(self, name: str):
         """Open table ``name`` if it exists and has a committed version, else None."""
-        if name not in self._db.list_tables().tables:
+        if name not in self._table_names():
             return None
         try:
             return self._db.open_table(name)
@@ -626,10 +659,12 @@ class LanceStore:
             return None
 
     def _run(self, coro):
-        """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result."""
-        from lancedb.background_loop import LOOP
+        """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result
+        (this process's own loop thread while lancedb is not imported:
+        :func:`citewise.store.lance_native.run`)."""
+        from citewise.store.lance_native import run
 
-        return LOOP.run(coro)
+        return run(coro)
 
     def _query(self, make, table=None) -> pa.Table:
         """Rows of the query ``make(async_query)`` on the chunk table (or ``table``), as Arrow.
@@ -691,6 +726,7 @@ class LanceStore:
         reference its scores are tested against and as the peer in bench/bm25_speed.py)."""
         if not terms or k <= 0 or self._reader() is None:
             return []
+        self._writable()  # LanceDB's FTS query builder lives in the lancedb package
         from lancedb.query import MatchQuery
 
         where = filter_sql(filters)

@@ -50,12 +50,38 @@ FORMAT = 1
 #: Cosines are compared at this many decimals in :meth:`Postings.nearest`, so that vectors
 #: at mathematically equal distance (float32 rounding puts them ~1e-7 apart) tie and go by id.
 TIE_DECIMALS = 6
+#: Candidates of the float32 pass of :meth:`Postings.nearest` reach this far below its k-th
+#: best cosine. The float32 error of a dot product of two unit vectors of dimension d is at most
+#: d * 2**-24 (~2.3e-5 at d = 384, Higham, "Accuracy and Stability of Numerical Algorithms",
+#: eq. 3.5); twice that plus the 1e-6 tie band is below this, so every row the float64 ranking
+#: could keep is a candidate.
+SELECT_MARGIN = 1e-4
 #: Up to this many terms (rows), term lookup uses a dict and row ids NumPy object arrays, both
 #: built on first use (~10 ms at 30k terms / 5k rows); above, binary search and Arrow takes
 #: keep a large index's memory and open time flat.
 DICT_MAX = 300_000
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
 MASK_CACHE = 64
+
+
+_BLAS = None
+
+
+def one_blas_thread():
+    """A context in which NumPy's BLAS runs on one thread (``threadpoolctl``).
+
+    A query's matrix-vector product is memory-bound: OpenBLAS's worker threads add nothing but
+    their hand-off, and on shared cores they spin. Measured on the 2-core machine, 10,000 x 384
+    float32 times a vector, same run: 6.6 ms CPU / 29.7 ms wall with OpenBLAS's default threads,
+    0.8 ms CPU / 5.1 ms wall on one (load ~12). The limit is process-wide while the context is
+    open (BLAS has no per-thread setting).
+    """
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController().select(user_api="blas")
+    return _BLAS.limit(limits=1)
 
 
 @dataclass
@@ -309,6 +335,12 @@ class Postings:
         """Exact cosine search over :attr:`vectors`: the best ``k`` rows (with ``mask`` True) as
         (chunk_id, doc_id, title, cosine similarity), best first, ties by chunk id.
 
+        Two passes, same result as scoring every row in float64: a float32 product over all rows
+        picks the candidates within :data:`SELECT_MARGIN` of the k-th best (float32 rounding of a
+        dot product of unit vectors is far below it), then only those are scored in float64 and
+        ranked. Upcasting all rows to float64 per query was most of a SciFact dense query
+        (15.6 vs 3.8 ms CPU at 10k x 384, bench/hybrid_latency.py).
+
         Raises:
             ValueError: these postings hold no vectors.
         """
@@ -316,15 +348,26 @@ class Postings:
             raise ValueError("no vectors in these postings")
         q = np.asarray(vector, dtype=np.float64).reshape(-1)
         norm = float(np.linalg.norm(q))
-        sims = self.vectors @ (q / norm if norm > 0 else q)  # float64 dot products
-        cand = np.flatnonzero(mask) if mask is not None else np.arange(self.n)
-        if len(cand) == 0 or k <= 0:
+        q = q / norm if norm > 0 else q
+        cand = np.flatnonzero(mask) if mask is not None else None
+        if (cand is not None and len(cand) == 0) or k <= 0 or self.n == 0:
             return []
-        cs = sims[cand]
-        if len(cand) > k:
-            kth = np.partition(cs, len(cs) - k)[len(cs) - k]
-            sel = cs >= kth - 10.0 ** -TIE_DECIMALS
-            cand, cs = cand[sel], cs[sel]
+        if cand is not None and len(cand) <= k:
+            cs = self.vectors[cand].astype(np.float64) @ q
+        else:
+            with one_blas_thread():
+                sims = self.vectors @ q.astype(np.float32)  # float32: selection only
+            if cand is None:
+                cand = np.arange(self.n)
+            else:
+                sims = sims[cand]
+            kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+            cand = cand[sims >= kth - SELECT_MARGIN]
+            cs = self.vectors[cand].astype(np.float64) @ q  # float64 dot products, as ranked
+            if len(cand) > k:
+                kth = np.partition(cs, len(cs) - k)[len(cs) - k]
+                sel = cs >= kth - 10.0 ** -TIE_DECIMALS
+                cand, cs = cand[sel], cs[sel]
         chunk, docs, titles = self._rows_of(cand)
         scores = cs.tolist()
         # cosines equal up to rounding (1e-7 apart for equal vectors) tie, and ties go by chunk id
