@@ -21,6 +21,27 @@ def shared_dataset(name: str) -> Path:
     return path
 
 
+TOPICS = ["refund", "invoice", "certificate", "payroll", "webhook", "export", "seat", "tax", "currency", "audit"]
+
+
+def topic_index_and_golden(tmp_path: Path):
+    """Ten one-topic pages indexed with the hashing embedder, and a golden set that asks "who owns
+    the TOPIC" of each (RRF already ranks every answer first): ``(Index, golden path)``."""
+    import json
+
+    from citewise.index import Index
+
+    root = tmp_path / "docs"
+    for t in TOPICS:
+        write_doc(root, f"{t}.md", f"{t.title()} guide", f"# {t.title()} guide\n\nHow the {t} works and who owns the {t}.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    idx.ingest(root)
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps({"id": f"q{i}", "kind": "lookup", "text": f"who owns the {t}",
+                                          "relevant": {t: 2}}) + "\n" for i, t in enumerate(TOPICS)))
+    return idx, golden
+
+
 def write_doc(root: Path, rel: str, title: str, body: str, **meta) -> Path:
     """Write a Markdown file with front matter under root; returns its path."""
     lines = ["---", f'title: "{title}"']

@@ -83,23 +83,14 @@ def test_tune_convex_refuses_when_rrf_is_already_perfect(tmp_path):
     from typer.testing import CliRunner
 
     from citewise.cli import app
-    from citewise.index import Index
 
-    from conftest import write_doc
+    from conftest import TOPICS as topics, topic_index_and_golden
 
-    root = tmp_path / "docs"
-    topics = ["refund", "invoice", "certificate", "payroll", "webhook", "export", "seat", "tax", "currency", "audit"]
-    for t in topics:
-        write_doc(root, f"{t}.md", f"{t.title()} guide", f"# {t.title()} guide\n\nHow the {t} works and who owns the {t}.")
-    idx = Index.open(tmp_path / "index", embedder="hashing")
-    idx.ingest(root)
+    idx, golden = topic_index_and_golden(tmp_path)
     rep = tune_convex(idx.store, idx.embedder, {f"q{i}": f"who owns the {t}" for i, t in enumerate(topics)},
                       {f"q{i}": {t: 2} for i, t in enumerate(topics)}, folds=2, permutations=200)
     assert rep.kind == "convex" and rep.queries == 10 and rep.rrf_mean == 1.0 and rep.tuned_mean == 1.0
     assert rep.stored is False and rep.model is None and "does not beat RRF" in rep.reason
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("".join(json.dumps({"id": f"q{i}", "kind": "lookup", "text": f"who owns the {t}",
-                                          "relevant": {t: 2}}) + "\n" for i, t in enumerate(topics)))
     res = CliRunner().invoke(app, ["tune", "--golden", str(golden), "--index", str(idx.path), "--folds", "2",
                                    "--model", "convex", "--json"])
     assert res.exit_code == 1, res.output

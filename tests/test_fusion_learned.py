@@ -112,19 +112,10 @@ def test_tune_cli_refuses_and_stores_nothing_when_rrf_is_not_beaten(tmp_path):
     from typer.testing import CliRunner
 
     from citewise.cli import app
-    from citewise.index import Index
 
-    from conftest import write_doc
+    from conftest import topic_index_and_golden
 
-    root = tmp_path / "docs"
-    topics = ["refund", "invoice", "certificate", "payroll", "webhook", "export", "seat", "tax", "currency", "audit"]
-    for t in topics:
-        write_doc(root, f"{t}.md", f"{t.title()} guide", f"# {t.title()} guide\n\nHow the {t} works and who owns the {t}.")
-    idx = Index.open(tmp_path / "index", embedder="hashing")
-    idx.ingest(root)
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("".join(json.dumps({"id": f"q{i}", "kind": "lookup", "text": f"who owns the {t}",
-                                          "relevant": {t: 2}}) + "\n" for i, t in enumerate(topics)))
+    idx, golden = topic_index_and_golden(tmp_path)
     res = CliRunner().invoke(app, ["tune", "--golden", str(golden), "--index", str(idx.path), "--folds", "2", "--json"])
     # every query is already answered at rank 1 by RRF: nothing to beat, nothing stored
     assert res.exit_code == 1, res.output

@@ -641,12 +641,17 @@ def _definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]] | Non
                 break
             defn.append(cur)
             i += 1
-        if out and out[-1].strip():
-            out.append("")  # a term starts a paragraph of its own
-        out.append(term)
-        out.append(": " + " ".join(defn) if defn else ": ")
-        out.append("")
+        _emit_entry(out, term, defn)
     return out
+
+
+def _emit_entry(out: list[str], term: str, defn: list[str]) -> None:
+    """Append a definition entry as its own paragraph: the term line, then ``: definition``."""
+    if out and out[-1].strip():
+        out.append("")  # a term starts a paragraph of its own
+    out.append(term)
+    out.append(": " + " ".join(defn) if defn else ": ")
+    out.append("")
 
 
 def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]]) -> list[str]:
@@ -685,11 +690,7 @@ def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]
             defn.append(cur_ln)
             i += 1
             cur = role(lines[i]) if i < n else ("", "")
-        if out and out[-1].strip():
-            out.append("")  # a term starts a paragraph of its own
-        out.append(term)
-        out.append(": " + " ".join(defn) if defn else ": ")
-        out.append("")
+        _emit_entry(out, term, defn)
     return out
 
 
