@@ -184,3 +184,11 @@ def test_the_evidence_gap_controller_keeps_the_rules(idx):
     b = ask_with_controller(idx, "How many threads does the worker pool use by default?", max_rounds=2)
     assert b.outcome == "supported", (b.abstain_reason, b.text)
     assert [c.doc_id for c in b.citations] == ["runtime/workers"], b.text
+
+
+@pytest.mark.parametrize("dash", ["\u2011", "\u2010", "\u2013", "-"])
+def test_an_identifier_written_with_a_unicode_dash_is_not_an_unknown_name(sample_index, dash):
+    # found by a fresh-clone run: "E\u20111004" split into the unknown name "E" and abstained
+    a = sample_index.ask(f"What does error E{dash}1001 mean?")
+    assert a.outcome == "answered", (dash, a.abstain_reason)
+    assert a.citations[0].doc_id == "errors/E-1001"

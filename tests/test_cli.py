@@ -213,3 +213,15 @@ def test_search_table_never_truncates_ids(tmp_path):
         # only a line carrying a whole id longer than the console may be wider (the terminal wraps it)
         assert all(len(line) <= int(columns) for line in lines if not any(h["chunk_id"] in line for h in hits))
         assert ("┃ rank" in res.stdout) is table
+
+
+def test_a_search_that_fails_early_exits_cleanly_while_the_model_loads(tmp_path_factory):
+    # found by a fresh-clone run: the MiniLM session, loading in a daemon thread, was killed at
+    # interpreter exit mid-initialisation: the error line, then 'terminate called' and exit 134
+    from conftest import minilm_index_of
+
+    idx, _ = minilm_index_of(tmp_path_factory, {"a": ("Refunds", "# Refunds\n\nRefunds take five days.")})
+    for bad in (["--as-of", "2026-02-30"], ["--retriever", "bogus"], ["--as-of", "2026-13-01"]):
+        res = run_cli("search", "refund", "--index", str(idx.path), *bad)
+        assert res.returncode == 2, (bad, res.returncode, res.stderr)
+        assert res.stderr.startswith("error: ") and "terminate called" not in res.stderr, res.stderr

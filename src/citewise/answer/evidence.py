@@ -88,7 +88,7 @@ import numpy as np
 
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
-from citewise.text.analyzer import analyze
+from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names)  # (question_subject re-exported)
@@ -271,7 +271,9 @@ class EvidenceScorer:
         absent), code names (:func:`code_names`: a flag, identifier or ``snake_case`` name whose
         whole token is absent, or a quoted phrase with a term absent), and the subject of a
         definitional question (:func:`question_subject`: "What does cargo frobnicate do?" with a
-        term of four letters or more absent)."""
+        term of four letters or more absent). Unicode dashes are folded first (``E\u20111004`` is
+        the name ``E-1004``, as in the analyzer and pinning)."""
+        question = fold_dashes(question)
         for word in named_terms(question):
             parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if parts and all(self.df(t, filters) == 0 for t in parts):
@@ -302,6 +304,7 @@ class EvidenceScorer:
         evidence chunks (``seen``: their analyzed terms), else ''. "How do I use the retry
         reserved word in bash?" retrieves bash chunks; "retry" occurs only in other documents,
         so whatever those chunks say, it is not about the thing asked for."""
+        question = fold_dashes(question)
         for name in code_names(question):
             terms = analyze(name)
             # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);

@@ -135,7 +135,9 @@ class MiniLMEmbedder:
         """
         import threading
 
-        threading.Thread(target=self._load_quietly, daemon=True).start()
+        # not a daemon: interpreter exit waits for the session (~0.2 s) instead of killing onnxruntime
+        # mid-initialisation, which aborted the process (exit 134) when a command failed early
+        threading.Thread(target=self._load_quietly, daemon=False).start()
 
     def _load_quietly(self) -> None:
         try:
