@@ -225,3 +225,18 @@ def test_a_search_that_fails_early_exits_cleanly_while_the_model_loads(tmp_path_
         res = run_cli("search", "refund", "--index", str(idx.path), *bad)
         assert res.returncode == 2, (bad, res.returncode, res.stderr)
         assert res.stderr.startswith("error: ") and "terminate called" not in res.stderr, res.stderr
+
+
+def test_a_handle_opened_before_another_process_created_the_index_can_still_ingest(tmp_path):
+    # found by a fresh-clone run: 'ingest --wait' on a new index, behind another ingest, failed
+    # with "Table 'ingest_runs' already exists" (exit 1) because its handle had seen no tables
+    from citewise.index import Index
+
+    root = tmp_path / "docs"
+    write_doc(root, "a.md", "Refunds", "# Refunds\n\nRefunds take five days.")
+    early = Index.open(tmp_path / "index", embedder="hashing")
+    first = Index.open(tmp_path / "index", embedder="hashing").ingest(root)
+    write_doc(root, "b.md", "Invoices", "# Invoices\n\nInvoices are sent monthly.")
+    second = early.ingest(root)
+    assert (first.added, second.added, second.unchanged, second.errors) == (1, 1, 1, [])
+    assert sorted(early.store.documents()) == ["a", "b"] and len(early.store.runs()) == 2

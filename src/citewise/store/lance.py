@@ -508,6 +508,8 @@ class LanceStore:
             return
         self._writable()
         data = self._rows(updates)
+        if self._table is None:  # another process (this one waited for its lock) may have created it
+            self._table = self._open_existing(TABLE)
         if self._table is not None:
             self._ensure_unit_columns()
         if self._table is None:
@@ -621,6 +623,8 @@ class LanceStore:
         """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
         self._writable()
         data = pa.Table.from_pylist([dataclasses.asdict(run)], schema=_RUN_SCHEMA)
+        if self._runs is None:
+            self._runs = self._open_existing(RUNS_TABLE)
         if self._runs is None:
             self._runs = self._db.create_table(RUNS_TABLE, data=data, schema=_RUN_SCHEMA)
         else:
