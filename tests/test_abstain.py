@@ -192,3 +192,24 @@ def test_an_identifier_written_with_a_unicode_dash_is_not_an_unknown_name(sample
     a = sample_index.ask(f"What does error E{dash}1001 mean?")
     assert a.outcome == "answered", (dash, a.abstain_reason)
     assert a.citations[0].doc_id == "errors/E-1001"
+
+
+def test_a_flag_named_in_a_top_chunk_lifts_the_passage_gate(tmp_path_factory):
+    # found by a fresh-clone run: "What does the --verbose flag do?" abstained ('subject not in one
+    # passage') although one sentence of the page says what it does
+    from conftest import minilm_index_of
+
+    idx, _ = minilm_index_of(tmp_path_factory, {"cli": ("Command line", """# Command line
+
+## Output
+
+The `--format` option selects json or text output. Results are written to standard output.
+
+## Progress
+
+The `--verbose` flag prints every widget as it is counted.
+""")})
+    a = idx.ask("What does the --verbose flag do?")
+    assert a.outcome == "answered", a.abstain_reason
+    assert "prints every widget" in a.text and a.evidence["entry"] is True
+    assert idx.ask("What does the --turbo-mode flag do?").outcome == "abstained"

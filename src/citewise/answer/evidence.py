@@ -414,6 +414,11 @@ class EvidenceScorer:
         names = list(dict.fromkeys(entry_names(question) + _COMPOUND.findall(question)))
         ev.entry = bool(sides) and len(found) == len(sides) or any(
             entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "") for n in names for c in top)
+        # a command-line flag the question asks about (``--verbose``), written as such in a top
+        # chunk, pins the subject as well as an entry would ("The `--verbose` flag prints ...")
+        flags = [f for f in code_names(question) if f.startswith("-") and len(f.lstrip("-")) >= 2]
+        ev.entry = ev.entry or any(re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text)
+                                   for f in flags for c in top)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:
