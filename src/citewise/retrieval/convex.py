@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from citewise.core import Filters, Hit
-from citewise.retrieval.retrievers import BM25Retriever, DenseRetriever, _hits, effective_filters
+from citewise.retrieval.retrievers import BM25Retriever, _hits, effective_filters
 from citewise.store.base import ScoredChunk
 from citewise.telemetry import traced_retrieval
 from citewise.text.analyzer import analyze
@@ -92,6 +92,24 @@ def feedback_vector(query_vec: np.ndarray, chunk_vecs: Sequence[np.ndarray], bet
     return (q + beta * C.mean(axis=0)).astype(np.float32)
 
 
+def feedback_fusion(store, qvec: np.ndarray, lexical: Sequence[ScoredChunk], first: list[ScoredChunk],
+                    alpha: float, prf_chunks: int, prf_beta: float, depth: int, filters: Filters,
+                    vector_cache: dict[str, np.ndarray] | None = None) -> list[ScoredChunk]:
+    """The feedback round (module docstring): ``first`` (the first fused list) when feedback is
+    off or there is nothing to feed back; else BM25 fused again with a dense search (``depth``,
+    inside ``filters``) for the query moved toward ``first``'s top ``prf_chunks``.
+    ``vector_cache`` (chunk id -> vector) saves store reads across calls."""
+    if prf_chunks == 0 or prf_beta == 0 or not first:
+        return first
+    cache = {} if vector_cache is None else vector_cache
+    top = [c.chunk_id for c in first[:prf_chunks]]
+    missing = [c for c in top if c not in cache]
+    if missing:
+        cache.update(store.get_vectors(missing))
+    moved = feedback_vector(qvec, [cache[c] for c in top if c in cache], prf_beta)
+    return convex_fusion(lexical, store.vector_search(moved, depth, filters), alpha)
+
+
 class ConvexRetriever:
     """Convex fusion of BM25 and dense with optional vector PRF (module docstring).
 
@@ -116,7 +134,6 @@ class ConvexRetriever:
         self.store = store
         self.embedder = embedder
         self.bm25 = BM25Retriever(store)
-        self.dense = DenseRetriever(store, embedder)
         self.alpha, self.prf_chunks, self.prf_beta, self.depth = alpha, int(prf_chunks), prf_beta, depth
 
     def fused(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
@@ -128,12 +145,8 @@ class ConvexRetriever:
         lex = self.bm25.candidates(query, depth, filters)
         vec = self.store.vector_search(qvec, depth, filters)
         first = convex_fusion(lex, vec, self.alpha)
-        if self.prf_chunks == 0 or self.prf_beta == 0 or not first:
-            return first
-        top = [c.chunk_id for c in first[:self.prf_chunks]]
-        vecs = self.store.get_vectors(top)
-        moved = feedback_vector(qvec, [vecs[c] for c in top if c in vecs], self.prf_beta)
-        return convex_fusion(lex, self.store.vector_search(moved, depth, filters), self.alpha)
+        return feedback_fusion(self.store, qvec, lex, first, self.alpha, self.prf_chunks, self.prf_beta,
+                               depth, filters)
 
     @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
@@ -199,15 +212,8 @@ def tune_convex(store, embedder, queries, qrels, level="doc", folds: int = 5, se
         for a in ALPHA_GRID:
             first = convex_fusion(lex, vec, a)
             for m, b in PRF_GRID:
-                if m == 0:
-                    runs[(a, m, b)][qid] = _ranked_keys(first, lv)
-                    continue
-                top = [c.chunk_id for c in first[:m]]
-                missing = [c for c in top if c not in vec_cache]
-                if missing:
-                    vec_cache.update(store.get_vectors(missing))
-                moved = feedback_vector(qvec, [vec_cache[c] for c in top if c in vec_cache], b)
-                runs[(a, m, b)][qid] = _ranked_keys(convex_fusion(lex, store.vector_search(moved, DEPTH, f), a), lv)
+                fused = feedback_fusion(store, qvec, lex, first, a, m, b, DEPTH, f, vec_cache)
+                runs[(a, m, b)][qid] = _ranked_keys(fused, lv)
         if progress:
             progress(1)
     judged = {q: dict(qrels[q]) for q in qids}
