@@ -135,10 +135,12 @@ def store_choice(given: str | None, recorded: str) -> str:
     Raises:
         CitewiseError: neither ``lancedb`` nor a ``postgresql://`` URL.
     """
+    from citewise.store.base import is_store_url
+
     value = given or os.environ.get("CITEWISE_STORE") or recorded or ""
     if value in ("", EMBEDDED_STORE):
         return ""
-    if not value.startswith(("postgresql://", "postgres://")):  # store.postgres.is_store_url, without its import
+    if not is_store_url(value):
         raise CitewiseError(f"--store {value!r}: expected 'lancedb' or a postgresql:// URL")
     return value
 

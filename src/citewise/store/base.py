@@ -19,6 +19,12 @@ class IndexBusy(CitewiseError):
     """Another process holds the index's (or the store's) ingest lock."""
 
 
+
+def is_store_url(value: str | None) -> bool:
+    """Whether ``value`` names a PostgreSQL store (``postgresql://`` or ``postgres://``); here, not
+    in :mod:`citewise.store.postgres`, so checking a URL does not import the driver."""
+    return bool(value) and str(value).startswith(("postgresql://", "postgres://"))
+
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk as read back from a store, with its document's metadata."""

@@ -31,7 +31,8 @@ def migrate_index(folder: str | Path, url: str) -> dict:
     """
     from citewise.index import Index, IndexSettings, strip_password, write_json
     from citewise.store.lance import LanceStore
-    from citewise.store.postgres import PostgresStore, is_store_url
+    from citewise.store.base import is_store_url
+    from citewise.store.postgres import PostgresStore
 
     folder = Path(folder)
     cfg = folder / "index.json"

@@ -209,11 +209,6 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=urlencode(kept))), schema.lower()
 
 
-def is_store_url(value: str | None) -> bool:
-    """Whether ``value`` names a PostgreSQL store (``postgresql://`` or ``postgres://``)."""
-    return bool(value) and str(value).startswith(("postgresql://", "postgres://"))
-
-
 def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
     """The SQL predicate (with ``%s`` placeholders) and its parameters for ``filters``.
 
