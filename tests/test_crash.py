@@ -40,7 +40,7 @@ from citewise.text.loaders import load_folder
 from conftest import write_doc
 
 N_DOCS = 16
-RUNS = int(os.environ.get("CITEWISE_CRASH_RUNS", "20"))  # raise for a longer soak
+RUNS = int(os.environ.get("CITEWISE_CRASH_RUNS", "12"))  # raise for a longer soak
 SEED = int(os.environ.get("CITEWISE_CRASH_SEED", "20260412"))
 DIM = 256
 
