@@ -64,3 +64,50 @@ def test_every_switch_reads_like_a_flag_in_help():
                 # the next word is the help text, never a value placeholder like <bool> or BOOLEAN
                 assert after and not after[0].startswith("<") and after[0] != "BOOLEAN", (path, line)
     assert seen_flags >= 20  # --json on most commands, --wait, --llm, --dry-run, ...
+
+
+def test_second_clone_demo_reports_documents_unchanged_and_moved(tmp_path, monkeypatch):
+    """Two clones share ~/.local/share/citewise/demo: the second one's corpus has other paths."""
+    import shutil
+
+    import citewise.demo
+    from citewise.demo import sample_dir
+
+    clones = [tmp_path / "clone1", tmp_path / "clone2"]
+    for c in clones:
+        shutil.copytree(sample_dir(), c / "sample")
+    shared = tmp_path / "shared-demo"
+    outputs = []
+    for c in clones:
+        monkeypatch.setattr(citewise.demo, "sample_dir", lambda c=c: c / "sample")
+        res = runner.invoke(app, ["demo", "--embedder", "hashing", "--index", str(shared)], env={"COLUMNS": "300"})
+        assert res.exit_code == 0, res.output
+        outputs.append(res.stdout)
+    assert "60 added, 0 updated, 0 unchanged, 0 deleted -> 60 documents" in outputs[0]
+    assert f"0 added, 0 updated, 60 unchanged (moved from {clones[0]}), 0 deleted -> 60 documents" in outputs[1]
+    assert "permissions" not in outputs[1].split("Sample question")[0]
+    # and back: the first clone's next run names the second clone
+    monkeypatch.setattr(citewise.demo, "sample_dir", lambda: clones[0] / "sample")
+    res = runner.invoke(app, ["demo", "--embedder", "hashing", "--index", str(shared)], env={"COLUMNS": "300"})
+    assert f"60 unchanged (moved from {clones[1]})" in res.stdout
+
+
+def test_ingest_json_counts_moved_documents_as_unchanged(tmp_path):
+    import shutil
+
+    from citewise.ingest import IngestReport, moved_root
+
+    write_doc(tmp_path / "a" / "docs", "x.md", "X", "Refunds take 30 days.")
+    write_doc(tmp_path / "a" / "docs", "sub/y.md", "Y", "Invoices go out monthly.")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    index = str(tmp_path / "index")
+    assert runner.invoke(app, ["ingest", str(tmp_path / "a" / "docs"), "--index", index, "--embedder", "hashing"]).exit_code == 0
+    res = runner.invoke(app, ["ingest", str(tmp_path / "b" / "docs"), "--index", index, "--json"])
+    data = json.loads(res.stdout)
+    assert (data["added"], data["updated"], data["unchanged"], data["metadata_updated"], data["moved"]) == (0, 0, 2, 0, 2)
+    assert data["moved_from"] == {str(tmp_path / "a"): 2} and data["chunks_embedded"] == 0
+    assert moved_root("/a/c1/docs/x.md", "/b/c2/docs/x.md") == "/a/c1"
+    assert moved_root("/a/docs/x.md", "/a/docs/z.md") == "/a/docs/x.md"  # renamed: the old file
+    r = IngestReport(unchanged=7, moved=5, moved_from={"/a": 3, "/b": 2})
+    assert r.unchanged_text() == "7 unchanged (3 moved from /a, 2 from /b)"
+    assert IngestReport(unchanged=4).unchanged_text() == "4 unchanged"

@@ -199,8 +199,8 @@ def ingest(
         for e in report.duplicates:
             err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
-            f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            + (f"{report.metadata_updated} with new permissions or path only, " if report.metadata_updated else "")
+            f"{report.added} added, {report.updated} updated, {report.unchanged_text()}, "
+            + (f"{report.metadata_updated} with new permissions only, " if report.metadata_updated else "")
             + f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors, "
             f"{len(report.warnings)} warnings; "
             f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded"
@@ -604,7 +604,7 @@ def watch(
     def on_run(r):
         for e in r.errors:
             err.print(f"skipped {e}", markup=False, highlight=False, soft_wrap=True)
-        out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged} unchanged, "
+        out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged_text()}, "
                   f"{len(r.errors)} errors; {r.chunks_embedded} chunks embedded", highlight=False)
 
     w = FolderWatcher(idx, path, debounce=debounce, rescan=rescan, policy=policy, on_run=on_run,
