@@ -111,3 +111,72 @@ def test_ingest_json_counts_moved_documents_as_unchanged(tmp_path):
     r = IngestReport(unchanged=7, moved=5, moved_from={"/a": 3, "/b": 2})
     assert r.unchanged_text() == "7 unchanged (3 moved from /a, 2 from /b)"
     assert IngestReport(unchanged=4).unchanged_text() == "4 unchanged"
+
+
+def test_serve_says_listening_at_once_then_ready_after_the_model_loads(tiny_index, monkeypatch):
+    """The start line used to come after the service imports and before the model load, which
+    the first request then paid. Now: "listening" right after the bind, then load the app and the
+    model, then "ready", then accept requests."""
+    import uvicorn
+
+    import citewise.cli
+    import citewise.service.app as service_app
+
+    index, _ = tiny_index
+    events: list[str] = []
+    monkeypatch.setattr(citewise.cli.err, "print", lambda msg, **kw: events.append(str(msg)))
+    real_create, real_warm = service_app.create_app, service_app.warm
+    monkeypatch.setattr(service_app, "create_app", lambda *a, **kw: (events.append("create_app"), real_create(*a, **kw))[1])
+
+    def warm(svc):
+        events.append("warm")
+        done = real_warm(svc)
+        assert svc.pool._opened == 1 and svc.pool._free.qsize() == 1  # a handle open before any request
+        return done
+
+    monkeypatch.setattr(service_app, "warm", warm)
+
+    def run(self, sockets):
+        events.append("accept")
+        for s in sockets:
+            s.close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    res = runner.invoke(app, ["serve", "--index", str(index), "--port", "0"])
+    assert res.exit_code == 0, res.output
+    assert len(events) == 5, events
+    assert events[0].startswith("citewise listening on http://127.0.0.1:") and "loading the index" in events[0]
+    port = events[0].split("127.0.0.1:")[1].split(";")[0]
+    assert events[1:3] == ["create_app", "warm"]
+    assert events[3].startswith(f"citewise serving {index} on http://127.0.0.1:{port} (")
+    assert ": ready, 3 documents, 3 chunks; started in " in events[3]
+    assert events[4] == "accept"
+
+
+@pytest.mark.parametrize("command", [["search", "refund"], ["ask", "refund?"], ["status"], ["summarize"],
+                                     ["ingest", "DOCS"], ["serve", "--port", "0"], ["demo", "--embedder", "hashing"]])
+def test_index_naming_a_file_is_one_clear_error(tiny_index, tmp_path, command):
+    _, docs = tiny_index
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not an index")
+    args = [str(docs) if a == "DOCS" else a for a in command]
+    res = runner.invoke(app, [*args, "--index", str(a_file)])
+    assert res.exit_code != 0
+    assert isinstance(res.exception, Exception) and str(res.exception) == \
+        f"{a_file}: not an index folder (it is a file); give --index a folder"
+    res = runner.invoke(app, [*args, "--index", str(a_file / "sub")])
+    assert str(res.exception) == f"{a_file / 'sub'}: not an index folder ({a_file} is a file); give --index a folder"
+    assert a_file.read_text() == "not an index"
+
+
+def test_index_naming_a_file_exits_2_with_one_line(tmp_path):
+    """Through the real entry point (``main``): one ``error:`` line, exit status 2."""
+    import subprocess
+    import sys
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "q", "--index", str(a_file)],
+                         capture_output=True, text=True, timeout=120)
+    assert (res.returncode, res.stdout) == (2, "")
+    assert res.stderr == f"error: {a_file}: not an index folder (it is a file); give --index a folder\n"

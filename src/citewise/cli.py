@@ -145,12 +145,29 @@ def _check_db(db: Optional[str]) -> None:
             raise CitewiseError(f"{path}: not a SQLite database (--db)")
 
 
-def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
+def _index_dir(index: Optional[Path], must_exist: bool = True) -> Path:
+    """The index folder ``--index`` names (default: :func:`citewise.index.default_index_dir`).
+
+    Raises:
+        CitewiseError: the path (or a folder above it) is a file, not a folder; or, with
+            ``must_exist``, no index has been created there.
+    """
     from citewise.index import Index, default_index_dir
 
-    if must_exist and not Index.exists(index):
-        raise CitewiseError(f"{index or default_index_dir()}: no index here yet; run 'citewise ingest PATH' first")
-    return Index.open(index, embedder=embedder, **kw)
+    path = Path(index) if index else default_index_dir()
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "it is a file" if p == path else f"{p} is a file"
+            raise CitewiseError(f"{path}: not an index folder ({where}); give --index a folder")
+    if must_exist and not Index.exists(path):
+        raise CitewiseError(f"{path}: no index here yet; run 'citewise ingest PATH --index {path}' first")
+    return path
+
+
+def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
+    from citewise.index import Index
+
+    return Index.open(_index_dir(index, must_exist), embedder=embedder, **kw)
 
 
 @app.command()
@@ -512,10 +529,12 @@ def demo(
             raise CitewiseError(f"--scenario: unknown scenario '{scenario}' (valid: payment)")
         from citewise.demo_payment import run_payment_demo
 
-        run_payment_demo(index or default_index_dir().parent / "demo-payment", embedder, out, err, print_answer)
+        run_payment_demo(_index_dir(index or default_index_dir().parent / "demo-payment", must_exist=False), embedder,
+                         out, err, print_answer)
         return
 
-    run_demo(index or default_index_dir().parent / "demo", embedder, out, err, print_answer, _progress)
+    run_demo(_index_dir(index or default_index_dir().parent / "demo", must_exist=False), embedder, out, err,
+             print_answer, _progress)
 
 
 # --- lifecycle commands (status, watch) ---
@@ -1285,18 +1304,23 @@ def serve(
     full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
-    """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
-    import os
+    """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
-    import uvicorn
+    Prints "listening on URL" as soon as the port is bound, then loads the service, the index and
+    its embedding model (requests wait in the socket's queue meanwhile) and prints "ready".
+    """
+    import os
+    import time
 
     from citewise.index import default_index_dir
-    from citewise.service.app import create_app
-    from citewise.service.auth import JwtConfig
 
+    t0 = time.perf_counter()
     _check_db(db)
+    index_dir = _index_dir(index)
     jwt = None
     if jwt_secret_env or jwt_public_key or jwt_jwks:
+        from citewise.service.auth import JwtConfig
+
         secret = None
         if jwt_secret_env:
             secret = os.environ.get(jwt_secret_env)
@@ -1305,15 +1329,28 @@ def serve(
         jwt = JwtConfig(secret=secret, public_key_file=str(jwt_public_key) if jwt_public_key else None,
                         jwks_file=str(jwt_jwks) if jwt_jwks else None, groups_claim=jwt_groups_claim,
                         admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
-    application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
-                             generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                             full_documents=full_documents)
-    sock = _listen(host, port)  # before the "serving" line: a busy port is an error, not a promise
+    sock = _listen(host, port)  # before any "listening" line: a busy port is an error, not a promise
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    err.print(f"citewise serving {index or default_index_dir()} on http://{shown}:{bound} "
-              f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
+    url = f"http://{shown}:{bound}"
+    err.print(f"citewise listening on {url}; loading the index and its embedding model (requests wait until ready) ...",
+              highlight=False, soft_wrap=True)
+    import uvicorn
+
+    from citewise.service.app import create_app, warm
+
+    try:
+        application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=db,
+                                 generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
+                                 burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
+                                 full_documents=full_documents)
+        ready = warm(application.state.service)
+    except BaseException:
+        sock.close()
+        raise
+    err.print(f"citewise serving {index_dir} on {url} (API docs /docs, MCP /mcp; "
+              f"auth {'required' if require_auth else 'optional: anonymous = public documents'}): ready, "
+              f"{ready['documents']} documents, {ready['chunks']} chunks; started in {time.perf_counter() - t0:.1f} s",
               highlight=False, soft_wrap=True)
     uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
 
@@ -1470,8 +1507,9 @@ def main() -> None:
     """Entry point.
 
     Usage errors are Typer's own (a usage line, exit status 2); ``typer.Exit`` codes (``status``,
-    ``gate`` alerts) pass through; citewise errors print one ``error: …`` line and exit 2;
-    anything unexpected prints one line (never a traceback) and exits 1.
+    ``gate`` alerts) pass through; citewise errors print one ``error: …`` line and exit 2, as do
+    OS errors on a named path (``error: PATH: permission denied``); anything unexpected prints one
+    line (never a traceback) and exits 1.
     """
     try:
         from citewise.telemetry import configure
@@ -1484,6 +1522,13 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("aborted")
         sys.exit(130)
+    except OSError as e:  # a path the user gave that cannot be read or written: name it, no errno noise
+        if e.filename is None or not e.strerror:
+            err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(1)
+        err.print(f"error: {e.filename}: {e.strerror[:1].lower() + e.strerror[1:]}", markup=False, highlight=False,
+                  soft_wrap=True)
+        sys.exit(2)
     except Exception as e:  # anything unexpected: one line, no traceback
         err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)

@@ -161,8 +161,9 @@ def _utc() -> str:
 class IndexPool:
     """``size`` :class:`Index` handles on one folder; :meth:`use` lends one to a thread.
 
-    Handles are opened on first need (the first request pays the model load; ``/readyz`` says
-    when the first is open).
+    Handles are opened on first need (``citewise serve`` opens the first one, model loaded, before
+    it accepts requests: :func:`warm`; an app used without it pays that on its first request, and
+    ``/readyz`` says when the first is open).
     """
 
     def __init__(self, index_dir: Path, size: int):
@@ -645,6 +646,22 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                lambda r: svc.auth.from_headers(r.headers.get("authorization"), r.headers.get("x-api-key")),
                db=db, host=host)
     return app
+
+
+def warm(svc: Service) -> dict:
+    """Open the first query handle and load its embedding model (one query embedded), so the
+    first request does not pay for them: ``{"documents": int, "chunks": int, "seconds": float}``.
+    ``citewise serve`` calls it after binding its port and before accepting requests.
+
+    Raises:
+        CitewiseError: the index cannot be opened (its message names the folder); a missing or
+            corrupt model file is raised by the embedder with its own message.
+    """
+    t0 = time.perf_counter()
+    with svc.pool.use() as idx:
+        stats = idx.store.stats()
+        idx.embedder.embed(["citewise"])
+    return {"documents": stats["documents"], "chunks": stats["chunks"], "seconds": time.perf_counter() - t0}
 
 
 def _ready(svc: Service) -> dict:
