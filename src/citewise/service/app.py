@@ -239,6 +239,21 @@ class Service:
                            "query_too_long")
         return text
 
+    @staticmethod
+    def check_span(start: int | None, end: int | None) -> None:
+        """Refuse (400, naming the field) a span that cannot be one: a negative offset, ``start``
+        after ``end``, or one of the two without the other. A span past the end of the text is
+        not an error here (the document may have changed since it was cited): the view then shows
+        the document's opening without a highlight."""
+        for name, value in (("start", start), ("end", end)):
+            if value is not None and value < 0:
+                raise ApiError(400, f"{name}: must be a character offset >= 0, got {value}")
+        if (start is None) != (end is None):
+            given, missing = ("start", "end") if end is None else ("end", "start")
+            raise ApiError(400, f"{missing}: required with {given} (a span is [start, end))")
+        if start is not None and end is not None and start > end:
+            raise ApiError(400, f"start: {start} is after end {end} (a span is [start, end) with start <= end)")
+
     def check_full(self, full: bool) -> None:
         """Refuse a whole-document request (403) unless the server allows them."""
         if full and not self.full_documents:
@@ -600,7 +615,10 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                        c: Caller = Depends(caller)) -> dict:
         """A document the caller may read: ``highlight`` = text[start:end] and ``context``, the
         window around it (the document's opening without a span); the whole ``text`` only with
-        ``full=true`` on a server started with ``--full-documents`` (else 403)."""
+        ``full=true`` on a server started with ``--full-documents`` (else 403). ``source``: the
+        file's path relative to the folder it was ingested from. A negative offset, ``start`` after
+        ``end``, or only one of them is a 400 naming the field."""
+        svc.check_span(start, end)
         svc.check_full(full)
         view = await svc.run(svc.document, doc_id, c.principal)
         if view is None:
