@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+import html
 import json
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -31,7 +31,7 @@ def tiny_index(tmp_path_factory):
     return index, root
 
 
-def _commands(cmd: click.Command, path: tuple[str, ...] = ()):
+def _commands(cmd, path: tuple[str, ...] = ()):
     yield path, cmd
     for name, sub in sorted(getattr(cmd, "commands", {}).items()):
         yield from _commands(sub, (*path, name))
@@ -180,3 +180,168 @@ def test_index_naming_a_file_exits_2_with_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == f"error: {a_file}: not an index folder (it is a file); give --index a folder\n"
+
+
+@pytest.fixture(scope="module")
+def svc_client(tiny_index):
+    from fastapi.testclient import TestClient
+
+    from citewise.service.app import create_app
+
+    index, _ = tiny_index
+    with TestClient(create_app(index, rate=0)) as c:
+        yield c
+
+
+def test_source_view_shows_title_and_path_relative_to_the_ingested_folder(svc_client, tiny_index):
+    """It used to show the file name alone (``refunds.md``); now the path below the ingested
+    folder, next to the title, as ``ask`` names a source by its id and title."""
+    _, docs = tiny_index
+    view = svc_client.get("/v1/documents/billing/refunds", params={"start": 0, "end": 3}).json()
+    assert (view["title"], view["source"]) == ("Refund policy", "billing/refunds.md")
+    assert str(docs) not in json.dumps(view)  # the server's folders stay private
+    page = svc_client.get("/doc/billing/refunds", params={"start": 0, "end": 3})
+    assert page.status_code == 200
+    assert '<h1 id="doc-title">Refund policy</h1>' in page.text
+    assert '<span id="doc-path">billing/refunds.md</span>' in page.text and str(docs) not in page.text
+
+
+def test_relative_source_by_hand():
+    from citewise.service.documents import relative_source
+
+    roots = ["/srv/docs/billing", "/srv/docs", "/srv/one.md"]  # newest first
+    assert relative_source("/srv/docs/billing/refunds.md", roots) == "refunds.md"  # newest root wins
+    assert relative_source("/srv/docs/errors/E-1004.md", roots) == "errors/E-1004.md"
+    assert relative_source("/srv/one.md", roots) == "one.md"  # a single-file ingest
+    assert relative_source("/elsewhere/x/y.md", roots) == "y.md"  # under no root: the name only
+    assert relative_source("docs/a/b.md", ["docs"]) == "a/b.md"  # relative paths as recorded
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"start": 10, "end": 5}, "start: 10 is after end 5 (a span is [start, end) with start <= end)"),
+    ({"start": 4}, "end: required with start (a span is [start, end))"),
+    ({"end": 4}, "start: required with end (a span is [start, end))"),
+    ({"start": -1, "end": 4}, "start: must be a character offset >= 0, got -1"),
+])
+def test_a_span_that_cannot_be_one_is_a_400_naming_the_field(svc_client, params, message):
+    res = svc_client.get("/v1/documents/billing/refunds", params=params)
+    assert res.status_code == 400 and res.json()["error"] == {"message": message, "type": "invalid_request_error"}
+    page = svc_client.get("/doc/billing/refunds", params=params)
+    assert page.status_code == 400 and html.escape(message, quote=False) in page.text
+    # an empty span and one past the end stay answers (no highlight; the document may have changed)
+    for ok in ({"start": 5, "end": 5}, {"start": 5, "end": 10**9}, {}):
+        res = svc_client.get("/v1/documents/billing/refunds", params=ok)
+        assert res.status_code == 200 and res.json()["highlight"] is None
+
+
+def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Run the real entry point (``citewise.cli.main``) in-process: ``(exit status, stdout, stderr)``."""
+    import sys
+
+    from citewise.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["citewise", *args])
+    with pytest.raises(SystemExit) as done:
+        main()
+    got = capsys.readouterr()
+    return done.value.code, got.out, got.err
+
+
+def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, capsys):
+    """They used to be Typer's usage line, hint and a boxed message (five lines, wrapped)."""
+    index, _ = tiny_index
+    code, out, err = _main(monkeypatch, capsys, "search", "refund", "--k", "100000", "--index", str(index))
+    assert (code, out) == (2, "")
+    assert err == ("error: Invalid value for '--k': Input should be less than or equal to 1000 "
+                   "(see 'citewise search --help')\n")
+    code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
+    assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
+    code, _, err = _main(monkeypatch, capsys, "frobnicate")
+    assert code == 2 and err == "error: No such command 'frobnicate' (see 'citewise --help')\n"
+    code, _, err = _main(monkeypatch, capsys, "search", "refund", "--retriever", "nope", "--index", str(index))
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: unknown retriever 'nope' (valid: bm25, ")
+    # alert exit codes still pass through, and a command's success is 0
+    code, out, _ = _main(monkeypatch, capsys, "status", "--index", str(index), "--max-lag", "0s")
+    assert code == 1 and "ALERT" in out
+    code, out, _ = _main(monkeypatch, capsys, "search", "refund", "--index", str(index), "--k", "1", "--json")
+    assert code == 0 and len(json.loads(out)["hits"]) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["search", "!!! ??? ..."], "query: '!!! ??? ...' has no letters or digits; give the words to search for"),
+    (["search", "…"], "query: '…' has no letters or digits; give the words to search for"),
+    (["ask", "???"], "question: '???' has no letters or digits; give the words to search for"),
+    (["search", "refund", "--as", ""], "--as: a group name is empty; give the group to search as (e.g. --as finance)"),
+    (["search", "refund", "--version", " "], "--version: empty; give the version to find (e.g. --version 3)"),
+])
+def test_queries_with_nothing_to_search_for_are_refused(tiny_index, args, message):
+    """A punctuation-only query used to return the dense retriever's noise with exit 0."""
+    index, _ = tiny_index
+    res = runner.invoke(app, [*args, "--index", str(index)])
+    assert res.exit_code != 0 and str(res.exception) == message
+    for fine in (["search", "E-1004"], ["search", "¿qué?"], ["search", "日本語"]):
+        assert runner.invoke(app, [*fine, "--index", str(index), "--json"]).exit_code == 0
+
+
+def test_undecodable_query_bytes_are_named(tiny_index):
+    import os
+    import subprocess
+    import sys
+
+    index, _ = tiny_index
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", b"caf\xe9", "--index", str(index)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == "error: query: byte 0xe9 at character 4 is not utf-8 text; type it in UTF-8\n"
+
+
+def test_ctrl_c_during_ingest_says_what_was_kept(tiny_index, tmp_path, monkeypatch, capsys):
+    from citewise.index import Index
+
+    _, docs = tiny_index
+
+    def interrupted(self, *a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Index, "ingest", interrupted)
+    code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"), "--embedder", "hashing")
+    assert (code, out) == (130, "")
+    assert err == (f"interrupted (Ctrl-C): ingest stopped; every document in {tmp_path / 'ix'} is at its old or its new "
+                   "version (batches committed before Ctrl-C stay); run the same command again to finish\n")
+    monkeypatch.setattr(Index, "search", interrupted)
+    code, _, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(tmp_path / "ix"), "--retriever", "bm25")
+    assert (code, err) == (130, "interrupted (Ctrl-C)\n")
+
+
+def test_an_os_error_on_a_path_is_one_line_naming_it(tiny_index, monkeypatch, capsys):
+    """As root the suite cannot make a file unreadable; the loader's and the store's OSErrors
+    reach ``main`` like this one."""
+    from citewise.index import Index
+
+    index, _ = tiny_index
+
+    def denied(*a, **kw):
+        raise PermissionError(13, "Permission denied", "/srv/index/lance")
+
+    monkeypatch.setattr(Index, "open", denied)
+    code, _, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(index))
+    assert (code, err) == (2, "error: /srv/index/lance: permission denied\n")
+
+
+def test_ingest_of_an_empty_folder_or_one_holding_the_index_says_so(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = runner.invoke(app, ["ingest", str(empty), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
+    assert res.exit_code == 0
+    assert res.stderr == f"warning {empty}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)\n"
+    docs = tmp_path / "docs"
+    write_doc(docs, "a.md", "A", "Refunds take 30 days.")
+    inner = docs / "index"
+    for _ in range(2):  # the second run meets the index's own files
+        res = runner.invoke(app, ["ingest", str(docs), "--index", str(inner), "--embedder", "hashing", "--json"])
+        assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["unchanged"], data["errors"]) == (1, [])
+    assert len(data["warnings"]) == 1 and data["warnings"][0].startswith(
+        f"{inner}: the index folder is inside the ingested folder; its ")

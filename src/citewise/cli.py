@@ -62,6 +62,15 @@ RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: 
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
+_INTERRUPT_SAID: list[str] = []
+
+
+def _said_interrupted(line: str) -> None:
+    """Print a command's own line about Ctrl-C (``main`` then prints no generic one)."""
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+    _INTERRUPT_SAID.append(line)
+
+
 #: ``citewise ingest`` exit status when at least one file was skipped for an error (the rest was
 #: ingested); ``--allow-errors`` turns it into 0. Other errors stop the command with status 2.
 EXIT_FILE_ERRORS = 3
@@ -70,7 +79,33 @@ PROGRESS_LINE_EVERY_S = 5.0
 
 
 def _principal(groups: Optional[list[str]]) -> Principal:
+    """The principal of ``--as GROUP`` (repeatable).
+
+    Raises:
+        CitewiseError: a blank group (``--as ""``), which would silently search as nobody.
+    """
+    if any(not g.strip() for g in groups or ()):
+        raise CitewiseError("--as: a group name is empty; give the group to search as (e.g. --as finance)")
     return Principal(name="cli", groups=tuple(groups or ()))
+
+
+def _check_words(text: str, what: str) -> None:
+    """Refuse a ``query``/``question`` that holds nothing to search for, with one line naming it.
+
+    Raises:
+        CitewiseError: empty or blank; bytes the terminal's encoding could not decode (Python
+            keeps them as lone surrogates, which would be searched as noise); no letter or digit
+            at all (``!!! ???``: BM25 has no term and dense search would rank noise).
+    """
+    bad = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+    if bad is not None:
+        raise CitewiseError(f"{what}: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1} is not "
+                            f"{sys.getfilesystemencoding()} text; type it in UTF-8")
+    if not text.strip():
+        raise CitewiseError("the query is empty; give the words to search for" if what == "query"
+                            else "the question is empty; ask it in words")
+    if not any(ch.isalnum() for ch in text):
+        raise CitewiseError(f"{what}: {text.strip()[:40]!r} has no letters or digits; give the words to search for")
 
 
 @contextmanager
@@ -197,11 +232,17 @@ def ingest(
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
-    with _embed_progress(not as_json) as on_embed:
-        report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
-                            on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
-                            embed_progress=on_embed, keep_duplicates=keep_duplicates)
+    try:
+        with _embed_progress(not as_json) as on_embed:
+            report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
+                                on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
+                                embed_progress=on_embed, keep_duplicates=keep_duplicates)
+    except KeyboardInterrupt:
+        _said_interrupted(f"interrupted (Ctrl-C): ingest stopped; every document in {idx.path} is at its old or its "
+                          "new version (batches committed before Ctrl-C stay); run the same command again to finish")
+        raise
     stats = idx.store.stats()
+    _tidy_warnings(report, path, idx.path)
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
     else:
@@ -230,6 +271,25 @@ def ingest(
         raise typer.Exit(EXIT_FILE_ERRORS)
 
 
+def _tidy_warnings(report, path: Path, index_dir: Path) -> None:
+    """Make an ingest report's warnings say what a user needs to know, in place:
+
+    * the index folder inside the ingested folder: its own files (``index.json``, ``*.lance``,
+      one warning each, dozens) become one warning naming the folder;
+    * nothing found at all (an empty folder, or only files of other types): one warning saying so.
+    """
+    inside = str(index_dir.resolve()) + "/"
+    own = [w for w in report.warnings if w.startswith(inside)]
+    if own:
+        report.warnings = [w for w in report.warnings if not w.startswith(inside)]
+        report.warnings.append(f"{index_dir}: the index folder is inside the ingested folder; its {len(own)} "
+                               "files were skipped (keep the index elsewhere, or in a folder whose name starts with '.')")
+    seen = (report.added + report.updated + report.unchanged + report.metadata_updated + report.units_refreshed
+            + len(report.errors) + len(report.duplicates) + len(report.superseded))
+    if seen == 0:
+        report.warnings.append(f"{path}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)")
+
+
 @app.command()
 def search(
     query: str = typer.Argument(..., help="What to look for."),
@@ -250,8 +310,7 @@ def search(
     from citewise.retrieval.snippets import chunk_snippet
 
     check_query(query)
-    if not query.strip():
-        raise CitewiseError("the query is empty; give the words to search for")
+    _check_words(query, "query")
     idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
@@ -380,8 +439,7 @@ def ask(
     from citewise.index import check_query
 
     check_query(question)
-    if not question.strip():
-        raise CitewiseError("the question is empty; ask it in words")
+    _check_words(question, "question")
     _check_db(db)
     idx = _open(index, preload=True, store=store)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
@@ -554,6 +612,8 @@ def _filters(as_of: Optional[str], version: Optional[str]):
             day = dt.date.fromisoformat(as_of.strip())
         except ValueError:
             raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
+    if version is not None and not version.strip():
+        raise CitewiseError("--version: empty; give the version to find (e.g. --version 3)")
     return Filters(as_of=day, version=version)
 
 
@@ -1503,25 +1563,50 @@ def summarize(
                       highlight=False, soft_wrap=True)
 
 
+#: Usage errors (bad option value, unknown option or command): Typer's vendored click's
+#: ``ClickException``, the base of the public ``typer.BadParameter``.
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
 def main() -> None:
     """Entry point.
 
-    Usage errors are Typer's own (a usage line, exit status 2); ``typer.Exit`` codes (``status``,
-    ``gate`` alerts) pass through; citewise errors print one ``error: …`` line and exit 2, as do
+    Usage errors are one ``error: …`` line naming the option and the command's ``--help`` (exit
+    status 2); ``typer.Exit`` codes (``status``, ``gate`` alerts) pass through; Ctrl-C prints
+    "interrupted" and exits 130; citewise errors print one ``error: …`` line and exit 2, as do
     OS errors on a named path (``error: PATH: permission denied``); anything unexpected prints one
     line (never a traceback) and exits 1.
     """
+    _INTERRUPT_SAID.clear()
     try:
         from citewise.telemetry import configure
 
         configure()  # OTLP export of traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; else a no-op
-        app()  # standalone: usage errors -> exit 2, typer.Exit(code) -> that code
+        # not standalone: usage errors come here as exceptions (one line below, not Typer's box);
+        # typer.Exit(code) and Ctrl-C (Typer's Exit(130)) come back as the return value
+        code = app(prog_name="citewise", standalone_mode=False)
+        code = code if isinstance(code, int) and not isinstance(code, bool) else 0
+        if code == EXIT_INTERRUPTED and not _INTERRUPT_SAID:
+            err.print("interrupted (Ctrl-C)", markup=False, highlight=False)
+        sys.exit(code)
+    except _CLICK_ERROR as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # the help was printed (no_args_is_help)
+            sys.exit(e.exit_code)
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        err.print(f"error: {e.format_message().rstrip('.')}{hint}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("aborted", markup=False, highlight=False)
+        sys.exit(1)
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err.print("aborted")
-        sys.exit(130)
+        err.print("interrupted (Ctrl-C)", markup=False, highlight=False)
+        sys.exit(EXIT_INTERRUPTED)
     except OSError as e:  # a path the user gave that cannot be read or written: name it, no errno noise
         if e.filename is None or not e.strerror:
             err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
