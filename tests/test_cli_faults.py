@@ -345,3 +345,14 @@ def test_ingest_of_an_empty_folder_or_one_holding_the_index_says_so(tmp_path):
     assert (data["unchanged"], data["errors"]) == (1, [])
     assert len(data["warnings"]) == 1 and data["warnings"][0].startswith(
         f"{inner}: the index folder is inside the ingested folder; its ")
+
+
+def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_created(tmp_path):
+    """It used to exit 0 with '0 added' and a warning; named on the command line, it is an error."""
+    picture = tmp_path / "scan.png"
+    picture.write_bytes(b"\x89PNG\r\n")
+    res = runner.invoke(app, ["ingest", str(picture), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
+    assert res.exit_code != 0 and str(res.exception) == (
+        f"{picture}: not a document type citewise reads ('.png'; supported: .docx, .htm, .html, .markdown, .md, "
+        ".pdf, .text, .txt)")
+    assert not (tmp_path / "ix").exists()

@@ -229,6 +229,13 @@ def ingest(
 
     if not path.exists() and not path.is_symlink():
         raise CitewiseError(f"{path}: no such file or folder")
+    if path.is_file():
+        from citewise.text.loaders import SUPPORTED_EXT
+
+        ext = path.suffix.lower()
+        if ext not in SUPPORTED_EXT:  # asked for by name: an error, not a folder's stray file
+            raise CitewiseError(f"{path}: not a document type citewise reads ('{ext or '(none)'}'; "
+                                f"supported: {', '.join(sorted(SUPPORTED_EXT))})")
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
