@@ -356,3 +356,16 @@ def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_creat
         f"{picture}: not a document type citewise reads ('.png'; supported: .docx, .htm, .html, .markdown, .md, "
         ".pdf, .text, .txt)")
     assert not (tmp_path / "ix").exists()
+
+
+def test_search_of_an_index_without_documents_says_why_there_are_no_results(tmp_path, tiny_index):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ix = tmp_path / "ix"
+    assert runner.invoke(app, ["ingest", str(empty), "--index", str(ix), "--embedder", "hashing"]).exit_code == 0
+    res = runner.invoke(app, ["search", "refund", "--index", str(ix)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0 and res.stdout == (
+        f"no results (the index {ix} holds no documents; run 'citewise ingest PATH --index {ix}')\n")
+    index, _ = tiny_index  # documents, none of this version: plain "no results"
+    res = runner.invoke(app, ["search", "refund", "--index", str(index), "--version", "99"])
+    assert res.exit_code == 0 and res.stdout == "no results\n"

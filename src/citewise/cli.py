@@ -335,7 +335,9 @@ def search(
             for h in hits]}))
         return
     if not hits:
-        out.print("no results")
+        empty = idx.store.stats()["documents"] == 0
+        out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "
+                                  f"{idx.path}')" if empty else ""), highlight=False, soft_wrap=True)
         return
     _print_hits(hits, snips)
 
