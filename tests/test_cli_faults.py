@@ -369,3 +369,25 @@ def test_search_of_an_index_without_documents_says_why_there_are_no_results(tmp_
     index, _ = tiny_index  # documents, none of this version: plain "no results"
     res = runner.invoke(app, ["search", "refund", "--index", str(index), "--version", "99"])
     assert res.exit_code == 0 and res.stdout == "no results\n"
+
+
+def test_a_file_name_that_is_not_utf8_is_one_error_naming_it(tmp_path, monkeypatch, capsys):
+    """It used to fail at the store ('could not be stored (UnicodeEncodeError: ... surrogates not
+    allowed)') after being chunked and embedded."""
+    import os
+    import sys
+
+    if sys.getfilesystemencoding().lower() != "utf-8":
+        pytest.fail("this test needs a UTF-8 file system encoding (python -X utf8)")
+    docs = tmp_path / "docs"
+    write_doc(docs, "good.md", "Good", "Refunds take 30 days.")
+    bad = docs / os.fsdecode(b"caf\xe9.md")
+    bad.write_bytes(b"# Cafe\n\nOpening hours.\n")
+    code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"),
+                           "--embedder", "hashing", "--json")
+    assert code == 3, err
+    data = json.loads(out)  # the name's byte printed as the escape \udce9: still valid JSON
+    assert data["added"] == 1 and data["errors"] == [f"{bad}: file name is not UTF-8 (byte 0xe9); rename the file"]
+    assert data["chunks_embedded"] == 1
+    code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"))
+    assert code == 3 and f"skipped {docs}/caf\\udce9.md: file name is not UTF-8 (byte 0xe9); rename the file\n" in err

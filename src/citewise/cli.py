@@ -1589,6 +1589,13 @@ def main() -> None:
     line (never a traceback) and exits 1.
     """
     _INTERRUPT_SAID.clear()
+    for stream in (sys.stdout, sys.stderr):
+        # a file name with bytes that are not UTF-8 (kept by Python as lone surrogates) prints as
+        # "caf\udce9.md" instead of failing the whole output with UnicodeEncodeError
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     try:
         from citewise.telemetry import configure
 

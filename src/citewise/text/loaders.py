@@ -1053,6 +1053,10 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
             yield InputWarning(str(path), f"not a document type citewise reads ('{ext or '(none)'}'); skipped "
                                           f"(supported: {', '.join(sorted(SUPPORTED_EXT))})")
             continue
+        bad = next((ch for ch in str(path) if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:  # undecodable bytes in the name: no id or row could hold it
+            yield InputError(str(path), f"file name is not UTF-8 (byte 0x{ord(bad) - 0xDC00:02x}); rename the file")
+            continue
         try:
             yield load_file(path, base)
         except InputError as e:
