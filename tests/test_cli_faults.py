@@ -391,3 +391,30 @@ def test_a_file_name_that_is_not_utf8_is_one_error_naming_it(tmp_path, monkeypat
     assert data["chunks_embedded"] == 1
     code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"))
     assert code == 3 and f"skipped {docs}/caf\\udce9.md: file name is not UTF-8 (byte 0xe9); rename the file\n" in err
+
+
+def test_an_unreadable_folder_is_an_error_and_keeps_its_indexed_documents(tmp_path, monkeypatch):
+    """os.walk used to skip a folder it could not list without a word, and the next ingest then
+    deleted every document below it. (As root the suite cannot chmod a folder unreadable, so
+    listing it is made to fail the way the OS does.)"""
+    import os
+
+    docs = tmp_path / "docs"
+    write_doc(docs, "public/a.md", "A", "Refunds take 30 days.")
+    write_doc(docs, "locked/b.md", "B", "Invoices go out monthly.")
+    ix = str(tmp_path / "ix")
+    assert runner.invoke(app, ["ingest", str(docs), "--index", ix, "--embedder", "hashing"]).exit_code == 0
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    res = runner.invoke(app, ["ingest", str(docs), "--index", ix, "--json"])
+    assert res.exit_code == 3, res.output
+    data = json.loads(res.stdout)
+    assert data["errors"] == [f"{docs / 'locked'}: cannot read folder: Permission denied; its files are skipped "
+                              "(their indexed versions are kept)"]
+    assert (data["deleted"], data["unchanged"], data["documents"]) == (0, 1, 2)

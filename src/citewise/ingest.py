@@ -241,6 +241,7 @@ class Ingestor:
         self._root = root if root.is_dir() else root.parent
         report = IngestReport()
         failed_sources: set[str] = set()
+        failed_dirs: list[str] = []
         docs: list[Document] = []
         for item in load_folder(root, follow_links=follow_links):
             if isinstance(item, InputWarning):
@@ -250,6 +251,8 @@ class Ingestor:
                 if not isinstance(item, NotFollowed):
                     failed_sources.add(str(Path(item.source)))
                     failed_sources.add(str(Path(item.source).resolve()))
+                    if Path(item.source).is_dir():  # an unreadable folder: keep what was indexed below it
+                        failed_dirs.append(str(Path(item.source).resolve()) + "/")
             elif HISTORY_SEP in item.doc_id:
                 report.errors.append(
                     f"{item.source}: document id '{item.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
@@ -272,6 +275,7 @@ class Ingestor:
             if e.doc_id not in present
             and (e.source == str(root) or e.source.startswith(prefix))
             and str(Path(e.source)) not in failed_sources
+            and not any(e.source.startswith(d) for d in failed_dirs)
         ]
         if gone:
             self.store.delete([e.doc_id for e in gone])
