@@ -418,3 +418,12 @@ def test_an_unreadable_folder_is_an_error_and_keeps_its_indexed_documents(tmp_pa
     assert data["errors"] == [f"{docs / 'locked'}: cannot read folder: Permission denied; its files are skipped "
                               "(their indexed versions are kept)"]
     assert (data["deleted"], data["unchanged"], data["documents"]) == (0, 1, 2)
+
+
+def test_api_refuses_a_query_without_letters_or_digits(svc_client):
+    """As the CLI: '???' used to return the dense retriever's noise (search) with 200."""
+    for path, body, field in (("/v1/search", {"query": "!!! ???"}, "query"), ("/v1/ask", {"question": "???"}, "question")):
+        res = svc_client.post(path, json=body)
+        assert res.status_code == 400
+        assert res.json()["error"]["message"] == f"'{field}' has no letters or digits; give the words to search for"
+    assert svc_client.post("/v1/search", json={"query": "E-1004"}).status_code == 200

@@ -232,8 +232,13 @@ class Service:
             raise ApiError(504, f"the request took longer than {self.timeout:g} s", "timeout") from None
 
     def check_query(self, text: str, field_name: str) -> str:
+        """``text`` if it can be searched for, else an ApiError naming ``field_name``: 400 when
+        empty or without a letter or digit (``???``: BM25 has no term and dense search would
+        rank noise, as ``citewise search`` refuses too), 413 when over the length cap."""
         if not text.strip():
             raise ApiError(400, f"'{field_name}' is empty")
+        if not any(ch.isalnum() for ch in text):
+            raise ApiError(400, f"'{field_name}' has no letters or digits; give the words to search for")
         if len(text) > self.max_query_chars:
             raise ApiError(413, f"'{field_name}' is {len(text):,} characters; the limit is {self.max_query_chars:,}",
                            "query_too_long")
