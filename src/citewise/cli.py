@@ -22,6 +22,7 @@ from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
 
+
 def _flags_take_no_value() -> None:
     """Typer 0.29.2's rich help panel prints a type column for every option, flags included, so
     ``--json`` read ``--json <bool>`` as if it took a value (its plain-text help already skips
