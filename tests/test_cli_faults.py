@@ -427,3 +427,17 @@ def test_api_refuses_a_query_without_letters_or_digits(svc_client):
         assert res.status_code == 400
         assert res.json()["error"]["message"] == f"'{field}' has no letters or digits; give the words to search for"
     assert svc_client.post("/v1/search", json={"query": "E-1004"}).status_code == 200
+
+
+def test_a_real_serve_prints_listening_then_ready_before_answering(tiny_index):
+    from svc_server import Server
+
+    index, _ = tiny_index
+    server = Server(index)  # returns once /readyz answers 200
+    try:
+        lines = server.log.read_text().splitlines()
+    finally:
+        server.stop()
+    assert len(lines) >= 2, lines
+    assert lines[0].startswith(f"citewise listening on {server.url}; loading the index")
+    assert lines[1].startswith(f"citewise serving {index} on {server.url} (") and ": ready, 3 documents" in lines[1]
