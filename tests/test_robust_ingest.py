@@ -284,7 +284,7 @@ def test_ingest_exit_status_says_files_failed_unless_allowed(tmp_path):
     assert res.exit_code == EXIT_FILE_ERRORS == 3
     data = json.loads(res.stdout)
     assert set(data) == {"added", "updated", "unchanged", "deleted", "chunks_embedded", "metadata_updated", "errors",
-                         "superseded", "warnings", "duplicates", "units_embedded", "units_refreshed",
+                         "superseded", "warnings", "duplicates", "units_embedded", "units_refreshed", "moved", "moved_from",
                          "index", "documents", "chunks"}
     assert data["added"] == 1 and len(data["errors"]) == 1 and "bad.md" in data["errors"][0]
     res = runner.invoke(app, ["ingest", str(root), "--index", index, "--allow-errors"])

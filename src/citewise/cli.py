@@ -22,6 +22,29 @@ from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
 
+
+def _flags_take_no_value() -> None:
+    """Typer 0.29.2's rich help panel prints a type column for every option, flags included, so
+    ``--json`` read ``--json <bool>`` as if it took a value (its plain-text help already skips
+    flags: ``TyperOption.get_help_record``). Give flags (``is_flag`` and not ``count``) no type
+    label there; every other option keeps Typer's own."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_citewise_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if self.is_flag and not self.count:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._citewise_flags = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_take_no_value()
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
@@ -40,6 +63,15 @@ RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: 
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
+_INTERRUPT_SAID: list[str] = []
+
+
+def _said_interrupted(line: str) -> None:
+    """Print a command's own line about Ctrl-C (``main`` then prints no generic one)."""
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+    _INTERRUPT_SAID.append(line)
+
+
 #: ``citewise ingest`` exit status when at least one file was skipped for an error (the rest was
 #: ingested); ``--allow-errors`` turns it into 0. Other errors stop the command with status 2.
 EXIT_FILE_ERRORS = 3
@@ -48,7 +80,33 @@ PROGRESS_LINE_EVERY_S = 5.0
 
 
 def _principal(groups: Optional[list[str]]) -> Principal:
+    """The principal of ``--as GROUP`` (repeatable).
+
+    Raises:
+        CitewiseError: a blank group (``--as ""``), which would silently search as nobody.
+    """
+    if any(not g.strip() for g in groups or ()):
+        raise CitewiseError("--as: a group name is empty; give the group to search as (e.g. --as finance)")
     return Principal(name="cli", groups=tuple(groups or ()))
+
+
+def _check_words(text: str, what: str) -> None:
+    """Refuse a ``query``/``question`` that holds nothing to search for, with one line naming it.
+
+    Raises:
+        CitewiseError: empty or blank; bytes the terminal's encoding could not decode (Python
+            keeps them as lone surrogates, which would be searched as noise); no letter or digit
+            at all (``!!! ???``: BM25 has no term and dense search would rank noise).
+    """
+    bad = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+    if bad is not None:
+        raise CitewiseError(f"{what}: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1} is not "
+                            f"{sys.getfilesystemencoding()} text; type it in UTF-8")
+    if not text.strip():
+        raise CitewiseError("the query is empty; give the words to search for" if what == "query"
+                            else "the question is empty; ask it in words")
+    if not any(ch.isalnum() for ch in text):
+        raise CitewiseError(f"{what}: {text.strip()[:40]!r} has no letters or digits; give the words to search for")
 
 
 @contextmanager
@@ -123,12 +181,29 @@ def _check_db(db: Optional[str]) -> None:
             raise CitewiseError(f"{path}: not a SQLite database (--db)")
 
 
-def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
+def _index_dir(index: Optional[Path], must_exist: bool = True) -> Path:
+    """The index folder ``--index`` names (default: :func:`citewise.index.default_index_dir`).
+
+    Raises:
+        CitewiseError: the path (or a folder above it) is a file, not a folder; or, with
+            ``must_exist``, no index has been created there.
+    """
     from citewise.index import Index, default_index_dir
 
-    if must_exist and not Index.exists(index):
-        raise CitewiseError(f"{index or default_index_dir()}: no index here yet; run 'citewise ingest PATH' first")
-    return Index.open(index, embedder=embedder, **kw)
+    path = Path(index) if index else default_index_dir()
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "it is a file" if p == path else f"{p} is a file"
+            raise CitewiseError(f"{path}: not an index folder ({where}); give --index a folder")
+    if must_exist and not Index.exists(path):
+        raise CitewiseError(f"{path}: no index here yet; run 'citewise ingest PATH --index {path}' first")
+    return path
+
+
+def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
+    from citewise.index import Index
+
+    return Index.open(_index_dir(index, must_exist), embedder=embedder, **kw)
 
 
 @app.command()
@@ -155,14 +230,27 @@ def ingest(
 
     if not path.exists() and not path.is_symlink():
         raise CitewiseError(f"{path}: no such file or folder")
+    if path.is_file():
+        from citewise.text.loaders import SUPPORTED_EXT
+
+        ext = path.suffix.lower()
+        if ext not in SUPPORTED_EXT:  # asked for by name: an error, not a folder's stray file
+            raise CitewiseError(f"{path}: not a document type citewise reads ('{ext or '(none)'}'; "
+                                f"supported: {', '.join(sorted(SUPPORTED_EXT))})")
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
     idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
-    with _embed_progress(not as_json) as on_embed:
-        report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
-                            on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
-                            embed_progress=on_embed, keep_duplicates=keep_duplicates)
+    try:
+        with _embed_progress(not as_json) as on_embed:
+            report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
+                                on_wait=lambda msg: err.print(msg, highlight=False, soft_wrap=True),
+                                embed_progress=on_embed, keep_duplicates=keep_duplicates)
+    except KeyboardInterrupt:
+        _said_interrupted(f"interrupted (Ctrl-C): ingest stopped; every document in {idx.path} is at its old or its "
+                          "new version (batches committed before Ctrl-C stay); run the same command again to finish")
+        raise
     stats = idx.store.stats()
+    _tidy_warnings(report, path, idx.path)
     if as_json:
         out.print_json(json.dumps({**report.as_dict(), "index": str(idx.path), "documents": stats["documents"], "chunks": stats["chunks"]}))
     else:
@@ -177,8 +265,8 @@ def ingest(
         for e in report.duplicates:
             err.print(f"duplicate {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(
-            f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-            + (f"{report.metadata_updated} with new permissions or path only, " if report.metadata_updated else "")
+            f"{report.added} added, {report.updated} updated, {report.unchanged_text()}, "
+            + (f"{report.metadata_updated} with new permissions only, " if report.metadata_updated else "")
             + f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors, "
             f"{len(report.warnings)} warnings; "
             f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded"
@@ -189,6 +277,25 @@ def ingest(
         )
     if report.errors and not allow_errors:
         raise typer.Exit(EXIT_FILE_ERRORS)
+
+
+def _tidy_warnings(report, path: Path, index_dir: Path) -> None:
+    """Make an ingest report's warnings say what a user needs to know, in place:
+
+    * the index folder inside the ingested folder: its own files (``index.json``, ``*.lance``,
+      one warning each, dozens) become one warning naming the folder;
+    * nothing found at all (an empty folder, or only files of other types): one warning saying so.
+    """
+    inside = str(index_dir.resolve()) + "/"
+    own = [w for w in report.warnings if w.startswith(inside)]
+    if own:
+        report.warnings = [w for w in report.warnings if not w.startswith(inside)]
+        report.warnings.append(f"{index_dir}: the index folder is inside the ingested folder; its {len(own)} "
+                               "files were skipped (keep the index elsewhere, or in a folder whose name starts with '.')")
+    seen = (report.added + report.updated + report.unchanged + report.metadata_updated + report.units_refreshed
+            + len(report.errors) + len(report.duplicates) + len(report.superseded))
+    if seen == 0:
+        report.warnings.append(f"{path}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)")
 
 
 @app.command()
@@ -211,8 +318,7 @@ def search(
     from citewise.retrieval.snippets import chunk_snippet
 
     check_query(query)
-    if not query.strip():
-        raise CitewiseError("the query is empty; give the words to search for")
+    _check_words(query, "query")
     idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
     hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
@@ -230,7 +336,9 @@ def search(
             for h in hits]}))
         return
     if not hits:
-        out.print("no results")
+        empty = idx.store.stats()["documents"] == 0
+        out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "
+                                  f"{idx.path}')" if empty else ""), highlight=False, soft_wrap=True)
         return
     _print_hits(hits, snips)
 
@@ -341,8 +449,7 @@ def ask(
     from citewise.index import check_query
 
     check_query(question)
-    if not question.strip():
-        raise CitewiseError("the question is empty; ask it in words")
+    _check_words(question, "question")
     _check_db(db)
     idx = _open(index, preload=True, store=store)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
@@ -490,10 +597,12 @@ def demo(
             raise CitewiseError(f"--scenario: unknown scenario '{scenario}' (valid: payment)")
         from citewise.demo_payment import run_payment_demo
 
-        run_payment_demo(index or default_index_dir().parent / "demo-payment", embedder, out, err, print_answer)
+        run_payment_demo(_index_dir(index or default_index_dir().parent / "demo-payment", must_exist=False), embedder,
+                         out, err, print_answer)
         return
 
-    run_demo(index or default_index_dir().parent / "demo", embedder, out, err, print_answer, _progress)
+    run_demo(_index_dir(index or default_index_dir().parent / "demo", must_exist=False), embedder, out, err,
+             print_answer, _progress)
 
 
 # --- lifecycle commands (status, watch) ---
@@ -513,6 +622,8 @@ def _filters(as_of: Optional[str], version: Optional[str]):
             day = dt.date.fromisoformat(as_of.strip())
         except ValueError:
             raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
+    if version is not None and not version.strip():
+        raise CitewiseError("--version: empty; give the version to find (e.g. --version 3)")
     return Filters(as_of=day, version=version)
 
 
@@ -582,7 +693,7 @@ def watch(
     def on_run(r):
         for e in r.errors:
             err.print(f"skipped {e}", markup=False, highlight=False, soft_wrap=True)
-        out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged} unchanged, "
+        out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged_text()}, "
                   f"{len(r.errors)} errors; {r.chunks_embedded} chunks embedded", highlight=False)
 
     w = FolderWatcher(idx, path, debounce=debounce, rescan=rescan, policy=policy, on_run=on_run,
@@ -1263,18 +1374,23 @@ def serve(
     full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
-    """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics)."""
-    import os
+    """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
-    import uvicorn
+    Prints "listening on URL" as soon as the port is bound, then loads the service, the index and
+    its embedding model (requests wait in the socket's queue meanwhile) and prints "ready".
+    """
+    import os
+    import time
 
     from citewise.index import default_index_dir
-    from citewise.service.app import create_app
-    from citewise.service.auth import JwtConfig
 
+    t0 = time.perf_counter()
     _check_db(db)
+    index_dir = _index_dir(index)
     jwt = None
     if jwt_secret_env or jwt_public_key or jwt_jwks:
+        from citewise.service.auth import JwtConfig
+
         secret = None
         if jwt_secret_env:
             secret = os.environ.get(jwt_secret_env)
@@ -1283,15 +1399,28 @@ def serve(
         jwt = JwtConfig(secret=secret, public_key_file=str(jwt_public_key) if jwt_public_key else None,
                         jwks_file=str(jwt_jwks) if jwt_jwks else None, groups_claim=jwt_groups_claim,
                         admin_group=jwt_admin_group, audience=jwt_audience, issuer=jwt_issuer)
-    application = create_app(index or default_index_dir(), require_auth=require_auth, jwt=jwt, db=db,
-                             generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                             burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                             full_documents=full_documents)
-    sock = _listen(host, port)  # before the "serving" line: a busy port is an error, not a promise
+    sock = _listen(host, port)  # before any "listening" line: a busy port is an error, not a promise
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    err.print(f"citewise serving {index or default_index_dir()} on http://{shown}:{bound} "
-              f"(API docs /docs, MCP /mcp; auth {'required' if require_auth else 'optional: anonymous = public documents'})",
+    url = f"http://{shown}:{bound}"
+    err.print(f"citewise listening on {url}; loading the index and its embedding model (requests wait until ready) ...",
+              highlight=False, soft_wrap=True)
+    import uvicorn
+
+    from citewise.service.app import create_app, warm
+
+    try:
+        application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=db,
+                                 generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
+                                 burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
+                                 full_documents=full_documents)
+        ready = warm(application.state.service)
+    except BaseException:
+        sock.close()
+        raise
+    err.print(f"citewise serving {index_dir} on {url} (API docs /docs, MCP /mcp; "
+              f"auth {'required' if require_auth else 'optional: anonymous = public documents'}): ready, "
+              f"{ready['documents']} documents, {ready['chunks']} chunks; started in {time.perf_counter() - t0:.1f} s",
               highlight=False, soft_wrap=True)
     uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
 
@@ -1444,24 +1573,64 @@ def summarize(
                       highlight=False, soft_wrap=True)
 
 
+#: Usage errors (bad option value, unknown option or command): Typer's vendored click's
+#: ``ClickException``, the base of the public ``typer.BadParameter``.
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
 def main() -> None:
     """Entry point.
 
-    Usage errors are Typer's own (a usage line, exit status 2); ``typer.Exit`` codes (``status``,
-    ``gate`` alerts) pass through; citewise errors print one ``error: …`` line and exit 2;
-    anything unexpected prints one line (never a traceback) and exits 1.
+    Usage errors are one ``error: …`` line naming the option and the command's ``--help`` (exit
+    status 2); ``typer.Exit`` codes (``status``, ``gate`` alerts) pass through; Ctrl-C prints
+    "interrupted" and exits 130; citewise errors print one ``error: …`` line and exit 2, as do
+    OS errors on a named path (``error: PATH: permission denied``); anything unexpected prints one
+    line (never a traceback) and exits 1.
     """
+    _INTERRUPT_SAID.clear()
+    for stream in (sys.stdout, sys.stderr):
+        # a file name with bytes that are not UTF-8 (kept by Python as lone surrogates) prints as
+        # "caf\udce9.md" instead of failing the whole output with UnicodeEncodeError
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     try:
         from citewise.telemetry import configure
 
         configure()  # OTLP export of traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; else a no-op
-        app()  # standalone: usage errors -> exit 2, typer.Exit(code) -> that code
+        # not standalone: usage errors come here as exceptions (one line below, not Typer's box);
+        # typer.Exit(code) and Ctrl-C (Typer's Exit(130)) come back as the return value
+        code = app(prog_name="citewise", standalone_mode=False)
+        code = code if isinstance(code, int) and not isinstance(code, bool) else 0
+        if code == EXIT_INTERRUPTED and not _INTERRUPT_SAID:
+            err.print("interrupted (Ctrl-C)", markup=False, highlight=False)
+        sys.exit(code)
+    except _CLICK_ERROR as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # the help was printed (no_args_is_help)
+            sys.exit(e.exit_code)
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        err.print(f"error: {e.format_message().rstrip('.')}{hint}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("aborted", markup=False, highlight=False)
+        sys.exit(1)
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err.print("aborted")
-        sys.exit(130)
+        err.print("interrupted (Ctrl-C)", markup=False, highlight=False)
+        sys.exit(EXIT_INTERRUPTED)
+    except OSError as e:  # a path the user gave that cannot be read or written: name it, no errno noise
+        if e.filename is None or not e.strerror:
+            err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(1)
+        err.print(f"error: {e.filename}: {e.strerror[:1].lower() + e.strerror[1:]}", markup=False, highlight=False,
+                  soft_wrap=True)
+        sys.exit(2)
     except Exception as e:  # anything unexpected: one line, no traceback
         err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)

@@ -175,9 +175,12 @@ class Hit:
 
     Attributes:
         chunk_id, doc_id: what was found.
-        score: the producing stage's score (higher is better; BM25 score, cosine, or RRF sum).
+        score: the producing stage's score (higher is better; BM25 score, cosine, RRF sum, or
+            convex combination for ``hybrid-prf``).
         rank: 1-based rank in the final list.
-        stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` | ``pinned``.
+        stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` (the ``hybrid`` and
+            ``shipped`` retrievers' fusion) | ``pinned`` (``shipped``'s identifier pinning) |
+            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank``.
         title: the document title, for display.
     """
 

@@ -36,8 +36,8 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
     stats = idx.store.stats()
     out.rule("citewise demo: Ledgerly help centre")
     out.print(
-        f"Ingested {corpus}\n  {report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-        + (f"{report.metadata_updated} with new permissions or path only, " if report.metadata_updated else "")
+        f"Ingested {corpus}\n  {report.added} added, {report.updated} updated, {report.unchanged_text()}, "
+        + (f"{report.metadata_updated} with new permissions only, " if report.metadata_updated else "")
         + f"{report.deleted} deleted -> {stats['documents']} documents, {stats['chunks']} chunks in {idx.path}",
         highlight=False, soft_wrap=True,
     )

@@ -54,8 +54,11 @@ DEFAULT_PERMISSIONS = ("public", "deny")
 class IngestReport:
     """What one ingest run did. Counts are documents unless named otherwise.
 
-    ``metadata_updated``: unchanged text whose permissions or source changed (rows rewritten with
-    stored vectors). ``superseded``: one line per older version not indexed (not an error).
+    ``metadata_updated``: unchanged text whose permissions changed (rows rewritten with stored
+    vectors). ``moved``: unchanged text and permissions read from another path than last time (a
+    moved folder, a second clone); they count as ``unchanged`` too, their rows are rewritten with
+    the new path and stored vectors. ``moved_from``: ``{old folder: documents}`` for them, the
+    old path with the part it shares with the new one (the path below the ingested root) cut off. ``superseded``: one line per older version not indexed (not an error).
     ``errors``: one line per file skipped for an error. ``warnings``: one line per oddity that
     skipped nothing of value (unknown front matter key, folder named like a file).
     ``removed``: one line per deleted document (its file is gone).
@@ -72,18 +75,36 @@ class IngestReport:
     metadata_updated: int = 0
     units_embedded: int = 0
     units_refreshed: int = 0
+    moved: int = 0
+    moved_from: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
 
+    def unchanged_text(self) -> str:
+        """``"60 unchanged"``, naming where moved documents came from: ``"60 unchanged (moved from
+        /old/docs)"`` when all moved from one place, ``"60 unchanged (3 moved from /a, 2 from /b)"``
+        otherwise (up to three places, then ``"and N more places"``)."""
+        text = f"{self.unchanged} unchanged"
+        if not self.moved:
+            return text
+        places = sorted(self.moved_from.items(), key=lambda kv: (-kv[1], kv[0]))
+        if len(places) == 1 and self.moved == self.unchanged:
+            return f"{text} (moved from {places[0][0]})"
+        parts = [f"{n} moved from {root}" if i == 0 else f"{n} from {root}" for i, (root, n) in enumerate(places[:3])]
+        if len(places) > 3:
+            parts.append(f"and {len(places) - 3} more places")
+        return f"{text} ({', '.join(parts)})"
+
     def as_dict(self) -> dict:
         return {
             "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
             "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
             "metadata_updated": self.metadata_updated, "units_embedded": self.units_embedded,
-            "units_refreshed": self.units_refreshed, "errors": list(self.errors),
+            "units_refreshed": self.units_refreshed, "moved": self.moved,
+            "moved_from": dict(sorted(self.moved_from.items())), "errors": list(self.errors),
             "superseded": list(self.superseded), "warnings": list(self.warnings),
             "duplicates": list(self.duplicates),
         }
@@ -118,6 +139,18 @@ class _Work:
     changed_at: str
     reuse_vectors: bool  # text unchanged: take vectors from the store
     units_only: bool = False  # nothing changed but the unit splitter version
+    moved_from: str | None = None  # text and groups unchanged, source path changed: the old path
+
+
+def moved_root(old: str, new: str) -> str:
+    """The folder (or file) a document moved from: ``old`` without the trailing path parts it
+    shares with ``new`` (``/a/c1/docs/x.md``, ``/b/c2/docs/x.md`` -> ``/a/c1``); ``old`` whole if
+    the file name changed."""
+    o, n = Path(old).parts, Path(new).parts
+    same = 0
+    while same < min(len(o), len(n)) - 1 and o[len(o) - 1 - same] == n[len(n) - 1 - same]:
+        same += 1
+    return str(Path(*o[:len(o) - same])) if same else old
 
 
 class Ingestor:
@@ -208,6 +241,7 @@ class Ingestor:
         self._root = root if root.is_dir() else root.parent
         report = IngestReport()
         failed_sources: set[str] = set()
+        failed_dirs: list[str] = []
         docs: list[Document] = []
         for item in load_folder(root, follow_links=follow_links):
             if isinstance(item, InputWarning):
@@ -217,6 +251,8 @@ class Ingestor:
                 if not isinstance(item, NotFollowed):
                     failed_sources.add(str(Path(item.source)))
                     failed_sources.add(str(Path(item.source).resolve()))
+                    if Path(item.source).is_dir():  # an unreadable folder: keep what was indexed below it
+                        failed_dirs.append(str(Path(item.source).resolve()) + "/")
             elif HISTORY_SEP in item.doc_id:
                 report.errors.append(
                     f"{item.source}: document id '{item.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
@@ -239,6 +275,7 @@ class Ingestor:
             if e.doc_id not in present
             and (e.source == str(root) or e.source.startswith(prefix))
             and str(Path(e.source)) not in failed_sources
+            and not any(e.source.startswith(d) for d in failed_dirs)
         ]
         if gone:
             self.store.delete([e.doc_id for e in gone])
@@ -265,8 +302,9 @@ class Ingestor:
                     if progress:
                         progress(1)
                     continue
+                moved = (tuple(entry.groups) == groups and entry.source != doc.source and not stale_units)
                 batch.append(_Work(doc, groups, entry.source_changed_at or mtime_iso(doc.source), True,
-                                   units_only=same_meta))
+                                   units_only=same_meta, moved_from=entry.source if moved else None))
             else:
                 batch.append(_Work(doc, groups, mtime_iso(doc.source), False))
             if len(batch) >= self.batch_docs:
@@ -410,11 +448,17 @@ class Ingestor:
         report.chunks_embedded += n_chunk_texts
         report.units_embedded += len(texts) - n_chunk_texts
         units_only = {id(w.doc) for w in batch if w.units_only}
+        moved = {id(w.doc): w.moved_from for w in batch if w.moved_from is not None}
         for u, s in zip(final, spans):
             if u.document.doc_id not in written:
                 continue
             if s is None and id(u.document) in units_only:
                 report.units_refreshed += 1
+            elif s is None and id(u.document) in moved:
+                report.unchanged += 1
+                report.moved += 1
+                root = moved_root(moved[id(u.document)], u.document.source)
+                report.moved_from[root] = report.moved_from.get(root, 0) + 1
             elif s is None:
                 report.metadata_updated += 1
             elif u.document.doc_id in known:

@@ -150,7 +150,7 @@ class ConvexRetriever:
 
     @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
-        return _hits(self.fused(query, k, effective_filters(principal, filters)), "convex", k)
+        return _hits(self.fused(query, k, effective_filters(principal, filters)), self.name, k)
 
 
 #: The grid :func:`tune_convex` searches: dense weights, and (feedback chunks, feedback weight).

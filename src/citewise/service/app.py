@@ -161,8 +161,9 @@ def _utc() -> str:
 class IndexPool:
     """``size`` :class:`Index` handles on one folder; :meth:`use` lends one to a thread.
 
-    Handles are opened on first need (the first request pays the model load; ``/readyz`` says
-    when the first is open).
+    Handles are opened on first need (``citewise serve`` opens the first one, model loaded, before
+    it accepts requests: :func:`warm`; an app used without it pays that on its first request, and
+    ``/readyz`` says when the first is open).
     """
 
     def __init__(self, index_dir: Path, size: int):
@@ -231,12 +232,32 @@ class Service:
             raise ApiError(504, f"the request took longer than {self.timeout:g} s", "timeout") from None
 
     def check_query(self, text: str, field_name: str) -> str:
+        """``text`` if it can be searched for, else an ApiError naming ``field_name``: 400 when
+        empty or without a letter or digit (``???``: BM25 has no term and dense search would
+        rank noise, as ``citewise search`` refuses too), 413 when over the length cap."""
         if not text.strip():
             raise ApiError(400, f"'{field_name}' is empty")
+        if not any(ch.isalnum() for ch in text):
+            raise ApiError(400, f"'{field_name}' has no letters or digits; give the words to search for")
         if len(text) > self.max_query_chars:
             raise ApiError(413, f"'{field_name}' is {len(text):,} characters; the limit is {self.max_query_chars:,}",
                            "query_too_long")
         return text
+
+    @staticmethod
+    def check_span(start: int | None, end: int | None) -> None:
+        """Refuse (400, naming the field) a span that cannot be one: a negative offset, ``start``
+        after ``end``, or one of the two without the other. A span past the end of the text is
+        not an error here (the document may have changed since it was cited): the view then shows
+        the document's opening without a highlight."""
+        for name, value in (("start", start), ("end", end)):
+            if value is not None and value < 0:
+                raise ApiError(400, f"{name}: must be a character offset >= 0, got {value}")
+        if (start is None) != (end is None):
+            given, missing = ("start", "end") if end is None else ("end", "start")
+            raise ApiError(400, f"{missing}: required with {given} (a span is [start, end))")
+        if start is not None and end is not None and start > end:
+            raise ApiError(400, f"start: {start} is after end {end} (a span is [start, end) with start <= end)")
 
     def check_full(self, full: bool) -> None:
         """Refuse a whole-document request (403) unless the server allows them."""
@@ -599,7 +620,10 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                        c: Caller = Depends(caller)) -> dict:
         """A document the caller may read: ``highlight`` = text[start:end] and ``context``, the
         window around it (the document's opening without a span); the whole ``text`` only with
-        ``full=true`` on a server started with ``--full-documents`` (else 403)."""
+        ``full=true`` on a server started with ``--full-documents`` (else 403). ``source``: the
+        file's path relative to the folder it was ingested from. A negative offset, ``start`` after
+        ``end``, or only one of them is a 400 naming the field."""
+        svc.check_span(start, end)
         svc.check_full(full)
         view = await svc.run(svc.document, doc_id, c.principal)
         if view is None:
@@ -645,6 +669,22 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                lambda r: svc.auth.from_headers(r.headers.get("authorization"), r.headers.get("x-api-key")),
                db=db, host=host)
     return app
+
+
+def warm(svc: Service) -> dict:
+    """Open the first query handle and load its embedding model (one query embedded), so the
+    first request does not pay for them: ``{"documents": int, "chunks": int, "seconds": float}``.
+    ``citewise serve`` calls it after binding its port and before accepting requests.
+
+    Raises:
+        CitewiseError: the index cannot be opened (its message names the folder); a missing or
+            corrupt model file is raised by the embedder with its own message.
+    """
+    t0 = time.perf_counter()
+    with svc.pool.use() as idx:
+        stats = idx.store.stats()
+        idx.embedder.embed(["citewise"])
+    return {"documents": stats["documents"], "chunks": stats["chunks"], "seconds": time.perf_counter() - t0}
 
 
 def _ready(svc: Service) -> dict:

@@ -8,6 +8,7 @@ it (``full``) and the server must allow it (``citewise serve --full-documents``)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,10 @@ class SourceView:
     """One document as a principal may see it.
 
     Attributes:
-        doc_id, title, version, updated, source: the stored document metadata.
+        doc_id, title, version, updated, source: the stored document metadata (``source``: the
+            file's path on the server).
+        path: the source file's path relative to the folder it was ingested from
+            (:func:`relative_source`), what readers are shown: the server's folders stay private.
         text: the source file's text that chunk and citation offsets point into (front matter
             included for Markdown; the extracted text for HTML, PDF and DOCX).
         exact: True when ``text`` is the source file as indexed (same content hash); False when the
@@ -41,6 +45,7 @@ class SourceView:
     text: str
     exact: bool
     chunks: list[tuple[str, int, int]]
+    path: str = ""
 
     def span(self, start: int | None, end: int | None) -> tuple[int, int] | None:
         """A valid ``[start, end)`` within :attr:`text`, or None when not given or out of range."""
@@ -50,7 +55,7 @@ class SourceView:
 
     @property
     def file_name(self) -> str:
-        """The source file's name, what readers are shown (the server's folders stay private)."""
+        """The source file's name."""
         return Path(self.source).name
 
     def excerpt(self, start: int | None, end: int | None, context: int = DEFAULT_CONTEXT_CHARS) -> tuple[int, int]:
@@ -84,17 +89,34 @@ class SourceView:
 
         ``highlight``: the requested span ``{start, end, text}`` (None when absent or invalid);
         ``context``: the window around it (:meth:`excerpt`) as ``{start, end, text}``, offsets into
-        the source like the span's; ``length``: characters in the whole text; ``text``: the whole
+        the source like the span's; ``source``: :attr:`path` (relative to the ingested folder); ``length``: characters in the whole text; ``text``: the whole
         text only when ``full`` (else None); ``chunks``: every chunk's id and offsets.
         """
         sp = self.span(start, end)
         lo, hi = self.excerpt(start, end, context)
         return {"doc_id": self.doc_id, "title": self.title, "version": self.version, "updated": self.updated,
-                "source": self.file_name, "exact": self.exact, "length": len(self.text), "full": full,
+                "source": self.path or self.file_name, "exact": self.exact, "length": len(self.text), "full": full,
                 "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0]:sp[1]]},
                 "context": {"start": lo, "end": hi, "text": self.text[lo:hi]},
                 "text": self.text if full else None,
                 "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks]}
+
+
+def relative_source(source: str, roots: Sequence[str]) -> str:
+    """``source`` relative to the first of ``roots`` (ingest roots, newest first) it lies in, as a
+    POSIX path (``help/refunds/refunds-pro.md``); a root that is the file itself gives its name.
+    Paths are compared as recorded (no file system access). Under no root: the file name.
+    """
+    src = Path(source)
+    for root in roots:
+        base = Path(root)
+        if base == src:
+            return src.name
+        try:
+            return src.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return src.name
 
 
 def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
@@ -133,6 +155,8 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
             piece = r["text"][len(r["text"]) - (r["end"] - r["start"]):]
             buf[r["start"]:r["end"]] = list(piece)
         text = "".join(buf)
+    roots = [run.root for run in reversed(store.runs())]
     return SourceView(doc_id=doc_id, title=first["title"], version=first["version"], updated=first["updated"],
                       source=first["source"], text=text, exact=exact,
-                      chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows])
+                      chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows],
+                      path=relative_source(first["source"], roots))

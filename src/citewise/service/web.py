@@ -126,6 +126,7 @@ def add_web_routes(app: FastAPI, svc) -> None:
     async def doc_page(request: Request, doc_id: str, start: int | None = None, end: int | None = None,
                        full: bool = False):
         async def work(c):
+            svc.check_span(start, end)
             svc.check_full(full)
             view = await svc.run(svc.document, doc_id, c.principal)
             if view is None:

@@ -954,7 +954,8 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
     Skipped with a line: FIFOs, sockets and devices; dangling symlinks; symlinks (to files or
     folders) whose target is outside ``root`` unless ``follow_links``; symlinked folders unless
     ``follow_links`` (then followed once each, loops cut). A folder named like a document
-    (``notes.md/``) gets a warning and is walked as a folder.
+    (``notes.md/``) gets a warning and is walked as a folder. A folder that cannot be listed
+    (permissions) is an InputError naming it.
     """
     root = Path(root)
     if not root.is_dir():
@@ -980,7 +981,12 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
                                       "(use --follow-links to ingest it)")
         return None
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links):
+    unreadable: list[OSError] = []  # os.walk skips a folder it cannot list unless told
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links, onerror=unreadable.append):
+        while unreadable:
+            e = unreadable.pop(0)
+            yield InputError(str(e.filename), f"cannot read folder: {e.strerror or e}; its files are skipped "
+                                              "(their indexed versions are kept)")
         keep = []
         for d in sorted(dirnames):
             if d.startswith("."):
@@ -1020,6 +1026,9 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
                 yield NotFollowed(str(p), f"{_kind(mode)}, not a regular file; skipped")
                 continue
             yield p
+    for e in unreadable:  # the root itself, or the last folder walked
+        yield InputError(str(e.filename), f"cannot read folder: {e.strerror or e}; its files are skipped "
+                                          "(their indexed versions are kept)")
 
 
 def iter_files(root: Path, follow_links: bool = False) -> list[Path]:
@@ -1052,6 +1061,10 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
         if ext not in SUPPORTED_EXT:  # an image or a build file beside the docs: not an error
             yield InputWarning(str(path), f"not a document type citewise reads ('{ext or '(none)'}'); skipped "
                                           f"(supported: {', '.join(sorted(SUPPORTED_EXT))})")
+            continue
+        bad = next((ch for ch in str(path) if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:  # undecodable bytes in the name: no id or row could hold it
+            yield InputError(str(path), f"file name is not UTF-8 (byte 0x{ord(bad) - 0xDC00:02x}); rename the file")
             continue
         try:
             yield load_file(path, base)
