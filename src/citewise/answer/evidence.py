@@ -91,7 +91,7 @@ from citewise.core import Filters
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
-                                  question_subject, section_names, slot_names)  # (question_subject re-exported)
+                                  question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -183,6 +183,60 @@ def asks_live_value(question: str) -> bool:
     False
     """
     return bool(_LIVE_TIME.search(question) and _LIVE_VALUE.search(question))
+
+
+_EXACT_WORD = re.compile(r"[A-Za-z0-9][\w-]*[A-Za-z0-9]")
+
+
+def exact_words(question: str) -> list[str]:
+    """Words of a question written like exact identifiers rather than prose: with a digit, an
+    inner hyphen or underscore, in capitals (five letters or more) or in camelCase
+    (``mipsel-sony-psp``, ``SIGSTKFLT``, ``maxHeaderSize``, ``x86_64``); not flags (``-C``,
+    ``--verbose``) nor dotted paths (``os.constants.signals``: :func:`code_names` handles
+    those). Unique, in order.
+
+    >>> exact_words("os.constants.signals SIGSTKFLT"), exact_words("mipsel-sony-psp target")
+    (['SIGSTKFLT'], ['mipsel-sony-psp'])
+    >>> exact_words("What does the --verbose flag do in Node?")
+    []
+    """
+    out: dict[str, None] = {}
+    for m in re.finditer(r"\S+", question):
+        raw = m.group(0)
+        if raw.startswith("-") or "." in raw.strip(".,;:!?'\"()`"):
+            continue
+        w = _EXACT_WORD.search(raw)
+        if w is None or w.group(0) != raw.strip(".,;:!?'\"()`") or len(w.group(0)) < 4:
+            continue
+        word = w.group(0)
+        if (re.search(r"\d", word) and re.search(r"[A-Za-z]", word)) or re.search(r"\w[-_]\w", word) \
+                or (word.isupper() and len(word) >= 5) or re.search(r"[a-z][A-Z]", word):
+            out.setdefault(word, None)
+    return list(out)
+
+
+def names_cell(text: str, word: str) -> bool:
+    """Whether ``text`` holds ``word`` (case-insensitive, whole) as a name of its own: in a table
+    row (a Markdown ``|`` row or an HTML ``<td>``), a code span, or alone on its line (the term of
+    a definition list, ``SRANDOM`` / ``: This variable expands ...``; a heading), not only in prose ("In
+    Powershell or Git bash, ..." mentions PowerShell; ``| `mipsel-sony-psp` | * |`` is its row).
+
+    >>> names_cell("| `mipsel-sony-psp` | * | MIPS (LE) Sony PSP |", "mipsel-sony-psp")
+    True
+    >>> names_cell("<tr><td><code>SIGSTKFLT</code></td>", "sigstkflt"), names_cell("In Powershell or Git bash", "powershell")
+    (True, False)
+    """
+    for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.I):
+        line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)]
+        if line.lstrip().startswith("|") or "<td" in line.lower() or text[m.start() - 1:m.start()] in ("`", ">") \
+                or line.strip(" \t#").lower() == word.lower():  # a definition's term line, a heading
+            return True
+    return False
+
+
+#: A word of :func:`exact_words` is a *rare exact* name when at most this many chunks hold it
+#: (a table row's target triple, a signal name): it pins the passage that holds it.
+RARE_EXACT_DF = 3
 
 
 @dataclass
@@ -295,6 +349,19 @@ class EvidenceScorer:
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
+        # a plain word of the phrase the question is about that the corpus never uses ("nginx
+        # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
+        # the corpus does not know the thing asked about. Measured on the 186 in-scope real-docs
+        # questions: no in-scope subject word is absent (RAM, 3 letters, is below the length floor).
+        # A question about a command-line flag ("rustc -C strip=symbols vs ...") is about the
+        # option, which the flag rules check; the tool's name may be one the pages never spell out
+        flagged = any(n.startswith("-") for n in code_names(question))
+        for word in [] if flagged else subject_words(question):
+            if len(word) < 4 or not word.isalpha():
+                continue  # compounds and code names are :func:`code_names`' business
+            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
+            if terms and all(self.df(t, filters) == 0 for t in terms):
+                return f"unknown name: {word}"
         return ""
 
     @staticmethod
@@ -363,6 +430,16 @@ class EvidenceScorer:
                     return ""
         return f"not in the evidence: how to do this with {tool}"
 
+    def rare_exact(self, question: str, filters: Filters | None) -> list[str]:
+        """Analyzed whole-word terms of the question's :func:`exact_words` that occur in at least
+        one and at most :data:`RARE_EXACT_DF` visible chunks (``mipsel-sony-psp``)."""
+        out = []
+        for word in exact_words(fold_dashes(question)):
+            terms = analyze(word)
+            if terms and 1 <= self.df(terms[0], filters) <= RARE_EXACT_DF:
+                out.append(terms[0])
+        return out
+
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
         chunks in rank order (StoredChunk-like: ``chunk_id``, ``title``, ``heading_path``,
@@ -406,7 +483,11 @@ class EvidenceScorer:
             seen.update(have)
             if ptotal > 0:
                 ev.passage = max(ev.passage, sum(w for t, w in pweights.items() if t in have) / ptotal)
-        if not ev.reason:
+        # a rare exact name of the question (a target triple, a signal name) held by a top chunk
+        # pins the passage: "os.constants.signals SIGSTKFLT" is answered by the table row of
+        # SIGSTKFLT although the chunk never spells out the namespace it sits in
+        rare = [t for t in self.rare_exact(question, filters) if t in seen and any(names_cell(c.text, t) for c in top)]
+        if not ev.reason and not rare:
             ev.reason = self.missing_name(question, seen)
         # the subject is pinned by the evidence: a name the question asks about (its code names,
         # the subject of "what is X", a compound word such as ``menu-items``) has its entry in a
@@ -419,6 +500,7 @@ class EvidenceScorer:
         flags = [f for f in code_names(question) if f.startswith("-") and len(f.lstrip("-")) >= 2]
         ev.entry = ev.entry or any(re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text)
                                    for f in flags for c in top)
+        ev.entry = ev.entry or bool(rare)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:

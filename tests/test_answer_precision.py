@@ -1,0 +1,110 @@
+"""The right sentence of the right page, and fewer leaks (issue 10, blind-set misses).
+
+* A terse query naming one row of a table by its exact name ("mipsel-sony-psp target",
+  "os.constants.signals SIGSTKFLT") is answered from that row: the row's chunk is added to the
+  evidence when retrieval ranked its neighbours above it, and the row pins the passage gate.
+* A plain word of the phrase a question is about that occurs nowhere in the corpus ("nginx
+  reverse proxy config for a Node.js app") makes the answer abstain.
+
+Pure functions are tested on literal strings; the pipeline tests use one small MiniLM index over
+pages written here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.answer.evidence import exact_words, names_cell
+from citewise.core import ABSTENTION_TEXT, Hit
+from citewise.text.analyzer import analyze
+from citewise.text.names import subject_words
+
+from conftest import minilm_index_of
+
+# -- pure functions ----------------------------------------------------------------------------
+
+
+def test_exact_words_are_names_written_like_identifiers():
+    assert exact_words("os.constants.signals SIGSTKFLT") == ["SIGSTKFLT"]
+    assert exact_words("mipsel-sony-psp target") == ["mipsel-sony-psp"]
+    assert exact_words("What is maxHeaderSize and x86_64?") == ["maxHeaderSize", "x86_64"]
+    # flags, dotted paths, short capitals and prose are not
+    assert exact_words("What does the --verbose flag of fs.rm do in RAM or NASA?") == []
+
+
+def test_names_cell_wants_a_row_a_code_span_or_a_term_line_not_prose():
+    assert names_cell("| `mipsel-sony-psp` | * | MIPS (LE) Sony PSP |", "mipsel-sony-psp")
+    assert names_cell("<tr>\n  <td><code>SIGSTKFLT</code></td>\n</tr>", "sigstkflt")
+    assert names_cell("Intro.\n\nSRANDOM\n: This variable expands to a number.", "srandom")
+    assert not names_cell("In Powershell or Git bash, both quotes work.", "powershell")
+    # a longer name holding it is another name
+    assert not names_cell("| `mipsel-sony-psp2` | * |", "mipsel-sony-psp")
+
+
+def test_subject_words_take_the_phrase_asked_about():
+    assert subject_words("nginx reverse proxy config for a Node.js app") == ["nginx", "reverse", "proxy", "config"]
+    assert subject_words("How do I set up a Cargo workspace with several member crates?") == ["Cargo", "workspace"]
+    assert subject_words("What is the default memory limit of a lambda function?") == [
+        "default", "memory", "limit", "lambda"]
+    # framing words are not the subject; a why-question has no pattern
+    assert subject_words("What is the difference between shell targets and exec?") == ["shell", "targets", "exec"]
+    assert subject_words("Why don't my aliases work inside a script?") == []
+
+
+# -- pipeline ----------------------------------------------------------------------------------
+
+_ROWS = "\n".join(f"| `mipsel-unknown-board{i}` | ✓ | MIPS (LE) board number {i} with uClibc |" for i in range(60))
+PAGES = {
+    "targets": ("Platform support", "# Platform support\n\n## Tier 3\n\nThese targets are not built by CI.\n\n"
+                "| target | std | notes |\n|---|---|---|\n" + _ROWS + "\n"
+                "| `mipsel-sony-psp` | * | MIPS (LE) Sony PlayStation Portable (PSP) |\n" + _ROWS.replace("board", "kit")),
+    "os": ("OS", "# OS\n\n## Signal constants\n\nThe following signal constants are exported by "
+           "`os.constants.signals`.\n\n<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n"
+           "  <tr>\n    <td><code>SIGHUP</code></td>\n    <td>Sent when a controlling terminal is closed.</td>\n  </tr>\n"
+           "  <tr>\n    <td><code>SIGSTKFLT</code></td>\n    <td>Sent to a process to indicate a stack fault on a "
+           "coprocessor.</td>\n  </tr>\n</table>\n"),
+    "http": ("HTTP", "# HTTP\n\n## Proxies\n\nAn HTTP server written with Node.js can act as a reverse proxy: it "
+             "reads each request and forwards it to another server with `http.request()`.\n\n"
+             "The proxy config of a Node.js app lives in its own code; there is no config file.\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    index, _ = minilm_index_of(tmp_path_factory, PAGES)
+    return index
+
+
+def test_a_row_named_by_its_exact_name_is_quoted(idx):
+    a = idx.ask("mipsel-sony-psp target")
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    assert "MIPS (LE) Sony PlayStation Portable (PSP)" in a.text.split(" [doc:")[0]
+
+
+def test_the_row_chunk_of_a_rare_exact_name_joins_the_hits_first(idx):
+    ans = idx.answerer()
+    # hits that miss the row's chunk (retrieval ranked the table's other chunks above it)
+    row = idx.store.lexical_search(["mipsel-sony-psp"], 1)[0]
+    misses = [Hit(h.chunk_id, h.doc_id, h.score, i + 1, "rrf") for i, h in
+              enumerate(idx.store.lexical_search(analyze("proxy signal"), 2))]
+    got = ans.exact_hits("mipsel-sony-psp target", misses, 2, None)
+    assert len(misses) == 2 and row.chunk_id not in {h.chunk_id for h in misses}
+    assert [(h.chunk_id, h.stage, h.rank) for h in got] == [(row.chunk_id, "exact", 1), (misses[0].chunk_id, "rrf", 2)]
+    # a question without such a name keeps its hits as they are
+    assert ans.exact_hits("reverse proxy", misses, 2, None) == misses
+
+
+def test_a_signal_row_answers_though_its_chunk_never_names_the_namespace(idx):
+    # "os.constants.signals" occurs in the corpus; the row of SIGSTKFLT is the evidence
+    a = idx.ask("os.constants.signals SIGSTKFLT")
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    assert "to indicate a stack fault on a coprocessor" in a.text
+
+
+def test_a_subject_word_the_corpus_never_uses_abstains(idx):
+    a = idx.ask("nginx reverse proxy config for a Node.js app")
+    assert (a.outcome, a.text) == ("abstained", ABSTENTION_TEXT)
+    assert a.abstain_reason == "unknown name: nginx"
+    # the same question about what the page does describe is answered
+    b = idx.ask("reverse proxy config for a Node.js app")
+    assert b.outcome == "answered", (b.abstain_reason, b.evidence)
