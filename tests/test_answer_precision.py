@@ -3,6 +3,10 @@
 * A terse query naming one row of a table by its exact name ("mipsel-sony-psp target",
   "os.constants.signals SIGSTKFLT") is answered from that row: the row's chunk is added to the
   evidence when retrieval ranked its neighbours above it, and the row pins the passage gate.
+* "What is X?" opens with the sentence that says what X is ("Buffer objects are used to
+  represent ..."), not the first sentence of X's section.
+* Reading on after the best unit (the next sentences of its entry) does not crowd out a unit
+  that scores nearly as well as the best one elsewhere in the section.
 * A plain word of the phrase a question is about that occurs nowhere in the corpus ("nginx
   reverse proxy config for a Node.js app") makes the answer abstain.
 
@@ -12,9 +16,12 @@ pages written here.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from citewise.answer.evidence import exact_words, names_cell
+from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, defining_pattern
+from citewise.answer.units import Unit
 from citewise.core import ABSTENTION_TEXT, Hit
 from citewise.text.analyzer import analyze
 from citewise.text.names import subject_words
@@ -51,6 +58,16 @@ def test_subject_words_take_the_phrase_asked_about():
     assert subject_words("Why don't my aliases work inside a script?") == []
 
 
+def test_defining_pattern_wants_the_subject_then_is_and_a_defining_phrase():
+    rx = defining_pattern("Widget")
+    assert rx.match("Widget objects are used to represent a group of buttons.")
+    assert rx.match("A Widget is one that draws itself.")
+    assert rx.match("Widgets are frames that hold buttons.")
+    assert not rx.match("Many APIs support Widgets.")
+    assert not rx.match("The Widget variable is only read at start.")
+    assert defining_pattern("") is None and defining_pattern("a b c d") is None
+
+
 # -- pipeline ----------------------------------------------------------------------------------
 
 _ROWS = "\n".join(f"| `mipsel-unknown-board{i}` | ✓ | MIPS (LE) board number {i} with uClibc |" for i in range(60))
@@ -66,6 +83,19 @@ PAGES = {
     "http": ("HTTP", "# HTTP\n\n## Proxies\n\nAn HTTP server written with Node.js can act as a reverse proxy: it "
              "reads each request and forwards it to another server with `http.request()`.\n\n"
              "The proxy config of a Node.js app lives in its own code; there is no config file.\n"),
+    "widget": ("Widget", "# Widget\n\nMany toolkit APIs support Widgets. The Widget class is a subclass of "
+               "the Frame class and extends it with methods for layout. Widget objects are used to represent a "
+               "fixed-size group of buttons on the screen.\n"),
+    "codegen": ("Codegen options", "# Codegen options\n\n## target-feature\n\nIndividual targets support "
+                "different features; this flag lets you control enabling or disabling a feature. Each feature "
+                "should be prefixed with a + to enable it or - to disable it. Features from multiple "
+                "target-feature options are combined. To see the valid options and an example use, run the print "
+                "command with the target-features argument. The list of features depends on the target and may "
+                "change between releases of the compiler without notice. Unknown features produce a warning "
+                "and are ignored by the code generator. Features that the target does not support produce the "
+                "same warning. Some features imply others and turn them on as well. Features are not checked for "
+                "soundness by the compiler. If some feature is given more than once with both + and -, then "
+                "values passed later override values passed earlier.\n"),
 }
 
 
@@ -108,3 +138,35 @@ def test_a_subject_word_the_corpus_never_uses_abstains(idx):
     # the same question about what the page does describe is answered
     b = idx.ask("reverse proxy config for a Node.js app")
     assert b.outcome == "answered", (b.abstain_reason, b.evidence)
+
+
+def test_what_is_x_opens_with_the_sentence_defining_x(idx):
+    a = idx.ask("What is a Widget?")
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    assert a.text.startswith("Widget objects are used to represent a fixed-size group of buttons"), a.text
+
+
+def _scored(score: float, start: int, text: str, axis: int) -> ScoredUnit:
+    vec = np.zeros(8, dtype=np.float32)
+    vec[axis] = 1.0  # orthogonal vectors: no unit is redundant with another
+    return ScoredUnit(score, 0, Unit(start, start + len(text), text, ("Codegen", "target-feature")), vec, frozenset())
+
+
+def test_reading_on_leaves_a_place_for_a_unit_scoring_near_the_best():
+    """The best unit opens the entry and its next sentences are read on; a sentence of the same
+    section past the read-on reach that scores 0.95 of the best is quoted too (before, the
+    read-on filled all three places)."""
+    best = _scored(1.0, 0, "This flag lets you control enabling or disabling a feature.", 0)
+    f1 = _scored(0.5, 70, "Each feature is prefixed with a + to enable it.", 1)
+    f2 = _scored(0.4, 130, "Features from multiple options are combined.", 2)
+    f3 = _scored(0.3, 190, "Unknown features produce a warning.", 3)
+    rival = _scored(0.95, 2000, "Values passed later override values passed earlier.", 4)
+    low = _scored(0.6, 2100, "Some features imply others.", 5)
+    gen = ExtractiveGenerator(units=None)
+    gen._wants_code, gen._sides, gen._default, gen._values = False, [], False, False
+    gen._entry_opening, gen._read_on, gen._weights = set(), True, ({}, 0.0)
+    chosen = gen.select(sorted([best, f1, f2, f3, rival, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text, rival.unit.text]
+    # without a rival the read-on keeps its three places
+    chosen = gen.select(sorted([best, f1, f2, f3, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text]

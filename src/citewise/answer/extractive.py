@@ -56,7 +56,7 @@ from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import compared_names, entry_names, entry_offsets
+from citewise.text.names import compared_names, entry_names, entry_offsets, question_subject
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,6 +137,9 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
+        # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
+        # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
+        defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
@@ -157,6 +160,10 @@ class ExtractiveGenerator:
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
                 lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
+                # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
+                # Node.js APIs support Buffers."; its defining sentence comes later
+                if defines is not None and u.kind == "sentence" and defines.match(u.text):
+                    lead += self.lead_weight
                 # "On day 20 it cancels.", "If none of them matches ...": a sentence leaning on a
                 # pronoun whose antecedent is in the sentence before does not stand on its own
                 dangling = self.dangling_weight if u.kind == "sentence" and _DANGLING.match(u.text) else 0.0
@@ -279,6 +286,13 @@ class ExtractiveGenerator:
                 d = next((i for i, su in enumerate(followers) if _DEFAULT_Q.search(su.unit.text)), None)
                 if d is not None:
                     followers = [followers[d]] + followers[:d] + followers[d + 1:]
+            # reading on must not crowd out a unit that scores nearly as well as the best one and
+            # is not one of the followers ("-C target-feature ... which one wins": the best unit
+            # opens the entry, the answer is a later sentence "values passed later override ...")
+            rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top
+                          and su not in chosen and su not in followers
+                          and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
+                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
             for su in followers:
                 if len(chosen) >= self.max_sentences:
                     break
@@ -286,6 +300,9 @@ class ExtractiveGenerator:
                     continue
                 chosen.append(su)
                 covered |= su.terms
+            if rival is not None and rival not in chosen and len(chosen) >= self.max_sentences:
+                chosen.append(rival)  # one place beyond the read-on: the rival is its own answer
+                covered |= rival.terms
         while len(chosen) < self.max_sentences:
             best, best_gain = None, -1.0
             for su in scored:
@@ -405,6 +422,29 @@ def asks_entry(question: str) -> bool:
     (True, False)
     """
     return bool(_WHAT_Q.match(question)) or is_keyword_query(question)
+
+
+def defining_pattern(subject: str) -> re.Pattern | None:
+    """A pattern matching a sentence that says what ``subject`` is: the subject (plural allowed)
+    first, after an article, then at most two words, then *is* / *are* and a defining phrase
+    (*a*, *one*, *used*, *streams that* ...: "Buffer objects are used to represent ...", "A
+    Duplex stream is one that ...", not "The X variable is only read ..."); None for an empty subject or one of
+    more than three words.
+
+    >>> rx = defining_pattern("Buffer")
+    >>> bool(rx.match("Buffer objects are used to represent a fixed-length sequence of bytes."))
+    True
+    >>> bool(rx.match("Many Node.js APIs support Buffers.")), bool(rx.match("Buffering is slow."))
+    (False, False)
+    >>> bool(defining_pattern("NODE_DEBUG").match("The NODE_DEBUG environment variable is only read once."))
+    False
+    """
+    words = re.findall(r"[\w.$-]+", subject)
+    if not words or len(words) > 3:
+        return None
+    name = r"\s+".join(re.escape(w) for w in words)
+    return re.compile(rf"^(?:(?:a|an|the)\s+)?{name}(?:e?s)?(?:\s+[\w-]+){{0,2}}?\s+(?:is|are)\s+"
+                      r"(?:a|an|one|used|(?:the\s+)?[\w-]+\s+(?:that|which|of|for|to))\b", re.I)
 
 
 def asks_definition(question: str) -> bool:
