@@ -51,7 +51,7 @@ import numpy as np
 
 from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
-from citewise.answer.evidence import content_terms
+from citewise.answer.evidence import content_terms, exact_words
 from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
@@ -140,6 +140,12 @@ class ExtractiveGenerator:
         # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
         # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
         defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
+        # "IGNOREEOF default value": a sentence stating a default belongs to the entry it sits in
+        # (its lead term, its headings); one of another entry ("value {boolean} The new default
+        # value.") does not answer, however well it reads
+        owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
+                  for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
+            if _DEFAULT_WORD.search(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
@@ -160,6 +166,14 @@ class ExtractiveGenerator:
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
                 lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
+                if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
+                    # the sentence's own words count unless it sits in another named entry
+                    # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
+                    own = u.lead or u.heading
+                    where = " ".join((chunk.title, *chunk.heading_path, *u.headings, u.lead,
+                                      "" if exact_words(own) else u.text))
+                    if not any(rx.search(where) for rx in owners):
+                        penalty += self.lexical_weight
                 # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
                 # Node.js APIs support Buffers."; its defining sentence comes later
                 if defines is not None and u.kind == "sentence" and defines.match(u.text):
@@ -394,6 +408,8 @@ _DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
 #: ("controls which default set of key bindings is used").
 STATES_DEFAULT = re.compile(r"\bdefaults?\s+(?:value\s+|limit\s+|setting\s+|level\s+)?(?:is|are|was|to)\b"
                             r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b", re.I)
+#: "default" as a word of its own, not inside "allow-by-default" (a lint level, not a value).
+_DEFAULT_WORD = re.compile(r"(?<![\w-])defaults?(?![\w-])", re.I)
 _VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
 
 
