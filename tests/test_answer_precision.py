@@ -7,6 +7,8 @@
   represent ..."), not the first sentence of X's section.
 * Reading on after the best unit (the next sentences of its entry) does not crowd out a unit
   that scores nearly as well as the best one elsewhere in the section.
+* A question about a default quotes the default of the entry it names (HISTSIZE's, not
+  HISTFILESIZE's sentence naming HISTSIZE, nor another page's "The new default value").
 * A plain word of the phrase a question is about that occurs nowhere in the corpus ("nginx
   reverse proxy config for a Node.js app") makes the answer abstain.
 
@@ -86,6 +88,14 @@ PAGES = {
     "widget": ("Widget", "# Widget\n\nMany toolkit APIs support Widgets. The Widget class is a subclass of "
                "the Frame class and extends it with methods for layout. Widget objects are used to represent a "
                "fixed-size group of buttons on the screen.\n"),
+    "shell": ("Shell variables", "# Shell variables\n\n## Variables\n\nHISTFILESIZE\n: The maximum number of lines "
+              "contained in the history file. The shell sets the default value to the value of HISTSIZE after "
+              "reading any startup files.\n\nHISTSIZE\n: The maximum number of commands to remember on the history "
+              "list. The shell sets the default value to 500 after reading any startup files.\n\nIGNOREEOF\n: "
+              "Controls the action of the shell on receipt of an EOF character. If the variable has no value, "
+              "then the default is 10.\n"),
+    "net": ("Net", "# Net\n\n## socket.setKeepAlive(value)\n\n* `value` {boolean} The new default value. The "
+            "initial default value is false.\n"),
     "codegen": ("Codegen options", "# Codegen options\n\n## target-feature\n\nIndividual targets support "
                 "different features; this flag lets you control enabling or disabling a feature. Each feature "
                 "should be prefixed with a + to enable it or - to disable it. Features from multiple "
@@ -170,3 +180,14 @@ def test_reading_on_leaves_a_place_for_a_unit_scoring_near_the_best():
     # without a rival the read-on keeps its three places
     chosen = gen.select(sorted([best, f1, f2, f3, low], key=lambda su: -su.score))
     assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What is the default value of HISTSIZE?", "The shell sets the default value to 500"),
+    ("IGNOREEOF default value", "then the default is 10"),
+])
+def test_a_default_question_quotes_the_default_of_the_entry_it_names(idx, question, expected):
+    a = idx.ask(question)
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    first = a.text.split(" [doc:")[0]
+    assert expected in first, a.text
