@@ -58,6 +58,8 @@ def test_subject_words_take_the_phrase_asked_about():
     # framing words are not the subject; a why-question has no pattern
     assert subject_words("What is the difference between shell targets and exec?") == ["shell", "targets", "exec"]
     assert subject_words("Why don't my aliases work inside a script?") == []
+    # an article is a word of its own ("get around", not "get a round"); adverbs frame, not name
+    assert subject_words("how do I get around E-1007 when exporting all my invoices") == ["E-1007"]
 
 
 def test_defining_pattern_wants_the_subject_then_is_and_a_defining_phrase():

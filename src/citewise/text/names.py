@@ -105,7 +105,7 @@ _PREPOSITION = (r"with|for|in|on|to|from|of|into|by|using|at|that|which|so|when|
 #: "How do I set up a Cargo workspace with ...": the verb's object up to its first preposition.
 _HOW_TO_OBJECT = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\s+[a-z]+"
-    r"(?:\s+(?:up|out|off|on|in|down|back))?\s+(?:a|an|the|my|our|your|some)?\s*"
+    r"(?:\s+(?:up|out|off|on|in|down|back))?\s+(?:(?:a|an|the|my|our|your|some)\s+)?"
     rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
 #: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
 _WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
@@ -151,7 +151,8 @@ def subject_words(question: str) -> list[str]:
 _FRAME_WORDS = frozenset(
     "a an the my our your some difference differences between example examples way ways best purpose "
     "meaning reason reasons point use usage syntax right correct proper recommended simplest easiest "
-    "quickest fastest preferred good".split())
+    "quickest fastest preferred good around about through over under within upon onto away again still "
+    "just also even only really very everyone everything someone something anyone anything".split())
 
 
 #: Kinds of named things: "the autofixup builtin", "the retry command", "the foo lint".
