@@ -179,6 +179,10 @@ def test_reading_on_leaves_a_place_for_a_unit_scoring_near_the_best():
     gen._entry_opening, gen._read_on, gen._weights = set(), True, ({}, 0.0)
     chosen = gen.select(sorted([best, f1, f2, f3, rival, low], key=lambda su: -su.score))
     assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text, rival.unit.text]
+    # the rival may be a later sentence of the same entry, within the read-on's reach
+    near = _scored(0.95, 250, "Values passed later override values passed earlier.", 4)
+    chosen = gen.select(sorted([best, f1, f2, f3, near, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text, near.unit.text]
     # without a rival the read-on keeps its three places
     chosen = gen.select(sorted([best, f1, f2, f3, low], key=lambda su: -su.score))
     assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text]
@@ -193,3 +197,12 @@ def test_a_default_question_quotes_the_default_of_the_entry_it_names(idx, questi
     assert a.outcome == "answered", (a.abstain_reason, a.evidence)
     first = a.text.split(" [doc:")[0]
     assert expected in first, a.text
+
+
+def test_a_bare_cross_reference_is_not_quoted():
+    from citewise.answer.extractive import _XREF_ONLY
+    assert _XREF_ONLY.match("(see Section 4.1 [Bourne Shell Builtins], page 48).")
+    assert _XREF_ONLY.match("See also Chapter 3.")
+    assert not _XREF_ONLY.match("Aliases are not expanded when the shell is not interactive (see Section 4.3.2).")
+    assert not ExtractiveGenerator._quotable(Unit(0, 50, "(see Section 4.1 [Bourne Shell Builtins], page 48).", ()),
+                                             type("C", (), {"text": "x" * 60})(), True)

@@ -202,6 +202,7 @@ class ExtractiveGenerator:
         if u.kind == "code":
             return code_ok
         return not (u.text.endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
+                    or _XREF_ONLY.match(u.text)
                     or is_instruction(u.text) or bare_entry(u))
 
     #: How far (characters) after an entry's start its first quotable prose unit may begin.
@@ -300,13 +301,6 @@ class ExtractiveGenerator:
                 d = next((i for i, su in enumerate(followers) if _DEFAULT_Q.search(su.unit.text)), None)
                 if d is not None:
                     followers = [followers[d]] + followers[:d] + followers[d + 1:]
-            # reading on must not crowd out a unit that scores nearly as well as the best one and
-            # is not one of the followers ("-C target-feature ... which one wins": the best unit
-            # opens the entry, the answer is a later sentence "values passed later override ...")
-            rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top
-                          and su not in chosen and su not in followers
-                          and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
-                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
             for su in followers:
                 if len(chosen) >= self.max_sentences:
                     break
@@ -314,7 +308,13 @@ class ExtractiveGenerator:
                     continue
                 chosen.append(su)
                 covered |= su.terms
-            if rival is not None and rival not in chosen and len(chosen) >= self.max_sentences:
+            # reading on must not crowd out a unit that scores nearly as well as the best one
+            # ("-C target-feature ... which one wins": the best unit opens the entry, the answer is
+            # its fourth sentence "values passed later override ..."): it takes a fourth place
+            rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top and su not in chosen
+                          and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
+                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
+            if rival is not None and len(chosen) >= self.max_sentences:
                 chosen.append(rival)  # one place beyond the read-on: the rival is its own answer
                 covered |= rival.terms
         while len(chosen) < self.max_sentences:
@@ -382,6 +382,9 @@ class ExtractiveGenerator:
         return Draft(text, self.name, spans=spans, short=short_answer(question, best))
 
 
+#: A unit that is only a cross-reference ("(see Section 4.1 [Bourne Shell Builtins], page 48).",
+#: the tail of a sentence split at its closing bracket): nothing to quote.
+_XREF_ONLY = re.compile(r"^\W*see\s+(?:also\s+)?(?:section|chapter|appendix|page|below|above)\b.{0,100}$", re.I)
 _DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
