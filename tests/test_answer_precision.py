@@ -9,6 +9,8 @@
   that scores nearly as well as the best one elsewhere in the section.
 * A question about a default quotes the default of the entry it names (HISTSIZE's, not
   HISTFILESIZE's sentence naming HISTSIZE, nor another page's "The new default value").
+* An option entry led by the flag a question names and its argument (``-t timeout``) is that
+  flag's entry; a builtin's options that run into a chunk past its heading count as its entry.
 * A plain word of the phrase a question is about that occurs nowhere in the corpus ("nginx
   reverse proxy config for a Node.js app") makes the answer abstain.
 
@@ -98,6 +100,11 @@ PAGES = {
               "then the default is 10.\n"),
     "net": ("Net", "# Net\n\n## socket.setKeepAlive(value)\n\n* `value` {boolean} The new default value. The "
             "initial default value is false.\n"),
+    "builtins": ("Builtins", "# Builtins\n\n## ulimit\n\nulimit provides control over resources.\n\n-t\n: The "
+                 "maximum amount of cpu time in seconds.\n\n-v\n: The maximum amount of virtual memory.\n\n## read\n\n"
+                 "read reads one line from the standard input.\n\n-s\n: Silent mode. Characters are not echoed.\n\n"
+                 "-t timeout\n: Cause read to time out and return failure if a line is not read within timeout "
+                 "seconds.\n"),
     "codegen": ("Codegen options", "# Codegen options\n\n## target-feature\n\nIndividual targets support "
                 "different features; this flag lets you control enabling or disabling a feature. Each feature "
                 "should be prefixed with a + to enable it or - to disable it. Features from multiple "
@@ -206,3 +213,22 @@ def test_a_bare_cross_reference_is_not_quoted():
     assert not _XREF_ONLY.match("Aliases are not expanded when the shell is not interactive (see Section 4.3.2).")
     assert not ExtractiveGenerator._quotable(Unit(0, 50, "(see Section 4.1 [Bourne Shell Builtins], page 48).", ()),
                                              type("C", (), {"text": "x" * 60})(), True)
+
+
+def test_an_option_entry_with_its_argument_answers_for_its_flag(idx):
+    a = idx.ask("What does the -t option of the read builtin do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    assert a.text.startswith("-t timeout: Cause read to time out"), a.text
+
+
+def test_option_entry_past_the_heading_counts_as_the_builtins_entry():
+    from types import SimpleNamespace
+
+    from citewise.answer.evidence import EvidenceScorer, _option_entry_of
+    assert _option_entry_of("-t timeout\n: Cause read to time out.", ["-t"], "read")
+    assert not _option_entry_of("-t timeout\n: Cause it to time out.", ["-t"], "read")
+    assert not _option_entry_of("Use -t to cause read to time out.", ["-t"], "read")  # not an entry
+    tail = SimpleNamespace(text="-s\n: Silent mode.\n\n-t timeout\n: Cause read to time out.", heading_path=("Builtins",))
+    q = "What does the -t option of the read builtin do?"
+    assert EvidenceScorer.missing_entry(q, [tail]) == ""
+    assert EvidenceScorer.missing_entry("How do I use the read builtin?", [tail]) == "not in the evidence: the read builtin"

@@ -185,6 +185,19 @@ def asks_live_value(question: str) -> bool:
     return bool(_LIVE_TIME.search(question) and _LIVE_VALUE.search(question))
 
 
+def _option_entry_of(text: str, flags: list[str], name: str) -> bool:
+    """Whether ``text`` has a line opening with one of ``flags`` (a definition or option item:
+    ``-t timeout``, ``* `-t` ...``) and names ``name`` as a whole word.
+
+    >>> _option_entry_of("-t timeout\\n: Cause read to time out.", ["-t"], "read")
+    True
+    >>> _option_entry_of("-t timeout\\n: Cause it to time out.", ["-t"], "read")
+    False
+    """
+    return any(re.search(rf"^[ \t]*(?:[-*+][ \t]+)?`?{re.escape(f)}(?![\w-])", text, re.M) for f in flags) \
+        and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
+
+
 _EXACT_WORD = re.compile(r"[A-Za-z0-9][\w-]*[A-Za-z0-9]")
 
 
@@ -391,14 +404,18 @@ class EvidenceScorer:
         for X (a heading naming it, a list item or definition led by it:
         :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
         retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
-        entry."""
+        entry. A chunk holding the entry of the option the question names (``-t timeout`` / ``:
+        Cause read to time out ...``) and saying X counts too: a long builtin's options run into
+        the next chunk, past its heading ("What does the -t option of the read builtin do?")."""
+        flags = [f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)]
         for m in _ENTRY_SLOT.finditer(question):
             name = m.group(1)
             if name.lower() in _NOT_NAMES:  # "the same lint" names nothing
                 continue
             rx = heading_pattern(name)
             if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
-                       or any(rx.search(h) for h in c.heading_path) for c in chunks):
+                       or any(rx.search(h) for h in c.heading_path)
+                       or _option_entry_of(c.text, flags, name) for c in chunks):
                 return f"not in the evidence: {m.group(0)}"
         return ""
 

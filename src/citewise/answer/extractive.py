@@ -56,7 +56,7 @@ from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import compared_names, entry_names, entry_offsets, question_subject
+from citewise.text.names import code_names, compared_names, entry_names, entry_offsets, question_subject
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +119,9 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         q = np.asarray(qvec, dtype=np.float32)
         q_ids = set(find_identifiers(question))
+        # an option entry led by a flag the question names and its argument ("-t timeout: Cause
+        # read to time out ...") is that flag's entry, though the argument's name is not asked
+        q_flags = {f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)}
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
         sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
@@ -165,7 +168,8 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
+                lead = self.lead_weight if (u.lead and (lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) \
+                    or ui in entry else 0.0
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
                     # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
