@@ -11,6 +11,8 @@
   HISTFILESIZE's sentence naming HISTSIZE, nor another page's "The new default value").
 * An option entry led by the flag a question names and its argument (``-t timeout``) is that
   flag's entry; a builtin's options that run into a chunk past its heading count as its entry.
+* A how-to whose object the corpus only mentions ("How do I point npm at a private registry?"
+  over pages that say "npm" once, elsewhere) abstains: no unit names it with the rest.
 * A plain word of the phrase a question is about that occurs nowhere in the corpus ("nginx
   reverse proxy config for a Node.js app") makes the answer abstain.
 
@@ -105,6 +107,8 @@ PAGES = {
                  "read reads one line from the standard input.\n\n-s\n: Silent mode. Characters are not echoed.\n\n"
                  "-t timeout\n: Cause read to time out and return failure if a line is not read within timeout "
                  "seconds.\n"),
+    "modules": ("Modules", "# Modules\n\n## Packages\n\nPackage managers such as npm install packages into "
+                "the node_modules folder, which the module loader searches.\n"),
     "codegen": ("Codegen options", "# Codegen options\n\n## target-feature\n\nIndividual targets support "
                 "different features; this flag lets you control enabling or disabling a feature. Each feature "
                 "should be prefixed with a + to enable it or - to disable it. Features from multiple "
@@ -232,3 +236,12 @@ def test_option_entry_past_the_heading_counts_as_the_builtins_entry():
     q = "What does the -t option of the read builtin do?"
     assert EvidenceScorer.missing_entry(q, [tail]) == ""
     assert EvidenceScorer.missing_entry("How do I use the read builtin?", [tail]) == "not in the evidence: the read builtin"
+
+
+def test_a_how_to_about_a_thing_the_corpus_only_mentions_abstains(idx):
+    a = idx.ask("How do I point npm at a private registry?")
+    assert (a.outcome, a.text) == ("abstained", ABSTENTION_TEXT), a.text
+    assert a.abstain_reason == "not in the evidence: how to do this with npm", a.abstain_reason
+    # a how-to the pages answer, about a thing they describe, is answered
+    b = idx.ask("How do I make read time out?")
+    assert b.outcome == "answered", (b.abstain_reason, b.evidence)

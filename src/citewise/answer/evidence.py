@@ -247,6 +247,10 @@ def names_cell(text: str, word: str) -> bool:
     return False
 
 
+#: The object of a how-to that fewer chunks than this hold is one the corpus only mentions
+#: (:meth:`EvidenceScorer.tool_apart`).
+SUBJECT_APART_DF = 20
+
 #: A word of :func:`exact_words` is a *rare exact* name when at most this many chunks hold it
 #: (a table row's target triple, a signal name): it pins the passage that holds it.
 RARE_EXACT_DF = 3
@@ -430,11 +434,25 @@ class EvidenceScorer:
 
         ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
         m = _TOOL_SLOT.search(question) or _LEAD_TOOL_SLOT.match(question)
-        if not m or not _HOW_TO.match(question):
+        if not _HOW_TO.match(question):
             return ""
-        tool = m.group(1)
+        if not m:
+            # the how-to's own object ("How do I point npm at a private registry?"), when the
+            # corpus only mentions it: the same test as for a tool
+            for word in subject_words(question):
+                if len(word) >= 3 and word.isalpha():
+                    why = self._apart(word, question, chunks, units, filters, SUBJECT_APART_DF)
+                    if why:
+                        return why
+            return ""
+        return self._apart(m.group(1), question, chunks, units, filters, self.df_cap)
+
+    def _apart(self, tool: str, question: str, chunks: Sequence, units: Sequence, filters: Filters | None,
+               df_limit: int) -> str:
+        """:meth:`tool_apart` for one name ``tool``, which counts as one the corpus only mentions
+        when fewer than ``df_limit`` chunks hold it."""
         tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
-        if not tool_terms or self.df(tool_terms[0], filters) >= self.df_cap:
+        if not tool_terms or self.df(tool_terms[0], filters) >= df_limit:
             return ""
         rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
         total = sum(rest.values())
@@ -521,11 +539,11 @@ class EvidenceScorer:
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:
-            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
-        if not ev.reason:
             texts = [c.text.lower() for c in top]
             ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
                               if not any(sec.lower() in t for t in texts)), "")
+        if not ev.reason:
+            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason and len(found) < len(sides):
             # "npm ci vs npm install": a comparison is about both sides; one that no answer unit
             # names (its words spread over unrelated sentences) is not in the evidence

@@ -101,7 +101,8 @@ def question_subject(question: str) -> str:
 
 
 _PREPOSITION = (r"with|for|in|on|to|from|of|into|by|using|at|that|which|so|when|without|instead|inside|"
-                r"after|before|between|across|via|per|than|if|while|and|or|but|vs|versus")
+                r"after|before|between|across|via|per|than|if|while|and|or|but|vs|versus|against|where|"
+                r"whose|whom|who|because|since|until|unless|like|as")
 #: "How do I set up a Cargo workspace with ...": the verb's object up to its first preposition.
 _HOW_TO_OBJECT = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\s+[a-z]+"
@@ -143,7 +144,9 @@ def subject_words(question: str) -> list[str]:
         m = _QUERY_HEAD.match(question)
         phrase = m.group("x") if m else ""
     words = re.findall(r"[A-Za-z][\w.+-]*", phrase)
-    return [w for w in words if w.lower() not in GENERIC_WORDS and w.lower() not in _FRAME_WORDS]
+    # adverbs ("how deeply nested") describe, they do not name
+    return [w for w in words if w.lower() not in GENERIC_WORDS and w.lower() not in _FRAME_WORDS
+            and not (w.islower() and w.endswith("ly") and len(w) > 4)]
 
 
 #: Words that frame a question rather than name its subject ("What is the difference between
