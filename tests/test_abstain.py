@@ -124,7 +124,10 @@ def test_together_is_dense_squared_times_passage():
 def test_out_of_scope_words_spread_over_pages_abstain(idx, question):
     a = idx.ask(question)
     assert (a.outcome, a.text, a.citations) == ("abstained", ABSTENTION_TEXT, []), a.text
-    assert a.abstain_reason.startswith("subject not in one passage: "), a.abstain_reason
+    # the how-to's object ("the server") has no unit with the rest of the question either
+    # (:meth:`EvidenceScorer.tool_apart`), which is checked before the passage gate
+    assert a.abstain_reason.startswith(("subject not in one passage: ", "not in the evidence: how to do this with server")), \
+        a.abstain_reason
     assert a.evidence["together"] < 0.09 and a.evidence["passage"] < 0.4, a.evidence
 
 

@@ -91,7 +91,7 @@ from citewise.core import Filters
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
-                                  question_subject, section_names, slot_names)  # (question_subject re-exported)
+                                  question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
 QUESTION_WORDS = frozenset(analyze(
@@ -183,6 +183,77 @@ def asks_live_value(question: str) -> bool:
     False
     """
     return bool(_LIVE_TIME.search(question) and _LIVE_VALUE.search(question))
+
+
+def _option_entry_of(text: str, flags: list[str], name: str) -> bool:
+    """Whether ``text`` has a line opening with one of ``flags`` (a definition or option item:
+    ``-t timeout``, ``* `-t` ...``) and names ``name`` as a whole word.
+
+    >>> _option_entry_of("-t timeout\\n: Cause read to time out.", ["-t"], "read")
+    True
+    >>> _option_entry_of("-t timeout\\n: Cause it to time out.", ["-t"], "read")
+    False
+    """
+    return any(re.search(rf"^[ \t]*(?:[-*+][ \t]+)?`?{re.escape(f)}(?![\w-])", text, re.M) for f in flags) \
+        and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
+
+
+_EXACT_WORD = re.compile(r"[A-Za-z0-9][\w-]*[A-Za-z0-9]")
+
+
+def exact_words(question: str) -> list[str]:
+    """Words of a question written like exact identifiers rather than prose: with a digit, an
+    inner hyphen or underscore, in capitals (five letters or more) or in camelCase
+    (``mipsel-sony-psp``, ``SIGSTKFLT``, ``maxHeaderSize``, ``x86_64``); not flags (``-C``,
+    ``--verbose``) nor dotted paths (``os.constants.signals``: :func:`code_names` handles
+    those). Unique, in order.
+
+    >>> exact_words("os.constants.signals SIGSTKFLT"), exact_words("mipsel-sony-psp target")
+    (['SIGSTKFLT'], ['mipsel-sony-psp'])
+    >>> exact_words("What does the --verbose flag do in Node?")
+    []
+    """
+    out: dict[str, None] = {}
+    for m in re.finditer(r"\S+", question):
+        raw = m.group(0)
+        if raw.startswith("-") or "." in raw.strip(".,;:!?'\"()`"):
+            continue
+        w = _EXACT_WORD.search(raw)
+        if w is None or w.group(0) != raw.strip(".,;:!?'\"()`") or len(w.group(0)) < 4:
+            continue
+        word = w.group(0)
+        if (re.search(r"\d", word) and re.search(r"[A-Za-z]", word)) or re.search(r"\w[-_]\w", word) \
+                or (word.isupper() and len(word) >= 5) or re.search(r"[a-z][A-Z]", word):
+            out.setdefault(word, None)
+    return list(out)
+
+
+def names_cell(text: str, word: str) -> bool:
+    """Whether ``text`` holds ``word`` (case-insensitive, whole) as a name of its own: in a table
+    row (a Markdown ``|`` row or an HTML ``<td>``), a code span, or alone on its line (the term of
+    a definition list, ``SRANDOM`` / ``: This variable expands ...``; a heading), not only in prose ("In
+    Powershell or Git bash, ..." mentions PowerShell; ``| `mipsel-sony-psp` | * |`` is its row).
+
+    >>> names_cell("| `mipsel-sony-psp` | * | MIPS (LE) Sony PSP |", "mipsel-sony-psp")
+    True
+    >>> names_cell("<tr><td><code>SIGSTKFLT</code></td>", "sigstkflt"), names_cell("In Powershell or Git bash", "powershell")
+    (True, False)
+    """
+    for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.I):
+        line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)]
+        if line.lstrip().startswith("|") or "<td" in line.lower() or text[m.start() - 1:m.start()] in ("`", ">") \
+                or line.strip(" \t#").lower() == word.lower():  # a definition's term line, a heading
+            return True
+    return False
+
+
+#: The object of a how-to that fewer chunks than this hold is one the corpus only mentions
+#: (:meth:`EvidenceScorer.tool_apart`).
+SUBJECT_APART_DF = 20
+
+#: A word of :func:`exact_words` is a *rare exact* name when at most this many chunks hold it
+#: (a table row's target triple, a signal name): it pins the passage that holds it.
+RARE_EXACT_DF = 3
 
 
 @dataclass
@@ -295,6 +366,19 @@ class EvidenceScorer:
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
+        # a plain word of the phrase the question is about that the corpus never uses ("nginx
+        # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
+        # the corpus does not know the thing asked about. Measured on the 186 in-scope real-docs
+        # questions: no in-scope subject word is absent (RAM, 3 letters, is below the length floor).
+        # A question about a command-line flag ("rustc -C strip=symbols vs ...") is about the
+        # option, which the flag rules check; the tool's name may be one the pages never spell out
+        flagged = any(n.startswith("-") for n in code_names(question))
+        for word in [] if flagged else subject_words(question):
+            if len(word) < 4 or not word.isalpha():
+                continue  # compounds and code names are :func:`code_names`' business
+            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
+            if terms and all(self.df(t, filters) == 0 for t in terms):
+                return f"unknown name: {word}"
         return ""
 
     @staticmethod
@@ -324,14 +408,18 @@ class EvidenceScorer:
         for X (a heading naming it, a list item or definition led by it:
         :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
         retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
-        entry."""
+        entry. A chunk holding the entry of the option the question names (``-t timeout`` / ``:
+        Cause read to time out ...``) and saying X counts too: a long builtin's options run into
+        the next chunk, past its heading ("What does the -t option of the read builtin do?")."""
+        flags = [f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)]
         for m in _ENTRY_SLOT.finditer(question):
             name = m.group(1)
             if name.lower() in _NOT_NAMES:  # "the same lint" names nothing
                 continue
             rx = heading_pattern(name)
             if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
-                       or any(rx.search(h) for h in c.heading_path) for c in chunks):
+                       or any(rx.search(h) for h in c.heading_path)
+                       or _option_entry_of(c.text, flags, name) for c in chunks):
                 return f"not in the evidence: {m.group(0)}"
         return ""
 
@@ -346,11 +434,25 @@ class EvidenceScorer:
 
         ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
         m = _TOOL_SLOT.search(question) or _LEAD_TOOL_SLOT.match(question)
-        if not m or not _HOW_TO.match(question):
+        if not _HOW_TO.match(question):
             return ""
-        tool = m.group(1)
+        if not m:
+            # the how-to's own object ("How do I point npm at a private registry?"), when the
+            # corpus only mentions it: the same test as for a tool
+            for word in subject_words(question):
+                if len(word) >= 3 and word.isalpha():
+                    why = self._apart(word, question, chunks, units, filters, SUBJECT_APART_DF)
+                    if why:
+                        return why
+            return ""
+        return self._apart(m.group(1), question, chunks, units, filters, self.df_cap)
+
+    def _apart(self, tool: str, question: str, chunks: Sequence, units: Sequence, filters: Filters | None,
+               df_limit: int) -> str:
+        """:meth:`tool_apart` for one name ``tool``, which counts as one the corpus only mentions
+        when fewer than ``df_limit`` chunks hold it."""
         tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
-        if not tool_terms or self.df(tool_terms[0], filters) >= self.df_cap:
+        if not tool_terms or self.df(tool_terms[0], filters) >= df_limit:
             return ""
         rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
         total = sum(rest.values())
@@ -362,6 +464,16 @@ class EvidenceScorer:
                 if any(t in have for t in tool_terms) and sum(w for t, w in rest.items() if t in have) >= 0.5 * total:
                     return ""
         return f"not in the evidence: how to do this with {tool}"
+
+    def rare_exact(self, question: str, filters: Filters | None) -> list[str]:
+        """Analyzed whole-word terms of the question's :func:`exact_words` that occur in at least
+        one and at most :data:`RARE_EXACT_DF` visible chunks (``mipsel-sony-psp``)."""
+        out = []
+        for word in exact_words(fold_dashes(question)):
+            terms = analyze(word)
+            if terms and 1 <= self.df(terms[0], filters) <= RARE_EXACT_DF:
+                out.append(terms[0])
+        return out
 
     def score(self, question: str, qvec: np.ndarray, chunks: Sequence, filters: Filters | None) -> Evidence:
         """Evidence for ``question`` given its embedding ``qvec`` (shape (dim,)) and the retrieved
@@ -406,7 +518,11 @@ class EvidenceScorer:
             seen.update(have)
             if ptotal > 0:
                 ev.passage = max(ev.passage, sum(w for t, w in pweights.items() if t in have) / ptotal)
-        if not ev.reason:
+        # a rare exact name of the question (a target triple, a signal name) held by a top chunk
+        # pins the passage: "os.constants.signals SIGSTKFLT" is answered by the table row of
+        # SIGSTKFLT although the chunk never spells out the namespace it sits in
+        rare = [t for t in self.rare_exact(question, filters) if t in seen and any(names_cell(c.text, t) for c in top)]
+        if not ev.reason and not rare:
             ev.reason = self.missing_name(question, seen)
         # the subject is pinned by the evidence: a name the question asks about (its code names,
         # the subject of "what is X", a compound word such as ``menu-items``) has its entry in a
@@ -419,14 +535,15 @@ class EvidenceScorer:
         flags = [f for f in code_names(question) if f.startswith("-") and len(f.lstrip("-")) >= 2]
         ev.entry = ev.entry or any(re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text)
                                    for f in flags for c in top)
+        ev.entry = ev.entry or bool(rare)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
-        if not ev.reason:
-            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
             ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
                               if not any(sec.lower() in t for t in texts)), "")
+        if not ev.reason:
+            ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason and len(found) < len(sides):
             # "npm ci vs npm install": a comparison is about both sides; one that no answer unit
             # names (its words spread over unrelated sentences) is not in the evidence

@@ -51,12 +51,12 @@ import numpy as np
 
 from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
-from citewise.answer.evidence import content_terms
+from citewise.answer.evidence import content_terms, exact_words
 from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import compared_names, entry_names, entry_offsets
+from citewise.text.names import code_names, compared_names, entry_names, entry_offsets, question_subject
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +119,9 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         q = np.asarray(qvec, dtype=np.float32)
         q_ids = set(find_identifiers(question))
+        # an option entry led by a flag the question names and its argument ("-t timeout: Cause
+        # read to time out ...") is that flag's entry, though the argument's name is not asked
+        q_flags = {f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)}
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
         sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
@@ -137,6 +140,15 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
+        # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
+        # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
+        defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
+        # "IGNOREEOF default value": a sentence stating a default belongs to the entry it sits in
+        # (its lead term, its headings); one of another entry ("value {boolean} The new default
+        # value.") does not answer, however well it reads
+        owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
+                  for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
+            if _DEFAULT_WORD.search(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
@@ -156,7 +168,20 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and lead_match(u.lead, weights, u.text)) or ui in entry else 0.0
+                lead = self.lead_weight if (u.lead and (lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) \
+                    or ui in entry else 0.0
+                if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
+                    # the sentence's own words count unless it sits in another named entry
+                    # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
+                    own = u.lead or u.heading
+                    where = " ".join((chunk.title, *chunk.heading_path, *u.headings, u.lead,
+                                      "" if exact_words(own) else u.text))
+                    if not any(rx.search(where) for rx in owners):
+                        penalty += self.lexical_weight
+                # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
+                # Node.js APIs support Buffers."; its defining sentence comes later
+                if defines is not None and u.kind == "sentence" and defines.match(u.text):
+                    lead += self.lead_weight
                 # "On day 20 it cancels.", "If none of them matches ...": a sentence leaning on a
                 # pronoun whose antecedent is in the sentence before does not stand on its own
                 dangling = self.dangling_weight if u.kind == "sentence" and _DANGLING.match(u.text) else 0.0
@@ -181,6 +206,7 @@ class ExtractiveGenerator:
         if u.kind == "code":
             return code_ok
         return not (u.text.endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
+                    or _XREF_ONLY.match(u.text)
                     or is_instruction(u.text) or bare_entry(u))
 
     #: How far (characters) after an entry's start its first quotable prose unit may begin.
@@ -286,6 +312,15 @@ class ExtractiveGenerator:
                     continue
                 chosen.append(su)
                 covered |= su.terms
+            # reading on must not crowd out a unit that scores nearly as well as the best one
+            # ("-C target-feature ... which one wins": the best unit opens the entry, the answer is
+            # its fourth sentence "values passed later override ..."): it takes a fourth place
+            rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top and su not in chosen
+                          and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
+                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
+            if rival is not None and len(chosen) >= self.max_sentences:
+                chosen.append(rival)  # one place beyond the read-on: the rival is its own answer
+                covered |= rival.terms
         while len(chosen) < self.max_sentences:
             best, best_gain = None, -1.0
             for su in scored:
@@ -351,6 +386,9 @@ class ExtractiveGenerator:
         return Draft(text, self.name, spans=spans, short=short_answer(question, best))
 
 
+#: A unit that is only a cross-reference ("(see Section 4.1 [Bourne Shell Builtins], page 48).",
+#: the tail of a sentence split at its closing bracket): nothing to quote.
+_XREF_ONLY = re.compile(r"^\W*see\s+(?:also\s+)?(?:section|chapter|appendix|page|below|above)\b.{0,100}$", re.I)
 _DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
@@ -377,6 +415,8 @@ _DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
 #: ("controls which default set of key bindings is used").
 STATES_DEFAULT = re.compile(r"\bdefaults?\s+(?:value\s+|limit\s+|setting\s+|level\s+)?(?:is|are|was|to)\b"
                             r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b", re.I)
+#: "default" as a word of its own, not inside "allow-by-default" (a lint level, not a value).
+_DEFAULT_WORD = re.compile(r"(?<![\w-])defaults?(?![\w-])", re.I)
 _VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
 
 
@@ -405,6 +445,29 @@ def asks_entry(question: str) -> bool:
     (True, False)
     """
     return bool(_WHAT_Q.match(question)) or is_keyword_query(question)
+
+
+def defining_pattern(subject: str) -> re.Pattern | None:
+    """A pattern matching a sentence that says what ``subject`` is: the subject (plural allowed)
+    first, after an article, then at most two words, then *is* / *are* and a defining phrase
+    (*a*, *one*, *used*, *streams that* ...: "Buffer objects are used to represent ...", "A
+    Duplex stream is one that ...", not "The X variable is only read ..."); None for an empty subject or one of
+    more than three words.
+
+    >>> rx = defining_pattern("Buffer")
+    >>> bool(rx.match("Buffer objects are used to represent a fixed-length sequence of bytes."))
+    True
+    >>> bool(rx.match("Many Node.js APIs support Buffers.")), bool(rx.match("Buffering is slow."))
+    (False, False)
+    >>> bool(defining_pattern("NODE_DEBUG").match("The NODE_DEBUG environment variable is only read once."))
+    False
+    """
+    words = re.findall(r"[\w.$-]+", subject)
+    if not words or len(words) > 3:
+        return None
+    name = r"\s+".join(re.escape(w) for w in words)
+    return re.compile(rf"^(?:(?:a|an|the)\s+)?{name}(?:e?s)?(?:\s+[\w-]+){{0,2}}?\s+(?:is|are)\s+"
+                      r"(?:a|an|one|used|(?:the\s+)?[\w-]+\s+(?:that|which|of|for|to))\b", re.I)
 
 
 def asks_definition(question: str) -> bool:

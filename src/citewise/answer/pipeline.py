@@ -22,16 +22,16 @@ fabricated ids, dropped sentences and per-stage timings in seconds.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import PASSAGE_GATES, Evidence, EvidenceScorer
+from citewise.answer.evidence import PASSAGE_GATES, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
-from citewise.core import ABSTENTION_TEXT, Answer, Filters, Principal
+from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal
 from citewise.retrieval.retrievers import effective_filters
 from citewise.telemetry import traced_answer
 
@@ -107,6 +107,8 @@ class Answerer:
         """
         t0 = time.perf_counter()
         hits = self.retriever.search(question, k, principal=principal, filters=filters) if question.strip() else []
+        if hits:
+            hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
         a = Assessment(hits=hits, timings={"retrieve_s": time.perf_counter() - t0})
         if not hits:
             a.abstain_reason = "nothing retrieved"
@@ -127,6 +129,32 @@ class Answerer:
             a.abstain_reason = f"subject not in one passage: {ev.together:.3f} < gate {self.passage_gate:.3f}"
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
+
+    def exact_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
+        """``hits`` with, first, the best BM25 chunk of each rare exact name of the question
+        (:meth:`EvidenceScorer.rare_exact`: ``mipsel-sony-psp``, ``SIGSTKFLT``; at most
+        :data:`~citewise.answer.evidence.RARE_EXACT_DF` chunks hold it) that no retrieved chunk
+        holds, among those that name it in a table row or code span (:func:`names_cell`), with stage ``exact``; cut to ``k`` and re-ranked. A terse query naming one row of a
+        600-row table ("mipsel-sony-psp target") ranks the table's other chunks above the row's
+        own in the fused list (their neighbours read alike); the exact name says which one."""
+        rare = self.scorer.rare_exact(question, filters)
+        if not rare:
+            return hits
+        texts = [c.text.lower() for c in self.store.get_chunks([h.chunk_id for h in hits]).values()]
+        added: list[Hit] = []
+        for term in rare:
+            if any(term in t for t in texts):
+                continue
+            found = self.store.lexical_search([term], RARE_EXACT_DF, filters)
+            texts_of = self.store.get_chunks([f.chunk_id for f in found])
+            f = next((f for f in found if f.chunk_id in texts_of and names_cell(texts_of[f.chunk_id].text, term)), None)
+            if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
+                added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
+        if not added:
+            return hits
+        ids = {h.chunk_id for h in added}
+        merged = added + [h for h in hits if h.chunk_id not in ids]
+        return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
 
     @traced_answer
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,

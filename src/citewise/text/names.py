@@ -100,6 +100,72 @@ def question_subject(question: str) -> str:
     return " ".join(words)
 
 
+_PREPOSITION = (r"with|for|in|on|to|from|of|into|by|using|at|that|which|so|when|without|instead|inside|"
+                r"after|before|between|across|via|per|than|if|while|and|or|but|vs|versus|against|where|"
+                r"whose|whom|who|because|since|until|unless|like|as")
+#: "How do I set up a Cargo workspace with ...": the verb's object up to its first preposition.
+_HOW_TO_OBJECT = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\s+[a-z]+"
+    r"(?:\s+(?:up|out|off|on|in|down|back))?\s+(?:(?:a|an|the|my|our|your|some)\s+)?"
+    rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
+#: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
+_WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
+#: A search-box query: the words before its first preposition ("nginx reverse proxy config for ...").
+_QUERY_HEAD = re.compile(rf"^\s*(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
+_ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
+                     r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
+
+
+#: A query that opens like a sentence ("a colleague signs in through SSO ...", "let staff log in
+#: with ...") is not a search-box noun phrase: its first words are not its subject.
+_SENTENCE_START = re.compile(
+    r"^\s*(?:a|an|the|my|our|your|their|his|her|its|i|we|you|they|he|she|it|this|that|these|those|some|"
+    r"let|make|get|set|help|please|need|want|when|after|if|on|in|with|for|every\w*|some\w+|any\w+|no)\b", re.I)
+
+
+def subject_words(question: str) -> list[str]:
+    """Words of the noun phrase a question is about: the subject of "what is / does X"
+    (:func:`question_subject`), the whole phrase of "what is the X of Y", the object of a
+    how-to up to its first preposition ("How do I set up a Cargo workspace with ..." ->
+    ``Cargo workspace``), or the head of a search-box query up to its first preposition
+    ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``; four words
+    at most, and not a query that opens like a sentence, :data:`_SENTENCE_START`).
+    Words only, without :data:`GENERIC_WORDS`; [] when no pattern fits.
+
+    >>> subject_words("nginx reverse proxy config for a Node.js app")
+    ['nginx', 'reverse', 'proxy', 'config']
+    >>> subject_words("How do I set up a Cargo workspace with several member crates?")
+    ['Cargo', 'workspace']
+    >>> subject_words("What is the default memory limit of a lambda function?")
+    ['default', 'memory', 'limit', 'lambda']
+    >>> subject_words("Why don't my aliases work?"), subject_words("a colleague signs in through SSO")
+    ([], [])
+    """
+    phrase = question_subject(question)
+    if not phrase:
+        for rx in (_WHAT_THE, _HOW_TO_OBJECT):
+            m = rx.match(question)
+            if m:
+                phrase = m.group("x")
+                break
+    if not phrase and "?" not in question and not _ASKING.match(question) and not _SENTENCE_START.match(question):
+        m = _QUERY_HEAD.match(question)
+        phrase = m.group("x") if m and len(m.group("x").split()) <= 4 else ""
+    words = re.findall(r"[A-Za-z][\w.+-]*", phrase)
+    # adverbs ("how deeply nested") describe, they do not name
+    return [w for w in words if w.lower() not in GENERIC_WORDS and w.lower() not in _FRAME_WORDS
+            and not (w.islower() and w.endswith("ly") and len(w) > 4)]
+
+
+#: Words that frame a question rather than name its subject ("What is the difference between
+#: ...", "What is the best way to ...").
+_FRAME_WORDS = frozenset(
+    "a an the my our your some difference differences between example examples way ways best purpose "
+    "meaning reason reasons point use usage syntax right correct proper recommended simplest easiest "
+    "quickest fastest preferred good around about through over under within upon onto away again still "
+    "just also even only really very everyone everything someone something anyone anything".split())
+
+
 #: Kinds of named things: "the autofixup builtin", "the retry command", "the foo lint".
 _KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|functions?|methods?|modules?|"
           r"variables?|keywords?|reserved\s+words?|settings?|targets?|attributes?|macros?|crates?|"
