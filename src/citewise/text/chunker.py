@@ -448,7 +448,7 @@ class Chunker:
                     text=body,
                     start=s,
                     end=e,
-                    token_count=count_tokens(indexed),
+                    token_count=run.count(indexed),  # usually counted by _fit already
                     prev_id=ids[i - 1] if i > 0 else None,
                     next_id=ids[i + 1] if i + 1 < len(ids) else None,
                     parent_id=ids[parent_i] if parent_i is not None and parent_i != i else None,
@@ -461,7 +461,7 @@ class Chunker:
         """The piece's span, or (rarely: token counts of joined text are not quite additive) its
         windows when the exact token count of its indexed text is over the cap."""
         _, indexed = self._render(run, p, p.start, p.end)
-        if count_tokens(indexed) <= self.max_tokens:
+        if run.count(indexed) <= self.max_tokens:
             return [(p.start, p.end)]
         return self._windows(run, p.start, p.end, p.path)
 
@@ -479,7 +479,8 @@ class _Run:
         self._counts: dict[str, int] = {}
 
     def count(self, s: str) -> int:
-        """Cached token count of a short string (heading paths, table headers)."""
+        """Cached token count of a string (heading paths, table headers; a chunk's indexed text,
+        counted by :meth:`Chunker._fit` and again for its ``token_count``)."""
         n = self._counts.get(s)
         if n is None:
             n = self._counts[s] = count_tokens(s)
