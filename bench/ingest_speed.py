@@ -6,18 +6,24 @@ Run::
     python bench/ingest_speed.py --digest [--docs N]   # fingerprint of what an ingest writes
 
 Corpus: BEIR SciFact (``../shared/data/beir-scifact/corpus.jsonl``; all 5,183 documents unless
-``--docs``). Each repeat, in this one process, one after the other:
+``--docs``). Each repeat runs in a fresh child process (no analyzer/embedder memo carried over;
+the o200k vocabulary is loaded before the timing, a per-process cost of ~1 s), and times, one
+after the other:
 
 * **citewise**: ``Index.open(fresh, embedder="hashing").ingestor(units=False).ingest_documents(docs)``
-  — the real path: chunker, analyzer, hashing embedder, LanceDB ``merge_insert`` commits of 256
-  documents (per-document atomic replace), then compaction, FTS/scalar index upkeep and the
-  BM25 postings. ``--units`` adds a second row with answer units (the ``citewise ingest`` default).
+  — the real path: chunker, analyzer, hashing embedder, one LanceDB commit per 256 documents
+  (``Table.add`` when none of them has rows yet, else ``merge_insert``: per-document atomic
+  replace), then compaction, FTS/scalar index upkeep and the BM25 postings. ``--units`` adds a second row with answer units (the ``citewise ingest`` default).
 * **peer lancedb**: the very rows the citewise run wrote (read back from its table beforehand,
   outside the timing) written into a fresh LanceDB table by a bare loop: ``create_table`` with the
   first batch, ``Table.add`` for the others (batches of the same row counts), then one
   ``optimize()``. No chunking, analysis, embedding or replace semantics: the storage floor.
 * **peer bm25s**: ``bm25s.tokenize`` (its own English tokenizer with stop words) + ``BM25.index``
-  on the same chunk texts (``indexed_text``): a lexical-only indexer for scale.
+  on the same chunk texts (``Chunk.indexed_text``: heading path + text, as citewise analyzes and
+  embeds them): a lexical-only indexer for scale.
+
+``--baseline-src DIR`` alternates each repeat with one of the citewise code in ``DIR`` (a child with
+``PYTHONPATH=DIR``; e.g. the main branch's ``src``), printed as ``[baseline]`` rows.
 
 chunks/s = chunks written / wall seconds; CPU s is process CPU time (all threads), less disturbed
 by other people's jobs than wall time. The fastest repeat of each row is printed, with the
@@ -36,6 +42,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -126,6 +133,32 @@ def digest(docs) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def one_repeat(docs, units: bool) -> dict:
+    """One repeat (in a child process): citewise, then the peers on what citewise wrote."""
+    from citewise.text.tokens import count_tokens
+
+    count_tokens("warm")  # loading the o200k vocabulary (~1 s) is a per-process cost, not per chunk
+    out = {}
+    tmp = Path(tempfile.mkdtemp(prefix="citewise-ingest-speed-"))
+    try:
+        r = citewise_ingest(docs, tmp / "index", units=False)
+        store = r.pop("idx").store
+        rows = store._scan_table(store._table, None).sort_by("doc_id")
+        texts = [(" > ".join(h for h in hp if h) + "\n" + t) if any(hp) else t
+                 for hp, t in zip(rows.column("heading_path").to_pylist(), rows.column("text").to_pylist())]
+        sizes = [256] * (rows.num_rows // 256) + ([rows.num_rows % 256] if rows.num_rows % 256 else [])
+        out["citewise ingest (hashing, no units)"] = r
+        if units:
+            u = citewise_ingest(docs, tmp / "index-units", units=True)
+            u.pop("idx")
+            out["citewise ingest (hashing, answer units)"] = u
+        out["peer: bare LanceDB writes of the same rows + optimize"] = lancedb_peer(rows, sizes, tmp / "peer")
+        out["peer: bm25s tokenize + index of the same texts"] = bm25s_peer(texts)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=None, help="first N SciFact documents (default: all)")
@@ -133,37 +166,38 @@ def main() -> int:
     ap.add_argument("--units", action="store_true", help="also time an ingest with answer units")
     ap.add_argument("--digest", action="store_true", help="print the fingerprint of an ingest and exit")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--baseline-src", default=None,
+                    help="a citewise src folder (e.g. another worktree's src) timed in alternation with this one")
+    ap.add_argument("--_repeat", dest="repeat", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not (DATA / "corpus.jsonl").is_file():
         print(f"{DATA}/corpus.jsonl not found (BEIR SciFact, see ../shared/data)", file=sys.stderr)
         return 2
     docs = load_docs(args.docs)
+    if args.repeat:
+        print(json.dumps(one_repeat(docs, args.units)))
+        return 0
     if args.digest:
         print(json.dumps(digest(docs), indent=2))
         return 0
     best: dict[str, dict] = {}
-
-    def keep(name: str, res: dict) -> None:
-        res.pop("idx", None)
-        if name not in best or res["wall_s"] < best[name]["wall_s"]:
-            best[name] = res
-
-    for _ in range(args.repeats):
-        tmp = Path(tempfile.mkdtemp(prefix="citewise-ingest-speed-"))
-        try:
-            r = citewise_ingest(docs, tmp / "index", units=False)
-            store = r["idx"].store
-            rows = store._scan_table(store._table, None).sort_by("doc_id")
-            texts = rows.column("text").to_pylist()
-            sizes = [256] * (rows.num_rows // 256) + ([rows.num_rows % 256] if rows.num_rows % 256 else [])
-            keep("citewise ingest (hashing, no units)", r)
-            if args.units:
-                keep("citewise ingest (hashing, answer units)", citewise_ingest(docs, tmp / "index-units", units=True))
-            keep("peer: bare LanceDB writes of the same rows + optimize", lancedb_peer(rows, sizes, tmp / "peer"))
-            keep("peer: bm25s tokenize + index of the same texts", bm25s_peer(texts))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print(f"SciFact, {len(docs):,} documents, best of {args.repeats} repeats (same process, interleaved); "
+    sources = [("", None)] + ([(" [baseline]", args.baseline_src)] if args.baseline_src else [])
+    for _ in range(args.repeats):  # each repeat in a fresh process: no memo or cache carried over
+        for label, src in sources:  # with --baseline-src: this code and the baseline alternate
+            cmd = [sys.executable, __file__, "--_repeat"] + (["--units"] if args.units else []) + \
+                  (["--docs", str(args.docs)] if args.docs else [])
+            env = dict(os.environ, PYTHONPATH=src) if src else None
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if done.returncode:
+                print(done.stderr[-3000:], file=sys.stderr)
+                return 1
+            for name, res in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                if label and name.startswith("peer"):
+                    continue  # the peers do not depend on citewise's code: timed once per repeat
+                name += label
+                if name not in best or res["wall_s"] < best[name]["wall_s"]:
+                    best[name] = res
+    print(f"SciFact, {len(docs):,} documents, best of {args.repeats} repeats (each a fresh process, rows interleaved); "
           f"{os.cpu_count()} CPUs")
     print("| system | chunks | wall s | CPU s | chunks/s | load avg (1 min) |")
     print("|---|---:|---:|---:|---:|---:|")
