@@ -229,3 +229,16 @@ def test_a_document_written_by_another_handle_is_merged_not_duplicated(tmp_path)
     changed = dataclasses.replace(_update("a", "Refunds take 14 days.", emb))
     first.upsert([changed])
     assert [r[2] for r in _rows(first)][0] == "Refunds take 14 days."
+
+
+def test_one_hashing_embedder_shared_by_threads_gives_the_same_vectors():
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = _sample_texts() + TRICKY
+    batches = [texts[i::4] + [f"term{i}-{j} word{j}" for j in range(300)] for i in range(4)]
+    alone = [HashingEmbedder(64).embed(b) for b in batches]  # each on its own, fresh memo
+    shared = HashingEmbedder(64)
+    for _ in range(3):
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(shared.embed, batches))
+        assert all(g.tobytes() == a.tobytes() for g, a in zip(got, alone))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from itertools import chain
 from functools import cached_property
 from pathlib import Path
@@ -234,6 +235,7 @@ class HashingEmbedder:
         self._term_bucket: list[int] = []
         self._term_sign: list[float] = []
         self._weights: dict[int, float] = {}  # memo of 1 + log(tf)
+        self._lock = threading.Lock()
 
     def _term_id(self, term: str) -> int:
         """The memo id of ``term`` (its bucket and sign computed on first sight)."""
@@ -261,27 +263,27 @@ class HashingEmbedder:
         from citewise.text.analyzer import analyze
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        ids = self._term_ids
-        if len(ids) > 1 << 18:  # bounded memo on any vocabulary
-            ids.clear()
-            self._term_bucket.clear()
-            self._term_sign.clear()
         analyzed = [analyze(text) for text in texts]
         rows = [len(terms) for terms in analyzed]
         flat = list(chain.from_iterable(analyzed))
-        for term in set(flat).difference(ids):
-            self._term_id(term)
-        flat = list(map(ids.__getitem__, flat))
+        with self._lock:  # memo ids are handed out in order; one embed call at a time updates them
+            if len(self._term_ids) > 1 << 18:  # bounded memo on any vocabulary: start a new one
+                self._term_ids, self._term_bucket, self._term_sign = {}, [], []
+            ids, tb, ts = self._term_ids, self._term_bucket, self._term_sign  # only appended to
+            for term in set(flat).difference(ids):
+                self._term_id(term)
+            flat = list(map(ids.__getitem__, flat))
         if not flat:
             return l2_normalise(out)
         # (row, term) pairs: term frequency and first position, in order of first occurrence
         tid = np.asarray(flat, dtype=np.int64)
+        span = int(tid.max()) + 1
         row = np.repeat(np.arange(len(texts), dtype=np.int64), rows)
-        key = row * len(ids) + tid
+        key = row * span + tid
         uniq, first, tf = np.unique(key, return_index=True, return_counts=True)
         order = np.argsort(first, kind="stable")
         uniq, tf = uniq[order], tf[order]
-        pair_row, pair_term = uniq // len(ids), uniq % len(ids)
+        pair_row, pair_term = uniq // span, uniq % span
         weights = self._weights
         for f in np.unique(tf).tolist():
             if f not in weights:
@@ -292,7 +294,6 @@ class HashingEmbedder:
                 table[f] = w
         weight = table[tf]
         terms, inverse = np.unique(pair_term, return_inverse=True)
-        tb, ts = self._term_bucket, self._term_sign
         bucket = np.asarray([tb[i] for i in terms.tolist()], dtype=np.int64)[inverse]
         value = np.asarray([ts[i] for i in terms.tolist()], dtype=np.float64)[inverse] * weight
         cell = pair_row * self.dim + bucket

@@ -255,8 +255,9 @@ def _token_terms(tok: str) -> tuple[str, ...]:
     return (tok if _HAS_DIGIT.search(tok) else _stem(tok),)
 
 
-#: Memo of :func:`_token_terms` (a pure function of the token); emptied when it reaches
-#: :data:`_TERMS_MAX` entries, so memory stays bounded on any vocabulary.
+#: Memo of :func:`_token_terms` (a pure function of the token); replaced by an empty one when it
+#: reaches :data:`_TERMS_MAX` entries, so memory stays bounded on any vocabulary. Entries are only
+#: ever added to a memo, so a thread holding one sees every token it added itself.
 _TERMS: dict[str, tuple[str, ...]] = {}
 _TERMS_MAX = 1 << 18
 
@@ -274,12 +275,13 @@ def analyze(text: str) -> list[str]:
 def _analyze(text: str) -> tuple[str, ...]:
     """:func:`analyze` as a tuple, memoised for the last 8,192 texts: ingestion analyzes each
     chunk twice (the hashing embedder, then the store's lexical column) within one batch."""
+    global _TERMS
     memo = _TERMS
     toks = raw_tokens(text)
     per_token = list(map(memo.get, toks))
     if None in per_token:
         if len(memo) >= _TERMS_MAX:
-            memo.clear()
+            memo = _TERMS = {}  # replaced, not cleared: another thread may be reading the old one
         for tok in set(toks).difference(memo):
             memo[tok] = _token_terms(tok)
         per_token = list(map(memo.__getitem__, toks))
