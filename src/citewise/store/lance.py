@@ -534,8 +534,9 @@ class LanceStore:
                     .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
                     .execute(data)
                 )
-        emptied = {u.document.doc_id for u in updates if not len(u.chunks)}
-        self._doc_ids = (self._table.version, (stored | batch_ids) - emptied)
+        stored |= batch_ids  # in place: a copy per batch made a large ingest quadratic
+        stored -= {u.document.doc_id for u in updates if not len(u.chunks)}
+        self._doc_ids = (self._table.version, stored)
         self._fts_dirty = True
 
     def _stored_doc_ids(self) -> set[str]:
