@@ -242,3 +242,26 @@ def test_one_hashing_embedder_shared_by_threads_gives_the_same_vectors():
         with ThreadPoolExecutor(4) as pool:
             got = list(pool.map(shared.embed, batches))
         assert all(g.tobytes() == a.tobytes() for g, a in zip(got, alone))
+
+
+def test_chunker_fit_check_without_counting_agrees_with_the_count():
+    import random
+
+    from citewise.text.chunker import _Run
+
+    rng = random.Random(7)
+    ch = Chunker()
+    texts = _sample_texts() + TRICKY[:5]
+    checked = skipped = 0
+    for text in texts:
+        run = _Run(text, [], max_header=200)
+        for _ in range(40):
+            s = rng.randrange(0, max(1, len(text)))
+            e = rng.randrange(s, len(text) + 1)
+            path = rng.choice([(), ("Title",), ("Title", "Section é")])
+            exact = ch._tokens(run, s, e, path)
+            for limit in (exact - 1, exact, exact + 1, 2 * (e - s) + 10):
+                assert ch._within(run, s, e, path, limit) == (exact <= limit)
+                checked += 1
+            skipped += len(text[s:e].encode()) + (run.path_tokens(path) if path else 0) <= exact + 1
+    assert checked > 1000 and skipped > 0  # both the byte bound and the exact count were used
