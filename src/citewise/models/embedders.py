@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from itertools import chain
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
@@ -228,6 +230,22 @@ class HashingEmbedder:
             raise ValueError(f"dim must be >= 2, got {dim}")
         self.dim = dim
         self.name = f"hashing-{dim}"
+        # memo of _bucket (a pure function): term -> id, id -> bucket, id -> sign
+        self._term_ids: dict[str, int] = {}
+        self._term_bucket: list[int] = []
+        self._term_sign: list[float] = []
+        self._weights: dict[int, float] = {}  # memo of 1 + log(tf)
+        self._lock = threading.Lock()
+
+    def _term_id(self, term: str) -> int:
+        """The memo id of ``term`` (its bucket and sign computed on first sight)."""
+        i = self._term_ids.get(term)
+        if i is None:
+            b, sign = self._bucket(term)
+            i = self._term_ids[term] = len(self._term_bucket)
+            self._term_bucket.append(b)
+            self._term_sign.append(sign)
+        return i
 
     def _bucket(self, term: str) -> tuple[int, float]:
         h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
@@ -235,16 +253,62 @@ class HashingEmbedder:
 
     @traced_embeddings
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array (len(texts), dim), rows L2-normalised (zero rows for texts without terms).
+
+        Each row is summed in the order of the terms' first occurrence, each addition rounded to
+        float32 as ``row[b] += sign * (1 + log(tf))`` on a float32 array rounds it; the additions
+        to one (row, bucket) are applied in that order, one round per occurrence, all rows at
+        once (the same floats as the row-by-row loop, bit for bit).
+        """
         from citewise.text.analyzer import analyze
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            counts: dict[str, int] = {}
-            for t in analyze(text):
-                counts[t] = counts.get(t, 0) + 1
-            for term, tf in counts.items():
-                b, sign = self._bucket(term)
-                out[row, b] += sign * (1.0 + np.log(tf))
+        analyzed = [analyze(text) for text in texts]
+        rows = [len(terms) for terms in analyzed]
+        flat = list(chain.from_iterable(analyzed))
+        with self._lock:  # memo ids are handed out in order; one embed call at a time updates them
+            if len(self._term_ids) > 1 << 18:  # bounded memo on any vocabulary: start a new one
+                self._term_ids, self._term_bucket, self._term_sign = {}, [], []
+            ids, tb, ts = self._term_ids, self._term_bucket, self._term_sign  # only appended to
+            for term in set(flat).difference(ids):
+                self._term_id(term)
+            flat = list(map(ids.__getitem__, flat))
+        if not flat:
+            return l2_normalise(out)
+        # (row, term) pairs: term frequency and first position, in order of first occurrence
+        tid = np.asarray(flat, dtype=np.int64)
+        span = int(tid.max()) + 1
+        row = np.repeat(np.arange(len(texts), dtype=np.int64), rows)
+        key = row * span + tid
+        uniq, first, tf = np.unique(key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        uniq, tf = uniq[order], tf[order]
+        pair_row, pair_term = uniq // span, uniq % span
+        weights = self._weights
+        for f in np.unique(tf).tolist():
+            if f not in weights:
+                weights[f] = float(1.0 + np.log(f))  # the scalar expression, bit for bit
+        table = np.zeros(int(tf.max()) + 1, dtype=np.float64)
+        for f, w in weights.items():
+            if f < len(table):
+                table[f] = w
+        weight = table[tf]
+        terms, inverse = np.unique(pair_term, return_inverse=True)
+        bucket = np.asarray([tb[i] for i in terms.tolist()], dtype=np.int64)[inverse]
+        value = np.asarray([ts[i] for i in terms.tolist()], dtype=np.float64)[inverse] * weight
+        cell = pair_row * self.dim + bucket
+        # additions to one cell in order, one float32 rounding per addition
+        order = np.argsort(cell, kind="stable")
+        sorted_cells = cell[order]
+        starts = np.r_[True, sorted_cells[1:] != sorted_cells[:-1]]
+        group_start = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order)) - group_start
+        flat_out = out.reshape(-1)
+        for k in range(int(rank.max()) + 1):
+            sel = rank == k
+            c = cell[sel]
+            flat_out[c] = (flat_out[c].astype(np.float64) + value[sel]).astype(np.float32)
         return l2_normalise(out)
 
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import chain
 
 import Stemmer
 
@@ -95,6 +96,10 @@ _MARKS = _mark_class()
 #: A word character or a combining mark (Devanagari, Thai and kana marks stay inside their word).
 _W = rf"(?:[^\W_]|[{_MARKS}])"
 _TOKEN = re.compile(rf"{_W}+(?:[-_.]{_W}+)*", re.UNICODE)
+#: :data:`_TOKEN` for text without combining marks (the alternation per character is what makes
+#: :data:`_TOKEN` slow), and for ASCII text (where ``[^\W_]`` is ``[0-9a-zA-Z]``): same matches.
+_TOKEN_NO_MARKS = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)*", re.UNICODE)
+_TOKEN_ASCII = re.compile(r"[0-9A-Za-z]+(?:[-_.][0-9A-Za-z]+)*")
 _SPLIT = re.compile(r"[-_.]")
 _HAS_DIGIT = re.compile(r"\d")
 
@@ -141,25 +146,52 @@ def _strips_marks(base: str) -> bool:
     return cp < 0x0530 or 0x1D00 <= cp < 0x2000 or 0x2C60 <= cp < 0x2C80 or 0xA720 <= cp < 0xA800
 
 
+@lru_cache(maxsize=1024)
+def _runs_of(chars: str) -> re.Pattern:
+    """A pattern matching runs of the given characters (the combining marks found in a text:
+    a small class is much faster to match than one of every mark)."""
+    return re.compile(f"[{re.escape(chars)}]+")
+
+
+def _has_mark(text: str) -> bool:
+    """Whether ``text`` contains a combining mark of :data:`_MARKS` (category M, U+0300..U+1FFFF),
+    checked on its distinct characters."""
+    return any(not c.isascii() and _is_mark(c) for c in set(text))
+
+
+@lru_cache(maxsize=8192)
+def _is_mark(c: str) -> bool:
+    return 0x300 <= ord(c) < 0x20000 and unicodedata.category(c)[0] == "M"
+
+
 def fold(text: str) -> str:
     """Fold dashes, lowercase, strip the accents of Latin, Greek and Cyrillic letters (NFKD,
-    their combining marks removed, then NFC so other scripts compose again)."""
+    their combining marks removed, then NFC so other scripts compose again).
+
+    A run of combining characters is removed when the character before it is one whose accents
+    are stripped (:func:`_strips_marks`; a run at the very start is removed too), kept otherwise.
+    """
     if text.isascii():
         return text.lower()
     text = fold_dashes(text)
     decomposed = unicodedata.normalize("NFKD", text)
-    out: list[str] = []
-    strip = True
+    if decomposed.isascii():  # nothing to strip, nothing to compose
+        return decomposed.lower()
+    combining = "".join(sorted(c for c in set(decomposed) if unicodedata.combining(c)))
+    if not combining:  # nothing to strip; compose what NFKD decomposed in other scripts
+        return unicodedata.normalize("NFC", decomposed).lower()
+    parts: list[str] = []
+    pos = 0
     kept_mark = False
-    for c in decomposed:
-        if unicodedata.combining(c):
-            if not strip:
-                out.append(c)
-                kept_mark = True
-            continue
-        strip = _strips_marks(c)
-        out.append(c)
-    folded = "".join(out)
+    for m in _runs_of(combining).finditer(decomposed):
+        start = m.start()
+        parts.append(decomposed[pos:start])
+        if start > 0 and not _strips_marks(decomposed[start - 1]):
+            parts.append(m.group(0))
+            kept_mark = True
+        pos = m.end()
+    parts.append(decomposed[pos:])
+    folded = "".join(parts)
     if kept_mark or not folded.isascii():
         folded = unicodedata.normalize("NFC", folded)
     return folded.lower()
@@ -192,8 +224,10 @@ def raw_tokens(text: str) -> list[str]:
     ['申请', '请退', '退款', '款需', '需要', '要主', '主管', '管批', '批准']
     """
     folded = fold(text)
-    toks = _TOKEN.findall(folded)
-    if folded.isascii() or not _NOSPACE_CHAR.search(folded):
+    if folded.isascii():
+        return _TOKEN_ASCII.findall(folded)
+    toks = (_TOKEN if _has_mark(folded) else _TOKEN_NO_MARKS).findall(folded)
+    if not _NOSPACE_CHAR.search(folded):
         return toks
     out: list[str] = []
     for tok in toks:
@@ -208,28 +242,50 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
+def _token_terms(tok: str) -> tuple[str, ...]:
+    """The terms one raw token contributes (see :func:`analyze`)."""
+    if tok in STOP_WORDS:
+        return ()
+    if not tok.isascii() and _NOSPACE_CHAR.match(tok):
+        return (tok,)  # a CJK/Thai bigram or unigram: no stemming
+    if _SPLIT.search(tok):
+        if _HAS_DIGIT.search(tok):
+            return (tok,)  # identifier: whole only
+        return (tok, *(_stem(p) for p in _SPLIT.split(tok) if p and p not in STOP_WORDS))
+    return (tok if _HAS_DIGIT.search(tok) else _stem(tok),)
+
+
+#: Memo of :func:`_token_terms` (a pure function of the token); replaced by an empty one when it
+#: reaches :data:`_TERMS_MAX` entries, so memory stays bounded on any vocabulary. Entries are only
+#: ever added to a memo, so a thread holding one sees every token it added itself.
+_TERMS: dict[str, tuple[str, ...]] = {}
+_TERMS_MAX = 1 << 18
+
+
 def analyze(text: str) -> list[str]:
     """Lexical terms of ``text``: the list a BM25 index stores (order kept, duplicates kept).
 
     >>> analyze("Error E-1004 in the Refunds API v4.5")
     ['error', 'e-1004', 'refund', 'api', 'v4.5']
     """
-    out: list[str] = []
-    for tok in raw_tokens(text):
-        if tok in STOP_WORDS:
-            continue
-        if not tok.isascii() and _NOSPACE_CHAR.match(tok):
-            out.append(tok)  # a CJK/Thai bigram or unigram: no stemming
-            continue
-        if _SPLIT.search(tok):
-            if _HAS_DIGIT.search(tok):
-                out.append(tok)  # identifier: whole only
-                continue
-            out.append(tok)
-            out.extend(_stem(p) for p in _SPLIT.split(tok) if p and p not in STOP_WORDS)
-            continue
-        out.append(tok if _HAS_DIGIT.search(tok) else _stem(tok))
-    return out
+    return list(_analyze(text))
+
+
+@lru_cache(maxsize=8192)
+def _analyze(text: str) -> tuple[str, ...]:
+    """:func:`analyze` as a tuple, memoised for the last 8,192 texts: ingestion analyzes each
+    chunk twice (the hashing embedder, then the store's lexical column) within one batch."""
+    global _TERMS
+    memo = _TERMS
+    toks = raw_tokens(text)
+    per_token = list(map(memo.get, toks))
+    if None in per_token:
+        if len(memo) >= _TERMS_MAX:
+            memo = _TERMS = {}  # replaced, not cleared: another thread may be reading the old one
+        for tok in set(toks).difference(memo):
+            memo[tok] = _token_terms(tok)
+        per_token = list(map(memo.__getitem__, toks))
+    return tuple(chain.from_iterable(per_token))
 
 
 def lexical_text(text: str) -> str:

@@ -246,6 +246,20 @@ class Chunker:
         prefix = run.prefix(start)
         return n + run.count(prefix) if prefix else n
 
+    def _within(self, run: "_Run", start: int, end: int, path: tuple[str, ...], limit: int) -> bool:
+        """``self._tokens(run, start, end, path) <= limit``, without counting the span's tokens
+        when even one token per UTF-8 byte would fit (a BPE token covers at least one byte)."""
+        text = run.text[start:end]
+        try:
+            nbytes = len(text) if text.isascii() else len(text.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate: count exactly
+            nbytes = limit + 1
+        extra = run.path_tokens(path) if path else 0
+        prefix = run.prefix(start)
+        if prefix:
+            extra += run.count(prefix)
+        return nbytes + extra <= limit or count_tokens(text) + extra <= limit
+
     def _budget(self, run: "_Run", start: int, path: tuple[str, ...]) -> int:
         """Tokens left for a span's own text starting at ``start`` (slack for the joins)."""
         prefix = run.prefix(start)
@@ -257,7 +271,7 @@ class Chunker:
         if end <= sec.start:
             return
         slug_title = sec.title
-        if end - sec.start <= self.max_tokens * 64 and self._tokens(run, sec.start, end, sec.path) <= self.max_tokens:
+        if end - sec.start <= self.max_tokens * 64 and self._within(run, sec.start, end, sec.path, self.max_tokens):
             out.append(_Piece(sec.start, end, sec.path, slug_title, parent))
             return
         # Own text (heading line + blocks before the first subsection), packed by blocks.
@@ -282,7 +296,7 @@ class Chunker:
         for b in own:
             s = lead if lead is not None else b.start
             lead = None
-            if b.end - s > self.max_tokens * 64 or self._tokens(run, s, b.end, path) > self.max_tokens:
+            if b.end - s > self.max_tokens * 64 or not self._within(run, s, b.end, path, self.max_tokens):
                 if b.kind == "para":
                     parts = self._sentences(text, s, b.end)
                 elif b.kind == "table":
@@ -377,7 +391,7 @@ class Chunker:
         for s, e in units:
             if cur is None:
                 cur = (s, e)
-            elif self._tokens(run, cur[0], e, path) <= self.max_tokens:
+            elif self._within(run, cur[0], e, path, self.max_tokens):
                 cur = (cur[0], e)
             else:
                 packed.append(cur)
@@ -399,7 +413,7 @@ class Chunker:
                 or self._tokens(run, p.start, p.end, p.path) < self.min_tokens
             )
             if small and last.end <= p.start and (
-                self._tokens(run, last.start, p.end, common) <= self.max_tokens
+                self._within(run, last.start, p.end, common, self.max_tokens)
             ) and run.keeps_headings(last, common, last.start, p.end) and run.keeps_headings(p, common, last.start, p.end):
                 merged[-1] = _Piece(last.start, p.end, common, last.slug_title, last.parent)
             else:
@@ -448,7 +462,7 @@ class Chunker:
                     text=body,
                     start=s,
                     end=e,
-                    token_count=count_tokens(indexed),
+                    token_count=run.count(indexed),  # usually counted by _fit already
                     prev_id=ids[i - 1] if i > 0 else None,
                     next_id=ids[i + 1] if i + 1 < len(ids) else None,
                     parent_id=ids[parent_i] if parent_i is not None and parent_i != i else None,
@@ -461,7 +475,7 @@ class Chunker:
         """The piece's span, or (rarely: token counts of joined text are not quite additive) its
         windows when the exact token count of its indexed text is over the cap."""
         _, indexed = self._render(run, p, p.start, p.end)
-        if count_tokens(indexed) <= self.max_tokens:
+        if run.count(indexed) <= self.max_tokens:
             return [(p.start, p.end)]
         return self._windows(run, p.start, p.end, p.path)
 
@@ -479,7 +493,8 @@ class _Run:
         self._counts: dict[str, int] = {}
 
     def count(self, s: str) -> int:
-        """Cached token count of a short string (heading paths, table headers)."""
+        """Cached token count of a string (heading paths, table headers; a chunk's indexed text,
+        counted by :meth:`Chunker._fit` and again for its ``token_count``)."""
         n = self._counts.get(s)
         if n is None:
             n = self._counts[s] = count_tokens(s)
