@@ -23,7 +23,8 @@ For each size N, in this one process and its children, on the same corpus and qu
 * dense, ANN vs exact (same child, same queries, query vectors embedded beforehand, so only
   ``LanceStore.vector_search`` is timed): ``as built`` (the store's own choice: the IVF_FLAT
   index from ``ANN_MIN_ROWS`` chunks, exact for a filter leaving < ``ANN_EXACT_BELOW_VISIBLE``
-  rows), ``ANN forced`` (the index even under the 1% filter) and ``exact``
+  rows; IVF partitions probed per ``citewise.store.lance.ann_nprobes_for``), ``ANN forced``
+  (the index even under the 1% filter) and ``exact``
   (``bypass_vector_index``, the ground truth), each public (``Filters(groups=("public",))``) and
   with the 1% filter. Recall@10 = |ANN top-10 ∩ exact top-10| / 10, averaged over the queries.
 * peer: bm25s (``bm25s.BM25``, default k1=1.2, b=0.75, Lucene IDF) indexed on exactly the
@@ -169,6 +170,7 @@ def dense_paths(idx, qs: list[str]) -> list[dict]:
                     truth[(cond, i)] = ids
                 recall.append(len(set(ids) & set(truth[(cond, i)])) / K)
             rows.append({"path": path, "condition": cond, "taken": "+".join(sorted(taken)),
+                         "nprobes": store.last_nprobes if "ann" in taken else 0,
                          "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "recall_at_10": float(np.mean(recall)),
                          "full_top_k": full, "queries": len(vecs)})
     store.ann_min_rows, store.ann_exact_below = saved
@@ -329,7 +331,7 @@ def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None) ->
         rows = dense_paths(SimpleNamespace(store=store, embedder=emb), qs)
         return {"n": n, "base_vectors": len(base), "bases": [b.name for b in bases], "queries": len(qs),
                 "sigma": PERTURB_SIGMA, "build_s": build_s, "ann_index": store.has_ann_index(),
-                "nprobes": store.ann_nprobes, "rows": rows}
+                "nprobes": max((r["nprobes"] for r in rows), default=0), "rows": rows}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -363,11 +365,12 @@ def print_table(results: list[dict]) -> None:
 
 
 def print_dense(results: list[dict]) -> None:
-    print("| chunks | dense path | condition | taken | p50 ms | p95 ms | recall@10 vs exact | full top-10 |")
-    print("|---:|---|---|---|---:|---:|---:|---:|")
+    print("| chunks | dense path | condition | taken | nprobes | p50 ms | p95 ms | recall@10 vs exact | full top-10 |")
+    print("|---:|---|---|---|---:|---:|---:|---:|---:|")
     for res in results:
         for r in res["citewise"]["dense_paths"]:
-            print(f"| {res['n']:,} | {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | "
+            print(f"| {res['n']:,} | {r['path']} | {r['condition']} | {r['taken']} | {r.get('nprobes', 0)} | "
+                  f"{r['p50_ms']:.2f} | "
                   f"{r['p95_ms']:.2f} | {r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
 
 

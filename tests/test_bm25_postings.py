@@ -257,3 +257,23 @@ def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
             assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
         if f.groups == ("rare",):
             assert {h.doc_id for h in ours[0]} == {"d000", "d001"}  # no leak; all the group's chunks
+
+
+def test_batched_build_is_identical_for_every_batch_size():
+    """Postings.build tokenises the rows in batches (memory, issue 12): the vocabulary, postings
+    and weights must not depend on the batch size (empty, null and over-long rows included)."""
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(60)] + ["\u00e9t\u00e9", "x" * 63, "y" * 64]
+    lex = [" ".join(rng.choice(words[: rng.randrange(1, len(words))]) for _ in range(rng.randrange(0, 30)))
+           for _ in range(97)]
+    lex[3], lex[40] = None, ""
+    n = len(lex)
+    table = pa.table({"chunk_id": [f"c{i:03d}" for i in range(n)], "doc_id": ["d"] * n, "title": [""] * n,
+                      "lexical": pa.array(lex, pa.string()), "_rowid": pa.array(range(n), pa.uint64())})
+    ref = Postings.build(1, table, batch_rows=n)
+    assert ref.vocab.tolist()[:3] == [b"w0", b"w1", b"w10"] and b"y" * 64 not in ref.vocab.tolist()
+    for size in (1, 7, 32, 96, 1000):
+        p = Postings.build(1, table, batch_rows=size)
+        for name in ("vocab", "indptr", "rows", "weights", "rowids"):
+            a, b = getattr(p, name), getattr(ref, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), (size, name)

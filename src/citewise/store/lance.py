@@ -196,11 +196,19 @@ ANN_MIN_ROWS = 50_000
 #: trained on (new rows otherwise only join the existing partitions, which grow with them).
 ANN_RETRAIN_GROWTH = 4
 
-#: IVF partitions probed per ANN query (``minimum_nprobes``; ``maximum_nprobes`` is 0 = no limit,
-#: so a filtered query probes further partitions until its top-k is full). Measured on 100k
-#: hashing-embedder vectors (dim 256, 316 partitions, 200 queries, bench/scale.py): recall@10 vs
-#: exact 1.000 public and under a 1% filter; p50 8.7 ms vs 26.0 ms exact, same run.
+#: IVF partitions probed per ANN query at least (``minimum_nprobes``; ``maximum_nprobes`` is 0 =
+#: no limit, so a filtered query probes further partitions until its top-k is full). Measured on
+#: 100k hashing-embedder vectors (dim 256, 316 partitions, 200 queries, bench/scale.py): recall@10
+#: vs exact 1.000 public and under a 1% filter; p50 8.7 ms vs 26.0 ms exact, same run.
 ANN_NPROBES = 64
+
+#: Share of the index's IVF partitions probed per ANN query when more than :data:`ANN_NPROBES`
+#: (:func:`ann_nprobes_for`): the share that gave recall 1.000 at 100k (64 of 316). A fixed 64
+#: probes of the 1,000 partitions at 1M chunks scanned 6.4% of the vectors and recall@10 fell to
+#: 0.762 (hashing vectors, 50 queries, bench/scale.py's queries); the same 20% share (200 probes)
+#: gave 0.886 public / 0.826 under a 1% filter at p50 101 / 37 ms, 320 probes 0.958 / 0.944 at
+#: 119 / 53 ms, exact 918 / 131 ms (one process, load ~4, docs/scaling.md).
+ANN_PROBE_SHARE = 0.2
 
 #: A filtered dense query whose filter leaves fewer visible rows than this bypasses the ANN
 #: index and runs exact over the visible rows (cheap: a few thousand distances), so a selective
@@ -228,7 +236,7 @@ def _ann_config(rows: int):
     Cosine, because :meth:`LanceStore.vector_search` ranks by cosine (an index trained on
     another distance gives wrong results). IVF_FLAT keeps the full float32 vectors in each
     partition, so the distances it returns are exact and only the partition choice
-    (:data:`ANN_NPROBES`) costs recall; no refine step is needed. Measured against the
+    (:func:`ann_nprobes_for`) costs recall; no refine step is needed. Measured against the
     quantized types on 100k hashing-embedder vectors (dim 256, 100 queries, public filter,
     recall@10 vs exact; LanceDB's default partitioning): IVF_HNSW_SQ (one partition) 0.45 / 0.65
     / 0.74 at ef 100 / 300 / 600 (36 s build); IVF_PQ (32 sub-vectors) 0.54 / 0.67 with nprobes
@@ -241,6 +249,29 @@ def _ann_config(rows: int):
     from lancedb.index import IvfFlat
 
     return IvfFlat(distance_type="cosine", num_partitions=max(1, round(rows ** 0.5)))
+
+
+def ann_nprobes_for(partitions: int, minimum: int = ANN_NPROBES, share: float = ANN_PROBE_SHARE) -> int:
+    """IVF partitions to probe in an index of ``partitions`` partitions: ``ceil(share *
+    partitions)``, at least ``minimum`` (and at most ``partitions`` when that is known, > 0).
+
+    >>> ann_nprobes_for(316), ann_nprobes_for(1000), ann_nprobes_for(20)
+    (64, 200, 20)
+    """
+    import math
+
+    n = max(int(minimum), math.ceil(share * partitions - 1e-9))
+    return min(n, partitions) if partitions > 0 else n
+
+
+def _ivf_partitions(index_names) -> int:
+    """Partitions of the ANN index from its name ``vector_ivf_p<N>`` (the largest N; 0 if none)."""
+    best = 0
+    for name in index_names:
+        tail = name.rsplit("_p", 1)[-1]
+        if name.startswith("vector_ivf_p") and tail.isdigit():
+            best = max(best, int(tail))
+    return best
 
 
 def _scalar_config(kind: str):
@@ -318,7 +349,9 @@ class LanceStore:
         ann_min_rows: rows from which :meth:`refresh_indexes` builds the ANN index on ``vector``
             and :meth:`vector_search` uses it (default :data:`ANN_MIN_ROWS`); below it dense
             search is exact. ``float("inf")``-like large values force the exact path.
-        ann_nprobes: IVF partitions probed per ANN query (default :data:`ANN_NPROBES`).
+        ann_nprobes: IVF partitions probed per ANN query; default (None): :func:`ann_nprobes_for`
+            the index's partition count (:data:`ANN_PROBE_SHARE` of them, at least
+            :data:`ANN_NPROBES`), so the probed share does not shrink as the index grows.
         ann_exact_below: a filter leaving fewer visible rows than this is searched exactly
             (default :data:`ANN_EXACT_BELOW_VISIBLE`).
         read_only: open through LanceDB's native extension alone
@@ -352,12 +385,14 @@ class LanceStore:
         self._probe = None
         self.bm25_root = self.path / BM25_FOLDER
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
-        self.ann_nprobes = ANN_NPROBES if ann_nprobes is None else ann_nprobes
+        self.ann_nprobes = ann_nprobes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
-        # per table version: (version, rows, has ANN index, {where: visible rows})
-        self._ann_state: tuple[int, int, bool, dict[str, int]] = (-1, 0, False, {})
+        # per table version: (version, rows, has ANN index, {where: visible rows}, IVF partitions)
+        self._ann_state: tuple[int, int, bool, dict[str, int], int] = (-1, 0, False, {}, 0)
+        #: IVF partitions probed by the last ANN :meth:`vector_search` (for tests and benches)
+        self.last_nprobes = 0
         tables = self._table_names()
         if TABLE in tables:
             self._table = self._open_or_discard(TABLE)
@@ -879,8 +914,9 @@ class LanceStore:
         exact (every visible vector) unless the table has the ANN index (built by
         :meth:`refresh_indexes` from ``ann_min_rows`` rows), has at least ``ann_min_rows`` rows
         and the filter leaves at least ``ann_exact_below`` rows visible; then the
-        IVF index is probed (``ann_nprobes`` partitions at least, more until k visible hits are
-        found). Rows committed after the index was last updated are searched flat as well, so
+        IVF index is probed (``ann_nprobes`` partitions at least, by default
+        :func:`ann_nprobes_for` the index's partitions; more until k visible hits are found).
+        Rows committed after the index was last updated are searched flat as well, so
         nothing committed is missed. The visible-row count is cached per table version and
         filter. ``last_vector_path`` records the path taken ("ann" or "exact").
         """
@@ -903,9 +939,9 @@ class LanceStore:
             version = await at.version()
             if version != self._ann_state[0]:
                 rows = await at.count_rows()
-                has = any(i.columns == ["vector"] for i in await at.list_indices())
-                self._ann_state = (version, rows, has, {})
-            _, rows, use_ann, visible = self._ann_state
+                vec_idx = [i.name for i in await at.list_indices() if i.columns == ["vector"]]
+                self._ann_state = (version, rows, bool(vec_idx), {}, _ivf_partitions(vec_idx))
+            _, rows, use_ann, visible, partitions = self._ann_state
             use_ann = use_ann and rows >= self.ann_min_rows
             if use_ann and where:
                 if where not in visible:
@@ -913,7 +949,9 @@ class LanceStore:
                 use_ann = visible[where] >= self.ann_exact_below
             q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
             if use_ann:
-                q = q.maximum_nprobes(0).minimum_nprobes(self.ann_nprobes)  # max first: min <= max is checked
+                nprobes = self.ann_nprobes if self.ann_nprobes is not None else ann_nprobes_for(partitions)
+                self.last_nprobes = nprobes
+                q = q.maximum_nprobes(0).minimum_nprobes(nprobes)  # max first: min <= max is checked
             else:
                 q = q.bypass_vector_index()
             if where:

@@ -60,6 +60,11 @@ SELECT_MARGIN = 1e-4
 #: built on first use (~10 ms at 30k terms / 5k rows); above, binary search and Arrow takes
 #: keep a large index's memory and open time flat.
 DICT_MAX = 300_000
+#: Rows tokenised at a time by :meth:`Postings.build` (bounds the build's memory to one batch's
+#: tokens plus the postings: ~100 tokens a row, so ~10M tokens a batch).
+BUILD_BATCH_ROWS = 100_000
+#: Postings whose BM25 weights :meth:`Postings.build` computes at a time (float64 temporaries).
+WEIGHT_BLOCK = 4_000_000
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
 MASK_CACHE = 64
 
@@ -121,48 +126,87 @@ class Postings:
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, version: int, table: pa.Table) -> "Postings":
+    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None) -> "Postings":
         """Postings from the scanned rows ``table`` (columns ``chunk_id``, ``doc_id``, ``title``,
-        ``lexical``, ``_rowid``) of table version ``version``.
+        ``lexical``, ``_rowid``, optionally ``vector``) of table version ``version``.
 
         ``lexical`` is our analyzer's output joined by spaces; it is split on whitespace as
         LanceDB's ``whitespace`` tokenizer does. Vectorised in Arrow/NumPy (no per-row Python).
+
+        The rows are tokenised ``batch_rows`` at a time (default :data:`BUILD_BATCH_ROWS`): each
+        batch keeps only its (term, row, tf) triples, then the batches' vocabularies are merged
+        into the sorted global one. Tokenising all rows at once held every token of the table
+        several times over (Arrow strings, int64 term ids, row ids and sort keys: ~11 GB at 1M
+        chunks of ~100 tokens, issue 12); batches bound that to one batch's tokens plus the
+        postings themselves. The result is identical for every ``batch_rows``
+        (tests/test_bm25_postings.py).
         """
         import pyarrow.compute as pc
 
         n = table.num_rows
-        lex = table.column("lexical").combine_chunks().fill_null("")
-        toks = pc.utf8_split_whitespace(lex)
-        counts = pc.list_value_length(toks).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        flat = toks.flatten()
-        parent = np.repeat(np.arange(n, dtype=np.int64), counts)
-        blen = pc.binary_length(flat).to_numpy(zero_copy_only=False)
-        keep = (blen > 0) & (blen < MAX_TOKEN_BYTES)
-        flat = flat.filter(pa.array(keep))
-        parent = parent[keep]
-        dl = np.bincount(parent, minlength=n).astype(np.float64)
-        if len(flat):
-            enc = pc.dictionary_encode(flat).combine_chunks() if isinstance(flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
-            order = pc.sort_indices(enc.dictionary).to_numpy()
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            vocab_list = enc.dictionary.take(pa.array(order)).to_pylist()
-            tid = rank[enc.indices.to_numpy(zero_copy_only=False)]
+        step = max(1, int(batch_rows or BUILD_BATCH_ROWS))
+        lex_all = table.column("lexical")
+        dl = np.zeros(n, dtype=np.float64)
+        parts = []  # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            lex = lex_all.slice(lo, hi - lo).combine_chunks().fill_null("")
+            toks = pc.utf8_split_whitespace(lex)
+            counts = pc.list_value_length(toks).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            flat = toks.flatten()
+            parent = np.repeat(np.arange(hi - lo, dtype=np.int64), counts)
+            blen = pc.binary_length(flat).to_numpy(zero_copy_only=False)
+            keep = (blen > 0) & (blen < MAX_TOKEN_BYTES)
+            flat = flat.filter(pa.array(keep))
+            parent = parent[keep]
+            del toks, blen, keep, lex
+            dl[lo:hi] = np.bincount(parent, minlength=hi - lo)
+            if not len(flat):
+                continue
+            enc = pc.dictionary_encode(flat)
+            if isinstance(enc, pa.ChunkedArray):
+                enc = enc.combine_chunks()
+            del flat
+            nv = len(enc.dictionary)
+            # row-major keys: the unique pairs come out by row, then term (rows ascend per term
+            # once the batches are stably sorted by global term below)
+            key = parent * nv + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            del parent
+            uniq, tf = np.unique(key, return_counts=True)
+            del key
+            parts.append((enc.dictionary, (uniq % nv).astype(np.int32), (uniq // nv + lo).astype(np.int32),
+                          tf.astype(np.int32)))
+            del uniq, tf, enc
+        if parts:
+            merged = pc.unique(pa.chunked_array([p[0] for p in parts]).combine_chunks())
+            order = pc.sort_indices(merged).to_numpy()
+            vocab_arr = merged.take(pa.array(order))
+            vocab_list = vocab_arr.to_pylist()
+            term = np.concatenate([pc.index_in(d, value_set=vocab_arr).to_numpy(zero_copy_only=False)
+                                   .astype(np.int32)[t] for d, t, _, _ in parts])
+            rows = np.concatenate([p[2] for p in parts])
+            tf = np.concatenate([p[3] for p in parts])
+            del parts
+            by_term = np.argsort(term, kind="stable")
+            term, rows, tf = term[by_term], rows[by_term], tf[by_term]
+            del by_term
         else:
-            vocab_list, tid = [], np.zeros(0, np.int64)
+            vocab_list = []
+            term, rows, tf = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         V = len(vocab_list)
-        key = tid * max(n, 1) + parent
-        uniq, tf = np.unique(key, return_counts=True)
-        term = uniq // max(n, 1)
-        rows = (uniq % max(n, 1)).astype(np.int32)
         dfi = np.bincount(term, minlength=V)
         indptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(dfi, out=indptr[1:])
         df = dfi.astype(np.float64)
         avgdl = dl.sum() / n if n else 1.0
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        tf = tf.astype(np.float64)
-        weights = (idf[term] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl[rows] / max(avgdl, 1e-9)))).astype(np.float32)
+        weights = np.empty(len(rows), dtype=np.float32)
+        for a in range(0, len(rows), WEIGHT_BLOCK):  # the same float64 formula, block by block
+            b = a + WEIGHT_BLOCK
+            t = tf[a:b].astype(np.float64)
+            weights[a:b] = (idf[term[a:b]] * t * (K1 + 1.0)
+                            / (t + K1 * (1.0 - B + B * dl[rows[a:b]] / max(avgdl, 1e-9))))
+        del term, tf
         vocab = np.array([t.encode("utf-8") for t in vocab_list], dtype=f"S{max(1, MAX_TOKEN_BYTES)}") if V else np.zeros(0, "S1")
         if V:
             vocab = vocab.astype(f"S{max(len(t) for t in vocab)}")
