@@ -58,7 +58,10 @@ IndexOpt = typer.Option(None, "--index", help="Index folder (default: $CITEWISE_
 StoreOpt = typer.Option(None, "--store", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
 AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
 KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
-RetrieverOpt = typer.Option("shipped", "--retriever", help="bm25 | dense | hybrid | shipped.")
+#: every name make_retriever accepts (the last four need an index folder and, for tuned/raptor, a fit)
+RETRIEVER_HELP = ("bm25 | dense | hybrid | hybrid-prf | shipped | hierarchical | tuned | "
+                  "raptor-collapsed | raptor-tree.")
+RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
@@ -475,7 +478,7 @@ def ask(
 def eval_beir(
     directory: Path = typer.Argument(..., help="A BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/)."),
     split: str = typer.Option("test", help="Qrels split: qrels/<split>.tsv."),
-    retriever: str = typer.Option("hybrid", "--retriever", help="bm25 | dense | hybrid | shipped."),
+    retriever: str = typer.Option("hybrid", "--retriever", help=RETRIEVER_HELP),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."),
     embedder: str = typer.Option("minilm", help="minilm | hashing."),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
