@@ -285,13 +285,33 @@ def test_ingest_exit_status_says_files_failed_unless_allowed(tmp_path):
     data = json.loads(res.stdout)
     assert set(data) == {"added", "updated", "unchanged", "deleted", "chunks_embedded", "metadata_updated", "errors",
                          "superseded", "warnings", "duplicates", "units_embedded", "units_refreshed", "moved", "moved_from",
-                         "index", "documents", "chunks"}
+                         "added_docs", "updated_docs", "deleted_docs", "index", "documents", "chunks"}
     assert data["added"] == 1 and len(data["errors"]) == 1 and "bad.md" in data["errors"][0]
+    assert (data["added_docs"], data["updated_docs"], data["deleted_docs"]) == (["good"], [], [])
     res = runner.invoke(app, ["ingest", str(root), "--index", index, "--allow-errors"])
     assert res.exit_code == 0
     (root / "bad.md").unlink()
     res = runner.invoke(app, ["ingest", str(root), "--index", index])
     assert res.exit_code == 0
+
+
+def test_ingest_json_names_the_documents_added_updated_and_deleted(tmp_path):
+    # found by a fresh-clone run: only deletions were named; an edit showed up as "1 updated"
+    root = tmp_path / "docs"
+    write_doc(root, "a.md", "Alpha", "Refunds take 30 days.")
+    write_doc(root, "b.md", "Beta", "Invoices are sent monthly.")
+    write_doc(root, "c.md", "Gamma", "Exports are CSV files.")
+    index = str(tmp_path / "index")
+    first = json.loads(runner.invoke(app, ["ingest", str(root), "--index", index, "--embedder", "hashing", "--json"]).stdout)
+    assert (sorted(first["added_docs"]), first["updated_docs"], first["deleted_docs"]) == (["a", "b", "c"], [], [])
+    write_doc(root, "b.md", "Beta", "Invoices are sent weekly.")
+    (root / "c.md").unlink()
+    write_doc(root, "d.md", "Delta", "Receipts are PDF files.")
+    res = runner.invoke(app, ["ingest", str(root), "--index", index, "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["added_docs"], data["updated_docs"], data["deleted_docs"]) == (["d"], ["b"], ["c"])
+    assert (data["added"], data["updated"], data["unchanged"], data["deleted"]) == (1, 1, 1, 1)
 
 
 # -- item 15: progress and query length ---------------------------------------------------

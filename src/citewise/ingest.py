@@ -61,7 +61,9 @@ class IngestReport:
     old path with the part it shares with the new one (the path below the ingested root) cut off. ``superseded``: one line per older version not indexed (not an error).
     ``errors``: one line per file skipped for an error. ``warnings``: one line per oddity that
     skipped nothing of value (unknown front matter key, folder named like a file).
-    ``removed``: one line per deleted document (its file is gone).
+    ``removed``: one line per deleted document (its file is gone). ``added_docs``,
+    ``updated_docs``, ``deleted_docs``: the doc ids behind ``added``, ``updated`` and ``deleted``,
+    in the order they were committed (``--json`` carries them; the counts stay the summary).
     ``duplicates``: one line per whole-book copy or near-duplicate not indexed (not an error).
     ``units_embedded``: answer units embedded. ``units_refreshed``: unchanged documents whose
     unit vectors were recomputed for a new splitter version (chunk vectors reused).
@@ -82,6 +84,9 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    added_docs: list[str] = field(default_factory=list)
+    updated_docs: list[str] = field(default_factory=list)
+    deleted_docs: list[str] = field(default_factory=list)
 
     def unchanged_text(self) -> str:
         """``"60 unchanged"``, naming where moved documents came from: ``"60 unchanged (moved from
@@ -106,7 +111,8 @@ class IngestReport:
             "units_refreshed": self.units_refreshed, "moved": self.moved,
             "moved_from": dict(sorted(self.moved_from.items())), "errors": list(self.errors),
             "superseded": list(self.superseded), "warnings": list(self.warnings),
-            "duplicates": list(self.duplicates),
+            "duplicates": list(self.duplicates), "added_docs": list(self.added_docs),
+            "updated_docs": list(self.updated_docs), "deleted_docs": list(self.deleted_docs),
         }
 
 
@@ -280,6 +286,7 @@ class Ingestor:
         if gone:
             self.store.delete([e.doc_id for e in gone])
             report.deleted = len(gone)
+            report.deleted_docs.extend(e.doc_id for e in gone)
             report.removed.extend(f"{e.doc_id} ({e.source}: no longer ingested)" for e in gone)
         self._refresh()
         self._record(started, str(root), report)
@@ -463,8 +470,10 @@ class Ingestor:
                 report.metadata_updated += 1
             elif u.document.doc_id in known:
                 report.updated += 1
+                report.updated_docs.append(u.document.doc_id)
             else:
                 report.added += 1
+                report.added_docs.append(u.document.doc_id)
         if progress:
             progress(len(batch))
 
