@@ -189,6 +189,14 @@ def test_the_evidence_gap_controller_keeps_the_rules(idx):
     assert [c.doc_id for c in b.citations] == ["runtime/workers"], b.text
 
 
+def test_how_many_of_a_thing_no_document_names_abstains(sample_index):
+    # found by a fresh-clone run: answered from release notes about seats (best score 0.21)
+    a = sample_index.ask("How many employees does Ledgerly have?")
+    assert (a.outcome, a.abstain_reason) == ("abstained", "unknown name: employees")
+    b = sample_index.ask("How many days do I have to request a refund on the Pro plan?")
+    assert b.outcome == "answered" and b.citations[0].doc_id == "help/refunds/refunds-pro", b.text
+
+
 @pytest.mark.parametrize("dash", ["\u2011", "\u2010", "\u2013", "-"])
 def test_an_identifier_written_with_a_unicode_dash_is_not_an_unknown_name(sample_index, dash):
     # found by a fresh-clone run: "E\u20111004" split into the unknown name "E" and abstained

@@ -110,6 +110,9 @@ _HOW_TO_OBJECT = re.compile(
     rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
 #: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
 _WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
+#: "How many employees does Ledgerly have?": the things counted (up to three words before the verb).
+_HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\s+(?P<x>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}?)\s+"
+                       r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)\b", re.I)
 #: A search-box query: the words before its first preposition ("nginx reverse proxy config for ...").
 _QUERY_HEAD = re.compile(rf"^\s*(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
 _ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
@@ -125,7 +128,8 @@ _SENTENCE_START = re.compile(
 
 def subject_words(question: str) -> list[str]:
     """Words of the noun phrase a question is about: the subject of "what is / does X"
-    (:func:`question_subject`), the whole phrase of "what is the X of Y", the object of a
+    (:func:`question_subject`), the whole phrase of "what is the X of Y", what "how many / how much"
+    counts, the object of a
     how-to up to its first preposition ("How do I set up a Cargo workspace with ..." ->
     ``Cargo workspace``), or the head of a search-box query up to its first preposition
     ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``; four words
@@ -138,12 +142,14 @@ def subject_words(question: str) -> list[str]:
     ['Cargo', 'workspace']
     >>> subject_words("What is the default memory limit of a lambda function?")
     ['default', 'memory', 'limit', 'lambda']
+    >>> subject_words("How many employees does Ledgerly have?")
+    ['employees']
     >>> subject_words("Why don't my aliases work?"), subject_words("a colleague signs in through SSO")
     ([], [])
     """
     phrase = question_subject(question)
     if not phrase:
-        for rx in (_WHAT_THE, _HOW_TO_OBJECT):
+        for rx in (_WHAT_THE, _HOW_TO_OBJECT, _HOW_MANY):
             m = rx.match(question)
             if m:
                 phrase = m.group("x")
