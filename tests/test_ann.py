@@ -213,12 +213,20 @@ def test_default_nprobes_follow_the_partition_count(ann_store):
     assert ann_store.last_nprobes == 8  # an explicit count is kept
 
 
-def test_a_deep_search_probes_the_same_partitions_as_a_shallow_one(ann_store):
-    """Hybrid asks the dense leg for 100 (+ tie margin) hits. LanceDB 0.40 with an open
-    probe maximum probed more partitions than the minimum once the limit passed 100 (slower,
-    and other rows than the configured probes give: at 1M 192 vs 77 ms p50); the store caps the
-    probes, so the top 50 of a 150-deep search are the 50-deep search's, hit for hit."""
+def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_store, monkeypatch):
+    """Hybrid asks the dense leg for 100 (+ tie margin) hits. LanceDB 0.40 with an open probe
+    maximum probes more partitions than the minimum once the limit passes 100 (at 1M: all of
+    them). By default the store keeps that (the top 50 of a 150-deep search differ from the
+    50-deep search's: more partitions were probed); with ``ann_cap_probes`` it probes the
+    configured 8 whatever the depth, so the two agree hit for hit."""
     public = Filters(groups=("public", "restricted"))
+    differ = 0
+    for q in _queries(20):
+        shallow = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 50, public)]
+        deep = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 150, public)]
+        differ += deep[:50] != shallow
+    assert differ > 0
+    monkeypatch.setattr(ann_store, "ann_cap_probes", True)
     for q in _queries(20):
         shallow = ann_store.vector_search(q, 50, public)
         deep = ann_store.vector_search(q, 150, public)

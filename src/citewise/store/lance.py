@@ -364,7 +364,8 @@ class LanceStore:
     """
 
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
-                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False):
+                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
+                 ann_cap_probes: bool = False):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -386,6 +387,7 @@ class LanceStore:
         self.bm25_root = self.path / BM25_FOLDER
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ann_nprobes
+        self.ann_cap_probes = ann_cap_probes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
@@ -914,9 +916,14 @@ class LanceStore:
         exact (every visible vector) unless the table has the ANN index (built by
         :meth:`refresh_indexes` from ``ann_min_rows`` rows), has at least ``ann_min_rows`` rows
         and the filter leaves at least ``ann_exact_below`` rows visible; then the
-        IVF index is probed (``ann_nprobes`` partitions, by default :func:`ann_nprobes_for` the
-        index's partitions, whatever ``k``; more only when those hold fewer than k + the tie
-        margin visible hits, as a narrow filter can leave).
+        IVF index is probed (``ann_nprobes`` partitions at least, by default
+        :func:`ann_nprobes_for` the index's partitions; more until k visible hits are found).
+        LanceDB 0.40 chooses "more" itself, and above a limit of 100 (hybrid's depth 100 plus
+        the tie margin) it probed every partition at 1M chunks (exact top 100, 2.5x the time
+        of 200 probes). ``ann_cap_probes=True`` probes exactly the configured partitions
+        whatever ``k`` (more only when they hold fewer than k + the tie margin visible hits):
+        at 1M hybrid p50 227 -> 124 ms public, but its top 10 keeps 0.948 (public) / 0.798
+        (1% filter) of the exhaustive-dense top 10 (docs/scaling.md); off by default.
         Rows committed after the index was last updated are searched flat as well, so
         nothing committed is missed. The visible-row count is cached per table version and
         filter. ``last_vector_path`` records the path taken ("ann" or "exact").
@@ -965,11 +972,13 @@ class LanceStore:
                 return False, await query(None)
             nprobes = self.ann_nprobes if self.ann_nprobes is not None else ann_nprobes_for(partitions)
             self.last_nprobes = nprobes
+            if not self.ann_cap_probes:
+                return True, await query(0)
             # Exactly nprobes partitions first. With an open maximum (0), LanceDB 0.40 probes
             # far more than the minimum once the limit exceeds 100 (hybrid's depth 100 + the tie
-            # margin): 1M chunks, 200 of 1,000 partitions, limit 116: 192 ms vs 77 ms (p50),
-            # other rows than the 200-probe top (bench in docs/scaling.md). Up to limit 100
-            # the open maximum gave the same rows as this capped pass.
+            # margin): at 1M chunks its top 100 equalled the exact one (all partitions, p50 192
+            # vs 77 ms capped at 200 of 1,000; docs/scaling.md). Up to limit 100 the open maximum
+            # gave the same rows as this capped pass.
             tbl = await query(nprobes)
             if tbl.num_rows < k + TIE_MARGIN:
                 tbl = await query(0)  # too few visible hits in those partitions: probe on (prefilter)
