@@ -8,7 +8,8 @@ Run (an index kept by ``python bench/scale.py --chunks 1000000 --keep DIR``):
 For each round and each ``--code`` (in alternating order, so load drifts hit both alike) a fresh
 Python process with ``PYTHONPATH`` set to that checkout opens the index read-only and runs
 ``hybrid`` (k = 10, the scale bench's queries, :func:`scale.queries`) with the public and the 1%
-(``restricted``) filter: one warm-up query, then every query timed. Printed per checkout: p50 / p95
+(``restricted``) filter: one warm-up query, then every query timed. A ``NAME`` ending in ``+cap`` runs with
+``LanceStore.ann_cap_probes`` set. Printed per checkout: p50 / p95
 ms over all rounds, the load average at the start of each process, and how many of the top-10
 lists (ids and scores) equal the first checkout's, query by query.
 """
@@ -29,14 +30,17 @@ BENCH = Path(__file__).resolve().parent
 K = 10
 
 
-def child(index: str, n: int) -> dict:
-    """In a fresh process: time hybrid public / 1% filter; top-10 (ids, scores) per query."""
+def child(index: str, n: int, cap: bool) -> dict:
+    """In a fresh process: time hybrid public / 1% filter; top-10 (ids, scores) per query.
+    ``cap``: set ``LanceStore.ann_cap_probes`` (probe exactly the configured IVF partitions)."""
     sys.path.insert(0, str(BENCH))
     import scale
     from citewise.core import Filters, Principal
     from citewise.index import Index
 
     idx = Index.open(index, read_only=True)
+    if cap:
+        idx.store.ann_cap_probes = True
     qs = scale.queries(n)
     conds = {"public": (None, None),
              "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
@@ -57,13 +61,14 @@ def child(index: str, n: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--index", required=True)
-    ap.add_argument("--code", action="append", required=True, help="NAME=path/to/src (PYTHONPATH)")
+    ap.add_argument("--code", action="append", required=True,
+                    help="NAME=path/to/src (PYTHONPATH); a NAME ending in +cap sets ann_cap_probes")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._child:
-        print(json.dumps(child(a.index, a.queries)))
+        print(json.dumps(child(a.index, a.queries, a.code[0].split("=", 1)[0].endswith("+cap"))))
         return 0
     codes = [c.split("=", 1) for c in a.code]
     res: dict[str, dict] = {name: {} for name, _ in codes}
@@ -73,7 +78,7 @@ def main() -> int:
             loads[name].append(os.getloadavg()[0])
             env = dict(os.environ, PYTHONPATH=src)
             p = subprocess.run([sys.executable, __file__, "--_child", "--index", a.index, "--queries", str(a.queries),
-                                "--code", a.code[0]], env=env, capture_output=True, text=True, check=True)
+                                "--code", f"{name}={src}"], env=env, capture_output=True, text=True, check=True)
             out = json.loads(p.stdout.strip().splitlines()[-1])
             for cond, d in out.items():
                 agg = res[name].setdefault(cond, {"lat": [], "tops": d["tops"]})
