@@ -358,6 +358,9 @@ class LanceStore:
             (:mod:`citewise.store.lance_native`), without ``import lancedb`` (most of a
             ``citewise search`` start, issue 12). Reads are the same; the first write (or
             :meth:`fts_search`) imports lancedb and reopens the tables with it.
+        ann_cap_probes: probe exactly the configured IVF partitions whatever ``k`` (see
+            :meth:`vector_search`); off by default: deeper than 100 hits, LanceDB then probes
+            every partition, which is slower and exact.
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
