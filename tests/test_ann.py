@@ -215,8 +215,8 @@ def test_default_nprobes_follow_the_partition_count(ann_store):
 
 def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_store, monkeypatch):
     """Hybrid asks the dense leg for 100 (+ tie margin) hits. LanceDB 0.40 with an open probe
-    maximum probes more partitions than the minimum once the limit passes 100 (at 1M: all of
-    them). By default the store keeps that (the top 50 of a 150-deep search differ from the
+    maximum probes more partitions than the minimum once the limit passes 100 (at 1M: in
+    effect all of them). By default the store keeps that (the top 50 of a 150-deep search differ from the
     50-deep search's: more partitions were probed); with ``ann_cap_probes`` it probes the
     configured 8 whatever the depth, so the two agree hit for hit."""
     public = Filters(groups=("public", "restricted"))

@@ -360,7 +360,7 @@ class LanceStore:
             :meth:`fts_search`) imports lancedb and reopens the tables with it.
         ann_cap_probes: probe exactly the configured IVF partitions whatever ``k`` (see
             :meth:`vector_search`); off by default: deeper than 100 hits, LanceDB then probes
-            every partition, which is slower and exact.
+            in effect every partition (at 1M its top 100 equalled the exact one), slower.
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
@@ -922,8 +922,8 @@ class LanceStore:
         IVF index is probed (``ann_nprobes`` partitions at least, by default
         :func:`ann_nprobes_for` the index's partitions; more until k visible hits are found).
         LanceDB 0.40 chooses "more" itself, and above a limit of 100 (hybrid's depth 100 plus
-        the tie margin) it probed every partition at 1M chunks (exact top 100, 2.5x the time
-        of 200 probes). ``ann_cap_probes=True`` probes exactly the configured partitions
+        the tie margin) it probed in effect every partition at 1M chunks (its top 100 equalled
+        the exact one; 2.5x the time of 200 probes). ``ann_cap_probes=True`` probes exactly the configured partitions
         whatever ``k`` (more only when they hold fewer than k + the tie margin visible hits):
         at 1M hybrid p50 227 -> 124 ms public, but its top 10 keeps 0.948 (public) / 0.798
         (1% filter) of the exhaustive-dense top 10 (docs/scaling.md); off by default.
