@@ -211,3 +211,25 @@ def test_default_nprobes_follow_the_partition_count(ann_store):
     assert [h.chunk_id for h in hits] == _truth(ann_store, q)
     ann_store.vector_search(q, K, Filters(groups=("public",)))
     assert ann_store.last_nprobes == 8  # an explicit count is kept
+
+
+def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_store, monkeypatch):
+    """Hybrid asks the dense leg for 100 (+ tie margin) hits. LanceDB 0.40 with an open probe
+    maximum probes more partitions than the minimum once the limit passes 100 (at 1M: in
+    effect all of them). By default the store keeps that (the top 50 of a 150-deep search differ from the
+    50-deep search's: more partitions were probed); with ``ann_cap_probes`` it probes the
+    configured 8 whatever the depth, so the two agree hit for hit."""
+    public = Filters(groups=("public", "restricted"))
+    differ = 0
+    for q in _queries(20):
+        shallow = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 50, public)]
+        deep = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 150, public)]
+        differ += deep[:50] != shallow
+    assert differ > 0
+    monkeypatch.setattr(ann_store, "ann_cap_probes", True)
+    for q in _queries(20):
+        shallow = ann_store.vector_search(q, 50, public)
+        deep = ann_store.vector_search(q, 150, public)
+        assert ann_store.last_vector_path == "ann" and ann_store.last_nprobes == 8
+        assert len(deep) == 150
+        assert [(h.chunk_id, h.score) for h in deep[:50]] == [(h.chunk_id, h.score) for h in shallow]

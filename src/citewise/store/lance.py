@@ -358,13 +358,17 @@ class LanceStore:
             (:mod:`citewise.store.lance_native`), without ``import lancedb`` (most of a
             ``citewise search`` start, issue 12). Reads are the same; the first write (or
             :meth:`fts_search`) imports lancedb and reopens the tables with it.
+        ann_cap_probes: probe exactly the configured IVF partitions whatever ``k`` (see
+            :meth:`vector_search`); off by default: deeper than 100 hits, LanceDB then probes
+            in effect every partition (at 1M its top 100 equalled the exact one), slower.
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
     """
 
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
-                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False):
+                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
+                 ann_cap_probes: bool = False):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -386,6 +390,7 @@ class LanceStore:
         self.bm25_root = self.path / BM25_FOLDER
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ann_nprobes
+        self.ann_cap_probes = ann_cap_probes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
@@ -916,6 +921,12 @@ class LanceStore:
         and the filter leaves at least ``ann_exact_below`` rows visible; then the
         IVF index is probed (``ann_nprobes`` partitions at least, by default
         :func:`ann_nprobes_for` the index's partitions; more until k visible hits are found).
+        LanceDB 0.40 chooses "more" itself, and above a limit of 100 (hybrid's depth 100 plus
+        the tie margin) it probed in effect every partition at 1M chunks (its top 100 equalled
+        the exact one; 2.5x the time of 200 probes). ``ann_cap_probes=True`` probes exactly the configured partitions
+        whatever ``k`` (more only when they hold fewer than k + the tie margin visible hits):
+        at 1M hybrid p50 227 -> 124 ms public, but its top 10 keeps 0.948 (public) / 0.798
+        (1% filter) of the exhaustive-dense top 10 (docs/scaling.md); off by default.
         Rows committed after the index was last updated are searched flat as well, so
         nothing committed is missed. The visible-row count is cached per table version and
         filter. ``last_vector_path`` records the path taken ("ann" or "exact").
@@ -947,16 +958,34 @@ class LanceStore:
                 if where not in visible:
                     visible[where] = await at.count_rows(where)
                 use_ann = visible[where] >= self.ann_exact_below
-            q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
-            if use_ann:
-                nprobes = self.ann_nprobes if self.ann_nprobes is not None else ann_nprobes_for(partitions)
-                self.last_nprobes = nprobes
-                q = q.maximum_nprobes(0).minimum_nprobes(nprobes)  # max first: min <= max is checked
-            else:
-                q = q.bypass_vector_index()
-            if where:
-                q = q.where(where)  # a prefilter: applied inside the search
-            return use_ann, await q.select(cols).limit(k + TIE_MARGIN).to_arrow()
+            def query(max_probes: int | None):
+                q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
+                if max_probes is not None:
+                    # open the maximum, set the minimum, then cap: each call checks min <= max
+                    q = q.maximum_nprobes(0).minimum_nprobes(nprobes)
+                    if max_probes:
+                        q = q.maximum_nprobes(max_probes)
+                else:
+                    q = q.bypass_vector_index()
+                if where:
+                    q = q.where(where)  # a prefilter: applied inside the search
+                return q.select(cols).limit(k + TIE_MARGIN).to_arrow()
+
+            if not use_ann:
+                return False, await query(None)
+            nprobes = self.ann_nprobes if self.ann_nprobes is not None else ann_nprobes_for(partitions)
+            self.last_nprobes = nprobes
+            if not self.ann_cap_probes:
+                return True, await query(0)
+            # Exactly nprobes partitions first. With an open maximum (0), LanceDB 0.40 probes
+            # far more than the minimum once the limit exceeds 100 (hybrid's depth 100 + the tie
+            # margin): at 1M chunks its top 100 equalled the exact one (all partitions, p50 192
+            # vs 77 ms capped at 200 of 1,000; docs/scaling.md). Up to limit 100 the open maximum
+            # gave the same rows as this capped pass.
+            tbl = await query(nprobes)
+            if tbl.num_rows < k + TIE_MARGIN:
+                tbl = await query(0)  # too few visible hits in those partitions: probe on (prefilter)
+            return True, tbl
 
         use_ann, tbl = self._run(go())
         self.last_vector_path = "ann" if use_ann else "exact"
