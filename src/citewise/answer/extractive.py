@@ -56,7 +56,7 @@ from citewise.answer.generators import Draft
 from citewise.answer.units import Unit, UnitCache, is_instruction
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import code_names, compared_names, entry_names, entry_offsets, question_subject
+from citewise.text.names import ASKING, code_names, compared_names, entry_names, entry_offsets, question_subject
 
 
 @dataclass(frozen=True, eq=False)
@@ -406,8 +406,6 @@ _DEFINITION_Q = re.compile(r"^\s*(?:what\s+(?:is|are|does|do)|define|explain|des
 _SECOND_PART = re.compile(r"\b(?:and|also|then)\s+(?:how|what|why|when|where|which|who|can|do|does|is|should)\b|\?.*\?", re.I)
 
 
-_WH_START = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
-                       r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
 #: A question (or a sentence) about a default value: "by default", "default limit", "Defaults to".
 _DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
 #: A sentence stating a default value ("The default value is 500.", "Defaults to 16 KiB.",
@@ -427,7 +425,7 @@ def is_keyword_query(question: str) -> bool:
     >>> is_keyword_query("net server.listen backlog default"), is_keyword_query("How do I read a file?")
     (True, False)
     """
-    return "?" not in question and not _WH_START.match(question)
+    return "?" not in question and not ASKING.match(question)
 
 
 _WHAT_Q = re.compile(r"^\s*(?:what|which)\b", re.I)

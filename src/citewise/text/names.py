@@ -115,7 +115,8 @@ _HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\s+(?P<x>[A-Za-z][\w.+-]*(?:\s+[
                        r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)\b", re.I)
 #: A search-box query: the words before its first preposition ("nginx reverse proxy config for ...").
 _QUERY_HEAD = re.compile(rf"^\s*(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
-_ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
+#: A text that opens like a question ("what ...", "how ...", "show ..."); the answerer uses it too.
+ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
                      r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
 
 
@@ -154,7 +155,7 @@ def subject_words(question: str) -> list[str]:
             if m:
                 phrase = m.group("x")
                 break
-    if not phrase and "?" not in question and not _ASKING.match(question) and not _SENTENCE_START.match(question):
+    if not phrase and "?" not in question and not ASKING.match(question) and not _SENTENCE_START.match(question):
         m = _QUERY_HEAD.match(question)
         phrase = m.group("x") if m and len(m.group("x").split()) <= 4 else ""
     words = re.findall(r"[A-Za-z][\w.+-]*", phrase)
