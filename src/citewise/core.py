@@ -180,7 +180,9 @@ class Hit:
         rank: 1-based rank in the final list.
         stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` (the ``hybrid`` and
             ``shipped`` retrievers' fusion) | ``pinned`` (``shipped``'s identifier pinning) |
-            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank``.
+            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank`` | ``exact`` (a
+            chunk ``ask`` added because it alone holds an identifier-like name of the question in
+            a table cell, code span or definition line, :mod:`citewise.answer.pipeline`).
         title: the document title, for display.
     """
 
