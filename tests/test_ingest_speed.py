@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +24,8 @@ from citewise.text import analyzer as A
 from citewise.text.chunker import Chunker
 from citewise.text.tokens import count_tokens
 
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir-scifact" / "corpus.jsonl"
+from conftest import shared_dataset
+
 
 TRICKY = [
     "Café naïve Ελληνικά άέή Привет ё й",
@@ -155,11 +155,10 @@ def test_hashing_vectors_are_bit_identical_to_the_row_by_row_loop(dim):
     assert HashingEmbedder(dim).embed([]).shape == (0, dim)
 
 
-@pytest.mark.skipif(not SCIFACT.is_file(), reason="BEIR SciFact not in ../shared/data (see its PROVENANCE.md)")
 def test_fast_analysis_and_vectors_equal_reference_on_scifact():
     from citewise.text.loaders import load_beir_corpus
 
-    docs = list(load_beir_corpus(SCIFACT))[:1500]
+    docs = list(load_beir_corpus(shared_dataset("beir-scifact") / "corpus.jsonl"))[:1500]
     texts = [c.indexed_text for d in docs for c in Chunker().chunk(d.doc_id, d.title, d.text)]
     assert sum(not t.isascii() for t in texts) > 300  # the non-ASCII paths are exercised
     _assert_same_analysis(texts)
