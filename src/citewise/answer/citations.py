@@ -28,6 +28,9 @@ _ONE = r"(?:doc|chunk):[^\]\s,;\[]+"
 BRACKET = re.compile(rf"\[\s*{_ONE}(?:\s*[,;]\s*{_ONE})*\s*\]")
 ONE = re.compile(r"(doc|chunk):([^\]\s,;\[]+)")
 _END = re.compile(r"[.!?][\"'”’)\]]*")
+#: After a full stop, a word in lower case goes on with the same sentence ("a script executed
+#: with the . or source builtins", "e.g. the"): no sentence starts in lower case.
+_GOES_ON = re.compile(r"(?<=\.)[ \t]+[a-z]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -35,10 +38,13 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
     """``[(sentence text without markers, [(kind, id), ...])]`` (see module docstring).
 
     A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace or the end (plus the markers
-    that directly follow it), or at a line break.
+    that directly follow it), or at a line break; not at a ``.`` followed by a word in lower case
+    ("executed with the . or source builtins").
 
     >>> split_cited_sentences("A is 30 days [doc:x]. B is 45. [doc:y] C")
     [('A is 30 days.', [('doc', 'x')]), ('B is 45.', [('doc', 'y')]), ('C', [])]
+    >>> [s for s, _ in split_cited_sentences("Run it with the . or source builtins. Then stop.")]
+    ['Run it with the . or source builtins.', 'Then stop.']
     """
     out: list[tuple[str, list[tuple[str, str]]]] = []
     lines = text.splitlines()
@@ -77,7 +83,7 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
                 continue
             e = _END.match(line, pos)
             if e and (e.end() == n or line[e.end()].isspace() or BRACKET.match(line, e.end())
-                      or BRACKET.match(line, _skip_ws(line, e.end()))):
+                      or BRACKET.match(line, _skip_ws(line, e.end()))) and not _GOES_ON.match(line, e.end()):
                 buf.append(e.group(0))
                 pos = e.end()
                 # markers after the end punctuation belong to this sentence
@@ -109,7 +115,8 @@ def _skip_ws(line: str, pos: int) -> int:
 
 def _flush(out, buf, cites) -> None:
     sentence = " ".join("".join(buf).split())
-    sentence = re.sub(r"\s+([.!?,;:])", r"\1", sentence)
+    # "30 days [doc:x]." leaves "30 days ."; "with the . or source" keeps its lone dot
+    sentence = re.sub(r"\s+([!?,;:]|\.(?![ \t]+[a-z]))", r"\1", sentence)
     sentence = sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
     if sentence or cites:
         if sentence:
