@@ -180,3 +180,65 @@ def test_the_answer_quotes_the_part_of_the_entry_asked_about(idx, question, expe
 def test_a_builtins_first_sentence_is_quoted_whole(idx):
     a = idx.ask("caller builtin")
     assert "a script executed with the . or source builtins)." in a.text, a.text
+
+
+# -- a chunk from deeper in the ranking whose best sentence beats the context's ------------------
+
+DEEP_PAGES = {
+    "mail-faq": ("Shell mail FAQ", "# Shell mail FAQ\n\n## New mail in the shell\n\nNew mail for each shell user is "
+                 "kept in a mail folder. The shell mail folder holds new mail and old mail. Shell scripts check "
+                 "the mail folder. Mail tools check new mail in the shell folder. Check the shell mail folder "
+                 "size with the quota tool. New mail and old mail often share the folder.\n"),
+    "variables": ("Shell variables", "# Shell variables\n\n## Variables\n\n" + "".join(
+        f"{name}\n: {text}\n\n" for name, text in [
+            ("BASHPID", "Expands to the process ID of the current process."),
+            ("COLUMNS", "Used by the select command to find the terminal width."),
+            ("EUID", "The numeric effective user id of the current user."),
+            ("HISTSIZE", "The number of commands kept in the history list."),
+            ("HOSTNAME", "The name of the current host."),
+            ("LINES", "Used by the select command to find the column length for printing lists."),
+            ("MAILCHECK", "How often, in seconds, the shell looks for new mail. The default is 60 seconds."),
+            ("OLDPWD", "The previous working directory as set by the cd builtin."),
+            ("PPID", "The process ID of the parent process."),
+            ("PS1", "The primary prompt string."),
+            ("RANDOM", "Each time this parameter is referenced, it expands to a random integer."),
+            ("SECONDS", "The number of seconds since the shell was started."),
+            ("TMOUT", "The time-out for the read builtin."),
+            ("UID", "The numeric real user id of the current user."),
+        ])),
+}
+
+
+@pytest.fixture(scope="module")
+def deep_idx(tmp_path_factory):
+    index, _ = minilm_index_of(tmp_path_factory, DEEP_PAGES)
+    return index
+
+
+def test_a_deeper_chunk_whose_sentence_answers_better_joins_the_context(deep_idx):
+    q = "How often does the shell check for new mail?"
+    hits = deep_idx.search(q, k=2)
+    assert [h.doc_id for h in hits] == ["mail-faq", "variables"]  # the keyword-heavy page ranks first
+    a = deep_idx.answerer()
+    assess = a.assess(q, k=1)
+    assert [h.doc_id for h in assess.hits] == ["mail-faq"] and [h.doc_id for h in assess.deeper] == ["variables"]
+    ans = deep_idx.ask(q, k=1)
+    assert "How often, in seconds, the shell looks for new mail" in ans.text, ans.text
+    assert [c.doc_id for c in ans.citations][0] == "variables"
+    # off: the context holds only the first hit, and the answer quotes it
+    a.deep_extra = 0
+    try:
+        off = a.answer(q, k=1)
+    finally:
+        a.deep_extra = 2
+    assert "variables" not in {c.doc_id for c in off.citations}, off.text
+
+
+def test_best_cosines_reads_stored_unit_vectors(deep_idx):
+    a = deep_idx.answerer()
+    chunks = deep_idx.store.get_chunks([h.chunk_id for h in deep_idx.search("mail", k=2)])
+    q = a.embedder.embed(["How often does the shell check for new mail?"])[0]
+    tops = a.units.best_cosines(list(chunks), q)
+    for cid, chunk in chunks.items():
+        units, vecs = a.units.get([chunk])[0]
+        assert tops[cid] == pytest.approx(float((vecs @ q).max()), abs=1e-6)
