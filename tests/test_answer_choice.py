@@ -77,6 +77,12 @@ def test_a_lower_case_word_after_a_full_stop_goes_on_with_the_sentence():
         ("It runs a script executed with the . or source builtins.", []), ("Then it stops.", [("doc", "x")])]
     # markers removed before a full stop still leave no space ("30 days [doc:x]." -> "30 days.")
     assert split_cited_sentences("A is 30 days [doc:x]. B.") == [("A is 30 days.", [("doc", "x")]), ("B.", [])]
+    # nor do initials, abbreviations and dots written with spaces end one (a bibliography entry
+    # was quoted as "R." "Á." "de Espíndola." with a citation each; "(k1 v1 . . . )" as ".", ").")
+    assert [s for s, _ in split_cited_sentences("Support: No. R. Á. de Espíndola, Fig. 3. Done.")] == [
+        "Support: No.", "R. Á. de Espíndola, Fig. 3.", "Done."]
+    assert [s for s, _ in split_cited_sentences("A list: name=(k1 v1 k2 v2 . . . ). Next one.")] == [
+        "A list: name=(k1 v1 k2 v2 . . . ).", "Next one."]
 
 
 def _scored(score: float, start: int, text: str, axis: int, terms=(), lead: str = "", kind: str = "sentence") -> ScoredUnit:
