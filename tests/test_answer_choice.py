@@ -248,3 +248,20 @@ def test_best_cosines_reads_stored_unit_vectors(deep_idx):
     for cid, chunk in chunks.items():
         units, vecs = a.units.get([chunk])[0]
         assert tops[cid] == pytest.approx(float((vecs @ q).max()), abs=1e-6)
+
+
+def test_no_deeper_chunk_when_a_page_titled_with_the_asked_identifier_is_pinned(deep_idx):
+    """Sample corpus q12 ("which fields are in the E-1006 API error response"): an API page's
+    general error format outscored the E-1006 page's sentences; the page titled with the
+    identifier the question names stays the authority."""
+    from dataclasses import replace
+
+    a = deep_idx.answerer()
+    q = "How often does the shell check for new mail?"
+    assess = a.assess(q, k=1)
+    ctx = a.assembler.assemble(q, assess.hits, a.store, assess.chunks)
+    assert [h.doc_id for h in a.deeper_hits(q, assess.qvec, ctx, assess.hits, assess.deeper)] == ["variables"]
+    pinned = [replace(assess.hits[0], stage="pinned", title="MX-204 mail folders")]
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, pinned, assess.deeper) == []
+    # pinned for a title without the identifier asked about: deeper chunks still count
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, [replace(pinned[0], title="Mail FAQ")], assess.deeper)
