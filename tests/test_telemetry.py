@@ -76,8 +76,10 @@ def test_ask_that_retrieves(sample_index, spans):
     assert shipped.parent.span_id == root.context.span_id
     assert shipped.attributes["gen_ai.operation.name"] == "retrieval"
     assert shipped.attributes["gen_ai.data_source.id"] == "shipped"
-    assert shipped.attributes["gen_ai.request.top_k"] == 5
-    assert shipped.attributes["citewise.retrieval.hits"] == len(ans.retrieved_ids) == 5
+    # ask searches once, deep enough for the chunks deeper_hits may add (Answerer.deep_k = 30);
+    # the first 5 are the retrieved hits
+    assert shipped.attributes["gen_ai.request.top_k"] == 30
+    assert shipped.attributes["citewise.retrieval.hits"] >= len(ans.retrieved_ids) == 5
     # hybrid fusion: one BM25 and one dense candidate list under the shipped retriever
     assert sorted(s.name for s in children(finished, shipped)) == ["retrieval bm25", "retrieval dense"]
     (dense,) = by_name(finished, "retrieval dense")

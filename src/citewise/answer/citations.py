@@ -28,6 +28,22 @@ _ONE = r"(?:doc|chunk):[^\]\s,;\[]+"
 BRACKET = re.compile(rf"\[\s*{_ONE}(?:\s*[,;]\s*{_ONE})*\s*\]")
 ONE = re.compile(r"(doc|chunk):([^\]\s,;\[]+)")
 _END = re.compile(r"[.!?][\"'”’)\]]*")
+#: After a full stop, a word in lower case or a closing bracket goes on with the same sentence ("a
+#: script executed with the . or source builtins", "e.g. the", "(k1 v1 ... )"): no sentence starts so.
+_GOES_ON = re.compile(r"(?<=\.)[ \t]+[a-z)\]}]")
+#: Before a full stop, an initial or a common abbreviation ("R. Á. de Espíndola", "Fig. 3"): not
+#: the end of a sentence.
+_ABBREV = re.compile(r"(?:^|[\s(\[])(?:[^\W\d_]|Figs?|vs|cf|e\.g|i\.e|Dr|Mr|Mrs|Ms|St|Vol|pp|Sec|Eq|Ref)$")
+
+
+def _no_end(line: str, i: int) -> bool:
+    """Whether the full stop at ``line[i]`` does not end a sentence: a lone dot (". . ." written
+    with spaces) or one after an initial or an abbreviation (:data:`_ABBREV`)."""
+    if line[i] != ".":
+        return False
+    return i == 0 or line[i - 1].isspace() or bool(_ABBREV.search(line, max(0, i - 6), i))
+
+
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -35,10 +51,16 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
     """``[(sentence text without markers, [(kind, id), ...])]`` (see module docstring).
 
     A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace or the end (plus the markers
-    that directly follow it), or at a line break.
+    that directly follow it), or at a line break; not at a ``.`` followed by a word in lower case
+    ("executed with the . or source builtins"), nor at a lone ``.`` or one after an initial or a
+    common abbreviation ("R. Á. de Espíndola", "Fig. 3").
 
     >>> split_cited_sentences("A is 30 days [doc:x]. B is 45. [doc:y] C")
     [('A is 30 days.', [('doc', 'x')]), ('B is 45.', [('doc', 'y')]), ('C', [])]
+    >>> [s for s, _ in split_cited_sentences("Run it with the . or source builtins. Then stop.")]
+    ['Run it with the . or source builtins.', 'Then stop.']
+    >>> [s for s, _ in split_cited_sentences("See Fig. 3. R. Á. de Espíndola wrote it. Done.")]
+    ['See Fig. 3.', 'R. Á. de Espíndola wrote it.', 'Done.']
     """
     out: list[tuple[str, list[tuple[str, str]]]] = []
     lines = text.splitlines()
@@ -77,7 +99,8 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
                 continue
             e = _END.match(line, pos)
             if e and (e.end() == n or line[e.end()].isspace() or BRACKET.match(line, e.end())
-                      or BRACKET.match(line, _skip_ws(line, e.end()))):
+                      or BRACKET.match(line, _skip_ws(line, e.end()))) and not _GOES_ON.match(line, e.end()) \
+                    and not _no_end(line, e.start()):
                 buf.append(e.group(0))
                 pos = e.end()
                 # markers after the end punctuation belong to this sentence
@@ -109,7 +132,9 @@ def _skip_ws(line: str, pos: int) -> int:
 
 def _flush(out, buf, cites) -> None:
     sentence = " ".join("".join(buf).split())
-    sentence = re.sub(r"\s+([.!?,;:])", r"\1", sentence)
+    # "30 days [doc:x]." leaves "30 days ."; a lone dot inside ("with the . or source",
+    # "(k1 v1 . . . )") stays as written
+    sentence = re.sub(r"\s+([,;:]|[.!?](?=[\"'”’)\]]*$))", r"\1", sentence)
     sentence = sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
     if sentence or cites:
         if sentence:

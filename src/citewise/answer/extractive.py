@@ -134,8 +134,8 @@ class ExtractiveGenerator:
         heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
         scored: list[ScoredUnit] = []
         self._entry_opening: set[ScoredUnit] = set()
-        self._values = bool(_VALUES_Q.search(question))
-        self._default = bool(_DEFAULT_Q.search(question))
+        self._values = bool(_VALUES_Q.search(question)) or asks_list(question)
+        self._default = asks_default(question)
         self._read_on = asks_definition(question) or is_keyword_query(question) or self._values
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
@@ -148,7 +148,7 @@ class ExtractiveGenerator:
         # value.") does not answer, however well it reads
         owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
                   for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
-            if _DEFAULT_WORD.search(question) else []
+            if _DEFAULT_WORD.search(question) or _UNSET_Q.search(question) else []
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
             if not units:
                 continue
@@ -209,6 +209,9 @@ class ExtractiveGenerator:
                     or _XREF_ONLY.match(u.text)
                     or is_instruction(u.text) or bare_entry(u))
 
+    #: Most list items quoted for a question asking which values / members a list has.
+    LIST_ITEMS = 8
+
     #: How far (characters) after an entry's start its first quotable prose unit may begin.
     ENTRY_REACH = 600
 
@@ -250,8 +253,8 @@ class ExtractiveGenerator:
         for su in same:
             if su.unit.start - first.unit.start > cls.ENTRY_REACH:
                 break  # past the entry
-            if su.unit.lead and su.unit.lead != first.unit.lead and not values:
-                break  # the next option of a list
+            if su.unit.lead and su.unit.lead != first.unit.lead and not values and first.unit.lead:
+                break  # the next option of a list (after a sentence, a list holds the entry's values)
             out.append(su)
         return out
 
@@ -305,8 +308,20 @@ class ExtractiveGenerator:
                 d = next((i for i, su in enumerate(followers) if _DEFAULT_Q.search(su.unit.text)), None)
                 if d is not None:
                     followers = [followers[d]] + followers[:d] + followers[d + 1:]
+            elif self._values and any(su.unit.lead for su in followers):
+                # "Which linker flavors can I pass ...?": the entry's list items are the answer,
+                # before the sentences between its opening and the list
+                followers = [su for su in followers if su.unit.lead] + [su for su in followers if not su.unit.lead]
+            else:
+                # "rustc -C target-cpu for the host machine processor": the entry's opening says what
+                # the option is; the sentence answering the rest of the question ("native can be
+                # passed to use the processor of the host machine") sits further in. The follower
+                # covering most of the question's terms the chosen units do not comes first
+                followers = _answering_first(followers, covered, weights)
+            # a list question gets the list: up to LIST_ITEMS items, however many sentences that is
+            room = max(self.max_sentences, self.LIST_ITEMS + 1) if self._values else self.max_sentences
             for su in followers:
-                if len(chosen) >= self.max_sentences:
+                if len(chosen) >= room or (len(chosen) >= self.max_sentences and not su.unit.lead):
                     break
                 if su in chosen:
                     continue
@@ -415,6 +430,45 @@ STATES_DEFAULT = re.compile(r"\bdefaults?\s+(?:value\s+|limit\s+|setting\s+|leve
                             r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b", re.I)
 #: "default" as a word of its own, not inside "allow-by-default" (a lint level, not a value).
 _DEFAULT_WORD = re.compile(r"(?<![\w-])defaults?(?![\w-])", re.I)
+#: A question about a default in other words: "when I do not specify it", "if it is omitted",
+#: "if TMOUT is unset", "out of the box".
+_UNSET_Q = re.compile(r"\b(?:if|when|unless|without)\b[^?.]{0,40}?\b(?:not|n't|never)\s+(?:specif|set|pass|give|provid|suppli|configur|chang)\w*"
+                      r"|\b(?:omitted|unset|unspecified)\b|\bout\s+of\s+the\s+box\b", re.I)
+
+
+#: "Which linker flavors can I pass ...", "What lints are in ...": which/what, at most one more
+#: word, a plural noun (not one of the -s words below), then a verb.
+_LIST_Q = re.compile(r"^\s*(?:which|what)\s+(?:[a-z][\w-]*\s+)?"
+                     r"(?!(?:is|was|does|has|this|its|class|process|access|address|alias|status|less|unless|plus|bus)\b)"
+                     r"[a-z][\w-]*[^s\W]s\s+(?:can|could|do|does|are|is|should|may|will|must|did|exist)\b", re.I)
+
+
+def asks_list(question: str) -> bool:
+    """Whether a question asks for the members of a list ("Which linker flavors can I pass to
+    rustc?", "What lints are in the unused group?"): its answer is the items of the entry's list,
+    not more sentences about the entry.
+
+    >>> asks_list("Which linker flavors can I pass to rustc with -C linker-flavor?")
+    True
+    >>> asks_list("What does -C linker-flavor do?"), asks_list("What is the default linker flavor?")
+    (False, False)
+    """
+    return bool(_LIST_Q.match(question))
+
+
+def asks_default(question: str) -> bool:
+    """Whether a question asks for a default value: it says "default", or what happens when the
+    thing is not given ("What does rustc use for tune-cpu when I do not specify it?", "... if the
+    option is omitted", "... out of the box").
+
+    >>> asks_default("What does rustc use for tune-cpu when I do not specify it?")
+    True
+    >>> asks_default("HISTSIZE default"), asks_default("How do I set HISTSIZE?")
+    (True, False)
+    """
+    return bool(_DEFAULT_Q.search(question) or _UNSET_Q.search(question))
+
+
 _VALUES_Q = re.compile(r"\b(?:what|which|possible|allowed|valid)\s+values?\b|\bvalues?\s+(?:can|does|do)\b|\baccepts?\b", re.I)
 
 
@@ -528,8 +582,11 @@ def bare_entry(unit: Unit) -> bool:
     if not unit.lead or unit.kind not in ("item", "definition"):
         return False
     rest = _TYPE.sub(" ", unit.text.replace(unit.lead, " ", 1))
-    if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest) and len(rest) < 160:
-        return True  # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]"
+    if re.match(rf"\W*{re.escape(unit.lead)}\b[^.]*\[", rest):
+        # a synopsis: "shopt: shopt [-pqsu] [-o] [optname ...]" -- unless a sentence follows its
+        # bracketed arguments ("caller: caller [expr] Returns the context of any active ...")
+        words = re.sub(r"\[[^\[\]]*\]", " ", re.sub(r"\[[^\[\]]*\]", " ", rest))
+        return len(re.findall(r"[A-Za-z]\w*", words.replace(unit.lead, " "))) < 4
     return len(re.findall(r"\w+", rest)) < 2
 
 
@@ -554,6 +611,17 @@ def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None
     name = m.group("name").replace("`", "").replace(" ", "")
     summary = m.group("summary").rstrip(".")
     return f"{name}: {summary}.", (m.start(), m.start() + len(m.group(0).rstrip()))
+
+
+def _answering_first(followers: list[ScoredUnit], covered: set[str], weights: dict[str, float]) -> list[ScoredUnit]:
+    """``followers`` (text order) with the one covering the greatest IDF weight of question
+    terms outside ``covered`` moved to the front (ties: the higher score, then the earlier);
+    unchanged when none covers a new term."""
+    gains = [sum(weights[t] for t in su.terms - covered) for su in followers]
+    if not gains or max(gains) <= 0:
+        return followers
+    i = max(range(len(followers)), key=lambda j: (gains[j], followers[j].score, -j))
+    return [followers[i]] + followers[:i] + followers[i + 1:]
 
 
 def entry_of(first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:

@@ -427,6 +427,20 @@ class UnitCache:
         while len(self._data) > self.max_chunks:
             self._data.popitem(last=False)
 
+    def best_cosines(self, chunk_ids: Sequence[str], qvec: np.ndarray) -> dict[str, float]:
+        """``{chunk_id: highest cosine of the question vector with one of its units}`` from the
+        vectors stored at ingest (current splitter version), without fetching or splitting the
+        chunks' text; chunks without stored units are absent. Vectors are L2-normalised, so the
+        dot product is the cosine."""
+        if self.store is None or not chunk_ids:
+            return {}
+        q = np.asarray(qvec, dtype=np.float32)
+        out = {}
+        for cid, s in self.store.get_units(list(chunk_ids)).items():
+            if s.version == UNITS_VERSION and len(s.vectors):
+                out[cid] = float((np.asarray(s.vectors, dtype=np.float32) @ q).max())
+        return out
+
     def _from_store(self, todo: list, per_call: int = 1000) -> list:
         """Take stored unit vectors for the chunks in ``todo`` that have valid ones; returns the
         rest. Valid: same splitter version, same title and text hash, and exactly the spans

@@ -1,0 +1,267 @@
+"""Which sentences an extractive answer quotes from the entry it found (issue 10, blind set 6).
+
+On blind set 6, 11 of 36 in-scope answers cited the right page but quoted the wrong part of the
+entry. The kinds fixed here, each with a small page written for the test:
+
+* A question about the rest of an option ("... target-cpu for the host machine processor") gets
+  the sentence of the entry covering the question's remaining terms right after the entry's
+  opening, and a list that follows an entry's opening sentence holds that entry's values (it is
+  read on), unlike a list of sibling options following an option's own item.
+* A question asking which members a list has ("Which linker flavors can I pass?") gets the list's
+  items, not the sentences between the entry's opening and its list.
+* A question about a default in other words ("when I do not specify it", "if omitted") quotes
+  the entry's default like one that says "default".
+* A builtin's synopsis followed by its first sentence on the same line ("caller [expr] Returns
+  the context ...") is quoted; a bare synopsis is not.
+* A sentence that goes on in lower case after a lone full stop ("a script run with the . or
+  source builtins") is one sentence, not two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from citewise.answer.citations import split_cited_sentences
+from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, asks_default, asks_list, bare_entry
+from citewise.answer.units import Unit
+
+from conftest import minilm_index_of
+
+# -- pure functions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What does the compiler use for tune-cpu when I do not specify it?", True),
+    ("Which signal is sent if the option is omitted?", True),
+    ("What happens when HISTFILE is unset?", True),
+    ("What does the server do out of the box?", True),
+    ("keepAliveTimeout default", True),
+    ("How do I specify a target CPU?", False),
+    ("What does -C target-cpu do?", False),
+    ("Why is my variable not set inside the loop?", False),
+])
+def test_asks_default_reads_a_default_question_in_other_words(question, expected):
+    assert asks_default(question) is expected
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Which linker flavors can I pass with -C linker-flavor?", True),
+    ("What lints are in the unused group?", True),
+    ("Which Windows versions does the target support?", True),
+    ("What does -C linker-flavor do?", False),
+    ("What is the default linker flavor?", False),
+    ("Which process is started first?", False),
+    ("What class does the error extend?", False),
+])
+def test_asks_list_wants_which_and_a_plural_noun(question, expected):
+    assert asks_list(question) is expected
+
+
+def _unit(text: str, lead: str) -> Unit:
+    return Unit(0, len(text), text, ("Builtins",), kind="definition", lead=lead)
+
+
+def test_a_synopsis_followed_by_a_sentence_is_quotable():
+    assert bare_entry(_unit("shopt: shopt [-pqsu] [-o] [optname ...]", "shopt"))
+    long = "complete: complete [-abcdefgjksuv] [-o comp-option] [-DEI] [-A action] [-G globpat] " \
+           "[-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] name [name ...]"
+    assert bare_entry(_unit(long, "complete"))  # long, but still only a synopsis
+    assert not bare_entry(_unit("caller: caller [expr] Returns the context of any active subroutine call.", "caller"))
+    assert not bare_entry(_unit("mapfile: mapfile [-d delim] [array] Read lines from the standard input.", "mapfile"))
+
+
+def test_a_lower_case_word_after_a_full_stop_goes_on_with_the_sentence():
+    text = "It runs a script executed with the . or source builtins. Then it stops. [doc:x]"
+    assert split_cited_sentences(text) == [
+        ("It runs a script executed with the . or source builtins.", []), ("Then it stops.", [("doc", "x")])]
+    # markers removed before a full stop still leave no space ("30 days [doc:x]." -> "30 days.")
+    assert split_cited_sentences("A is 30 days [doc:x]. B.") == [("A is 30 days.", [("doc", "x")]), ("B.", [])]
+    # nor do initials, abbreviations and dots written with spaces end one (a bibliography entry
+    # was quoted as "R." "Á." "de Espíndola." with a citation each; "(k1 v1 . . . )" as ".", ").")
+    assert [s for s, _ in split_cited_sentences("Support: No. R. Á. de Espíndola, Fig. 3. Done.")] == [
+        "Support: No.", "R. Á. de Espíndola, Fig. 3.", "Done."]
+    assert [s for s, _ in split_cited_sentences("A list: name=(k1 v1 k2 v2 . . . ). Next one.")] == [
+        "A list: name=(k1 v1 k2 v2 . . . ).", "Next one."]
+
+
+def _scored(score: float, start: int, text: str, axis: int, terms=(), lead: str = "", kind: str = "sentence") -> ScoredUnit:
+    vec = np.zeros(16, dtype=np.float32)
+    vec[axis] = 1.0  # orthogonal vectors: no unit is redundant with another
+    unit = Unit(start, start + len(text), text, ("Codegen", "target-cpu"), kind=kind, lead=lead)
+    return ScoredUnit(score, 0, unit, vec, frozenset(terms))
+
+
+def _generator(weights: dict[str, float], values: bool = False) -> ExtractiveGenerator:
+    gen = ExtractiveGenerator(units=None)
+    gen._wants_code, gen._sides, gen._default, gen._values = False, [], False, values
+    gen._entry_opening, gen._read_on = set(), True
+    gen._weights = (weights, sum(weights.values()))
+    return gen
+
+
+def test_reading_on_puts_the_sentence_answering_the_rest_of_the_question_first():
+    """Question terms: cpu (covered by the opening), host, machine. The follower naming host and
+    machine is quoted second although three sentences come before it in the entry."""
+    w = {"cpu": 1.0, "host": 2.0, "machine": 2.0}
+    best = _scored(1.3, 0, "This makes the compiler generate code for one particular processor.", 0, {"cpu"})
+    f1 = _scored(0.9, 70, "Run the print command to see the valid options.", 1, {"cpu"})
+    f2 = _scored(0.8, 120, "Each target has a default base processor.", 2, {"cpu"})
+    f3 = _scored(0.7, 170, "The list depends on the target.", 3, {"cpu"})
+    native = _scored(0.6, 210, "native: use the processor of the host machine.", 4, {"cpu", "host", "machine"}, lead="native", kind="item")
+    chosen = _generator(w).select(sorted([best, f1, f2, f3, native], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, native.unit.text, f1.unit.text]
+    # a list item after an option's own item is the next option, not part of its entry
+    own = _scored(1.3, 0, "force: when true, errors are ignored.", 0, {"cpu"}, lead="force", kind="item")
+    chosen = _generator(w).select(sorted([own, native], key=lambda su: -su.score))
+    assert native not in chosen
+
+
+def test_a_list_question_gets_the_items_not_the_sentences_before_them():
+    w = {"linker": 1.0, "flavor": 1.0}
+    best = _scored(1.3, 0, "This flag sets the linker flavor.", 0, {"linker", "flavor"})
+    s1 = _scored(1.0, 40, "If a linker is given, the flavor is inferred from it.", 1, {"linker", "flavor"})
+    s2 = _scored(0.9, 100, "Every target defaults to some flavor.", 2, {"flavor"})
+    items = [_scored(0.8 - i / 100, 150 + 40 * i, f"{name}: use the {name} executable.", 3 + i, lead=name, kind="item")
+             for i, name in enumerate(["em", "gcc", "ld", "msvc", "wasm", "bpf", "ptx", "lld", "cc"])]
+    scored = sorted([best, s1, s2, *items], key=lambda su: -su.score)
+    chosen = _generator(w, values=True).select(scored)
+    assert [su.unit.text for su in chosen] == [best.unit.text] + [su.unit.text for su in items[:ExtractiveGenerator.LIST_ITEMS]]
+    # not a list question: three sentences in text order, as before
+    chosen = _generator(w).select(scored)
+    assert [su.unit.text for su in chosen] == [best.unit.text, s1.unit.text, s2.unit.text]
+
+
+# -- pipeline ----------------------------------------------------------------------------------
+
+PAGES = {
+    "codegen": ("Codegen options", "# Codegen options\n\n"
+                "## target-cpu\n\nThis tells the compiler to emit code tuned for one particular processor. "
+                "Run the print command with target-cpus to list the names it accepts. Every target ships "
+                "with a baseline processor of its own.\n\n"
+                "* `native` can be passed to use the processor of the host machine.\n"
+                "* `generic` selects a target with minimal features.\n\n"
+                "## tune-cpu\n\nThis tells the compiler to schedule code for one particular processor without "
+                "changing the instruction set. Use the unstable tune-cpu flag to give a value. The accepted "
+                "names are the same as for target-cpu. The default is None, which the backend reads as the "
+                "target-cpu.\n\n"
+                "## linker-flavor\n\nThis flag chooses the linker flavor the compiler drives. When a linker "
+                "is named with the linker flag, the flavor is guessed from its file name. When no linker is "
+                "named, the flavor picks the linker to run. The flavors are:\n\n"
+                "* `em`: drive the Emscripten emcc program.\n"
+                "* `gcc`: drive the cc program, usually gcc or clang.\n"
+                "* `ld`: drive the ld program.\n"
+                "* `msvc`: drive the link.exe program of Visual Studio.\n"),
+    "builtins": ("Bash builtins", "# Bash builtins\n\n## Builtin commands\n\n"
+                 "builtin\n: builtin [shell-builtin [args]] Run a shell builtin, passing it args. This is "
+                 "useful when a function has the same name as a builtin.\n\n"
+                 "caller\n: caller [expr] Returns the context of any active subroutine call (a shell function "
+                 "or a script executed with the . or source builtins). Without expr, caller displays the "
+                 "line number and source file of the current call. The current frame is frame 0. This "
+                 "extra information may be used to print a stack trace.\n\n"
+                 "command\n: command [-pVv] command [arguments] Runs command with arguments ignoring any "
+                 "shell function named command.\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    index, _ = minilm_index_of(tmp_path_factory, PAGES)
+    return index
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("compiler target-cpu for the host machine processor", "native can be passed to use the processor of the host machine"),
+    ("What does the compiler use for tune-cpu when I do not specify it?", "The default is None"),
+    ("Which linker flavors can I pass with linker-flavor?", "msvc: drive the link.exe program"),
+    ("caller builtin", "Returns the context of any active subroutine call"),
+])
+def test_the_answer_quotes_the_part_of_the_entry_asked_about(idx, question, expected):
+    a = idx.ask(question)
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    assert expected in a.text, a.text
+    assert {c.doc_id for c in a.citations} <= {"codegen", "builtins"}
+
+
+def test_a_builtins_first_sentence_is_quoted_whole(idx):
+    a = idx.ask("caller builtin")
+    assert "a script executed with the . or source builtins)." in a.text, a.text
+
+
+# -- a chunk from deeper in the ranking whose best sentence beats the context's ------------------
+
+DEEP_PAGES = {
+    "mail-faq": ("Shell mail FAQ", "# Shell mail FAQ\n\n## New mail in the shell\n\nNew mail for each shell user is "
+                 "kept in a mail folder. The shell mail folder holds new mail and old mail. Shell scripts check "
+                 "the mail folder. Mail tools check new mail in the shell folder. Check the shell mail folder "
+                 "size with the quota tool. New mail and old mail often share the folder.\n"),
+    "variables": ("Shell variables", "# Shell variables\n\n## Variables\n\n" + "".join(
+        f"{name}\n: {text}\n\n" for name, text in [
+            ("BASHPID", "Expands to the process ID of the current process."),
+            ("COLUMNS", "Used by the select command to find the terminal width."),
+            ("EUID", "The numeric effective user id of the current user."),
+            ("HISTSIZE", "The number of commands kept in the history list."),
+            ("HOSTNAME", "The name of the current host."),
+            ("LINES", "Used by the select command to find the column length for printing lists."),
+            ("MAILCHECK", "How often, in seconds, the shell looks for new mail. The default is 60 seconds."),
+            ("OLDPWD", "The previous working directory as set by the cd builtin."),
+            ("PPID", "The process ID of the parent process."),
+            ("PS1", "The primary prompt string."),
+            ("RANDOM", "Each time this parameter is referenced, it expands to a random integer."),
+            ("SECONDS", "The number of seconds since the shell was started."),
+            ("TMOUT", "The time-out for the read builtin."),
+            ("UID", "The numeric real user id of the current user."),
+        ])),
+}
+
+
+@pytest.fixture(scope="module")
+def deep_idx(tmp_path_factory):
+    index, _ = minilm_index_of(tmp_path_factory, DEEP_PAGES)
+    return index
+
+
+def test_a_deeper_chunk_whose_sentence_answers_better_joins_the_context(deep_idx):
+    q = "How often does the shell check for new mail?"
+    hits = deep_idx.search(q, k=2)
+    assert [h.doc_id for h in hits] == ["mail-faq", "variables"]  # the keyword-heavy page ranks first
+    a = deep_idx.answerer()
+    assess = a.assess(q, k=1)
+    assert [h.doc_id for h in assess.hits] == ["mail-faq"] and [h.doc_id for h in assess.deeper] == ["variables"]
+    ans = deep_idx.ask(q, k=1)
+    assert "How often, in seconds, the shell looks for new mail" in ans.text, ans.text
+    assert [c.doc_id for c in ans.citations][0] == "variables"
+    # off: the context holds only the first hit, and the answer quotes it
+    a.deep_extra = 0
+    try:
+        off = a.answer(q, k=1)
+    finally:
+        a.deep_extra = 2
+    assert "variables" not in {c.doc_id for c in off.citations}, off.text
+
+
+def test_best_cosines_reads_stored_unit_vectors(deep_idx):
+    a = deep_idx.answerer()
+    chunks = deep_idx.store.get_chunks([h.chunk_id for h in deep_idx.search("mail", k=2)])
+    q = a.embedder.embed(["How often does the shell check for new mail?"])[0]
+    tops = a.units.best_cosines(list(chunks), q)
+    for cid, chunk in chunks.items():
+        units, vecs = a.units.get([chunk])[0]
+        assert tops[cid] == pytest.approx(float((vecs @ q).max()), abs=1e-6)
+
+
+def test_no_deeper_chunk_when_a_page_titled_with_the_asked_identifier_is_pinned(deep_idx):
+    """Sample corpus q12 ("which fields are in the E-1006 API error response"): an API page's
+    general error format outscored the E-1006 page's sentences; the page titled with the
+    identifier the question names stays the authority."""
+    from dataclasses import replace
+
+    a = deep_idx.answerer()
+    q = "How often does the shell check for new mail?"
+    assess = a.assess(q, k=1)
+    ctx = a.assembler.assemble(q, assess.hits, a.store, assess.chunks)
+    assert [h.doc_id for h in a.deeper_hits(q, assess.qvec, ctx, assess.hits, assess.deeper)] == ["variables"]
+    pinned = [replace(assess.hits[0], stage="pinned", title="MX-204 mail folders")]
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, pinned, assess.deeper) == []
+    # pinned for a title without the identifier asked about: deeper chunks still count
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, [replace(pinned[0], title="Mail FAQ")], assess.deeper)
