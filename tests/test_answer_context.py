@@ -89,9 +89,21 @@ def test_budget_and_document_share_and_reserved_sources():
     greedy = ContextAssembler(budget_tokens=3 * t_big, max_doc_share=1.0, min_sources=0, expand_neighbours=False).assemble("q", hits, store)
     assert [c.chunk_id for c in greedy.chunks] == ["big#0", "big#1", "big#2"]
     # share 0.5 of a 4-big budget: 'big' stops at 2 chunks, the others get in
-    shared = ContextAssembler(budget_tokens=4 * t_big, max_doc_share=0.5, min_sources=0, expand_neighbours=False).assemble("q", hits, store)
+    shared = ContextAssembler(budget_tokens=4 * t_big, max_doc_share=0.5, min_sources=0, expand_neighbours=False,
+                              fill_share=False).assemble("q", hits, store)
     assert [c.chunk_id for c in shared.chunks] == ["big#0", "big#1", "s1#1", "s2#1"]
     assert shared.dropped["big#2"] == "document share"
+    # filling the share: the room s1 and s2 left (2 big - 2 small) goes to big#2, in rank order;
+    # big#3 finds none
+    assert 2 * t_big - 2 * t_small >= t_big > 2 * t_big - 2 * t_small - t_big
+    filled = ContextAssembler(budget_tokens=4 * t_big, max_doc_share=0.5, min_sources=0, expand_neighbours=False).assemble("q", hits, store)
+    assert [c.chunk_id for c in filled.chunks] == ["big#0", "big#1", "big#2", "s1#1", "s2#1"]
+    assert filled.dropped == {"big#3": "document share"} and filled.tokens <= 4 * t_big
+    # one document only (a single manual): the cap no longer leaves 40% of the budget empty
+    alone = ContextAssembler(budget_tokens=4 * t_big, max_doc_share=0.5, min_sources=0, expand_neighbours=False)
+    assert [c.chunk_id for c in alone.assemble("q", hits[:4], store).chunks] == ["big#0", "big#1", "big#2", "big#3"]
+    alone.fill_share = False
+    assert [c.chunk_id for c in alone.assemble("q", hits[:4], store).chunks] == ["big#0", "big#1"]
 
 
 def test_oversized_first_chunk_is_truncated_not_dropped():

@@ -12,8 +12,10 @@
 3. **Fill the token budget** (``o200k_base`` counts of what is rendered, per
    :mod:`citewise.text.tokens`), in two passes: first the best chunk of each of up to
    ``min_sources`` distinct documents (room reserved for distinct sources), then the rest in
-   rank order, a document never taking more than ``max_doc_share`` of the budget. A first chunk
-   larger than the whole budget is truncated rather than dropped.
+   rank order, a document never taking more than ``max_doc_share`` of the budget; then (with
+   ``fill_share``) the room left goes to the chunks that cap held back, in rank order, so a
+   one-document corpus still fills the budget. A first chunk larger than the whole budget is
+   truncated rather than dropped.
 4. **Order** (``ordering``): ``rank`` (retrieval order, expansions after their chunk),
    ``document`` (grouped by document in order of each document's best rank, chunks in document
    order), or ``edges`` (best chunks at the start and the end, weakest in the middle, because
@@ -170,6 +172,9 @@ class ContextAssembler:
         neighbour_pattern: case-insensitive regex on the neighbour's first heading.
         expand_parent: bring the parent section's chunk.
         ordering: ``rank`` | ``document`` | ``edges``.
+        fill_share: after the capped pass, give the budget no other document took to the chunks
+            the share cap held back, in rank order (the cap reserves room for other sources; it
+            does not leave the budget empty).
 
     Raises:
         CitewiseError: an unknown ordering or an out-of-range setting (the message names it).
@@ -178,7 +183,7 @@ class ContextAssembler:
     def __init__(self, budget_tokens: int = 4000, max_doc_share: float = 0.6, min_sources: int = 3,
                  dedup_jaccard: float = 0.85, expand_neighbours: bool = True,
                  neighbour_pattern: str = DEFAULT_NEIGHBOUR_PATTERN, expand_parent: bool = False,
-                 ordering: str = "rank"):
+                 ordering: str = "rank", fill_share: bool = True):
         if ordering not in ORDERINGS:
             raise CitewiseError(f"unknown context ordering '{ordering}' (valid: {', '.join(ORDERINGS)})")
         if budget_tokens < 1:
@@ -193,6 +198,7 @@ class ContextAssembler:
         self.neighbour_re = re.compile(neighbour_pattern, re.I)
         self.expand_parent = expand_parent
         self.ordering = ordering
+        self.fill_share = fill_share
 
     # -- expansion ---------------------------------------------------------------------------
     def _first_heading(self, text: str) -> str:
@@ -302,6 +308,13 @@ class ContextAssembler:
                 continue
             if not take(cc, enforce_share=True) and cc.chunk_id not in dropped:
                 dropped[cc.chunk_id] = "budget"
+        # pass 3: the share cap keeps room for other documents; room no other document took goes
+        # to the chunks it held back, in rank order (a one-document corpus such as a 190-page
+        # manual would otherwise leave the budget unused and drop its own best chunks)
+        if self.fill_share:
+            for cc in cands:
+                if dropped.get(cc.chunk_id) == "document share":
+                    take(cc, enforce_share=False)
         for cid in chosen:
             dropped.pop(cid, None)
         return sorted(chosen.values(), key=lambda c: order[c.chunk_id])
