@@ -28,3 +28,19 @@ def test_demo_answers_cites_abstains_and_filters(tmp_path):
     assert "internal/" not in anon
     assert "[doc:internal/finance/refund-approval-matrix]" in finance
     assert "Traceback" not in res.stderr and text
+
+
+def test_the_try_it_hint_names_the_command_as_it_was_run(tmp_path, monkeypatch):
+    """After the README's install, `citewise` is not on PATH: the hint gives `.venv/bin/citewise`."""
+    from citewise.demo import command_name
+
+    script = tmp_path / ".venv" / "bin" / "citewise"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert command_name(".venv/bin/citewise") == ".venv/bin/citewise"
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert command_name(str(script)) == "citewise"  # the one on PATH is this one
+    assert command_name("/usr/lib/python3/citewise/cli.py") == "citewise"  # python -m citewise.cli
+    assert command_name("") == "citewise"

@@ -8,6 +8,9 @@ read it.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -21,6 +24,20 @@ from citewise.index import Index
 def sample_dir() -> Path:
     """Folder of the bundled sample data (corpus/, golden.jsonl, demo.yaml)."""
     return Path(str(resources.files("citewise") / "sample"))
+
+
+def command_name(argv0: str | None = None) -> str:
+    """How to type citewise again in the shell that ran it: ``citewise`` when that name on
+    ``PATH`` is this program (or when it was not started as a ``citewise`` script, e.g. ``python -m
+    citewise.cli``), else the path it was started by (``.venv/bin/citewise`` after the README's
+    install, where ``citewise`` alone is "command not found")."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if not argv0 or os.path.basename(argv0) != "citewise":
+        return "citewise"
+    on_path = shutil.which("citewise")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(argv0):
+        return "citewise"
+    return argv0
 
 
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:
@@ -59,6 +76,6 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
     show("Permissions: the same question, as a member of the group", r["text"], Principal("demo", (r["as"],)))
     out.rule()
     out.print(
-        f"Try it yourself:  citewise ask \"...\" --index {idx.path}   (add --as {r['as']} to read restricted documents)",
+        f"Try it yourself:  {command_name()} ask \"...\" --index {idx.path}   (add --as {r['as']} to read restricted documents)",
         highlight=False, soft_wrap=True,
     )

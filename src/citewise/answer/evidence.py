@@ -90,7 +90,7 @@ from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
-                                  _LEAD_TOOL_SLOT, _NOT_NAMES, _TOOL_SLOT, heading_pattern,
+                                  LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
 #: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
@@ -414,7 +414,7 @@ class EvidenceScorer:
         flags = [f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)]
         for m in _ENTRY_SLOT.finditer(question):
             name = m.group(1)
-            if name.lower() in _NOT_NAMES:  # "the same lint" names nothing
+            if name.lower() in NOT_NAMES:  # "the same lint" names nothing
                 continue
             rx = heading_pattern(name)
             if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
@@ -433,7 +433,7 @@ class EvidenceScorer:
         pnpm" does not say how to add a dev dependency with it.
 
         ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
-        m = _TOOL_SLOT.search(question) or _LEAD_TOOL_SLOT.match(question)
+        m = TOOL_SLOT.search(question) or LEAD_TOOL_SLOT.match(question)
         if not _HOW_TO.match(question):
             return ""
         if not m:

@@ -180,13 +180,13 @@ _KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|funct
 _KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re.I)
 #: Adjectives that fill the slot of "the X crate / option" without naming anything ("for the
 #: whole crate", "accept the same option more than once").
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     "whole same entire current default other main given specific following previous next last first "
     "right wrong correct proper only single each every new old own standard usual relevant "
     "appropriate corresponding respective above below latter former".split())
 #: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
-_LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
-_TOOL_SLOT = re.compile(
+LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
+TOOL_SLOT = re.compile(
     r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{2,})\s*[?.!]?\s*$", re.I)
 
 
@@ -207,14 +207,14 @@ def slot_names(question: str) -> list[str]:
     >>> slot_names("How do I turn a warning into an error for the whole crate?")
     []
     """
-    out = [m.group(1) for m in _KIND_SLOT.finditer(question) if m.group(1).lower() not in _NOT_NAMES]
-    m = _LEAD_TOOL_SLOT.match(question)  # "In vim, how do I ...?"
+    out = [m.group(1) for m in _KIND_SLOT.finditer(question) if m.group(1).lower() not in NOT_NAMES]
+    m = LEAD_TOOL_SLOT.match(question)  # "In vim, how do I ...?"
     if m:
         out.append(m.group(1))
-    m = _TOOL_SLOT.search(question)
+    m = TOOL_SLOT.search(question)
     if m:
         # "... in zsh with setopt?": the phrase before the last one names a tool too
-        before = _TOOL_SLOT.search(question[:m.start()].rstrip() + "?")
+        before = TOOL_SLOT.search(question[:m.start()].rstrip() + "?")
         if before and before.end() >= m.start() - 1:
             out.append(before.group(1))
         out.append(m.group(1))
