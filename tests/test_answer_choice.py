@@ -37,6 +37,8 @@ from conftest import minilm_index_of
     ("What happens when HISTFILE is unset?", True),
     ("What does the server do out of the box?", True),
     ("keepAliveTimeout default", True),
+    ("What kind of output does rustc produce if I don't pass --emit?", True),
+    ("What does it print if I don’t set a prompt?", True),
     ("How do I specify a target CPU?", False),
     ("What does -C target-cpu do?", False),
     ("Why is my variable not set inside the loop?", False),
@@ -265,3 +267,11 @@ def test_no_deeper_chunk_when_a_page_titled_with_the_asked_identifier_is_pinned(
     assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, pinned, assess.deeper) == []
     # pinned for a title without the identifier asked about: deeper chunks still count
     assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, [replace(pinned[0], title="Mail FAQ")], assess.deeper)
+
+
+def test_states_default_reads_is_the_default():
+    from citewise.answer.extractive import STATES_DEFAULT
+    assert STATES_DEFAULT.search("link: Generates the crates. This is the default if --emit is not specified.")
+    assert STATES_DEFAULT.search("y, yes, on, or no value: include default libraries (the default).")
+    assert STATES_DEFAULT.search("Default: 100") and STATES_DEFAULT.search("The default value is emacs.")
+    assert not STATES_DEFAULT.search("This variable controls which default set of key bindings is used.")

@@ -424,15 +424,17 @@ _SECOND_PART = re.compile(r"\b(?:and|also|then)\s+(?:how|what|why|when|where|whi
 #: A question (or a sentence) about a default value: "by default", "default limit", "Defaults to".
 _DEFAULT_Q = re.compile(r"\bdefaults?\b", re.I)
 #: A sentence stating a default value ("The default value is 500.", "Defaults to 16 KiB.",
-#: "Default: 100", "The shell sets the default value to 500"), not merely saying "default"
+#: "Default: 100", "The shell sets the default value to 500", "This is the default if --emit is
+#: not specified", "include default libraries (the default)"), not merely saying "default"
 #: ("controls which default set of key bindings is used").
 STATES_DEFAULT = re.compile(r"\bdefaults?\s+(?:value\s+|limit\s+|setting\s+|level\s+)?(?:is|are|was|to)\b"
-                            r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b", re.I)
+                            r"|\bdefault\s*:|\bdefault\s+(?:value|limit|setting|level)s?\b"
+                            r"|\b(?:is|are)\s+the\s+default\b|\(the\s+default\)", re.I)
 #: "default" as a word of its own, not inside "allow-by-default" (a lint level, not a value).
 _DEFAULT_WORD = re.compile(r"(?<![\w-])defaults?(?![\w-])", re.I)
 #: A question about a default in other words: "when I do not specify it", "if it is omitted",
 #: "if TMOUT is unset", "out of the box".
-_UNSET_Q = re.compile(r"\b(?:if|when|unless|without)\b[^?.]{0,40}?\b(?:not|n't|never)\s+(?:specif|set|pass|give|provid|suppli|configur|chang)\w*"
+_UNSET_Q = re.compile(r"\b(?:if|when|unless|without)\b[^?.]{0,40}?(?:\bnot|n['’]t|\bnever)\s+(?:specif|set|pass|give|provid|suppli|configur|chang)\w*"
                       r"|\b(?:omitted|unset|unspecified)\b|\bout\s+of\s+the\s+box\b", re.I)
 
 
