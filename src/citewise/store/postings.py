@@ -143,7 +143,8 @@ def _merge_batches(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     Args:
         parts: per batch ``(terms, term, rows, tf)``: the batch's distinct tokens (Arrow
             strings), then per pair the index into them (int32), the global row (int32,
-            ascending from batch to batch) and the count (int32), ordered by row.
+            ascending from batch to batch) and the count (int32), ordered by row. Emptied
+            (the arrays are released as soon as they are merged).
 
     Returns:
         ``(vocab, indptr, rows, tf)``: the sorted vocabulary (:func:`_vocab_array`), int64
@@ -161,6 +162,7 @@ def _merge_batches(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
                            .astype(np.int32)[t] for d, t, _, _ in parts])
     rows = np.concatenate([p[2] for p in parts])
     tf = np.concatenate([p[3] for p in parts])
+    parts.clear()  # the batches' copies go before the sort (1 GB at 1M chunks)
     by_term = np.argsort(term, kind="stable")  # rows stay ascending within a term
     term, rows, tf = term[by_term], rows[by_term], tf[by_term]
     del by_term
@@ -296,8 +298,9 @@ class Postings:
                 parts.append((terms, term, (row + lo).astype(np.int32), tf))
         vocab, indptr, rows, tf = _merge_batches(parts)
         del parts
-        return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table),
-                   tf=tf.astype(_tf_dtype(tf)), dl=dl)
+        weights = _weights(indptr, rows, tf, dl)
+        tf = tf.astype(_tf_dtype(tf), copy=False)
+        return cls(version, vocab, indptr, rows, weights, *_row_columns(table), tf=tf, dl=dl)
 
     @classmethod
     def update(cls, prev: "Postings", version: int, table: pa.Table, fresh: pa.Table,
@@ -349,7 +352,7 @@ class Postings:
         for col in ("doc_id", "title"):
             if not table.column(col).combine_chunks().take(pa.array(same)).equals(prev._ids.column(col).combine_chunks().take(taken)):
                 return None
-        newpos = np.full(n_old, -1, dtype=np.int64)
+        newpos = np.full(n_old, -1, dtype=np.int32)  # int32: gathers below stay 4 bytes a posting
         newpos[old_pos] = same
         # the fresh rows' text, in new-position order
         rowids = table.column("_rowid").to_numpy().astype(np.uint64)
@@ -388,9 +391,9 @@ class Postings:
         indptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(k_df + f_df, out=indptr[1:])
         mask = keep_old[prev.rows]
-        k_rows = prev.rows[mask]
-        k_rows = newpos[k_rows].astype(np.int32)
-        k_tf = prev.tf[mask]
+        k_rows = newpos[prev.rows[mask]]
+        tf_type = np.promote_types(prev.tf.dtype, _tf_dtype(f_tf))
+        k_tf = prev.tf[mask].astype(tf_type, copy=False)
         del mask
         kept_rows_in_order = newpos[keep_old]
         appended = (np.all(np.diff(kept_rows_in_order) > 0)
@@ -401,16 +404,16 @@ class Postings:
             # each fresh posting after its term's kept postings
             at_k = np.cumsum(k_df)[f_term] if len(f_term) else np.zeros(0, np.int64)
             rows = np.insert(k_rows, at_k, f_rows)
-            tf = np.insert(k_tf.astype(np.int32), at_k, f_tf)
+            tf = np.insert(k_tf, at_k, f_tf.astype(tf_type))
         else:  # rows reordered: sort every posting by (term, row)
             k_term = np.repeat(old_new, kept_df[kept_df > 0])
             rows = np.concatenate([k_rows, f_rows])
-            tf = np.concatenate([k_tf.astype(np.int32), f_tf])
+            tf = np.concatenate([k_tf, f_tf.astype(tf_type)])
             by = np.lexsort((rows, np.concatenate([k_term, f_term])))
             rows, tf = rows[by], tf[by]
         del k_rows, k_tf
         return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table),
-                   tf=tf.astype(_tf_dtype(tf)), dl=dl)
+                   tf=tf.astype(_tf_dtype(tf), copy=False), dl=dl)
 
     # -- saving and loading ------------------------------------------------------------------------
     @staticmethod
