@@ -404,6 +404,16 @@ def test_update_equals_build_when_compaction_reorders_rows():
         fresh = t.filter(pa.array([r[1] in changed for r in rows])).select(["_rowid", "lexical"])
         got = Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh.take(pa.array(range(fresh.num_rows - 1, -1, -1))), changed)
         _assert_identical(got, Postings.build(2, t))
+    # a term 70,000 times in one row: counts above 65,535 are stored as int32, and back to uint16
+    # once that row is replaced
+    big = t.set_column(3, "lexical", pa.array([r[2] + (" w1" * 70_000 if r[0] == "d1#c0" else "") for r in rows]))
+    prev_big = Postings.build(1, big)
+    already = next(r[2] for r in rows if r[0] == "d1#c0").split().count("w1")
+    assert prev_big.tf.dtype == np.int32 and prev_big.tf.max() == 70_000 + already
+    again = t.filter(pa.array([r[1] in ("d1", "d2") for r in rows])).select(["_rowid", "lexical"])
+    got = Postings.update(prev_big, 2, t.drop_columns(["lexical"]), again, {"d1", "d2"})
+    _assert_identical(got, Postings.build(2, t))
+    assert got.tf.dtype == np.uint16
     # rows outside the changed documents that do not match the old postings: no update
     t2 = t.set_column(2, "title", pa.array(["other"] * t.num_rows))
     assert Postings.update(prev, 2, t2.drop_columns(["lexical"]), fresh, changed) is None
