@@ -23,6 +23,7 @@ from citewise.core import Document, Filters
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
 from citewise.store.lance import BM25_FOLDER, LanceStore
+from citewise.store import postings as postings_mod
 from citewise.store.postings import Postings
 
 DIM = 32
@@ -380,7 +381,7 @@ def test_incremental_updates_over_random_rounds_equal_full_rebuilds(tmp_path, co
     assert len(builds) == 1  # the first ingest; every later version was updated
 
 
-def test_update_equals_build_when_compaction_reorders_rows():
+def test_update_equals_build_when_compaction_reorders_rows(monkeypatch):
     """Postings.update on its own: the rows of the new version in another order than the old
     (the general path, a sort by term and row), a replaced document with more chunks, a
     deleted one, an added one, empty and over-long tokens."""
@@ -404,6 +405,10 @@ def test_update_equals_build_when_compaction_reorders_rows():
         fresh = t.filter(pa.array([r[1] in changed for r in rows])).select(["_rowid", "lexical"])
         got = Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh.take(pa.array(range(fresh.num_rows - 1, -1, -1))), changed)
         _assert_identical(got, Postings.build(2, t))
+        for block in (1, 7, 64):  # the old postings are copied block by block
+            monkeypatch.setattr(postings_mod, "WEIGHT_BLOCK", block)
+            _assert_identical(Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed), Postings.build(2, t))
+        monkeypatch.undo()
     # a term 70,000 times in one row: counts above 65,535 are stored as int32, and back to uint16
     # once that row is replaced
     big = t.set_column(3, "lexical", pa.array([r[2] + (" w1" * 70_000 if r[0] == "d1#c0" else "") for r in rows]))

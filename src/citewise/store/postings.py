@@ -298,9 +298,8 @@ class Postings:
                 parts.append((terms, term, (row + lo).astype(np.int32), tf))
         vocab, indptr, rows, tf = _merge_batches(parts)
         del parts
-        weights = _weights(indptr, rows, tf, dl)
-        tf = tf.astype(_tf_dtype(tf), copy=False)
-        return cls(version, vocab, indptr, rows, weights, *_row_columns(table), tf=tf, dl=dl)
+        tf = tf.astype(_tf_dtype(tf), copy=False)  # before the weights: the int32 copy goes first
+        return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table), tf=tf, dl=dl)
 
     @classmethod
     def update(cls, prev: "Postings", version: int, table: pa.Table, fresh: pa.Table,
@@ -390,30 +389,50 @@ class Postings:
         f_df[f_new] = np.diff(f_indptr)
         indptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(k_df + f_df, out=indptr[1:])
-        mask = keep_old[prev.rows]
-        k_rows = newpos[prev.rows[mask]]
         tf_type = np.promote_types(prev.tf.dtype, _tf_dtype(f_tf))
-        k_tf = prev.tf[mask].astype(tf_type, copy=False)
-        del mask
-        kept_rows_in_order = newpos[keep_old]
-        appended = (np.all(np.diff(kept_rows_in_order) > 0)
-                    and (not len(f_pos) or not len(kept_rows_in_order) or f_pos[0] > kept_rows_in_order[-1]))
         f_term = np.repeat(f_new, np.diff(f_indptr)).astype(np.int64)
-        if appended:
-            # every term's kept rows keep their order and all fresh rows come after them: insert
-            # each fresh posting after its term's kept postings
-            at_k = np.cumsum(k_df)[f_term] if len(f_term) else np.zeros(0, np.int64)
-            rows = np.insert(k_rows, at_k, f_rows)
-            tf = np.insert(k_tf, at_k, f_tf.astype(tf_type))
+        if np.all(np.diff(newpos[keep_old]) > 0):
+            # the kept rows keep their order (the usual case: compaction appends), so every term's
+            # kept postings stay ascending: a kept posting's place is its rank among the kept ones
+            # plus the fresh postings that sort before it (by term, then row), and the fresh
+            # postings fill the places left. Written in place, WEIGHT_BLOCK old postings at a
+            # time (whole-array gathers were ~1 GB of temporaries at 1M chunks).
+            rows = np.empty(int(indptr[-1]), dtype=np.int32)
+            tf = np.empty(int(indptr[-1]), dtype=tf_type)
+            new_of_old = np.full(len(prev.vocab), -1, dtype=np.int64)
+            new_of_old[kept_df > 0] = old_new
+            f_keys = f_term * n + f_rows  # ascending: terms ascend, rows ascend within a term
+            free = np.ones(len(rows), dtype=bool) if len(f_rows) else None
+            done = 0
+            for a in range(0, len(prev.rows), WEIGHT_BLOCK):
+                b = min(a + WEIGHT_BLOCK, len(prev.rows))
+                r = prev.rows[a:b]
+                at = np.flatnonzero(keep_old[r])
+                term = new_of_old[np.searchsorted(prev.indptr, at + a, side="right") - 1]
+                new_rows = newpos[r[at]]
+                dest = done + np.arange(len(at))
+                if free is not None:
+                    dest += np.searchsorted(f_keys, term * n + new_rows)
+                    free[dest] = False
+                rows[dest] = new_rows
+                tf[dest] = prev.tf[a:b][at]
+                done += len(at)
+            if free is not None:
+                rows[free] = f_rows
+                tf[free] = f_tf
         else:  # rows reordered: sort every posting by (term, row)
+            mask = keep_old[prev.rows]
+            k_rows = newpos[prev.rows[mask]]
+            k_tf = prev.tf[mask].astype(tf_type, copy=False)
+            del mask
             k_term = np.repeat(old_new, kept_df[kept_df > 0])
             rows = np.concatenate([k_rows, f_rows])
             tf = np.concatenate([k_tf, f_tf.astype(tf_type)])
+            del k_rows, k_tf
             by = np.lexsort((rows, np.concatenate([k_term, f_term])))
             rows, tf = rows[by], tf[by]
-        del k_rows, k_tf
-        return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table),
-                   tf=tf.astype(_tf_dtype(tf), copy=False), dl=dl)
+        tf = tf.astype(_tf_dtype(tf), copy=False)
+        return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table), tf=tf, dl=dl)
 
     # -- saving and loading ------------------------------------------------------------------------
     @staticmethod
