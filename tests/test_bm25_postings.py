@@ -23,6 +23,7 @@ from citewise.core import Document, Filters
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
 from citewise.store.lance import BM25_FOLDER, LanceStore
+from citewise.store import postings as postings_mod
 from citewise.store.postings import Postings
 
 DIM = 32
@@ -277,3 +278,181 @@ def test_batched_build_is_identical_for_every_batch_size():
         for name in ("vocab", "indptr", "rows", "weights", "rowids"):
             a, b = getattr(p, name), getattr(ref, name)
             assert a.dtype == b.dtype and np.array_equal(a, b), (size, name)
+
+
+# -- incremental update (issue 12: a one-document re-ingest must not rebuild the postings) -------
+
+ARRAYS = ("vocab", "indptr", "rows", "weights", "rowids", "tf", "dl")
+
+
+def _assert_identical(p: Postings, q: Postings) -> None:
+    assert p.version == q.version
+    for name in ARRAYS:
+        a, b = getattr(p, name), getattr(q, name)
+        assert a is not None and b is not None, name
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert p.ids.equals(q.ids)
+    assert (p.vectors is None) == (q.vectors is None)
+    if p.vectors is not None:
+        assert np.array_equal(p.vectors, q.vectors)
+
+
+def _df(p: Postings, term: str) -> int:
+    i = int(np.searchsorted(p.vocab, term.encode()))
+    return int(p.indptr[i + 1] - p.indptr[i]) if i < len(p.vocab) and p.vocab[i] == term.encode() else 0
+
+
+@pytest.fixture
+def count_builds(monkeypatch):
+    """Counts full builds (scans of the whole table) made by any LanceStore."""
+    calls = []
+    real = LanceStore._build_postings
+
+    def counted(self):
+        calls.append(self._table.version)
+        return real(self)
+
+    monkeypatch.setattr(LanceStore, "_build_postings", counted)
+    return calls, real
+
+
+def test_incremental_update_equals_a_full_rebuild_with_hand_checked_frequencies(tmp_path, count_builds):
+    builds, full_build = count_builds
+    store = _store(tmp_path / "s")
+    _ingest(store, [_doc("a", "alpha common shared"), _doc("b", "bravo common"), _doc("c", "gamma shared"),
+                    _doc("d", "delta common shared")])
+    assert len(builds) == 1  # a new table: built from a scan
+    p0 = store.postings()
+    # analyzed: "titl alpha common share", ... (the title "Title a" gives "titl"; "a" is a stop word)
+    assert (_df(p0, "common"), _df(p0, "share"), _df(p0, "gamma"), _df(p0, "titl")) == (3, 3, 1, 4)
+    _ingest(store, [_doc("b", "fresh common fresh", "2"), _doc("e", "epsilon fresh shared")])  # replace + add
+    assert store.delete(["c"]) == 1
+    store.refresh_indexes()
+    assert len(builds) == 1, "the two later versions were built from a scan, not updated"
+    p = store.postings()
+    assert p.version == store._table.version and p.tf is not None
+    # rows now a, b', d, e: common in a b' d; share in a d e; fresh in b' (twice) and e; gamma and
+    # bravo gone from the vocabulary with their rows
+    assert (_df(p, "common"), _df(p, "share"), _df(p, "fresh"), _df(p, "titl")) == (3, 3, 2, 4)
+    assert _df(p, "gamma") == 0 and _df(p, "bravo") == 0 and b"gamma" not in p.vocab.tolist()
+    i = int(np.searchsorted(p.vocab, b"fresh"))
+    assert sorted(p.tf[p.indptr[i]:p.indptr[i + 1]].tolist()) == [1, 2]
+    full = full_build(store)
+    _assert_identical(p, full)
+    _assert_identical(Postings.load(store.bm25_root, p.version), full)  # as saved
+    for q in (["fresh"], ["common", "share"], ["alpha", "delta", "epsilon"], ["titl"]):
+        assert p.top(q, 10, None) == full.top(q, 10, None)
+    assert [h.doc_id for h in store.lexical_search(["fresh"], 10)] == ["b", "e"]  # tf 2 beats tf 1
+    assert store.lexical_search(["gamma"], 10) == [] and store.lexical_search(["bravo"], 10) == []
+
+
+def test_incremental_updates_over_random_rounds_equal_full_rebuilds(tmp_path, count_builds):
+    """Several rounds of random adds, replaces (other chunk counts too) and deletes: after each,
+    the updated postings equal a full build, and the BM25 top-10 of fixed queries are the same."""
+    builds, full_build = count_builds
+    rng = random.Random(12)
+    words = [f"w{i}" for i in range(80)] + ["E-1004", "MT103", "\u00e9t\u00e9"]
+
+    def text():
+        return "\n\n".join(f"## Part {s}\n" + " ".join(rng.choice(words) for _ in range(rng.randrange(5, 60)))
+                           for s in range(rng.randrange(1, 4)))
+
+    store = _store(tmp_path / "s")
+    docs = {f"d{i:02d}": 1 for i in range(24)}
+    _ingest(store, [_doc(d, text()) for d in docs])
+    queries = [[rng.choice(words) for _ in range(rng.randrange(1, 4))] for _ in range(12)]
+    for round_ in range(4):
+        ids = sorted(docs)
+        replaced = rng.sample(ids, 4)
+        for d in replaced:
+            docs[d] += 1
+        added = [f"n{round_}{j}" for j in range(3)]
+        docs.update({d: 1 for d in added})
+        _ingest(store, [_doc(d, text(), str(docs[d])) for d in replaced + added])
+        gone = rng.sample([d for d in ids if d not in replaced], 2)
+        store.delete(gone)
+        for d in gone:
+            del docs[d]
+        store.refresh_indexes()
+        p, full = store.postings(), full_build(store)
+        _assert_identical(p, full)
+        for q in queries:
+            assert p.top(q, 10, None) == full.top(q, 10, None)
+    assert len(builds) == 1  # the first ingest; every later version was updated
+
+
+def test_update_equals_build_when_compaction_reorders_rows(monkeypatch):
+    """Postings.update on its own: the rows of the new version in another order than the old
+    (the general path, a sort by term and row), a replaced document with more chunks, a
+    deleted one, an added one, empty and over-long tokens."""
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(40)] + ["x" * 63, "y" * 64]
+
+    def lex():
+        return " ".join(rng.choice(words) for _ in range(rng.randrange(0, 25)))
+
+    old = [(f"d{i // 3}#c{i % 3}", f"d{i // 3}", lex()) for i in range(30)]
+    table = pa.table({"chunk_id": [r[0] for r in old], "doc_id": [r[1] for r in old], "title": ["t"] * 30,
+                      "lexical": [r[2] for r in old], "_rowid": pa.array(range(30), pa.uint64())})
+    prev = Postings.build(1, table)
+    changed = {"d2", "d5", "d7", "d99"}  # d2, d5 replaced (d5 by 5 chunks), d7 deleted, d99 new
+    new = [r for r in old if r[1] not in changed]
+    new += [(f"{d}#n{j}", d, lex() + " brandnew") for d, k in (("d2", 2), ("d5", 5), ("d99", 1)) for j in range(k)]
+    for order in (list(range(len(new))), rng.sample(range(len(new)), len(new))):
+        rows = [new[i] for i in order]
+        t = pa.table({"chunk_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows], "title": ["t"] * len(rows),
+                      "lexical": [r[2] for r in rows], "_rowid": pa.array(range(500, 500 + len(rows)), pa.uint64())})
+        fresh = t.filter(pa.array([r[1] in changed for r in rows])).select(["_rowid", "lexical"])
+        got = Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh.take(pa.array(range(fresh.num_rows - 1, -1, -1))), changed)
+        _assert_identical(got, Postings.build(2, t))
+        for block in (1, 7, 64):  # the old postings are copied block by block
+            monkeypatch.setattr(postings_mod, "WEIGHT_BLOCK", block)
+            _assert_identical(Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed), Postings.build(2, t))
+        monkeypatch.undo()
+    # a term 70,000 times in one row: counts above 65,535 are stored as int32, and back to uint16
+    # once that row is replaced
+    big = t.set_column(3, "lexical", pa.array([r[2] + (" w1" * 70_000 if r[0] == "d1#c0" else "") for r in rows]))
+    prev_big = Postings.build(1, big)
+    already = next(r[2] for r in rows if r[0] == "d1#c0").split().count("w1")
+    assert prev_big.tf.dtype == np.int32 and prev_big.tf.max() == 70_000 + already
+    again = t.filter(pa.array([r[1] in ("d1", "d2") for r in rows])).select(["_rowid", "lexical"])
+    got = Postings.update(prev_big, 2, t.drop_columns(["lexical"]), again, {"d1", "d2"})
+    _assert_identical(got, Postings.build(2, t))
+    assert got.tf.dtype == np.uint16
+    # rows outside the changed documents that do not match the old postings: no update
+    t2 = t.set_column(2, "title", pa.array(["other"] * t.num_rows))
+    assert Postings.update(prev, 2, t2.drop_columns(["lexical"]), fresh, changed) is None
+    assert Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed - {"d7"}) is None
+    prev.tf = None  # saved before term frequencies were kept
+    assert Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed) is None
+
+
+def test_full_rebuild_when_the_previous_postings_lack_frequencies_or_another_process_wrote(tmp_path, count_builds):
+    builds, full_build = count_builds
+    path = tmp_path / "s"
+    _ingest(_store(path), [_doc("a", "alpha common"), _doc("b", "beta common")])
+    assert len(builds) == 1
+    # a new process: the previous postings come from disk
+    store = _store(path)
+    _ingest(store, [_doc("a", "gamma common", "2")])
+    assert len(builds) == 1
+    # postings saved before term frequencies were kept: updated would be wrong, so built
+    (store.bm25_root / f"v{store._table.version}" / "tf.npy").unlink()
+    store = _store(path)
+    _ingest(store, [_doc("b", "delta common", "2")])
+    assert len(builds) == 2
+    _assert_identical(store.postings(), full_build(store))
+    # another process replaces a document (same chunk id, so no row count or id tells) between
+    # this store's write and its refresh: the change log no longer describes the table, so built
+    store = _store(path)
+    store.postings()
+    w = Ingestor(store, HashingEmbedder(DIM), units=None)
+    w._refresh = lambda: None
+    w.ingest_documents([_doc("c", "epsilon common")])
+    _ingest(_store(path), [_doc("a", "theta common", "3")])
+    store.refresh_indexes()
+    p = store.postings()
+    _assert_identical(p, full_build(store))
+    assert [h.doc_id for h in store.lexical_search(["theta"], 5)] == ["a"]
+    assert store.lexical_search(["gamma"], 5) == []
+    assert [h.doc_id for h in store.lexical_search(["epsilon"], 5)] == ["c"]

@@ -95,6 +95,8 @@ def test_ingest_replace_delete(backend, tmp_path, request):
     store = idx.store
     docs = store.documents()
     assert sorted(docs) == ["a", "b", "c"] and store.stats()["chunks"] == sum(d.chunk_count for d in docs.values())
+    assert store.documents(doc_ids=["c", "a", "nope", "a"]) == {d: docs[d] for d in ("a", "c")}
+    assert store.documents(doc_ids=[]) == {}
     assert {h.doc_id for h in store.lexical_search(["orchard"], 5)} == {"a"}
     before = store.chunk_versions()["a"]
     # replace a with another chunking and words; delete c

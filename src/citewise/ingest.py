@@ -295,7 +295,8 @@ class Ingestor:
     # -- internals ----------------------------------------------------------------------------
     def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> set[str]:
         """Upsert what changed; returns the ids of every document version this run kept."""
-        known = self.store.documents()
+        docs = list(docs)
+        known = self._known(docs)
         winners = self._pick_versions(docs, known, report)
         batch: list[_Work] = []
         for doc in winners:
@@ -320,6 +321,14 @@ class Ingestor:
         if batch:
             self._commit(batch, known, report, progress)
         return {d.doc_id for d in winners}
+
+    def _known(self, docs: list[Document]) -> dict[str, DocumentEntry]:
+        """The stored entries this run can consult: those of the incoming ids and of the history
+        ids (``id@version``) their versions would get, not the whole index (at 1M chunks reading
+        every entry was most of a one-document re-ingest, issue 12). Moves are detected per id
+        (same id, other source), so no other entry is needed."""
+        ids = {d.doc_id for d in docs} | {f"{d.doc_id}@{d.version or '-'}" for d in docs}
+        return self.store.documents(doc_ids=ids)
 
     def _pick_versions(self, docs: Iterable[Document], known: dict[str, DocumentEntry],
                        report: IngestReport) -> list[Document]:

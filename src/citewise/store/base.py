@@ -8,7 +8,7 @@ deletes whole documents atomically; and answers lexical (BM25) and vector search
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -172,8 +172,9 @@ class Store(Protocol):
         (or missing ids) are absent from the result."""
         ...
 
-    def documents(self) -> dict[str, DocumentEntry]:
-        """Every stored document by id."""
+    def documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentEntry]:
+        """Every stored document by id; with ``doc_ids``, only those of them that are stored
+        (an ingest looks up the documents it brings, not the whole index)."""
         ...
 
     def stats(self) -> dict:

@@ -76,7 +76,7 @@ import math
 import zlib
 from collections import Counter
 from contextlib import contextmanager
-from typing import Sequence
+from typing import Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -924,18 +924,25 @@ class PostgresStore:
             out[cid] = UnitVectors(ver, key, tuple(zip(spans[0::2], spans[1::2])), vecs)
         return out
 
-    def documents(self) -> dict[str, DocumentEntry]:
-        """Every stored document, from its chunk rows (one aggregate query)."""
+    def documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentEntry]:
+        """Every stored document (only those of ``doc_ids`` when given), from its chunk rows (one
+        aggregate query)."""
+        where, params = "", ()
+        if doc_ids is not None:
+            ids = sorted(set(doc_ids))
+            if not ids:
+                return {}
+            where, params = "WHERE doc_id = ANY(%s::text[])", (ids, ids)
         with self._tx() as cur:
             rows = cur.execute(f"""
                 SELECT a.*, f.groups FROM (
                     SELECT doc_id, min(title), min(source), min(content_hash), min(version), min(updated),
                            count(*), min(indexed_at), min(effective), min(source_changed_at),
                            CASE WHEN count(DISTINCT units_version) = 1 THEN min(units_version) ELSE '' END
-                    FROM {self.schema}.chunks GROUP BY doc_id) a
-                JOIN (SELECT DISTINCT ON (doc_id) doc_id, groups FROM {self.schema}.chunks
+                    FROM {self.schema}.chunks {where} GROUP BY doc_id) a
+                JOIN (SELECT DISTINCT ON (doc_id) doc_id, groups FROM {self.schema}.chunks {where}
                       ORDER BY doc_id, chunk_id) f USING (doc_id)
-                ORDER BY doc_id""").fetchall()
+                ORDER BY doc_id""", params or None).fetchall()
         return {r[0]: DocumentEntry(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], tuple(r[11] or ()),
                                     r[9], r[10]) for r in rows}
 
