@@ -240,3 +240,19 @@ def test_a_handle_opened_before_another_process_created_the_index_can_still_inge
     second = early.ingest(root)
     assert (first.added, second.added, second.unchanged, second.errors) == (1, 1, 1, [])
     assert sorted(early.store.documents()) == ["a", "b"] and len(early.store.runs()) == 2
+
+
+def test_ingest_summary_counts_in_the_singular_for_one(tmp_path):
+    """A fresh user's run printed "1 chunks", "1 errors", "1 documents"."""
+    from typer.testing import CliRunner
+
+    from citewise.cli import app
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nOne short page about refunds.\n", encoding="utf-8")
+    (docs / "empty.txt").write_text("", encoding="utf-8")
+    res = CliRunner().invoke(app, ["ingest", str(docs), "--index", str(tmp_path / "idx"), "--embedder", "hashing"])
+    assert res.exit_code == 3, res.output
+    assert "1 added" in res.stdout and "1 error, 0 warnings; 1 chunk and" in res.stdout, res.stdout
+    assert ": 1 document, 1 chunk." in res.stdout, res.stdout

@@ -23,6 +23,15 @@ from rich.text import Text
 from citewise.core import CitewiseError, Principal
 
 
+def plural(n: int, noun: str) -> str:
+    """``"1 chunk"``, ``"0 chunks"``, ``"2 answer units"`` (English: add *s*).
+
+    >>> plural(1, "chunk"), plural(0, "error"), plural(2, "answer unit")
+    ('1 chunk', '0 errors', '2 answer units')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _flags_take_no_value() -> None:
     """Typer 0.29.2's rich help panel prints a type column for every option, flags included, so
     ``--json`` read ``--json <bool>`` as if it took a value (its plain-text help already skips
@@ -270,12 +279,12 @@ def ingest(
         out.print(
             f"{report.added} added, {report.updated} updated, {report.unchanged_text()}, "
             + (f"{report.metadata_updated} with new permissions only, " if report.metadata_updated else "")
-            + f"{report.deleted} deleted, {len(report.duplicates)} duplicates skipped, {len(report.errors)} errors, "
-            f"{len(report.warnings)} warnings; "
-            f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded"
-            + (f" ({report.units_refreshed} unchanged documents got answer-unit vectors)" if report.units_refreshed else "")
+            + f"{report.deleted} deleted, {plural(len(report.duplicates), 'duplicate')} skipped, "
+            f"{plural(len(report.errors), 'error')}, {plural(len(report.warnings), 'warning')}; "
+            f"{plural(report.chunks_embedded, 'chunk')} and {plural(report.units_embedded, 'answer unit')} embedded"
+            + (f" ({plural(report.units_refreshed, 'unchanged document')} got answer-unit vectors)" if report.units_refreshed else "")
             + ". "
-            f"Index {idx.path}: {stats['documents']} documents, {stats['chunks']} chunks.",
+            f"Index {idx.path}: {plural(stats['documents'], 'document')}, {plural(stats['chunks'], 'chunk')}.",
             highlight=False, soft_wrap=True,
         )
     if report.errors and not allow_errors:
@@ -650,7 +659,8 @@ def status(
         def dur(s):
             return "never" if s is None else f"{s:.1f}s" if s < 120 else f"{s / 60:.1f}m" if s < 7200 else f"{s / 3600:.1f}h"
 
-        out.print(f"Index {idx.path}: {st.documents} documents, {st.chunks} chunks, {st.runs} ingest runs.", highlight=False, soft_wrap=True)
+        out.print(f"Index {idx.path}: {plural(st.documents, 'document')}, {plural(st.chunks, 'chunk')}, "
+                  f"{plural(st.runs, 'ingest run')}.", highlight=False, soft_wrap=True)
         out.print(f"Last completed ingest: {st.last_run_at or 'none'} (staleness {dur(st.staleness_s)}).", highlight=False)
         out.print(f"Index lag (indexed − source changed): max {dur(st.lag_max_s)}, p95 {dur(st.lag_p95_s)}.", highlight=False)
         if st.unindexed_rows:
