@@ -77,6 +77,15 @@ def sample_index(tmp_path_factory):
     return idx
 
 
+def minilm_fixture(pages: dict[str, tuple[str, str]], name: str):
+    """A module-scoped fixture called ``name``: the MiniLM index of ``pages``
+    (:func:`minilm_index_of`), built once per test module."""
+    @pytest.fixture(scope="module", name=name)
+    def index(tmp_path_factory):
+        return minilm_index_of(tmp_path_factory, pages)[0]
+    return index
+
+
 def minilm_index_of(tmp_path_factory, pages: dict[str, tuple[str, str]]):
     """``(index, {doc id: source text})``: ``pages`` (doc id -> (title, Markdown body)) written as
     ``<doc id>.md`` and ingested into a new MiniLM index; fails on any ingest error."""

@@ -26,7 +26,7 @@ from citewise.answer.citations import split_cited_sentences
 from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, asks_default, asks_list, bare_entry
 from citewise.answer.units import Unit
 
-from conftest import minilm_index_of
+from conftest import minilm_fixture
 
 # -- pure functions ----------------------------------------------------------------------------
 
@@ -166,10 +166,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def idx(tmp_path_factory):
-    index, _ = minilm_index_of(tmp_path_factory, PAGES)
-    return index
+idx = minilm_fixture(PAGES, "idx")
 
 
 @pytest.mark.parametrize("question, expected", [
@@ -217,10 +214,7 @@ DEEP_PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def deep_idx(tmp_path_factory):
-    index, _ = minilm_index_of(tmp_path_factory, DEEP_PAGES)
-    return index
+deep_idx = minilm_fixture(DEEP_PAGES, "deep_idx")
 
 
 def test_a_deeper_chunk_whose_sentence_answers_better_joins_the_context(deep_idx):

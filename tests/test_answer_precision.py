@@ -32,7 +32,7 @@ from citewise.core import ABSTENTION_TEXT, Hit
 from citewise.text.analyzer import analyze
 from citewise.text.names import subject_words
 
-from conftest import minilm_index_of
+from conftest import minilm_fixture
 
 # -- pure functions ----------------------------------------------------------------------------
 
@@ -126,10 +126,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def idx(tmp_path_factory):
-    index, _ = minilm_index_of(tmp_path_factory, PAGES)
-    return index
+idx = minilm_fixture(PAGES, "idx")
 
 
 def test_a_row_named_by_its_exact_name_is_quoted(idx):
