@@ -279,7 +279,34 @@ class _FixedVectors:
         return np.asarray(out, dtype=np.float32).reshape(-1, self.dim)
 
 
-def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None) -> dict:
+def probe_sweep(store, embedder, qs: list[str], probes: list[int]) -> list[dict]:
+    """Recall@10 against the exact top-10 and p50/p95 ms of the ANN path (forced, no filter) at
+    each ``probes`` count: how many IVF partitions a set needs for a recall target."""
+    from citewise.core import Filters
+
+    pub = Filters(groups=("public",))
+    vecs = embedder.embed(qs)
+    saved = (store.ann_min_rows, store.ann_exact_below, store.ann_nprobes)
+    store.ann_min_rows = float("inf")
+    truth = [[h.chunk_id for h in store.vector_search(v, K, pub)] for v in vecs]
+    rows = []
+    store.ann_min_rows, store.ann_exact_below = saved[0], 0
+    for nprobes in probes:
+        store.ann_nprobes = nprobes
+        store.vector_search(vecs[0], K, pub)  # warm up
+        lat, recall = [], []
+        for v, t in zip(vecs, truth):
+            a = time.perf_counter()
+            ids = [h.chunk_id for h in store.vector_search(v, K, pub)]
+            lat.append(time.perf_counter() - a)
+            recall.append(len(set(ids) & set(t)) / K)
+        rows.append({"nprobes": nprobes, "recall_at_10": float(np.mean(recall)), "p50_ms": pct(lat, 50),
+                     "p95_ms": pct(lat, 95)})
+    store.ann_min_rows, store.ann_exact_below, store.ann_nprobes = saved
+    return rows
+
+
+def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None, probes: list[int] = ()) -> dict:
     """Dense ANN vs exact on ``n`` MiniLM vectors of real corpora (``--minilm-base``).
 
     The base vectors are every chunk vector of the given MiniLM indexes (e.g. the ones
@@ -329,9 +356,10 @@ def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None) ->
         Ingestor(store, emb, units=None, keep_duplicates=True).ingest_documents(docs)
         build_s = time.perf_counter() - t
         rows = dense_paths(SimpleNamespace(store=store, embedder=emb), qs)
+        sweep = probe_sweep(store, emb, qs, list(probes)) if probes and store.has_ann_index() else []
         return {"n": n, "base_vectors": len(base), "bases": [b.name for b in bases], "queries": len(qs),
                 "sigma": PERTURB_SIGMA, "build_s": build_s, "ann_index": store.has_ann_index(),
-                "nprobes": max((r["nprobes"] for r in rows), default=0), "rows": rows}
+                "nprobes": max((r["nprobes"] for r in rows), default=0), "rows": rows, "probe_sweep": sweep}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -344,6 +372,11 @@ def print_minilm(res: dict) -> None:
     for r in res["rows"]:
         print(f"| {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
               f"{r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
+    if res.get("probe_sweep"):
+        print("\n| IVF probes (ANN forced, public) | p50 ms | p95 ms | recall@10 vs exact |")
+        print("|---:|---:|---:|---:|")
+        for r in res["probe_sweep"]:
+            print(f"| {r['nprobes']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | {r['recall_at_10']:.3f} |")
 
 
 def print_table(results: list[dict]) -> None:
@@ -383,11 +416,13 @@ def main() -> int:
     ap.add_argument("--minilm-base", nargs="*", default=None,
                     help="MiniLM BEIR index folders (citewise eval beir): only the dense ANN recall run on their "
                          "vectors enlarged to each --chunks size")
+    ap.add_argument("--probes", type=int, nargs="*", default=[],
+                    help="with --minilm-base: also sweep the ANN path over these IVF probe counts (public)")
     ap.add_argument("--_query-child", dest="query_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.minilm_base:
         keep = Path(args.keep) if args.keep else None
-        res = [minilm_sets([Path(b) for b in args.minilm_base], n, args.queries, keep) for n in args.chunks]
+        res = [minilm_sets([Path(b) for b in args.minilm_base], n, args.queries, keep, args.probes) for n in args.chunks]
         Path(args.json).write_text(json.dumps({"minilm": res}, indent=2))
         for r in res:
             print_minilm(r)
