@@ -255,12 +255,12 @@ def test_no_deeper_chunk_when_a_page_titled_with_the_asked_identifier_is_pinned(
     a = deep_idx.answerer()
     q = "How often does the shell check for new mail?"
     assess = a.assess(q, k=1)
-    ctx = a.assembler.assemble(q, assess.hits, a.store, assess.chunks)
-    assert [h.doc_id for h in a.deeper_hits(q, assess.qvec, ctx, assess.hits, assess.deeper)] == ["variables"]
+    retrieved = [assess.chunks[h.chunk_id] for h in assess.hits]
+    assert [h.doc_id for h in a.deeper_hits(q, assess.qvec, retrieved, assess.hits, assess.deeper)] == ["variables"]
     pinned = [replace(assess.hits[0], stage="pinned", title="MX-204 mail folders")]
-    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, pinned, assess.deeper) == []
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, retrieved, pinned, assess.deeper) == []
     # pinned for a title without the identifier asked about: deeper chunks still count
-    assert a.deeper_hits(f"{q} MX-204", assess.qvec, ctx, [replace(pinned[0], title="Mail FAQ")], assess.deeper)
+    assert a.deeper_hits(f"{q} MX-204", assess.qvec, retrieved, [replace(pinned[0], title="Mail FAQ")], assess.deeper)
 
 
 def test_states_default_reads_is_the_default():

@@ -179,11 +179,12 @@ class Answerer:
         merged = added + [h for h in hits if h.chunk_id not in ids]
         return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
 
-    def deeper_hits(self, question: str, qvec: np.ndarray, context, hits: list[Hit], deeper: list[Hit]) -> list[Hit]:
+    def deeper_hits(self, question: str, qvec: np.ndarray, chunks, hits: list[Hit], deeper: list[Hit]) -> list[Hit]:
         """Of ``deeper`` (the search's hits ranked ``k+1 .. deep_k``), those whose best answer unit has a
-        cosine to the question higher by :data:`DEEP_MARGIN` than every unit of ``context``, best
-        first, at most :attr:`deep_extra`; stage ``unit``. :meth:`answer` puts them first in the
-        context, so the per-document share and the token budget never drop them. None when a
+        cosine to the question higher by :data:`DEEP_MARGIN` than every unit of ``chunks`` (the
+        retrieved chunks of ``hits``, whose units the evidence score already holds), best first,
+        at most :attr:`deep_extra`; stage ``unit``. :meth:`answer` assembles the context from
+        them and the hits, them first, so the per-document share and the token budget never drop them. None when a
         pinned hit's title holds an identifier the question names: the page titled with it answers it ("which fields are in the E-1006 API error response"
         quoted an API page's general error format ahead of the E-1006 page, sample corpus q12).
 
@@ -202,8 +203,8 @@ class Answerer:
         if names and any(h.stage == "pinned" and names & set(find_identifiers(h.title)) for h in hits):
             return []  # the page titled with the identifier asked about is the authority
         q = np.asarray(qvec, dtype=np.float32)
-        best = max((float((v @ q).max()) for u, v in self.units.get(context.chunks) if len(u)), default=-1.0)
-        have = {h.chunk_id for h in hits} | {c.chunk_id for c in context.chunks}
+        best = max((float((v @ q).max()) for u, v in self.units.get(chunks) if len(u)), default=-1.0)
+        have = {h.chunk_id for h in hits}
         deep = [h for h in deeper if h.chunk_id not in have]
         # stored unit vectors only: no chunk text is fetched or split for the ones that lose
         tops = self.units.best_cosines([h.chunk_id for h in deep], q)
@@ -237,11 +238,10 @@ class Answerer:
             timings["total_s"] = time.perf_counter() - t0
             return ans
         t2 = time.perf_counter()
-        context = self.assembler.assemble(question, hits, self.store, chunks)
-        deeper = self.deeper_hits(question, qvec, context, hits, a.deeper)
-        if deeper:
-            # first: they beat every retrieved sentence, so no share or budget rule drops them
-            context = self.assembler.assemble(question, deeper + hits, self.store, chunks)
+        deeper = self.deeper_hits(question, qvec, [chunks[h.chunk_id] for h in hits if h.chunk_id in chunks],
+                                  hits, a.deeper)
+        # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
+        context = self.assembler.assemble(question, deeper + hits, self.store, chunks)
         ans.context_ids = [c.chunk_id for c in context.chunks]
         t3 = time.perf_counter()
         timings["assemble_s"] = t3 - t2
