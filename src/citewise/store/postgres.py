@@ -468,18 +468,27 @@ class PostgresStore:
         """
         psycopg = import_psycopg()
         conn = psycopg.connect(self.dsn, autocommit=True)
+        key = self._lock_key("ingest")
+        held = False
         try:
-            key = self._lock_key("ingest")
-            got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
-            if not got:
+            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            if not held:
                 msg = f"{self._safe_url()}: another ingest is running on schema {self.schema}"
                 if not wait:
                     raise IndexBusy(msg + "; wait for it to finish, or pass --wait")
                 if on_wait:
                     on_wait(msg + "; waiting for it to finish")
                 conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+                held = True
             yield
         finally:
+            # Unlock before closing: closing only ends the server backend asynchronously, so a
+            # lock left to the disconnect can still be held when the next ingest asks for it.
+            if held:
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                except psycopg.Error:
+                    pass  # the connection is gone, and the lock with its backend
             conn.close()
 
     # -- writes -------------------------------------------------------------------------------
