@@ -103,28 +103,35 @@ def make_pdf(pages, outline=(), title=None):
     """A valid PDF 1.4 file (bytes): one page per list of text lines, one ``Tj`` per line so the
     text layer holds exactly these lines; outline entries ``(title, page index, children)``;
     ``title`` goes to the document info ``/Title``. A line may also be a list of ``(x, text)``
-    pieces set at those x positions (points; the left margin is 72): a column layout."""
+    pieces set at those x positions (points; the left margin is 72): a column layout, or
+    ``("mono", text)``: a line set in Courier (a code line; other text is Helvetica)."""
     objs = {}
     n_pages = len(pages)
-    # 1 catalog, 2 pages, 3 font, then page i: 4+2i, content 5+2i
+    # 1 catalog, 2 pages, 3 font, then page i: 4+2i, content 5+2i, then the monospace font
     kids = [4 + 2 * i for i in range(n_pages)]
     objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    # /F2: the monospace font of code lines, given as ("mono", text)
+    mono_id = 4 + 2 * n_pages
+    objs[mono_id] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>"
     for i, lines in enumerate(pages):
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
         for n, ln in enumerate(lines):
-            for x, piece in ([(None, ln)] if isinstance(ln, str) else ln):
+            if isinstance(ln, tuple) and ln[0] == "mono":
+                ln = [(None, ln[1], "F2")]
+            for x, piece, *font in ([(None, ln)] if isinstance(ln, str) else ln):
                 esc = piece.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+                tf = f"/{font[0] if font else 'F1'} 12 Tf "
                 if x is None:
-                    ops.append(f"({esc}) Tj T*")
+                    ops.append(f"{tf}({esc}) Tj T*")
                 else:  # absolute position: x, and the line's baseline
-                    ops.append(f"1 0 0 1 {x} {720 - 14 * n} Tm ({esc}) Tj")
+                    ops.append(f"{tf}1 0 0 1 {x} {720 - 14 * n} Tm ({esc}) Tj")
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
         objs[4 + 2 * i] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                           f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
+                           f"/Resources << /Font << /F1 3 0 R /F2 {mono_id} 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {n_pages} >>".encode()
-    nxt = 4 + 2 * n_pages
+    nxt = mono_id + 1
     cat = "<< /Type /Catalog /Pages 2 0 R"
     if outline:
         root_id = nxt; nxt += 1

@@ -317,6 +317,29 @@ def test_every_chunk_of_a_split_table_starts_with_its_header():
     assert units == ["Plan code: PLN-1157; Name: Plan 157; Refund window: 21 days; Setup fee: 471 USD"]
 
 
+def test_every_chunk_of_a_split_code_block_reopens_its_fence():
+    """A 400-line example (a PDF manual's sample init file) is cut at line ends into chunks that
+    each start with the block's opening fence, so each part is still a code unit."""
+    from citewise.answer.units import split_units
+
+    lines = [f"echo step {i} of the long example script" for i in range(400)]
+    text = "# Setup\n\nRun this script:\n\n```sh\n" + "\n".join(lines) + "\n```\n\nDone.\n"
+    chunks = Chunker().chunk("setup", "Setup", text)
+    assert len(chunks) >= 4
+    for c in chunks:
+        assert c.token_count <= 800 and c.token_count == count_tokens(c.indexed_text)
+        assert c.text[c.prefix_len:] == text[c.start:c.end]
+    assert chunks[0].prefix_len == 0 and all(c.prefix_len == len("```sh\n") for c in chunks[1:])
+    assert all(c.text.startswith("```sh\n") for c in chunks[1:])
+    # nothing lost or doubled (the whitespace a cut falls on belongs to no chunk)
+    assert " ".join(c.text[c.prefix_len:] for c in chunks).split() == text.split()
+    # past the section's first chunk (heading and lead-in packed with the block's start), the
+    # block is cut at line ends
+    assert all(c.text.startswith("```sh\necho step ") and c.text.endswith("script") for c in chunks[2:-1])
+    for c in chunks[1:]:
+        assert split_units(c.text)[0].kind == "code"
+
+
 def test_small_table_is_not_prefixed():
     text, _ = _plan_table(5)
     (c,) = Chunker().chunk("plans", "Plans", text)

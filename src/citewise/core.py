@@ -59,7 +59,8 @@ class Document:
         effective: date from which the document is in force (front matter ``effective``), or
             None (then ``updated`` is used for "as of" queries).
         groups: groups allowed to read it; empty = none declared (the index policy decides).
-        content_hash: sha256 hex of the raw source bytes.
+        content_hash: sha256 hex of the raw source bytes (and, for a format whose loader changed,
+            the loader's version: ``citewise.text.loaders.content_hash``).
         offset_base: character offset of ``text`` inside the raw source (front matter length), so
             chunk offsets can be reported against the source file.
         pages: for paged formats (PDF), the character offset in ``text`` where each page starts

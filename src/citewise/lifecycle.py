@@ -37,7 +37,7 @@ from pathlib import Path
 
 from citewise.core import Document, InputError
 from citewise.store.base import DocumentEntry, IngestRun
-from citewise.text.loaders import SUPPORTED_EXT, iter_files, sha256_hex
+from citewise.text.loaders import SUPPORTED_EXT, content_hash, iter_files
 
 _TOKEN = re.compile(r"\d+|[^\d]+")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
@@ -231,7 +231,7 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
         if m == e.source_changed_at:
             continue
         try:
-            changed = sha256_hex(p.read_bytes()) != e.content_hash
+            changed = content_hash(p.read_bytes(), p.suffix) != e.content_hash
         except OSError:
             changed = True
         if changed:

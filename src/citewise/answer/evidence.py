@@ -89,7 +89,7 @@ import numpy as np
 from citewise.answer.units import UnitCache, is_instruction
 from citewise.core import Filters
 from citewise.text.analyzer import analyze, fold_dashes
-from citewise.text.names import (GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
+from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
@@ -133,13 +133,28 @@ _LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[
 _LIVE_VALUE = re.compile(r"\b(rates?|prices?|weather|temperature|stock|shares?|quotes?|scores?|news|time)\b", re.I)
 
 
+#: Units before a code block read with it (:func:`_prose_before`).
+CODE_PROSE_UNITS = 4
+
+
+def _prose_before(units: Sequence, k: int) -> list[str]:
+    """Texts of up to :data:`CODE_PROSE_UNITS` units before ``units[k]`` under the same headings,
+    stopping at another code block: the prose a code block illustrates."""
+    out: list[str] = []
+    j = k - 1
+    while j >= 0 and len(out) < CODE_PROSE_UNITS and units[j].kind != "code" and units[j].headings == units[k].headings:
+        out.append(units[j].text)
+        j -= 1
+    return out[::-1]
+
+
 def content_terms(question: str) -> list[str]:
     """The question's analyzed terms minus :data:`QUESTION_WORDS`, unique, in order.
 
     >>> content_terms("What is the refund policy of Stripe?")
     ['refund', 'polici', 'stripe']
     """
-    return [t for t in dict.fromkeys(analyze(question)) if t not in QUESTION_WORDS]
+    return [t for t in dict.fromkeys(analyze(ABBREVIATIONS.sub(" ", question))) if t not in QUESTION_WORDS]
 
 
 _CONDITION_CLAUSE = re.compile(
@@ -459,8 +474,12 @@ class EvidenceScorer:
         if total <= 0:
             return ""
         for c, us in zip(chunks, units):
-            for u in us:
-                have = set(analyze(" ".join((c.title, *c.heading_path, u.heading, u.text))))
+            for k, u in enumerate(us):
+                # a code block is read with the prose it illustrates: the units before it in its
+                # section, back to the previous block (``$ echo ${string:7:2}`` after "Here are
+                # some examples illustrating substring expansion:" and the sentences on offsets)
+                intro = " ".join(_prose_before(us, k)) if u.kind == "code" else ""
+                have = set(analyze(" ".join((c.title, *c.heading_path, u.heading, intro, u.text))))
                 if any(t in have for t in tool_terms) and sum(w for t, w in rest.items() if t in have) >= 0.5 * total:
                     return ""
         return f"not in the evidence: how to do this with {tool}"

@@ -30,7 +30,9 @@ answer units label each cell with its column name. The copy is a *prefix*: ``Chu
 characters of ``text`` that are not at ``[start, end)`` in the source. ``start``/``end`` still
 point at the rows themselves, so ``text[prefix_len:] == source[start:end]`` for every chunk
 (``prefix_len`` is 0 for all others) and a stored chunk's prefix length is
-``len(text) - (end - start)``. A header of more than a quarter of ``max_tokens`` is not repeated.
+``len(text) - (end - start)``. A header of more than a quarter of ``max_tokens`` is not repeated. A code block split across
+chunks is treated alike: every later chunk that starts inside it begins with a copy of its
+opening fence line (```` ```lang ````), so its lines still read as code there.
 
 Token counts are ``o200k_base`` counts of the indexed text (heading path + text).
 """
@@ -138,7 +140,7 @@ def parse_blocks(text: str) -> list[_Block]:
         if m:
             close()
             fence = m.group(1)
-            cur = _Block("code", pos, end)
+            cur = _Block("code", pos, end, header_end=end)  # its header: the opening fence line
             continue
         hm = _HEADING.match(line.rstrip("\r\n"))
         if hm:
@@ -231,7 +233,7 @@ class Chunker:
         blocks = parse_blocks(text)
         if not blocks:
             return []
-        run = _Run(text, [b for b in blocks if b.kind == "table"], max_header=self.max_tokens // 4,
+        run = _Run(text, [b for b in blocks if b.kind in ("table", "code")], max_header=self.max_tokens // 4,
                    heads=[b for b in blocks if b.kind == "heading"])
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []

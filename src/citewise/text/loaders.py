@@ -59,6 +59,22 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: Version of a loader whose text for the same file bytes changed (PDF 2: monospace lines
+#: became fenced code blocks). It is mixed into that format's content hash
+#: (:func:`content_hash`), so the next ingest re-parses files the old loader read, instead of
+#: keeping their old text because the bytes did not change. Formats absent here hash the bytes.
+LOADER_VERSIONS = {".pdf": "2"}
+
+
+def content_hash(raw: bytes, suffix: str) -> str:
+    """The content hash of a source file's bytes (sha256 hex): the bytes alone, or for a format in
+    :data:`LOADER_VERSIONS` (by file suffix, e.g. ``".pdf"``) the bytes and that loader's version."""
+    version = LOADER_VERSIONS.get(suffix.lower())
+    if version is None:
+        return sha256_hex(raw)
+    return sha256_hex(raw + b"\0citewise-loader:" + suffix.lower().encode() + b":" + version.encode())
+
+
 def doc_id_for(path: Path, root: Path) -> str:
     """Document id of a file: its path relative to ``root`` without extension, ``/``-separated.
 
@@ -454,6 +470,113 @@ def _pdf_outline(reader) -> list[tuple[int, int, str]]:
     return out
 
 
+#: Marks a code line (set wholly in a monospace font) in page texts handed to
+#: :func:`pdf_to_text`; runs of such lines become fenced code blocks. NUL never survives in text.
+CODE_MARK = "\x00"
+#: Monospace font names: TeX's typewriter faces (CMTT10, CMSLTT10, LMMono), Courier, Consolas,
+#: Menlo, DejaVu Sans Mono, Source Code Pro ... (the part after a subset prefix ``ABCDEF+``).
+_MONO_FONT = re.compile(r"(?i)mono|courier|consol|menlo|typewriter|code|^(?:cm|ec|lm)\w*tt\d*$|^tt\d|tt\d+$")
+
+
+def _is_mono(font) -> bool:
+    """Whether a pypdf font dictionary is monospace: by its name (:data:`_MONO_FONT`) or by the
+    FixedPitch flag (bit 1 of ``/Flags``, PDF 32000-1:2008 §9.8.2) of its font descriptor."""
+    if not font:
+        return False
+    name = str(font.get("/BaseFont", "")).lstrip("/").split("+")[-1]
+    if _MONO_FONT.search(name):
+        return True
+    try:
+        desc = font.get("/FontDescriptor")
+        if desc is None and "/DescendantFonts" in font:  # Type0: the descriptor is the CID font's
+            desc = font["/DescendantFonts"][0].get_object().get("/FontDescriptor")
+        return desc is not None and bool(int(desc.get_object().get("/Flags", 0)) & 1)
+    except Exception:  # a malformed descriptor says nothing about the font
+        return False
+
+
+def _page_with_code_marks(page) -> str:
+    """A page's plain text (pypdf ``extract_text``) with :data:`CODE_MARK` in front of each line
+    whose every visible character is set in a monospace font (:func:`_is_mono`): the Texinfo
+    ``@example`` blocks of a manual, which plain extraction otherwise runs into the prose.
+
+    pypdf hands each text run to ``visitor_text`` with its font, and the runs concatenate to the
+    extracted text; when they do not (a pypdf change), the page is returned unmarked."""
+    runs: list[tuple[str, bool]] = []
+    known: dict[int, bool] = {}
+
+    def visit(text, cm, tm, font, size):
+        key = id(font)
+        if key not in known:
+            known[key] = _is_mono(font)
+        runs.append((text, known[key]))
+
+    text = (page.extract_text(visitor_text=visit) or "").replace(CODE_MARK, "")
+    if "".join(t for t, _ in runs).replace(CODE_MARK, "") != text or not any(m for _, m in runs):
+        return text
+    mono: list[bool] = []
+    for t, m in runs:
+        mono.extend([m] * len(t.replace(CODE_MARK, "")))
+    out, pos = [], 0
+    for line in text.split("\n"):
+        flags = mono[pos:pos + len(line)]
+        visible = [f for ch, f in zip(line, flags) if not ch.isspace()]
+        out.append(CODE_MARK + line if visible and all(visible) else line)
+        pos += len(line) + 1
+    return "\n".join(out)
+
+
+def _is_code(line: str) -> bool:
+    return line.startswith(CODE_MARK)
+
+
+#: A code run of at most this many lines set inside a sentence stays in the sentence.
+INLINE_CODE_LINES = 3
+
+
+def _inline_code(lines: list[str], i: int, before: str) -> int:
+    """How many code lines from ``lines[i]`` on are set inside a sentence (0 when they are a block
+    of their own): the text ``before`` them ends without closing punctuation and the line after a
+    run of at most :data:`INLINE_CODE_LINES` code lines goes on in lower case ("your
+    ~/.bash_profile contains the line" / ``if [ -f ~/.bashrc ]; then . ~/.bashrc; fi`` / "after
+    (or before) any login-specific initializations."). Such code is part of the sentence."""
+    before = before.rstrip()
+    if not before or before.endswith((".", ":", ";", "!", "?", "```")) or before.startswith("#"):
+        return 0
+    j = i
+    while j < len(lines) and _is_code(lines[j].strip()) and j - i < INLINE_CODE_LINES:
+        j += 1
+    after = lines[j].strip() if j < len(lines) else ""
+    return j - i if j > i and re.match(r"[a-z(]", after) else 0
+
+
+def _fence_code(lines: list[str]) -> list[str]:
+    """Runs of :data:`CODE_MARK` lines become fenced code blocks (a blank line on either side);
+    code set inside a sentence (:func:`_inline_code`) stays in its line."""
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if not _is_code(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        k = _inline_code(lines, i, out[-1] if out else "")
+        if k:
+            out.extend(ln.replace(CODE_MARK, "") for ln in lines[i:i + k])
+            i += k
+            continue
+        if out and out[-1].strip():
+            out.append("")
+        out.append("```")
+        while i < n and (_is_code(lines[i]) or (not lines[i].strip() and i + 1 < n and _is_code(lines[i + 1]))):
+            out.append(lines[i][len(CODE_MARK):] if _is_code(lines[i]) else "")
+            i += 1
+        out.append("```")
+        if i < n and lines[i].strip():
+            out.append("")
+    return out
+
+
 def _page_text(text: str) -> list[str]:
     """Lines of one extracted page: trailing spaces stripped, runs of blank lines collapsed."""
     lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
@@ -517,9 +640,9 @@ def _clean_page(lines: list[str], running: set[str]) -> list[str]:
     edge = set(body[:1] + body[-1:])
     out: list[str] = []
     for i, ln in enumerate(lines):
-        if (i in edge and _digitless(ln) in running) or _LEADERS.search(ln):
+        if (i in edge and _digitless(ln) in running) or (_LEADERS.search(ln) and not _is_code(ln)):
             continue
-        if out and re.search(r"[a-z]-$", out[-1]) and re.match(r"^[a-z]", ln):
+        if out and not _is_code(out[-1]) and re.search(r"[a-z]-$", out[-1]) and re.match(r"^[a-z]", ln):
             head, _, tail = ln.partition(" ")
             out[-1] = out[-1][:-1] + head
             if tail.strip():
@@ -532,7 +655,7 @@ def _clean_page(lines: list[str], running: set[str]) -> list[str]:
 def _key(line: str) -> str:
     """Lookup key of a line in :func:`layout_roles`: its first 48 characters, whitespace
     collapsed (the end of a line may change when a hyphenated word is joined)."""
-    return " ".join(line.split())[:48]
+    return " ".join(line.replace(CODE_MARK, "").split())[:48]
 
 
 _BULLETS = frozenset("•◦▪▫●○■□‣∙")
@@ -619,6 +742,14 @@ def _definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]] | Non
         ln = lines[i].strip()
         term = defn = None
         nxt = lines[i + 1].strip() if i + 1 < n else ""
+        if _is_code(ln):
+            # a monospace line is a term only alone before a definition (``@table @code``);
+            # followed by more code it is a line of an example
+            if _is_code(nxt) or nxt.startswith("#") or (i and _is_code(lines[i - 1].strip())):
+                out.append(lines[i])
+                i += 1
+                continue
+            ln = ln[len(CODE_MARK):]
         prev_end = not out or not out[-1].strip() or out[-1].rstrip().endswith((".", ":")) or out[-1].startswith((": ", "#"))
         if _TERM_LINE.match(ln) and nxt and (nxt[0].isupper() or nxt.startswith(ln + " ")) and not ln.startswith("#"):
             term, defn, i = ln, [], i + 1
@@ -630,11 +761,14 @@ def _definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]] | Non
             out.append(lines[i])
             i += 1
             continue
+        prose = bool(defn)
         while i < n:
             cur = lines[i].strip()
             after = lines[i + 1].strip() if i + 1 < n else ""
-            if not cur or cur.startswith("#"):
-                break
+            if not cur or cur.startswith("#") or (_is_code(cur) and prose and not _inline_code(lines, i, defn[-1])):
+                break  # an example inside the definition: a code block of its own
+            prose = prose or not _is_code(cur)
+            cur = cur.replace(CODE_MARK, "")  # a synopsis right after the term opens its definition
             if _TERM_LINE.match(cur) and after and (after[0].isupper() or after.startswith(cur + " ")) and defn:
                 break
             if _TERM_INLINE.match(cur) and defn and defn[-1].rstrip().endswith((".", ":")):
@@ -679,19 +813,55 @@ def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]
                 kind = ""  # the plain line does not start with the term: not the same line
             else:
                 rest = ln.split(None, len(term.split()))[-1] if len(ln.split()) > len(term.split()) else ""
+        if kind == "term" and _is_code(ln) and not _code_term(lines, i, cur, pending):
+            kind = ""  # a line of an example whose next lines are indented deeper (``else``)
+        if kind == "body" and _is_code(ln) and cur[0] == "term":
+            # a monospace line at the margin right above a term is one more name of that entry
+            # (Texinfo ``@itemx``: ``${parameter:offset}`` over ``${parameter:offset:length}``),
+            # not the last line of the example before it
+            out += ["", ln[len(CODE_MARK):]]
+            continue
         if kind not in ("term", "inline") or ln.startswith("#"):
             out.append(lines[i - 1])
             continue
         defn = [rest] if rest else []
+        prose = bool(rest)
         while i < n:
             cur_ln = lines[i].strip()
             if not cur_ln or cur_ln.startswith("#") or cur[0] in ("term", "inline", "body"):
                 break
+            if _is_code(cur_ln):
+                if prose and not _inline_code(lines, i, defn[-1]):
+                    break  # an example inside the definition: a code block of its own
+                cur_ln = cur_ln[len(CODE_MARK):]  # the term's synopsis, or code inside a sentence
+            else:
+                prose = True
             defn.append(cur_ln)
             i += 1
             cur = role(lines[i]) if i < n else ("", "")
         _emit_entry(out, term, defn)
     return out
+
+
+def _code_term(lines: list[str], i: int, nxt_role: tuple[str, str], pending: dict) -> bool:
+    """Whether a monospace line with the layout role ``term`` (``lines[i]`` is the line after
+    it, whose role is ``nxt_role``) is a term: its definition follows (a line in roman), or its
+    synopsis does (code lines indented deeper, then the definition, still deeper). A line of an
+    example whose next lines are indented (``else`` / ``    echo ...`` / ``fi``) comes back to
+    the margin within its code."""
+    if i >= len(lines) or not lines[i].strip():
+        return False
+    if not _is_code(lines[i].strip()):
+        return True
+    role = nxt_role[0]
+    j = i
+    while j < len(lines) and _is_code(lines[j].strip()):
+        if role != "def":
+            return False  # the code comes back to the margin: an example
+        j += 1
+        got = pending.get(_key(lines[j])) if j < len(lines) else None
+        role = got[0][0] if got else ""
+    return j < len(lines) and bool(lines[j].strip()) and role == "def"
 
 
 def _continues(prev_page: str, page: str) -> bool:
@@ -753,8 +923,17 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
                     break
             else:
                 top.append(mark + title)
-        lines = _definitions(lines, layout_roles(layouts[i]) if layouts and i < len(layouts) else None)
+        lines = _fence_code(_definitions(lines, layout_roles(layouts[i]) if layouts and i < len(layouts) else None))
         page = "\n".join(top + ([""] if top and lines else []) + lines)
+        if i and not top and parts and parts[-1].endswith("\n```") and page.startswith("```\n"):
+            # a code block runs on over the page break: one block, not two
+            parts[-1] = parts[-1][:-3]  # drop the closing fence, keep its line break
+            pos -= 3
+            page = page[4:]  # and the opening fence with its line break
+            starts.append(pos)
+            parts.append(page)
+            pos += len(page)
+            continue
         if i and not top and parts and _continues(parts[-1], page):
             # a sentence runs on over the page break ("... wishes to view" / "them; otherwise,
             # ..."): one space, not a paragraph break, so it stays one sentence (and a word
@@ -812,7 +991,9 @@ def load_pdf(path: Path, root: Path) -> Document:
         reader = PdfReader(io.BytesIO(raw), strict=False)
         if reader.is_encrypted and not reader.decrypt(""):
             raise InputError(source, "encrypted PDF (a password is needed); decrypt it first")
-        page_texts = [p.extract_text() or "" for p in reader.pages]
+        # each line set wholly in a monospace font is marked as code (:func:`_page_with_code_marks`)
+        marked = [_page_with_code_marks(p) for p in reader.pages]
+        page_texts = [t.replace(CODE_MARK, "") for t in marked]
         # the same text with its columns (pypdf's layout mode): definition tables are told
         # from prose by their indentation (:func:`layout_roles`)
         layouts = [_layout_text(p) if t.strip() else "" for p, t in zip(reader.pages, page_texts)]
@@ -827,7 +1008,7 @@ def load_pdf(path: Path, root: Path) -> Document:
         pypdf_log.setLevel(level)
     if not page_texts:
         raise InputError(source, "PDF has no pages")
-    text, starts = pdf_to_text(page_texts, outline, layouts)
+    text, starts = pdf_to_text(marked, outline, layouts)
     if not text.strip():
         raise InputError(source, f"PDF has no text layer ({len(page_texts)} page(s); a scan? OCR it first)")
     first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)
@@ -837,7 +1018,7 @@ def load_pdf(path: Path, root: Path) -> Document:
     title = meta_title or (cover if 0 < len(cover) <= 120 else (outline[0][2] if outline else first[:200]))
     return Document(
         doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="pdf",
-        content_hash=sha256_hex(raw), pages=starts,
+        content_hash=content_hash(raw, path.suffix), pages=starts,
     )
 
 

@@ -43,6 +43,11 @@ _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?
 
 
 
+#: Latin abbreviations of running text ("e.g.", "i.e.", "etc.", "cf.", "viz."): never a name
+#: or a content term (``e.g`` looks like a dotted identifier and analyzes to ``e.g e g``).
+ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|cf|viz)\.?(?=\W|$)", re.I)
+
+
 def code_names(question: str) -> list[str]:
     """Names a question is about, other than capitalised words: flags, code identifiers,
     ``snake_case`` / ``camelCase`` names and quoted or back-ticked terms, in order, unique.
@@ -55,7 +60,10 @@ def code_names(question: str) -> list[str]:
     ['--emit', 'wasm-text']
     >>> code_names("rustc --print cache-sizes"), code_names("does rustc --extern link the crate")
     (['--print', 'cache-sizes'], ['--extern'])
+    >>> code_names("How do I take a substring, e.g. 2 characters, i.e. a slice?")
+    []
     """
+    question = ABBREVIATIONS.sub(lambda m: " " * len(m.group(0)), question)  # offsets kept
     found: dict[str, int] = {}
     for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED):
         for m in rx.finditer(question):
