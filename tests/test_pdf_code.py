@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from pypdf.generic import DictionaryObject, NameObject, NumberObject
 
 from citewise.answer.citations import split_cited_sentences
@@ -55,44 +56,51 @@ def test_a_code_question_is_answered_with_the_example(tmp_path):
     assert split_cited_sentences(a.text)[0][1] == [("doc", "gizmo")]
 
 
-def test_a_monospace_term_keeps_its_definition_and_its_synopsis():
+TERM_PAGES = [
     # Texinfo ``@table @code``: the term is set in the code font, its definition in roman; a
     # synopsis line right under the term opens the definition; an example after the definition's
     # prose is a code block of its own, and the prose after it goes on as a paragraph
-    pages = [M + "wait-all\nWait for every job to finish before returning.\n"
-             + M + "$ wait-all; echo done\nThe return status is zero.\n"
-             + M + "((...))\n" + M + "(( expression ))\nThe expression is evaluated as arithmetic.\n"]
-    layout = ("wait-all\n"  # the page's columns (pypdf layout mode): terms left, the rest deeper
-              "               Wait for every job to finish before returning.\n"
-              "               $  wait-all;  echo  done\n"
-              "               The return status is zero.\n"
-              "((...))\n"
-              "                       ((  expression  ))\n"
-              "               The expression is evaluated as arithmetic.\n")
-    text, _ = pdf_to_text(pages, [], [layout])
-    assert text == ("wait-all\n: Wait for every job to finish before returning.\n\n"
-                    "```\n$ wait-all; echo done\n```\n\n"
-                    "The return status is zero.\n\n"
-                    "((...))\n: (( expression )) The expression is evaluated as arithmetic.\n\n")
-
-
-def test_a_second_term_name_above_a_term_is_not_the_end_of_the_example_before_it():
+    pytest.param(
+        M + "wait-all\nWait for every job to finish before returning.\n"
+        + M + "$ wait-all; echo done\nThe return status is zero.\n"
+        + M + "((...))\n" + M + "(( expression ))\nThe expression is evaluated as arithmetic.\n",
+        # the page's columns (pypdf layout mode): terms left, the rest deeper
+        "wait-all\n"
+        "               Wait for every job to finish before returning.\n"
+        "               $  wait-all;  echo  done\n"
+        "               The return status is zero.\n"
+        "((...))\n"
+        "                       ((  expression  ))\n"
+        "               The expression is evaluated as arithmetic.\n",
+        "wait-all\n: Wait for every job to finish before returning.\n\n"
+        "```\n$ wait-all; echo done\n```\n\n"
+        "The return status is zero.\n\n"
+        "((...))\n: (( expression )) The expression is evaluated as arithmetic.\n\n",
+        id="term-synopsis-example"),
     # Texinfo ``@itemx``: two names of one entry at the margin, the first with no definition of
     # its own; the example above them ends before them
-    pages = [f"{M}${{w:+word}}\nUse word when w is set.\n{M}$ gizmo-echo ${{w:+yes}}\n{M}yes\n"
-             f"{M}${{w:off}}\n{M}${{w:off:len}}\nSubstring expansion.\n"]
-    layout = ("${w:+word}\n"
-              "               Use word when w is set.\n"
-              "                       $  gizmo-echo  ${w:+yes}\n"
-              "                       yes\n"
-              "${w:off}\n"
-              "${w:off:len}\n"
-              "               Substring expansion.\n")
-    text, _ = pdf_to_text(pages, [], [layout])
-    assert text == ("${w:+word}\n: Use word when w is set.\n\n"
-                    "```\n$ gizmo-echo ${w:+yes}\nyes\n```\n\n"
-                    "${w:off}\n\n"
-                    "${w:off:len}\n: Substring expansion.\n\n")
+    pytest.param(
+        f"{M}${{w:+word}}\nUse word when w is set.\n{M}$ gizmo-echo ${{w:+yes}}\n{M}yes\n"
+        f"{M}${{w:off}}\n{M}${{w:off:len}}\nSubstring expansion.\n",
+        "${w:+word}\n"
+        "               Use word when w is set.\n"
+        "                       $  gizmo-echo  ${w:+yes}\n"
+        "                       yes\n"
+        "${w:off}\n"
+        "${w:off:len}\n"
+        "               Substring expansion.\n",
+        "${w:+word}\n: Use word when w is set.\n\n"
+        "```\n$ gizmo-echo ${w:+yes}\nyes\n```\n\n"
+        "${w:off}\n\n"
+        "${w:off:len}\n: Substring expansion.\n\n",
+        id="second-name-after-an-example"),
+]
+
+
+@pytest.mark.parametrize("page, layout, expected", TERM_PAGES)
+def test_monospace_terms_keep_their_definitions_and_examples_their_blocks(page, layout, expected):
+    text, _ = pdf_to_text([page], [], [layout])
+    assert text == expected
 
 
 def test_the_last_line_of_an_example_is_not_taken_for_a_term():
