@@ -18,8 +18,11 @@ the character offset where each page starts, so a chunk's offsets map to a page 
 (bookmark) entries become ``#`` headings (level = outline depth) on the page they point to.
 Definition tables (a term at the left, its definition in a deeper column: Texinfo manuals'
 glossaries, variable and option lists) become ``term`` / ``: definition`` pairs, told apart from
-prose by the columns of pypdf's layout-mode text (:func:`layout_roles`). A PDF without a text
-layer (a scan) is an error: OCR it first.
+prose by the columns of pypdf's layout-mode text (:func:`layout_roles`). Lines set wholly in a
+monospace font (the manual's examples) become fenced code blocks (:func:`_page_with_code_marks`).
+A PDF's content hash carries the PDF loader's version (:func:`content_hash`), so an index built by
+an older loader re-parses it on the next ingest. A PDF without a text layer (a scan) is an error:
+OCR it first.
 DOCX (python-docx): ``Heading 1..9`` paragraphs become ``#``..``######`` headings, ``Title`` the
 title, list styles ``- `` items and tables ``| a | b |`` rows, in body order. Title and version
 come from the document properties when set. PDF and DOCX carry no permissions of their own: use
