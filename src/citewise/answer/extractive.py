@@ -383,6 +383,11 @@ class ExtractiveGenerator:
         elif code is not None and not picked and (
                 wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
             chosen.append(code)
+        prev = antecedent(chosen[0], scored, context.chunks[chosen[0].chunk_index].text)
+        if prev is not None and chosen[0] not in self._entry_opening and prev not in chosen:
+            # "This may also be specified by setting the RUST_TEST_NOCAPTURE environment
+            # variable ...": the best sentence points back; the one it points at comes first
+            chosen.insert(0, prev)
         sentences, spans = [], {}
         if chosen[0] in self._entry_opening:
             # "## `--cap-lints`: set the most restrictive lint level" heads the entry whose first
@@ -414,6 +419,41 @@ class ExtractiveGenerator:
 #: the tail of a sentence split at its closing bracket): nothing to quote.
 _XREF_ONLY = re.compile(r"^\W*see\s+(?:also\s+)?(?:section|chapter|appendix|page|below|above)\b.{0,100}$", re.I)
 _DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
+
+#: A sentence that opens by pointing back at the one before it ("This may also be specified ...",
+#: "It is ignored when ...", "These options ...", "Such a value ...").
+_BACK_REFERENCE = re.compile(r"^\W*(?:this|these|that|those|it|its|they|their|such|the latter|the former)\b", re.I)
+
+
+#: How far (characters) back a section's first sentence may be to be the antecedent of a
+#: paragraph opening with a back reference (:func:`antecedent`).
+ANTECEDENT_REACH = 600
+
+
+def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> ScoredUnit | None:
+    """The unit ``first`` points back at when it is a sentence opening with a back reference
+    (:data:`_BACK_REFERENCE`): the quotable prose unit right before it in its chunk, under the same
+    headings and in the same paragraph (``chunk_text`` between them has no blank line); else, when
+    it opens a paragraph, the first quotable prose unit of its section within
+    :data:`ANTECEDENT_REACH` characters (the section's subject); else None."""
+    if first.unit.kind != "sentence" or not _BACK_REFERENCE.match(first.unit.text):
+        return None
+    before = [su for su in scored if su.chunk_index == first.chunk_index and su.unit.end <= first.unit.start]
+    if not before:
+        return None
+    # the sentences after a definition's first one sit under its term
+    same = [su for su in before if su.unit.kind != "code" and (su.unit.headings == first.unit.headings or (
+        su.unit.kind == "definition" and (*su.unit.headings, su.unit.lead) == first.unit.headings))]
+    if not same:
+        return None
+    prev = max(same, key=lambda su: su.unit.start)
+    if prev is max(before, key=lambda su: su.unit.start) and "\n\n" not in chunk_text[prev.unit.end:first.unit.start]:
+        return prev  # the sentence before, in the same paragraph
+    # a paragraph opening "This may also be specified by ..." under the heading ``--nocapture``
+    # points at the section's subject: the section's first sentence says what it is
+    opening = min(same, key=lambda su: su.unit.start)
+    return opening if first.unit.start - opening.unit.start <= ANTECEDENT_REACH else None
+
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
 #: Stable", "Added in: v14.14.0").
