@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -149,7 +149,11 @@ class ExtractiveGenerator:
         owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
                   for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
             if _DEFAULT_WORD.search(question) or _UNSET_Q.search(question) else []
-        for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
+        got = self.units.get(context.chunks)
+        # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
+        # lead an entry; the one spelled as the question spells it is the one asked about
+        variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
+        for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, got)):
             if not units:
                 continue
             sims = vecs @ q
@@ -168,8 +172,8 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and (lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) \
-                    or ui in entry else 0.0
+                lead = self.lead_weight if (u.lead and u.lead not in variants and (
+                    lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) or ui in entry else 0.0
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
                     # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
@@ -597,6 +601,24 @@ def wants_code(question: str) -> bool:
 def code_terms(question: str) -> set[str]:
     """Analyzed terms of the code names in a question (``fs.rm``, ```force```, ``rl.close()``)."""
     return {t for m in _CODE_TERM.finditer(question) for t in analyze(m.group(0))}
+
+
+def case_variants(question: str, leads: Sequence[str]) -> set[str]:
+    """The leads that name, in other letter case, a name the question spells exactly as another
+    lead does: with leads ``mapfile`` and ``MAPFILE``, "What is mapfile used for?" makes
+    ``MAPFILE`` a variant (a shell, Rust or JavaScript name is case-sensitive). A question that
+    spells no lead exactly ("histsize default") makes none.
+
+    >>> sorted(case_variants("What is mapfile used for?", ["mapfile", "MAPFILE", "-t"]))
+    ['MAPFILE']
+    >>> case_variants("histsize default", ["HISTSIZE", "HISTFILESIZE"])
+    set()
+    """
+    words = set(re.findall(r"[\w$.:-]+", question))
+    firsts = {lead: lead.split()[0] for lead in leads if lead.split()}
+    exact = {f for f in firsts.values() if f in words}
+    folded = {f.casefold() for f in exact}
+    return {lead for lead, f in firsts.items() if f not in exact and f.casefold() in folded}
 
 
 def lead_match(lead: str, weights: dict[str, float], text: str = "") -> bool:
