@@ -436,11 +436,12 @@ ANTECEDENT_REACH = 600
 
 def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> ScoredUnit | None:
     """The unit ``first`` points back at when it is a sentence opening with a back reference
-    (:data:`_BACK_REFERENCE`): the quotable prose unit right before it in its chunk, under the same
+    (:data:`_BACK_REFERENCE`) or leaning on a pronoun early on (``_DANGLING``: "If none of them
+    matches the signature, ..."): the quotable prose unit right before it in its chunk, under the same
     headings and in the same paragraph (``chunk_text`` between them has no blank line); else, when
     it opens a paragraph, the first quotable prose unit of its section within
     :data:`ANTECEDENT_REACH` characters (the section's subject); else None."""
-    if first.unit.kind != "sentence" or not _BACK_REFERENCE.match(first.unit.text):
+    if first.unit.kind != "sentence" or not (_BACK_REFERENCE.match(first.unit.text) or _DANGLING.match(first.unit.text)):
         return None
     before = [su for su in scored if su.chunk_index == first.chunk_index and su.unit.end <= first.unit.start]
     if not before:
