@@ -297,3 +297,15 @@ def test_a_sentence_pointing_back_brings_its_antecedent():
     assert antecedent(scored[0], scored, text) is None
     lone = _scored("## Notes\n\nThis page lists notes.\n")
     assert antecedent(lone[0], lone, "## Notes\n\nThis page lists notes.\n") is None
+
+
+def test_an_entry_that_only_points_at_another_brings_that_entry():
+    from citewise.answer.extractive import pointed_at
+
+    text = ("## Options\n\nnotify\n: Same as -b.\n\n-b\n: Report the status of finished jobs at once.\n\n"
+            "verbose\n: Print each line as it is read.\n")
+    scored = _scored(text)
+    by_lead = {s.unit.lead: s for s in scored if s.unit.lead}
+    assert pointed_at(by_lead["notify"], scored) is by_lead["-b"]
+    assert pointed_at(by_lead["verbose"], scored) is None  # says what it does itself
+    assert pointed_at(by_lead["-b"], scored) is None

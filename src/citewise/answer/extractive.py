@@ -387,6 +387,10 @@ class ExtractiveGenerator:
         elif code is not None and not picked and (
                 wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
             chosen.append(code)
+        target = pointed_at(chosen[0], scored)
+        if target is not None and target not in chosen:
+            # "notify: Same as -b.": the entry pointed at says what it does
+            chosen.insert(1, target)
         prev = antecedent(chosen[0], scored, context.chunks[chosen[0].chunk_index].text)
         if prev is not None and chosen[0] not in self._entry_opening and prev not in chosen:
             # "This may also be specified by setting the RUST_TEST_NOCAPTURE environment
@@ -423,6 +427,24 @@ class ExtractiveGenerator:
 #: the tail of a sentence split at its closing bracket): nothing to quote.
 _XREF_ONLY = re.compile(r"^\W*see\s+(?:also\s+)?(?:section|chapter|appendix|page|below|above)\b.{0,100}$", re.I)
 _DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
+
+#: An entry that only points at another ("notify: Same as -b.", "An alias for --verbose.",
+#: "Synonym for mapfile."): the name it points at.
+_SAME_AS = re.compile(r"^\W*(?:same as|equivalent to|(?:an? )?synonym for|(?:an? )?alias (?:of|for)|identical to)\s+"
+                      r"[‘'`\"]?([\w$.:+/-]*[\w$])[’'`\"]?\s*\.?\s*$", re.I)
+
+
+def pointed_at(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The entry a definition or list item points at when all it says is "Same as X" (or
+    "Equivalent to X", "Synonym for X", "An alias for X"): the context's best unit led by X."""
+    if not first.unit.lead or first.unit.kind not in ("definition", "item"):
+        return None
+    m = _SAME_AS.match(first.unit.text[len(first.unit.lead):].lstrip(" :—–-"))
+    if not m:
+        return None
+    name = m.group(1)
+    return next((su for su in scored if su.unit.lead and su.unit.lead.split()[0] == name), None)
+
 
 #: A sentence that opens by pointing back at the one before it ("This may also be specified ...",
 #: "It is ignored when ...", "These options ...", "Such a value ...").
