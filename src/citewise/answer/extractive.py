@@ -149,6 +149,8 @@ class ExtractiveGenerator:
         owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
                   for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
             if _DEFAULT_WORD.search(question) or _UNSET_Q.search(question) else []
+        self._owners = owners
+        self._unset = bool(owners) and bool(_UNSET_Q.search(question))
         got = self.units.get(context.chunks)
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
@@ -301,6 +303,15 @@ class ExtractiveGenerator:
             if d is not None and d not in chosen:
                 chosen.append(d)
                 covered |= d.terms
+            elif d is None and self._unset:
+                # "... when I don't pass -C lto?", and the best unit's entry states no default: the
+                # context's sentence saying what happens when that option is not given ("If -C
+                # lto is not specified, then the compiler will attempt to perform thin local LTO")
+                d = next((su for su in scored if su.score >= self.coverage_floor * top and su.unit.kind != "code"
+                          and says_unset(su.unit.text, self._owners)), None)
+                if d is not None and d not in chosen:
+                    chosen.insert(0, d)
+                    covered |= d.terms
         if scored[0] in self._entry_opening or self._read_on:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
@@ -741,6 +752,24 @@ def entry_of(first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
     else:
         out = [su for su in same if su.unit.headings == heads and su.unit.kind != "code"]
     return sorted(out, key=lambda su: su.unit.start)
+
+
+def says_unset(text: str, owners: Sequence[re.Pattern]) -> bool:
+    r"""Whether ``text`` says what happens when a thing ``owners`` names is not given: an
+    :data:`_UNSET_Q` phrase with the name inside it or just before it ("If -C lto is not
+    specified, ...", "if FCEDIT is unset"), not a name elsewhere in the sentence.
+
+    >>> owners = [re.compile(r"(?<![\w-])lto(?![\w-])", re.I)]
+    >>> says_unset('If -C lto is not specified, the compiler performs "thin local LTO".', owners)
+    True
+    >>> says_unset("When -C opt-level is not specified, lto is off.", owners)
+    False
+    """
+    for m in _UNSET_Q.finditer(text):
+        window = text[max(0, m.start() - 20):m.end()]
+        if any(rx.search(window) for rx in owners):
+            return True
+    return False
 
 
 def default_of(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
