@@ -134,7 +134,10 @@ def test_out_of_scope_words_spread_over_pages_abstain(idx, question):
 @pytest.mark.parametrize("question, quote, doc", [
     ("How do I set a timeout on incoming connections?",
      "A value of 0 disables the timeout behaviour on incoming connections.", "server/timeouts"),
-    ("How many threads does the worker pool use by default?", "Its size defaults to four threads.", "runtime/workers"),
+    # "Its size ..." points back: the sentence it points at comes first
+    ("How many threads does the worker pool use by default?",
+     "The worker pool runs file system and compression tasks off the main thread. [doc:runtime/workers] "
+     "Its size defaults to four threads.", "runtime/workers"),
     ("What does --print target-list do?", "target-list — the list of known targets.", "cli/print"),
     # a product name with a version (widget-5.0) is not an unknown name when written "widget 5.0"
     ("Which compatibility level reverts to the widget-5.0 layout?",

@@ -269,3 +269,43 @@ def test_states_default_reads_is_the_default():
     assert STATES_DEFAULT.search("y, yes, on, or no value: include default libraries (the default).")
     assert STATES_DEFAULT.search("Default: 100") and STATES_DEFAULT.search("The default value is emacs.")
     assert not STATES_DEFAULT.search("This variable controls which default set of key bindings is used.")
+
+
+# -- a best sentence that points back ---------------------------------------------------------------
+
+def _units_scored(text: str) -> list[ScoredUnit]:
+    from citewise.answer.units import split_units
+    return [ScoredUnit(0.5, 0, u, np.zeros(3, dtype=np.float32), frozenset()) for u in split_units(text)]
+
+
+def test_a_sentence_pointing_back_brings_its_antecedent():
+    from citewise.answer.extractive import antecedent
+
+    # same paragraph: the sentence right before
+    text = "## retries\n\nThe client retries a failed call three times. It waits one second between tries.\n"
+    scored = _units_scored(text)
+    first = next(s for s in scored if s.unit.text.startswith("It waits"))
+    assert antecedent(first, scored, text).unit.text == "The client retries a failed call three times."
+    # a paragraph of its own under an option's heading: "This" is the option; its section's
+    # first sentence says what it is (the paragraph before ends with another sentence)
+    text = ("#### `--nocapture`\n\nDoes not capture the output of the test. Usually the output is captured.\n\n"
+            "This may also be specified by setting the GIZMO_NOCAPTURE environment variable.\n")
+    scored = _units_scored(text)
+    first = next(s for s in scored if s.unit.text.startswith("This may"))
+    assert antecedent(first, scored, text).unit.text == "Does not capture the output of the test."
+    # a sentence that does not point back, or the first sentence of its section, has none
+    assert antecedent(scored[0], scored, text) is None
+    lone = _units_scored("## Notes\n\nThis page lists notes.\n")
+    assert antecedent(lone[0], lone, "## Notes\n\nThis page lists notes.\n") is None
+
+
+def test_an_entry_that_only_points_at_another_brings_that_entry():
+    from citewise.answer.extractive import pointed_at
+
+    text = ("## Options\n\nnotify\n: Same as -b.\n\n-b\n: Report the status of finished jobs at once.\n\n"
+            "verbose\n: Print each line as it is read.\n")
+    scored = _units_scored(text)
+    by_lead = {s.unit.lead: s for s in scored if s.unit.lead}
+    assert pointed_at(by_lead["notify"], scored) is by_lead["-b"]
+    assert pointed_at(by_lead["verbose"], scored) is None  # says what it does itself
+    assert pointed_at(by_lead["-b"], scored) is None

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import yaml
 
-from citewise.demo import sample_dir
+from citewise.demo import TRY_QUESTION, sample_dir
+
+
+#: A bare environment for the CLI (no PATH), keeping PYTHONPATH so the code under test runs.
+ENV = {"COLUMNS": "200", "PATH": "", **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
 
 
 def test_demo_answers_cites_abstains_and_filters(tmp_path):
     res = subprocess.run([sys.executable, "-m", "citewise.cli", "demo", "--index", str(tmp_path / "demo")],
-                         capture_output=True, text=True, timeout=600, env={"COLUMNS": "200", "PATH": ""})
+                         capture_output=True, text=True, timeout=600, env=ENV)
     assert res.returncode == 0, res.stderr
     out = res.stdout
     script = yaml.safe_load((sample_dir() / "demo.yaml").read_text())
@@ -28,6 +33,15 @@ def test_demo_answers_cites_abstains_and_filters(tmp_path):
     assert "internal/" not in anon
     assert "[doc:internal/finance/refund-approval-matrix]" in finance
     assert "Traceback" not in res.stderr and text
+    # the E-1003 answer opens with what the error is, not with "If none of them matches ..."
+    e1003 = out.split(script["questions"][2]["text"], 1)[1].lstrip()
+    assert e1003.startswith("Ledgerly checks every response against the certificates"), e1003[:200]
+    # the closing hint runs as pasted: a real question, answered with a citation
+    hint = next(ln for ln in out.splitlines() if ln.startswith("Try it yourself:"))
+    assert f"ask 'How do I set up single sign-on?' --index {tmp_path / 'demo'}" in hint
+    tried = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", TRY_QUESTION, "--index", str(tmp_path / "demo")],
+                           capture_output=True, text=True, timeout=300, env=ENV)
+    assert tried.returncode == 0 and "[doc:" in tried.stdout, tried.stdout + tried.stderr
 
 
 def test_the_try_it_hint_names_the_command_as_it_was_run(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ read it.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from importlib import resources
@@ -19,6 +20,9 @@ from rich.text import Text
 
 from citewise.core import Principal
 from citewise.index import Index
+
+#: The question the demo's closing "Try it yourself" line suggests (the sample corpus answers it).
+TRY_QUESTION = "How do I set up single sign-on?"
 
 
 def sample_dir() -> Path:
@@ -76,6 +80,8 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
     show("Permissions: the same question, as a member of the group", r["text"], Principal("demo", (r["as"],)))
     out.rule()
     out.print(
-        f"Try it yourself:  {command_name()} ask \"...\" --index {idx.path}   (add --as {r['as']} to read restricted documents)",
+        # a real question, so the line runs as pasted (a "..." placeholder was refused as empty)
+        f"Try it yourself:  {command_name()} ask {shlex.quote(script.get('try', TRY_QUESTION))} --index "
+        f"{shlex.quote(str(idx.path))}   (add --as {r['as']} to read restricted documents)",
         highlight=False, soft_wrap=True,
     )

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -149,7 +149,13 @@ class ExtractiveGenerator:
         owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
                   for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
             if _DEFAULT_WORD.search(question) or _UNSET_Q.search(question) else []
-        for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, self.units.get(context.chunks))):
+        self._owners = owners
+        self._unset = bool(owners) and bool(_UNSET_Q.search(question))
+        got = self.units.get(context.chunks)
+        # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
+        # lead an entry; the one spelled as the question spells it is the one asked about
+        variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
+        for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, got)):
             if not units:
                 continue
             sims = vecs @ q
@@ -168,8 +174,8 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and (lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) \
-                    or ui in entry else 0.0
+                lead = self.lead_weight if (u.lead and u.lead not in variants and (
+                    lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) or ui in entry else 0.0
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
                     # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
@@ -297,6 +303,15 @@ class ExtractiveGenerator:
             if d is not None and d not in chosen:
                 chosen.append(d)
                 covered |= d.terms
+            elif d is None and self._unset:
+                # "... when I don't pass -C lto?", and the best unit's entry states no default: the
+                # context's sentence saying what happens when that option is not given ("If -C
+                # lto is not specified, then the compiler will attempt to perform thin local LTO")
+                d = next((su for su in scored if su.score >= self.coverage_floor * top and su.unit.kind != "code"
+                          and says_unset(su.unit.text, self._owners)), None)
+                if d is not None and d not in chosen:
+                    chosen.insert(0, d)
+                    covered |= d.terms
         if scored[0] in self._entry_opening or self._read_on:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
@@ -383,6 +398,15 @@ class ExtractiveGenerator:
         elif code is not None and not picked and (
                 wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
             chosen.append(code)
+        target = pointed_at(chosen[0], scored)
+        if target is not None and target not in chosen:
+            # "notify: Same as -b.": the entry pointed at says what it does
+            chosen.insert(1, target)
+        prev = antecedent(chosen[0], scored, context.chunks[chosen[0].chunk_index].text)
+        if prev is not None and chosen[0] not in self._entry_opening and prev not in chosen:
+            # "This may also be specified by setting the RUST_TEST_NOCAPTURE environment
+            # variable ...": the best sentence points back; the one it points at comes first
+            chosen.insert(0, prev)
         sentences, spans = [], {}
         if chosen[0] in self._entry_opening:
             # "## `--cap-lints`: set the most restrictive lint level" heads the entry whose first
@@ -414,6 +438,60 @@ class ExtractiveGenerator:
 #: the tail of a sentence split at its closing bracket): nothing to quote.
 _XREF_ONLY = re.compile(r"^\W*see\s+(?:also\s+)?(?:section|chapter|appendix|page|below|above)\b.{0,100}$", re.I)
 _DANGLING = re.compile(r"^\W*(?:[\w'’-]+\W+){0,5}?(?:it|they|them|he|she|him|her)\b", re.I)
+
+#: An entry that only points at another ("notify: Same as -b.", "An alias for --verbose.",
+#: "Synonym for mapfile."): the name it points at.
+_SAME_AS = re.compile(r"^\W*(?:same as|equivalent to|(?:an? )?synonym for|(?:an? )?alias (?:of|for)|identical to)\s+"
+                      r"[‘'`\"]?([\w$.:+/-]*[\w$])[’'`\"]?\s*\.?\s*$", re.I)
+
+
+def pointed_at(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The entry a definition or list item points at when all it says is "Same as X" (or
+    "Equivalent to X", "Synonym for X", "An alias for X"): the context's best unit led by X."""
+    if not first.unit.lead or first.unit.kind not in ("definition", "item"):
+        return None
+    m = _SAME_AS.match(first.unit.text[len(first.unit.lead):].lstrip(" :—–-"))
+    if not m:
+        return None
+    name = m.group(1)
+    return next((su for su in scored if su.unit.lead and su.unit.lead.split()[0] == name), None)
+
+
+#: A sentence that opens by pointing back at the one before it ("This may also be specified ...",
+#: "It is ignored when ...", "These options ...", "Such a value ...").
+_BACK_REFERENCE = re.compile(r"^\W*(?:this|these|that|those|it|its|they|their|such|the latter|the former)\b", re.I)
+
+
+#: How far (characters) back a section's first sentence may be to be the antecedent of a
+#: paragraph opening with a back reference (:func:`antecedent`).
+ANTECEDENT_REACH = 600
+
+
+def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> ScoredUnit | None:
+    """The unit ``first`` points back at when it is a sentence opening with a back reference
+    (:data:`_BACK_REFERENCE`) or leaning on a pronoun early on (``_DANGLING``: "If none of them
+    matches the signature, ..."): the quotable prose unit right before it in its chunk, under the same
+    headings and in the same paragraph (``chunk_text`` between them has no blank line); else, when
+    it opens a paragraph, the first quotable prose unit of its section within
+    :data:`ANTECEDENT_REACH` characters (the section's subject); else None."""
+    if first.unit.kind != "sentence" or not (_BACK_REFERENCE.match(first.unit.text) or _DANGLING.match(first.unit.text)):
+        return None
+    before = [su for su in scored if su.chunk_index == first.chunk_index and su.unit.end <= first.unit.start]
+    if not before:
+        return None
+    # the sentences after a definition's first one sit under its term
+    same = [su for su in before if su.unit.kind != "code" and (su.unit.headings == first.unit.headings or (
+        su.unit.kind == "definition" and (*su.unit.headings, su.unit.lead) == first.unit.headings))]
+    if not same:
+        return None
+    prev = max(same, key=lambda su: su.unit.start)
+    if prev is max(before, key=lambda su: su.unit.start) and "\n\n" not in chunk_text[prev.unit.end:first.unit.start]:
+        return prev  # the sentence before, in the same paragraph
+    # a paragraph opening "This may also be specified by ..." under the heading ``--nocapture``
+    # points at the section's subject: the section's first sentence says what it is
+    opening = min(same, key=lambda su: su.unit.start)
+    return opening if first.unit.start - opening.unit.start <= ANTECEDENT_REACH else None
+
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
 #: Stable", "Added in: v14.14.0").
@@ -559,6 +637,24 @@ def code_terms(question: str) -> set[str]:
     return {t for m in _CODE_TERM.finditer(question) for t in analyze(m.group(0))}
 
 
+def case_variants(question: str, leads: Sequence[str]) -> set[str]:
+    """The leads that name, in other letter case, a name the question spells exactly as another
+    lead does: with leads ``mapfile`` and ``MAPFILE``, "What is mapfile used for?" makes
+    ``MAPFILE`` a variant (a shell, Rust or JavaScript name is case-sensitive). A question that
+    spells no lead exactly ("histsize default") makes none.
+
+    >>> sorted(case_variants("What is mapfile used for?", ["mapfile", "MAPFILE", "-t"]))
+    ['MAPFILE']
+    >>> case_variants("histsize default", ["HISTSIZE", "HISTFILESIZE"])
+    set()
+    """
+    words = set(re.findall(r"[\w$.:-]+", question))
+    firsts = {lead: lead.split()[0] for lead in leads if lead.split()}
+    exact = {f for f in firsts.values() if f in words}
+    folded = {f.casefold() for f in exact}
+    return {lead for lead, f in firsts.items() if f not in exact and f.casefold() in folded}
+
+
 def lead_match(lead: str, weights: dict[str, float], text: str = "") -> bool:
     """Whether an item's lead term is a short name (at most three words) all of whose analyzed
     terms are content terms of the question (``weights`` keys). A long bold lead ("**Directory
@@ -656,6 +752,24 @@ def entry_of(first: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
     else:
         out = [su for su in same if su.unit.headings == heads and su.unit.kind != "code"]
     return sorted(out, key=lambda su: su.unit.start)
+
+
+def says_unset(text: str, owners: Sequence[re.Pattern]) -> bool:
+    r"""Whether ``text`` says what happens when a thing ``owners`` names is not given: an
+    :data:`_UNSET_Q` phrase with the name inside it or just before it ("If -C lto is not
+    specified, ...", "if FCEDIT is unset"), not a name elsewhere in the sentence.
+
+    >>> owners = [re.compile(r"(?<![\w-])lto(?![\w-])", re.I)]
+    >>> says_unset('If -C lto is not specified, the compiler performs "thin local LTO".', owners)
+    True
+    >>> says_unset("When -C opt-level is not specified, lto is off.", owners)
+    False
+    """
+    for m in _UNSET_Q.finditer(text):
+        window = text[max(0, m.start() - 20):m.end()]
+        if any(rx.search(window) for rx in owners):
+            return True
+    return False
 
 
 def default_of(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
