@@ -227,3 +227,11 @@ The `--verbose` flag prints every widget as it is counted.
     assert a.outcome == "answered", a.abstain_reason
     assert "prints every widget" in a.text and a.evidence["entry"] is True
     assert idx.ask("What does the --turbo-mode flag do?").outcome == "abstained"
+
+
+def test_a_pronoun_after_with_names_no_tool():
+    """"... replacing one string with another": "another" is not a tool the evidence must name."""
+    q = "bash history rerun last command replacing one string with another"
+    assert EvidenceScorer.missing_name(q, {"bash", "histori", "command", "string"}) == ""
+    assert EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"}) == \
+        "not in the evidence: fdisk"

@@ -449,6 +449,8 @@ class EvidenceScorer:
 
         ``chunks``: the top chunks; ``units``: their answer units, one list per chunk."""
         m = TOOL_SLOT.search(question) or LEAD_TOOL_SLOT.match(question)
+        if m and m.group(1).lower() in NOT_NAMES:
+            m = None  # "... replacing one string with another": no tool named
         if not _HOW_TO.match(question):
             return ""
         if not m:

@@ -191,7 +191,10 @@ _KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re
 NOT_NAMES = frozenset(
     "whole same entire current default other main given specific following previous next last first "
     "right wrong correct proper only single each every new old own standard usual relevant "
-    "appropriate corresponding respective above below latter former".split())
+    "appropriate corresponding respective above below latter former "
+    # pronouns and determiners a tool slot can end on ("replacing one string with another")
+    "another others one ones it them this that these those both either neither all any some "
+    "something anything everything nothing".split())
 #: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
 LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
 TOOL_SLOT = re.compile(
@@ -214,6 +217,8 @@ def slot_names(question: str) -> list[str]:
     ['zsh', 'setopt']
     >>> slot_names("How do I turn a warning into an error for the whole crate?")
     []
+    >>> slot_names("bash history rerun last command replacing one string with another")
+    []
     """
     out = [m.group(1) for m in _KIND_SLOT.finditer(question) if m.group(1).lower() not in NOT_NAMES]
     m = LEAD_TOOL_SLOT.match(question)  # "In vim, how do I ...?"
@@ -226,7 +231,7 @@ def slot_names(question: str) -> list[str]:
         if before and before.end() >= m.start() - 1:
             out.append(before.group(1))
         out.append(m.group(1))
-    return list(dict.fromkeys(out))
+    return [w for w in dict.fromkeys(out) if w.lower() not in NOT_NAMES]
 
 
 #: A configuration section written in brackets: ``[features]``, ``[profile.release]`` (TOML, INI).
