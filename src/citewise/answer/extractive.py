@@ -638,7 +638,7 @@ def code_terms(question: str) -> set[str]:
 
 
 def case_variants(question: str, leads: Sequence[str]) -> set[str]:
-    """The leads that name, in other letter case, a name the question spells exactly as another
+    r"""The leads that name, in other letter case, a name the question spells exactly as another
     lead does: with leads ``mapfile`` and ``MAPFILE``, "What is mapfile used for?" makes
     ``MAPFILE`` a variant (a shell, Rust or JavaScript name is case-sensitive). A question that
     spells no lead exactly ("histsize default") makes none.
@@ -647,8 +647,10 @@ def case_variants(question: str, leads: Sequence[str]) -> set[str]:
     ['MAPFILE']
     >>> case_variants("histsize default", ["HISTSIZE", "HISTFILESIZE"])
     set()
+    >>> case_variants("What does \\V show in a bash prompt string?", ["\\v", "\\V", "\\w"])
+    {'\\v'}
     """
-    words = set(re.findall(r"[\w$.:-]+", question))
+    words = set(re.findall(r"\\?[\w$.:-]+", question))  # a prompt escape keeps its backslash (\V vs \v)
     firsts = {lead: lead.split()[0] for lead in leads if lead.split()}
     exact = {f for f in firsts.values() if f in words}
     folded = {f.casefold() for f in exact}
