@@ -66,7 +66,7 @@ def _ref_fold(text: str) -> str:
 
 def _ref_raw_tokens(text: str) -> list[str]:
     folded = _ref_fold(text)
-    toks = A._TOKEN.findall(folded)
+    toks = A._token_re().findall(folded)
     if folded.isascii() or not A._NOSPACE_CHAR.search(folded):
         return toks
     out: list[str] = []

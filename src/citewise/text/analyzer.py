@@ -92,12 +92,17 @@ def _mark_class() -> str:
     return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" if b > a else re.escape(chr(a)) for a, b in ranges)
 
 
-_MARKS = _mark_class()
-#: A word character or a combining mark (Devanagari, Thai and kana marks stay inside their word).
-_W = rf"(?:[^\W_]|[{_MARKS}])"
-_TOKEN = re.compile(rf"{_W}+(?:[-_.]{_W}+)*", re.UNICODE)
-#: :data:`_TOKEN` for text without combining marks (the alternation per character is what makes
-#: :data:`_TOKEN` slow), and for ASCII text (where ``[^\W_]`` is ``[0-9a-zA-Z]``): same matches.
+@lru_cache(maxsize=1)
+def _token_re() -> re.Pattern:
+    """Tokens whose word characters include combining marks (Devanagari, Thai and kana marks stay
+    inside their word). Built on first use: scanning the code points for marks takes ~0.1 s,
+    which every ``citewise search`` paid at import although most text has no marks."""
+    w = rf"(?:[^\W_]|[{_mark_class()}])"
+    return re.compile(rf"{w}+(?:[-_.]{w}+)*", re.UNICODE)
+
+
+#: :func:`_token_re` for text without combining marks (the alternation per character is what
+#: makes it slow), and for ASCII text (where ``[^\W_]`` is ``[0-9a-zA-Z]``): same matches.
 _TOKEN_NO_MARKS = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)*", re.UNICODE)
 _TOKEN_ASCII = re.compile(r"[0-9A-Za-z]+(?:[-_.][0-9A-Za-z]+)*")
 _SPLIT = re.compile(r"[-_.]")
@@ -154,7 +159,7 @@ def _runs_of(chars: str) -> re.Pattern:
 
 
 def _has_mark(text: str) -> bool:
-    """Whether ``text`` contains a combining mark of :data:`_MARKS` (category M, U+0300..U+1FFFF),
+    """Whether ``text`` contains a combining mark (category M, U+0300..U+1FFFF),
     checked on its distinct characters."""
     return any(not c.isascii() and _is_mark(c) for c in set(text))
 
@@ -204,7 +209,7 @@ def _segment(tok: str) -> list[str]:
     pos = 0
     for m in _NOSPACE_RUN.finditer(tok):
         if m.start() > pos:
-            out.extend(_TOKEN.findall(tok[pos:m.start()]))
+            out.extend(_token_re().findall(tok[pos:m.start()]))
         run = m.group(0)
         if len(run) == 1:
             out.append(run)
@@ -212,7 +217,7 @@ def _segment(tok: str) -> list[str]:
             out.extend(run[i:i + 2] for i in range(len(run) - 1))
         pos = m.end()
     if pos < len(tok):
-        out.extend(_TOKEN.findall(tok[pos:]))
+        out.extend(_token_re().findall(tok[pos:]))
     return out
 
 
@@ -226,7 +231,7 @@ def raw_tokens(text: str) -> list[str]:
     folded = fold(text)
     if folded.isascii():
         return _TOKEN_ASCII.findall(folded)
-    toks = (_TOKEN if _has_mark(folded) else _TOKEN_NO_MARKS).findall(folded)
+    toks = (_token_re() if _has_mark(folded) else _TOKEN_NO_MARKS).findall(folded)
     if not _NOSPACE_CHAR.search(folded):
         return toks
     out: list[str] = []
