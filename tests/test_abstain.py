@@ -235,3 +235,34 @@ def test_a_pronoun_after_with_names_no_tool():
     assert EvidenceScorer.missing_name(q, {"bash", "histori", "command", "string"}) == ""
     assert EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"}) == \
         "not in the evidence: fdisk"
+
+
+def test_the_entry_of_a_named_builtin_is_looked_up_when_retrieval_missed_it(tmp_path):
+    """"What does the times builtin print?" retrieves chunks about time; the manual's ``times``
+    entry is one definition among many. When no retrieved chunk holds the entry, ``ask`` looks
+    it up (BM25 on the name and its kind, then the entry markup) and puts it first; a builtin
+    with no entry anywhere is not found, so the evidence check still abstains."""
+    from citewise.index import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "timing.md").write_text("# Timing\n\nThe time it takes to run a command is printed by the shell "
+                                    "when you ask for it. Print the time of each step with a timer.\n")
+    (docs / "builtins.md").write_text("# Builtins\n\nwait\n: Wait for each background job to finish.\n\n"
+                                      "times\n: Print out the user and system times used by the shell.\n\n"
+                                      "trap\n: Run a command when the shell receives a signal.\n")
+    (docs / "client.md").write_text("# Client options\n\nretry\n: Send a failed request once more.\n")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    idx.ingest(docs)
+    ans = idx.answerer()
+    hits = [h for h in idx.search("timing of commands", k=5) if h.doc_id == "timing"]
+    assert hits and all(h.doc_id == "timing" for h in hits)
+    got = ans.entry_hits("What does the times builtin print?", hits, 5, None)
+    assert (got[0].doc_id, got[0].stage, got[0].rank) == ("builtins", "exact", 1)
+    assert [h.chunk_id for h in got[1:]] == [h.chunk_id for h in hits][:4]
+    # an entry already retrieved: nothing added; no entry anywhere: nothing added
+    assert ans.entry_hits("What does the times builtin print?", got, 5, None) == got
+    assert ans.entry_hits("What does the frobnicate builtin print?", hits, 5, None) == hits
+    assert ans.entry_hits("What does the same builtin print?", hits, 5, None) == hits  # names nothing
+    # an entry of that name in a page about something else is not the builtin's
+    assert ans.entry_hits("How do I use the retry builtin?", hits, 5, None) == hits

@@ -183,7 +183,8 @@ class Hit:
             ``shipped`` retrievers' fusion) | ``pinned`` (``shipped``'s identifier pinning) |
             ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank`` | ``exact`` (a
             chunk ``ask`` added because it alone holds an identifier-like name of the question in
-            a table cell, code span or definition line, :mod:`citewise.answer.pipeline`) |
+            a table cell, code span or definition line, or the entry of "the X builtin" no retrieved
+            chunk held, :mod:`citewise.answer.pipeline`) |
             ``unit`` (a chunk from deeper in the ranking ``ask`` added to the context because one
             of its sentences matches the question better than any retrieved one; score = that
             cosine; :meth:`citewise.answer.pipeline.Answerer.deeper_hits`).

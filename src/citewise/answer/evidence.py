@@ -122,7 +122,7 @@ _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
 #: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
 #: heading or a definition led by the name). Options and variables are left out: "the same
 #: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
-_ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
+ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
 
 #: Compound words that name things in reference pages: ``menu-items``, ``dead_code``, ``fs.rm``.
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
@@ -419,7 +419,7 @@ class EvidenceScorer:
     @staticmethod
     def missing_entry(question: str, chunks: Sequence) -> str:
         """``'not in the evidence: the X builtin'`` when the question asks about "the X builtin"
-        (or lint, or reserved word; :data:`_ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
+        (or lint, or reserved word; :data:`ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
         for X (a heading naming it, a list item or definition led by it:
         :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
         retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
@@ -427,7 +427,7 @@ class EvidenceScorer:
         Cause read to time out ...``) and saying X counts too: a long builtin's options run into
         the next chunk, past its heading ("What does the -t option of the read builtin do?")."""
         flags = [f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)]
-        for m in _ENTRY_SLOT.finditer(question):
+        for m in ENTRY_SLOT.finditer(question):
             name = m.group(1)
             if name.lower() in NOT_NAMES:  # "the same lint" names nothing
                 continue

@@ -28,13 +28,14 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import PASSAGE_GATES, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
+from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal
 from citewise.retrieval.retrievers import effective_filters
 from citewise.telemetry import traced_answer
-from citewise.text.analyzer import find_identifiers
+from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.names import NOT_NAMES, entry_offsets
 
 
 #: How much higher (cosine) a deeper chunk's best sentence must score than every sentence of the
@@ -44,6 +45,9 @@ from citewise.text.analyzer import find_identifiers
 #: 189 (7 won, none lost), 0.05 -> 188, 0.08 -> 187; 180 without deeper chunks, 182 with them
 #: put last (the per-document share of the context then dropped most of them).
 DEEP_MARGIN = 0.02
+
+#: How many BM25 chunks :meth:`Answerer.entry_hits` reads looking for the entry of "the X builtin".
+ENTRY_LOOKUP_K = 50
 
 
 @dataclass
@@ -132,6 +136,7 @@ class Answerer:
         hits, deeper = found[:k], found[k:]
         if hits:
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
+            hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
         a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0})
         if not hits:
             a.abstain_reason = "nothing retrieved"
@@ -171,6 +176,44 @@ class Answerer:
             found = self.store.lexical_search([term], RARE_EXACT_DF, filters)
             texts_of = self.store.get_chunks([f.chunk_id for f in found])
             f = next((f for f in found if f.chunk_id in texts_of and names_cell(texts_of[f.chunk_id].text, term)), None)
+            if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
+                added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
+        if not added:
+            return hits
+        ids = {h.chunk_id for h in added}
+        merged = added + [h for h in hits if h.chunk_id not in ids]
+        return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
+
+    def entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
+        """``hits`` with, first, the chunk holding the entry of the thing a question asks about as
+        "the X builtin / lint / reserved word" when no retrieved chunk holds that entry
+        (:func:`citewise.text.names.entry_offsets`: a definition, item or heading led by X): the
+        best of the top :data:`ENTRY_LOOKUP_K` BM25 chunks for X and its kind that does, with
+        stage ``exact``. "What does the times builtin print?" retrieves chunks about time and
+        printing; the manual's ``times`` entry is one line among fifty builtins. When no chunk
+        holds the entry, ``hits`` are unchanged (and the evidence check abstains: the thing does
+        not exist here)."""
+        slots = [(m.group(1), m.group(0).split()[-1]) for m in ENTRY_SLOT.finditer(question)
+                 if m.group(1).lower() not in NOT_NAMES]
+        if not slots:
+            return hits
+        have = self.store.get_chunks([h.chunk_id for h in hits])
+        added: list[Hit] = []
+        for name, kind in slots:
+            if any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "") for c in have.values()):
+                continue
+            kind_terms = analyze(kind)
+            found = self.store.lexical_search(list(dict.fromkeys(analyze(name) + kind_terms)), ENTRY_LOOKUP_K, filters)
+            texts = self.store.get_chunks([f.chunk_id for f in found])
+
+            def holds(c) -> bool:
+                # the entry of X, in a chunk about that kind of thing ("Bourne Shell Builtins"):
+                # an option named ``retry`` elsewhere is not "the retry reserved word"
+                about = set(analyze(" ".join((c.title, *c.heading_path, c.text))))
+                return (all(t in about for t in kind_terms)
+                        and bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")))
+
+            f = next((f for f in found if f.chunk_id in texts and holds(texts[f.chunk_id])), None)
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
         if not added:
