@@ -77,6 +77,15 @@ class Assessment:
     timings: dict = field(default_factory=dict)
 
 
+def _put_first(added: list[Hit], hits: list[Hit], k: int) -> list[Hit]:
+    """``added`` then the rest of ``hits`` (without duplicates), cut to ``k`` and re-ranked 1..k."""
+    if not added:
+        return hits
+    ids = {h.chunk_id for h in added}
+    merged = added + [h for h in hits if h.chunk_id not in ids]
+    return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
+
+
 class Answerer:
     """Answer questions over a store (see module docstring).
 
@@ -178,11 +187,7 @@ class Answerer:
             f = next((f for f in found if f.chunk_id in texts_of and names_cell(texts_of[f.chunk_id].text, term)), None)
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
-        if not added:
-            return hits
-        ids = {h.chunk_id for h in added}
-        merged = added + [h for h in hits if h.chunk_id not in ids]
-        return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
+        return _put_first(added, hits, k)
 
     def entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the chunk holding the entry of the thing a question asks about as
@@ -216,11 +221,7 @@ class Answerer:
             f = next((f for f in found if f.chunk_id in texts and holds(texts[f.chunk_id])), None)
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
-        if not added:
-            return hits
-        ids = {h.chunk_id for h in added}
-        merged = added + [h for h in hits if h.chunk_id not in ids]
-        return [replace(h, rank=i + 1) for i, h in enumerate(merged[:k])]
+        return _put_first(added, hits, k)
 
     def deeper_hits(self, question: str, qvec: np.ndarray, chunks, hits: list[Hit], deeper: list[Hit]) -> list[Hit]:
         """Of ``deeper`` (the search's hits ranked ``k+1 .. deep_k``), those whose best answer unit has a
