@@ -1483,8 +1483,10 @@ def tune(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
     as_json: bool = JsonOpt,
 ):
-    """Fit learned fusion on a golden set; store it (for --retriever tuned) only if it beats RRF
-    significantly in k-fold cross-validation. Exit 1 when it does not."""
+    """Fit learned fusion on a golden set; store it only if it beats RRF in cross-validation.
+
+    The stored model serves --retriever tuned; it must beat RRF significantly (paired test at
+    --alpha) in k-fold cross-validation. Exit 1 when it does not."""
     from citewise.retrieval.fusion_learned import FITTERS, build_training_data, cross_validate, model_path
 
     if model not in FITTERS and model != "convex":
