@@ -309,3 +309,15 @@ def test_an_entry_that_only_points_at_another_brings_that_entry():
     assert pointed_at(by_lead["notify"], scored) is by_lead["-b"]
     assert pointed_at(by_lead["verbose"], scored) is None  # says what it does itself
     assert pointed_at(by_lead["-b"], scored) is None
+
+
+def test_a_quoted_sentence_pointing_back_follows_the_sentence_it_points_at():
+    from citewise.answer.extractive import antecedents_first
+
+    text = ("## Signature errors\n\nThe sign-in failed. Ledgerly checks every response against your certificates. "
+            "If none of them matches the signature, the sign-in is rejected.\n")
+    scored = _units_scored(text)
+    by = {s.unit.text.split()[0]: s for s in scored}
+    chosen = [by["The"], by["If"], by["Ledgerly"]]
+    assert [s.unit.text.split()[0] for s in antecedents_first(chosen, scored, [text])] == ["The", "Ledgerly", "If"]
+    assert antecedents_first([by["The"], by["Ledgerly"]], scored, [text]) == [by["The"], by["Ledgerly"]]

@@ -407,6 +407,7 @@ class ExtractiveGenerator:
             # "This may also be specified by setting the RUST_TEST_NOCAPTURE environment
             # variable ...": the best sentence points back; the one it points at comes first
             chosen.insert(0, prev)
+        chosen = antecedents_first(chosen, scored, [c.text for c in context.chunks])
         sentences, spans = [], {}
         if chosen[0] in self._entry_opening:
             # "## `--cap-lints`: set the most restrictive lint level" heads the entry whose first
@@ -491,6 +492,20 @@ def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> 
     # points at the section's subject: the section's first sentence says what it is
     opening = min(same, key=lambda su: su.unit.start)
     return opening if first.unit.start - opening.unit.start <= ANTECEDENT_REACH else None
+
+
+def antecedents_first(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str]) -> list[ScoredUnit]:
+    """``chosen`` with every quoted sentence that points back (:func:`antecedent`) placed after
+    the one it points at when that one is quoted later ("Ledgerly checks every response against
+    the certificates ..." before "If none of them matches ..."); ``texts``: the chunk texts by
+    chunk index. The first unit keeps its place (its antecedent is added by the caller)."""
+    out = list(chosen)
+    for i in range(1, len(out)):
+        prev = antecedent(out[i], scored, texts[out[i].chunk_index])
+        if prev is not None and prev in out[i + 1:]:
+            out.remove(prev)
+            out.insert(i, prev)
+    return out
 
 
 #: Status lines that open an API entry without saying what it does (Node.js: "Stability: 2 -
