@@ -135,7 +135,8 @@ class ExtractiveGenerator:
         scored: list[ScoredUnit] = []
         self._entry_opening: set[ScoredUnit] = set()
         self._values = bool(_VALUES_Q.search(question)) or asks_list(question)
-        self._default = asks_default(question)
+        unset_q = bool(_UNSET_Q.search(question))  # "when I don't pass -C lto", "if omitted"
+        self._default = unset_q or bool(_DEFAULT_Q.search(question))  # :func:`asks_default`
         self._read_on = asks_definition(question) or is_keyword_query(question) or self._values
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
@@ -148,9 +149,9 @@ class ExtractiveGenerator:
         # value.") does not answer, however well it reads
         owners = [re.compile(rf"(?<![\w-]){re.escape(n.rstrip('()'))}(?:e?s)?(?![\w-])", re.I)
                   for n in dict.fromkeys(entry_names(question) + exact_words(question))] \
-            if _DEFAULT_WORD.search(question) or _UNSET_Q.search(question) else []
+            if _DEFAULT_WORD.search(question) or unset_q else []
         self._owners = owners
-        self._unset = bool(owners) and bool(_UNSET_Q.search(question))
+        self._unset = bool(owners) and unset_q
         got = self.units.get(context.chunks)
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
