@@ -182,12 +182,18 @@ class Answerer:
         for term in rare:
             if any(term in t for t in texts):
                 continue
-            found = self.store.lexical_search([term], RARE_EXACT_DF, filters)
-            texts_of = self.store.get_chunks([f.chunk_id for f in found])
-            f = next((f for f in found if f.chunk_id in texts_of and names_cell(texts_of[f.chunk_id].text, term)), None)
+            f = self._lookup([term], RARE_EXACT_DF, filters, lambda c: names_cell(c.text, term))
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
-                added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
+                added.append(f)
         return _put_first(added, hits, k)
+
+    def _lookup(self, terms: list[str], k: int, filters: Filters | None, holds) -> Hit | None:
+        """The best of the top ``k`` BM25 chunks for ``terms`` whose stored chunk ``holds(chunk)``,
+        as a hit with stage ``exact``; None when none does."""
+        found = self.store.lexical_search(terms, k, filters)
+        texts = self.store.get_chunks([f.chunk_id for f in found])
+        f = next((f for f in found if f.chunk_id in texts and holds(texts[f.chunk_id])), None)
+        return None if f is None else Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", ""))
 
     def entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the chunk holding the entry of the thing a question asks about as
@@ -208,19 +214,17 @@ class Answerer:
             if any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "") for c in have.values()):
                 continue
             kind_terms = analyze(kind)
-            found = self.store.lexical_search(list(dict.fromkeys(analyze(name) + kind_terms)), ENTRY_LOOKUP_K, filters)
-            texts = self.store.get_chunks([f.chunk_id for f in found])
 
-            def holds(c) -> bool:
+            def holds(c, name=name, kind_terms=kind_terms) -> bool:
                 # the entry of X, in a chunk about that kind of thing ("Bourne Shell Builtins"):
                 # an option named ``retry`` elsewhere is not "the retry reserved word"
                 about = set(analyze(" ".join((c.title, *c.heading_path, c.text))))
                 return (all(t in about for t in kind_terms)
                         and bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")))
 
-            f = next((f for f in found if f.chunk_id in texts and holds(texts[f.chunk_id])), None)
+            f = self._lookup(list(dict.fromkeys(analyze(name) + kind_terms)), ENTRY_LOOKUP_K, filters, holds)
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
-                added.append(Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", "")))
+                added.append(f)
         return _put_first(added, hits, k)
 
     def deeper_hits(self, question: str, qvec: np.ndarray, chunks, hits: list[Hit], deeper: list[Hit]) -> list[Hit]:
