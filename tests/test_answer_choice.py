@@ -321,3 +321,26 @@ def test_a_quoted_sentence_pointing_back_follows_the_sentence_it_points_at():
     chosen = [by["The"], by["If"], by["Ledgerly"]]
     assert [s.unit.text.split()[0] for s in antecedents_first(chosen, scored, [text])] == ["The", "Ledgerly", "If"]
     assert antecedents_first([by["The"], by["Ledgerly"]], scored, [text]) == [by["The"], by["Ledgerly"]]
+
+
+def test_the_runner_up_of_another_entry_is_quoted_after_the_read_on():
+    """"How do I make dns.lookup() give me every address?": the best unit is the ``address``
+    option's item and its entry's sentences fill the three places; the second-ranked unit, the
+    ``all`` option's item (the answer), scores 0.95 / 1.2 = 0.79 of the best (floor 0.75) and is
+    quoted last. At 0.85 / 1.2 = 0.71 it is not; nor when it repeats a quoted unit."""
+    w = {"address": 1.0, "every": 1.0}
+    best = _scored(1.2, 0, "address {string} A string representation of an IPv4 or IPv6 address.", 0,
+                   {"address"}, lead="address", kind="item")
+    f1 = _scored(0.5, 80, "It is the first address the resolver returned.", 1, {"address"})
+    f2 = _scored(0.45, 130, "It is empty when the lookup failed.", 2)
+    runner = _scored(0.95, 2000, "all {boolean} When true, the callback returns all resolved addresses in an array.",
+                     3, {"address"}, lead="all", kind="item")
+    low = _scored(0.3, 2100, "family {integer} The record family.", 4, lead="family", kind="item")
+    chosen = _generator(w).select(sorted([best, f1, f2, runner, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text, runner.unit.text]
+    weaker = _scored(0.85, 2000, runner.unit.text, 3, {"address"}, lead="all", kind="item")
+    chosen = _generator(w).select(sorted([best, f1, f2, weaker, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text]
+    same = ScoredUnit(0.95, 0, runner.unit, best.vector, runner.terms)  # cosine 1 with the best unit
+    chosen = _generator(w).select(sorted([best, f1, f2, same, low], key=lambda su: -su.score))
+    assert same not in chosen
