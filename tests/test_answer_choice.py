@@ -25,6 +25,7 @@ import pytest
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, asks_default, asks_list, bare_entry
 from citewise.answer.units import Unit
+from citewise.text.analyzer import analyze
 
 from conftest import minilm_fixture
 
@@ -344,3 +345,26 @@ def test_the_runner_up_of_another_entry_is_quoted_after_the_read_on():
     same = ScoredUnit(0.95, 0, runner.unit, best.vector, runner.terms)  # cosine 1 with the best unit
     chosen = _generator(w).select(sorted([best, f1, f2, same, low], key=lambda su: -su.score))
     assert same not in chosen
+
+
+def test_after_the_named_entry_the_runner_up_must_lead_an_entry_of_that_name():
+    """"What does the dead_code lint detect?": the best unit opens that lint's entry; the
+    runner-up "Unlike dead_code, ... this lint detects unused local bindings" belongs to another
+    lint and is left out. An item led by the name asked about (the ``sorted`` option's item after
+    the prose sentence "The sorted option ensures ...") is still quoted."""
+    w = {"dead_code": 1.0, "detect": 1.0}
+    best = _scored(1.2, 0, "The dead_code lint detects unused, unexported items.", 0, {"dead_code", "detect"})
+    mention = _scored(1.0, 900, "Unlike dead_code, which detects unused items, this lint detects unused local bindings.",
+                      1, {"dead_code", "detect"})
+    gen = _generator(w)
+    gen._entry_opening = {best}
+    assert [su.unit.text for su in gen.select([best, mention])] == [best.unit.text]
+    gen._entry_opening = set()  # no entry named: the same runner-up is quoted
+    assert [su.unit.text for su in gen.select([best, mention])] == [best.unit.text, mention.unit.text]
+    w = dict.fromkeys(analyze("sorted option"), 1.0)  # the analyzer's terms, as rank_units keys them
+    best = _scored(1.2, 0, "The sorted option ensures that insertion order does not change the result.", 0, {"sorted"})
+    item = _scored(1.0, 900, "sorted {boolean} If set to true, all properties of an object are sorted.", 1,
+                   {"sorted"}, lead="sorted", kind="item")
+    gen = _generator(w)
+    gen._entry_opening = {best}
+    assert [su.unit.text for su in gen.select([best, item])] == [best.unit.text, item.unit.text]
