@@ -368,3 +368,28 @@ def test_after_the_named_entry_the_runner_up_must_lead_an_entry_of_that_name():
     gen = _generator(w)
     gen._entry_opening = {best}
     assert [su.unit.text for su in gen.select([best, item])] == [best.unit.text, item.unit.text]
+
+
+def test_a_how_to_question_gets_the_steps_after_the_quoted_step():
+    """A numbered list's item is a step; :func:`with_next_steps` puts the steps numbered on from
+    the first chosen one right after it, in order, up to ``most``; a gap in the numbering, another
+    list or another heading ends the procedure."""
+    from citewise.answer.extractive import step_number, with_next_steps
+
+    text = ("Intro sentence here.\n\n1. Open the log.\n2. Compare the fingerprints.\n3. Upload the certificate.\n"
+            "5. Not the next step.\n\n- A bullet.\n")
+    units = []
+    for line in text.splitlines():
+        body = line.split(" ", 1)[1] if line[:1].isdigit() or line.startswith("-") else line
+        if body:
+            start = text.index(body)
+            kind = "item" if body != "Intro sentence here." else "sentence"
+            units.append(Unit(start, start + len(body), body, ("How to fix it",), kind=kind))
+    assert [step_number(text, u) for u in units] == [None, 1, 2, 3, 5, None]
+    scored = [ScoredUnit(1.0 - i / 10, 0, u, np.eye(8, dtype=np.float32)[i], frozenset()) for i, u in enumerate(units)]
+    intro, s1, s2, s3, s5, bullet = scored
+    assert with_next_steps([intro, s1], scored, [text], most=8) == [intro, s1, s2, s3]
+    assert with_next_steps([s2, intro, s1], scored, [text], most=8) == [s2, s3, intro, s1]
+    assert with_next_steps([intro, s1], scored, [text], most=2) == [intro, s1, s2]
+    assert with_next_steps([intro, s3, s2], scored, [text], most=8) == [intro, s3, s2]  # 5 after 3: a gap
+    assert with_next_steps([intro, bullet], scored, [text], most=8) == [intro, bullet]

@@ -40,6 +40,10 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
    entry of that name qualifies. On the 438 in-scope questions of the spent real-docs sets
    (contexts replayed) 0.75 gave 346 -> 356 correct and cited for +35 characters per answer
    (mean 510 -> 545); without the entry condition 0.9: 349, 0.75: 357, 0.7: 358.
+   A question asking how to do something ("how do I ...", "how to ...", "steps to ...") whose
+   quoted units include an item of a numbered list gets the steps numbered on from it, in order,
+   right after it (:func:`with_next_steps`, up to ``LIST_ITEMS``): the procedure, not its first
+   step alone.
 4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
    sentence's offsets in its chunk, so citations point at the quoted text.
 
@@ -418,6 +422,10 @@ class ExtractiveGenerator:
         chosen = self.select(scored)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
+        if _PROCEDURE_Q.search(question):
+            # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
+            # alone; a how-to question gets the procedure's next steps with it
+            chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS)
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
         # asks for code or the block matches it nearly as well as the best sentence does
@@ -527,6 +535,44 @@ def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> 
     # points at the section's subject: the section's first sentence says what it is
     opening = min(same, key=lambda su: su.unit.start)
     return opening if first.unit.start - opening.unit.start <= ANTECEDENT_REACH else None
+
+
+#: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
+_PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
+_STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
+
+
+def step_number(text: str, unit: Unit) -> int | None:
+    """The number of the numbered-list item ``unit`` is (``3`` for the item after ``3. ``) in
+    its chunk's ``text``; None for any other unit."""
+    if unit.kind != "item":
+        return None
+    m = _STEP_MARK.fullmatch(text, text.rfind("\n", 0, unit.start) + 1, unit.start)
+    return int(m.group(1)) if m else None
+
+
+def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
+                    most: int) -> list[ScoredUnit]:
+    """``chosen`` with the steps that follow its first numbered-list item: the quotable items of
+    the same list (same chunk and headings, numbered on from it without a gap), in order,
+    right after it, up to ``most`` steps in all (a step already chosen elsewhere moves there).
+    ``texts``: the context's chunk texts. Unchanged when no chosen unit is a numbered item."""
+    first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
+    if first is None:
+        return chosen
+    n = step_number(texts[first.chunk_index], first.unit)
+    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start > first.unit.start
+                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
+    steps = [first]
+    for su in later:
+        if len(steps) >= most or step_number(texts[su.chunk_index], su.unit) != n + len(steps):
+            break
+        steps.append(su)
+    if len(steps) == 1:
+        return chosen
+    at = chosen.index(first)
+    rest = [su for su in chosen if su not in steps]
+    return rest[:at] + steps + rest[at:]
 
 
 def antecedents_first(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str]) -> list[ScoredUnit]:
