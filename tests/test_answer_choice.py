@@ -370,10 +370,10 @@ def test_after_the_named_entry_the_runner_up_must_lead_an_entry_of_that_name():
     assert [su.unit.text for su in gen.select([best, item])] == [best.unit.text, item.unit.text]
 
 
-def test_a_how_to_question_gets_the_steps_after_the_quoted_step():
-    """A numbered list's item is a step; :func:`with_next_steps` puts the steps numbered on from
-    the first chosen one right after it, in order, up to ``most``; a gap in the numbering, another
-    list or another heading ends the procedure."""
+def test_a_how_to_question_gets_the_procedure_around_the_quoted_step():
+    """A numbered list's item is a step; :func:`with_next_steps` puts the steps of its list,
+    numbered without a gap, in order where the first chosen step stood: from step 1 when they
+    fit in ``most``, else ``most`` steps from the chosen one; another list or heading ends it."""
     from citewise.answer.extractive import step_number, with_next_steps
 
     text = ("Intro sentence here.\n\n1. Open the log.\n2. Compare the fingerprints.\n3. Upload the certificate.\n"
@@ -389,7 +389,9 @@ def test_a_how_to_question_gets_the_steps_after_the_quoted_step():
     scored = [ScoredUnit(1.0 - i / 10, 0, u, np.eye(8, dtype=np.float32)[i], frozenset()) for i, u in enumerate(units)]
     intro, s1, s2, s3, s5, bullet = scored
     assert with_next_steps([intro, s1], scored, [text], most=8) == [intro, s1, s2, s3]
-    assert with_next_steps([s2, intro, s1], scored, [text], most=8) == [s2, s3, intro, s1]
-    assert with_next_steps([intro, s1], scored, [text], most=2) == [intro, s1, s2]
-    assert with_next_steps([intro, s3, s2], scored, [text], most=8) == [intro, s3, s2]  # 5 after 3: a gap
+    # step 2 quoted first: steps 1 and 3 come with it, in order, where it stood
+    assert with_next_steps([s2, intro], scored, [text], most=8) == [s1, s2, s3, intro]
+    # more steps than fit: from the chosen one on
+    assert with_next_steps([intro, s2], scored, [text], most=2) == [intro, s2, s3]
+    assert with_next_steps([intro, s5], scored, [text], most=8) == [intro, s5]  # 5 after 3: a gap
     assert with_next_steps([intro, bullet], scored, [text], most=8) == [intro, bullet]

@@ -41,9 +41,8 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
    (contexts replayed) 0.75 gave 346 -> 356 correct and cited for +35 characters per answer
    (mean 510 -> 545); without the entry condition 0.9: 349, 0.75: 357, 0.7: 358.
    A question asking how to do something ("how do I ...", "how to ...", "steps to ...") whose
-   quoted units include an item of a numbered list gets the steps numbered on from it, in order,
-   right after it (:func:`with_next_steps`, up to ``LIST_ITEMS``): the procedure, not its first
-   step alone.
+   quoted units include an item of a numbered list gets that list's steps in order where the item
+   stood (:func:`with_next_steps`, up to ``LIST_ITEMS``): the procedure, not one step of it.
 4. Present them best first; each sentence ends with ``[doc:ID]``. The draft also records each
    sentence's offsets in its chunk, so citations point at the quoted text.
 
@@ -424,7 +423,7 @@ class ExtractiveGenerator:
             return Draft(ABSTENTION_TEXT, self.name)
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
-            # alone; a how-to question gets the procedure's next steps with it
+            # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS)
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
@@ -553,21 +552,30 @@ def step_number(text: str, unit: Unit) -> int | None:
 
 def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
                     most: int) -> list[ScoredUnit]:
-    """``chosen`` with the steps that follow its first numbered-list item: the quotable items of
-    the same list (same chunk and headings, numbered on from it without a gap), in order,
-    right after it, up to ``most`` steps in all (a step already chosen elsewhere moves there).
-    ``texts``: the context's chunk texts. Unchanged when no chosen unit is a numbered item."""
+    """``chosen`` with the whole procedure around its first numbered-list item: the quotable
+    items of the same list (same chunk and headings, numbered without a gap), in order, where
+    that item stood; from step 1 when the procedure has at most ``most`` steps, else ``most``
+    steps from the chosen one (a step chosen elsewhere moves there). ``texts``: the context's
+    chunk texts. Unchanged when no chosen unit is a numbered item."""
     first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
     if first is None:
         return chosen
+    same = sorted((su for su in scored if su.chunk_index == first.chunk_index
+                   and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
+    at_first = same.index(first)
     n = step_number(texts[first.chunk_index], first.unit)
-    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start > first.unit.start
-                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
-    steps = [first]
-    for su in later:
-        if len(steps) >= most or step_number(texts[su.chunk_index], su.unit) != n + len(steps):
+    before: list[ScoredUnit] = []
+    for su in reversed(same[:at_first]):
+        if step_number(texts[su.chunk_index], su.unit) != n - len(before) - 1:
             break
-        steps.append(su)
+        before.insert(0, su)
+    after: list[ScoredUnit] = []
+    for su in same[at_first + 1:]:
+        if step_number(texts[su.chunk_index], su.unit) != n + len(after) + 1:
+            break
+        after.append(su)
+    steps = before + [first] + after
+    steps = steps[:most] if len(steps) <= most else ([first] + after)[:most]
     if len(steps) == 1:
         return chosen
     at = chosen.index(first)
