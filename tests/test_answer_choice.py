@@ -25,6 +25,7 @@ import pytest
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, asks_default, asks_list, bare_entry
 from citewise.answer.units import Unit
+from citewise.text.analyzer import analyze
 
 from conftest import minilm_fixture
 
@@ -321,3 +322,76 @@ def test_a_quoted_sentence_pointing_back_follows_the_sentence_it_points_at():
     chosen = [by["The"], by["If"], by["Ledgerly"]]
     assert [s.unit.text.split()[0] for s in antecedents_first(chosen, scored, [text])] == ["The", "Ledgerly", "If"]
     assert antecedents_first([by["The"], by["Ledgerly"]], scored, [text]) == [by["The"], by["Ledgerly"]]
+
+
+def test_the_runner_up_of_another_entry_is_quoted_after_the_read_on():
+    """"How do I make dns.lookup() give me every address?": the best unit is the ``address``
+    option's item and its entry's sentences fill the three places; the second-ranked unit, the
+    ``all`` option's item (the answer), scores 0.95 / 1.2 = 0.79 of the best (floor 0.75) and is
+    quoted last. At 0.85 / 1.2 = 0.71 it is not; nor when it repeats a quoted unit."""
+    w = {"address": 1.0, "every": 1.0}
+    best = _scored(1.2, 0, "address {string} A string representation of an IPv4 or IPv6 address.", 0,
+                   {"address"}, lead="address", kind="item")
+    f1 = _scored(0.5, 80, "It is the first address the resolver returned.", 1, {"address"})
+    f2 = _scored(0.45, 130, "It is empty when the lookup failed.", 2)
+    runner = _scored(0.95, 2000, "all {boolean} When true, the callback returns all resolved addresses in an array.",
+                     3, {"address"}, lead="all", kind="item")
+    low = _scored(0.3, 2100, "family {integer} The record family.", 4, lead="family", kind="item")
+    chosen = _generator(w).select(sorted([best, f1, f2, runner, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text, runner.unit.text]
+    weaker = _scored(0.85, 2000, runner.unit.text, 3, {"address"}, lead="all", kind="item")
+    chosen = _generator(w).select(sorted([best, f1, f2, weaker, low], key=lambda su: -su.score))
+    assert [su.unit.text for su in chosen] == [best.unit.text, f1.unit.text, f2.unit.text]
+    same = ScoredUnit(0.95, 0, runner.unit, best.vector, runner.terms)  # cosine 1 with the best unit
+    chosen = _generator(w).select(sorted([best, f1, f2, same, low], key=lambda su: -su.score))
+    assert same not in chosen
+
+
+def test_after_the_named_entry_the_runner_up_must_lead_an_entry_of_that_name():
+    """"What does the dead_code lint detect?": the best unit opens that lint's entry; the
+    runner-up "Unlike dead_code, ... this lint detects unused local bindings" belongs to another
+    lint and is left out. An item led by the name asked about (the ``sorted`` option's item after
+    the prose sentence "The sorted option ensures ...") is still quoted."""
+    w = {"dead_code": 1.0, "detect": 1.0}
+    best = _scored(1.2, 0, "The dead_code lint detects unused, unexported items.", 0, {"dead_code", "detect"})
+    mention = _scored(1.0, 900, "Unlike dead_code, which detects unused items, this lint detects unused local bindings.",
+                      1, {"dead_code", "detect"})
+    gen = _generator(w)
+    gen._entry_opening = {best}
+    assert [su.unit.text for su in gen.select([best, mention])] == [best.unit.text]
+    gen._entry_opening = set()  # no entry named: the same runner-up is quoted
+    assert [su.unit.text for su in gen.select([best, mention])] == [best.unit.text, mention.unit.text]
+    w = dict.fromkeys(analyze("sorted option"), 1.0)  # the analyzer's terms, as rank_units keys them
+    best = _scored(1.2, 0, "The sorted option ensures that insertion order does not change the result.", 0, {"sorted"})
+    item = _scored(1.0, 900, "sorted {boolean} If set to true, all properties of an object are sorted.", 1,
+                   {"sorted"}, lead="sorted", kind="item")
+    gen = _generator(w)
+    gen._entry_opening = {best}
+    assert [su.unit.text for su in gen.select([best, item])] == [best.unit.text, item.unit.text]
+
+
+def test_a_how_to_question_gets_the_procedure_around_the_quoted_step():
+    """A numbered list's item is a step; :func:`with_next_steps` puts the steps of its list,
+    numbered without a gap, in order where the first chosen step stood: from step 1 when they
+    fit in ``most``, else ``most`` steps from the chosen one; another list or heading ends it."""
+    from citewise.answer.extractive import step_number, with_next_steps
+
+    text = ("Intro sentence here.\n\n1. Open the log.\n2. Compare the fingerprints.\n3. Upload the certificate.\n"
+            "5. Not the next step.\n\n- A bullet.\n")
+    units = []
+    for line in text.splitlines():
+        body = line.split(" ", 1)[1] if line[:1].isdigit() or line.startswith("-") else line
+        if body:
+            start = text.index(body)
+            kind = "item" if body != "Intro sentence here." else "sentence"
+            units.append(Unit(start, start + len(body), body, ("How to fix it",), kind=kind))
+    assert [step_number(text, u) for u in units] == [None, 1, 2, 3, 5, None]
+    scored = [ScoredUnit(1.0 - i / 10, 0, u, np.eye(8, dtype=np.float32)[i], frozenset()) for i, u in enumerate(units)]
+    intro, s1, s2, s3, s5, bullet = scored
+    assert with_next_steps([intro, s1], scored, [text], most=8) == [intro, s1, s2, s3]
+    # step 2 quoted first: steps 1 and 3 come with it, in order, where it stood
+    assert with_next_steps([s2, intro], scored, [text], most=8) == [s1, s2, s3, intro]
+    # more steps than fit: from the chosen one on
+    assert with_next_steps([intro, s2], scored, [text], most=2) == [intro, s2, s3]
+    assert with_next_steps([intro, s5], scored, [text], most=8) == [intro, s5]  # 5 after 3: a gap
+    assert with_next_steps([intro, bullet], scored, [text], most=8) == [intro, bullet]

@@ -77,6 +77,11 @@ def test_demo_questions_quote_the_answering_sentences(sample_index):
     c = sample_index.ask("What does error E-1003 mean and how do I fix it?")
     assert c.citations[0].doc_id == "errors/E-1003" and "the sign-in is rejected with this error" in c.text
     assert "Sign-in log" in c.text  # the first step of the fix, quoted as a whole list item
+    # and the steps after it, in order (a how-to question gets the procedure, not its step 1)
+    steps = ["Sign-in log", "Compare it with the fingerprints", "upload it as the Secondary certificate",
+             "change the signature algorithm", "exclude sso.ledgerly.example from inspection"]
+    assert all(s in c.text for s in steps), c.text
+    assert [c.text.index(s) for s in steps] == sorted(c.text.index(s) for s in steps)
     stripe = sample_index.ask("What is the refund policy of Stripe?")
     assert stripe.outcome == "abstained" and stripe.abstain_reason == "unknown name: Stripe"
 

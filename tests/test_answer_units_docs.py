@@ -168,6 +168,10 @@ Builds every widget listed in the manifest file and writes the packages to the o
 ### widgetctl clean
 
 Deletes the out folder and all cached widget packages.
+
+## Settings
+
+* `parallel-build-jobs` How many widgets widgetctl builds at the same time. Default: 4.
 """
 
 ZX900 = """
@@ -285,6 +289,9 @@ def test_answers_are_plain_text_with_source_offsets(docs):
     ("What is CamelCaseThing?", "unknown name: CamelCaseThing"),
     ("What does widgetctl frobnicate do?", "unknown name: widgetctl frobnicate"),
     ('What does "quantum flux" mean?', "unknown name: quantum flux"),
+    # a lower-case name of three hyphen-joined parts, or two the question calls a setting
+    ("How do I enable parallel-build-cache?", "unknown name: parallel-build-cache"),
+    ("What does the variable cache-depth do?", "unknown name: cache-depth"),
 ])
 def test_questions_about_unknown_names_abstain(docs, question, reason):
     idx, _ = docs
@@ -298,6 +305,7 @@ def test_questions_about_unknown_names_abstain(docs, question, reason):
     ("What does the --dry-run option do?", "Show which widgets would change without changing any of them.", "cli/widgetctl"),
     ("What does widgetctl clean do?", "Deletes the out folder and all cached widget packages.", "cli/widgetctl"),
     ("What does filebox.rm() do?", "Removes files and folders asynchronously", "api/filebox"),
+    ("What does the parallel-build-jobs setting do?", "How many widgets widgetctl builds at the same time.", "cli/widgetctl"),
 ])
 def test_same_questions_about_existing_names_are_answered(docs, question, quote, doc):
     idx, _ = docs

@@ -22,7 +22,7 @@ from citewise.core import Principal
 from citewise.index import Index
 
 #: The question the demo's closing "Try it yourself" line suggests (the sample corpus answers it).
-TRY_QUESTION = "How do I set up single sign-on?"
+TRY_QUESTION = "How do I rotate the SAML signing certificate in Okta?"
 
 
 def sample_dir() -> Path:

@@ -27,6 +27,16 @@ _EQ_VALUE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?=([a-z][\
 #: Hyphenated identifiers with a digit or underscore: target triples and the like
 #: (``x86_64-unknown-linux-gnu``, ``riscv64gc-unknown-linux-gnu``, ``utf-16le``).
 _HYPHENATED = re.compile(r"(?<![\w-])(?=[\w-]*[\d_])[A-Za-z0-9][\w]*(?:-[\w]+)+(?![\w-])")
+#: Lower-case names of three or more hyphen-joined parts, none a function word: Readline
+#: variables and similar settings (``completion-ignore-case``, ``print-completions-horizontally``).
+#: English compounds such as ``up-to-date`` or ``end-of-file`` have a function word and are not names.
+_KEBAB = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}(?![\w-])")
+#: A two-part hyphenated name the question calls a setting: "the variable keyseq-timeout",
+#: "the bell-style variable", "the mark-directories setting".
+_KIND_KEBAB = re.compile(
+    r"\b(?:variable|option|setting|directive|lint|builtin|subcommand)\s+([a-z][a-z0-9]*-[a-z0-9]+)(?![\w-])"
+    r"|(?<![\w-])([a-z][a-z0-9]*-[a-z0-9]+)\s+(?:variable|option|setting|directive|lint|builtin|subcommand)\b")
+_FUNCTION_WORDS = frozenset("a an the of to in on at by for from with and or not no up out off as is be".split())
 #: Words that follow a flag without being its value ("the -O flag", "-s and -u").
 GENERIC_WORDS = frozenset(
     "flag flags option options switch switches argument arguments parameter parameters command commands "
@@ -50,7 +60,10 @@ ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|cf|viz)\.?(?=\W|$)", re.I)
 
 def code_names(question: str) -> list[str]:
     """Names a question is about, other than capitalised words: flags, code identifiers,
-    ``snake_case`` / ``camelCase`` names and quoted or back-ticked terms, in order, unique.
+    ``snake_case`` / ``camelCase`` names, lower-case names of three or more hyphen-joined parts
+    without a function word (``completion-ignore-case``, not ``up-to-date``), a two-part one
+    the question calls a variable / option / setting / directive / lint / builtin /
+    subcommand, and quoted or back-ticked terms, in order, unique.
 
     >>> code_names('What does the --turbo-mode flag of fs.frobnicate() do with "hyper mode"?')
     ['--turbo-mode', 'fs.frobnicate()', 'hyper mode']
@@ -62,6 +75,8 @@ def code_names(question: str) -> list[str]:
     (['--print', 'cache-sizes'], ['--extern'])
     >>> code_names("How do I take a substring, e.g. 2 characters, i.e. a slice?")
     []
+    >>> code_names("How do I enable completion-case-fold? Is the variable keyseq-timeout up-to-date?")
+    ['completion-case-fold', 'keyseq-timeout']
     """
     question = ABBREVIATIONS.sub(lambda m: " " * len(m.group(0)), question)  # offsets kept
     found: dict[str, int] = {}
@@ -70,6 +85,13 @@ def code_names(question: str) -> list[str]:
             if rx is _HYPHENATED and re.fullmatch(r"[\d-]+", m.group(0)):
                 continue  # a date or a number range, not a name
             found.setdefault(m.group(0), m.start())
+    for m in _KEBAB.finditer(question):
+        if not _FUNCTION_WORDS.intersection(m.group(0).split("-")):
+            found.setdefault(m.group(0), m.start())
+    for m in _KIND_KEBAB.finditer(question):
+        g = 1 if m.group(1) else 2
+        if not _FUNCTION_WORDS.intersection(m.group(g).split("-")):
+            found.setdefault(m.group(g), m.start(g))
     for rx in (_FLAG_VALUE, _LONG_FLAG_VALUE, _EQ_VALUE):
         for m in rx.finditer(question):
             if m.group(1).lower() not in GENERIC_WORDS:
