@@ -32,28 +32,6 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _flags_take_no_value() -> None:
-    """Typer 0.29.2's rich help panel prints a type column for every option, flags included, so
-    ``--json`` read ``--json <bool>`` as if it took a value (its plain-text help already skips
-    flags: ``TyperOption.get_help_record``). Give flags (``is_flag`` and not ``count``) no type
-    label there; every other option keeps Typer's own."""
-    from typer.core import TyperOption
-
-    shown = getattr(TyperOption, "display_type_rich", None)
-    if shown is None or getattr(shown, "_citewise_flags", False):
-        return
-
-    def display_type_rich(self, ctx):
-        if self.is_flag and not self.count:
-            return None
-        return shown(self, ctx)
-
-    display_type_rich._citewise_flags = True
-    TyperOption.display_type_rich = display_type_rich
-
-
-_flags_take_no_value()
-
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
