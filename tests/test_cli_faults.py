@@ -252,7 +252,7 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     index, _ = tiny_index
     code, out, err = _main(monkeypatch, capsys, "search", "refund", "--k", "100000", "--index", str(index))
     assert (code, out) == (2, "")
-    assert err == ("error: Invalid value for '--k': Input should be less than or equal to 1000 "
+    assert err == ("error: Invalid value for '--k': 100000 is not in the range 1<=x<=1000 "
                    "(see 'citewise search --help')\n")
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
     assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"

@@ -32,28 +32,6 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _flags_take_no_value() -> None:
-    """Typer 0.29.2's rich help panel prints a type column for every option, flags included, so
-    ``--json`` read ``--json <bool>`` as if it took a value (its plain-text help already skips
-    flags: ``TyperOption.get_help_record``). Give flags (``is_flag`` and not ``count``) no type
-    label there; every other option keeps Typer's own."""
-    from typer.core import TyperOption
-
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "_citewise_flags", False):
-        return
-
-    def display_type_rich(self, ctx):
-        if self.is_flag and not self.count:
-            return None
-        return shown(self, ctx)
-
-    display_type_rich._citewise_flags = True
-    TyperOption.display_type_rich = display_type_rich
-
-
-_flags_take_no_value()
-
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
@@ -212,6 +190,21 @@ def _index_dir(index: Optional[Path], must_exist: bool = True) -> Path:
     return path
 
 
+def _preload_model(index: Optional[Path]) -> None:
+    """Start loading the query embedding model of the index at ``index`` now, before the rest
+    of the command imports and opens the store (:func:`citewise.models.embedders.preload_model`).
+    An index folder that is missing or unreadable is left to :func:`_open` to report."""
+    from citewise.core import default_index_dir
+
+    try:
+        name = json.loads(((Path(index) if index else default_index_dir()) / "index.json").read_text()).get("embedder", "")
+    except (OSError, ValueError, AttributeError, CitewiseError):
+        return
+    from citewise.models.embedders import preload_model
+
+    preload_model(str(name))
+
+
 def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: bool = True, **kw):
     from citewise.index import Index
 
@@ -326,6 +319,8 @@ def search(
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
+    if retriever != "bm25" and query.strip():
+        _preload_model(index)
     from citewise.index import check_query
     from citewise.retrieval.snippets import chunk_snippet
 
@@ -458,6 +453,8 @@ def ask(
 
     With --scope, --max-rounds, --deadline-ms, --budget-tokens or --requirements the evidence-gap
     controller answers: outcome supported / gap / conflict / not_established / abstained."""
+    if question.strip():
+        _preload_model(index)
     from citewise.index import check_query
 
     check_query(question)

@@ -264,3 +264,12 @@ def cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "citewise"
+
+
+def default_index_dir() -> Path:
+    """``$CITEWISE_INDEX`` or ``$XDG_DATA_HOME/citewise/index`` (``~/.local/share/citewise/index``)."""
+    env = os.environ.get("CITEWISE_INDEX")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "citewise" / "index"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.core import CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
@@ -100,15 +100,6 @@ def ingest_lock(folder: Path, wait: bool = False, on_wait=None):
 #: used until ``citewise calibrate`` stores one for the index. Fitted on all 54 questions of the
 #: sample golden set (40 in-scope + 14 out-of-scope) with ``citewise calibrate --fit all``.
 DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2-int8": 0.1403, "hashing": 0.0594}
-
-
-def default_index_dir() -> Path:
-    """``$CITEWISE_INDEX`` or ``$XDG_DATA_HOME/citewise/index`` (``~/.local/share/citewise/index``)."""
-    env = os.environ.get("CITEWISE_INDEX")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "citewise" / "index"
 
 
 @dataclass
