@@ -21,6 +21,7 @@ fabricated ids, dropped sentences and per-stage timings in seconds.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
+from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal
@@ -48,6 +49,8 @@ DEEP_MARGIN = 0.02
 
 #: How many BM25 chunks :meth:`Answerer.entry_hits` reads looking for the entry of "the X builtin".
 ENTRY_LOOKUP_K = 50
+#: Most chunks a name may occur in for :meth:`Answerer.name_entry_hits` to look up its entry.
+NAME_ENTRY_DF = 30
 
 
 @dataclass
@@ -146,6 +149,7 @@ class Answerer:
         if hits:
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
             hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
+            hits = self.name_entry_hits(question, hits, k, effective_filters(principal, filters))
         a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0})
         if not hits:
             a.abstain_reason = "nothing retrieved"
@@ -223,6 +227,44 @@ class Answerer:
                         and bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")))
 
             f = self._lookup(list(dict.fromkeys(analyze(name) + kind_terms)), ENTRY_LOOKUP_K, filters, holds)
+            if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
+                added.append(f)
+        return _put_first(added, hits, k)
+
+    def name_entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
+        """``hits`` with, first, the chunk holding the reference entry of a name the question is
+        about when the retrieved chunks only mention it: "FIGNORE variable" and "shopt lastpipe"
+        retrieve the passages that cite FIGNORE / lastpipe in prose (``force_fignore``, the
+        pipeline section) while the definitions ``FIGNORE: A colon-separated list ...`` and
+        ``lastpipe: If set, ...`` rank 8th. Names: the question's exact words and entry names
+        (:func:`~citewise.answer.evidence.exact_words`, :func:`citewise.text.names.entry_names`),
+        and for a search-box query (:func:`~citewise.answer.extractive.is_keyword_query`) its
+        words of four letters or more; each only when 1 to :data:`NAME_ENTRY_DF` visible chunks
+        hold it (a name, not a common word). The entry (:func:`citewise.text.names.entry_offsets`)
+        is looked for in the top :data:`ENTRY_LOOKUP_K` BM25 chunks for the name; stage ``exact``.
+        At most one chunk per name; ``hits`` cut to ``k``."""
+        from citewise.answer.evidence import exact_words
+        from citewise.answer.extractive import is_keyword_query
+        from citewise.text.names import entry_names
+
+        names = exact_words(question) + entry_names(question)
+        if is_keyword_query(question):
+            names += [w for w in re.findall(r"[A-Za-z][\w-]{3,}", question)]
+        have = None
+        added: list[Hit] = []
+        for name in dict.fromkeys(names):
+            terms = [t for t in analyze(name) if t not in QUESTION_WORDS]
+            if not terms or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF:
+                continue
+            if have is None:
+                have = self.store.get_chunks([h.chunk_id for h in hits])
+            if any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "") for c in have.values()):
+                continue
+
+            def holds(c, name=name) -> bool:
+                return bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else ""))
+
+            f = self._lookup(terms[:1], ENTRY_LOOKUP_K, filters, holds)
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(f)
         return _put_first(added, hits, k)
