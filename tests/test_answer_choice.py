@@ -395,3 +395,51 @@ def test_a_how_to_question_gets_the_procedure_around_the_quoted_step():
     assert with_next_steps([intro, s2], scored, [text], most=2) == [intro, s2, s3]
     assert with_next_steps([intro, s5], scored, [text], most=8) == [intro, s5]  # 5 after 3: a gap
     assert with_next_steps([intro, bullet], scored, [text], most=8) == [intro, bullet]
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+TARGET_PAGES = {
+    "platform-support": ("Platform Support", "# Platform Support\n\n## Tier 3\n\n" + table(
+        ["target", "std", "notes"],
+        [["mips64-openwrt-linux-musl", "?", "MIPS64 for OpenWrt Linux MUSL"],
+         ["mipsel-sony-psp", "*", "MIPS (LE) Sony PlayStation Portable (PSP)"],
+         ["mipsel-unknown-linux-uclibc", "✓", "MIPS (LE) Linux with uClibc"],
+         ["riscv32imac-unknown-xous-elf", "?", "RISC-V Xous (RV32IMAC ISA)"]])),
+    "platform-support/mips64-openwrt-linux-musl": ("mips64-openwrt-linux-musl", (
+        "# mips64-openwrt-linux-musl\n\nTier: 3\n\nThis target is for OpenWrt routers on 64-bit MIPS with the n64 ABI.\n\n"
+        "## Requirements\n\nThis target is cross-compiled. There is no support for host tools.\n\n"
+        "This target uses -msoft-float and is dynamically linked.\n")),
+}
+
+target_idx = minilm_fixture(TARGET_PAGES, "target_idx")
+
+
+def test_the_page_titled_with_the_exact_name_covers_it(target_idx):
+    """"mips64-openwrt-linux-musl default float ABI and linking" quoted the Platform Support row
+    naming the target (its text repeats the name) ahead of the target page's own sentence, which
+    does not. A unit of a page whose title holds an exact name of the question now covers that
+    name; units of other pages do not (unless their text names it)."""
+    q = "mips64-openwrt-linux-musl float ABI and linking"
+    ans = target_idx.answerer()
+    seen = {}
+    generate = ans.generator.generate
+
+    def spy(question, context, **kw):
+        seen.update(ctx=context, qvec=kw.get("qvec"))
+        return generate(question, context, **kw)
+
+    ans.generator.generate = spy
+    a = ans.answer(q)
+    assert a.outcome == "answered", a.abstain_reason
+    assert "uses -msoft-float and is dynamically linked" in a.text, a.text
+    scored = {su.unit.text: su for su in ans.generator.rank_units(q, seen["ctx"], seen["qvec"])}
+    name = "mips64-openwrt-linux-musl"
+    assert name in scored["This target uses -msoft-float and is dynamically linked."].terms
+    assert name in scored["target: mips64-openwrt-linux-musl; std: ?; notes: MIPS64 for OpenWrt Linux MUSL"].terms
+    other = next(t for t in scored if t.startswith("target: mipsel-sony-psp"))
+    assert name not in scored[other].terms

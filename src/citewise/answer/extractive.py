@@ -12,7 +12,8 @@ Deterministic. For a question ``q`` and an assembled :class:`~citewise.answer.co
 
    where ``coverage`` is the IDF-weighted share of the question's content terms found in the
    unit's text and nearest heading, identifiers also in its document title (a question naming
-   ``E-1003`` favours the page titled with it). When the question names identifiers, a unit that
+   ``E-1003`` favours the page titled with it; so does an exact name of the question, such as
+   the target ``mips64-openwrt-linux-musl``, in the title of the unit's page). When the question names identifiers, a unit that
    names only other identifiers ("What does error E-1009 mean?" for a question on E-1003), or
    names none but comes from a page titled with another one, loses ``lexical_weight``. Units
    ending in ":" (lead-ins to a list or table) and list items starting in lower case (they
@@ -144,6 +145,11 @@ class ExtractiveGenerator:
         # each side by the terms the other side lacks ("symbol" / "debuginfo" of strip=...)
         self._sides = [t for t in (a - b for a, b in zip(sides, sides[::-1])) if t]
         title_ids = [set(find_identifiers(c.title)) for c in context.chunks]
+        # a page titled with an exact name the question gives ("mips64-openwrt-linux-musl"):
+        # its sentences are about that name though they do not repeat it, as much as the row of
+        # another page that does ("target: mips64-openwrt-linux-musl; notes: ...")
+        exact = {t[0] for t in (analyze(w) for w in exact_words(question)) if t}
+        title_exact = [exact & set(analyze(c.title)) if exact else set() for c in context.chunks]
         # an API page names its functions in headings (``fs.rm(path[, options])``): a unit under
         # that heading covers the function name even when its own text does not repeat it
         heading_ids = [set(analyze(" ".join(c.heading_path))) & code_terms(question) for c in context.chunks]
@@ -180,7 +186,8 @@ class ExtractiveGenerator:
             for ui, u in enumerate(units):
                 if not quotable[ui]:
                     continue
-                have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]) & set(weights)
+                have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]
+                        | title_exact[ci]) & set(weights)
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
