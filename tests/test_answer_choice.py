@@ -80,6 +80,10 @@ def test_a_lower_case_word_after_a_full_stop_goes_on_with_the_sentence():
         ("It runs a script executed with the . or source builtins.", []), ("Then it stops.", [("doc", "x")])]
     # markers removed before a full stop still leave no space ("30 days [doc:x]." -> "30 days.")
     assert split_cited_sentences("A is 30 days [doc:x]. B.") == [("A is 30 days.", [("doc", "x")]), ("B.", [])]
+    assert split_cited_sentences("A [doc:x], b [doc:y]: c.") == [("A, b: c.", [("doc", "x"), ("doc", "y")])]
+    # a mark that belongs to code keeps the space before it ("address :: won't" read "address::")
+    assert split_cited_sentences("Binding to address :: won't bind 0.0.0.0.")[0][0] == \
+        "Binding to address :: won't bind 0.0.0.0."
     # nor do initials, abbreviations and dots written with spaces end one (a bibliography entry
     # was quoted as "R." "Á." "de Espíndola." with a citation each; "(k1 v1 . . . )" as ".", ").")
     assert [s for s, _ in split_cited_sentences("Support: No. R. Á. de Espíndola, Fig. 3. Done.")] == [

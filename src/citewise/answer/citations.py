@@ -133,8 +133,9 @@ def _skip_ws(line: str, pos: int) -> int:
 def _flush(out, buf, cites) -> None:
     sentence = " ".join("".join(buf).split())
     # "30 days [doc:x]." leaves "30 days ."; a lone dot inside ("with the . or source",
-    # "(k1 v1 . . . )") stays as written
-    sentence = re.sub(r"\s+([,;:]|[.!?](?=[\"'”’)\]]*$))", r"\1", sentence)
+    # "(k1 v1 . . . )") stays as written; so does a mark that is part of code ("binding to
+    # address :: won't" lost its space and read "address::")
+    sentence = re.sub(r"\s+([,;:](?=\s|$)|[.!?](?=[\"'”’)\]]*$))", r"\1", sentence)
     sentence = sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
     if sentence or cites:
         if sentence:
