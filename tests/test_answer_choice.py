@@ -447,3 +447,23 @@ def test_the_page_titled_with_the_exact_name_covers_it(target_idx):
     assert name in scored["target: mips64-openwrt-linux-musl; std: ?; notes: MIPS64 for OpenWrt Linux MUSL"].terms
     other = next(t for t in scored if t.startswith("target: mipsel-sony-psp"))
     assert name not in scored[other].terms
+
+
+def test_an_entry_is_read_on_into_its_explanation_subsection():
+    """A lint entry: its opening, an Example subsection (a code block, "This will produce:"), then
+    the Explanation, 900 characters on. The read-on takes the Explanation's sentences, not the
+    Example's, and not another heading's."""
+    def su(score, start, text, headings, axis):
+        vec = np.zeros(16, dtype=np.float32)
+        vec[axis] = 1.0
+        return ScoredUnit(score, 0, Unit(start, start + len(text), text, headings), vec, frozenset())
+
+    entry = ("Allowed-by-default lints", "box-pointers")
+    first = su(1.2, 0, "The box_pointers lints use of the Box type.", entry, 0)
+    produce = su(0.5, 300, "This will produce a warning for the struct.", (*entry, "Example"), 1)
+    why = su(0.4, 900, "This lint is mostly historical, and not particularly useful.", (*entry, "Explanation"), 2)
+    why2 = su(0.3, 970, "Box<T> used to be built into the language.", (*entry, "Explanation"), 3)
+    other = su(0.6, 1100, "The elided_lifetimes_in_paths lint detects hidden lifetimes.",
+               ("Allowed-by-default lints", "elided-lifetimes-in-paths"), 4)
+    scored = sorted([first, produce, why, why2, other], key=lambda s: -s.score)
+    assert ExtractiveGenerator._entry_followers(first, scored) == [why, why2]

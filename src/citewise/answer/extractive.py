@@ -271,20 +271,28 @@ class ExtractiveGenerator:
 
     @classmethod
     def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit], values: bool = False) -> list[ScoredUnit]:
-        """The quotable units after ``first`` in its chunk, under the same headings, in text
-        order, while they start within :attr:`ENTRY_REACH` characters of it; a list item led by
+        """The quotable units after ``first`` in its chunk, under the same headings (while they
+        start within :attr:`ENTRY_REACH` characters of it) or in a subsection right under them
+        that explains the entry (``Explanation``, ``Description``, ``Details``: the rustc book's
+        lint pages put one after an Example), in text order; a list item led by
         another term ends the run (the next option of a list) unless ``values`` (the question
         asks which values an option takes: its items are the answer)."""
         same = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.kind != "code"
                        and su.unit.start > first.unit.start
                        and (su.unit.headings == first.unit.headings
+                            # a lint's entry: its opening, an Example (code, skipped), then the
+                            # Explanation that says what the lint is for ("This lint is mostly
+                            # historical, ..."); read on into such a subsection, however far
+                            or (len(su.unit.headings) == len(first.unit.headings) + 1
+                                and su.unit.headings[:-1] == first.unit.headings
+                                and su.unit.headings[-1].strip().lower() in _EXPLAINING)
                             # the sentences after a definition's first are under its term
                             or (first.unit.kind == "definition" and first.unit.lead
                                 and su.unit.headings == (*first.unit.headings, first.unit.lead)))),
                       key=lambda su: su.unit.start)
         out = []
         for su in same:
-            if su.unit.start - first.unit.start > cls.ENTRY_REACH:
+            if su.unit.start - first.unit.start > cls.ENTRY_REACH and su.unit.headings == first.unit.headings:
                 break  # past the entry
             if su.unit.lead and su.unit.lead != first.unit.lead and not values and first.unit.lead:
                 break  # the next option of a list (after a sentence, a list holds the entry's values)
@@ -543,6 +551,9 @@ def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> 
     return opening if first.unit.start - opening.unit.start <= ANTECEDENT_REACH else None
 
 
+#: Subsection headings under an entry that explain it (the rustc book's lint pages: Example, then
+#: Explanation); :meth:`ExtractiveGenerator._entry_followers` reads on into them.
+_EXPLAINING = frozenset({"explanation", "description", "details"})
 #: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
 _PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
 _STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
