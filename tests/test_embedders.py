@@ -73,3 +73,28 @@ def test_model_checksum_is_verified_once_per_install(tmp_path, monkeypatch):
     with pytest.raises(CitewiseError, match="does not match"):  # a failure never writes a marker
         embedders.verify_once(model, good)
     assert hashed == [20, 20]
+
+
+def test_preload_model_hands_out_the_embedder_it_started(tmp_path, monkeypatch):
+    """``citewise search``/``ask`` start the query model from ``index.json`` before importing the
+    index module; ``Index.open`` then gets that same embedder from ``make_embedder``. Only the
+    MiniLM embedder is preloaded, once; a missing or unreadable ``index.json`` starts nothing."""
+    import citewise.models.embedders as E
+    from citewise.cli import _preload_model
+
+    monkeypatch.setattr(E, "_PRELOADED", None)
+    started = []
+    monkeypatch.setattr(E.MiniLMEmbedder, "preload", lambda self: started.append(self))
+    E.preload_model("hashing")
+    assert started == [] and isinstance(E.make_embedder("hashing"), E.HashingEmbedder)
+    _preload_model(tmp_path / "missing")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "index.json").write_text("[1, 2]")
+    _preload_model(tmp_path / "bad")
+    assert started == []
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "index.json").write_text('{"embedder": "minilm", "dim": 384}')
+    _preload_model(tmp_path / "idx")
+    E.preload_model("minilm")
+    assert len(started) == 1
+    assert E.make_embedder("minilm") is started[0] is E.make_embedder("all-MiniLM-L6-v2-int8")
