@@ -249,7 +249,7 @@ class Answerer:
 
         names = exact_words(question) + entry_names(question)
         if is_keyword_query(question):
-            names += [w for w in re.findall(r"[A-Za-z][\w-]{3,}", question)]
+            names += re.findall(r"[A-Za-z][\w-]{3,}", question)
         have = None
         added: list[Hit] = []
         for name in dict.fromkeys(names):
