@@ -467,3 +467,10 @@ def test_an_entry_is_read_on_into_its_explanation_subsection():
                ("Allowed-by-default lints", "elided-lifetimes-in-paths"), 4)
     scored = sorted([first, produce, why, why2, other], key=lambda s: -s.score)
     assert ExtractiveGenerator._entry_followers(first, scored) == [why, why2]
+    # a definition's later sentences (under its term) still stop at the reach: past it, another
+    # part of a long builtin entry ("-e with -P ...") is not read on before the sentences near it
+    cd = ScoredUnit(1.2, 0, Unit(0, 60, "cd: Change the current working directory to directory.", ("Builtins",),
+                                 kind="definition", lead="cd"), np.eye(16, dtype=np.float32)[5], frozenset())
+    near = su(0.5, 200, "The -P option means to not follow symbolic links.", ("Builtins", "cd"), 6)
+    far = su(0.7, 900, "If the -e option is supplied with -P, cd returns an unsuccessful status.", ("Builtins", "cd"), 7)
+    assert ExtractiveGenerator._entry_followers(cd, sorted([cd, near, far], key=lambda s: -s.score)) == [near]

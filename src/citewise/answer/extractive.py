@@ -292,8 +292,11 @@ class ExtractiveGenerator:
                       key=lambda su: su.unit.start)
         out = []
         for su in same:
-            if su.unit.start - first.unit.start > cls.ENTRY_REACH and su.unit.headings == first.unit.headings:
-                break  # past the entry
+            explaining = (len(su.unit.headings) == len(first.unit.headings) + 1
+                          and su.unit.headings[:-1] == first.unit.headings
+                          and su.unit.headings[-1].strip().lower() in _EXPLAINING)
+            if su.unit.start - first.unit.start > cls.ENTRY_REACH and not explaining:
+                break  # past the entry (its explaining subsection may start further on)
             if su.unit.lead and su.unit.lead != first.unit.lead and not values and first.unit.lead:
                 break  # the next option of a list (after a sentence, a list holds the entry's values)
             out.append(su)
