@@ -227,3 +227,17 @@ def test_without_layout_the_plain_shape_still_reads_article_definitions():
     # on one line is still a definition (the article "A" was not taken as a definition's start)
     text, _ = pdf_to_text(["Terms\nThese are used below.\nblank A space or tab character.\n"], [])
     assert "blank\n: A space or tab character." in text
+
+
+def test_a_contents_page_is_dropped_whole():
+    """A page mostly of dot-leader lines is a contents or index page: dropping only those lines
+    left "i", "Table of Contents" and a cut entry, and "i Table of Contents ii." was quoted as an
+    answer. Such a page goes whole; a page with a few leader lines keeps its other lines."""
+    contents = ["i", "Table of Contents"] + [f"{n} Topic {n} . . . . . . . . . . . {n + 1}" for n in range(1, 8)] + [
+        "Appendix B Major Differences From", "Appendix C Free Documentation License . . 74"]
+    body = ["1 Introduction", "The gizmo shell reads each command before it runs anything."]
+    few = ["2 Options", "See the list below.", "a . . . . . . . . 3", "b . . . . . . . . 4", "Options are read once."]
+    text, starts = pdf_to_text(["\n".join(p) + "\n" for p in (contents, body, few)], [])
+    assert "Table of Contents" not in text and "Appendix" not in text and "Topic" not in text
+    assert text[starts[1]:].lstrip("# ").startswith("1 Introduction\nThe gizmo shell")
+    assert "See the list below.\nOptions are read once." in text[starts[2]:]

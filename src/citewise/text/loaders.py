@@ -63,10 +63,10 @@ def sha256_hex(data: bytes) -> str:
 
 
 #: Version of a loader whose text for the same file bytes changed (PDF 2: monospace lines
-#: became fenced code blocks). It is mixed into that format's content hash
+#: became fenced code blocks; 3: contents and index pages are dropped whole). It is mixed into that format's content hash
 #: (:func:`content_hash`), so the next ingest re-parses files the old loader read, instead of
 #: keeping their old text because the bytes did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "2"}
+LOADER_VERSIONS = {".pdf": "3"}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:
@@ -636,6 +636,21 @@ def _digitless(line: str) -> str:
     return re.sub(r"\d+", "#", _norm(line))
 
 
+#: A page whose non-blank lines are at least this share dot-leader lines (and at least
+#: ``CONTENTS_MIN_LINES`` of them) is a contents or index page.
+CONTENTS_SHARE = 0.5
+CONTENTS_MIN_LINES = 5
+
+
+def _contents_page(lines: list[str]) -> bool:
+    """Whether a page is a table of contents or an index: mostly dot-leader lines
+    (``Redirections . . . . . 38``). Dropping only those lines left the page's title, its roman
+    page number and cut entries ("i Table of Contents ii." was quoted as an answer)."""
+    body = [ln for ln in lines if ln.strip()]
+    leaders = sum(1 for ln in body if _LEADERS.search(ln) and not _is_code(ln))
+    return leaders >= CONTENTS_MIN_LINES and leaders >= CONTENTS_SHARE * len(body)
+
+
 def _clean_page(lines: list[str], running: set[str]) -> list[str]:
     """Drop running headers/footers and dot-leader (contents/index) lines; join words hyphenated
     across a line break (``metachar-`` + ``acters``)."""
@@ -908,7 +923,7 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
     starts: list[int] = []
     pos = 0
     for i, lines in enumerate(pages):
-        lines = _clean_page(lines, running)
+        lines = [] if _contents_page(lines) else _clean_page(lines, running)
         # a text line that starts with '#' (the Bash manual's special parameter "# ($#) Expands
         # to ...") is not a heading: escape it as Markdown does, so only bookmarks make headings
         lines = ["\\" + ln.lstrip() if ln.lstrip().startswith("#") else ln for ln in lines]
