@@ -256,6 +256,12 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
                    "(see 'citewise search --help')\n")
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
     assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
+    # a query that starts with '-' is read as options: the message says where it goes
+    code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
+    assert code == 2 and err == ("error: No such option: -v (a query that starts with '-' goes after '--', every "
+                                 "option before it: 'citewise search --index DIR -- \"-x ...\"'; see 'citewise search --help')\n")
+    code, out, _ = _main(monkeypatch, capsys, "ask", "-h")
+    assert code == 0 and "Usage: citewise ask" in out
     code, _, err = _main(monkeypatch, capsys, "frobnicate")
     assert code == 2 and err == "error: No such command 'frobnicate' (see 'citewise --help')\n"
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--retriever", "nope", "--index", str(index))

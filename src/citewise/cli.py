@@ -32,9 +32,11 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+#: ``-h`` as well as ``--help`` on every command (a new user's ``citewise ask -h`` was an error).
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=HELP_OPTIONS,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
-eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
+eval_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
 # Markup off: titles, ids and paths are user data ("[draft]" must print as it is).
@@ -797,7 +799,7 @@ def eval_squad(
 
 
 # --- tools commands (tools list/call) ---
-tools_app = typer.Typer(no_args_is_help=True, help="Record tools, guarded SQL, vector search: list and call them.")
+tools_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Record tools, guarded SQL, vector search: list and call them.")
 app.add_typer(tools_app, name="tools")
 DbOpt = typer.Option(None, "--db", help="Records database: sqlite:///PATH or a path (default: $CITEWISE_DB, else the bundled sample records).")
 
@@ -1290,7 +1292,7 @@ def mcp_command(
     serve_stdio(folder, principal, db=db)
 
 
-index_app = typer.Typer(no_args_is_help=True, help="Manage an index's store.")
+index_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Manage an index's store.")
 app.add_typer(index_app, name="index")
 
 
@@ -1313,7 +1315,7 @@ def index_migrate(
               f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
 
 
-keys_app = typer.Typer(no_args_is_help=True, help="API keys of the HTTP service (stored hashed in the index folder).")
+keys_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="API keys of the HTTP service (stored hashed in the index folder).")
 app.add_typer(keys_app, name="keys")
 
 
@@ -1625,6 +1627,12 @@ def main() -> None:
             sys.exit(e.exit_code)
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        name = getattr(e, "option_name", "") or ""
+        if (type(e).__name__ == "NoSuchOption" and ctx is not None and ctx.command_path.split()[-1] in ("search", "ask")
+                and any(a.startswith(name) and len(a) > 2 and not a.startswith("--") for a in sys.argv[1:])):
+            # `citewise search "-verbose"` read the query as options (-v ...)
+            hint = (f" (a query that starts with '-' goes after '--', every option before it: "
+                    f"'{ctx.command_path} --index DIR -- \"-x ...\"'; see '{ctx.command_path} --help')")
         err.print(f"error: {e.format_message().rstrip('.')}{hint}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except typer.Abort:
