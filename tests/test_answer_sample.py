@@ -82,6 +82,10 @@ def test_demo_questions_quote_the_answering_sentences(sample_index):
              "change the signature algorithm", "exclude sso.ledgerly.example from inspection"]
     assert all(s in c.text for s in steps), c.text
     assert [c.text.index(s) for s in steps] == sorted(c.text.index(s) for s in steps)
+    # a "Related" section's link items are navigation, never quoted ("Certificate rotation steps
+    # for Okta and Microsoft Entra ID." ended the Okta rotation answer)
+    okta = sample_index.ask("How do I rotate the SAML signing certificate in Okta?")
+    assert "Activate the new certificate in Okta" in okta.text and "Certificate rotation steps for" not in okta.text
     stripe = sample_index.ask("What is the refund policy of Stripe?")
     assert stripe.outcome == "abstained" and stripe.abstain_reason == "unknown name: Stripe"
 

@@ -227,13 +227,16 @@ class ExtractiveGenerator:
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
         """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
         :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
-        instruction addressed to a model, or a bare ``name {type}`` entry; nor a question ("What's the
+        instruction addressed to a model, or a bare ``name {type}`` entry, or anything under a
+        navigation heading ("Related", "See also": :data:`_NAVIGATION_HEADINGS`); nor a question ("What's the
         difference between an error from a lint and a regular old error?"): the text after it
         answers, it does not."""
         if u.end > len(chunk.text):
             return False
         if u.kind == "code":
             return code_ok
+        if u.heading.strip().lower().rstrip(":") in _NAVIGATION_HEADINGS:
+            return False  # "Related": "- Certificate rotation steps for [Okta](...) and [Entra ID](...)"
         return not (u.text.endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
                     or (u.kind == "sentence" and " " not in u.text.strip() and u.text[-1:] not in ".!")
                     or _XREF_ONLY.match(u.text)
@@ -557,6 +560,10 @@ def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> 
 #: Subsection headings under an entry that explain it (the rustc book's lint pages: Example, then
 #: Explanation); :meth:`ExtractiveGenerator._entry_followers` reads on into them.
 _EXPLAINING = frozenset({"explanation", "description", "details"})
+#: Headings of sections that point elsewhere (their items are links, not statements):
+#: nothing under them is quoted.
+_NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics", "related pages",
+                                  "see also", "further reading", "more information"})
 #: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
 _PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
 _STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
