@@ -466,9 +466,12 @@ class ExtractiveGenerator:
             # "notify: Same as -b.": the entry pointed at says what it does
             chosen.insert(1, target)
         prev = antecedent(chosen[0], scored, context.chunks[chosen[0].chunk_index].text)
-        if prev is not None and chosen[0] not in self._entry_opening and prev not in chosen:
+        if prev is not None and chosen[0] not in self._entry_opening:
             # "This may also be specified by setting the RUST_TEST_NOCAPTURE environment
-            # variable ...": the best sentence points back; the one it points at comes first
+            # variable ...": the best sentence points back; the one it points at comes first,
+            # also when another rule (the runner-up) had already quoted it further down
+            if prev in chosen:
+                chosen.remove(prev)
             chosen.insert(0, prev)
         chosen = antecedents_first(chosen, scored, [c.text for c in context.chunks])
         sentences, spans = [], {}
