@@ -43,9 +43,9 @@ app.add_typer(eval_app, name="eval")
 out = Console(markup=False)
 err = Console(stderr=True, markup=False)
 
-IndexOpt = typer.Option(None, "--index", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
-StoreOpt = typer.Option(None, "--store", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
-AsOpt = typer.Option(None, "--as", help="Ask as a principal in this group (repeatable). Default: public documents only.")
+IndexOpt = typer.Option(None, "--index", metavar="DIR", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
+StoreOpt = typer.Option(None, "--store", metavar="lancedb|URL", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
+AsOpt = typer.Option(None, "--as", metavar="GROUP", help="Ask as a principal in this group (repeatable). Default: public documents only.")
 KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
 #: every name make_retriever accepts (the last four need an index folder and, for tuned/raptor, a fit)
 RETRIEVER_HELP = ("bm25 | dense | hybrid | hybrid-prf | shipped | hierarchical | tuned | "
@@ -312,7 +312,7 @@ def search(
     as_: Optional[list[str]] = AsOpt,
     k: int = KOpt,
     retriever: str = RetrieverOpt,
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
@@ -436,7 +436,7 @@ def ask(
     as_: Optional[list[str]] = AsOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, help="Chunks retrieved as evidence."),
     retriever: str = RetrieverOpt,
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="Only documents in force on this date (YYYY-MM-DD)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
     generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
