@@ -119,10 +119,10 @@ PASSAGE_GATES = {"all-MiniLM-L6-v2-int8": 0.09}
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
-#: "the X builtin / lint / reserved word" (or a query opening "X builtin"): kinds of things a reference documents as entries (a
+#: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
 #: heading or a definition led by the name). Options and variables are left out: "the same
 #: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
-ENTRY_SLOT = re.compile(r"(?:\bthe\s+|^\s*)([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
+ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
 
 #: Compound words that name things in reference pages: ``menu-items``, ``dead_code``, ``fs.rm``.
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")

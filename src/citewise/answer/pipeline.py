@@ -85,6 +85,14 @@ def _has_entry(chunk, name: str) -> bool:
     return bool(entry_offsets(chunk.text, name, chunk.heading_path[-1] if chunk.heading_path else ""))
 
 
+def _about(kind_terms: list[str]):
+    """A test of a chunk: whether its title, headings or text hold every term of ``kind_terms``
+    (the entry of "the times builtin" sits in a chunk about builtins; [] passes every chunk)."""
+    def test(chunk) -> bool:
+        return not kind_terms or set(kind_terms) <= set(analyze(" ".join((chunk.title, *chunk.heading_path, chunk.text))))
+    return test
+
+
 def _put_first(added: list[Hit], hits: list[Hit], k: int) -> list[Hit]:
     """``added`` then the rest of ``hits`` (without duplicates), cut to ``k`` and re-ranked 1..k."""
     if not added:
@@ -227,22 +235,19 @@ class Answerer:
         wanted: dict[str, tuple[list[str], object]] = {}  # name -> (BM25 terms, test of a chunk)
         for m in ENTRY_SLOT.finditer(question):
             name, kind_terms = m.group(1), analyze(m.group(0).split()[-1])
-            if name.lower() in NOT_NAMES:
-                continue
-
-            def about_kind(c, kind_terms=kind_terms) -> bool:
-                # the entry of X, in a chunk about that kind of thing ("Bourne Shell Builtins")
-                return all(t in set(analyze(" ".join((c.title, *c.heading_path, c.text)))) for t in kind_terms)
-
-            wanted[name] = (list(dict.fromkeys(analyze(name) + kind_terms)), about_kind)
+            if name.lower() not in NOT_NAMES:
+                wanted[name] = (list(dict.fromkeys(analyze(name) + kind_terms)), _about(kind_terms))
         names = exact_words(question) + entry_names(question)
         if is_keyword_query(question):
             names += re.findall(r"[A-Za-z][\w-]{3,}", question)
         for name in dict.fromkeys(names):
             terms = [t for t in analyze(name) if t not in QUESTION_WORDS]
-            if (name not in wanted and not any(n.lower() == name.lower() for n in wanted) and terms
-                    and 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF):
-                wanted[name] = (terms[:1], lambda c: True)
+            if (any(n.lower() == name.lower() for n in wanted) or not terms
+                    or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF):
+                continue
+            # "retry builtin" as a query: still the entry of a builtin, not any entry named retry
+            kind = re.search(rf"(?<![\w-]){re.escape(name)}\s+(builtins?|lints?|reserved\s+words?)\b", question, re.I)
+            wanted[name] = (terms[:1], _about(analyze(kind.group(1)) if kind else []))
         if not wanted:
             return hits
         have = self.store.get_chunks([h.chunk_id for h in hits]).values()
