@@ -264,5 +264,7 @@ def test_the_entry_of_a_named_builtin_is_looked_up_when_retrieval_missed_it(tmp_
     assert ans.entry_hits("What does the times builtin print?", got, 5, None) == got
     assert ans.entry_hits("What does the frobnicate builtin print?", hits, 5, None) == hits
     assert ans.entry_hits("What does the same builtin print?", hits, 5, None) == hits  # names nothing
-    # an entry of that name in a page about something else is not the builtin's
+    # an entry of that name in a page about something else is not the builtin's, however asked
     assert ans.entry_hits("How do I use the retry builtin?", hits, 5, None) == hits
+    assert ans.entry_hits("What does the retry builtin do?", hits, 5, None) == hits
+    assert ans.entry_hits("retry builtin", hits, 5, None) == hits

@@ -286,19 +286,14 @@ class ExtractiveGenerator:
                             # a lint's entry: its opening, an Example (code, skipped), then the
                             # Explanation that says what the lint is for ("This lint is mostly
                             # historical, ..."); read on into such a subsection, however far
-                            or (len(su.unit.headings) == len(first.unit.headings) + 1
-                                and su.unit.headings[:-1] == first.unit.headings
-                                and su.unit.headings[-1].strip().lower() in _EXPLAINING)
+                            or _explains(su.unit, first.unit)
                             # the sentences after a definition's first are under its term
                             or (first.unit.kind == "definition" and first.unit.lead
                                 and su.unit.headings == (*first.unit.headings, first.unit.lead)))),
                       key=lambda su: su.unit.start)
         out = []
         for su in same:
-            explaining = (len(su.unit.headings) == len(first.unit.headings) + 1
-                          and su.unit.headings[:-1] == first.unit.headings
-                          and su.unit.headings[-1].strip().lower() in _EXPLAINING)
-            if su.unit.start - first.unit.start > cls.ENTRY_REACH and not explaining:
+            if su.unit.start - first.unit.start > cls.ENTRY_REACH and not _explains(su.unit, first.unit):
                 break  # past the entry (its explaining subsection may start further on)
             if su.unit.lead and su.unit.lead != first.unit.lead and not values and first.unit.lead:
                 break  # the next option of a list (after a sentence, a list holds the entry's values)
@@ -563,6 +558,14 @@ def antecedent(first: ScoredUnit, scored: list[ScoredUnit], chunk_text: str) -> 
 #: Subsection headings under an entry that explain it (the rustc book's lint pages: Example, then
 #: Explanation); :meth:`ExtractiveGenerator._entry_followers` reads on into them.
 _EXPLAINING = frozenset({"explanation", "description", "details"})
+
+
+def _explains(unit: Unit, entry: Unit) -> bool:
+    """Whether ``unit`` sits in a subsection right under ``entry``'s headings that explains it
+    (its heading is in :data:`_EXPLAINING`)."""
+    h = unit.headings
+    return len(h) == len(entry.headings) + 1 and h[:-1] == entry.headings and h[-1].strip().lower() in _EXPLAINING
+
 #: Headings of sections that point elsewhere (their items are links, not statements):
 #: nothing under them is quoted.
 _NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics", "related pages",

@@ -49,7 +49,7 @@ DEEP_MARGIN = 0.02
 
 #: How many BM25 chunks :meth:`Answerer.entry_hits` reads looking for the entry of "the X builtin".
 ENTRY_LOOKUP_K = 50
-#: Most chunks a name may occur in for :meth:`Answerer.name_entry_hits` to look up its entry.
+#: Most chunks a name may occur in for :meth:`Answerer.entry_hits` to look up its entry.
 NAME_ENTRY_DF = 30
 
 
@@ -78,6 +78,19 @@ class Assessment:
     abstain_reason: str = ""
     qvec: np.ndarray | None = None
     timings: dict = field(default_factory=dict)
+
+
+def _has_entry(chunk, name: str) -> bool:
+    """Whether ``chunk`` holds the reference entry of ``name`` (:func:`entry_offsets`)."""
+    return bool(entry_offsets(chunk.text, name, chunk.heading_path[-1] if chunk.heading_path else ""))
+
+
+def _about(kind_terms: list[str]):
+    """A test of a chunk: whether its title, headings or text hold every term of ``kind_terms``
+    (the entry of "the times builtin" sits in a chunk about builtins; [] passes every chunk)."""
+    def test(chunk) -> bool:
+        return not kind_terms or set(kind_terms) <= set(analyze(" ".join((chunk.title, *chunk.heading_path, chunk.text))))
+    return test
 
 
 def _put_first(added: list[Hit], hits: list[Hit], k: int) -> list[Hit]:
@@ -149,7 +162,6 @@ class Answerer:
         if hits:
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
             hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
-            hits = self.name_entry_hits(question, hits, k, effective_filters(principal, filters))
         a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0})
         if not hits:
             a.abstain_reason = "nothing retrieved"
@@ -200,71 +212,50 @@ class Answerer:
         return None if f is None else Hit(f.chunk_id, f.doc_id, f.score, 0, "exact", getattr(f, "title", ""))
 
     def entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
-        """``hits`` with, first, the chunk holding the entry of the thing a question asks about as
-        "the X builtin / lint / reserved word" when no retrieved chunk holds that entry
-        (:func:`citewise.text.names.entry_offsets`: a definition, item or heading led by X): the
-        best of the top :data:`ENTRY_LOOKUP_K` BM25 chunks for X and its kind that does, with
-        stage ``exact``. "What does the times builtin print?" retrieves chunks about time and
-        printing; the manual's ``times`` entry is one line among fifty builtins. When no chunk
-        holds the entry, ``hits`` are unchanged (and the evidence check abstains: the thing does
-        not exist here)."""
-        slots = [(m.group(1), m.group(0).split()[-1]) for m in ENTRY_SLOT.finditer(question)
-                 if m.group(1).lower() not in NOT_NAMES]
-        if not slots:
-            return hits
-        have = self.store.get_chunks([h.chunk_id for h in hits])
-        added: list[Hit] = []
-        for name, kind in slots:
-            if any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "") for c in have.values()):
-                continue
-            kind_terms = analyze(kind)
+        """``hits`` with, first, the chunk holding the reference entry (a definition, item or
+        heading led by the name: :func:`citewise.text.names.entry_offsets`) of a name the question
+        asks about when no retrieved chunk holds that entry; stage ``exact``, at most one chunk per
+        name, cut to ``k``. Two kinds of names:
 
-            def holds(c, name=name, kind_terms=kind_terms) -> bool:
-                # the entry of X, in a chunk about that kind of thing ("Bourne Shell Builtins"):
-                # an option named ``retry`` elsewhere is not "the retry reserved word"
-                about = set(analyze(" ".join((c.title, *c.heading_path, c.text))))
-                return (all(t in about for t in kind_terms)
-                        and bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")))
-
-            f = self._lookup(list(dict.fromkeys(analyze(name) + kind_terms)), ENTRY_LOOKUP_K, filters, holds)
-            if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
-                added.append(f)
-        return _put_first(added, hits, k)
-
-    def name_entry_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
-        """``hits`` with, first, the chunk holding the reference entry of a name the question is
-        about when the retrieved chunks only mention it: "FIGNORE variable" and "shopt lastpipe"
-        retrieve the passages that cite FIGNORE / lastpipe in prose (``force_fignore``, the
-        pipeline section) while the definitions ``FIGNORE: A colon-separated list ...`` and
-        ``lastpipe: If set, ...`` rank 8th. Names: the question's exact words and entry names
-        (:func:`~citewise.answer.evidence.exact_words`, :func:`citewise.text.names.entry_names`),
-        and for a search-box query (:func:`~citewise.answer.extractive.is_keyword_query`) its
-        words of four letters or more; each only when 1 to :data:`NAME_ENTRY_DF` visible chunks
-        hold it (a name, not a common word). The entry (:func:`citewise.text.names.entry_offsets`)
-        is looked for in the top :data:`ENTRY_LOOKUP_K` BM25 chunks for the name; stage ``exact``.
-        At most one chunk per name; ``hits`` cut to ``k``."""
+        * "the X builtin / lint / reserved word" (:data:`~citewise.answer.evidence.ENTRY_SLOT`):
+          the best of the top :data:`ENTRY_LOOKUP_K` BM25 chunks for X and its kind whose entry
+          for X sits in a chunk about that kind ("What does the times builtin print?" retrieves
+          chunks about time; the manual's ``times`` entry is one line among fifty builtins). An
+          option named ``retry`` elsewhere is not "the retry builtin": nothing is added, and the
+          evidence check abstains.
+        * any other name the question gives (its exact words, its entry names, and for a
+          search-box query its words of four letters or more) that 1 to :data:`NAME_ENTRY_DF`
+          visible chunks hold: the best of the top :data:`ENTRY_LOOKUP_K` BM25 chunks for it
+          holding its entry ("FIGNORE variable", "shopt lastpipe" retrieved the passages citing
+          FIGNORE / lastpipe in prose while their definitions ranked 8th)."""
         from citewise.answer.evidence import exact_words
         from citewise.answer.extractive import is_keyword_query
         from citewise.text.names import entry_names
 
+        wanted: dict[str, tuple[list[str], object]] = {}  # name -> (BM25 terms, test of a chunk)
+        for m in ENTRY_SLOT.finditer(question):
+            name, kind_terms = m.group(1), analyze(m.group(0).split()[-1])
+            if name.lower() not in NOT_NAMES:
+                wanted[name] = (list(dict.fromkeys(analyze(name) + kind_terms)), _about(kind_terms))
         names = exact_words(question) + entry_names(question)
         if is_keyword_query(question):
             names += re.findall(r"[A-Za-z][\w-]{3,}", question)
-        have = None
-        added: list[Hit] = []
         for name in dict.fromkeys(names):
             terms = [t for t in analyze(name) if t not in QUESTION_WORDS]
-            if not terms or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF:
+            if (any(n.lower() == name.lower() for n in wanted) or not terms
+                    or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF):
                 continue
-            if have is None:
-                have = self.store.get_chunks([h.chunk_id for h in hits])
-            if any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "") for c in have.values()):
+            # "retry builtin" as a query: still the entry of a builtin, not any entry named retry
+            kind = re.search(rf"(?<![\w-]){re.escape(name)}\s+(builtins?|lints?|reserved\s+words?)\b", question, re.I)
+            wanted[name] = (terms[:1], _about(analyze(kind.group(1)) if kind else []))
+        if not wanted:
+            return hits
+        have = self.store.get_chunks([h.chunk_id for h in hits]).values()
+        added: list[Hit] = []
+        for name, (terms, fits) in wanted.items():
+            if any(_has_entry(c, name) for c in have):
                 continue
-
-            def holds(c, name=name) -> bool:
-                return bool(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else ""))
-
-            f = self._lookup(terms[:1], ENTRY_LOOKUP_K, filters, holds)
+            f = self._lookup(terms, ENTRY_LOOKUP_K, filters, lambda c, name=name, fits=fits: fits(c) and _has_entry(c, name))
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(f)
         return _put_first(added, hits, k)
