@@ -258,8 +258,17 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
     # a query that starts with '-' is read as options: the message says where it goes
     code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
-    assert code == 2 and err == ("error: No such option: -v (a query that starts with '-' goes after '--', every "
-                                 "option before it: 'citewise search --index DIR -- \"-x ...\"'; see 'citewise search --help')\n")
+    assert code == 2 and err == ("error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "
+                                 "'--', every option before it: 'citewise search --index DIR -- \"-verbose\"'; "
+                                 "see 'citewise search --help')\n")
+    # a long-option-like query (it used to get only Click's "Possible options: --version")
+    code, _, err = _main(monkeypatch, capsys, "ask", "--index", str(index), "--verbose")
+    assert code == 2 and err == ("error: No such option: --verbose (Possible options: --version) (a query that starts "
+                                 "with '-' goes after '--', every option before it: 'citewise ask --index DIR -- "
+                                 "\"--verbose\"'; see 'citewise ask --help')\n")
+    # with a query present, an unknown option is a mistyped option: no query hint
+    code, _, err = _main(monkeypatch, capsys, "search", "--index", str(index), "refund", "--verbose")
+    assert code == 2 and err == "error: No such option: --verbose (Possible options: --version) (see 'citewise search --help')\n"
     code, out, _ = _main(monkeypatch, capsys, "ask", "-h")
     assert code == 0 and "Usage: citewise ask" in out
     code, _, err = _main(monkeypatch, capsys, "frobnicate")

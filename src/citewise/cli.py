@@ -1594,6 +1594,40 @@ _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Clic
 EXIT_INTERRUPTED = 130
 
 
+def _query_read_as_option(e: Exception, ctx) -> str | None:
+    """The argument a ``search``/``ask`` query was typed as when Click read it as an unknown option.
+
+    ``citewise search "-verbose"`` reaches Click as the options ``-v -e -r …`` and
+    ``citewise search "--verbose"`` as one unknown long option; both leave the command without
+    its query. Returns the typed argument (``-verbose``) when the error is an unknown option of
+    ``search``/``ask`` and no other argument could be the query (every other word is an option
+    or an option's value); else None (``search refund --frobnicate`` is a mistyped option).
+    """
+    if type(e).__name__ != "NoSuchOption" or ctx is None or ctx.command_path.split()[-1] not in ("search", "ask"):
+        return None
+    name = getattr(e, "option_name", "") or ""
+    argv = sys.argv[1:]
+    if ctx.command_path.split()[-1] in argv:
+        argv = argv[argv.index(ctx.command_path.split()[-1]) + 1:]
+    takes_value = {o for p in ctx.command.params if getattr(p, "opts", None) and not getattr(p, "is_flag", False)
+                   and getattr(p, "param_type_name", "") == "option" for o in p.opts}
+    typed, words, i = None, 0, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            words += len(argv) - i - 1
+            break
+        if a.startswith("-") and len(a) > 1:
+            if typed is None and (a == name or (not a.startswith("--") and a[1:2] == name[1:2] and len(a) > 2)):
+                typed = a
+            elif a.split("=", 1)[0] in takes_value and "=" not in a:
+                i += 1
+        else:
+            words += 1
+        i += 1
+    return typed if typed is not None and words == 0 else None
+
+
 def main() -> None:
     """Entry point.
 
@@ -1627,13 +1661,15 @@ def main() -> None:
             sys.exit(e.exit_code)
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        name = getattr(e, "option_name", "") or ""
-        if (type(e).__name__ == "NoSuchOption" and ctx is not None and ctx.command_path.split()[-1] in ("search", "ask")
-                and any(a.startswith(name) and len(a) > 2 and not a.startswith("--") for a in sys.argv[1:])):
-            # `citewise search "-verbose"` read the query as options (-v ...)
+        message = e.format_message().rstrip(".")
+        typed = _query_read_as_option(e, ctx)
+        if typed is not None:
+            # `citewise search "-verbose"` / `"--verbose"`: the query was read as options
+            if typed != getattr(e, "option_name", ""):
+                message += f" (in '{typed}')"
             hint = (f" (a query that starts with '-' goes after '--', every option before it: "
-                    f"'{ctx.command_path} --index DIR -- \"-x ...\"'; see '{ctx.command_path} --help')")
-        err.print(f"error: {e.format_message().rstrip('.')}{hint}", markup=False, highlight=False, soft_wrap=True)
+                    f"'{ctx.command_path} --index DIR -- \"{typed}\"'; see '{ctx.command_path} --help')")
+        err.print(f"error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except typer.Abort:
         err.print("aborted", markup=False, highlight=False)
