@@ -42,6 +42,7 @@ from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store, UnitVectors
+from citewise.text.analyzer import find_identifiers
 from citewise.text.chunker import Chunker
 from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
@@ -302,7 +303,7 @@ class Ingestor:
         for doc in winners:
             entry = known.get(doc.doc_id)
             groups = self.groups_for(doc)
-            if entry is not None and entry.content_hash == doc.content_hash:
+            if entry is not None and entry.content_hash == doc.content_hash and not _stale_title_ids(entry, doc):
                 same_meta = tuple(entry.groups) == groups and entry.source == doc.source
                 stale_units = self.units is not None and entry.units_version != self.units.version
                 if same_meta and not stale_units:
@@ -556,3 +557,12 @@ def _entry_key(entry: DocumentEntry) -> tuple:
 def _superseded(old: Document, new: Document) -> str:
     return (f"{old.source}: version '{old.version or '-'}' of '{old.doc_id}' superseded by version "
             f"'{new.version or '-'}' in {new.source}; kept as history ('{old.doc_id}@{old.version or '-'}')")
+
+
+def _stale_title_ids(entry, doc: Document) -> bool:
+    """Whether the identifiers stored for ``doc``'s title are not the ones this version finds
+    in it (:func:`citewise.text.analyzer.find_identifiers`; titles naming a release number,
+    "Ledgerly 6.5 release notes", gained the identifier ``6.5``). Such a document is ingested
+    again though its text is unchanged (counted as updated), so pinning finds it; a store that
+    does not report its title identifiers (None) is taken at its word."""
+    return entry.title_ids is not None and tuple(entry.title_ids) != tuple(find_identifiers(doc.title))

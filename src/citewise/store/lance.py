@@ -1150,7 +1150,7 @@ class LanceStore:
         if self._reader() is None:
             return {}
         with_units = "units_version" in self.column_names()
-        cols = ["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
+        cols = ["doc_id", "title", "title_ids", "source", "content_hash", "version", "updated", "indexed_at",
                 "effective", "groups", "source_changed_at"] + (["units_version"] if with_units else [])
         if doc_ids is None:
             tbl = self._scan(cols)
@@ -1244,7 +1244,8 @@ def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntr
         unit_version = (col["units_version"][i] or "") if with_units and distinct[i] == 1 else ""
         out[d] = DocumentEntry(d, col["title"][i], col["source"][i], col["content_hash"][i], col["version"][i],
                                col["updated"][i], int(counts[i]), col["indexed_at"][i], col["effective"][i] or "",
-                               tuple(col["groups"][i] or ()), col["source_changed_at"][i] or "", unit_version)
+                               tuple(col["groups"][i] or ()), col["source_changed_at"][i] or "", unit_version,
+                               tuple(col["title_ids"][i] or ()))
     return dict(sorted(out.items()))
 
 
