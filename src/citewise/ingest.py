@@ -275,12 +275,18 @@ class Ingestor:
             docs = [d for d in docs if d.source not in skipped]
             if progress and dups:
                 progress(len(dups))
+        self._unmatched_rules(docs, root, report)
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
+        # a folder this run's documents moved from (``docs`` renamed to ``docs2``): its documents
+        # whose files are gone went with it; kept, they stayed searchable with no folder left
+        # that an ingest could delete them from
+        old_roots = [r.rstrip("/") + "/" for r in report.moved_from]
         gone = [
             e for e in self.store.documents().values()
             if e.doc_id not in present
-            and (e.source == str(root) or e.source.startswith(prefix))
+            and (e.source == str(root) or e.source.startswith(prefix)
+                 or (any(e.source.startswith(r) for r in old_roots) and not Path(e.source).exists()))
             and str(Path(e.source)) not in failed_sources
             and not any(e.source.startswith(d) for d in failed_dirs)
         ]
@@ -292,6 +298,21 @@ class Ingestor:
         self._refresh()
         self._record(started, str(root), report)
         return report
+
+    def _unmatched_rules(self, docs: list[Document], root: Path, report: IngestReport) -> None:
+        """A warning line per policy rule that matches none of the folder's documents: its
+        groups protect nothing, and a glob written as a file-system path ("/srv/docs/hr/**",
+        "../hr/**") or with a typo made documents meant for a group readable by the default
+        permission with no word said."""
+        if self.policy is None or not self.policy.rules:
+            return
+        rels = [self._rel(d.source) for d in docs]
+        for n, rule in enumerate(self.policy.rules, start=1):
+            if not any(rule.matches(r) for r in rels):
+                report.warnings.append(
+                    f"{self.policy.source or 'policy'}: rule {n} (glob '{rule.glob}', groups {', '.join(rule.groups)}) "
+                    f"matches no document under {root}; globs are relative to the ingested folder "
+                    "('internal/finance/**'), so no document got these groups")
 
     # -- internals ----------------------------------------------------------------------------
     def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> set[str]:
