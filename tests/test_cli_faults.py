@@ -247,6 +247,22 @@ def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
     return done.value.code, got.out, got.err
 
 
+def test_an_eof_error_is_named_not_a_bare_aborted(tiny_index, monkeypatch, capsys):
+    """Click turns an EOFError (numpy reading an emptied file) into Abort; the line said only
+    "aborted"."""
+    import citewise.index as index_mod
+
+    index, _ = tiny_index
+
+    def cut(*a, **k):
+        raise EOFError("No data left in file")
+
+    monkeypatch.setattr(index_mod.Index, "search", cut)
+    code, out, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(index))
+    # (Click itself writes an empty line to stderr before its Abort)
+    assert (code, out, err.strip()) == (1, "", "error: unexpected end of data (No data left in file)")
+
+
 def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, capsys):
     """They used to be Typer's usage line, hint and a boxed message (five lines, wrapped)."""
     index, _ = tiny_index

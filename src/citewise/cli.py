@@ -1671,8 +1671,13 @@ def main() -> None:
                     f"'{ctx.command_path} --index DIR -- \"{typed}\"'; see '{ctx.command_path} --help')")
         err.print(f"error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
-    except typer.Abort:
-        err.print("aborted", markup=False, highlight=False)
+    except typer.Abort as e:
+        cause = e.__context__
+        if isinstance(cause, EOFError):  # Click turns any EOFError into Abort: say what ran out
+            err.print(f"error: unexpected end of data ({cause or 'EOFError'})", markup=False, highlight=False,
+                      soft_wrap=True)
+        else:
+            err.print("aborted", markup=False, highlight=False)
         sys.exit(1)
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
