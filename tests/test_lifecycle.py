@@ -329,8 +329,12 @@ def test_watch_rejects_a_file_and_bad_debounce(tmp_path):
     (tmp_path / "f.md").write_text("x")
     with pytest.raises(Exception, match="not a folder"):
         FolderWatcher(idx, tmp_path / "f.md")
-    with pytest.raises(Exception, match="debounce must be > 0"):
-        FolderWatcher(idx, tmp_path, debounce=0)
+    # nan and inf were accepted, and then nothing was ever re-indexed
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(Exception, match="debounce must be a finite number of seconds > 0"):
+            FolderWatcher(idx, tmp_path, debounce=bad)
+    with pytest.raises(Exception, match="rescan must be a number of seconds > 0"):
+        FolderWatcher(idx, tmp_path, rescan=float("nan"))
 
 
 def test_table_folder_without_a_committed_version_is_discarded_on_open(tmp_path):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
@@ -36,10 +36,6 @@ if TYPE_CHECKING:  # imported where used: a search needs no ingest machinery (CL
     from citewise.ingest import IngestReport, Ingestor
 
 FORMAT = 1
-
-#: Longest query or question accepted by :meth:`Index.search` / :meth:`Index.ask` (and the CLI).
-#: Retrieval cost grows with query length (a 75 KB query took 41 s); a question is far shorter.
-MAX_QUERY_CHARS = 2000
 
 
 # IndexBusy (another process holds the index's ingest lock) lives with the Store protocol, so

@@ -46,8 +46,11 @@ class FolderWatcher:
         self.path = Path(path).resolve()
         if not self.path.is_dir():
             raise CitewiseError(f"{path}: not a folder (watch needs a folder)")
-        if debounce <= 0:
-            raise CitewiseError(f"--debounce must be > 0 seconds, got {debounce}")
+        # nan compares false with everything and inf never elapses: either silently never re-indexed
+        if not (0 < debounce < float("inf")):
+            raise CitewiseError(f"--debounce must be a finite number of seconds > 0, got {debounce}")
+        if rescan is not None and not (0 < rescan <= float("inf")):
+            raise CitewiseError(f"--rescan must be a number of seconds > 0, got {rescan}")
         self.debounce = debounce
         self.rescan = rescan
         self.policy = policy
