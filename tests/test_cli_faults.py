@@ -263,6 +263,22 @@ def test_an_eof_error_is_named_not_a_bare_aborted(tiny_index, monkeypatch, capsy
     assert (code, out, err.strip()) == (1, "", "error: unexpected end of data (No data left in file)")
 
 
+def test_keys_refuse_empty_groups_and_a_missing_index(tiny_index, tmp_path, monkeypatch, capsys):
+    """`keys add y --groups ",,,"` made a public-only key while saying "groups: ,,,"; `keys list`
+    on a mistyped --index printed an empty table and exited 0."""
+    index, _ = tiny_index
+    for bad in (",,,", ""):
+        code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", bad, "--index", str(index))
+        assert (code, out, err) == (2, "", f"error: --groups {bad!r} names no group; leave the option out for a "
+                                           "public-only key\n")
+    code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", " finance, ,support", "--index", str(index))
+    assert code == 0 and out.startswith("cw_") and "(groups: finance,support)" in err
+    missing = tmp_path / "nope"
+    for cmd in (["keys", "list"], ["keys", "revoke", "y"]):
+        code, out, err = _main(monkeypatch, capsys, *cmd, "--index", str(missing))
+        assert (code, out) == (2, "") and err.startswith(f"error: {missing}: no index here yet"), err
+
+
 def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, capsys):
     """They used to be Typer's usage line, hint and a boxed message (five lines, wrapped)."""
     index, _ = tiny_index

@@ -1322,7 +1322,7 @@ app.add_typer(keys_app, name="keys")
 @keys_app.command("add")
 def keys_add(
     name: str = typer.Argument(..., help="Who or what the key is for (unique among active keys)."),
-    groups: str = typer.Option("", "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
+    groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
     admin: bool = typer.Option(False, "--admin", help="May start ingests (POST /v1/ingest)."),
     index: Optional[Path] = IndexOpt,
 ):
@@ -1331,8 +1331,11 @@ def keys_add(
     from citewise.service.auth import KeyStore, parse_groups
 
     _open(index)  # the index must exist
-    key = KeyStore(index or default_index_dir()).add(name, parse_groups(groups), admin)
-    err.print(f"key {name!r} created (groups: {groups or 'public only'}{'; admin' if admin else ''}); "
+    parsed = parse_groups(groups)
+    if groups is not None and not parsed:  # "--groups ''" / ",,,": a typo, not a wish for public only
+        raise CitewiseError(f"--groups {groups!r} names no group; leave the option out for a public-only key")
+    key = KeyStore(index or default_index_dir()).add(name, parsed, admin)
+    err.print(f"key {name!r} created (groups: {','.join(parsed) or 'public only'}{'; admin' if admin else ''}); "
               "it is shown once, store it now:", highlight=False, soft_wrap=True)
     out.print(key, highlight=False, soft_wrap=True)
 
@@ -1343,6 +1346,7 @@ def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke.
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
+    _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty key store
     n = KeyStore(index or default_index_dir()).revoke(name)
     out.print(f"revoked {n} key(s) named {name!r}", highlight=False)
 
@@ -1353,6 +1357,7 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
+    _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty table
     keys = KeyStore(index or default_index_dir()).list()
     if as_json:
         out.print_json(json.dumps({"keys": keys}))
