@@ -202,7 +202,7 @@ def test_default_nprobes_follow_the_partition_count(ann_store):
     grew (issue 12: 64 of 1,000 partitions at 1M chunks, recall@10 0.76)."""
     from citewise.store.lance import ann_nprobes_for
 
-    assert [ann_nprobes_for(p) for p in (55, 316, 320, 1000, 5000)] == [55, 64, 64, 200, 1000]
+    assert [ann_nprobes_for(p) for p in (55, 316, 320, 1000, 5000)] == [55, 160, 160, 200, 1000]
     assert ann_nprobes_for(1000, minimum=8, share=0.05) == 50
     auto = LanceStore(ann_store.path, DIM, ann_min_rows=1000, ann_exact_below=100)
     q = _queries(1)[0]

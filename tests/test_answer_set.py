@@ -126,6 +126,8 @@ def test_grade_script_grades_by_file_path(tiny):
     ({**ROWS[0], "expected_answer": []}, "field 'expected_answer' must not be empty for an in_scope question"),
     ({**ROWS[0], "expected_docs": "fs/remove"}, "field 'expected_docs' must be a list of non-empty strings"),
     ({**ROWS[0], "text": ""}, "field 'text' must be a non-empty string"),
+    # longer than the index accepts: named here, not after answering the questions before it
+    ({**ROWS[0], "text": "refund " * 400}, "field 'text' is 2,800 characters; the limit is 2,000 (question 'in-correct')"),
     ({**ROWS[0], "expected_docs": ["fs/removes"]}, "unknown document id 'fs/removes' (not in the index; renamed or removed?); did you mean 'fs/remove'?"),
     ({**ROWS[0], "id": "oos-ok"}, "duplicate question id 'oos-ok' (first on line 1)"),
 ])

@@ -239,6 +239,24 @@ def test_a_damaged_or_partial_postings_folder_is_rebuilt(tmp_path):
     assert [h.doc_id for h in _store(path).lexical_search(["alpha"], 5)] == ["a"]
 
 
+@pytest.mark.parametrize("damage", ["empty", "short"])
+def test_emptied_or_cut_postings_files_are_rebuilt(tmp_path, damage):
+    """Empty .npy files (a full disk) made numpy raise EOFError, which Click reported as a bare
+    "aborted" for every search, dense too; arrays cut short with a valid header were read as
+    postings. Both are now unreadable postings, built again from the table."""
+    path = tmp_path / "s"
+    store = _store(path)
+    _ingest(store, [_doc("a", "alpha"), _doc("b", "beta gamma")])
+    folder = store.bm25_root / f"v{store._table.version}"
+    for f in folder.glob("*.npy"):
+        if damage == "empty":
+            f.write_bytes(b"")
+        elif f.name == "rows.npy":
+            np.save(f, np.load(f)[:1])
+    assert Postings.load(store.bm25_root, store._table.version) is None
+    assert [h.doc_id for h in _store(path).lexical_search(["gamma"], 5)] == ["b"]
+
+
 def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
     """Below the ANN threshold dense search runs in NumPy over the vectors kept with the
     postings; it returns what LanceDB's brute force returns (same top-10, same cosines)."""

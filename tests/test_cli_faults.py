@@ -247,6 +247,38 @@ def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
     return done.value.code, got.out, got.err
 
 
+def test_an_eof_error_is_named_not_a_bare_aborted(tiny_index, monkeypatch, capsys):
+    """Click turns an EOFError (numpy reading an emptied file) into Abort; the line said only
+    "aborted"."""
+    import citewise.index as index_mod
+
+    index, _ = tiny_index
+
+    def cut(*a, **k):
+        raise EOFError("No data left in file")
+
+    monkeypatch.setattr(index_mod.Index, "search", cut)
+    code, out, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(index))
+    # (Click itself writes an empty line to stderr before its Abort)
+    assert (code, out, err.strip()) == (1, "", "error: unexpected end of data (No data left in file)")
+
+
+def test_keys_refuse_empty_groups_and_a_missing_index(tiny_index, tmp_path, monkeypatch, capsys):
+    """`keys add y --groups ",,,"` made a public-only key while saying "groups: ,,,"; `keys list`
+    on a mistyped --index printed an empty table and exited 0."""
+    index, _ = tiny_index
+    for bad in (",,,", ""):
+        code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", bad, "--index", str(index))
+        assert (code, out, err) == (2, "", f"error: --groups {bad!r} names no group; leave the option out for a "
+                                           "public-only key\n")
+    code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", " finance, ,support", "--index", str(index))
+    assert code == 0 and out.startswith("cw_") and "(groups: finance,support)" in err
+    missing = tmp_path / "nope"
+    for cmd in (["keys", "list"], ["keys", "revoke", "y"]):
+        code, out, err = _main(monkeypatch, capsys, *cmd, "--index", str(missing))
+        assert (code, out) == (2, "") and err.startswith(f"error: {missing}: no index here yet"), err
+
+
 def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, capsys):
     """They used to be Typer's usage line, hint and a boxed message (five lines, wrapped)."""
     index, _ = tiny_index
@@ -258,8 +290,17 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
     # a query that starts with '-' is read as options: the message says where it goes
     code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
-    assert code == 2 and err == ("error: No such option: -v (a query that starts with '-' goes after '--', every "
-                                 "option before it: 'citewise search --index DIR -- \"-x ...\"'; see 'citewise search --help')\n")
+    assert code == 2 and err == ("error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "
+                                 "'--', every option before it: 'citewise search --index DIR -- \"-verbose\"'; "
+                                 "see 'citewise search --help')\n")
+    # a long-option-like query (it used to get only Click's "Possible options: --version")
+    code, _, err = _main(monkeypatch, capsys, "ask", "--index", str(index), "--verbose")
+    assert code == 2 and err == ("error: No such option: --verbose (Possible options: --version) (a query that starts "
+                                 "with '-' goes after '--', every option before it: 'citewise ask --index DIR -- "
+                                 "\"--verbose\"'; see 'citewise ask --help')\n")
+    # with a query present, an unknown option is a mistyped option: no query hint
+    code, _, err = _main(monkeypatch, capsys, "search", "--index", str(index), "refund", "--verbose")
+    assert code == 2 and err == "error: No such option: --verbose (Possible options: --version) (see 'citewise search --help')\n"
     code, out, _ = _main(monkeypatch, capsys, "ask", "-h")
     assert code == 0 and "Usage: citewise ask" in out
     code, _, err = _main(monkeypatch, capsys, "frobnicate")

@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import threading
 import time
 
@@ -324,13 +325,53 @@ def test_watch_reindexes_on_create_modify_delete(tmp_path):
     assert reports.empty()  # reading files during ingest did not trigger more runs
 
 
+def test_watch_follows_a_folder_swapped_in_or_made_again(tmp_path):
+    """The OS watch follows the folder it was put on: after `mv docs docs.old; mv docs.new docs`
+    (or `rm -rf docs` and a new docs/) nothing was indexed again and nothing was said."""
+    root, new = tmp_path / "docs", tmp_path / "docs.new"
+    write_doc(root, "a.md", "Alpha", "alpha text about invoices")
+    write_doc(new, "a.md", "Alpha", "alpha text about refunds")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    reports: queue.Queue = queue.Queue()
+    errors: list[str] = []
+    watcher = FolderWatcher(idx, root, debounce=0.2, rescan=None, on_run=reports.put, on_error=errors.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert reports.get(timeout=20).added == 1
+        root.rename(tmp_path / "docs.old")
+        new.rename(root)
+        assert reports.get(timeout=20).updated == 1  # the swapped-in folder is ingested
+        write_doc(root, "b.md", "Beta", "beta text about chargebacks")  # and watched
+        assert reports.get(timeout=20).added == 1
+        shutil.rmtree(root)
+        deadline = time.monotonic() + 20
+        while not errors and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert errors == [f"{root.resolve()}: the watched folder is gone; waiting for it to come back"]
+        write_doc(root, "c.md", "Gamma", "gamma text about payouts")
+        got = reports.get(timeout=20)
+        while got.added == 0 and got.deleted == 0:  # an event-driven run may come first
+            got = reports.get(timeout=20)
+        assert sorted(idx.store.documents()) == ["c"]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
 def test_watch_rejects_a_file_and_bad_debounce(tmp_path):
     idx = Index.open(tmp_path / "index", embedder="hashing")
     (tmp_path / "f.md").write_text("x")
     with pytest.raises(Exception, match="not a folder"):
         FolderWatcher(idx, tmp_path / "f.md")
-    with pytest.raises(Exception, match="debounce must be > 0"):
-        FolderWatcher(idx, tmp_path, debounce=0)
+    # nan and inf were accepted, and then nothing was ever re-indexed
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(Exception, match="debounce must be a finite number of seconds > 0"):
+            FolderWatcher(idx, tmp_path, debounce=bad)
+    with pytest.raises(Exception, match="rescan must be a number of seconds > 0"):
+        FolderWatcher(idx, tmp_path, rescan=float("nan"))
 
 
 def test_table_folder_without_a_committed_version_is_discarded_on_open(tmp_path):

@@ -116,6 +116,11 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
             assert bad.is_error and "not a date" in bad.content[0].text
             long = await s.call_tool("ask", {"question": "x" * 2001})
             assert long.is_error
+            # no letter or digit: refused as the CLI and the HTTP API refuse it (it returned hits)
+            for tool, field in (("search", "query"), ("ask", "question")):
+                noise = await s.call_tool(tool, {field: "!!! ???"})
+                assert noise.is_error and noise.content[0].text.endswith(
+                    f": '{field}' has no letters or digits; give the words to search for")
 
             # the anonymous principal never sees a restricted chunk (the permission probe set)
             for q in ADVERSARIAL:

@@ -186,6 +186,22 @@ def test_policy_ingest_and_policy_change_rewrites_groups_without_embedding(tmp_p
     assert idx.store.documents()["internal/finance/budget"].groups == ("staff",)
 
 
+def test_a_policy_rule_that_matches_no_document_is_a_warning_line(tmp_path):
+    """A glob written as a file-system path never matched (globs are relative to the ingested
+    folder) and the documents it was meant to restrict went public with no word said."""
+    root = tmp_path / "docs"
+    write_doc(root, "hr/salaries.md", "Salaries", "Salary bands are reviewed in May.")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"rules:\n  - glob: '{root.as_posix()}/hr/**'\n    groups: [hr]\n"
+                      "  - glob: 'hr/**'\n    groups: [staff]\n")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root, policy=policy)
+    assert report.warnings == [
+        f"{policy}: rule 1 (glob '{root.as_posix()}/hr/**', groups hr) matches no document under {root.resolve()}; "
+        "globs are relative to the ingested folder ('internal/finance/**'), so no document got these groups"]
+    assert idx.store.documents()["hr/salaries"].groups == ("staff",)  # rule 2 matched: no line for it
+
+
 def test_principal_groups_given_as_a_string_is_an_error():
     import pytest
 

@@ -127,6 +127,23 @@ def test_open_errors_are_one_clear_line(pg_url, pg_server):
     assert strip_password("postgresql://u:pw@h/db") == "postgresql://u@h/db"
 
 
+def test_a_store_that_cannot_be_opened_is_never_recorded(tmp_path, corpus):
+    """One `citewise search --store BAD` used to write BAD into index.json before connecting,
+    and every later command of that index failed on a store the user had not named; a new
+    index folder was left naming it too. No server is needed: the socket folder does not exist."""
+    bad = "postgresql://nobody@/nodb?host=/nonexistent-socket-dir"
+    idx = Index.open(tmp_path / "idx", embedder="hashing")
+    idx.ingest(corpus)
+    before = (tmp_path / "idx" / "index.json").read_text()
+    with pytest.raises(CitewiseError, match="cannot connect"):
+        Index.open(tmp_path / "idx", store=bad)
+    assert (tmp_path / "idx" / "index.json").read_text() == before
+    assert Index.open(tmp_path / "idx").search("wire transfer fee", 1)  # still the embedded store, answering
+    with pytest.raises(CitewiseError, match="cannot connect"):
+        Index.open(tmp_path / "new" / "idx", embedder="hashing", store=bad)
+    assert not (tmp_path / "new").exists()
+
+
 def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch):
     lance_idx = tmp_path / "lance-idx"
     res = runner.invoke(app, ["ingest", str(corpus), "--index", str(lance_idx), "--embedder", "hashing", "--json"])

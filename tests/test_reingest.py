@@ -33,7 +33,7 @@ def _doc(doc_id: str, text: str, version: str = "1", source: str = "s", groups=(
 
 def _row_by_row(store: LanceStore) -> dict[str, DocumentEntry]:
     """The listing as the code before issue 12's fix computed it: every row a dict, first row wins."""
-    tbl = store._scan(["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
+    tbl = store._scan(["doc_id", "title", "title_ids", "source", "content_hash", "version", "updated", "indexed_at",
                        "effective", "groups", "source_changed_at", "units_version"])
     out, counts, units = {}, {}, {}
     for r in tbl.to_pylist():
@@ -42,7 +42,7 @@ def _row_by_row(store: LanceStore) -> dict[str, DocumentEntry]:
         units.setdefault(r["doc_id"], set()).add(r["units_version"] or "")
     return {d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d],
                              r["indexed_at"], r["effective"] or "", tuple(r["groups"] or ()), r["source_changed_at"] or "",
-                             next(iter(units[d])) if len(units[d]) == 1 else "")
+                             next(iter(units[d])) if len(units[d]) == 1 else "", tuple(r["title_ids"] or ()))
             for d, r in sorted(out.items())}
 
 

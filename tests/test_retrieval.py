@@ -71,6 +71,40 @@ def test_pinning_puts_the_titled_page_first(corpus):
     assert len({h.chunk_id for h in shipped}) == 5
 
 
+def test_a_release_number_with_its_cue_word_pins_the_page_titled_with_it(corpus):
+    """"What changed in version 6.5?" over the sample release notes ranked 6.8, 4.7 and 6.5
+    (dense knows no numbers, fusion halved BM25's first place); titles "Ledgerly 4.2 release
+    notes" and queries "version 4.2" / "release 4.2" / "v4.2" now name the identifier 4.2."""
+    idx, _ = corpus
+    for q in ("what changed in version 4.2", "release 4.2 fixes", "v4.2 notes"):
+        hits = idx.search(q, 5, retriever="shipped")
+        assert (hits[0].doc_id, hits[0].stage) == ("release-notes/v4.2", "pinned"), q
+        assert [h.stage for h in hits].count("pinned") == 1, q
+    # a bare number is no identifier: nothing pinned
+    assert all(h.stage != "pinned" for h in idx.search("a fee of 4.2 percent", 5, retriever="shipped"))
+
+
+def test_an_index_written_before_release_number_identifiers_reingests_those_titles(tmp_path, monkeypatch):
+    """Titles' identifiers are stored at ingest; an index from before release numbers counted
+    ingests the documents whose title names one again (text unchanged), and only those."""
+    import citewise.store.lance as lance
+    from citewise.text.analyzer import IDENTIFIER, fold
+
+    root = tmp_path / "docs"
+    write_doc(root, "notes/v6.5.md", "Ledgerly 6.5 release notes", "Webhook events can be replayed.")
+    write_doc(root, "notes/v6.6.md", "Ledgerly 6.6 release notes", "Exports show a warning.")
+    write_doc(root, "errors/E-1004.md", "E-1004: Invoice currency mismatch", "The currencies differ.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    monkeypatch.setattr(lance, "find_identifiers", lambda t: list(dict.fromkeys(fold(m.group(0)) for m in IDENTIFIER.finditer(t))))
+    assert idx.ingest(root).added == 3
+    assert all(h.stage != "pinned" for h in idx.search("what changed in version 6.5", 3, retriever="shipped"))
+    monkeypatch.undo()
+    report = idx.ingest(root)
+    assert (report.updated, sorted(report.updated_docs), report.unchanged) == (2, ["notes/v6.5", "notes/v6.6"], 1)
+    assert idx.search("what changed in version 6.5", 3, retriever="shipped")[0].stage == "pinned"
+    assert (idx.ingest(root).updated, idx.ingest(root).unchanged) == (0, 3)
+
+
 def test_mentions_elsewhere_do_not_pin(corpus):
     idx, _ = corpus
     hits = idx.search("E-2002 refund", 5, retriever="shipped")

@@ -379,3 +379,26 @@ def test_a_store_failure_on_one_document_keeps_its_old_version_and_writes_the_re
     assert report.errors == [f"{bad}: could not be stored (RuntimeError: disk full); previous version kept"]
     chunks = idx.store.get_chunks(["a#a", "b#b"])
     assert "edited" in chunks["a#a"].text and "edited" not in chunks["b#b"].text
+
+
+def test_a_file_deleted_while_its_folder_moved_leaves_the_index(tmp_path):
+    """docs/ renamed to docs2/ and docs2/gone.md deleted: the ingest of docs2 found keep.md moved
+    but left gone.md indexed for good (only documents under the ingested folder were candidates
+    for deletion, and docs/ no longer exists to be ingested)."""
+    from conftest import write_doc
+    from citewise.index import Index
+
+    old, new = tmp_path / "docs", tmp_path / "docs2"
+    write_doc(old, "keep.md", "Keep", "Swans nest by the lake.")
+    write_doc(old, "gone.md", "Gone", "Plovers nest on the shingle.")
+    other = tmp_path / "other"
+    write_doc(other, "stays.md", "Stays", "Herons fish at dawn.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    assert idx.ingest(old).added == 2 and idx.ingest(other).added == 1
+    old.rename(new)
+    (new / "gone.md").unlink()
+    report = idx.ingest(new)
+    assert (report.moved, report.deleted, report.deleted_docs) == (1, 1, ["gone"])
+    assert idx.search("plovers shingle", 3, retriever="bm25") == []
+    # a document of another folder, whose file still exists, is not touched
+    assert sorted(idx.store.documents()) == ["keep", "stays"]

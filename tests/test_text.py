@@ -35,8 +35,13 @@ def test_identifier_compounds_do_not_match_their_number():
 
 
 def test_find_identifiers():
-    assert find_identifiers("What does E-1004 mean? And mt103, v4.5 or INV-2041?") == ["e-1004", "mt103", "v4.5", "inv-2041"]
+    assert find_identifiers("What does E-1004 mean? And mt103, v4.5 or INV-2041?") == \
+        ["e-1004", "mt103", "v4.5", "4.5", "inv-2041"]
     assert find_identifiers("how do refunds work") == []
+    # release numbers with a cue word on either side; bare numbers and single numbers are not
+    assert find_identifiers("What changed in Version 6.5.1?") == ["6.5.1"]
+    assert find_identifiers("Ledgerly 6.5 release notes") == ["6.5"]
+    assert find_identifiers("a fee of 2.5 percent, version 10, 3.1415") == []
 
 
 def test_token_count_is_o200k():

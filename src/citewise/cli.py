@@ -1322,7 +1322,7 @@ app.add_typer(keys_app, name="keys")
 @keys_app.command("add")
 def keys_add(
     name: str = typer.Argument(..., help="Who or what the key is for (unique among active keys)."),
-    groups: str = typer.Option("", "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
+    groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
     admin: bool = typer.Option(False, "--admin", help="May start ingests (POST /v1/ingest)."),
     index: Optional[Path] = IndexOpt,
 ):
@@ -1331,8 +1331,11 @@ def keys_add(
     from citewise.service.auth import KeyStore, parse_groups
 
     _open(index)  # the index must exist
-    key = KeyStore(index or default_index_dir()).add(name, parse_groups(groups), admin)
-    err.print(f"key {name!r} created (groups: {groups or 'public only'}{'; admin' if admin else ''}); "
+    parsed = parse_groups(groups)
+    if groups is not None and not parsed:  # "--groups ''" / ",,,": a typo, not a wish for public only
+        raise CitewiseError(f"--groups {groups!r} names no group; leave the option out for a public-only key")
+    key = KeyStore(index or default_index_dir()).add(name, parsed, admin)
+    err.print(f"key {name!r} created (groups: {','.join(parsed) or 'public only'}{'; admin' if admin else ''}); "
               "it is shown once, store it now:", highlight=False, soft_wrap=True)
     out.print(key, highlight=False, soft_wrap=True)
 
@@ -1343,6 +1346,7 @@ def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke.
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
+    _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty key store
     n = KeyStore(index or default_index_dir()).revoke(name)
     out.print(f"revoked {n} key(s) named {name!r}", highlight=False)
 
@@ -1353,6 +1357,7 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
+    _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty table
     keys = KeyStore(index or default_index_dir()).list()
     if as_json:
         out.print_json(json.dumps({"keys": keys}))
@@ -1594,6 +1599,40 @@ _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Clic
 EXIT_INTERRUPTED = 130
 
 
+def _query_read_as_option(e: Exception, ctx) -> str | None:
+    """The argument a ``search``/``ask`` query was typed as when Click read it as an unknown option.
+
+    ``citewise search "-verbose"`` reaches Click as the options ``-v -e -r …`` and
+    ``citewise search "--verbose"`` as one unknown long option; both leave the command without
+    its query. Returns the typed argument (``-verbose``) when the error is an unknown option of
+    ``search``/``ask`` and no other argument could be the query (every other word is an option
+    or an option's value); else None (``search refund --frobnicate`` is a mistyped option).
+    """
+    if type(e).__name__ != "NoSuchOption" or ctx is None or ctx.command_path.split()[-1] not in ("search", "ask"):
+        return None
+    name = getattr(e, "option_name", "") or ""
+    argv = sys.argv[1:]
+    if ctx.command_path.split()[-1] in argv:
+        argv = argv[argv.index(ctx.command_path.split()[-1]) + 1:]
+    takes_value = {o for p in ctx.command.params if getattr(p, "opts", None) and not getattr(p, "is_flag", False)
+                   and getattr(p, "param_type_name", "") == "option" for o in p.opts}
+    typed, words, i = None, 0, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            words += len(argv) - i - 1
+            break
+        if a.startswith("-") and len(a) > 1:
+            if typed is None and (a == name or (not a.startswith("--") and a[1:2] == name[1:2] and len(a) > 2)):
+                typed = a
+            elif a.split("=", 1)[0] in takes_value and "=" not in a:
+                i += 1
+        else:
+            words += 1
+        i += 1
+    return typed if typed is not None and words == 0 else None
+
+
 def main() -> None:
     """Entry point.
 
@@ -1627,16 +1666,23 @@ def main() -> None:
             sys.exit(e.exit_code)
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        name = getattr(e, "option_name", "") or ""
-        if (type(e).__name__ == "NoSuchOption" and ctx is not None and ctx.command_path.split()[-1] in ("search", "ask")
-                and any(a.startswith(name) and len(a) > 2 and not a.startswith("--") for a in sys.argv[1:])):
-            # `citewise search "-verbose"` read the query as options (-v ...)
+        message = e.format_message().rstrip(".")
+        typed = _query_read_as_option(e, ctx)
+        if typed is not None:
+            # `citewise search "-verbose"` / `"--verbose"`: the query was read as options
+            if typed != getattr(e, "option_name", ""):
+                message += f" (in '{typed}')"
             hint = (f" (a query that starts with '-' goes after '--', every option before it: "
-                    f"'{ctx.command_path} --index DIR -- \"-x ...\"'; see '{ctx.command_path} --help')")
-        err.print(f"error: {e.format_message().rstrip('.')}{hint}", markup=False, highlight=False, soft_wrap=True)
+                    f"'{ctx.command_path} --index DIR -- \"{typed}\"'; see '{ctx.command_path} --help')")
+        err.print(f"error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
-    except typer.Abort:
-        err.print("aborted", markup=False, highlight=False)
+    except typer.Abort as e:
+        cause = e.__context__
+        if isinstance(cause, EOFError):  # Click turns any EOFError into Abort: say what ran out
+            err.print(f"error: unexpected end of data ({cause or 'EOFError'})", markup=False, highlight=False,
+                      soft_wrap=True)
+        else:
+            err.print("aborted", markup=False, highlight=False)
         sys.exit(1)
     except CitewiseError as e:
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)

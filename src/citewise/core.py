@@ -20,6 +20,12 @@ class CitewiseError(Exception):
     """Base class of errors that reach the user as one clear line (never a traceback)."""
 
 
+#: Longest query or question accepted by ``Index.search`` / ``Index.ask``, the CLI and the question
+#: files of the evaluation commands. Retrieval cost grows with query length (a 75 KB query took
+#: 41 s); a question is far shorter.
+MAX_QUERY_CHARS = 2000
+
+
 class InputError(CitewiseError):
     """Bad input: a file, line or field that cannot be used.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
@@ -36,10 +36,6 @@ if TYPE_CHECKING:  # imported where used: a search needs no ingest machinery (CL
     from citewise.ingest import IngestReport, Ingestor
 
 FORMAT = 1
-
-#: Longest query or question accepted by :meth:`Index.search` / :meth:`Index.ask` (and the CLI).
-#: Retrieval cost grows with query length (a 75 KB query took 41 s); a question is far shorter.
-MAX_QUERY_CHARS = 2000
 
 
 # IndexBusy (another process holds the index's ingest lock) lives with the Store protocol, so
@@ -221,18 +217,31 @@ class Index:
             if settings.analyzer != ANALYZER_VERSION:
                 raise CitewiseError(f"{path}: built with analyzer v{settings.analyzer}; re-ingest into a new index")
             chosen = strip_password(store_choice(store, settings.store)) if store else settings.store
+            # the store is opened (a server store: connected) before index.json names it: a
+            # --store URL that cannot be reached must not become the index's store for every
+            # later command (it did: one failed `search --store BAD` broke the index)
+            idx = cls(path, settings, emb, preload=preload, store=store, read_only=read_only)
             if (default_permission and default_permission != settings.default_permission) or chosen != settings.store:
                 settings.default_permission = default_permission or settings.default_permission
                 settings.store = chosen
                 write_json(cfg, settings.__dict__)
-            return cls(path, settings, emb, preload=preload, store=store, read_only=read_only)
+            return idx
         emb = make_embedder(embedder or "minilm")
         settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim,
                                  default_permission=default_permission or "public",
                                  store=strip_password(store_choice(store, "")))
+        created = [p for p in (path, *path.parents) if not p.exists()]
         path.mkdir(parents=True, exist_ok=True)
+        try:
+            idx = cls(path, settings, emb, store=store)
+        except BaseException:
+            # nothing of a new index is left behind when its store cannot be opened
+            for p in created:
+                if p.is_dir() and not any(p.iterdir()):
+                    p.rmdir()
+            raise
         write_json(cfg, settings.__dict__)
-        return cls(path, settings, emb, store=store)
+        return idx
 
     @classmethod
     def exists(cls, path: str | Path | None = None) -> bool:

@@ -42,6 +42,7 @@ from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store, UnitVectors
+from citewise.text.analyzer import find_identifiers
 from citewise.text.chunker import Chunker
 from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
@@ -274,12 +275,18 @@ class Ingestor:
             docs = [d for d in docs if d.source not in skipped]
             if progress and dups:
                 progress(len(dups))
+        self._unmatched_rules(docs, root, report)
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
+        # a folder this run's documents moved from (``docs`` renamed to ``docs2``): its documents
+        # whose files are gone went with it; kept, they stayed searchable with no folder left
+        # that an ingest could delete them from
+        old_roots = [r.rstrip("/") + "/" for r in report.moved_from]
         gone = [
             e for e in self.store.documents().values()
             if e.doc_id not in present
-            and (e.source == str(root) or e.source.startswith(prefix))
+            and (e.source == str(root) or e.source.startswith(prefix)
+                 or (any(e.source.startswith(r) for r in old_roots) and not Path(e.source).exists()))
             and str(Path(e.source)) not in failed_sources
             and not any(e.source.startswith(d) for d in failed_dirs)
         ]
@@ -292,6 +299,21 @@ class Ingestor:
         self._record(started, str(root), report)
         return report
 
+    def _unmatched_rules(self, docs: list[Document], root: Path, report: IngestReport) -> None:
+        """A warning line per policy rule that matches none of the folder's documents: its
+        groups protect nothing, and a glob written as a file-system path ("/srv/docs/hr/**",
+        "../hr/**") or with a typo made documents meant for a group readable by the default
+        permission with no word said."""
+        if self.policy is None or not self.policy.rules:
+            return
+        rels = [self._rel(d.source) for d in docs]
+        for n, rule in enumerate(self.policy.rules, start=1):
+            if not any(rule.matches(r) for r in rels):
+                report.warnings.append(
+                    f"{self.policy.source or 'policy'}: rule {n} (glob '{rule.glob}', groups {', '.join(rule.groups)}) "
+                    f"matches no document under {root}; globs are relative to the ingested folder "
+                    "('internal/finance/**'), so no document got these groups")
+
     # -- internals ----------------------------------------------------------------------------
     def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> set[str]:
         """Upsert what changed; returns the ids of every document version this run kept."""
@@ -302,7 +324,7 @@ class Ingestor:
         for doc in winners:
             entry = known.get(doc.doc_id)
             groups = self.groups_for(doc)
-            if entry is not None and entry.content_hash == doc.content_hash:
+            if entry is not None and entry.content_hash == doc.content_hash and not _stale_title_ids(entry, doc):
                 same_meta = tuple(entry.groups) == groups and entry.source == doc.source
                 stale_units = self.units is not None and entry.units_version != self.units.version
                 if same_meta and not stale_units:
@@ -556,3 +578,12 @@ def _entry_key(entry: DocumentEntry) -> tuple:
 def _superseded(old: Document, new: Document) -> str:
     return (f"{old.source}: version '{old.version or '-'}' of '{old.doc_id}' superseded by version "
             f"'{new.version or '-'}' in {new.source}; kept as history ('{old.doc_id}@{old.version or '-'}')")
+
+
+def _stale_title_ids(entry, doc: Document) -> bool:
+    """Whether the identifiers stored for ``doc``'s title are not the ones this version finds
+    in it (:func:`citewise.text.analyzer.find_identifiers`; titles naming a release number,
+    "Ledgerly 6.5 release notes", gained the identifier ``6.5``). Such a document is ingested
+    again though its text is unchanged (counted as updated), so pinning finds it; a store that
+    does not report its title identifiers (None) is taken at its word."""
+    return entry.title_ids is not None and tuple(entry.title_ids) != tuple(find_identifiers(doc.title))

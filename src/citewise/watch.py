@@ -46,8 +46,11 @@ class FolderWatcher:
         self.path = Path(path).resolve()
         if not self.path.is_dir():
             raise CitewiseError(f"{path}: not a folder (watch needs a folder)")
-        if debounce <= 0:
-            raise CitewiseError(f"--debounce must be > 0 seconds, got {debounce}")
+        # nan compares false with everything and inf never elapses: either silently never re-indexed
+        if not (0 < debounce < float("inf")):
+            raise CitewiseError(f"--debounce must be a finite number of seconds > 0, got {debounce}")
+        if rescan is not None and not (0 < rescan <= float("inf")):
+            raise CitewiseError(f"--rescan must be a number of seconds > 0, got {rescan}")
         self.debounce = debounce
         self.rescan = rescan
         self.policy = policy
@@ -107,21 +110,55 @@ class FolderWatcher:
             def on_any_event(self, event):
                 watcher.notify(event)
 
+        handler = Handler()
         observer = Observer()
-        observer.schedule(Handler(), str(self.path), recursive=True)
+        observer.schedule(handler, str(self.path), recursive=True)
         observer.start()
+        identity = folder_identity(self.path)
         try:
             self.ingest_once()
-            last_full = time.monotonic()
+            last_full = last_check = time.monotonic()
             while not stop.wait(tick):
                 now = time.monotonic()
                 with self._lock:
                     due = self._dirty and now - self._last_event >= self.debounce
-                    if due:
+                due = due or (self.rescan is not None and now - last_full >= self.rescan)
+                if due or now - last_check >= IDENTITY_CHECK_S:
+                    # the events follow the folder the OS watch was put on: a folder swapped in
+                    # under the same name (mv docs.new docs) or deleted and made again gave no
+                    # event and no error, and nothing was indexed again
+                    last_check = now
+                    current = folder_identity(self.path)
+                    if current != identity:
+                        if current is None:
+                            self.on_error(f"{self.path}: the watched folder is gone; waiting for it to come back")
+                        else:
+                            observer.unschedule_all()
+                            observer.schedule(handler, str(self.path), recursive=True)
+                            due = True  # ingest the new folder now
+                        identity = current
+                    if current is None:
+                        continue  # nothing to ingest until it is back (events say nothing either)
+                if due:
+                    with self._lock:
                         self._dirty = False
-                if due or (self.rescan is not None and now - last_full >= self.rescan):
                     self.ingest_once()
                     last_full = time.monotonic()
         finally:
             observer.stop()
             observer.join(timeout=5)
+
+
+#: Seconds between checks that the watched path is still the folder being watched.
+IDENTITY_CHECK_S = 1.0
+
+
+def folder_identity(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the folder at ``path``, or None when there is no folder there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    import stat as stat_mod
+
+    return (st.st_dev, st.st_ino) if stat_mod.S_ISDIR(st.st_mode) else None

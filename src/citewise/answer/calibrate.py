@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from citewise.core import Answer, CitewiseError, InputError
+from citewise.core import MAX_QUERY_CHARS, Answer, CitewiseError, InputError
 from citewise.text.lines import jsonl_rows
 
 #: Threshold used to collect scores: abstain only when a rule fired (score exactly 0).
@@ -67,7 +67,7 @@ def read_questions(path: str | Path, need_relevant: bool) -> list[Question]:
         InputError: unreadable file or a bad line (file and line named).
     """
     out = []
-    for n, row in jsonl_rows(path, "questions"):
+    for n, row in jsonl_rows(path, "questions", max_text=MAX_QUERY_CHARS):
         try:
             rel = row.get("relevant") or {}
             if not isinstance(rel, dict) or (need_relevant and not rel):

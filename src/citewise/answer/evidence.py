@@ -265,6 +265,10 @@ def names_cell(text: str, word: str) -> bool:
 #: The object of a how-to that fewer chunks than this hold is one the corpus only mentions
 #: (:meth:`EvidenceScorer.tool_apart`).
 SUBJECT_APART_DF = 20
+#: A term in at least this share of a corpus's chunks is one of its topics, whatever the fixed
+#: caps say (:meth:`EvidenceScorer._topic_df`; a small corpus: "How do I renew the SSO
+#: certificate?" over the sample corpus, where "SSO" is in 19 of 81 chunks, abstained).
+TOPIC_SHARE = 0.05
 
 #: A word of :func:`exact_words` is a *rare exact* name when at most this many chunks hold it
 #: (a table row's target triple, a signal name): it pins the passage that holds it.
@@ -350,6 +354,16 @@ class EvidenceScorer:
             self._n = max(int(self.store.stats().get("chunks", 0)), 1)
         d = self.df(term, filters)
         return math.log(1.0 + (max(self._n - d, 0) + 0.5) / (d + 0.5))
+
+    def _topic_df(self) -> int:
+        """Chunks a term must be in to be a topic of a small corpus rather than a mention:
+        :data:`TOPIC_SHARE` of the store's chunks (at least 2). On the 81-chunk sample corpus
+        "SSO" is in 19 chunks, a quarter of them, yet under the fixed caps of
+        :meth:`tool_apart` (20 and ``df_cap``); on corpora of 400 chunks or more the fixed caps
+        are the lower ones."""
+        if self._n is None:
+            self._n = max(int(self.store.stats().get("chunks", 0)), 1)
+        return max(2, math.ceil(TOPIC_SHARE * self._n))
 
     def unknown_name(self, question: str, filters: Filters | None) -> str:
         """``'unknown name: X'`` when the question names something the visible corpus never
@@ -469,7 +483,7 @@ class EvidenceScorer:
         """:meth:`tool_apart` for one name ``tool``, which counts as one the corpus only mentions
         when fewer than ``df_limit`` chunks hold it."""
         tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
-        if not tool_terms or self.df(tool_terms[0], filters) >= df_limit:
+        if not tool_terms or self.df(tool_terms[0], filters) >= min(df_limit, self._topic_df()):
             return ""
         rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
         total = sum(rest.values())

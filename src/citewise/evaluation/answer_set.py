@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from citewise.core import InputError
+from citewise.core import MAX_QUERY_CHARS, InputError
 from citewise.text.lines import jsonl_rows
 
 KINDS = ("in_scope", "out_of_scope", "false_premise")
@@ -187,7 +187,7 @@ def read_answer_set(path: str | Path, doc_ids: Iterable[str] | None = None) -> l
     known = set(docs or ())
     questions: list[SetQuestion] = []
     first: dict[str, int] = {}
-    for n, row in jsonl_rows(path, "answer set"):
+    for n, row in jsonl_rows(path, "answer set", max_text=MAX_QUERY_CHARS):
         q = parse_row(row, path, n)
         if q.qid in first:
             raise InputError(path, f"duplicate question id '{q.qid}' (first on line {first[q.qid]})", n)

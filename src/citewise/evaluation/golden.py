@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from citewise.core import InputError
+from citewise.core import MAX_QUERY_CHARS, InputError
 from citewise.evaluation.metrics import ALL_SLICE, slices_of
 from citewise.text.lines import jsonl_rows
 
@@ -136,7 +136,7 @@ def read_golden(path: str | Path) -> GoldenSet:
     path = Path(path)
     queries: list[GoldenQuery] = []
     first_line: dict[str, int] = {}
-    for n, row in jsonl_rows(path, "golden set"):
+    for n, row in jsonl_rows(path, "golden set", max_text=MAX_QUERY_CHARS):
         q = parse_query(row, str(path), n)
         if q.qid in first_line:
             _fail(str(path), n, f"duplicate query id '{q.qid}' (first on line {first_line[q.qid]})")
@@ -202,7 +202,7 @@ def read_out_of_scope(path: str | Path) -> dict[str, str]:
     """
     path = Path(path)
     out: dict[str, str] = {}
-    for n, row in jsonl_rows(path, "questions"):
+    for n, row in jsonl_rows(path, "questions", max_text=MAX_QUERY_CHARS):
         if not isinstance(row.get("id"), str) or not isinstance(row.get("text"), str):
             raise InputError(str(path), "expected a JSON object with string fields 'id' and 'text'", n)
         if row["id"] in out:

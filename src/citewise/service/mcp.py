@@ -55,6 +55,13 @@ AsOf = Annotated[str | None, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="
 Version = Annotated[str | None, Field(max_length=200, description="Only documents with exactly this version.")]
 
 
+def _words(text: str, field_name: str) -> None:
+    """Refuse a query or question without a letter or digit (``!!!``), as the CLI and the HTTP API
+    do (BM25 has no term and dense search would rank noise); the MCP tool returned hits for it."""
+    if not any(ch.isalnum() for ch in text):
+        raise ToolError(f"'{field_name}' has no letters or digits; give the words to search for")
+
+
 def _filters(as_of: str | None, version: str | None) -> Filters | None:
     if as_of is None and version is None:
         return None
@@ -117,6 +124,8 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         """Rank document chunks for a query (permission filters applied inside the search). Each
         hit has its best-matching passage (`snippet`) and that passage's character offsets in the
         source file."""
+        _words(query, "query")
+
         def go(idx):
             hits = idx.search(query, k, retriever=retriever, principal=who(ctx), filters=_filters(as_of, version))
             return search_json(idx, query, hits)
@@ -129,6 +138,8 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
         abstain with outcome "abstained". Record questions (invoice status, totals, limits) are
         answered from the records tools, cited as [tool:NAME]."""
+        _words(question, "question")
+
         def go(idx):
             from citewise.tools.pipeline import route_and_answer
 

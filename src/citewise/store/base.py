@@ -79,6 +79,9 @@ class DocumentEntry:
     groups: tuple[str, ...] = ()
     source_changed_at: str = ""
     units_version: str = ""  # splitter version of the stored unit vectors ('' = none stored)
+    #: identifiers stored for the title (pinning; :func:`citewise.text.analyzer.find_identifiers`
+    #: of the title when it was written), None when the store does not say
+    title_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

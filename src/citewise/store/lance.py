@@ -197,10 +197,13 @@ ANN_MIN_ROWS = 50_000
 ANN_RETRAIN_GROWTH = 4
 
 #: IVF partitions probed per ANN query at least (``minimum_nprobes``; ``maximum_nprobes`` is 0 =
-#: no limit, so a filtered query probes further partitions until its top-k is full). Measured on
-#: 100k hashing-embedder vectors (dim 256, 316 partitions, 200 queries, bench/scale.py): recall@10
-#: vs exact 1.000 public and under a 1% filter; p50 8.7 ms vs 26.0 ms exact, same run.
-ANN_NPROBES = 64
+#: no limit, so a filtered query probes further partitions until its top-k is full). 64 gave
+#: recall@10 vs exact 1.000 on 100k hashing-embedder vectors (316 partitions) and 0.996 on
+#: SciFact-derived MiniLM vectors, but 0.958-0.974 on NFCorpus-derived ones (each real vector's 26
+#: noisy copies straddle partitions); on that set (kept build, 300 queries, bench/scale.py
+#: --minilm-base, docs/benchmarks.md) 96 / 128 / 160 / 200 probes gave 0.977 / 0.983 / 0.991 /
+#: 0.995 at p50 15.7 / 18.1 / 21.5 / 24.7 ms (64: 0.974, 15.5 ms; exact ~94 ms).
+ANN_NPROBES = 160
 
 #: Share of the index's IVF partitions probed per ANN query when more than :data:`ANN_NPROBES`
 #: (:func:`ann_nprobes_for`): the share that gave recall 1.000 at 100k (64 of 316). A fixed 64
@@ -264,7 +267,7 @@ def ann_nprobes_for(partitions: int, minimum: int = ANN_NPROBES, share: float = 
     partitions)``, at least ``minimum`` (and at most ``partitions`` when that is known, > 0).
 
     >>> ann_nprobes_for(316), ann_nprobes_for(1000), ann_nprobes_for(20)
-    (64, 200, 20)
+    (160, 200, 20)
     """
     import math
 
@@ -1150,7 +1153,7 @@ class LanceStore:
         if self._reader() is None:
             return {}
         with_units = "units_version" in self.column_names()
-        cols = ["doc_id", "title", "source", "content_hash", "version", "updated", "indexed_at",
+        cols = ["doc_id", "title", "title_ids", "source", "content_hash", "version", "updated", "indexed_at",
                 "effective", "groups", "source_changed_at"] + (["units_version"] if with_units else [])
         if doc_ids is None:
             tbl = self._scan(cols)
@@ -1244,7 +1247,8 @@ def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntr
         unit_version = (col["units_version"][i] or "") if with_units and distinct[i] == 1 else ""
         out[d] = DocumentEntry(d, col["title"][i], col["source"][i], col["content_hash"][i], col["version"][i],
                                col["updated"][i], int(counts[i]), col["indexed_at"][i], col["effective"][i] or "",
-                               tuple(col["groups"][i] or ()), col["source_changed_at"][i] or "", unit_version)
+                               tuple(col["groups"][i] or ()), col["source_changed_at"][i] or "", unit_version,
+                               tuple(col["title_ids"][i] or ()))
     return dict(sorted(out.items()))
 
 

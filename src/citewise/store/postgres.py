@@ -947,13 +947,14 @@ class PostgresStore:
                 SELECT a.*, f.groups FROM (
                     SELECT doc_id, min(title), min(source), min(content_hash), min(version), min(updated),
                            count(*), min(indexed_at), min(effective), min(source_changed_at),
-                           CASE WHEN count(DISTINCT units_version) = 1 THEN min(units_version) ELSE '' END
+                           CASE WHEN count(DISTINCT units_version) = 1 THEN min(units_version) ELSE '' END,
+                           min(title_ids)
                     FROM {self.schema}.chunks {where} GROUP BY doc_id) a
                 JOIN (SELECT DISTINCT ON (doc_id) doc_id, groups FROM {self.schema}.chunks {where}
                       ORDER BY doc_id, chunk_id) f USING (doc_id)
                 ORDER BY doc_id""", params or None).fetchall()
-        return {r[0]: DocumentEntry(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], tuple(r[11] or ()),
-                                    r[9], r[10]) for r in rows}
+        return {r[0]: DocumentEntry(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], tuple(r[12] or ()),
+                                    r[9], r[10], tuple(r[11] or ())) for r in rows}
 
     def chunk_versions(self) -> dict[str, set[tuple[str, str, str]]]:
         """Per document, the set of (chunk_id, content_hash, version) of its rows."""

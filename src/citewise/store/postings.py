@@ -484,21 +484,25 @@ class Postings:
             arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
                       for name in ("vocab", "indptr", "rows", "weights", "rowids")}
             ids = ipc.open_file(pa.memory_map(str(folder / "ids.arrow"))).read_all()
-        except (OSError, ValueError, KeyError, pa.ArrowException):
+        except (OSError, ValueError, EOFError, KeyError, pa.ArrowException):
+            # EOFError: an empty .npy (a full disk, a copy cut short), which numpy reports so
+            # and Click turned into a bare "aborted" of every search
             return None
-        if len(arrays["rowids"]) != meta.get("rows"):
+        indptr = arrays["indptr"]
+        if (len(arrays["rowids"]) != meta.get("rows") or len(indptr) != len(arrays["vocab"]) + 1
+                or len(arrays["rows"]) != len(arrays["weights"]) or (len(indptr) and int(indptr[-1]) != len(arrays["rows"]))):
             return None
         if (folder / "vectors.npy").exists():
             try:
                 arrays["vectors"] = np.load(folder / "vectors.npy", mmap_mode="r").view(np.ndarray)
-            except (OSError, ValueError):
+            except (OSError, ValueError, EOFError):
                 return None
         try:  # optional (only :meth:`update` needs them): unreadable ones just mean a full build next
             tf = np.load(folder / "tf.npy", mmap_mode="r").view(np.ndarray)
             dl = np.load(folder / "dl.npy", mmap_mode="r").view(np.ndarray)
             if len(tf) == len(arrays["rows"]) and len(dl) == len(arrays["rowids"]):
                 arrays["tf"], arrays["dl"] = tf, dl
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):
             pass
         return cls(version, ids=ids, **arrays)
 

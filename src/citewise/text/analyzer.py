@@ -305,15 +305,31 @@ IDENTIFIER = re.compile(
     r"(?<![A-Za-z0-9_])(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)(?![A-Za-z0-9_])")
 
 
+#: A release number with a word that says so on either side: ``version 6.5``, ``release 2.0.1``,
+#: ``v6.5`` (also ``v6.5`` itself by :data:`IDENTIFIER`), ``Ledgerly 6.5 release notes``. A bare
+#: ``6.5`` is no identifier ("a fee of 2.5 percent"); cued, it pins the page titled with it.
+VERSION_CUED = re.compile(
+    r"(?i)(?:\b(?:versions?|releases?|ver\.?|v)\s*(\d+(?:\.\d+)+)(?![\w.]*\d)"
+    r"|(?<![\w.])(\d+(?:\.\d+)+)\s+(?:versions?|releases?)\b)")
+
+
 def find_identifiers(text: str) -> list[str]:
-    """Identifiers named in ``text``, folded, in order of appearance, unique.
+    """Identifiers named in ``text``, folded, in order of appearance, unique: :data:`IDENTIFIER`
+    matches and release numbers with a cue word (:data:`VERSION_CUED`: the number alone).
 
     Unicode dashes are folded first (:func:`fold_dashes`), so ``E\u20111004`` is ``e-1004``.
 
     >>> find_identifiers("What does E-1004 mean, and is MT103 related?")
     ['e-1004', 'mt103']
+    >>> find_identifiers("What changed in version 6.5?"), find_identifiers("Ledgerly 6.5 release notes")
+    (['6.5'], ['6.5'])
+    >>> find_identifiers("Upgrade to v4.5"), find_identifiers("a fee of 2.5 percent")
+    (['v4.5', '4.5'], [])
     """
+    text = fold_dashes(text)
+    found = [(m.start(), m.group(0)) for m in IDENTIFIER.finditer(text)]
+    found += [(m.start(), m.group(1) or m.group(2)) for m in VERSION_CUED.finditer(text)]
     seen: dict[str, None] = {}
-    for m in IDENTIFIER.finditer(fold_dashes(text)):
-        seen.setdefault(fold(m.group(0)), None)
+    for _, ident in sorted(found, key=lambda p: p[0]):
+        seen.setdefault(fold(ident), None)
     return list(seen)

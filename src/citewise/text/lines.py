@@ -33,12 +33,16 @@ def numbered_lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
             yield n, line
 
 
-def jsonl_rows(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def jsonl_rows(path: str | Path, what: str, max_text: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file.
 
+    ``max_text``: the longest string ``text`` field accepted (question files pass
+    :data:`citewise.core.MAX_QUERY_CHARS`, so a question the index would refuse is named with its
+    file and line before any question is answered).
+
     Raises:
-        InputError: unreadable file, a line that is not JSON, or JSON that is not an object
-            (naming the line).
+        InputError: unreadable file, a line that is not JSON, JSON that is not an object, or a
+            ``text`` longer than ``max_text`` (naming the line).
     """
     for n, line in numbered_lines(path, what):
         try:
@@ -47,4 +51,8 @@ def jsonl_rows(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any
             raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
         if not isinstance(row, dict):
             raise InputError(str(path), f"expected a JSON object, got {type(row).__name__}", n)
+        text = row.get("text")
+        if max_text is not None and isinstance(text, str) and len(text) > max_text:
+            raise InputError(str(path), f"field 'text' is {len(text):,} characters; the limit is {max_text:,} "
+                             f"(question '{row.get('id', '')}')", n)
         yield n, row

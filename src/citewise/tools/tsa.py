@@ -26,7 +26,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citewise.core import InputError
+from citewise.core import MAX_QUERY_CHARS, InputError
 from citewise.text.lines import jsonl_rows
 from citewise.tools.router import KINDS, Route
 
@@ -49,7 +49,7 @@ def load_routing_set(path: str | Path) -> list[RoutingCase]:
     """
     path = Path(path)
     cases, seen = [], set()
-    for n, d in jsonl_rows(path, "routing set"):
+    for n, d in jsonl_rows(path, "routing set", max_text=MAX_QUERY_CHARS):
         for key in ("id", "kind", "text"):
             if not isinstance(d.get(key), str) or not d[key]:
                 raise InputError(str(path), f"field '{key}' must be a non-empty string", n)
