@@ -99,7 +99,16 @@ SEARCH_ROLE = "citewise_search"
 GROUPS_SETTING = "citewise.groups"
 #: ``hnsw.ef_search`` for ANN queries (pgvector default 40). With iterative scans a filtered
 #: query goes on past it until k visible rows are found (up to ``hnsw.max_scan_tuples``).
-HNSW_EF_SEARCH = 100
+#: Measured on NFCorpus-derived MiniLM 100k (bench/scale.py's enlarged set imported into the
+#: store, 300 NFCorpus test queries, recall@10 against the store's exact path, exact p50 211 ms;
+#: docs/scaling.md): pgvector's default graph (m 16, ef_construction 64; 30 s build) gave 0.70 /
+#: 0.79 / 0.87 / 0.94 at ef_search 100 / 200 / 400 / 1,000 (p50 10-21 ms); the graph of
+#: :data:`HNSW_M` / :data:`HNSW_EF_CONSTRUCTION` (129 s build, 203 MB) 0.89 / 0.94 / 0.965 / 0.985
+#: / 0.987 at 100 / 200 / 400 / 800 / 1,000 (p50 15 / 20 / 25 / 45 / 53 ms, loaded machine).
+HNSW_EF_SEARCH = 800
+#: HNSW graph degree and build beam (pgvector defaults 16 and 64), see :data:`HNSW_EF_SEARCH`.
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 200
 #: ``maintenance_work_mem`` for the HNSW build (pgvector builds fastest when the graph fits;
 #: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
 HNSW_BUILD_MEMORY = "1GB"
@@ -633,7 +642,8 @@ class PostgresStore:
                 conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
                 try:
                     conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
-                                 "USING hnsw (vector vector_cosine_ops)")
+                                 f"USING hnsw (vector vector_cosine_ops) WITH (m = {HNSW_M}, "
+                                 f"ef_construction = {HNSW_EF_CONSTRUCTION})")
                 finally:
                     conn.execute("RESET maintenance_work_mem")
             conn.execute(_HIT_INDEX.format(s=s))  # stores created before it had it
