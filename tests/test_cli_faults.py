@@ -279,6 +279,18 @@ def test_keys_refuse_empty_groups_and_a_missing_index(tiny_index, tmp_path, monk
         assert (code, out) == (2, "") and err.startswith(f"error: {missing}: no index here yet"), err
 
 
+def test_a_group_no_document_carries_gets_a_warning(tiny_index, monkeypatch, capsys):
+    """`--as Finance` (the groups are lower-case) searched as a principal that reads nothing
+    restricted and answered from public pages with no word said."""
+    index, _ = tiny_index
+    code, out, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(index), "--as", "Finance", "--k", "1")
+    assert code == 0 and out.startswith("1. billing/refunds")
+    assert err == (f"warning: no document in {index} is readable by group 'Finance' (group names are case-sensitive); "
+                   "answering from what else the principal may read\n")
+    code, _, err = _main(monkeypatch, capsys, "ask", "How long is the refund window?", "--index", str(index), "--as", "public")
+    assert code == 0 and err == ""
+
+
 def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, capsys):
     """They used to be Typer's usage line, hint and a boxed message (five lines, wrapped)."""
     index, _ = tiny_index

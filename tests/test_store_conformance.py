@@ -184,6 +184,13 @@ def test_adversarial_probes_leak_nothing(sample_stores, backend, name, groups):
     assert (own > 0) == bool(groups)
 
 
+def test_has_group_is_exact_and_case_sensitive(sample_stores, backend):
+    """What `--as` checks before a search (a group no document carries gets a warning line)."""
+    store = sample_stores[backend].store
+    assert [store.has_group(g) for g in ("finance", "support", "public", "Finance", "nobody", "fin")] == \
+        [True, True, True, False, False, False]
+
+
 def _same_ranking(a, b, tol=1e-4):
     """Same ids in the same order, scores within ``tol``; hits whose scores tie within ``tol``
     may swap (both backends break exact ties by id, float noise may break near-ties)."""

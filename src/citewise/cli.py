@@ -71,6 +71,19 @@ EXIT_FILE_ERRORS = 3
 PROGRESS_LINE_EVERY_S = 5.0
 
 
+def _warn_unknown_groups(idx, groups: Optional[list[str]]) -> None:
+    """One warning line per ``--as`` group that no document of the index carries: group names are
+    case-sensitive, and `--as Finance` searched as a principal that reads nothing restricted,
+    answering from public pages with no word said."""
+    from citewise.core import PUBLIC_GROUP
+
+    for g in dict.fromkeys(groups or ()):
+        if g != PUBLIC_GROUP and not idx.store.has_group(g):
+            err.print(f"warning: no document in {idx.path} is readable by group '{g}' (group names are "
+                      "case-sensitive); answering from what else the principal may read",
+                      markup=False, highlight=False, soft_wrap=True)
+
+
 def _principal(groups: Optional[list[str]]) -> Principal:
     """The principal of ``--as GROUP`` (repeatable).
 
@@ -329,7 +342,9 @@ def search(
     check_query(query)
     _check_words(query, "query")
     idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
-    hits = idx.search(query, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
+    principal = _principal(as_)
+    _warn_unknown_groups(idx, as_)
+    hits = idx.search(query, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
@@ -463,6 +478,8 @@ def ask(
     _check_words(question, "question")
     _check_db(db)
     idx = _open(index, preload=True, store=store)
+    _principal(as_)  # an empty group is refused before anything else is said
+    _warn_unknown_groups(idx, as_)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
         from citewise.answer.gaps import ask_with_controller
 

@@ -162,6 +162,10 @@ class Store(Protocol):
         """Chunks of documents whose *title* names ``identifier`` (folded form)."""
         ...
 
+    def has_group(self, group: str) -> bool:
+        """Whether any chunk names ``group`` among its permission groups (exact, case-sensitive)."""
+        ...
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id (missing ids are absent from the result)."""
         ...

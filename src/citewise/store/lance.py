@@ -1089,6 +1089,13 @@ class LanceStore:
         rows.sort(key=lambda r: (r["doc_id"], r["prev_id"] is not None, r["chunk_id"]))
         return [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], 1.0) for r in rows]
 
+    def has_group(self, group: str) -> bool:
+        """Whether any chunk names ``group`` among its groups (the label-list index answers it)."""
+        if self._reader() is None:
+            return False
+        tbl = self._query(lambda q: q.where(f"array_has(groups, {_q(group)})").select(["chunk_id"]).limit(1))
+        return tbl.num_rows > 0
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id with their document metadata."""
         if not chunk_ids or self._reader() is None:

@@ -900,6 +900,13 @@ class PostgresStore:
         rows.sort(key=lambda r: (r[1], r[3] is not None, r[0]))
         return [ScoredChunk(r[0], r[1], r[2], 1.0) for r in rows]
 
+    def has_group(self, group: str) -> bool:
+        """Whether any chunk names ``group`` among its groups (read as a principal in that group,
+        so row-level security applies as to a search)."""
+        with self._tx((group,)) as cur:
+            return bool(cur.execute(f"SELECT EXISTS (SELECT 1 FROM {self.schema}.chunks c "
+                                    "WHERE c.groups @> ARRAY[%s]::text[])", [group]).fetchone()[0])
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id with their document metadata."""
         if not chunk_ids:
