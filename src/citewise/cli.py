@@ -478,12 +478,12 @@ def ask(
     _check_words(question, "question")
     _check_db(db)
     idx = _open(index, preload=True, store=store)
-    _principal(as_)  # an empty group is refused before anything else is said
+    principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(idx, as_)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
         from citewise.answer.gaps import ask_with_controller
 
-        print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=_principal(as_),
+        print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=principal,
                                          filters=_filters(as_of, version), generator="llm" if llm else generator,
                                          scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
                                          budget_tokens=budget_tokens, requirements=requirements,
@@ -491,11 +491,11 @@ def ask(
         return
     from citewise.tools.pipeline import route_and_answer
 
-    routed = route_and_answer(question, idx, db=db, principal=_principal(as_))
+    routed = route_and_answer(question, idx, db=db, principal=principal)
     if routed is not None:  # the router chose a record tool (record / both); else documents answer
         print_answer(routed, as_json)
         return
-    print_answer(idx.ask(question, k, retriever=retriever, principal=_principal(as_), filters=_filters(as_of, version),
+    print_answer(idx.ask(question, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth), as_json)
 
 
@@ -1625,12 +1625,13 @@ def _query_read_as_option(e: Exception, ctx) -> str | None:
     ``search``/``ask`` and no other argument could be the query (every other word is an option
     or an option's value); else None (``search refund --frobnicate`` is a mistyped option).
     """
-    if type(e).__name__ != "NoSuchOption" or ctx is None or ctx.command_path.split()[-1] not in ("search", "ask"):
+    command = ctx.command_path.split()[-1] if ctx is not None else ""
+    if type(e).__name__ != "NoSuchOption" or command not in ("search", "ask"):
         return None
     name = getattr(e, "option_name", "") or ""
     argv = sys.argv[1:]
-    if ctx.command_path.split()[-1] in argv:
-        argv = argv[argv.index(ctx.command_path.split()[-1]) + 1:]
+    if command in argv:
+        argv = argv[argv.index(command) + 1:]
     takes_value = {o for p in ctx.command.params if getattr(p, "opts", None) and not getattr(p, "is_flag", False)
                    and getattr(p, "param_type_name", "") == "option" for o in p.opts}
     typed, words, i = None, 0, 0

@@ -10,6 +10,7 @@ ingest log's "last completed run" fresh for ``citewise status``.
 
 from __future__ import annotations
 
+import stat
 import threading
 import time
 from pathlib import Path
@@ -159,6 +160,4 @@ def folder_identity(path: Path) -> tuple[int, int] | None:
         st = path.stat()
     except OSError:
         return None
-    import stat as stat_mod
-
-    return (st.st_dev, st.st_ino) if stat_mod.S_ISDIR(st.st_mode) else None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

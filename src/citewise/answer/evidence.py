@@ -350,10 +350,14 @@ class EvidenceScorer:
 
     def idf(self, term: str, filters: Filters | None) -> float:
         """``ln(1 + (N - df + 0.5) / (df + 0.5))`` with N = chunks in the store."""
+        n, d = self._chunk_count(), self.df(term, filters)
+        return math.log(1.0 + (max(n - d, 0) + 0.5) / (d + 0.5))
+
+    def _chunk_count(self) -> int:
+        """Chunks in the store (at least 1), read once."""
         if self._n is None:
             self._n = max(int(self.store.stats().get("chunks", 0)), 1)
-        d = self.df(term, filters)
-        return math.log(1.0 + (max(self._n - d, 0) + 0.5) / (d + 0.5))
+        return self._n
 
     def _topic_df(self) -> int:
         """Chunks a term must be in to be a topic of a small corpus rather than a mention:
@@ -361,9 +365,7 @@ class EvidenceScorer:
         "SSO" is in 19 chunks, a quarter of them, yet under the fixed caps of
         :meth:`tool_apart` (20 and ``df_cap``); on corpora of 400 chunks or more the fixed caps
         are the lower ones."""
-        if self._n is None:
-            self._n = max(int(self.store.stats().get("chunks", 0)), 1)
-        return max(2, math.ceil(TOPIC_SHARE * self._n))
+        return max(2, math.ceil(TOPIC_SHARE * self._chunk_count()))
 
     def unknown_name(self, question: str, filters: Filters | None) -> str:
         """``'unknown name: X'`` when the question names something the visible corpus never

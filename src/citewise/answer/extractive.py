@@ -566,6 +566,7 @@ def _explains(unit: Unit, entry: Unit) -> bool:
     h = unit.headings
     return len(h) == len(entry.headings) + 1 and h[:-1] == entry.headings and h[-1].strip().lower() in _EXPLAINING
 
+
 #: Headings of sections that point elsewhere (their items are links, not statements):
 #: nothing under them is quoted.
 _NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics", "related pages",
