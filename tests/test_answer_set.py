@@ -189,6 +189,25 @@ def test_grade_answer_rules_with_hand_made_answers():
     assert grade_answer(fp, Answer("I have no document on this.", "abstained")).verdict == "abstained_ok"
 
 
+def test_table_row_span_matches_a_row_quoted_with_its_header_labels():
+    from citewise.evaluation.answer_set import SetQuestion, span_in
+
+    row = normalise("i686-unknown-openbsd | libc++ | Standard PC and clones")
+    quoted = normalise("Target name: i686-unknown-openbsd; C++ library: libc++; Platform: Standard PC and clones based on ...")
+    assert span_in(row, quoted)
+    assert not span_in(row, normalise("Target name: i686-unknown-openbsd; C++ library: libstdc++; Platform: Standard PC and clones"))
+    assert not span_in(row, normalise("Standard PC and clones. i686-unknown-openbsd uses libc++"))  # out of order
+    # cells are whole words, and close together (one row, not two facts pages apart)
+    assert not span_in(normalise("2 | 225 |"), normalise("opt-level: 3; Threshold: 2250."))
+    assert not span_in(normalise("2 | 225 |"), normalise("opt-level: 2; " + "x" * 80 + " Threshold: 225."))
+    assert span_in(normalise("2 | 225 |"), normalise("opt-level: 2; Threshold: 225."))
+    assert not span_in(normalise("libc++ |"), normalise("C++ library: libc++"[:-1]))  # one cell: plain substring only
+    assert not span_in("", "anything")
+    q = SetQuestion("q", "c", "in_scope", "table", "?", ("rustc/lto",), ("Rust 1.47 | Clang 11 |",))
+    answer = Answer("Rust Version: Rust 1.47; Clang Version: Clang 11. [doc:rustc/lto]", "answered")
+    assert grade_answer(q, answer).verdict == "correct"
+
+
 def test_eval_answers_llm_generator(tiny, monkeypatch):
     from fake_openai import FakeOpenAI
 

@@ -26,7 +26,9 @@ expected document is cited), ``partial`` (exactly one of the two), ``wrong`` (ne
 an answer whose first sentence is page furniture (:data:`DEFAULT_BOILERPLATE`).
 
 Matching: the answer (without its ``[doc:ID]`` / ``[chunk:ID]`` markers) and each expected span
-go through the same :func:`normalise`, then a plain substring test.
+go through the same :func:`normalise`, then a plain substring test. A span copied from a table
+row (``"2 | 225 |"``: cells between ``|``) also matches an answer that quotes the row in another
+layout (``"opt-level: 2; Threshold: 225."``): :func:`span_in`.
 """
 
 from __future__ import annotations
@@ -254,6 +256,48 @@ def is_abstention(answer: Any) -> bool:
     return getattr(answer, "outcome", "") == "abstained"
 
 
+#: Most characters between two cells of a table-row span in an answer (a header label and its
+#: punctuation: "; Threshold: " is 13): :func:`span_in`.
+CELL_GAP = 60
+
+
+def span_in(span: str, body: str) -> bool:
+    """Whether a normalised expected span is in a normalised answer ``body``.
+
+    A plain substring test; a span holding ``|`` (a table row, as rendered from Markdown or
+    copied from an HTML table) with two or more non-empty cells also matches when every cell
+    occurs in ``body`` in the span's order, each as whole words (no letter or digit touching
+    either end) and at most :data:`CELL_GAP` characters after the previous one: the answer quoted
+    the row with its header labels (``"Target: bpfel-unknown-none; std: *; Notes: BPF"``).
+
+    >>> span_in("2 | 225 |", "opt-level: 2; threshold: 225.")
+    True
+    >>> span_in("2 | 225 |", "opt-level: 3; threshold: 275. the default is 225 at 2")
+    False
+    """
+    if not span:
+        return False
+    if span in body:
+        return True
+    cells = [c.strip() for c in span.split("|") if c.strip()]
+    if len(cells) < 2:
+        return False
+
+    def rest_from(i: int, pos: int) -> bool:
+        if i == len(cells):
+            return True
+        pattern = re.compile(rf"(?<![^\W_]){re.escape(cells[i])}(?![^\W_])")
+        limit = len(body) if i == 0 else pos + CELL_GAP + len(cells[i])
+        for m in pattern.finditer(body, pos, limit):
+            if i and m.start() - pos > CELL_GAP:
+                break
+            if rest_from(i + 1, m.end()):
+                return True
+        return False
+
+    return rest_from(0, 0)
+
+
 def grade_answer(q: SetQuestion, answer: Any, latency_ms: float = 0.0,
                  patterns: Sequence[re.Pattern] | None = None) -> GradedAnswer:
     """Grade one answer to ``q`` (verdicts: see the module docstring)."""
@@ -262,7 +306,7 @@ def grade_answer(q: SetQuestion, answer: Any, latency_ms: float = 0.0,
     docs = cited_docs(answer)
     abstained = is_abstention(answer)
     body = normalise(strip_citations(text))
-    span = any((s := normalise(e)) and s in body for e in q.expected_answer)
+    span = any(span_in(normalise(e), body) for e in q.expected_answer)
     cited = any(d in docs for d in q.expected_docs)
     if q.kind == "in_scope":
         verdict = ("wrong_abstention" if abstained else "correct" if span and cited
