@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citewise.answer.extractive import ScoredUnit, code_for, default_of, entry_of
+from citewise.answer.extractive import ScoredUnit, adjacent_code, asks_for_code, code_for, default_of, entry_of
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 
@@ -132,6 +132,33 @@ def test_code_for_takes_the_block_of_the_best_unit_section_not_the_best_block():
     # an entry without a block of its own: the best block of the context
     no_block = _su(0.9, Unit(0, 5, "Elsewhere.", ("other",)), chunk=1)
     assert code_for(no_block, scored + [no_block]) is pack_block
+
+
+def test_adjacent_code_is_the_block_right_after_the_best_sentence():
+    text = ("## Builds\n\nRun the configure script in the build folder.\n\n```sh\n./configure && make\n```\n\n"
+            "## Trees\n\nThe clone script makes a build tree of links back to the sources. "
+            "Here is an example that makes one in the current folder:\n\n```sh\nsh clone -s /src/gizmo .\n```\n\n"
+            "The clone script needs a built gizmo.\n\n"
+            "## Lints\n\nThe unused lint flags unused values. It is allowed by default.\n\n```text\nwarning: unused\n```\n")
+    units = split_units(text)
+    by = {u.text.split("\n")[1] if u.kind == "code" else u.text: u for u in units}
+    clone = _su(0.9, by["The clone script makes a build tree of links back to the sources."])
+    scored = sorted([clone, _su(0.95, by["./configure && make"]), _su(0.5, by["sh clone -s /src/gizmo ."]),
+                     _su(0.4, by["The clone script needs a built gizmo."]),
+                     _su(0.3, by["The unused lint flags unused values."]), _su(0.25, by["It is allowed by default."]),
+                     _su(0.2, by["warning: unused"])],
+                    key=lambda s: -s.score)
+    # the block after the sentence (past the lead-in ending in ':', which is never quoted), however
+    # low it scores; not the best-scoring block of another section
+    assert adjacent_code(clone, scored).unit.text.split("\n")[1] == "sh clone -s /src/gizmo ."
+    assert code_for(clone, scored).unit.text.split("\n")[1] == "./configure && make"
+    # prose comes first after this sentence: no adjacent block
+    assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The unused")), scored) is None
+    assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The clone script needs")), scored) is None
+    # a block is not adjacent to itself
+    assert adjacent_code(next(s for s in scored if s.unit.kind == "code"), scored) is None
+    assert asks_for_code("How do I make a build tree of links? Show the command.")
+    assert not asks_for_code("unused lint example warning") and not asks_for_code("How do I make a tree?")
 
 
 # -- end to end ------------------------------------------------------------------------------------

@@ -446,7 +446,16 @@ class ExtractiveGenerator:
         # asks for code or the block matches it nearly as well as the best sentence does
         code = code_for(chosen[0], scored)
         picked = [i for i, su in enumerate(chosen) if su.unit.kind == "code"]
-        if (code is not None and picked and chosen[0].unit.kind != "code" and code not in chosen
+        adjacent = adjacent_code(chosen[0], scored) if asks_for_code(question) else None
+        if adjacent is not None and adjacent not in chosen:
+            # the question asks for code and the best sentence is followed by a block: that block
+            # is its example ("Show the command." after "you can use the support/mkclone script
+            # ..."), however well another section's block reads
+            if picked:
+                chosen[picked[0]] = adjacent
+            else:
+                chosen.append(adjacent)
+        elif (code is not None and picked and chosen[0].unit.kind != "code" and code not in chosen
                 and code.score >= chosen[picked[0]].score - OWN_CODE_TIE):
             # the greedy choice took another section's block, and the best unit's own section has
             # one scoring about as well: the own one illustrates the answer (a "create several
@@ -639,6 +648,7 @@ _ENTRY_META = re.compile(r"^\s*(?:Stability:\s*\d|Added in:|Deprecated since:|Si
 #: Questions that ask for code: "show me the code / an example / the syntax", "how do I ...".
 _CODE_REQUEST = re.compile(
     r"\b(?:code|example|examples|snippet|sample|syntax|show me|write|output|messages?|command[ -]line)\b"
+    r"|\bshow\s+(?:us|how|the|an?|some)\b|\blooks?\s+like\b"
     r"|^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\b", re.I)
 _CODE_TERM = re.compile(r"`[^`]+`|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
 
@@ -767,8 +777,30 @@ def wants_code(question: str) -> bool:
 
     >>> wants_code("How do I read a file line by line?"), wants_code("What is the default retryDelay?")
     (True, False)
+    >>> wants_code("Can you show how to create a temporary directory?"), wants_code("Show the command.")
+    (True, True)
+    >>> wants_code("What does a minimal test function look like?"), wants_code("What does jobs -l show?")
+    (True, False)
     """
     return bool(_CODE_REQUEST.search(question))
+
+
+_SHOW_CODE = re.compile(r"\b(?:code|examples?|snippet|sample|syntax|show|looks?\s+like)\b", re.I)
+_SHOW_OUTPUT = re.compile(r"\b(?:warnings?|messages?|output|errors?|diagnostics?|prints?|produces?)\b", re.I)
+
+
+def asks_for_code(question: str) -> bool:
+    """Whether a question asks to see code itself (an example, a snippet, the syntax, "show the
+    command", "what does ... look like"), not its output ("lint example warning", "warning
+    message") nor how to do something in general ("How can I ...?", which :func:`wants_code`
+    also takes).
+
+    >>> asks_for_code("Show the command."), asks_for_code("unused_results lint code example")
+    (True, True)
+    >>> asks_for_code("non_camel_case_types lint example warning"), asks_for_code("How do I read a file?")
+    (False, False)
+    """
+    return bool(_SHOW_CODE.search(question)) and not _SHOW_OUTPUT.search(question)
 
 
 def code_terms(question: str) -> set[str]:
@@ -960,6 +992,32 @@ def code_for(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
     if own and own[0].score >= OWN_CODE_SHARE * blocks[0].score:
         return own[0]
     return blocks[0] if blocks else None
+
+
+#: Most characters between the end of the best unit and the start of the code block that follows
+#: it for :func:`adjacent_code` (a lead-in such as "Here's an example that creates a build
+#: directory ...:" or "### Example" sits between them).
+ADJACENT_CODE_GAP = 400
+
+
+def adjacent_code(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The code block that comes right after ``first`` (the best unit) in its chunk: the next
+    quotable unit in text order is a block, under the same headings or a subsection of them,
+    starting at most :data:`ADJACENT_CODE_GAP` characters after ``first`` ends. It is the
+    example of what ``first`` says ("you can use the support/mkclone script to create a build
+    tree ..." then ``bash .../support/mkclone -s ...``; a lint's description then its Example);
+    None when prose comes first or ``first`` is itself a block."""
+    if first.unit.kind == "code":
+        return None
+    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start >= first.unit.end),
+                   key=lambda su: su.unit.start)
+    if not later:
+        return None
+    nxt, heads = later[0], first.unit.headings
+    if (nxt.unit.kind == "code" and nxt.unit.start - first.unit.end <= ADJACENT_CODE_GAP
+            and nxt.unit.headings[:len(heads)] == heads):
+        return nxt
+    return None
 
 
 def _too_short(text: str) -> bool:
