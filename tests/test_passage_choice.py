@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citewise.answer.extractive import ScoredUnit, adjacent_code, asks_for_code, code_for, default_of, entry_of
+from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, asks_for_code, code_for, default_of, entry_of
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 
@@ -159,6 +159,27 @@ def test_adjacent_code_is_the_block_right_after_the_best_sentence():
     assert adjacent_code(next(s for s in scored if s.unit.kind == "code"), scored) is None
     assert asks_for_code("How do I make a build tree of links? Show the command.")
     assert not asks_for_code("unused lint example warning") and not asks_for_code("How do I make a tree?")
+
+
+def test_a_list_question_reads_on_in_its_definition_not_into_the_next_one():
+    """"Which spelling mistakes does fixspell correct?" asks for a list, but the list is in the
+    sentences of the fixspell definition; the next definitions are its siblings, not its values."""
+    text = ("## Options\n\n"
+            "fixspell\n: If set, small errors in a folder name are corrected. The errors checked for are "
+            "swapped letters and a missing letter.\n\n"
+            "hashcheck\n: If set, the shell checks the hash table first.\n\n"
+            "jobcheck\n: If set, the shell lists stopped jobs.\n")
+    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(text))]
+    first = scored[0]
+    assert first.unit.lead == "fixspell"
+    for values in (False, True):
+        assert [su.unit.text for su in ExtractiveGenerator._entry_followers(first, scored, values)] == [
+            "The errors checked for are swapped letters and a missing letter."]
+    # after a sentence, the items that follow are the values of the entry (unchanged)
+    items = "## Panic\n\nThe panic strategy can be one of:\n\n- `abort`: stop the process.\n- `unwind`: unwind the stack.\n"
+    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(items))]
+    sentence = next(su for su in scored if su.unit.kind == "sentence" and su.unit.text.startswith("The panic"))
+    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(sentence, scored, True)] == ["abort", "unwind"]
 
 
 # -- end to end ------------------------------------------------------------------------------------

@@ -295,8 +295,12 @@ class ExtractiveGenerator:
         for su in same:
             if su.unit.start - first.unit.start > cls.ENTRY_REACH and not _explains(su.unit, first.unit):
                 break  # past the entry (its explaining subsection may start further on)
-            if su.unit.lead and su.unit.lead != first.unit.lead and not values and first.unit.lead:
-                break  # the next option of a list (after a sentence, a list holds the entry's values)
+            if su.unit.lead and su.unit.lead != first.unit.lead and first.unit.lead and (
+                    not values or su.unit.kind == first.unit.kind == "definition"):
+                # the next option of a list (after a sentence, a list holds the entry's values;
+                # after a definition, the next definition is its sibling: "cdspell" then
+                # "checkhash", not the values of cdspell)
+                break
             out.append(su)
         return out
 
