@@ -259,3 +259,24 @@ def test_a_comparison_reads_on_from_a_unit_naming_both_sides_and_never_quotes_a_
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert "the 'seal' level can never be lowered by a later setting" in a.text, a.text
     assert "?" not in a.text, a.text
+
+
+RELEASE_NOTES = """
+## New
+
+- **Test sign-in.** A new button on the sign-on page opens your identity provider in a new window
+  and shows the attributes the gizmo received, before you switch sign-on on.
+- **Customer tags.** Tag customers and filter invoices by tag.
+
+## Fixed
+
+- The seat counter on the billing page did not update until the page was reloaded.
+"""
+
+
+def test_a_bold_lead_in_heads_its_sentence_and_is_never_quoted_alone(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"notes/v4": ("Gizmo 4 release notes", RELEASE_NOTES)})
+    a = idx.ask("What does the new test sign-in button on the sign-on page do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Test sign-in: A new button on the sign-on page opens your identity provider"), a.text
+    assert "Test sign-in. [doc:" not in a.text and "Test sign-in." not in a.text, a.text

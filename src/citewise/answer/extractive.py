@@ -498,8 +498,14 @@ class ExtractiveGenerator:
                 spans.setdefault(u.text, (u.start, u.end))
                 continue
             text = u.text if u.text[-1:] in ".!?" else f"{u.text}."
-            # a unit may hold more than one sentence ("Yes. 20 days is ..."): cite each
-            for sentence, _ in split_cited_sentences(text):
+            # a unit may hold more than one sentence ("Yes. 20 days is ..."): cite each; a bold
+            # lead-in ("**Test sign-in.** A new button ...") heads the sentence after it as a
+            # term does ("Test sign-in: A new button ..."), not a one-line sentence of its own
+            lead_in = u.lead if u.lead[-1:] == "." and text.startswith(u.lead) and len(text) > len(u.lead) + 1 else ""
+            parts = [sentence for sentence, _ in split_cited_sentences(text[len(lead_in):].lstrip())]
+            if lead_in and parts:
+                parts[0] = f"{lead_in[:-1]}: {parts[0]}"
+            for sentence in parts:
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
         text = join_sentences(sentences)
