@@ -180,6 +180,16 @@ def test_a_list_question_reads_on_in_its_definition_not_into_the_next_one():
     scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(items))]
     sentence = next(su for su in scored if su.unit.kind == "sentence" and su.unit.text.startswith("The panic"))
     assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(sentence, scored, True)] == ["abort", "unwind"]
+    # list items: a sibling at the same indentation ends the entry, a nested item is one of its values
+    nested = ("## Options\n\n- **Test sign-in.** A button that opens your provider.\n"
+              "- **Customer tags.** Tag customers.\n\n"
+              "- `stdio` {string} How the child's pipes are set up.\n  - `pipe`: a pipe.\n  - `ignore`: nothing.\n"
+              "- `detached` {boolean} Run the child on its own.\n")
+    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(nested))]
+    by_lead = {su.unit.lead: su for su in scored}
+    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(by_lead["Test sign-in."], scored, True, [nested])] == []
+    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(by_lead["stdio"], scored, True, [nested])] == [
+        "pipe", "ignore"]
 
 
 # -- end to end ------------------------------------------------------------------------------------

@@ -174,6 +174,7 @@ class ExtractiveGenerator:
         self._owners = owners
         self._unset = bool(owners) and unset_q
         got = self.units.get(context.chunks)
+        self._texts = [c.text for c in context.chunks]
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
         variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
@@ -273,13 +274,18 @@ class ExtractiveGenerator:
         return out
 
     @classmethod
-    def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit], values: bool = False) -> list[ScoredUnit]:
+    def _entry_followers(cls, first: ScoredUnit, scored: list[ScoredUnit], values: bool = False,
+                         texts: Sequence[str] | None = None) -> list[ScoredUnit]:
         """The quotable units after ``first`` in its chunk, under the same headings (while they
         start within :attr:`ENTRY_REACH` characters of it) or in a subsection right under them
         that explains the entry (``Explanation``, ``Description``, ``Details``: the rustc book's
         lint pages put one after an Example), in text order; a list item led by
         another term ends the run (the next option of a list) unless ``values`` (the question
-        asks which values an option takes: its items are the answer)."""
+        asks which values an option takes: its items are the answer). Even then the entry's
+        siblings end it: after a definition the next definition, and after a list item the next
+        item at the same indentation of its chunk text (``texts``: the context's chunk texts), so
+        "- **Test sign-in.** ..." is not followed by "- **Customer tags.** ..."; an item nested
+        under ``first`` is one of its values."""
         same = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.kind != "code"
                        and su.unit.start > first.unit.start
                        and (su.unit.headings == first.unit.headings
@@ -296,7 +302,10 @@ class ExtractiveGenerator:
             if su.unit.start - first.unit.start > cls.ENTRY_REACH and not _explains(su.unit, first.unit):
                 break  # past the entry (its explaining subsection may start further on)
             if su.unit.lead and su.unit.lead != first.unit.lead and first.unit.lead and (
-                    not values or su.unit.kind == first.unit.kind == "definition"):
+                    not values or su.unit.kind == first.unit.kind == "definition"
+                    or (texts is not None and su.unit.kind == first.unit.kind == "item"
+                        and line_indent(texts[su.chunk_index], su.unit.start)
+                        <= line_indent(texts[first.chunk_index], first.unit.start))):
                 # the next option of a list (after a sentence, a list holds the entry's values;
                 # after a definition, the next definition is its sibling: "cdspell" then
                 # "checkhash", not the values of cdspell)
@@ -355,7 +364,7 @@ class ExtractiveGenerator:
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
             # the same heading) before anything else
-            followers = self._entry_followers(scored[0], scored, self._values)
+            followers = self._entry_followers(scored[0], scored, self._values, self._texts)
             if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
                 # "completion-query-items default": the entry's sentence stating the default
                 # ("The default limit is 100.") comes first, wherever it sits in the entry, unless
@@ -1028,6 +1037,18 @@ def adjacent_code(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
             and nxt.unit.headings[:len(heads)] == heads):
         return nxt
     return None
+
+
+def line_indent(text: str, pos: int) -> int:
+    r"""Leading blanks of the line of ``text`` holding offset ``pos`` (a list item's nesting depth).
+
+    >>> line_indent("- a\n  - b\n", 8), line_indent("- a\n  - b\n", 2)
+    (2, 0)
+    """
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", start)
+    line = text[start:] if end < 0 else text[start:end]
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _too_short(text: str) -> bool:
