@@ -99,6 +99,9 @@ def test_demo_questions_quote_the_answering_sentences(sample_index):
     assert (a.citations[0].version, a.citations[0].updated) == ("3", "2026-09-14")
     # the Exceptions section came with the rule chunk (neighbour expansion)
     assert "help/refunds/refunds-pro#exceptions" in a.context_ids
+    # no padding: a sentence whose only new question word sits in its heading ("plan" of "Refunds
+    # on the Pro plan") is not quoted for it
+    assert "Refunds that you give to your own customers" not in a.text, a.text
     b = sample_index.ask("What is the daily outgoing-payment limit on the Enterprise plan, and how do I ask for a higher one?")
     assert "Enterprise; Daily outgoing-payment limit: 250,000 USD" in b.text
     assert "higher limit" in b.text and "Settings → Billing → Limits → Request increase" in b.text

@@ -409,7 +409,10 @@ class ExtractiveGenerator:
                     continue  # the same sentence twice (an API documented in three variants)
                 if any(float(su.vector @ c.vector) >= self.redundancy for c in chosen):
                     continue
-                new = sum(weights[t] for t in su.terms - covered) / total if total > 0 else 0.0
+                # new question terms in the unit's own words: a term only its heading or page title
+                # holds ("plan" of "Refunds on the Pro plan") tells the reader nothing new
+                own = (su.terms - covered) & set(analyze(su.unit.text))
+                new = sum(weights[t] for t in own) / total if total > 0 else 0.0
                 if su.score < self.relative_floor * top and new <= 0:
                     continue
                 gain = su.score + self.novelty_weight * new
