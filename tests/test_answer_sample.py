@@ -105,6 +105,9 @@ def test_demo_questions_quote_the_answering_sentences(sample_index):
     b = sample_index.ask("What is the daily outgoing-payment limit on the Enterprise plan, and how do I ask for a higher one?")
     assert "Enterprise; Daily outgoing-payment limit: 250,000 USD" in b.text
     assert "higher limit" in b.text and "Settings → Billing → Limits → Request increase" in b.text
+    # the step that answers "how do I ask for a higher one" is quoted alone: not the rest of
+    # E-1006's "How to fix it" procedure, whose heading shares no word with the question
+    assert "Schedule for tomorrow" not in b.text and "Check Payments → Limits" not in b.text, b.text
     c = sample_index.ask("What does error E-1003 mean and how do I fix it?")
     assert c.citations[0].doc_id == "errors/E-1003" and "the sign-in is rejected with this error" in c.text
     assert "Sign-in log" in c.text  # the first step of the fix, quoted as a whole list item

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -456,7 +456,8 @@ class ExtractiveGenerator:
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
             # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
-            chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS)
+            chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
+                                     content_terms(question))
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
         # asks for code or the block matches it nearly as well as the best sentence does
@@ -617,14 +618,21 @@ def step_number(text: str, unit: Unit) -> int | None:
 
 
 def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
-                    most: int) -> list[ScoredUnit]:
+                    most: int, question_terms: Iterable[str] | None = None) -> list[ScoredUnit]:
     """``chosen`` with the whole procedure around its first numbered-list item: the quotable
     items of the same list (same chunk and headings, numbered without a gap), in order, where
     that item stood; from step 1 when the procedure has at most ``most`` steps, else ``most``
     steps from the chosen one (a step chosen elsewhere moves there). ``texts``: the context's
-    chunk texts. Unchanged when no chosen unit is a numbered item."""
+    chunk texts. Unchanged when no chosen unit is a numbered item, and, given the question's
+    analyzed ``question_terms``, when the chosen item is not step 1 and the procedure's heading
+    shares no term with the question: that step answers on its own ("... and how do I ask for a
+    higher one?" -> step 4 of "How to fix it", "request a higher limit under Settings → ...";
+    "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it")."""
     first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
     if first is None:
+        return chosen
+    if (question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1
+            and not set(analyze(first.unit.heading)) & set(question_terms)):
         return chosen
     same = sorted((su for su in scored if su.chunk_index == first.chunk_index
                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
