@@ -40,6 +40,11 @@ def test_best_snippet_exact_text_and_offsets():
     # no query term at all: the first passage that is not a heading
     assert best_snippet(TEXT, "zebra").text == "Refunds are issued to the original card."
     assert best_snippet("", "x") == best_snippet("   \n", "x")
+    # terms on a heading line do not count: the page's title is not its snippet
+    notes = "# Gizmo 5.1 release notes\n\n## New\n\n- **Direct debit.** Workspaces can pay from a bank account.\n"
+    s = best_snippet(notes, "What changed in version 5.1?")
+    assert s.text == "- **Direct debit.** Workspaces can pay from a bank account."
+    assert best_snippet(notes, "bank account 5.1").text == s.text
 
 
 def test_long_segment_gets_a_word_aligned_window():

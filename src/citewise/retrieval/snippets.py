@@ -89,7 +89,10 @@ def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     def consider(s: int, e: int, first: int, n_segments: int) -> None:
         nonlocal best_key, best_span
         n_headings = sum(heading[first:first + n_segments])
-        key = (-len(wanted & set(analyze(text[s:e]))) if wanted else 0, n_headings, n_segments, s)
+        # heading lines say nothing the heading path does not: their terms do not count
+        body = " ".join(text[a:b] for k, (a, b) in enumerate(segs[first:first + n_segments], first)
+                        if not heading[k]) if n_headings else text[s:e]
+        key = (-len(wanted & set(analyze(body))) if wanted else 0, n_headings, n_segments, s)
         if best_key is None or key < best_key:
             best_key, best_span = key, (s, e)
 
