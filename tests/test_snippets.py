@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typer.testing import CliRunner
 
 from citewise.cli import app
-from citewise.retrieval.snippets import best_snippet, chunk_snippet, segments
+from citewise.retrieval.snippets import best_snippet, chunk_snippet, missing_words, segments
 
 from conftest import write_doc
 
@@ -83,3 +83,23 @@ def test_search_json_snippets_with_source_offsets_and_whole_ids(tmp_path):
     assert source[hit["snippet_start"]:hit["snippet_end"]] == hit["snippet"]
     res = runner.invoke(app, ["search", "Pro refund window days", "--index", str(index), "--k", "1"])
     assert res.exit_code == 0 and "[" + f"{hit['snippet_start']}-{hit['snippet_end']})" in res.stdout.replace("\n", " ").replace("│", " ").replace(" ", "")
+
+
+def test_search_says_which_query_words_no_result_holds(tmp_path):
+    assert missing_words("What is the refund policy of Stripe?", ["Refund policy: 30 days."]) == ["Stripe"]
+    assert missing_words("Stripe stripe STRIPE refunds", ["Refunds"]) == ["Stripe"]  # one word once, as first typed
+    assert missing_words("What is it?", ["anything"]) == []  # only question words: nothing to miss
+    root = tmp_path / "docs"
+    write_doc(root, "refunds.md", "Refunds", "On Pro, you can request a refund within 30 days of the charge.")
+    index = tmp_path / "index"
+    assert runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing"]).exit_code == 0
+    res = runner.invoke(app, ["search", "refund window of Stripe", "--index", str(index), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["missing_words"] == ["window", "Stripe"]
+    res = runner.invoke(app, ["search", "refund days", "--index", str(index), "--json"])
+    assert json.loads(res.stdout)["missing_words"] == []
+    res = runner.invoke(app, ["search", "refund window of Stripe", "--index", str(index)])
+    assert "note: no result contains 'window', 'Stripe'; they match the rest of the query" in res.stderr
+    res = runner.invoke(app, ["search", "quantum llamas", "--index", str(index)])
+    assert res.exit_code == 0 and "none of these results contains a word of the query" in res.stderr
+    res = runner.invoke(app, ["search", "Pro refund", "--index", str(index)])
+    assert "note:" not in res.stderr

@@ -337,7 +337,7 @@ def search(
     if retriever != "bm25" and query.strip():
         _preload_model(index)
     from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.retrieval.snippets import chunk_snippet, missing_words
 
     check_query(query)
     _check_words(query, "query")
@@ -348,6 +348,9 @@ def search(
                       reranker=reranker, rerank_depth=rerank_depth)
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
+    # words of the query no hit holds (title or text): the hits match part of it, or only by meaning
+    missing = missing_words(query, (f"{chunks[h.chunk_id].title}\n{chunks[h.chunk_id].text}"
+                                    for h in hits if h.chunk_id in chunks)) if hits else []
     if as_json:
         def snippet_fields(h):
             sn = snips.get(h.chunk_id)
@@ -357,7 +360,7 @@ def search(
         out.print_json(json.dumps({"hits": [
             {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage,
              **snippet_fields(h)}
-            for h in hits]}))
+            for h in hits], "missing_words": missing}))
         return
     if not hits:
         empty = idx.store.stats()["documents"] == 0
@@ -365,6 +368,16 @@ def search(
                                   f"{idx.path}')" if empty else ""), highlight=False, soft_wrap=True)
         return
     _print_hits(hits, snips)
+    if missing:
+        from citewise.answer.evidence import content_terms
+        from citewise.text.analyzer import analyze
+
+        every = not set(content_terms(query)) - {t for w in missing for t in analyze(w)}
+        err.print("note: " + ("none of these results contains a word of the query; they are only the nearest "
+                              "by meaning" if every else
+                              "no result contains " + ", ".join(f"'{w}'" for w in missing)
+                              + "; they match the rest of the query"),
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 #: Narrowest the title and snippet columns of the search table may get together (characters);
