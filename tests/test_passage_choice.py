@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, asks_for_code, code_for, default_of, entry_of
+from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, example_after, asks_for_code, code_for, default_of, entry_of
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 
@@ -157,6 +157,14 @@ def test_adjacent_code_is_the_block_right_after_the_best_sentence():
     assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The clone script needs")), scored) is None
     # a block is not adjacent to itself
     assert adjacent_code(next(s for s in scored if s.unit.kind == "code"), scored) is None
+    # a manual that sets its commands inside sentences: the "For example, ..." sentence after the best one
+    prose = ("## Install names\n\nTo see what install would write without changing anything, set DESTDIR. "
+             "It is a make variable. For example, make install DESTDIR=/tmp/try writes into /tmp/try. "
+             "For example, this one is too far.\n")
+    su = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(prose))]
+    assert example_after(su[0], su).unit.text == "For example, make install DESTDIR=/tmp/try writes into /tmp/try."
+    assert example_after(su[2], su).unit.text == "For example, this one is too far."
+    assert example_after(su[3], su) is None
     assert asks_for_code("How do I make a build tree of links? Show the command.")
     assert not asks_for_code("unused lint example warning") and not asks_for_code("How do I make a tree?")
 

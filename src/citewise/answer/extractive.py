@@ -464,6 +464,12 @@ class ExtractiveGenerator:
         code = code_for(chosen[0], scored)
         picked = [i for i, su in enumerate(chosen) if su.unit.kind == "code"]
         adjacent = adjacent_code(chosen[0], scored) if asks_for_code(question) else None
+        example = example_after(chosen[0], scored) if asks_for_code(question) and adjacent is None else None
+        if example is not None and example not in chosen:
+            # "Show the command." over a PDF, where the command sits inside the sentence that
+            # introduces it ("For example, mkdir /fs1/bash-install make install DESTDIR=..."):
+            # that sentence, right after the one it illustrates
+            chosen.insert(1, example)
         if adjacent is not None and adjacent not in chosen:
             # the question asks for code and the best sentence is followed by a block: that block
             # is its example ("Show the command." after "you can use the support/mkclone script
@@ -1060,6 +1066,22 @@ def line_indent(text: str, pos: int) -> int:
     end = text.find("\n", start)
     line = text[start:] if end < 0 else text[start:end]
     return len(line) - len(line.lstrip(" \t"))
+
+
+_EXAMPLE_LEAD = re.compile(r"^\W*(?:for\s+example|for\s+instance|e\.\s?g\.|example:|here\s+is\s+an\s+example)", re.I)
+#: Most units between the best one and the "For example, ..." sentence :func:`example_after` takes.
+EXAMPLE_REACH = 2
+
+
+def example_after(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The sentence opening with "For example" / "For instance" / "e.g." among the
+    :data:`EXAMPLE_REACH` units after ``first`` (the best unit) in its chunk, under the same
+    headings: the example of what ``first`` says, when it is written in prose (a PDF manual sets
+    its commands inside such sentences). None when there is none."""
+    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start >= first.unit.end),
+                   key=lambda su: su.unit.start)[:EXAMPLE_REACH]
+    return next((su for su in later if su.unit.kind == "sentence" and su.unit.headings == first.unit.headings
+                 and _EXAMPLE_LEAD.match(su.unit.text)), None)
 
 
 def _too_short(text: str) -> bool:
