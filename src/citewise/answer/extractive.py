@@ -113,6 +113,7 @@ class ExtractiveGenerator:
                  lead_weight: float = 0.3, dangling_weight: float = 0.15, code_ratio: float = 0.85,
                  runner_up_floor: float = 0.75):
         self.units = units
+        self._texts: list[str] | None = None  # the context's chunk texts (set by :meth:`rank_units`)
         self.runner_up_floor = runner_up_floor
         self.code_ratio = code_ratio
         self.lead_weight = lead_weight
