@@ -118,6 +118,10 @@ def test_anonymous_sees_public_only_and_key_groups_apply(client, hindex):
     assert restricted_in(fin, ("finance",)) == []
     sup = client.post("/v1/search", json=q, headers={"X-API-Key": keys["support"]}).json()
     assert restricted_in(sup, ("support",)) == []
+    # the query's words no visible hit holds, as `citewise search --json` and the MCP tool say
+    odd = client.post("/v1/search", json={"query": "refund zyxxyq", "k": 5}).json()
+    assert odd["hits"] and odd["missing_words"] == ["zyxxyq"]
+    assert client.post("/v1/search", json={"query": "refund", "k": 5}).json()["missing_words"] == []
 
 
 def test_spoofed_principal_in_body_is_ignored(client, hindex):

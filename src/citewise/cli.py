@@ -337,7 +337,8 @@ def search(
     if retriever != "bm25" and query.strip():
         _preload_model(index)
     from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet, missing_words
+    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.service.payloads import hits_missing_words, search_json
 
     check_query(query)
     _check_words(query, "query")
@@ -346,22 +347,13 @@ def search(
     _warn_unknown_groups(idx, as_)
     hits = idx.search(query, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
                       reranker=reranker, rerank_depth=rerank_depth)
+    if as_json:
+        out.print_json(json.dumps(search_json(idx.store, query, hits)))
+        return
     chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
     # words of the query no hit holds (title or text): the hits match part of it, or only by meaning
-    missing = missing_words(query, (f"{chunks[h.chunk_id].title}\n{chunks[h.chunk_id].text}"
-                                    for h in hits if h.chunk_id in chunks)) if hits else []
-    if as_json:
-        def snippet_fields(h):
-            sn = snips.get(h.chunk_id)
-            return {"snippet": sn.text, "snippet_start": sn.start, "snippet_end": sn.end} if sn else \
-                {"snippet": None, "snippet_start": None, "snippet_end": None}
-
-        out.print_json(json.dumps({"hits": [
-            {"chunk_id": h.chunk_id, "doc_id": h.doc_id, "title": h.title, "score": h.score, "rank": h.rank, "stage": h.stage,
-             **snippet_fields(h)}
-            for h in hits], "missing_words": missing}))
-        return
+    missing = hits_missing_words(query, hits, chunks)
     if not hits:
         empty = idx.store.stats()["documents"] == 0
         out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "

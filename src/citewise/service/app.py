@@ -64,7 +64,7 @@ from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, K
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
 from citewise.service.ratelimit import TokenBuckets
-from citewise.service.payloads import answer_to_dict, hits_to_dicts
+from citewise.service.payloads import answer_to_dict, search_json
 
 #: Cookie holding the web page's API key (HttpOnly, SameSite=Strict).
 KEY_COOKIE = "citewise_key"
@@ -274,12 +274,12 @@ class Service:
                            {"Retry-After": str(max(1, int(wait + 0.999)))})
 
     # -- work (run in threads) ----------------------------------------------------------------
-    def search(self, query: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> list[dict]:
+    def search(self, query: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
         with self.pool.use() as idx:
             t0 = time.perf_counter()
             hits = idx.search(query, k, retriever=retriever, principal=principal, filters=filters)
             self.metrics.retrieval_seconds.observe(time.perf_counter() - t0)
-            return hits_to_dicts(hits, idx.store, query)
+            return search_json(idx.store, query, hits)
 
     def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
         from citewise.tools.pipeline import route_and_answer
@@ -539,8 +539,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     async def search(req: SearchRequest, c: Caller = Depends(caller)) -> dict:
         """Ranked chunks visible to the caller, each with its best passage and offsets."""
         svc.check_query(req.query, "query")
-        hits = await svc.run(svc.search, req.query, req.k, req.retriever, c.principal, _filters(req.as_of, req.version))
-        return {"hits": hits, "principal": c.principal.name}
+        found = await svc.run(svc.search, req.query, req.k, req.retriever, c.principal, _filters(req.as_of, req.version))
+        return {**found, "principal": c.principal.name}
 
     @app.post("/v1/ask", tags=["answers"])
     async def ask(req: AskRequest, c: Caller = Depends(caller)) -> dict:
@@ -555,7 +555,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
             raise ApiError(404, f"no vector store {vector_store_id!r} (this server has 'default')", "not_found")
         query = " ".join(req.query) if isinstance(req.query, list) else req.query
         svc.check_query(query, "query")
-        hits = await svc.run(svc.search, query, req.max_num_results, "shipped", c.principal, openai_filters(req.filters))
+        hits = (await svc.run(svc.search, query, req.max_num_results, "shipped", c.principal,
+                              openai_filters(req.filters)))["hits"]
         chunks_text = await svc.run(_chunk_texts, svc, [h["chunk_id"] for h in hits])
         return {"object": "vector_store.search_results.page", "search_query": req.query if isinstance(req.query, list) else [req.query],
                 "data": [{"file_id": h["doc_id"], "filename": h["title"] or h["doc_id"], "score": h["score"],

@@ -128,7 +128,7 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
 
         def go(idx):
             hits = idx.search(query, k, retriever=retriever, principal=who(ctx), filters=_filters(as_of, version))
-            return search_json(idx, query, hits)
+            return search_json(idx.store, query, hits)
 
         return run(go)
 

@@ -26,9 +26,13 @@ class HitJSON(TypedDict):
 
 
 class SearchJSON(TypedDict):
-    """``citewise search --json``."""
+    """``citewise search --json`` (also the MCP ``search`` tool and ``POST /v1/search``).
+
+    ``missing_words``: the query's words no hit's title or text holds
+    (:func:`citewise.retrieval.snippets.missing_words`)."""
 
     hits: list[HitJSON]
+    missing_words: list[str]
 
 
 class CitationJSON(TypedDict):
@@ -63,14 +67,14 @@ class AnswerJSON(TypedDict):
     controller: NotRequired[dict[str, Any]]
 
 
-def hits_to_dicts(hits, store, query: str) -> list[HitJSON]:
-    """Search hits as JSON objects (``citewise search --json``, ``POST /v1/search``, the MCP
-    ``search`` tool): the best-matching passage ``snippet`` of each hit's chunk with its
-    ``snippet_start``/``snippet_end`` character offsets in the source file (None when the chunk is
-    no longer stored)."""
+def hits_to_dicts(hits, store, query: str, chunks: dict | None = None) -> list[HitJSON]:
+    """Search hits as JSON objects: the best-matching passage ``snippet`` of each hit's chunk
+    with its ``snippet_start``/``snippet_end`` character offsets in the source file (None when the
+    chunk is no longer stored). ``chunks``: the hits' chunks by id, when already read."""
     from citewise.retrieval.snippets import chunk_snippet
 
-    chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    if chunks is None:
+        chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     out = []
     for h in hits:
         sn = chunk_snippet(chunks[h.chunk_id], query) if h.chunk_id in chunks else None
@@ -80,9 +84,19 @@ def hits_to_dicts(hits, store, query: str) -> list[HitJSON]:
     return out
 
 
-def search_json(index, query: str, hits) -> SearchJSON:
-    """The ``citewise search --json`` object for ``hits`` of ``query`` (snippets read from ``index``)."""
-    return {"hits": hits_to_dicts(hits, index.store, query)}
+def hits_missing_words(query: str, hits, chunks: dict) -> list[str]:
+    """The words of ``query`` that no hit's chunk (title or text) holds; ``chunks`` by id."""
+    from citewise.retrieval.snippets import missing_words
+
+    return missing_words(query, (f"{chunks[h.chunk_id].title}\n{chunks[h.chunk_id].text}"
+                                 for h in hits if h.chunk_id in chunks)) if hits else []
+
+
+def search_json(store, query: str, hits) -> SearchJSON:
+    """The search payload of ``hits`` for ``query`` (snippets and missing words read from
+    ``store``): ``citewise search --json``, the MCP ``search`` tool, ``POST /v1/search``."""
+    chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
+    return {"hits": hits_to_dicts(hits, store, query, chunks), "missing_words": hits_missing_words(query, hits, chunks)}
 
 
 def answer_json(ans) -> AnswerJSON:

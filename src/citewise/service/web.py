@@ -113,13 +113,14 @@ def add_web_routes(app: FastAPI, svc) -> None:
     @app.get("/search", response_class=HTMLResponse, include_in_schema=False)
     async def search_page(request: Request, q: str = ""):
         async def work(c):
-            hits = None
+            hits, missing = None, []
             if q.strip():
                 svc.check_query(q, "query")
-                hits = await svc.run(svc.search, q, 10, "shipped", c.principal, None)
+                found = await svc.run(svc.search, q, 10, "shipped", c.principal, None)
+                hits, missing = found["hits"], found["missing_words"]
                 for h in hits:
                     h["url"] = doc_url(h["doc_id"], h["snippet_start"], h["snippet_end"])
-            return render("search.html", **base_ctx(c), q=q, hits=hits)
+            return render("search.html", **base_ctx(c), q=q, hits=hits, missing=missing)
         return await guarded(request, work)
 
     @app.get("/doc/{doc_id:path}", response_class=HTMLResponse, include_in_schema=False)
