@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, example_after, asks_for_code, code_for, default_of, entry_of
+from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, block_after, example_after, asks_for_code, code_for, default_of, entry_of
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 
@@ -155,6 +155,14 @@ def test_adjacent_code_is_the_block_right_after_the_best_sentence():
     # prose comes first after this sentence: no adjacent block
     assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The unused")), scored) is None
     assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The clone script needs")), scored) is None
+    # the block's output right after it (a lint's source, "This will produce:", its warning)
+    lint = ("## unused\n\nThe unused lint flags unused values.\n\n```rust\nlet x = 1;\n```\n\n"
+            "This will produce:\n\n```text\nwarning: unused variable\n```\n\nIt is on by default.\n")
+    su = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(lint)) if not u.text.endswith(":")]
+    src = adjacent_code(su[0], su)
+    assert src.unit.text == "```rust\nlet x = 1;\n```"
+    assert block_after(src, su).unit.text == "```text\nwarning: unused variable\n```"
+    assert block_after(block_after(src, su), su) is None  # prose follows the output
     # a block is not adjacent to itself
     assert adjacent_code(next(s for s in scored if s.unit.kind == "code"), scored) is None
     # a manual that sets its commands inside sentences: the "For example, ..." sentence after the best one

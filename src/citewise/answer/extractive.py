@@ -479,6 +479,11 @@ class ExtractiveGenerator:
                 chosen[picked[0]] = adjacent
             else:
                 chosen.append(adjacent)
+            shown = block_after(adjacent, scored)
+            if shown is not None and shown not in chosen:
+                # the example's output right after it ("This will produce:" then the lint's
+                # warning): "show an example that triggers the lint" reads both, as the page does
+                chosen.insert(chosen.index(adjacent) + 1, shown)
         elif (code is not None and picked and chosen[0].unit.kind != "code" and code not in chosen
                 and code.score >= chosen[picked[0]].score - OWN_CODE_TIE):
             # the greedy choice took another section's block, and the best unit's own section has
@@ -1054,6 +1059,19 @@ def adjacent_code(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
     if (nxt.unit.kind == "code" and nxt.unit.start - first.unit.end <= ADJACENT_CODE_GAP
             and nxt.unit.headings[:len(heads)] == heads):
         return nxt
+    return None
+
+
+def block_after(block: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
+    """The code block right after the code block ``block``: the next quotable unit of its chunk
+    is a block under the same headings, starting at most :data:`ADJACENT_CODE_GAP` characters
+    after ``block`` ends (only a lead-in such as "This will produce:" between them): the output
+    of the example. None otherwise."""
+    later = sorted((su for su in scored if su.chunk_index == block.chunk_index and su.unit.start >= block.unit.end),
+                   key=lambda su: su.unit.start)
+    if later and later[0].unit.kind == "code" and later[0].unit.headings == block.unit.headings \
+            and later[0].unit.start - block.unit.end <= ADJACENT_CODE_GAP:
+        return later[0]
     return None
 
 
