@@ -198,8 +198,49 @@ def test_a_policy_rule_that_matches_no_document_is_a_warning_line(tmp_path):
     report = idx.ingest(root, policy=policy)
     assert report.warnings == [
         f"{policy}: rule 1 (glob '{root.as_posix()}/hr/**', groups hr) matches no document under {root.resolve()}; "
-        "globs are relative to the ingested folder ('internal/finance/**'), so no document got these groups"]
+        "globs are relative to the ingested folder (e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups"]
     assert idx.store.documents()["hr/salaries"].groups == ("staff",)  # rule 2 matched: no line for it
+
+
+def test_ingesting_a_file_or_subfolder_or_parent_never_re_ids_or_widens_a_restricted_document(tmp_path):
+    """Ids and policy globs are relative to the ingested folder: ingesting one file or a
+    subfolder of an indexed folder turned ``internal/finance/budget`` into a public ``budget``,
+    and ingesting the parent a folder was moved into published ``docs/internal/finance/budget``
+    (the break-it trial). Both are refused per file, the indexed version kept (exit 3)."""
+    root = tmp_path / "docs"
+    budget = write_doc(root, "internal/finance/budget.md", "Budget", "The Kestrel budget is 4.2 million.")
+    write_doc(root, "pub/welcome.md", "Welcome", "Public handbook.")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - glob: 'internal/finance/**'\n    groups: [finance]\n")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    assert idx.ingest(root, policy=policy).errors == []
+    budget.write_text(budget.read_text(encoding="utf-8") + "\nRevised to 5.1 million.\n", encoding="utf-8")
+    for target in (budget, root / "internal" / "finance"):
+        report = idx.ingest(target)
+        assert (report.added, report.deleted) == (0, 0)
+        assert report.errors == [f"{budget}: already indexed as 'internal/finance/budget'; ingested from here it would "
+                                 "become 'budget' (ids and policy globs are relative to the ingested folder); skipped, "
+                                 "the indexed version kept: ingest the folder it was indexed from (unchanged files are "
+                                 "skipped), or set 'id' in its front matter"]
+    docs = idx.store.documents()
+    assert set(docs) == {"internal/finance/budget", "pub/welcome"} and docs["internal/finance/budget"].groups == ("finance",)
+    assert [h.doc_id for h in idx.search("Kestrel budget", 5)] == ["pub/welcome"]  # anonymous: still hidden
+    # the folder moved into another one, which is ingested: not published under its new id
+    (tmp_path / "parent").mkdir()
+    root.rename(tmp_path / "parent" / "docs")
+    report = idx.ingest(tmp_path / "parent")
+    assert len(report.errors) == 1 and "looks like 'internal/finance/budget' moved (readable by finance)" in report.errors[0]
+    assert "as 'docs/internal/finance/budget' it would be readable by public" in report.errors[0]
+    assert "docs/internal/finance/budget" not in idx.store.documents()
+    assert all(h.doc_id != "docs/internal/finance/budget" for h in idx.search("Kestrel budget", 5))
+    # the same move with a policy that matches the new paths is fine
+    policy.write_text("rules:\n  - glob: '**/internal/finance/**'\n    groups: [finance]\n")
+    report = idx.ingest(tmp_path / "parent", policy=policy)
+    assert report.errors == [] and idx.store.documents()["docs/internal/finance/budget"].groups == ("finance",)
+    # a front-matter id change is no re-rooting
+    moved = tmp_path / "parent" / "docs" / "pub" / "welcome.md"
+    moved.write_text("---\nid: handbook\n---\n# Welcome\n\nPublic handbook.\n", encoding="utf-8")
+    assert idx.ingest(tmp_path / "parent").errors == []
 
 
 def test_principal_groups_given_as_a_string_is_an_error():

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
@@ -275,6 +276,7 @@ class Ingestor:
             docs = [d for d in docs if d.source not in skipped]
             if progress and dups:
                 progress(len(dups))
+        docs = self._refuse_rerooted(docs, report, failed_sources)
         self._unmatched_rules(docs, root, report)
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
         prefix = str(root) + ("" if root.is_file() else "/")
@@ -299,6 +301,61 @@ class Ingestor:
         self._record(started, str(root), report)
         return report
 
+    def _refuse_rerooted(self, docs: list[Document], report: IngestReport, failed_sources: set[str]) -> list[Document]:
+        """``docs`` without the ones this ingest would index again under a new id, each with an
+        error line (its indexed version stays; its source joins ``failed_sources`` so it is not
+        deleted). Ids and policy globs are relative to the ingested folder, so:
+
+        * a file already indexed under an id its new one is a path suffix of, or the reverse
+          (``citewise ingest docs/internal/finance``
+          after ``citewise ingest docs``: ``internal/finance/budget`` would become ``budget``,
+          the old id deleted, and the rule ``internal/finance/**`` would no longer match it,
+          leaving it public);
+        * a new document that is an indexed one whose file is gone, moved (the same content, or
+          the same path seen from another root: ``docs/internal/finance/budget`` after ``mv docs
+          parent/``), when it would be readable by a group the indexed one is not: a move never
+          widens who may read a document.
+        """
+        stored = self.store.documents()
+        if not stored:
+            return docs
+        by_source: dict[str, list] = {}
+        gone = []
+        for e in stored.values():
+            by_source.setdefault(os.path.abspath(e.source), []).append(e)
+            if not Path(e.source).exists():
+                gone.append(e)
+
+        def rerooted(d: Document, e) -> bool:  # the same path seen from another root
+            return d.doc_id.endswith("/" + e.doc_id) or e.doc_id.endswith("/" + d.doc_id)
+
+        keep: list[Document] = []
+        for d in docs:
+            src = os.path.abspath(d.source)
+            other = next((e for e in by_source.get(src, ()) if rerooted(d, e)), None)
+            why = ""
+            if other is not None:
+                why = (f"already indexed as '{other.doc_id}'; ingested from here it would become '{d.doc_id}' "
+                       "(ids and policy globs are relative to the ingested folder); skipped, the indexed "
+                       "version kept: ingest the folder it was indexed from (unchanged files are skipped), "
+                       "or set 'id' in its front matter")
+            elif d.doc_id not in stored:
+                groups = set(self.groups_for(d))
+                was = next((e for e in gone if (e.content_hash == d.content_hash or rerooted(d, e))
+                            and not groups <= set(e.groups)), None)
+                if was is not None:
+                    why = (f"looks like '{was.doc_id}' moved (readable by {', '.join(was.groups) or 'nobody'}), whose "
+                           f"file {was.source} is gone; as '{d.doc_id}' it would be readable by "
+                           f"{', '.join(sorted(groups)) or 'nobody'}: a moved document never gets wider permissions. "
+                           "Skipped: make the policy globs match its new path (they are relative to the ingested "
+                           "folder) or give it 'permissions' in its front matter")
+            if why:
+                report.errors.append(f"{d.source}: {why}")
+                failed_sources.update((d.source, src))
+            else:
+                keep.append(d)
+        return keep
+
     def _unmatched_rules(self, docs: list[Document], root: Path, report: IngestReport) -> None:
         """A warning line per policy rule that matches none of the folder's documents: its
         groups protect nothing, and a glob written as a file-system path ("/srv/docs/hr/**",
@@ -312,7 +369,7 @@ class Ingestor:
                 report.warnings.append(
                     f"{self.policy.source or 'policy'}: rule {n} (glob '{rule.glob}', groups {', '.join(rule.groups)}) "
                     f"matches no document under {root}; globs are relative to the ingested folder "
-                    "('internal/finance/**'), so no document got these groups")
+                    "(e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups")
 
     # -- internals ----------------------------------------------------------------------------
     def _ingest(self, docs: Iterable[Document], report: IngestReport, progress: Progress | None) -> set[str]:
