@@ -120,6 +120,8 @@ def test_yaml_alias_bomb_is_refused_quickly(tmp_path):
     ("permissions: [' ']", "front matter 'permissions' has a blank group ' '", 2),
     ("permissions: [finance, '']", "front matter 'permissions' has a blank group ''", 2),
     ("permissions: '  '", "front matter 'permissions' is blank", 2),
+    # a key given twice: last-wins made a later 'permissions: [public]' open a restricted document
+    ("permissions: [finance]\ntitle: x\npermissions: [public]", "key 'permissions' is given twice", 4),
 ])
 def test_every_front_matter_key_is_type_checked(tmp_path, front, message, line):
     path = md(tmp_path / "doc.md", front)
@@ -402,3 +404,18 @@ def test_a_file_deleted_while_its_folder_moved_leaves_the_index(tmp_path):
     assert idx.search("plovers shingle", 3, retriever="bm25") == []
     # a document of another folder, whose file still exists, is not touched
     assert sorted(idx.store.documents()) == ["keep", "stays"]
+
+
+def test_a_decimal_version_keeps_its_written_digits(tmp_path):
+    """``version: 1.10`` was the float 1.1, so an unquoted 1.9 superseded it (break-it trial)."""
+    root = tmp_path / "docs"
+    for name, version in (("r110.md", "1.10"), ("r19.md", "1.9"), ("r2.md", "2")):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"---\nid: rel-{name[:-3]}\nversion: {version}\n---\n# R\n\nText.\n", encoding="utf-8")
+    assert [load_markdown(root / n, root).version for n in ("r110.md", "r19.md", "r2.md")] == ["1.10", "1.9", "2"]
+    (root / "r19.md").write_text("---\nid: rel-r110\nversion: 1.9\n---\n# R\n\nNine.\n", encoding="utf-8")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root)
+    assert report.superseded == [f"{root / 'r19.md'}: version '1.9' of 'rel-r110' superseded by version '1.10' in "
+                                 f"{root / 'r110.md'}; kept as history ('rel-r110@1.9')"]
+    assert idx.store.documents()["rel-r110"].version == "1.10"

@@ -181,8 +181,10 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 class _FrontMatterLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` without aliases (a few hundred bytes of ``*a`` references can expand
-    to gigabytes: a "billion laughs" bomb) and without implicit timestamps (dates stay strings,
-    so an impossible date is our clear error rather than a constructor ``ValueError``)."""
+    to gigabytes: a "billion laughs" bomb), without implicit timestamps (dates stay strings, so
+    an impossible date is our clear error rather than a constructor ``ValueError``), and refusing
+    a key given twice (``permissions`` twice was last-wins,
+    so a later ``permissions: [public]`` silently opened a restricted document)."""
 
     def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
         if self.check_event(yaml.AliasEvent):
@@ -191,6 +193,21 @@ class _FrontMatterLoader(yaml.SafeLoader):
                 None, None, "YAML aliases (*name) are not allowed in front matter", event.start_mark)
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key '{key}' is given twice (which one counts would be a guess)", key_node.start_mark)
+            if isinstance(key, str):
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+# a number with a fraction keeps the text written: "version: 1.10" is "1.10", not the float 1.1
+# (which made version 1.9 the newer one); integers stay numbers (type checks refuse them as groups)
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: loader.construct_scalar(node))
 
 _FrontMatterLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
