@@ -125,6 +125,11 @@ def test_open_errors_are_one_clear_line(pg_url, pg_server):
     with pytest.raises(CitewiseError, match="cannot connect"):
         PostgresStore("postgresql://nobody:pw@/nodb?host=/nonexistent-socket-dir", 16)
     assert strip_password("postgresql://u:pw@h/db") == "postgresql://u@h/db"
+    # libpq's ?password= too: never recorded, never echoed (break-it trial)
+    assert strip_password("postgresql://u@h/db?host=/s&password=S3CRET&schema=t") == "postgresql://u@h/db?host=/s&schema=t"
+    with pytest.raises(CitewiseError, match=r"password=\*\*\*: cannot connect") as e:
+        PostgresStore("postgresql://nobody@/nodb?host=/nonexistent-socket-dir&password=S3CRET", 16)
+    assert "S3CRET" not in str(e.value)
 
 
 def test_a_store_that_cannot_be_opened_is_never_recorded(tmp_path, corpus):

@@ -133,18 +133,24 @@ def store_choice(given: str | None, recorded: str) -> str:
 
 
 def strip_password(url: str) -> str:
-    """``url`` without a password (what ``index.json`` records).
+    """``url`` without a password (what ``index.json`` records): neither ``user:password@`` nor a
+    ``password=`` query parameter (libpq takes both).
 
     >>> strip_password("postgresql://u:secret@db:5432/x?schema=t")
     'postgresql://u@db:5432/x?schema=t'
+    >>> strip_password("postgresql://u@db/x?schema=t&password=secret")
+    'postgresql://u@db/x?schema=t'
     """
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     p = urlsplit(url)
-    if p.password is None:
+    query = parse_qsl(p.query, keep_blank_values=True)
+    if p.password is None and not any(k == "password" for k, _ in query):
         return url
-    host = p.netloc.rsplit("@", 1)[1]
-    return urlunsplit(p._replace(netloc=f"{p.username}@{host}" if p.username else host))
+    if p.password is not None:
+        host = p.netloc.rsplit("@", 1)[1]
+        p = p._replace(netloc=f"{p.username}@{host}" if p.username else host)
+    return urlunsplit(p._replace(query=urlencode([(k, v) for k, v in query if k != "password"], safe="/:,")))
 
 
 class Index:

@@ -73,6 +73,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import re
 import zlib
 from collections import Counter
 from contextlib import contextmanager
@@ -378,6 +379,8 @@ class PostgresStore:
         p = urlsplit(self.url)
         if p.password:
             p = p._replace(netloc=p.netloc.replace(":" + p.password + "@", ":***@"))
+        if "password=" in p.query:  # libpq also takes ?password=...
+            p = p._replace(query=re.sub(r"(^|&)password=[^&]*", r"\1password=***", p.query))
         return urlunsplit(p)
 
     def _setup(self, conn) -> None:
