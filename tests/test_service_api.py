@@ -107,6 +107,19 @@ def test_revocation_by_another_handle_is_seen(tmp_path):
 
 
 # -- auth paths ---------------------------------------------------------------------------------
+def test_concurrent_key_adds_from_processes_all_survive(tmp_path):
+    """Eight concurrent `citewise keys add` kept four keys, though each printed its key (each
+    read the file before the others replaced it); the file is now changed under a flock."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from citewise.service.auth import KeyStore; "
+            "ks = KeyStore(sys.argv[1]); [ks.add(f'{sys.argv[2]}-{i}') for i in range(3)]")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), f"p{n}"]) for n in range(6)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    assert len(KeyStore(tmp_path).list()) == 18
+
+
 def test_anonymous_sees_public_only_and_key_groups_apply(client, hindex):
     _, keys = hindex
     q = {"query": "refund approval matrix approval bands Financial Controller", "k": 10}

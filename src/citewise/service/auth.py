@@ -31,6 +31,7 @@ import os
 import re
 import secrets
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,6 +135,21 @@ class KeyStore:
         tmp.replace(self.path)
         self._stamp = None
 
+    @contextmanager
+    def _changing(self):
+        """Hold this process's lock and an exclusive ``flock`` on ``<index>/api_keys.lock`` while
+        the file is read, changed and replaced: eight concurrent ``citewise keys add`` kept only
+        four keys (each read the file before the others wrote it), though all eight printed one."""
+        import fcntl
+
+        with self._lock:
+            fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
+
     # -- management ---------------------------------------------------------------------------
     def add(self, name: str, groups: tuple[str, ...] = (), admin: bool = False) -> str:
         """Create a key and return it (the only time it exists in clear).
@@ -143,7 +159,7 @@ class KeyStore:
         """
         if not _NAME.match(name or ""):
             raise CitewiseError(f"key name {name!r}: use 1-64 letters, digits, _ . - (starting with a letter or digit)")
-        with self._lock:
+        with self._changing():
             keys = dict(self._load())
             if any(k["name"] == name and not k.get("revoked_at") for k in keys.values()):
                 raise CitewiseError(f"an active key named {name!r} exists; revoke it first or pick another name")
@@ -164,7 +180,7 @@ class KeyStore:
         Raises:
             CitewiseError: no active key has that name.
         """
-        with self._lock:
+        with self._changing():
             keys = {k: dict(v) for k, v in self._load().items()}
             hit = [k for k in keys.values() if k["name"] == name and not k.get("revoked_at")]
             if not hit:
