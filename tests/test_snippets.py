@@ -103,3 +103,31 @@ def test_search_says_which_query_words_no_result_holds(tmp_path):
     assert res.exit_code == 0 and "none of these results contains a word of the query" in res.stderr
     res = runner.invoke(app, ["search", "Pro refund", "--index", str(index)])
     assert "note:" not in res.stderr
+
+
+def test_control_characters_in_documents_never_reach_the_terminal(tmp_path):
+    """A document holding ``ESC[31m`` or an OSC title sequence recoloured the terminal or renamed
+    its window when search / ask printed it (break-it trial); they print as U+FFFD. JSON escapes
+    them already."""
+    root = tmp_path / "docs"
+    write_doc(root, "esc.md", "Esc", "This is \x1b[31mRED\x1b[0m and \x1b]0;PWNED\x07 text about kestrels.")
+    index = tmp_path / "index"
+    assert runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing"]).exit_code == 0
+    res = runner.invoke(app, ["search", "kestrels", "--index", str(index)])
+    assert res.exit_code == 0 and "kestrels" in res.stdout
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout and "\ufffd[31mRED" in res.stdout, res.stdout
+    # an answer quoting it (printed by the console every ask uses)
+    import io
+
+    from citewise import cli
+    from citewise.core import Answer
+
+    buf = io.StringIO()
+    cli.out.file = buf
+    try:
+        cli.print_answer(Answer("This is \x1b[31mRED\x1b[0m. [doc:esc]", "answered"), False)
+    finally:
+        cli.out.file = None  # back to sys.stdout
+    assert "\x1b" not in buf.getvalue() and "\ufffd[31mRED" in buf.getvalue()
+    res = runner.invoke(app, ["search", "kestrels", "--index", str(index), "--json"])
+    assert "\\u001b[31mRED" in res.stdout and "\x1b" not in res.stdout

@@ -8,6 +8,7 @@ line on stderr and exit status 2; never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,9 +40,33 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=H
 eval_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
+#: Control characters other than tab and newline (C0, DEL, C1): a document holding
+#: ``\x1b[31m`` or ``\x1b]0;TITLE\x07`` recoloured the terminal or retitled its window when
+#: ``search`` / ``ask`` printed it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters (but tab and newline) shown as ``�``: document text,
+    titles and ids are printed to a terminal, which would obey them.
+
+    >>> terminal_safe("red \\x1b[31mtext\\x07")
+    'red �[31mtext�'
+    """
+    return _CONTROL.sub("\ufffd", text)
+
+
+class _SafeConsole(Console):
+    """A rich Console that prints strings through :func:`terminal_safe` (user data never
+    reaches the terminal as control sequences; rich's own styling is added after)."""
+
+    def print(self, *objects, **kwargs):  # noqa: D102 - rich API
+        super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
 # Markup off: titles, ids and paths are user data ("[draft]" must print as it is).
-out = Console(markup=False)
-err = Console(stderr=True, markup=False)
+out = _SafeConsole(markup=False)
+err = _SafeConsole(stderr=True, markup=False)
 
 IndexOpt = typer.Option(None, "--index", metavar="DIR", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
 StoreOpt = typer.Option(None, "--store", metavar="lancedb|URL", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
@@ -386,7 +411,7 @@ def _print_hits(hits, snips) -> None:
     rows = []
     for h in hits:
         sn = snips.get(h.chunk_id)
-        passage = " ".join(sn.text.split()) if sn else ""
+        passage = terminal_safe(" ".join(sn.text.split())) if sn else ""
         if len(passage) > 160:
             passage = passage[:159].rstrip() + "…"
         rows.append((h, passage, f"[{sn.start}-{sn.end})" if sn else ""))
@@ -402,7 +427,8 @@ def _print_hits(hits, snips) -> None:
         t.add_column("title", ratio=1, overflow="fold")
         t.add_column("snippet [chars in source)", ratio=2, overflow="fold")
         for h, passage, offsets in rows:
-            t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, h.doc_id, slug(h), h.title,
+            t.add_row(str(h.rank), f"{h.score:.4f}", h.stage, terminal_safe(h.doc_id), terminal_safe(slug(h)),
+                      terminal_safe(h.title),
                       Text.assemble(passage, (f" {offsets}", "dim")) if offsets else "")
         out.print(t)
         return
