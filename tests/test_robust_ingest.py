@@ -419,3 +419,20 @@ def test_a_decimal_version_keeps_its_written_digits(tmp_path):
     assert report.superseded == [f"{root / 'r19.md'}: version '1.9' of 'rel-r110' superseded by version '1.10' in "
                                  f"{root / 'r110.md'}; kept as history ('rel-r110@1.9')"]
     assert idx.store.documents()["rel-r110"].version == "1.10"
+
+
+def test_a_huge_heading_gives_short_chunk_ids(tmp_path):
+    """A 320,000-character heading made every chunk id of its document that long and aborted the
+    whole folder's ingest in LanceDB's id index (break-it trial); slugs are capped."""
+    from citewise.text.chunker import MAX_SLUG_CHARS
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "long.md").write_text("# " + "verylongheading " * 2000 + "\n\nThe body mentions kestrels.\n", encoding="utf-8")
+    write_doc(root, "other.md", "Other", "Another page.")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root)
+    assert report.errors == [] and report.added == 2
+    hits = idx.search("kestrels", 3, retriever="bm25")
+    assert hits and hits[0].doc_id == "long"
+    assert all(len(h.chunk_id) <= len("long#") + MAX_SLUG_CHARS + 4 for h in hits)

@@ -94,15 +94,27 @@ class _Piece:
     parent: int | None = None  # index of parent piece
 
 
+#: Longest heading slug (characters) in a chunk id. A 320,000-character heading made every chunk id
+#: of its document that long, and LanceDB's index build on the id column aborted the whole ingest
+#: asking for 4.4 GB (break-it trial).
+MAX_SLUG_CHARS = 100
+
+
 def slugify(text: str) -> str:
-    """GitHub-style heading slug: lowercase, alphanumerics and hyphens only.
+    """GitHub-style heading slug: lowercase, alphanumerics and hyphens only, at most
+    :data:`MAX_SLUG_CHARS` characters (cut at a hyphen when one is near the end).
 
     >>> slugify("Refunds on the Pro plan (2026)")
     'refunds-on-the-pro-plan-2026'
+    >>> len(slugify("word " * 1000)) <= MAX_SLUG_CHARS
+    True
     """
     s = re.sub(r"[^\w\s-]", "", text.lower(), flags=re.UNICODE)
     s = re.sub(r"[\s_]+", "-", s).strip("-")
     s = re.sub(r"-{2,}", "-", s)
+    if len(s) > MAX_SLUG_CHARS:
+        cut = s[:MAX_SLUG_CHARS]
+        s = (cut.rsplit("-", 1)[0] if "-" in cut[MAX_SLUG_CHARS // 2:] else cut).strip("-")
     return s or "section"
 
 
