@@ -436,3 +436,23 @@ def test_a_huge_heading_gives_short_chunk_ids(tmp_path):
     hits = idx.search("kestrels", 3, retriever="bm25")
     assert hits and hits[0].doc_id == "long"
     assert all(len(h.chunk_id) <= len("long#") + MAX_SLUG_CHARS + 4 for h in hits)
+
+
+@pytest.mark.parametrize("name, text, fix", [
+    ("lead.md", "\n---\npermissions: [finance]\n---\n# S\n\nSecret.\n", "front matter must start on the first line"),
+    ("toml.md", '+++\npermissions = ["finance"]\n+++\n# S\n\nSecret.\n', "TOML front matter (+++) is not read"),
+    ("notes.txt", "---\npermissions: [finance]\n---\nSecret.\n", "use a policy rule to restrict this file"),
+    ("page.html", "---\npermissions: [finance]\n---\n<h1>S</h1><p>Secret.</p>\n", "or <meta name=\"permissions\""),
+])
+def test_a_permissions_block_that_is_not_read_as_front_matter_is_refused(tmp_path, name, text, fix):
+    """Indexed as text, these took the default permission (public) and their 'permissions:' line
+    became searchable (break-it trial): refused, naming the fix."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / name).write_text(text, encoding="utf-8")
+    (root / "plain.md").write_text("# Plain\n\n---\n\npermissions: a word in a paragraph after a rule.\n", encoding="utf-8")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root)
+    assert len(report.errors) == 1 and report.errors[0].startswith(f"{root / name}:1: a front-matter block naming 'permissions'")
+    assert fix in report.errors[0]
+    assert set(idx.store.documents()) == {"plain"}

@@ -236,6 +236,34 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
+_FENCED_TOP = re.compile(r"\A\s*(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_PERMISSIONS_LINE = re.compile(r"^\s*permissions\s*[:=]", re.M | re.I)
+
+
+def check_unread_front_matter(text: str, source: str, kind: str = "markdown") -> None:
+    """Refuse a file whose top is a front-matter block naming ``permissions`` that is not read as
+    front matter: after blank lines, TOML (``+++``), or in a ``.txt`` / ``.html`` file. Indexed as
+    text, the document took the default permission (often public) and its ``permissions:`` line
+    became searchable text (break-it trial): fail closed instead.
+
+    Raises:
+        InputError: such a block, with how to fix it.
+    """
+    m = _FENCED_TOP.match(text)
+    if not m or not _PERMISSIONS_LINE.search(m.group(2)):
+        return
+    if kind != "markdown":
+        fix = ("front matter is read only in Markdown files; use a policy rule"
+               + (" or <meta name=\"permissions\" content=\"...\">" if kind == "html" else "")
+               + " to restrict this file")
+    elif m.group(1) == "+++":
+        fix = "TOML front matter (+++) is not read; write it as YAML between '---' lines"
+    else:
+        fix = "front matter must start on the first line; remove what comes before '---'"
+    raise InputError(source, f"a front-matter block naming 'permissions' is not read here, so they would not "
+                     f"apply and the file would take the default permission: {fix}", 1)
+
+
 def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
     """Split YAML front matter from a Markdown text.
 
@@ -253,6 +281,7 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
     if not m:
         if text.startswith("---\n") or text.startswith("---\r\n"):
             raise InputError(source, "front matter is not closed by a '---' line", 1)
+        check_unread_front_matter(text, source)
         return {}, text, 0
     block = m.group(1) or ""
     size = len(block.encode("utf-8", "surrogatepass"))
@@ -416,6 +445,7 @@ def load_html(path: Path, root: Path) -> Document:
     """Load an HTML page; metadata from ``<title>`` and ``<meta name=id|title|version|updated|permissions>``."""
     raw, text = read_text(path)
     source = str(path)
+    check_unread_front_matter(text, source, "html")
     body, meta = html_to_markdown(text)
     if not body.strip():
         raise InputError(source, "HTML page has no text content")
@@ -438,6 +468,7 @@ def load_html(path: Path, root: Path) -> Document:
 def load_text(path: Path, root: Path) -> Document:
     """Load a plain-text file; the title is its first non-blank line."""
     raw, text = read_text(path)
+    check_unread_front_matter(text, str(path), "text")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), path.stem)
     return Document(
         doc_id=doc_id_for(path, root),
