@@ -176,6 +176,17 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     res = runner.invoke(app, ["ask", "wire transfer fee schedule", "--index", str(fresh), "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["citations"], res.output
     monkeypatch.delenv("CITEWISE_STORE")
+    # migrating another index into a schema that holds this one's documents would merge the two:
+    # refused (break-it trial); migrating the same index again (an interrupted copy) is fine
+    solo = tmp_path / "solo-docs"
+    write_doc(solo, "solo.md", "Solo", "A page of its own.")
+    solo_idx = tmp_path / "solo-idx"
+    assert runner.invoke(app, ["ingest", str(solo), "--index", str(solo_idx), "--embedder", "hashing"]).exit_code == 0
+    res = runner.invoke(app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=env_")])
+    assert isinstance(res.exception, CitewiseError) and "would merge two indexes" in str(res.exception)
+    assert Index.open(fresh).store.stats()["documents"] == 3
+    res = runner.invoke(app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=solo_")])
+    assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["search", "x", "--index", str(fresh), "--store", "mysql://h/db"])
     assert isinstance(res.exception, CitewiseError)  # main() prints it as one 'error:' line, exit 2
     assert str(res.exception) == "--store 'mysql://h/db': expected 'lancedb' or a postgresql:// URL"

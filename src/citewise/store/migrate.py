@@ -27,7 +27,8 @@ def migrate_index(folder: str | Path, url: str) -> dict:
 
     Raises:
         CitewiseError: ``folder`` is not an index, ``url`` is not a PostgreSQL URL or cannot be
-            reached, or the target already holds another dimension.
+            reached, the target already holds another dimension, or documents the index does not
+            have (another index's).
     """
     from citewise.index import Index, IndexSettings, strip_password, write_json
     from citewise.store.lance import LanceStore
@@ -46,6 +47,14 @@ def migrate_index(folder: str | Path, url: str) -> dict:
         raise CitewiseError(f"{cfg}: not a citewise index settings file ({e})") from None
     src = LanceStore(folder / "lance", settings.dim)
     dst = PostgresStore(url, settings.dim)
+    # a schema holding another index's documents: copying would merge the two (the other index's
+    # restricted documents then show in this one's status and history); a re-run after an
+    # interrupted copy finds only this index's documents there and goes on
+    foreign = sorted(set(dst.documents()) - set(src.documents()))
+    if foreign:
+        raise CitewiseError(f"--to {strip_password(url)}: schema {dst.schema} already holds {len(foreign)} document(s) "
+                            f"this index does not have (e.g. '{foreign[0]}'), so the copy would merge two indexes; "
+                            "migrate into an empty schema (?schema=NAME)")
     chunks = 0
     docs = 0
     if src._reader() is not None:
