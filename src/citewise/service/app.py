@@ -303,17 +303,24 @@ class Service:
 
     def status(self, caller: Caller | None = None) -> dict:
         """``citewise status --json`` for an admin (or ``caller`` None: metrics); for anyone else
-        the stale list keeps only documents the caller may read, and the duplicate lines and the
-        index path are left out (they name documents and server paths)."""
+        the document and chunk counts, the stale list and the oldest pending change cover only
+        documents the caller may read, and the duplicate lines and the index path are left out
+        (they name documents and server paths)."""
         with self.pool.use() as idx:
             st = idx.status()
             data = {**st.as_dict(), "duplicates": idx.duplicates(), "index": str(idx.path)}
             self.metrics.observe_status(data)
             if caller is not None and not caller.admin:
                 mine = set(caller.principal.all_groups())
-                visible = {d for d, e in idx.store.documents().items() if mine & set(e.groups)}
+                visible = {d: e for d, e in idx.store.documents().items() if mine & set(e.groups)}
                 data["stale"] = [s for s in data["stale"] if s["doc_id"] and s["doc_id"] in visible]
                 data["duplicates"], data["index"] = [], None
+                # counts and the oldest pending change of what the caller may read: the totals
+                # told an anonymous caller how many restricted documents there are, and
+                # pending_max_s moved when a hidden document's file changed (break-it trial)
+                data["documents"] = len(visible)
+                data["chunks"] = sum(e.chunk_count for e in visible.values())
+                data["pending_max_s"] = max((s["pending_s"] for s in data["stale"]), default=0.0)
         return data
 
     def document(self, doc_id: str, principal: Principal):
