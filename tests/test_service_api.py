@@ -107,6 +107,15 @@ def test_revocation_by_another_handle_is_seen(tmp_path):
 
 
 # -- auth paths ---------------------------------------------------------------------------------
+def test_a_request_body_over_the_limit_is_413_before_it_is_read(client):
+    from citewise.service.app import MAX_BODY_BYTES
+
+    body = b'{"query": "refund", "pad": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+    r = client.post("/v1/search", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"]["type"] == "request_too_large"
+    assert client.post("/v1/search", json={"query": "refund", "k": 1}).status_code == 200
+
+
 def test_concurrent_key_adds_from_processes_all_survive(tmp_path):
     """Eight concurrent `citewise keys add` kept four keys, though each printed its key (each
     read the file before the others replaced it); the file is now changed under a flock."""

@@ -22,7 +22,7 @@ Routes (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``):
 
 Auth (:mod:`citewise.service.auth`): the principal comes only from the credential. Errors are
 JSON ``{"error": {"message", "type"}}`` with 400 (bad input), 401 (no/bad credential), 403 (not
-admin), 404, 413 (query too long), 429 (rate limit, with ``Retry-After``), 504 (timeout).
+admin), 404, 413 (query too long, or a body over :data:`MAX_BODY_BYTES`), 429 (rate limit, with ``Retry-After``), 504 (timeout).
 
 Concurrency: queries run on a small pool of :class:`citewise.index.Index` handles (one thread
 per handle at a time; each handle's caches are not shared between threads); an ingest job runs
@@ -454,6 +454,59 @@ def citation_annotations(text: str, citations: list[dict], base_url: str) -> lis
     return out
 
 
+#: Largest request body accepted (bytes). Every endpoint takes a short query, question or path;
+#: without a limit a 50 MB JSON body to /v1/search was read and parsed whole (break-it trial).
+MAX_BODY_BYTES = 1 << 20
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose body is over ``limit`` bytes gets 413 with the JSON error
+    shape, by its ``Content-Length`` before anything is read, or while a body without one
+    (chunked) is read."""
+
+    def __init__(self, app, limit: int = MAX_BODY_BYTES):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or ()).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            return await self._refuse(send)
+        seen = 0
+        started = False
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge()
+            return message
+
+        async def tracked(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _BodyTooLarge:
+            if not started:
+                await self._refuse(send)
+
+    async def _refuse(self, send):
+        body = json.dumps({"error": {"message": f"request body over {self.limit:,} bytes", "type": "request_too_large"}}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtConfig | None = None,
                db: str | None = None, generator: str = "extractive", request_timeout_s: float = 30.0,
                rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
@@ -515,6 +568,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     @app.exception_handler(CitewiseError)
     async def _citewise_error(request: Request, exc: CitewiseError):
         return JSONResponse({"error": {"message": str(exc), "type": "invalid_request_error"}}, status_code=400)
+
+    app.add_middleware(BodyLimit)
 
     @app.middleware("http")
     async def _count(request: Request, call_next):
