@@ -95,6 +95,23 @@ def test_docx_headings_tables_lists(tmp_path):
                         "Your manager approves trips abroad.\n")
 
 
+def test_docx_nested_table_text_is_kept(tmp_path):
+    """python-docx's cell.text reads a cell's paragraphs only: a table inside a cell was dropped
+    without a word (break-it trial)."""
+    import docx
+
+    d = docx.Document()
+    t = d.add_table(rows=1, cols=2)
+    t.cell(0, 0).text = "outer left"
+    cell = t.cell(0, 1)
+    cell.text = "outer right"
+    inner = cell.add_table(rows=2, cols=2)
+    inner.cell(0, 0).text, inner.cell(0, 1).text, inner.cell(1, 0).text = "inner egret", "heron", "crane"
+    d.save(tmp_path / "nested.docx")
+    doc = load_docx(tmp_path / "nested.docx", tmp_path)
+    assert doc.text == "| outer left | outer right inner egret / heron; crane |\n"
+
+
 def test_bad_files_get_one_error_line_each_and_the_rest_is_ingested(tmp_path):
     root = tmp_path / "docs"
     write_doc(root, "good.md", "Good page", "Okta SCIM provisioning syncs groups.")

@@ -1088,6 +1088,23 @@ def load_pdf(path: Path, root: Path) -> Document:
     )
 
 
+def _cell_text(cell, depth: int = 0) -> str:
+    """The text of a table cell, a table nested in it included (its rows as ``a / b; c / d``).
+    python-docx's ``cell.text`` reads the cell's paragraphs only: a nested table's text was lost
+    without a word (break-it trial)."""
+    from docx.table import Table
+
+    bits = []
+    for block in cell.iter_inner_content():
+        if isinstance(block, Table):
+            if depth < 5:
+                rows = [" / ".join(t for t in (_cell_text(c, depth + 1) for c in row.cells) if t) for row in block.rows]
+                bits.append("; ".join(r for r in rows if r))
+        else:
+            bits.append(block.text)
+    return " ".join(" ".join(bits).split())
+
+
 def docx_to_text(doc) -> tuple[str, str]:
     """Markdown-like text of a python-docx Document and its ``Title``-styled paragraph ('' if none)."""
     from docx.table import Table
@@ -1103,7 +1120,7 @@ def docx_to_text(doc) -> tuple[str, str]:
                     if cell._tc is last:  # a merged cell repeats; keep it once
                         continue
                     last = cell._tc
-                    cells.append(" ".join(cell.text.split()).replace("|", "\\|"))
+                    cells.append(_cell_text(cell).replace("|", "\\|"))
                 rows.append("| " + " | ".join(cells) + " |")
             if rows:
                 parts.append("\n".join(rows))
