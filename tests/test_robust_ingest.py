@@ -456,3 +456,21 @@ def test_a_permissions_block_that_is_not_read_as_front_matter_is_refused(tmp_pat
     assert len(report.errors) == 1 and report.errors[0].startswith(f"{root / name}:1: a front-matter block naming 'permissions'")
     assert fix in report.errors[0]
     assert set(idx.store.documents()) == {"plain"}
+
+
+def test_an_html_page_in_its_declared_encoding_is_read(tmp_path):
+    """<meta charset="iso-8859-1"> pages were refused as "not UTF-8" (break-it trial); a page
+    that declares nothing and is not UTF-8 still is."""
+    from citewise.text.loaders import load_html
+
+    page = tmp_path / "cafe.html"
+    page.write_bytes('<html><head><meta charset="iso-8859-1"><title>Café</title></head>'
+                     '<body><h1>Café</h1><p>Crème brûlée costs 5 euros.</p></body></html>'.encode("latin-1"))
+    assert "Crème brûlée costs 5 euros." in load_html(page, tmp_path).text
+    quoted = tmp_path / "q.html"
+    quoted.write_bytes(b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><p>\x93smart\x94 quotes</p>')
+    assert "\u201csmart\u201d quotes" in load_html(quoted, tmp_path).text
+    bare = tmp_path / "bare.html"
+    bare.write_bytes("<p>Crème</p>".encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_html(bare, tmp_path)

@@ -97,12 +97,19 @@ def _utf16_32_bom(raw: bytes) -> str:
     return ""
 
 
-def read_text(path: Path) -> tuple[bytes, str]:
+#: An HTML page's declared encoding in its first 2 KB: ``<meta charset="...">`` or the
+#: ``http-equiv="Content-Type"`` form (WHATWG HTML, "prescan a byte stream to determine its encoding").
+_HTML_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.I)
+
+
+def read_text(path: Path, html: bool = False) -> tuple[bytes, str]:
     """Raw bytes and decoded text of a file: UTF-8, or UTF-16/UTF-32 when the file starts with
-    their byte order mark (Windows editors save "Unicode" text that way).
+    their byte order mark (Windows editors save "Unicode" text that way); with ``html``, a page
+    that is not UTF-8 but declares its encoding in a ``<meta>`` tag (``iso-8859-1``,
+    ``windows-1252``, ...) is decoded with it.
 
     Raises:
-        InputError: unreadable, binary (NUL byte), not UTF-8, or empty.
+        InputError: unreadable, binary (NUL byte), not UTF-8 (nor its declared encoding), or empty.
     """
     try:
         raw = path.read_bytes()
@@ -125,6 +132,18 @@ def read_text(path: Path) -> tuple[bytes, str]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        declared = _HTML_CHARSET.search(raw[:2048]) if html else None
+        if declared is not None:
+            import codecs
+
+            name = declared.group(1).decode("ascii", "replace")
+            try:
+                codecs.lookup(name)
+                text = raw.decode(name)
+            except (LookupError, UnicodeDecodeError):
+                text = ""
+            if text.strip():
+                return raw, text
         line = raw[: e.start].count(b"\n") + 1
         raise InputError(
             str(path), f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", line
@@ -443,7 +462,7 @@ def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
 
 def load_html(path: Path, root: Path) -> Document:
     """Load an HTML page; metadata from ``<title>`` and ``<meta name=id|title|version|updated|permissions>``."""
-    raw, text = read_text(path)
+    raw, text = read_text(path, html=True)
     source = str(path)
     check_unread_front_matter(text, source, "html")
     body, meta = html_to_markdown(text)
