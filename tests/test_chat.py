@@ -37,6 +37,14 @@ def test_timeout_and_http_errors_raise_chat_error():
         OpenAIChatModel(ChatConfig("http://127.0.0.1:9", "m", timeout=2)).chat([{"role": "user", "content": "q"}])
 
 
+def test_an_html_error_page_becomes_one_short_line():
+    from citewise.models.chat import body_excerpt
+
+    page = "<html>\n<head><style>h1 {color: red}</style></head>\n<body><h1>502 Bad Gateway</h1>\n<hr><p>nginx</p></body></html>"
+    assert body_excerpt(page) == "502 Bad Gateway nginx"
+    assert body_excerpt("x" * 500) == "x" * 199 + "…" and "\n" not in body_excerpt("a\n\nb")
+
+
 def test_config_from_env(monkeypatch):
     monkeypatch.setenv("CITEWISE_LLM_BASE_URL", "http://localhost:8000/v1")
     monkeypatch.setenv("CITEWISE_LLM_MODEL", "qwen")

@@ -194,6 +194,12 @@ def test_dangling_symlink_and_folder_named_like_a_file(tmp_path):
     ]
     report = new_index(tmp_path).ingest(root)
     assert report.added == 2 and len(report.errors) == 1 and len(report.warnings) == 1
+    # a two-link loop is a loop, not a missing target
+    (root / "loop-a.md").symlink_to(root / "loop-b.md")
+    (root / "loop-b.md").symlink_to(root / "loop-a.md")
+    lines = [str(i) for i in scan_folder(root) if isinstance(i, InputError) and "loop" in str(i)]
+    assert lines == [f"{root / 'loop-a.md'}: symlink loop (its target {root / 'loop-b.md'} leads back to it); skipped",
+                     f"{root / 'loop-b.md'}: symlink loop (its target {root / 'loop-a.md'} leads back to it); skipped"]
 
 
 # -- item 7: '@' ids are reserved for history -----------------------------------------------

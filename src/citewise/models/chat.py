@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -23,6 +24,18 @@ import httpx
 from citewise.core import CitewiseError
 from citewise.telemetry import traced_chat
 
+
+
+def body_excerpt(text: str, limit: int = 200) -> str:
+    """An HTTP error body fit for one error line: HTML tags dropped (a proxy's error page),
+    whitespace collapsed, at most ``limit`` characters.
+
+    >>> body_excerpt("<html>\\n<h1>502 Bad Gateway</h1>\\n<p>nginx</p></html>")
+    '502 Bad Gateway nginx'
+    """
+    plain = re.sub(r"<(script|style)\b.*?</\1>|<[^>]+>", " ", text, flags=re.S | re.I)
+    plain = " ".join(plain.split())
+    return plain if len(plain) <= limit else plain[: limit - 1] + "…"
 
 class ChatError(CitewiseError):
     """The endpoint could not be reached, timed out, or answered something unusable."""
@@ -131,13 +144,13 @@ class OpenAIChatModel:
         except httpx.HTTPError as e:
             raise ChatError(f"{self.config.base_url}: {type(e).__name__}: {e}") from None
         if resp.status_code >= 400:
-            raise ChatError(f"{self.config.base_url}: HTTP {resp.status_code}: {resp.text[:200]}")
+            raise ChatError(f"{self.config.base_url}: HTTP {resp.status_code}: {body_excerpt(resp.text)}")
         try:
             data = resp.json()
             choice = data["choices"][0]
             msg = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ChatError(f"{self.config.base_url}: response is not a chat completion: {resp.text[:200]}") from None
+            raise ChatError(f"{self.config.base_url}: response is not a chat completion: {body_excerpt(resp.text)}") from None
         calls = []
         for tc in msg.get("tool_calls") or []:
             fn = tc.get("function") or {}

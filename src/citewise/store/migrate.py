@@ -46,7 +46,11 @@ def migrate_index(folder: str | Path, url: str) -> dict:
     except (json.JSONDecodeError, TypeError) as e:
         raise CitewiseError(f"{cfg}: not a citewise index settings file ({e})") from None
     src = LanceStore(folder / "lance", settings.dim)
-    dst = PostgresStore(url, settings.dim)
+    try:
+        dst = PostgresStore(url, settings.dim)
+    except CitewiseError as e:  # the store names its URL as --store; here it is --to
+        msg = str(e)
+        raise CitewiseError("--to " + msg[len("--store "):] if msg.startswith("--store ") else msg) from None
     # a schema holding another index's documents: copying would merge the two (the other index's
     # restricted documents then show in this one's status and history); a re-run after an
     # interrupted copy finds only this index's documents there and goes on

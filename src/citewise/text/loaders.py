@@ -36,6 +36,7 @@ import hashlib
 import io
 import json
 import logging
+import errno
 import os
 import re
 import stat
@@ -1258,6 +1259,11 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
     def link_problem(p: Path) -> InputError | None:
         target = os.path.realpath(p)
         if not os.path.exists(target):
+            try:
+                os.stat(p)
+            except OSError as e:
+                if e.errno == errno.ELOOP:  # a -> b -> a: realpath stops, nothing is missing
+                    return NotFollowed(str(p), f"symlink loop (its target {os.readlink(p)} leads back to it); skipped")
             return NotFollowed(str(p), f"dangling symlink (its target {os.readlink(p)} does not exist); skipped")
         if not follow_links and not _inside(target, real_root):
             return NotFollowed(str(p), f"symlink to {target}, outside the ingested folder; not followed "
