@@ -106,6 +106,8 @@ def test_yaml_alias_bomb_is_refused_quickly(tmp_path):
     ("id: [a, b]", "front matter 'id' must be text, got list", 2),
     ("id: '   '", "front matter 'id' must be a non-empty string", 2),
     ("id: pay@1", "contains '@', which is reserved", 2),
+    ("id: ../../etc/passwd", "has an absolute or '.'/'..' path part", 2),
+    ("id: /etc/passwd", "has an absolute or '.'/'..' path part", 2),
     ("title: {a: 1}", "front matter 'title' must be text, got dict", 2),
     ("title: " + "x" * 600, "front matter 'title' is 600 characters (limit 500)", 2),
     ("title: |\n  one\n  two", "front matter 'title' must be one line", 2),

@@ -427,6 +427,10 @@ def load_markdown(path: Path, root: Path) -> Document:
     if doc_id and HISTORY_SEP in doc_id:
         raise InputError(source, f"front matter 'id' {doc_id!r} contains '{HISTORY_SEP}', which is reserved for "
                          "older versions kept as history (id@version)", line("id"))
+    if doc_id and (doc_id.startswith("/") or ".." in doc_id.split("/") or "." in doc_id.split("/")):
+        # ids are shown as paths and linked as /doc/ID: "../../etc/passwd" is no document's name
+        raise InputError(source, f"front matter 'id' {doc_id!r} has an absolute or '.'/'..' path part; "
+                         "use a relative name such as 'policies/travel'", line("id"))
     title = _scalar_text(meta, "title", source, line("title"), MAX_TITLE_CHARS)
     if not title:
         h1 = _H1.search(body)
