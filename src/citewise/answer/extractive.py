@@ -1042,6 +1042,12 @@ def code_for(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
 ADJACENT_CODE_GAP = 400
 
 
+def units_after(su: ScoredUnit, scored: list[ScoredUnit]) -> list[ScoredUnit]:
+    """The units of ``scored`` after ``su`` in its chunk, in text order."""
+    return sorted((o for o in scored if o.chunk_index == su.chunk_index and o.unit.start >= su.unit.end),
+                  key=lambda o: o.unit.start)
+
+
 def adjacent_code(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | None:
     """The code block that comes right after ``first`` (the best unit) in its chunk: the next
     quotable unit in text order is a block, under the same headings or a subsection of them,
@@ -1051,14 +1057,10 @@ def adjacent_code(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
     None when prose comes first or ``first`` is itself a block."""
     if first.unit.kind == "code":
         return None
-    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start >= first.unit.end),
-                   key=lambda su: su.unit.start)
-    if not later:
-        return None
-    nxt, heads = later[0], first.unit.headings
-    if (nxt.unit.kind == "code" and nxt.unit.start - first.unit.end <= ADJACENT_CODE_GAP
-            and nxt.unit.headings[:len(heads)] == heads):
-        return nxt
+    later, heads = units_after(first, scored), first.unit.headings
+    if (later and later[0].unit.kind == "code" and later[0].unit.start - first.unit.end <= ADJACENT_CODE_GAP
+            and later[0].unit.headings[:len(heads)] == heads):
+        return later[0]
     return None
 
 
@@ -1067,8 +1069,7 @@ def block_after(block: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | Non
     is a block under the same headings, starting at most :data:`ADJACENT_CODE_GAP` characters
     after ``block`` ends (only a lead-in such as "This will produce:" between them): the output
     of the example. None otherwise."""
-    later = sorted((su for su in scored if su.chunk_index == block.chunk_index and su.unit.start >= block.unit.end),
-                   key=lambda su: su.unit.start)
+    later = units_after(block, scored)
     if later and later[0].unit.kind == "code" and later[0].unit.headings == block.unit.headings \
             and later[0].unit.start - block.unit.end <= ADJACENT_CODE_GAP:
         return later[0]
@@ -1097,8 +1098,7 @@ def example_after(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
     :data:`EXAMPLE_REACH` units after ``first`` (the best unit) in its chunk, under the same
     headings: the example of what ``first`` says, when it is written in prose (a PDF manual sets
     its commands inside such sentences). None when there is none."""
-    later = sorted((su for su in scored if su.chunk_index == first.chunk_index and su.unit.start >= first.unit.end),
-                   key=lambda su: su.unit.start)[:EXAMPLE_REACH]
+    later = units_after(first, scored)[:EXAMPLE_REACH]
     return next((su for su in later if su.unit.kind == "sentence" and su.unit.headings == first.unit.headings
                  and _EXAMPLE_LEAD.match(su.unit.text)), None)
 
