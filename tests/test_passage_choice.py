@@ -306,3 +306,25 @@ def test_a_bold_lead_in_heads_its_sentence_and_is_never_quoted_alone(tmp_path_fa
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert a.text.startswith("Test sign-in: A new button on the sign-on page opens your identity provider"), a.text
     assert "Test sign-in. [doc:" not in a.text and "Test sign-in." not in a.text, a.text
+
+
+SALARIES = """
+| Level | Minimum | Maximum |
+|---|---|---|
+| L3 | 70,000 EUR | 90,000 EUR |
+| L4 | 88,000 EUR | 115,000 EUR |
+
+Salary reviews happen every year in March.
+"""
+
+
+def test_a_common_word_the_pages_do_not_use_is_no_unknown_name(tmp_path_factory):
+    """"What is the salary range for L4?" over pages that say "salary bands" abstained as
+    "unknown name: salary range for L4" (the fresh-clone trial): "range" is a common English word,
+    not a name; an invented one ("frobnicate") still abstains."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"hr/salaries": ("Salary bands 2026", SALARIES),
+                                                "eng/deploys": ("Deploys", "No deploys on Fridays. Deploys need a review.")})
+    a = idx.ask("What is the salary range for L4?")
+    assert a.outcome == "answered" and "Level: L4; Minimum: 88,000 EUR; Maximum: 115,000 EUR." in a.text, (a.abstain_reason, a.text)
+    b = idx.ask("What is the frobnicate range for L4?")
+    assert b.outcome == "abstained" and b.abstain_reason.startswith("unknown name"), b.text

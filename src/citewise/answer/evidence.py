@@ -148,6 +148,27 @@ def _prose_before(units: Sequence, k: int) -> list[str]:
     return out[::-1]
 
 
+_COMMON_WORDS: frozenset[str] | None = None
+
+
+def is_common_word(word: str) -> bool:
+    """Whether ``word`` (any case) is a whole word of the uncased WordPiece vocabulary shipped
+    with the MiniLM embedder (``citewise/models/data/all-MiniLM-L6-v2/vocab.txt``, 30,522 entries
+    from BERT's uncased vocabulary: about 20,000 common English words, no ``##`` pieces): "range",
+    "salary", "turbo" are; "frobnicate", "shebang", "pathjoin" are not. Read once.
+
+    >>> is_common_word("Range"), is_common_word("frobnicate")
+    (True, False)
+    """
+    global _COMMON_WORDS
+    if _COMMON_WORDS is None:
+        from citewise.models.embedders import _DATA
+
+        words = (_DATA / "vocab.txt").read_text(encoding="utf-8").split("\n")
+        _COMMON_WORDS = frozenset(w for w in words if w.isalpha() and not w.startswith("["))
+    return word.lower() in _COMMON_WORDS
+
+
 def content_terms(question: str) -> list[str]:
     """The question's analyzed terms minus :data:`QUESTION_WORDS`, unique, in order.
 
@@ -394,8 +415,11 @@ class EvidenceScorer:
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return f"unknown name: {word}"
         subject = question_subject(question)
+        # a common English word the corpus happens not to use ("What is the salary range for L4?"
+        # over pages that say "salary bands") names no unknown thing; "frobnicate" does
+        common = {t for w in re.findall(r"[A-Za-z]+", subject) if is_common_word(w) for t in analyze(w)}
         for t in analyze(subject):
-            if len(t) >= 4 and t not in QUESTION_WORDS and self.df(t, filters) == 0:
+            if len(t) >= 4 and t not in QUESTION_WORDS and t not in common and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
         # a plain word of the phrase the question is about that the corpus never uses ("nginx
         # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
@@ -405,8 +429,9 @@ class EvidenceScorer:
         # option, which the flag rules check; the tool's name may be one the pages never spell out
         flagged = any(n.startswith("-") for n in code_names(question))
         for word in [] if flagged else subject_words(question):
-            if len(word) < 4 or not word.isalpha():
-                continue  # compounds and code names are :func:`code_names`' business
+            if len(word) < 4 or not word.isalpha() or is_common_word(word):
+                continue  # compounds and code names are :func:`code_names`' business; a common
+                # English word is no unknown name
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return f"unknown name: {word}"
