@@ -149,6 +149,8 @@ def _prose_before(units: Sequence, k: int) -> list[str]:
 
 
 _COMMON_WORDS: frozenset[str] | None = None
+#: A token of letters and digits ("L4", "E1004", "v2"): a code a question ties itself to.
+_CODE_TOKEN = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
 
 
 def is_common_word(word: str) -> bool:
@@ -415,9 +417,12 @@ class EvidenceScorer:
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return f"unknown name: {word}"
         subject = question_subject(question)
-        # a common English word the corpus happens not to use ("What is the salary range for L4?"
-        # over pages that say "salary bands") names no unknown thing; "frobnicate" does
-        common = {t for w in re.findall(r"[A-Za-z]+", subject) if is_common_word(w) for t in analyze(w)}
+        # a question tied to a code the corpus knows ("What is the salary range for L4?" over
+        # pages that say "salary bands" for level L4): a common English word it uses that the
+        # pages do not ("range") is a paraphrase, no unknown thing; "frobnicate" is one, and so
+        # is "employees" in "How many employees does Ledgerly have?" (no code to tie it to)
+        anchored = any(self.df(t, filters) > 0 for w in _CODE_TOKEN.findall(question) for t in analyze(w)[:1])
+        common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS and t not in common and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
@@ -429,7 +434,7 @@ class EvidenceScorer:
         # option, which the flag rules check; the tool's name may be one the pages never spell out
         flagged = any(n.startswith("-") for n in code_names(question))
         for word in [] if flagged else subject_words(question):
-            if len(word) < 4 or not word.isalpha() or is_common_word(word):
+            if len(word) < 4 or not word.isalpha() or (anchored and is_common_word(word)):
                 continue  # compounds and code names are :func:`code_names`' business; a common
                 # English word is no unknown name
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
