@@ -92,6 +92,15 @@ def test_a_release_named_by_its_number_is_answered_from_its_notes(sample_index):
     assert b.outcome == "abstained", b.text
 
 
+def test_a_piece_of_a_grouped_number_earns_no_place(sample_index):
+    """"20,000" is analyzed as "20" and "000": "Who approves a 20,000 USD refund?" quoted the FAQ
+    line "Yes. 20 days is inside the 30-day window." for its new question term "20" (the
+    fresh-clone trial)."""
+    a = sample_index.ask("Who approves a 20,000 USD refund?")
+    assert a.outcome == "answered" and "approved by Ledgerly Finance" in a.text, a.text
+    assert "20 days" not in a.text, a.text
+
+
 def test_demo_questions_quote_the_answering_sentences(sample_index):
     a = sample_index.ask("Can I get a refund after 20 days on the Pro plan?")
     assert a.outcome == "answered" and "20 days is inside the 30-day window." in a.text

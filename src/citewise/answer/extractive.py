@@ -114,6 +114,7 @@ class ExtractiveGenerator:
                  runner_up_floor: float = 0.75):
         self.units = units
         self._texts: list[str] | None = None  # the context's chunk texts (set by :meth:`rank_units`)
+        self._fragments: dict[str, str] = {}  # term -> the grouped number of the question it is part of
         self.runner_up_floor = runner_up_floor
         self.code_ratio = code_ratio
         self.lead_weight = lead_weight
@@ -176,6 +177,8 @@ class ExtractiveGenerator:
         self._unset = bool(owners) and unset_q
         got = self.units.get(context.chunks)
         self._texts = [c.text for c in context.chunks]
+        # "20,000 USD" is analyzed as "20" and "000": a unit saying "20 days" holds neither number
+        self._fragments = {t: n for n in _GROUPED_NUMBER.findall(question) for t in analyze(n)}
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
         variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
@@ -412,7 +415,8 @@ class ExtractiveGenerator:
                     continue
                 # new question terms in the unit's own words: a term only its heading or page title
                 # holds ("plan" of "Refunds on the Pro plan") tells the reader nothing new
-                own = (su.terms - covered) & set(analyze(su.unit.text))
+                own = {t for t in (su.terms - covered) & set(analyze(su.unit.text))
+                       if t not in self._fragments or self._fragments[t] in su.unit.text}
                 new = sum(weights[t] for t in own) / total if total > 0 else 0.0
                 if su.score < self.relative_floor * top and new <= 0:
                     continue
@@ -843,6 +847,11 @@ def asks_for_code(question: str) -> bool:
     (False, False)
     """
     return bool(_SHOW_CODE.search(question)) and not _SHOW_OUTPUT.search(question)
+
+
+#: A number written with group separators ("20,000", "1,250.50"): the analyzer splits it into
+#: pieces ("20", "000") that are no numbers of their own.
+_GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
 def code_terms(question: str) -> set[str]:
