@@ -320,11 +320,9 @@ class Ingestor:
         if not stored:
             return docs
         by_source: dict[str, list] = {}
-        gone = []
         for e in stored.values():
             by_source.setdefault(os.path.abspath(e.source), []).append(e)
-            if not Path(e.source).exists():
-                gone.append(e)
+        gone: list | None = None  # indexed documents whose file is gone: read only for a new id
 
         def rerooted(d: Document, e) -> bool:  # the same path seen from another root
             return d.doc_id.endswith("/" + e.doc_id) or e.doc_id.endswith("/" + d.doc_id)
@@ -340,6 +338,8 @@ class Ingestor:
                        "version kept: ingest the folder it was indexed from (unchanged files are skipped), "
                        "or set 'id' in its front matter")
             elif d.doc_id not in stored:
+                if gone is None:  # a stat per indexed document; a re-ingest of known ids never pays it
+                    gone = [e for e in stored.values() if not Path(e.source).exists()]
                 groups = set(self.groups_for(d))
                 was = next((e for e in gone if (e.content_hash == d.content_hash or rerooted(d, e))
                             and not groups <= set(e.groups)), None)

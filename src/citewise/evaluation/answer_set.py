@@ -283,12 +283,13 @@ def span_in(span: str, body: str) -> bool:
     if len(cells) < 2:
         return False
 
+    patterns = [re.compile(rf"(?<![^\W_]){re.escape(c)}(?![^\W_])") for c in cells]
+
     def rest_from(i: int, pos: int) -> bool:
         if i == len(cells):
             return True
-        pattern = re.compile(rf"(?<![^\W_]){re.escape(cells[i])}(?![^\W_])")
         limit = len(body) if i == 0 else pos + CELL_GAP + len(cells[i])
-        for m in pattern.finditer(body, pos, limit):
+        for m in patterns[i].finditer(body, pos, limit):
             if i and m.start() - pos > CELL_GAP:
                 break
             if rest_from(i + 1, m.end()):

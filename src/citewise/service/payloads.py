@@ -67,14 +67,12 @@ class AnswerJSON(TypedDict):
     controller: NotRequired[dict[str, Any]]
 
 
-def hits_to_dicts(hits, store, query: str, chunks: dict | None = None) -> list[HitJSON]:
+def hits_to_dicts(hits, chunks: dict, query: str) -> list[HitJSON]:
     """Search hits as JSON objects: the best-matching passage ``snippet`` of each hit's chunk
-    with its ``snippet_start``/``snippet_end`` character offsets in the source file (None when the
-    chunk is no longer stored). ``chunks``: the hits' chunks by id, when already read."""
+    (``chunks``: the hits' chunks by id) with its ``snippet_start``/``snippet_end`` character
+    offsets in the source file (None when the chunk is no longer stored)."""
     from citewise.retrieval.snippets import chunk_snippet
 
-    if chunks is None:
-        chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
     out = []
     for h in hits:
         sn = chunk_snippet(chunks[h.chunk_id], query) if h.chunk_id in chunks else None
@@ -96,7 +94,7 @@ def search_json(store, query: str, hits) -> SearchJSON:
     """The search payload of ``hits`` for ``query`` (snippets and missing words read from
     ``store``): ``citewise search --json``, the MCP ``search`` tool, ``POST /v1/search``."""
     chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
-    return {"hits": hits_to_dicts(hits, store, query, chunks), "missing_words": hits_missing_words(query, hits, chunks)}
+    return {"hits": hits_to_dicts(hits, chunks, query), "missing_words": hits_missing_words(query, hits, chunks)}
 
 
 def answer_json(ans) -> AnswerJSON:
