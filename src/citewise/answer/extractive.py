@@ -182,17 +182,28 @@ class ExtractiveGenerator:
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
         variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
+        # "What does the -n option of popd do?": pushd and popd both list a ``-n``; the one in the
+        # option list of the command the question names (the entry it follows: :func:`flag_owners`)
+        # is that command's option, more specific than the command's own entry; where the
+        # question names the command, the same flag of another command is no entry of it
+        owners_by_chunk = [flag_owners(units) if q_flags else [frozenset()] * len(units) for units, _ in got]
+        owned_flags = {u.lead.split()[0] for (units, _), owners_of in zip(got, owners_by_chunk)
+                       for u, o in zip(units, owners_of) if u.lead and u.lead.split()[0] in q_flags and o & set(weights)}
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, got)):
             if not units:
                 continue
             sims = vecs @ q
             quotable = [self._quotable(u, chunk, code_ok) for u in units]
             entry = self._entry_units(chunk, units, quotable, names)
+            owners_of = owners_by_chunk[ci]
             for ui, u in enumerate(units):
                 if not quotable[ui]:
                     continue
                 have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]
                         | title_exact[ci]) & set(weights)
+                owned = bool(u.lead and u.lead.split()[0] in q_flags and owners_of[ui] & set(weights))  # see above
+                if owned:
+                    have |= owners_of[ui] & set(weights)
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
@@ -202,8 +213,12 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and u.lead not in variants and (
-                    lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) or ui in entry else 0.0
+                flag = u.lead.split()[0] if u.lead else ""
+                other = flag in owned_flags and not owned  # the same flag of another command
+                lead = self.lead_weight if not other and ((u.lead and u.lead not in variants and (
+                    lead_match(u.lead, weights, u.text) or flag in q_flags)) or ui in entry) else 0.0
+                if owned:
+                    lead += self.lead_weight
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
                     # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
@@ -222,7 +237,7 @@ class ExtractiveGenerator:
                 su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty - dangling, ci, u,
                                 vecs[ui], frozenset(have), dangling)
                 scored.append(su)
-                if ui in entry:
+                if ui in entry and not other:
                     self._entry_opening.add(su)
         scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
         self._weights = (weights, total)
@@ -922,6 +937,27 @@ def bare_entry(unit: Unit) -> bool:
 
 
 _LAST_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>`[^`\n]+`(?:\s*/\s*`[^`\n]+`)*):[ \t]+(?P<summary>[^\n]+?)[ \t]*\n\s*\Z", re.M)
+
+
+def flag_owners(units: Sequence[Unit]) -> list[frozenset[str]]:
+    """For each unit of a chunk (in text order), the analyzed name of the entry whose option list
+    it sits in: the last definition before it under the same headings whose lead is a name, not a
+    flag (``popd: popd [-n] [+N | -N] Removes ...`` owns the items ``-n``, ``+N``, ``-N`` after
+    it); empty when there is none.
+
+    >>> u = [Unit(0, 22, "popd: Removes entries.", ("Dirs",), "definition", "popd"),
+    ...      Unit(24, 42, "-n: Suppresses cd.", ("Dirs",), "definition", "-n"),
+    ...      Unit(44, 53, "See also.", ("Other",))]
+    >>> [sorted(o) for o in flag_owners(u)]
+    [['popd'], ['popd'], []]
+    """
+    out: list[frozenset[str]] = []
+    current: tuple[tuple[str, ...], frozenset[str]] | None = None
+    for u in units:
+        if u.kind == "definition" and u.lead and not u.lead.startswith(("-", "+")):
+            current = (u.headings, frozenset(analyze(u.lead.split()[0])))
+        out.append(current[1] if current is not None and current[0] == u.headings else frozenset())
+    return out
 
 
 def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None:
