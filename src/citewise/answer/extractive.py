@@ -140,6 +140,10 @@ class ExtractiveGenerator:
         # an option entry led by a flag the question names and its argument ("-t timeout: Cause
         # read to time out ...") is that flag's entry, though the argument's name is not asked
         q_flags = {f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)}
+        # "what does the \# escape show?", "the !# event designator": a name made only of symbols
+        # has no analyzed term; an entry led by it is the entry asked about, as exact a match as
+        # a flag of the command the question names
+        q_symbols = symbol_names(question)
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
         sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
@@ -217,7 +221,13 @@ class ExtractiveGenerator:
                 other = flag in owned_flags and not owned  # the same flag of another command
                 lead = self.lead_weight if not other and ((u.lead and u.lead not in variants and (
                     lead_match(u.lead, weights, u.text) or flag in q_flags)) or ui in entry) else 0.0
-                if owned:
+                if owned or (flag and flag.lstrip("\\") in q_symbols):
+                    lead += self.lead_weight
+                # the entry under a heading that is the very name asked about (``### --no-deprecation``
+                # / "Silence deprecation warnings."): the reference entry itself, above another
+                # entry's sentence that mentions the name ("The process.noDeprecation property
+                # indicates whether the --no-deprecation flag is set")
+                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in names:
                     lead += self.lead_weight
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
@@ -939,6 +949,33 @@ def bare_entry(unit: Unit) -> bool:
 _LAST_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>`[^`\n]+`(?:\s*/\s*`[^`\n]+`)*):[ \t]+(?P<summary>[^\n]+?)[ \t]*\n\s*\Z", re.M)
 
 
+def symbol_names(question: str) -> set[str]:
+    r"""The names made only of symbols a question gives as words of their own, a leading
+    backslash dropped (the Markdown form of a PDF's ``\#`` is ``#``): prompt escapes, history
+    designators, operators. One character of sentence punctuation alone is no name.
+
+    >>> sorted(symbol_names(r"In a bash prompt string, what does the \# escape show?"))
+    ['#']
+    >>> sorted(symbol_names("What does the !# event designator refer to?"))
+    ['!#']
+    >>> sorted(symbol_names("bash arithmetic ! and ~ operators"))
+    ['!', '~']
+    >>> symbol_names("Is it fast - or slow?")
+    set()
+    """
+    out = set()
+    for word in question.split():
+        word = word.strip("\"'`‘’“”")
+        if word.startswith("\\") and len(word) > 1:
+            word = word[1:]
+        if 0 < len(word) <= 3 and not re.search(r"[\w\s]", word) and word not in _SENTENCE_MARKS:
+            out.add(word)
+    return out
+
+
+_SENTENCE_MARKS = frozenset({"-", "–", "—", ",", ".", ";", ":", "?", "!?", "...", "/", "(", ")", "&"})
+
+
 def flag_owners(units: Sequence[Unit]) -> list[frozenset[str]]:
     """For each unit of a chunk (in text order), the analyzed name of the entry whose option list
     it sits in: the last definition before it under the same headings whose lead is a name, not a
@@ -1149,9 +1186,16 @@ def example_after(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
 
 
 def _too_short(text: str) -> bool:
-    """Fewer than four words ("Type: End-of-Life.", "Default: 0."): a status or value line that
-    does not say what an entry is, so it does not open one."""
-    return len(re.findall(r"[\w'’-]+", text)) < 4
+    """A status or value line that does not say what an entry is, so it does not open one: under
+    four words with a colon ("Type: End-of-Life.", "Default: 0."), or under three words
+    ("Deprecated."). A short sentence that says what the entry does ("Silence deprecation
+    warnings." under ``--no-deprecation``) opens it.
+
+    >>> [_too_short(t) for t in ("Default: 0.", "Deprecated.", "Silence deprecation warnings.")]
+    [True, True, False]
+    """
+    words = len(re.findall(r"[\w'’-]+", text))
+    return words < 3 or (words < 4 and ":" in text)
 
 
 def _about(unit: Unit) -> set[str]:
