@@ -168,6 +168,7 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
+        code_entries = {n for n in names if not n.replace(" ", "").isalpha()}
         # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
         # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
         defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
@@ -226,8 +227,10 @@ class ExtractiveGenerator:
                 # the entry under a heading that is the very name asked about (``### --no-deprecation``
                 # / "Silence deprecation warnings."): the reference entry itself, above another
                 # entry's sentence that mentions the name ("The process.noDeprecation property
-                # indicates whether the --no-deprecation flag is set")
-                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in names:
+                # indicates whether the --no-deprecation flag is set"); a code name only: the
+                # entry of a plain word ("What is a Widget?") opens with "Many APIs support
+                # Widgets.", and its defining sentence (``defines`` below) must win
+                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in code_entries:
                     lead += self.lead_weight
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
