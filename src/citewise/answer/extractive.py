@@ -144,6 +144,9 @@ class ExtractiveGenerator:
         # has no analyzed term; an entry led by it is the entry asked about, as exact a match as
         # a flag of the command the question names
         q_symbols = symbol_names(question)
+        # "What does the fs.constants.O_DIRECT open flag do?": the table row led by ``O_DIRECT``
+        # is the entry of the dotted name's last part (the page writes the constant alone)
+        q_leaves = {n.rstrip("()").split(".")[-1]: n for n in code_names(question) if "." in n.strip(".")}
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
         sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
@@ -168,7 +171,7 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
-        code_entries = {n for n in names if not n.replace(" ", "").isalpha()}
+        flag_entries = {n for n in names if re.fullmatch(r"--?[A-Za-z][\w-]*", n)}
         # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
         # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
         defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
@@ -209,6 +212,15 @@ class ExtractiveGenerator:
                 owned = bool(u.lead and u.lead.split()[0] in q_flags and owners_of[ui] & set(weights))  # see above
                 if owned:
                     have |= owners_of[ui] & set(weights)
+                leaf = u.kind == "row" and u.lead in q_leaves
+                if leaf:  # the row of O_DIRECT covers the name fs.constants.O_DIRECT
+                    have |= set(analyze(q_leaves[u.lead])[:1]) & set(weights)
+                if u.kind == "row" and u.lead and (leaf or lead_match(u.lead, weights, u.text)):
+                    # "os.constants SIGPWR signal meaning": the row of the constant, in the table
+                    # of the namespace the question names (its headings "OS constants > Signal
+                    # constants"), is more specific than the namespace's own entry
+                    where = set(analyze(" ".join((chunk.title, *chunk.heading_path, *u.headings))))
+                    owned = bool(where & set(weights) - set(analyze(u.lead)))
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
@@ -221,16 +233,17 @@ class ExtractiveGenerator:
                 flag = u.lead.split()[0] if u.lead else ""
                 other = flag in owned_flags and not owned  # the same flag of another command
                 lead = self.lead_weight if not other and ((u.lead and u.lead not in variants and (
-                    lead_match(u.lead, weights, u.text) or flag in q_flags)) or ui in entry) else 0.0
+                    lead_match(u.lead, weights, u.text) or flag in q_flags or leaf)) or ui in entry) else 0.0
                 if owned or (flag and flag.lstrip("\\") in q_symbols):
                     lead += self.lead_weight
                 # the entry under a heading that is the very name asked about (``### --no-deprecation``
                 # / "Silence deprecation warnings."): the reference entry itself, above another
                 # entry's sentence that mentions the name ("The process.noDeprecation property
-                # indicates whether the --no-deprecation flag is set"); a code name only: the
-                # entry of a plain word ("What is a Widget?") opens with "Many APIs support
-                # Widgets.", and its defining sentence (``defines`` below) must win
-                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in code_entries:
+                # indicates whether the --no-deprecation flag is set"); a flag only: the entry
+                # of a plain word ("What is a Widget?") opens with "Many APIs support Widgets.",
+                # and its defining sentence (``defines`` below) must win; a target page's
+                # opening is no better than the target's row in the support table
+                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in flag_entries:
                     lead += self.lead_weight
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry

@@ -263,27 +263,29 @@ _HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
 _HTML_TABLE_EDGE = re.compile(r"<table\b|</table\s*>", re.I)
 
 
-def html_rows(text: str) -> list[tuple[int, int, str]]:
+def html_rows(text: str) -> list[tuple[int, int, str, str]]:
     """Rows of HTML tables written in Markdown (``<tr><td><code>O_DIRECT</code></td><td>When set,
-    ...</td></tr>``) as ``(start, end, display)``: each data cell labelled with its ``<th>``
+    ...</td></tr>``) as ``(start, end, display, lead)``: each data cell labelled with its ``<th>``
     column name, like a Markdown row (``Constant: O_DIRECT; Description: When set, ...``); a row
-    of a table whose header this text lacks reads ``O_DIRECT: When set, ...``. Header rows are
-    not units.
+    of a table whose header this text lacks reads ``O_DIRECT: When set, ...``. A row whose first
+    cell is code (``<code>O_DIRECT</code>``) is that name's entry: its lead. Header rows are not
+    units.
 
     >>> html_rows("<table><tr><th>Constant</th><th>Description</th></tr>"
-    ...           "<tr><td><code>O_DIRECT</code></td><td>Less caching.</td></tr></table>")[0][2]
-    'Constant: O_DIRECT; Description: Less caching.'
-    >>> html_rows("<tr><td>SIGPWR</td><td>Power failure.</td></tr>")[0][2]
-    'SIGPWR: Power failure.'
+    ...           "<tr><td><code>O_DIRECT</code></td><td>Less caching.</td></tr></table>")[0][2:]
+    ('Constant: O_DIRECT; Description: Less caching.', 'O_DIRECT')
+    >>> html_rows("<tr><td>SIGPWR</td><td>Power failure.</td></tr>")[0][2:]
+    ('SIGPWR: Power failure.', '')
     """
-    out: list[tuple[int, int, str]] = []
+    out: list[tuple[int, int, str, str]] = []
     header: list[str] | None = None
     edges = [m.start() for m in _HTML_TABLE_EDGE.finditer(text)]
     for m in _HTML_ROW.finditer(text):
         if header is not None and any(last_row_end <= e < m.start() for e in edges):
             header = None  # another table
         last_row_end = m.end()
-        cells = [(tag.lower(), clean(body)) for tag, body in _HTML_CELL.findall(m.group(1))]
+        found = _HTML_CELL.findall(m.group(1))
+        cells = [(tag.lower(), clean(body)) for tag, body in found]
         if not cells:
             continue
         if all(tag == "th" for tag, _ in cells):
@@ -294,8 +296,9 @@ def html_rows(text: str) -> list[tuple[int, int, str]]:
             shown = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, values) if c)
         else:
             shown = f"{values[0]}: {'; '.join(v for v in values[1:] if v)}" if len(values) > 1 else values[0]
+        lead = values[0] if re.fullmatch(r"\s*<code\b[^>]*>[^<]+</code>\s*", found[0][1], re.I) else ""
         if shown.strip(": "):
-            out.append((m.start(), m.end(), shown))
+            out.append((m.start(), m.end(), shown, lead))
     return out
 
 
@@ -341,7 +344,8 @@ def split_units(text: str) -> list[Unit]:
         is_item = bool(m and m.end() == s)
         lead = _lead_term(text[s:e]) if is_item else ""
         raw.append((s, e, clean(text[s:e]), "item" if is_item else "sentence", lead))
-    raw += [(s, e, shown, "row", "") for s, e, shown in rows + html]
+    raw += [(s, e, shown, "row", "") for s, e, shown in rows]
+    raw += [(s, e, shown, "row", lead) for s, e, shown, lead in html]
     raw += [(s, e, shown, "code", "") for s, e, shown in codes]
     raw.sort(key=lambda r: (r[0], r[1]))
     # a list item is one unit (a step reads whole: "Upload it as the Secondary certificate.
