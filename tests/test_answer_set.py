@@ -84,7 +84,9 @@ def test_eval_answers_json_verdicts_and_summary(tiny, tmp_path):
     assert boiler == {"in-boiler"}
     row = next(r for r in data["rows"] if r["id"] == "in-correct")
     assert row["cited_docs"] == ["fs/remove"] and row["outcome"] == "answered" and row["latency_ms"] > 0
-    assert "[doc:fs/remove]" in row["answer"]
+    assert "[doc:fs/remove]" in row["answer"] and row["abstain_reason"] == ""
+    # a wrong abstention names the gate that made it
+    assert all(r["abstain_reason"] for r in data["rows"] if r["verdict"] in ("wrong_abstention", "abstained_ok"))
     o = data["summary"]["overall"]
     assert (o["questions"], o["in_scope"], o["correct"], o["partial"], o["wrong"], o["wrong_abstention"]) == (7, 5, 2, 1, 1, 1)
     assert (o["correct_rate"], o["no_answer"], o["abstained_ok"], o["leaks"], o["abstention_rate"]) == (0.4, 2, 1, 1, 0.5)

@@ -37,11 +37,16 @@ _ABBREV = re.compile(r"(?:^|[\s(\[])(?:[^\W\d_]|Figs?|vs|cf|e\.g|i\.e|Dr|Mr|Mrs|
 
 
 def _no_end(line: str, i: int) -> bool:
-    """Whether the full stop at ``line[i]`` does not end a sentence: a lone dot (". . ." written
-    with spaces) or one after an initial or an abbreviation (:data:`_ABBREV`)."""
-    if line[i] != ".":
-        return False
-    return i == 0 or line[i - 1].isspace() or bool(_ABBREV.search(line, max(0, i - 6), i))
+    """Whether the end mark at ``line[i]`` does not end a sentence: a lone mark (". . ." written
+    with spaces, the operators in "! ~: logical and bitwise negation") or a full stop after an
+    initial or an abbreviation (:data:`_ABBREV`).
+
+    >>> [s for s, _ in split_cited_sentences("! ~: logical and bitwise negation. [doc:b]")]
+    ['! ~: logical and bitwise negation.']
+    """
+    if i == 0 or line[i - 1].isspace():
+        return True
+    return line[i] == "." and bool(_ABBREV.search(line, max(0, i - 6), i))
 
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")

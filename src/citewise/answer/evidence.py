@@ -118,6 +118,8 @@ PASSAGE_GATES = {"all-MiniLM-L6-v2-int8": 0.09}
 
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
+#: An upper-case constant name: ``O_DIRECT``, ``SIGPWR``, ``UV_THREADPOOL_SIZE``.
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*")
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
 #: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
 #: heading or a definition led by the name). Options and variables are left out: "the same
@@ -403,6 +405,7 @@ class EvidenceScorer:
             parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if parts and all(self.df(t, filters) == 0 for t in parts):
                 return f"unknown name: {word}"
+        constants = set()  # whole tokens of dotted names ending in a known constant
         for name in code_names(question):
             terms = analyze(name)
             if not terms or _VERSIONED.fullmatch(name):
@@ -411,7 +414,9 @@ class EvidenceScorer:
                 if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
                     return f"unknown name: {name}"
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
-                return f"unknown name: {name}"
+                if not self._known_constant(name, filters):
+                    return f"unknown name: {name}"
+                constants.add(terms[0])
         for word in slot_names(question):  # "the autofixup builtin", "... with fdisk?"
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
@@ -424,7 +429,7 @@ class EvidenceScorer:
         anchored = any(self.df(t, filters) > 0 for w in _CODE_TOKEN.findall(question) for t in analyze(w)[:1])
         common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
         for t in analyze(subject):
-            if len(t) >= 4 and t not in QUESTION_WORDS and t not in common and self.df(t, filters) == 0:
+            if len(t) >= 4 and t not in QUESTION_WORDS | common | constants and self.df(t, filters) == 0:
                 return f"unknown name: {subject}"
         # a plain word of the phrase the question is about that the corpus never uses ("nginx
         # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
@@ -442,6 +447,17 @@ class EvidenceScorer:
                 return f"unknown name: {word}"
         return ""
 
+    def _known_constant(self, name: str, filters: Filters | None) -> bool:
+        """Whether a dotted name the corpus never spells whole ends in a constant it knows, under
+        a first part it knows: ``fs.constants.O_DIRECT`` where a table of ``fs.constants`` lists
+        ``O_DIRECT`` in a row of its own. Only an upper-case constant counts (``O_DIRECT``,
+        ``SIGPWR``); a made-up method under a real module (``fs.copyTree``) stays unknown."""
+        parts = name.rstrip("()").split(".")
+        if len(parts) < 2 or not _CONSTANT.fullmatch(parts[-1]):
+            return False
+        first, last = analyze(parts[0]), analyze(parts[-1])
+        return bool(first and last) and self.df(first[0], filters) > 0 and self.df(last[0], filters) > 0
+
     @staticmethod
     def missing_name(question: str, seen: set[str]) -> str:
         """``'not in the evidence: X'`` when the question names a thing (a code name or a slot
@@ -455,7 +471,9 @@ class EvidenceScorer:
             # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);
             # its absence from the whole corpus is :meth:`unknown_name`'s business
             if terms and " " not in name.strip() and not re.search(r"\d", name) and terms[0] not in seen:
-                return f"not in the evidence: {name}"
+                last = name.rstrip("()").split(".")[-1]  # fs.constants.O_DIRECT: the O_DIRECT row
+                if not ("." in name and _CONSTANT.fullmatch(last) and analyze(last)[:1] and analyze(last)[0] in seen):
+                    return f"not in the evidence: {name}"
         for word in slot_names(question):
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and not any(t in seen for t in terms):

@@ -140,6 +140,13 @@ class ExtractiveGenerator:
         # an option entry led by a flag the question names and its argument ("-t timeout: Cause
         # read to time out ...") is that flag's entry, though the argument's name is not asked
         q_flags = {f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)}
+        # "what does the \# escape show?", "the !# event designator": a name made only of symbols
+        # has no analyzed term; an entry led by it is the entry asked about, as exact a match as
+        # a flag of the command the question names
+        q_symbols = symbol_names(question)
+        # "What does the fs.constants.O_DIRECT open flag do?": the table row led by ``O_DIRECT``
+        # is the entry of the dotted name's last part (the page writes the constant alone)
+        q_leaves = {n.rstrip("()").split(".")[-1]: n for n in code_names(question) if "." in n.strip(".")}
         code_ok = True  # code blocks are ranked always; quoted only as select/generate decide
         self._wants_code = wants_code(question)
         sides = [frozenset(t for t in analyze(side) if len(t) > 1 and t in weights)
@@ -164,6 +171,7 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
+        flag_entries = {n for n in names if re.fullmatch(r"--?[A-Za-z][\w-]*", n)}
         # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
         # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
         defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
@@ -182,17 +190,37 @@ class ExtractiveGenerator:
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
         variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
+        # "What does the -n option of popd do?": pushd and popd both list a ``-n``; the one in the
+        # option list of the command the question names (the entry it follows: :func:`flag_owners`)
+        # is that command's option, more specific than the command's own entry; where the
+        # question names the command, the same flag of another command is no entry of it
+        owners_by_chunk = [flag_owners(units) if q_flags else [frozenset()] * len(units) for units, _ in got]
+        owned_flags = {u.lead.split()[0] for (units, _), owners_of in zip(got, owners_by_chunk)
+                       for u, o in zip(units, owners_of) if u.lead and u.lead.split()[0] in q_flags and o & set(weights)}
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, got)):
             if not units:
                 continue
             sims = vecs @ q
             quotable = [self._quotable(u, chunk, code_ok) for u in units]
             entry = self._entry_units(chunk, units, quotable, names)
+            owners_of = owners_by_chunk[ci]
             for ui, u in enumerate(units):
                 if not quotable[ui]:
                     continue
                 have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]
                         | title_exact[ci]) & set(weights)
+                owned = bool(u.lead and u.lead.split()[0] in q_flags and owners_of[ui] & set(weights))  # see above
+                if owned:
+                    have |= owners_of[ui] & set(weights)
+                leaf = u.kind == "row" and u.lead in q_leaves
+                if leaf:  # the row of O_DIRECT covers the name fs.constants.O_DIRECT
+                    have |= set(analyze(q_leaves[u.lead])[:1]) & set(weights)
+                if u.kind == "row" and u.lead and (leaf or lead_match(u.lead, weights, u.text)):
+                    # "os.constants SIGPWR signal meaning": the row of the constant, in the table
+                    # of the namespace the question names (its headings "OS constants > Signal
+                    # constants"), is more specific than the namespace's own entry
+                    where = set(analyze(" ".join((chunk.title, *chunk.heading_path, *u.headings))))
+                    owned = bool(where & set(weights) - set(analyze(u.lead)))
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
@@ -202,8 +230,21 @@ class ExtractiveGenerator:
                 # a list item or definition whose lead term the question names is the entry for
                 # that term ("What does the force option do?" -> "`force` {boolean} When true, ...");
                 # so is the first sentence under a heading naming the question's code name
-                lead = self.lead_weight if (u.lead and u.lead not in variants and (
-                    lead_match(u.lead, weights, u.text) or u.lead.split()[0] in q_flags)) or ui in entry else 0.0
+                flag = u.lead.split()[0] if u.lead else ""
+                other = flag in owned_flags and not owned  # the same flag of another command
+                lead = self.lead_weight if not other and ((u.lead and u.lead not in variants and (
+                    lead_match(u.lead, weights, u.text) or flag in q_flags or leaf)) or ui in entry) else 0.0
+                if owned or (flag and flag.lstrip("\\") in q_symbols):
+                    lead += self.lead_weight
+                # the entry under a heading that is the very name asked about (``### --no-deprecation``
+                # / "Silence deprecation warnings."): the reference entry itself, above another
+                # entry's sentence that mentions the name ("The process.noDeprecation property
+                # indicates whether the --no-deprecation flag is set"); a flag only: the entry
+                # of a plain word ("What is a Widget?") opens with "Many APIs support Widgets.",
+                # and its defining sentence (``defines`` below) must win; a target page's
+                # opening is no better than the target's row in the support table
+                elif ui in entry and not other and u.heading.strip("`*_ ").rstrip(":") in flag_entries:
+                    lead += self.lead_weight
                 if owners and u.kind != "code" and _DEFAULT_Q.search(u.text):
                     # the sentence's own words count unless it sits in another named entry
                     # ("... to the value of HISTSIZE" under HISTFILESIZE is HISTFILESIZE's default)
@@ -222,7 +263,7 @@ class ExtractiveGenerator:
                 su = ScoredUnit(float(sims[ui]) + self.lexical_weight * cov + lead - penalty - dangling, ci, u,
                                 vecs[ui], frozenset(have), dangling)
                 scored.append(su)
-                if ui in entry:
+                if ui in entry and not other:
                     self._entry_opening.add(su)
         scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
         self._weights = (weights, total)
@@ -924,6 +965,54 @@ def bare_entry(unit: Unit) -> bool:
 _LAST_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>`[^`\n]+`(?:\s*/\s*`[^`\n]+`)*):[ \t]+(?P<summary>[^\n]+?)[ \t]*\n\s*\Z", re.M)
 
 
+def symbol_names(question: str) -> set[str]:
+    r"""The names made only of symbols a question gives as words of their own, a leading
+    backslash dropped (the Markdown form of a PDF's ``\#`` is ``#``): prompt escapes, history
+    designators, operators. One character of sentence punctuation alone is no name.
+
+    >>> sorted(symbol_names(r"In a bash prompt string, what does the \# escape show?"))
+    ['#']
+    >>> sorted(symbol_names("What does the !# event designator refer to?"))
+    ['!#']
+    >>> sorted(symbol_names("bash arithmetic ! and ~ operators"))
+    ['!', '~']
+    >>> symbol_names("Is it fast - or slow?")
+    set()
+    """
+    out = set()
+    for word in question.split():
+        word = word.strip("\"'`‘’“”")
+        if word.startswith("\\") and len(word) > 1:
+            word = word[1:]
+        if 0 < len(word) <= 3 and not re.search(r"[\w\s]", word) and word not in _SENTENCE_MARKS:
+            out.add(word)
+    return out
+
+
+_SENTENCE_MARKS = frozenset({"-", "–", "—", ",", ".", ";", ":", "?", "!?", "...", "/", "(", ")", "&"})
+
+
+def flag_owners(units: Sequence[Unit]) -> list[frozenset[str]]:
+    """For each unit of a chunk (in text order), the analyzed name of the entry whose option list
+    it sits in: the last definition before it under the same headings whose lead is a name, not a
+    flag (``popd: popd [-n] [+N | -N] Removes ...`` owns the items ``-n``, ``+N``, ``-N`` after
+    it); empty when there is none.
+
+    >>> u = [Unit(0, 22, "popd: Removes entries.", ("Dirs",), "definition", "popd"),
+    ...      Unit(24, 42, "-n: Suppresses cd.", ("Dirs",), "definition", "-n"),
+    ...      Unit(44, 53, "See also.", ("Other",))]
+    >>> [sorted(o) for o in flag_owners(u)]
+    [['popd'], ['popd'], []]
+    """
+    out: list[frozenset[str]] = []
+    current: tuple[tuple[str, ...], frozenset[str]] | None = None
+    for u in units:
+        if u.kind == "definition" and u.lead and not u.lead.startswith(("-", "+")):
+            current = (u.headings, frozenset(analyze(u.lead.split()[0])))
+        out.append(current[1] if current is not None and current[0] == u.headings else frozenset())
+    return out
+
+
 def heading_summary(text: str, start: int) -> tuple[str, tuple[int, int]] | None:
     """The summary of a reference heading of the form ``## `name`: summary`` that directly
     precedes offset ``start`` of ``text`` (only blank lines between), as the sentence
@@ -1113,9 +1202,16 @@ def example_after(first: ScoredUnit, scored: list[ScoredUnit]) -> ScoredUnit | N
 
 
 def _too_short(text: str) -> bool:
-    """Fewer than four words ("Type: End-of-Life.", "Default: 0."): a status or value line that
-    does not say what an entry is, so it does not open one."""
-    return len(re.findall(r"[\w'’-]+", text)) < 4
+    """A status or value line that does not say what an entry is, so it does not open one: under
+    four words with a colon ("Type: End-of-Life.", "Default: 0."), or under three words
+    ("Deprecated."). A short sentence that says what the entry does ("Silence deprecation
+    warnings." under ``--no-deprecation``) opens it.
+
+    >>> [_too_short(t) for t in ("Default: 0.", "Deprecated.", "Silence deprecation warnings.")]
+    [True, True, False]
+    """
+    words = len(re.findall(r"[\w'’-]+", text))
+    return words < 3 or (words < 4 and ":" in text)
 
 
 def _about(unit: Unit) -> set[str]:

@@ -47,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "3"
+UNITS_VERSION = "4"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -258,6 +258,50 @@ def _scan(text: str):
     return heads, rows, codes, defs
 
 
+_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr\s*>", re.I | re.S)
+_HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
+_HTML_TABLE_EDGE = re.compile(r"<table\b|</table\s*>", re.I)
+
+
+def html_rows(text: str) -> list[tuple[int, int, str, str]]:
+    """Rows of HTML tables written in Markdown (``<tr><td><code>O_DIRECT</code></td><td>When set,
+    ...</td></tr>``) as ``(start, end, display, lead)``: each data cell labelled with its ``<th>``
+    column name, like a Markdown row (``Constant: O_DIRECT; Description: When set, ...``); a row
+    of a table whose header this text lacks reads ``O_DIRECT: When set, ...``. A row whose first
+    cell is code (``<code>O_DIRECT</code>``) is that name's entry: its lead. Header rows are not
+    units.
+
+    >>> html_rows("<table><tr><th>Constant</th><th>Description</th></tr>"
+    ...           "<tr><td><code>O_DIRECT</code></td><td>Less caching.</td></tr></table>")[0][2:]
+    ('Constant: O_DIRECT; Description: Less caching.', 'O_DIRECT')
+    >>> html_rows("<tr><td>SIGPWR</td><td>Power failure.</td></tr>")[0][2:]
+    ('SIGPWR: Power failure.', '')
+    """
+    out: list[tuple[int, int, str, str]] = []
+    header: list[str] | None = None
+    edges = [m.start() for m in _HTML_TABLE_EDGE.finditer(text)]
+    for m in _HTML_ROW.finditer(text):
+        if header is not None and any(last_row_end <= e < m.start() for e in edges):
+            header = None  # another table
+        last_row_end = m.end()
+        found = _HTML_CELL.findall(m.group(1))
+        cells = [(tag.lower(), clean(body)) for tag, body in found]
+        if not cells:
+            continue
+        if all(tag == "th" for tag, _ in cells):
+            header = [c for _, c in cells]
+            continue
+        values = [c for _, c in cells]
+        if header is not None:
+            shown = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, values) if c)
+        else:
+            shown = f"{values[0]}: {'; '.join(v for v in values[1:] if v)}" if len(values) > 1 else values[0]
+        lead = values[0] if re.fullmatch(r"\s*<code\b[^>]*>[^<]+</code>\s*", found[0][1], re.I) else ""
+        if shown.strip(": "):
+            out.append((m.start(), m.end(), shown, lead))
+    return out
+
+
 def split_units(text: str) -> list[Unit]:
     """Units of a chunk text in document order (see module docstring).
 
@@ -270,6 +314,7 @@ def split_units(text: str) -> list[Unit]:
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
     text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
     heads, rows, codes, defs = _scan(text)
+    html = html_rows(text) if "<tr" in text or "<TR" in text else []
     raw: list[tuple[int, int, str, str, str]] = []
     under: dict[int, str] = {}  # unit start -> the definition term it explains
     spans: list[tuple[int, int]] = []
@@ -281,6 +326,8 @@ def split_units(text: str) -> list[Unit]:
                 spans.append((s, len(text[:ts].rstrip())))
             s = ts
         spans.append((s, e))
+    if html:  # an HTML table's text is its rows, not sentences: keep only what lies outside them
+        spans = _outside(spans, [m.span() for m in _HTML_ROW.finditer(text)], text)
     for s, e in spans:
         d = next((d for d in defs if d[0] <= s < d[1]), None)
         if d is not None:
@@ -298,6 +345,7 @@ def split_units(text: str) -> list[Unit]:
         lead = _lead_term(text[s:e]) if is_item else ""
         raw.append((s, e, clean(text[s:e]), "item" if is_item else "sentence", lead))
     raw += [(s, e, shown, "row", "") for s, e, shown in rows]
+    raw += [(s, e, shown, "row", lead) for s, e, shown, lead in html]
     raw += [(s, e, shown, "code", "") for s, e, shown in codes]
     raw.sort(key=lambda r: (r[0], r[1]))
     # a list item is one unit (a step reads whole: "Upload it as the Secondary certificate.
@@ -324,6 +372,32 @@ def split_units(text: str) -> list[Unit]:
             stack = [h for h in stack if h[0] < level] + [(level, title)]
         heads_above = tuple(t for _, t in stack) + ((under[s],) if s in under else ())
         out.append(Unit(s, e, shown, heads_above, kind, lead))
+    return out
+
+
+def _outside(spans: list[tuple[int, int]], cut: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """The parts of ``spans`` outside the ``cut`` spans (both sorted), dropping parts that are
+    only markup or whitespace (``</td></tr>``)."""
+    out = []
+    for s, e in spans:
+        pieces = [(s, e)]
+        for cs, ce in cut:
+            if ce <= s or cs >= e:
+                continue
+            nxt = []
+            for a, b in pieces:
+                if ce <= a or cs >= b:
+                    nxt.append((a, b))
+                    continue
+                if a < cs:
+                    nxt.append((a, cs))
+                if ce < b:
+                    nxt.append((ce, b))
+            pieces = nxt
+        for a, b in pieces:
+            if clean(text[a:b]).strip():
+                lead = len(text[a:b]) - len(text[a:b].lstrip())
+                out.append((a + lead, len(text[:b].rstrip())))
     return out
 
 

@@ -215,6 +215,8 @@ class GradedAnswer:
         span_found: an expected span is in the normalised answer (in-scope answered only).
         doc_cited: an expected document is among ``cited_docs``.
         latency_ms: wall time of the ``ask`` call.
+        abstain_reason: why ``ask`` abstained (``'unknown name: X'``, ``'evidence 0.12 < threshold
+            0.14'``, ...; '' when it answered), so a wrong abstention names the gate that made it.
     """
 
     qid: str
@@ -230,6 +232,7 @@ class GradedAnswer:
     span_found: bool = False
     doc_cited: bool = False
     boilerplate_first: bool = False
+    abstain_reason: str = ""
 
     def as_dict(self) -> dict:
         """JSON-ready dict (field names as in the per-question JSONL: ``id`` for ``qid``)."""
@@ -316,7 +319,8 @@ def grade_answer(q: SetQuestion, answer: Any, latency_ms: float = 0.0,
         verdict = "abstained_ok" if abstained else "leak"
     return GradedAnswer(q.qid, q.corpus, q.kind, q.category, q.text, verdict, getattr(answer, "outcome", ""),
                         docs, text, round(latency_ms, 2), span and not abstained, cited,
-                        not abstained and is_boilerplate_first(text, patterns))
+                        not abstained and is_boilerplate_first(text, patterns),
+                        getattr(answer, "abstain_reason", "") or "")
 
 
 def _rate(n: int, d: int) -> float | None:

@@ -5,13 +5,13 @@ Algorithm (one pass over a document's text, all offsets are character offsets in
 1. Replace NUL characters with spaces (one for one, so every offset stays right): a NUL never
    reaches a chunk, the embedder or the index, whatever the format it came from.
 2. Parse the text into blocks: ATX headings (``#``..``######``), fenced code blocks, tables (runs
-   of lines starting with ``|``) and paragraphs (runs of non-blank lines). A fenced block or table
-   is atomic while it fits.
+   of lines starting with ``|``; an HTML ``<table>`` paragraph too) and paragraphs (runs of
+   non-blank lines). A fenced block or table is atomic while it fits.
 3. Build the section tree from the headings.
 4. A section whose whole subtree fits ``max_tokens`` becomes one piece. A larger one emits its own
-   text (packed by blocks, then sentences for an oversized paragraph, rows for an oversized table,
-   lines for an oversized code block) and recurses into its subsections: split at subheadings
-   first, then at paragraphs.
+   text (packed by blocks, then items for an oversized list, sentences for an oversized
+   paragraph, rows for an oversized table, lines for an oversized code block) and recurses into
+   its subsections: split at subheadings first, then at paragraphs.
 5. Hard cap: any span still over the budget (a 50 MB single-line file, a sentence of 10,000
    words, a huge table row) is cut into windows that fit, at the last sentence end, else the last
    whitespace, in the second half of each window, else at a character boundary. No chunk has more
@@ -30,7 +30,8 @@ answer units label each cell with its column name. The copy is a *prefix*: ``Chu
 characters of ``text`` that are not at ``[start, end)`` in the source. ``start``/``end`` still
 point at the rows themselves, so ``text[prefix_len:] == source[start:end]`` for every chunk
 (``prefix_len`` is 0 for all others) and a stored chunk's prefix length is
-``len(text) - (end - start)``. A header of more than a quarter of ``max_tokens`` is not repeated. A code block split across
+``len(text) - (end - start)``. An HTML table written in Markdown (``<table>`` ... ``</table>``, as
+in Node's API docs) splits between ``<tr>`` rows, and its ``<th>`` header row is repeated so. A header of more than a quarter of ``max_tokens`` is not repeated. A code block split across
 chunks is treated alike: every later chunk that starts inside it begins with a copy of its
 opening fence line (```` ```lang ````), so its lines still read as code there.
 
@@ -58,12 +59,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 #: whitespace.
 _CUT_SENTENCE = re.compile(r"[.!?]+[\"')\]]*\s+|[\u3002\uff01\uff1f\uff0e]+")
 _CUT_SPACE = re.compile(r"\s+")
+_LIST_ITEM_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)", re.M)
+_CUT_ROW = re.compile(r"</tr\s*>[ \t]*\n", re.I)
 _TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-[\s:|-]*$")
 
 
 @dataclass
 class _Block:
-    kind: str  # heading | code | table | para
+    kind: str  # heading | code | table | htmltable | para
     start: int
     end: int
     level: int = 0
@@ -173,7 +176,37 @@ def parse_blocks(text: str) -> list[_Block]:
             if kind == "table":
                 cur.header_end = end
     close()  # an unclosed fence runs to the end of the text
+    for b in blocks:
+        if b.kind == "para" and _HTML_TABLE_OPEN.match(text, b.start):
+            b.kind, b.header_end = "htmltable", _html_header_end(text, b.start, b.end)
     return blocks
+
+
+#: A paragraph that opens an HTML table (Node's API docs write their constant tables so).
+_HTML_TABLE_OPEN = re.compile(r"[ \t]*<table\b", re.I)
+_HTML_ROW = re.compile(r"<tr\b.*?</tr\s*>", re.I | re.S)
+
+
+def _html_header_end(text: str, start: int, end: int) -> int:
+    """End of the header of an HTML table block ``[start, end)``: its first row when that row
+    holds ``<th>`` cells, else the end of the ``<table>`` line; repeated like a Markdown table's
+    header at the top of every later chunk that starts inside the table."""
+    m = _HTML_ROW.search(text, start, end)
+    if m and re.search(r"<th\b", m.group(0), re.I):
+        return m.end()
+    nl = text.find("\n", start, end)
+    return nl if nl >= 0 else end
+
+
+def _html_row_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of an HTML table block from ``start`` (its header end) to ``end``, cut between rows:
+    each ``<tr>...</tr>`` with the markup up to the next row; what precedes the first row joins
+    it, what follows the last row (``</table>``) joins that."""
+    rows = [m.span() for m in _HTML_ROW.finditer(text, start, end)]
+    if not rows:
+        return [(start, end)]
+    cuts = [start] + [s for s, _ in rows[1:]] + [end]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
 
 
 def _build_tree(text: str, title: str, blocks: list[_Block]) -> _Section:
@@ -245,7 +278,7 @@ class Chunker:
         blocks = parse_blocks(text)
         if not blocks:
             return []
-        run = _Run(text, [b for b in blocks if b.kind in ("table", "code")], max_header=self.max_tokens // 4,
+        run = _Run(text, [b for b in blocks if b.kind in ("table", "htmltable", "code")], max_header=self.max_tokens // 4,
                    heads=[b for b in blocks if b.kind == "heading"])
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
@@ -301,8 +334,9 @@ class Chunker:
 
     def _units(self, run, start, end, blocks, path) -> list[tuple[int, int]]:
         """Atomic spans of a section's own text: the heading line joins the first block; an
-        oversized paragraph splits at sentences, table at rows (the header stays with the first
-        row), code block at lines; any span still over budget is cut by :meth:`_cap`."""
+        oversized list splits between items, paragraph at sentences, table at rows (the header
+        stays with the first row), code block at lines; any span still over budget is cut by
+        :meth:`_cap`."""
         text = run.text
         spans: list[tuple[int, int]] = []
         own = [b for b in blocks if b.start >= start and b.end <= end]
@@ -310,11 +344,18 @@ class Chunker:
         for b in own:
             s = lead if lead is not None else b.start
             lead = None
-            if b.end - s > self.max_tokens * 64 or not self._within(run, s, b.end, path, self.max_tokens):
+            # the limit :meth:`_cap` holds a span to (:meth:`_budget`): a table a few tokens
+            # under ``max_tokens`` splits at its rows here, not in mid-row there
+            if b.end - s > self.max_tokens * 64 or not self._within(run, s, b.end, path, self.max_tokens - 4):
                 if b.kind == "para":
-                    parts = self._sentences(text, s, b.end)
-                elif b.kind == "table":
-                    parts = self._line_spans(text, b.header_end, b.end)
+                    # a list splits between its items (an option's "Default: 120000" stays with
+                    # the option), other prose at sentences; an item over budget is cut by _cap
+                    items = [m.start() for m in _LIST_ITEM_LINE.finditer(text, s, b.end)]
+                    parts = ([(a, len(text[:e].rstrip())) for a, e in zip([s] + items[1:], items[1:] + [b.end])]
+                             if len(items) > 1 else self._sentences(text, s, b.end))
+                elif b.kind in ("table", "htmltable"):
+                    parts = (self._line_spans(text, b.header_end, b.end) if b.kind == "table"
+                             else _html_row_spans(text, b.header_end, b.end))
                     if parts:  # the header (and the heading line before it) joins the first row
                         parts[0] = (s, parts[0][1])
                     else:
@@ -342,8 +383,9 @@ class Chunker:
         """Cut ``[start, end)`` into consecutive spans of at most their budget in tokens each.
 
         Each window is sized from the token count of a guess (about 4 characters per token, then
-        scaled by the measured ratio), and ends at the last sentence end, else the last
-        whitespace, in its second half, else at its last character. Linear in the span length:
+        scaled by the measured ratio), and ends at the last HTML table row end (``</tr>``), else
+        the last sentence end, else the last whitespace, in its second half, else at its last
+        character. Linear in the span length:
         every character is tokenised a bounded number of times.
         """
         text = run.text
@@ -370,8 +412,11 @@ class Chunker:
             if cut < end:
                 lo = pos + fits // 2
                 best = None
-                for m in _CUT_SENTENCE.finditer(text, lo, cut):
+                for m in _CUT_ROW.finditer(text, lo, cut):  # an HTML table cuts between rows
                     best = m.end()
+                if best is None:
+                    for m in _CUT_SENTENCE.finditer(text, lo, cut):
+                        best = m.end()
                 if best is None:
                     for m in _CUT_SPACE.finditer(text, lo, cut):
                         best = m.end()

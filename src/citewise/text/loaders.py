@@ -63,11 +63,13 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-#: Version of a loader whose text for the same file bytes changed (PDF 2: monospace lines
-#: became fenced code blocks; 3: contents and index pages are dropped whole). It is mixed into that format's content hash
-#: (:func:`content_hash`), so the next ingest re-parses files the old loader read, instead of
-#: keeping their old text because the bytes did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "3"}
+#: Version of a loader whose text (or chunks) for the same file bytes changed (PDF 2: monospace
+#: lines became fenced code blocks; 3: contents and index pages are dropped whole; Markdown 2: an
+#: HTML ``<table>`` in it is chunked between rows, its header row repeated, and read as table rows).
+#: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
+#: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
+#: did not change. Formats absent here hash the bytes.
+LOADER_VERSIONS = {".pdf": "3", ".md": "2", ".markdown": "2"}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:
@@ -447,7 +449,7 @@ def load_markdown(path: Path, root: Path) -> Document:
         text=body,
         source=source,
         format="markdown",
-        content_hash=sha256_hex(raw),
+        content_hash=content_hash(raw, path.suffix),
         version=version,
         updated=updated,
         effective=effective,

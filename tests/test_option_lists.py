@@ -1,0 +1,232 @@
+"""Options of the command a question names, names made of symbols, HTML tables in Markdown.
+
+Faults found on the real-docs sets (issue 10, fault kinds 1, 2 and 6): "What does set -f do?"
+quoted ``-f: Use function names only.`` (another builtin's ``-f``); "What does the -n option of
+popd do?" quoted popd's synopsis, not its ``-n`` item (pushd lists a ``-n`` too); "what does the
+\\# escape show?" found no entry (``\\#`` has no word to match); "! ~: logical and bitwise
+negation" was cut into two sentences at the ``!``; Node's constants, written as HTML tables in
+Markdown, were one run-on sentence each, cut mid-row between chunks, and
+"fs.constants.O_DIRECT" counted as an unknown name because the page writes ``O_DIRECT`` alone.
+All pages here are our own text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from citewise.answer.citations import split_cited_sentences
+from citewise.answer.extractive import flag_owners, symbol_names
+from citewise.answer.units import Unit, split_units
+from citewise.text.chunker import Chunker
+from citewise.text.loaders import content_hash
+
+from conftest import minilm_index_of
+
+STACK_PAGE = """
+## Directory stack builtins
+
+stash
+: stash [-n] [+N] Adds a directory to the top of the directory stack, or rotates the stack.
+Options, if supplied, have the following meanings:
+
+-n
+: Suppresses the normal change of directory when rotating or adding directories to the stack.
+
++N
+: Brings the Nth directory to the top of the list by rotating the stack.
+
+unstash
+: unstash [-n] [+N] Removes elements from the directory stack and changes to the new top.
+Options, if supplied, have the following meanings:
+
+-n
+: Suppresses the normal change of directory when removing directories from the stack, so that
+only the stack is manipulated.
+
++N
+: Removes the Nth directory, counting from the left, from the stack.
+"""
+
+PROMPT_PAGE = """
+## Prompt escapes
+
+The prompt string may hold these backslash-escaped special characters, decoded as follows:
+
+\\h
+: The hostname up to the first dot.
+
+\\!
+: The history number of this command.
+
+\\#
+: The command number of this command.
+
+\\$
+: A dollar sign for an ordinary user, a hash sign for the superuser.
+
+Most prompts show the working directory and the host; escapes are expanded before each prompt.
+"""
+
+CONSTANTS_PAGE = """
+## Open constants
+
+The following constants are exported by `files.constants` and meant for use with `files.open()`.
+
+<table>
+  <tr>
+    <th>Constant</th>
+    <th>Description</th>
+  </tr>
+""" + "".join(f"""  <tr>
+    <td><code>O_FLAG{i:02d}</code></td>
+    <td>Flag number {i} tells the opener to handle the file in mode {i}, which keeps the cache of
+    the handle warm for repeated reads of the same region of the file.</td>
+  </tr>
+""" for i in range(60)) + """  <tr>
+    <td><code>O_QUIETIO</code></td>
+    <td>When set, an attempt will be made to minimize caching effects of file I/O.</td>
+  </tr>
+</table>
+
+On other systems, only some of these constants are available.
+"""
+
+
+def test_flag_owners_name_the_entry_whose_option_list_a_unit_sits_in():
+    units = split_units(STACK_PAGE)
+    by_text = {u.text[:59]: sorted(o) for u, o in zip(units, flag_owners(units)) if u.lead == "-n"}
+    assert by_text == {
+        "-n: Suppresses the normal change of directory when rotating": ["stash"],
+        "-n: Suppresses the normal change of directory when removing": ["unstash"],
+    }
+    # a unit under other headings has no owner
+    assert flag_owners([Unit(0, 5, "x: y.", ("A",), "definition", "x"), Unit(6, 9, "-n: z", ("B",), "definition", "-n")])[1] == frozenset()
+
+
+def test_a_flag_of_the_named_command_beats_the_same_flag_of_another(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"shell/stack": ("Directory stack", STACK_PAGE)})
+    a = idx.ask("What does the -n option of unstash do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("-n: Suppresses the normal change of directory when removing"), a.text
+    assert "when rotating" not in a.text, a.text
+    b = idx.ask("What does the -n option of stash do?")
+    assert b.text.startswith("-n: Suppresses the normal change of directory when rotating"), b.text
+    assert "when removing" not in b.text, b.text
+
+
+def test_symbol_names():
+    assert symbol_names("In a prompt, what does the \\# escape show?") == {"#"}
+    assert symbol_names("what does the !# event designator refer to?") == {"!#"}
+    assert symbol_names("arithmetic ! and ~ operators") == {"!", "~"}
+    assert symbol_names("Is it fast - or slow? Yes & no.") == set()
+
+
+def test_an_entry_led_by_a_symbol_the_question_names_is_quoted_first(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"shell/prompt": ("Prompt", PROMPT_PAGE)})
+    a = idx.ask("In a prompt string, what does the \\# escape show?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("#: The command number of this command."), a.text
+    b = idx.ask("In a prompt string, what does the \\! escape show?")
+    assert b.text.startswith("!: The history number of this command."), b.text
+
+
+def test_a_lone_end_mark_is_an_operator_not_a_sentence_end():
+    got = split_cited_sentences("! ~: logical and bitwise negation. [doc:b] Next one! [doc:c]")
+    assert got == [("! ~: logical and bitwise negation.", [("doc", "b")]), ("Next one!", [("doc", "c")])]
+
+
+def test_an_html_table_in_markdown_splits_between_rows_and_repeats_its_header():
+    chunks = Chunker().chunk("files/constants", "Files", CONSTANTS_PAGE)
+    table = [c for c in chunks if "<td>" in c.text]
+    assert len(table) >= 2
+    header = "<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n"
+    for c in table[1:]:
+        assert c.text.startswith(header), c.text[:120]
+        assert c.text[c.prefix_len:].lstrip().startswith("<tr>"), c.text[c.prefix_len:c.prefix_len + 60]
+        assert c.prefix_len == len(header)
+    for c in table:  # every chunk ends at a row end (or after the table)
+        assert c.text.rstrip().endswith(("</tr>", "available.")), c.text[-80:]
+    # the rows are units labelled with the header, in every chunk; the header is no unit
+    rows = [u.text for c in table for u in split_units(c.text) if u.kind == "row"]
+    assert len(rows) == 61
+    assert "Constant: O_QUIETIO; Description: When set, an attempt will be made to minimize caching effects of file I/O." in rows
+    assert {u.lead for c in table for u in split_units(c.text) if u.kind == "row"} == {f"O_FLAG{i:02d}" for i in range(60)} | {"O_QUIETIO"}
+    assert not [u for c in table for u in split_units(c.text) if u.text.startswith("Constant Description")]
+
+
+def test_a_dotted_name_ending_in_a_constant_the_table_lists_is_answered(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"files/constants": ("Files", CONSTANTS_PAGE)})
+    a = idx.ask("What does the files.constants.O_QUIETIO open flag do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Constant: O_QUIETIO; Description: When set, an attempt will be made"), a.text
+    # the keyword query naming the namespace and the constant: the constant's row comes first,
+    # before the sentence introducing the namespace's table
+    b = idx.ask("files.constants O_QUIETIO meaning")
+    assert b.text.startswith("Constant: O_QUIETIO; Description: When set"), b.text
+    # a made-up constant, or a made-up method under the same prefix, is still unknown
+    for q in ("What does the files.constants.O_TURBO open flag do?", "What does files.copyTree() do?"):
+        c = idx.ask(q)
+        assert c.outcome == "abstained" and c.abstain_reason.startswith("unknown name"), (q, c.text)
+
+
+def test_markdown_content_hash_carries_the_loader_version():
+    raw = b"# T\n\n<table><tr><td>x</td></tr></table>\n"
+    assert content_hash(raw, ".md") != hashlib.sha256(raw).hexdigest()
+    assert content_hash(raw, ".md") == content_hash(raw, ".MD")
+
+
+OPTIONS_PAGE = "## server.create(options)\n\n* `options` {Object}\n" + "".join(
+    f"  * `option{i:02d}` {{number}} Abort the connection if step {i} of the handshake does not finish\n"
+    f"    in the specified number of milliseconds. A `'clientError'` is emitted on the server\n"
+    f"    whenever step {i} times out. **Default:** `{1000 + i}` ({i} seconds).\n" for i in range(40))
+
+
+def test_an_oversized_list_splits_between_items_so_an_option_keeps_its_default():
+    """A list longer than a chunk is cut between its items, not at a sentence inside one: the
+    option's "Default:" sentence stays in the chunk with the option (Node's ``handshakeTimeout``
+    lost its "Default: 120000" to the next chunk)."""
+    chunks = Chunker().chunk("net/server", "Server", OPTIONS_PAGE)
+    assert len(chunks) >= 2
+    for i in range(40):
+        holding = [c for c in chunks if f"`option{i:02d}`" in c.text]
+        assert len(holding) == 1 and f"`{1000 + i}`" in holding[0].text, i
+    for c in chunks[1:]:
+        assert c.text[c.prefix_len:].lstrip().startswith("* `option"), c.text[:80]
+
+
+CLI_PAGE = """
+## Options
+
+### `--quiet-mode`
+
+<!-- YAML
+added: v1.2.0
+-->
+
+Silence progress messages.
+
+### `--loud-mode`
+
+Print every progress message, including the ones for cached steps, with timestamps.
+"""
+
+PROCESS_PAGE = """
+## Process properties
+
+### `process.quietMode`
+
+The `process.quietMode` property indicates whether the `--quiet-mode` flag is set on the current
+process. See the progress event for more information about this flag's behaviour.
+"""
+
+
+def test_a_short_entry_under_the_flag_heading_beats_a_sentence_that_mentions_the_flag(tmp_path_factory):
+    """"What does node's --no-deprecation flag do?" was answered with "The process.noDeprecation
+    property indicates whether the --no-deprecation flag is set": the flag's own entry is a
+    three-word sentence ("Silence deprecation warnings."), which did not count as an entry
+    opening, under a heading that is the flag itself."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"tool/cli": ("Command line", CLI_PAGE),
+                                                "tool/process": ("Process", PROCESS_PAGE)})
+    a = idx.ask("What does the --quiet-mode flag do?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Silence progress messages. [doc:tool/cli]"), a.text
