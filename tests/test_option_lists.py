@@ -230,3 +230,18 @@ def test_a_short_entry_under_the_flag_heading_beats_a_sentence_that_mentions_the
     a = idx.ask("What does the --quiet-mode flag do?")
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert a.text.startswith("Silence progress messages. [doc:tool/cli]"), a.text
+
+
+def test_html_rows_and_cells_may_leave_out_their_end_tags():
+    """HTML lets ``</tr>`` and ``</td>`` be left out; such rows are rows too, and a long table of
+    them is chunked in one pass (the first row pattern scanned to the end of the text from every
+    unclosed ``<tr>``: 20,000 rows took minutes)."""
+    from citewise.answer.units import html_rows
+    got = html_rows("<table><tr><th>Name<th>Meaning<tr><td>A<td>first<tr><td>B<td>second</table>")
+    assert [r[2] for r in got] == ["Name: A; Meaning: first", "Name: B; Meaning: second"]
+    text = "# T\n\n<table>\n" + "".join(f"<tr><td>row {i} of the table</td>\n" for i in range(20000))
+    chunks = Chunker().chunk("big/table", "T", text)
+    assert len(chunks) > 100
+    assert all(c.text[c.prefix_len:].lstrip().startswith("<tr>") for c in chunks[1:])
+    rows = [u.text for c in chunks for u in split_units(c.text) if u.kind == "row"]
+    assert len(rows) == 20000 and rows[12345] == "row 12345 of the table"

@@ -389,8 +389,10 @@ class EvidenceScorer:
         :data:`TOPIC_SHARE` of the store's chunks (at least 2). On the 81-chunk sample corpus
         "SSO" is in 19 chunks, a quarter of them, yet under the fixed caps of
         :meth:`tool_apart` (20 and ``df_cap``); on corpora of 400 chunks or more the fixed caps
-        are the lower ones."""
-        return max(2, math.ceil(TOPIC_SHARE * self._chunk_count()))
+        are the lower ones. Never more than the corpus has: a term in every chunk of a one-chunk
+        corpus is its topic."""
+        n = self._chunk_count()
+        return max(1, min(n, max(2, math.ceil(TOPIC_SHARE * n))))
 
     def unknown_name(self, question: str, filters: Filters | None) -> str:
         """``'unknown name: X'`` when the question names something the visible corpus never

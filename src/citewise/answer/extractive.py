@@ -190,6 +190,12 @@ class ExtractiveGenerator:
         # "What is mapfile used for?": the builtin ``mapfile`` and the variable ``MAPFILE`` both
         # lead an entry; the one spelled as the question spells it is the one asked about
         variants = case_variants(question, [u.lead for units, _ in got for u in units if u.lead])
+        # "How do I export invoices to CSV?": the numbered procedure under a heading that shares a
+        # question word ("Creating an export") is the answer, above a table row or a sentence that
+        # repeats the question's words; :meth:`generate` then quotes the procedure whole. Not
+        # when the question first asks what something is ("What does E-1003 mean and how do I
+        # fix it?": the meaning opens, the procedure follows)
+        procedure = bool(_PROCEDURE_Q.search(question)) and not _DEFINITION_Q.match(question)
         # "What does the -n option of popd do?": pushd and popd both list a ``-n``; the one in the
         # option list of the command the question names (the entry it follows: :func:`flag_owners`)
         # is that command's option, more specific than the command's own entry; where the
@@ -253,6 +259,10 @@ class ExtractiveGenerator:
                                       "" if exact_words(own) else u.text))
                     if not any(rx.search(where) for rx in owners):
                         penalty += self.lexical_weight
+                if (procedure and u.kind == "item" and total > 0
+                        and sum(weights[t] for t in set(analyze(u.heading)) & set(weights)) >= self.PROCEDURE_SHARE * total
+                        and step_number(chunk.text, u) is not None):
+                    lead += self.lead_weight
                 # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
                 # Node.js APIs support Buffers."; its defining sentence comes later
                 if defines is not None and u.kind == "sentence" and defines.match(u.text):
@@ -275,15 +285,15 @@ class ExtractiveGenerator:
         :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
         instruction addressed to a model, or a bare ``name {type}`` entry, or anything under a
         navigation heading ("Related", "See also": :data:`_NAVIGATION_HEADINGS`); nor a question ("What's the
-        difference between an error from a lint and a regular old error?"): the text after it
-        answers, it does not."""
+        difference between an error from a lint and a regular old error?"), quoted or not (an
+        example question on an assistant's help page): the text after it answers, it does not."""
         if u.end > len(chunk.text):
             return False
         if u.kind == "code":
             return code_ok
         if u.heading.strip().lower().rstrip(":") in _NAVIGATION_HEADINGS:
             return False  # "Related": "- Certificate rotation steps for [Okta](...) and [Entra ID](...)"
-        return not (u.text.endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
+        return not (u.text.rstrip("\"'”’)").endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
                     or (u.kind == "sentence" and " " not in u.text.strip() and u.text[-1:] not in ".!")
                     or _XREF_ONLY.match(u.text)
                     or is_instruction(u.text) or bare_entry(u))
@@ -296,6 +306,12 @@ class ExtractiveGenerator:
 
     #: How far (characters) after an entry's start its first quotable prose unit may begin.
     ENTRY_REACH = 600
+
+    #: Share of a how-to's question-term weight (IDF) a procedure's heading must hold for the
+    #: procedure to be its answer: "Creating an export" holds "export" of "How do I export
+    #: invoices to CSV?"; "10.1 Basic Installation" holds only "install" of the long question
+    #: about seeing where ``make install`` would install files (answered by a sentence on DESTDIR).
+    PROCEDURE_SHARE = 0.25
 
     def _entry_units(self, chunk, units: list[Unit], quotable: list[bool], names: list[str]) -> set[int]:
         """Indices of the units that open a reference entry for a name the question asks about

@@ -47,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "4"
+UNITS_VERSION = "5"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -258,8 +258,10 @@ def _scan(text: str):
     return heads, rows, codes, defs
 
 
-_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr\s*>", re.I | re.S)
-_HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
+#: A row (cell) ends at its end tag, or where the next row (cell) or the table's end starts:
+#: HTML lets the end tags be left out.
+_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?:</tr\s*>|(?=<tr\b|</table\b)|\Z)", re.I | re.S)
+_HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)(?:</\1\s*>|(?=<t[hd]\b|</tr\b)|\Z)", re.I | re.S)
 _HTML_TABLE_EDGE = re.compile(r"<table\b|</table\s*>", re.I)
 
 
@@ -361,6 +363,7 @@ def split_units(text: str) -> list[Unit]:
             e, shown = raw[i][1], f"{shown} {raw[i][2]}"
         merged.append((s, e, shown, kind, lead))
         i += 1
+    merged = _with_sub_items(merged, text)
     out: list[Unit] = []
     for s, e, shown, kind, lead in merged:
         if not shown:
@@ -372,6 +375,38 @@ def split_units(text: str) -> list[Unit]:
             stack = [h for h in stack if h[0] < level] + [(level, title)]
         heads_above = tuple(t for _, t in stack) + ((under[s],) if s in under else ())
         out.append(Unit(s, e, shown, heads_above, kind, lead))
+    return out
+
+
+def _indent(text: str, pos: int) -> int:
+    """Columns of whitespace before the line content at ``pos`` (a tab counts 4)."""
+    start = text.rfind("\n", 0, pos) + 1
+    return len(text[start:pos].expandtabs(4)) - len(text[start:pos].expandtabs(4).lstrip())
+
+
+def _with_sub_items(units: list[tuple[int, int, str, str, str]], text: str) -> list[tuple[int, int, str, str, str]]:
+    r"""A list item that ends in ':' ("3. On the Provisioning tab, enter:") takes the items nested
+    under it (more indented, before the next item at its level) into one unit: the step reads
+    whole ("... enter: SCIM connector base URL: https://...; Authentication Mode: HTTP Header"),
+    where alone it is a lead-in that is never quoted.
+
+    >>> t = "1. Open it.\n2. Enter:\n   - **URL**: `x`\n   - **Mode**: y\n3. Save."
+    >>> [u.text for u in split_units(t)]
+    ['Open it.', 'Enter: URL: x; Mode: y', 'Save.']
+    """
+    out: list[tuple[int, int, str, str, str]] = []
+    i = 0
+    while i < len(units):
+        s, e, shown, kind, lead = units[i]
+        i += 1
+        if kind == "item" and shown.endswith(":"):
+            level, subs = _indent(text, s), []
+            while i < len(units) and units[i][3] == "item" and _indent(text, units[i][0]) > level:
+                subs.append(units[i])
+                i += 1
+            if subs:
+                e, shown = subs[-1][1], f"{shown} {'; '.join(u[2].rstrip('.;') for u in subs)}"
+        out.append((s, e, shown, kind, lead))
     return out
 
 

@@ -184,7 +184,9 @@ def parse_blocks(text: str) -> list[_Block]:
 
 #: A paragraph that opens an HTML table (Node's API docs write their constant tables so).
 _HTML_TABLE_OPEN = re.compile(r"[ \t]*<table\b", re.I)
-_HTML_ROW = re.compile(r"<tr\b.*?</tr\s*>", re.I | re.S)
+#: A row ends at ``</tr>``, or where the next row or the table's end starts (HTML lets both end
+#: tags be left out); linear in the text, however many rows are unclosed.
+_HTML_ROW = re.compile(r"<tr\b.*?(?:</tr\s*>|(?=<tr\b|</table\b)|\Z)", re.I | re.S)
 
 
 def _html_header_end(text: str, start: int, end: int) -> int:
