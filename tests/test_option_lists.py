@@ -245,3 +245,42 @@ def test_html_rows_and_cells_may_leave_out_their_end_tags():
     assert all(c.text[c.prefix_len:].lstrip().startswith("<tr>") for c in chunks[1:])
     rows = [u.text for c in chunks for u in split_units(c.text) if u.kind == "row"]
     assert len(rows) == 20000 and rows[12345] == "row 12345 of the table"
+
+
+KEYS_PAGE = """
+## TTY keybindings
+
+<table>
+  <tr>
+    <th>Keybindings</th>
+    <th>Description</th>
+  </tr>
+""" + "".join(f"""  <tr>
+    <td><kbd>Ctrl</kbd>+<kbd>{k}</kbd></td>
+    <td>{d}</td>
+  </tr>
+""" for k, d in [("A", "Go to start of line"), ("E", "Go to end of line"), ("H", "Delete left"),
+                 ("U", "Delete from the current position to the line start"), ("W", "Delete backward to a word boundary"),
+                 ("L", "Clear screen")]) + "</table>\n"
+
+EDITOR_PAGE = """
+## Line editing
+
+For advanced line editors, start the shell with the environment variable LINE_EDITOR=none. The
+interactive interface then reads lines in canonical terminal mode, which allows use with rlwrap.
+"""
+
+
+def test_html_markup_is_not_indexed_so_a_keybinding_row_is_found(tmp_path_factory):
+    """``<kbd>Ctrl</kbd>+<kbd>U</kbd>`` was embedded and indexed with its tags (BM25 terms "kbd",
+    "td"; an embedding of markup): on the Node docs "What does Ctrl+U do in a Node.js readline
+    interface?" retrieved prose about line editors, not the keybinding table. The indexed text
+    has no tags; on this small corpus the row answers."""
+    from citewise.core import Chunk
+    c = Chunk("k#t", "k", ("Keys",), "<tr><td><kbd>Ctrl</kbd>+<kbd>U</kbd></td><td>Delete</td></tr>", 0, 10, 5)
+    assert c.indexed_text == "Keys\n  Ctrl+U  Delete  "
+    idx, _ = minilm_index_of(tmp_path_factory, {"cli/keys": ("Keybindings", KEYS_PAGE),
+                                                "cli/editing": ("Line editing", EDITOR_PAGE)})
+    a = idx.ask("What does Ctrl+U do in the line editor?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text.startswith("Keybindings: Ctrl+U; Description: Delete from the current position to the line start"), a.text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -109,7 +110,9 @@ class Chunk:
             separator line (``prefix_len`` characters), so the text parses as a table on its own.
         start, end: character offsets in the source file, ``[start, end)``, of the text after
             that prefix: ``text[prefix_len:]`` is the source slice (NULs there read as spaces).
-        token_count: o200k_base tokens of ``indexed_text``.
+        token_count: o200k_base tokens of the heading path and chunk text (what the chunk size
+            limit holds); ``indexed_text`` is the same for text without HTML markup tags, shorter
+            for text with them.
         prev_id, next_id: neighbouring chunks in document order (None at the ends).
         parent_id: the chunk of the enclosing section, when the section was split.
         prefix_len: characters at the start of ``text`` that repeat a table header and are not
@@ -131,9 +134,35 @@ class Chunk:
 
     @property
     def indexed_text(self) -> str:
-        """Text that is embedded and indexed: the heading path, then the chunk text."""
+        """Text that is embedded and indexed: the heading path, then the chunk text without its
+        HTML markup tags (:func:`without_markup`: an HTML table in Markdown is indexed as its cell
+        text, ``<kbd>Ctrl</kbd>+<kbd>U</kbd>`` as ``Ctrl+U``)."""
         head = " > ".join(h for h in self.heading_path if h)
-        return f"{head}\n{self.text}" if head else self.text
+        body = without_markup(self.text)
+        return f"{head}\n{body}" if head else body
+
+
+#: Inline HTML tags whose text runs on (``<code>O_DIRECT</code>``, ``<kbd>Ctrl</kbd>+<kbd>U</kbd>``).
+_INLINE_TAG = re.compile(r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|s|samp|small|span|strong|sub|sup|u|var)"
+                         r"(?:\s[^<>]*)?/?>", re.I)
+#: Block and table tags: they separate words (``<td>x</td><td>y</td>`` is ``x y``).
+_BLOCK_TAG = re.compile(r"</?(?:br|div|p|table|thead|tbody|tfoot|tr|td|th|caption|details|summary|ul|ol|li|dl|dt|dd)"
+                        r"(?:\s[^<>]*)?/?>", re.I)
+
+
+def without_markup(text: str) -> str:
+    """``text`` without the HTML tags of Markdown that embeds HTML (tables, ``<kbd>``, ``<code>``):
+    inline tags are dropped, block and table tags become a space. Text without ``<`` is returned
+    as is; anything that is not one of these tags (``a < b``, ``Vec<T>``) stays.
+
+    >>> without_markup("<tr><td><kbd>Ctrl</kbd>+<kbd>U</kbd></td><td>Delete to the line start</td></tr>")
+    '  Ctrl+U  Delete to the line start  '
+    >>> without_markup("Vec<T> where a < b")
+    'Vec<T> where a < b'
+    """
+    if "<" not in text:
+        return text
+    return _BLOCK_TAG.sub(" ", _INLINE_TAG.sub("", text))
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,12 @@ def sha256_hex(data: bytes) -> str:
 
 #: Version of a loader whose text (or chunks) for the same file bytes changed (PDF 2: monospace
 #: lines became fenced code blocks; 3: contents and index pages are dropped whole; Markdown 2: an
-#: HTML ``<table>`` in it is chunked between rows, its header row repeated, and read as table rows).
+#: HTML ``<table>`` in it is chunked between rows, its header row repeated, and read as table rows;
+#: 3: its HTML markup tags are not embedded or indexed, :func:`citewise.core.without_markup`).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "3", ".md": "2", ".markdown": "2"}
+LOADER_VERSIONS = {".pdf": "3", ".md": "3", ".markdown": "3"}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:
