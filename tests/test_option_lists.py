@@ -92,6 +92,13 @@ On other systems, only some of these constants are available.
 """
 
 
+def answered(idx, question: str) -> str:
+    """The answer text to ``question``, asserting it was answered (not abstained)."""
+    a = idx.ask(question)
+    assert a.outcome == "answered", (question, a.abstain_reason, a.text)
+    return a.text
+
+
 def test_flag_owners_name_the_entry_whose_option_list_a_unit_sits_in():
     units = split_units(STACK_PAGE)
     by_text = {u.text[:59]: sorted(o) for u, o in zip(units, flag_owners(units)) if u.lead == "-n"}
@@ -105,13 +112,11 @@ def test_flag_owners_name_the_entry_whose_option_list_a_unit_sits_in():
 
 def test_a_flag_of_the_named_command_beats_the_same_flag_of_another(tmp_path_factory):
     idx, _ = minilm_index_of(tmp_path_factory, {"shell/stack": ("Directory stack", STACK_PAGE)})
-    a = idx.ask("What does the -n option of unstash do?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("-n: Suppresses the normal change of directory when removing"), a.text
-    assert "when rotating" not in a.text, a.text
-    b = idx.ask("What does the -n option of stash do?")
-    assert b.text.startswith("-n: Suppresses the normal change of directory when rotating"), b.text
-    assert "when removing" not in b.text, b.text
+    a = answered(idx, "What does the -n option of unstash do?")
+    assert a.startswith("-n: Suppresses the normal change of directory when removing"), a
+    assert "when rotating" not in a, a
+    b = answered(idx, "What does the -n option of stash do?")
+    assert b.startswith("-n: Suppresses the normal change of directory when rotating") and "when removing" not in b, b
 
 
 def test_symbol_names():
@@ -123,11 +128,9 @@ def test_symbol_names():
 
 def test_an_entry_led_by_a_symbol_the_question_names_is_quoted_first(tmp_path_factory):
     idx, _ = minilm_index_of(tmp_path_factory, {"shell/prompt": ("Prompt", PROMPT_PAGE)})
-    a = idx.ask("In a prompt string, what does the \\# escape show?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("#: The command number of this command."), a.text
-    b = idx.ask("In a prompt string, what does the \\! escape show?")
-    assert b.text.startswith("!: The history number of this command."), b.text
+    a = answered(idx, "In a prompt string, what does the \\# escape show?")
+    assert a.startswith("#: The command number of this command."), a
+    assert answered(idx, "In a prompt string, what does the \\! escape show?").startswith("!: The history number")
 
 
 def test_a_lone_end_mark_is_an_operator_not_a_sentence_end():
@@ -156,9 +159,8 @@ def test_an_html_table_in_markdown_splits_between_rows_and_repeats_its_header():
 
 def test_a_dotted_name_ending_in_a_constant_the_table_lists_is_answered(tmp_path_factory):
     idx, _ = minilm_index_of(tmp_path_factory, {"files/constants": ("Files", CONSTANTS_PAGE)})
-    a = idx.ask("What does the files.constants.O_QUIETIO open flag do?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("Constant: O_QUIETIO; Description: When set, an attempt will be made"), a.text
+    a = answered(idx, "What does the files.constants.O_QUIETIO open flag do?")
+    assert a.startswith("Constant: O_QUIETIO; Description: When set, an attempt will be made"), a
     # the keyword query naming the namespace and the constant: the constant's row comes first,
     # before the sentence introducing the namespace's table
     b = idx.ask("files.constants O_QUIETIO meaning")
@@ -227,9 +229,8 @@ def test_a_short_entry_under_the_flag_heading_beats_a_sentence_that_mentions_the
     opening, under a heading that is the flag itself."""
     idx, _ = minilm_index_of(tmp_path_factory, {"tool/cli": ("Command line", CLI_PAGE),
                                                 "tool/process": ("Process", PROCESS_PAGE)})
-    a = idx.ask("What does the --quiet-mode flag do?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("Silence progress messages. [doc:tool/cli]"), a.text
+    a = answered(idx, "What does the --quiet-mode flag do?")
+    assert a.startswith("Silence progress messages. [doc:tool/cli]"), a
 
 
 def test_html_rows_and_cells_may_leave_out_their_end_tags():
@@ -281,6 +282,5 @@ def test_html_markup_is_not_indexed_so_a_keybinding_row_is_found(tmp_path_factor
     assert c.indexed_text == "Keys\n  Ctrl+U  Delete  "
     idx, _ = minilm_index_of(tmp_path_factory, {"cli/keys": ("Keybindings", KEYS_PAGE),
                                                 "cli/editing": ("Line editing", EDITOR_PAGE)})
-    a = idx.ask("What does Ctrl+U do in the line editor?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("Keybindings: Ctrl+U; Description: Delete from the current position to the line start"), a.text
+    a = answered(idx, "What does Ctrl+U do in the line editor?")
+    assert a.startswith("Keybindings: Ctrl+U; Description: Delete from the current position to the line start"), a
