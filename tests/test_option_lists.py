@@ -284,3 +284,16 @@ def test_html_markup_is_not_indexed_so_a_keybinding_row_is_found(tmp_path_factor
                                                 "cli/editing": ("Line editing", EDITOR_PAGE)})
     a = answered(idx, "What does Ctrl+U do in the line editor?")
     assert a.startswith("Keybindings: Ctrl+U; Description: Delete from the current position to the line start"), a
+
+
+def test_a_tag_written_as_code_in_prose_is_text_not_a_row():
+    """Prose about HTML names ``<tr>`` in code spans: no row is read there, and the sentences after
+    it stay units (an unclosed row runs to the end of the text, which would have swallowed them);
+    the indexed text keeps the tag names written as code."""
+    from citewise.core import without_markup
+    text = ("A table row is written as `<tr>` with `<td>` cells inside it. The browser draws each row on "
+            "its own line. Columns line up by position.")
+    assert [u.text for u in split_units(text)] == [
+        "A table row is written as <tr> with <td> cells inside it.",
+        "The browser draws each row on its own line.", "Columns line up by position."]
+    assert without_markup(text) == text

@@ -159,10 +159,17 @@ def without_markup(text: str) -> str:
     '  Ctrl+U  Delete to the line start  '
     >>> without_markup("Vec<T> where a < b")
     'Vec<T> where a < b'
+    >>> without_markup("Rows are `<tr>` elements: <b>bold</b>")
+    'Rows are `<tr>` elements: bold'
     """
     if "<" not in text:
         return text
-    return _BLOCK_TAG.sub(" ", _INLINE_TAG.sub("", text))
+    # a tag written as code (```<tr>``` in prose about HTML) is text, not markup
+    parts = _CODE_SPAN.split(text)
+    return "".join(p if i % 2 else _BLOCK_TAG.sub(" ", _INLINE_TAG.sub("", p)) for i, p in enumerate(parts))
+
+
+_CODE_SPAN = re.compile(r"(`+[^`\n]*`+)")
 
 
 @dataclass(frozen=True)

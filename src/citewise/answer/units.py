@@ -265,6 +265,14 @@ _HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)(?:</\1\s*>|(?=<t[hd]\b|</tr\b)|\
 _HTML_TABLE_EDGE = re.compile(r"<table\b|</table\s*>", re.I)
 
 
+def _html_row_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the HTML table rows of ``text`` that hold cells (header rows too), outside
+    Markdown code spans: a ``<tr>`` written as code in prose (```<tr>```) is no row."""
+    code = [m.span() for m in _CODE_SPAN.finditer(text)]
+    return [m.span() for m in _HTML_ROW.finditer(text)
+            if _HTML_CELL.search(m.group(1)) and not any(a <= m.start() < b for a, b in code)]
+
+
 def html_rows(text: str) -> list[tuple[int, int, str, str]]:
     """Rows of HTML tables written in Markdown (``<tr><td><code>O_DIRECT</code></td><td>When set,
     ...</td></tr>``) as ``(start, end, display, lead)``: each data cell labelled with its ``<th>``
@@ -282,7 +290,10 @@ def html_rows(text: str) -> list[tuple[int, int, str, str]]:
     out: list[tuple[int, int, str, str]] = []
     header: list[str] | None = None
     edges = [m.start() for m in _HTML_TABLE_EDGE.finditer(text)]
+    code = [m.span() for m in _CODE_SPAN.finditer(text)]
     for m in _HTML_ROW.finditer(text):
+        if any(a <= m.start() < b for a, b in code):
+            continue  # ``<tr>`` written as code in prose
         if header is not None and any(last_row_end <= e < m.start() for e in edges):
             header = None  # another table
         last_row_end = m.end()
@@ -316,7 +327,7 @@ def split_units(text: str) -> list[Unit]:
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
     text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
     heads, rows, codes, defs = _scan(text)
-    html = html_rows(text) if "<tr" in text or "<TR" in text else []
+    html = html_rows(text) if re.search(r"<tr\b", text, re.I) else []
     raw: list[tuple[int, int, str, str, str]] = []
     under: dict[int, str] = {}  # unit start -> the definition term it explains
     spans: list[tuple[int, int]] = []
@@ -329,7 +340,7 @@ def split_units(text: str) -> list[Unit]:
             s = ts
         spans.append((s, e))
     if html:  # an HTML table's text is its rows, not sentences: keep only what lies outside them
-        spans = _outside(spans, [m.span() for m in _HTML_ROW.finditer(text)], text)
+        spans = _outside(spans, _html_row_spans(text), text)
     for s, e in spans:
         d = next((d for d in defs if d[0] <= s < d[1]), None)
         if d is not None:
