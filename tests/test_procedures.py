@@ -89,3 +89,13 @@ def test_a_how_to_question_opens_with_the_procedure_not_a_quoted_example_questio
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert a.text.startswith("Go to Reports → Exports and choose New export."), a.text
     assert "What columns are in" not in a.text, a.text
+
+
+def test_a_long_nested_list_stays_a_list_of_its_own():
+    """A step ending in ':' takes at most MAX_SUB_ITEMS nested items; a longer nested list (a
+    reference list under "Supported values:") stays one unit per item."""
+    from citewise.answer.units import MAX_SUB_ITEMS
+    short = "1. Enter:\n" + "".join(f"   - value {i}\n" for i in range(3)) + "2. Save."
+    assert [u.text for u in split_units(short)] == ["Enter: value 0; value 1; value 2", "Save."]
+    long = "1. Enter:\n" + "".join(f"   - value {i}\n" for i in range(MAX_SUB_ITEMS + 1)) + "2. Save."
+    assert len(split_units(long)) == MAX_SUB_ITEMS + 3

@@ -395,6 +395,10 @@ def _indent(text: str, pos: int) -> int:
     return len(text[start:pos].expandtabs(4)) - len(text[start:pos].expandtabs(4).lstrip())
 
 
+#: Most nested items a step ending in ':' takes into its unit (:func:`_with_sub_items`).
+MAX_SUB_ITEMS = 8
+
+
 def _with_sub_items(units: list[tuple[int, int, str, str, str]], text: str) -> list[tuple[int, int, str, str, str]]:
     r"""A list item that ends in ':' ("3. On the Provisioning tab, enter:") takes the items nested
     under it (more indented, before the next item at its level) into one unit: the step reads
@@ -415,7 +419,9 @@ def _with_sub_items(units: list[tuple[int, int, str, str, str]], text: str) -> l
             while i < len(units) and units[i][3] == "item" and _indent(text, units[i][0]) > level:
                 subs.append(units[i])
                 i += 1
-            if subs:
+            if len(subs) > MAX_SUB_ITEMS:  # a long nested list is a list of its own, not one step
+                i -= len(subs)
+            elif subs:
                 e, shown = subs[-1][1], f"{shown} {'; '.join(u[2].rstrip('.;') for u in subs)}"
         out.append((s, e, shown, kind, lead))
     return out
