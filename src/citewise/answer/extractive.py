@@ -260,7 +260,7 @@ class ExtractiveGenerator:
                     if not any(rx.search(where) for rx in owners):
                         penalty += self.lexical_weight
                 if (procedure and u.kind == "item" and total > 0
-                        and sum(weights[t] for t in set(analyze(u.heading)) & set(weights)) >= self.PROCEDURE_SHARE * total
+                        and sum(weights[t] for t in procedure_terms(chunk, u) & set(weights)) >= self.PROCEDURE_SHARE * total
                         and step_number(chunk.text, u) is not None):
                     lead += self.lead_weight
                 # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
@@ -518,8 +518,16 @@ class ExtractiveGenerator:
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
             # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
+            before = chosen
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
-                                     content_terms(question))
+                                     content_terms(question), context.chunks)
+            steps = [su for su in chosen if su not in before or step_number(self._texts[su.chunk_index], su.unit)]
+            if len(steps) > 1:
+                # the procedure is the answer: a sentence of another document ("The hub carries
+                # a warranty of 42 months", another provider's step "In SAML Certificates, choose
+                # Edit") does not belong in its steps
+                doc = context.chunks[steps[0].chunk_index].doc_id
+                chosen = [su for su in chosen if context.chunks[su.chunk_index].doc_id == doc]
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
         # asks for code or the block matches it nearly as well as the best sentence does
@@ -690,8 +698,15 @@ def step_number(text: str, unit: Unit) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def procedure_terms(chunk, unit: Unit) -> set[str]:
+    """Analyzed terms of what a numbered list is the procedure for: the unit's headings, the
+    chunk's heading path and its document title ("Installing the Zorblax hub" > "Steps")."""
+    return set(analyze(" ".join((getattr(chunk, "title", "") or "", *chunk.heading_path, *unit.headings))))
+
+
 def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
-                    most: int, question_terms: Iterable[str] | None = None) -> list[ScoredUnit]:
+                    most: int, question_terms: Iterable[str] | None = None,
+                    chunks: Sequence | None = None) -> list[ScoredUnit]:
     """``chosen`` with the whole procedure around its first numbered-list item: the quotable
     items of the same list (same chunk and headings, numbered without a gap), in order, where
     that item stood; from step 1 when the procedure has at most ``most`` steps, else ``most``
@@ -700,12 +715,16 @@ def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: S
     analyzed ``question_terms``, when the chosen item is not step 1 and the procedure's heading
     shares no term with the question: that step answers on its own ("... and how do I ask for a
     higher one?" -> step 4 of "How to fix it", "request a higher limit under Settings → ...";
-    "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it")."""
+    "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it"). Given the
+    context's ``chunks``, the heading path and title count as the heading too
+    (:func:`procedure_terms`: "Installing the Zorblax hub" > "Steps")."""
     first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
     if first is None:
         return chosen
+    heading = (procedure_terms(chunks[first.chunk_index], first.unit) if chunks is not None
+               else set(analyze(first.unit.heading)))
     if (question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1
-            and not set(analyze(first.unit.heading)) & set(question_terms)):
+            and not heading & set(question_terms)):
         return chosen
     same = sorted((su for su in scored if su.chunk_index == first.chunk_index
                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
