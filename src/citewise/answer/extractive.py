@@ -279,6 +279,15 @@ class ExtractiveGenerator:
         self._weights = (weights, total)
         return scored
 
+    def _repeats(self, su: ScoredUnit, other: ScoredUnit) -> bool:
+        """Whether ``su`` says what ``other`` says (cosine at least :attr:`redundancy`). Two rows
+        of one table with different first cells never do, however alike they read: "Monthly
+        price; Pro: $99" and "Annual price; Pro: $990" are two facts."""
+        if (su.unit.kind == other.unit.kind == "row" and su.chunk_index == other.chunk_index
+                and _first_cell(su.unit.text) != _first_cell(other.unit.text)):
+            return False
+        return float(su.vector @ other.vector) >= self.redundancy
+
     @staticmethod
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
         """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
@@ -421,10 +430,12 @@ class ExtractiveGenerator:
                 if d is not None and d not in chosen:
                     chosen.insert(0, d)
                     covered |= d.terms
-        if scored[0] in self._entry_opening or self._read_on:
+        if (scored[0] in self._entry_opening or self._read_on) and scored[0].unit.kind != "row":
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
-            # the same heading) before anything else
+            # the same heading) before anything else. Not from a table row: the next rows are
+            # other facts ("Annual price" then "Seats included", "Maximum seats" for "What is
+            # the price of the Pro plan?"); the rows that match come by score
             followers = self._entry_followers(scored[0], scored, self._values, self._texts)
             if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
                 # "completion-query-items default": the entry's sentence stating the default
@@ -457,7 +468,7 @@ class ExtractiveGenerator:
             # its fourth sentence "values passed later override ..."): it takes a fourth place
             rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top and su not in chosen
                           and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
-                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
+                          and not any(self._repeats(su, c) for c in chosen)), None)
             if rival is not None and len(chosen) >= self.max_sentences:
                 chosen.append(rival)  # one place beyond the read-on: the rival is its own answer
                 covered |= rival.terms
@@ -468,7 +479,7 @@ class ExtractiveGenerator:
                     continue
                 if any(_same_text(su.unit.text, c.unit.text) for c in chosen):
                     continue  # the same sentence twice (an API documented in three variants)
-                if any(float(su.vector @ c.vector) >= self.redundancy for c in chosen):
+                if any(self._repeats(su, c) for c in chosen):
                     continue
                 # new question terms in the unit's own words: a term only its heading or page title
                 # holds ("plan" of "Refunds on the Pro plan") tells the reader nothing new
@@ -499,7 +510,7 @@ class ExtractiveGenerator:
             if (su in chosen or su.score < self.runner_up_floor * top
                     or (opening and not (su.unit.lead and lead_match(su.unit.lead, weights, su.unit.text)))
                     or any(_same_text(su.unit.text, c.unit.text) for c in chosen)
-                    or any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)):
+                    or any(self._repeats(su, c) for c in chosen)):
                 continue
             chosen.append(su)
             break
@@ -696,6 +707,12 @@ def step_number(text: str, unit: Unit) -> int | None:
         return None
     m = _STEP_MARK.fullmatch(text, text.rfind("\n", 0, unit.start) + 1, unit.start)
     return int(m.group(1)) if m else None
+
+
+def _first_cell(row_text: str) -> str:
+    """The first cell of a row unit's display text (``Monthly price`` of ``Monthly price; Starter:
+    $29; ...``, ``Constant: O_DIRECT`` of ``Constant: O_DIRECT; Description: ...``)."""
+    return row_text.split(";", 1)[0].strip()
 
 
 def procedure_terms(chunk, unit: Unit) -> set[str]:
