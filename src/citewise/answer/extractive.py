@@ -529,14 +529,20 @@ class ExtractiveGenerator:
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
             # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
+            # a pure how-to reads the procedure's page title and heading path as its heading
+            # ("Installing the Zorblax hub" > "Steps"); a question that first asks what something
+            # is answers "and how do I ask for a higher one?" with the one step that says so
+            pure = not _DEFINITION_Q.match(question)
             before = chosen
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
-                                     content_terms(question), context.chunks)
+                                     content_terms(question), context.chunks if pure else None)
             steps = [su for su in chosen if su not in before or step_number(self._texts[su.chunk_index], su.unit)]
-            if len(steps) > 1:
+            if len(steps) > 1 and pure:
                 # the procedure is the answer: a sentence of another document ("The hub carries
                 # a warranty of 42 months", another provider's step "In SAML Certificates, choose
-                # Edit") does not belong in its steps
+                # Edit") does not belong in its steps. Not when the question first asks what
+                # something is ("What is the daily limit on Enterprise, and how do I ask for a
+                # higher one?": the limit's row is in another document than the procedure)
                 doc = context.chunks[steps[0].chunk_index].doc_id
                 chosen = [su for su in chosen if context.chunks[su.chunk_index].doc_id == doc]
         # the best-scoring block of the context (its heading and text match the question; measured
