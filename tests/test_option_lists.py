@@ -297,3 +297,27 @@ def test_a_tag_written_as_code_in_prose_is_text_not_a_row():
         "A table row is written as <tr> with <td> cells inside it.",
         "The browser draws each row on its own line.", "Columns line up by position."]
     assert without_markup(text) == text
+
+
+PLANS_PAGE = """
+## Plan comparison
+
+| | Basic | Plus | Max |
+|---|---|---|---|
+| Annual price | $190 per year | $690 per year | Set in your contract |
+| Seats included | 2 | 8 | 20 |
+| Maximum seats | 4 | 40 | Unlimited |
+| Monthly price | $19 per workspace | $69 per workspace | From $499 per workspace |
+| Price of an extra seat | $5 per month | $8 per month | Set in your contract |
+| Invoices per month | 50 | Unlimited | Unlimited |
+"""
+
+
+def test_a_price_question_gets_the_price_rows_not_the_rows_after_the_first(tmp_path_factory):
+    """Found by a fresh-clone trial: "What is the price of the Pro plan?" read on from the first
+    matching row into the rows after it (seats included, maximum seats) and dropped the monthly
+    price row as a repeat of the annual one (two rows of one table read alike, yet are two facts)."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/plans": ("Plans and pricing", PLANS_PAGE)})
+    a = answered(idx, "What is the price of the Plus plan?")
+    assert "Monthly price;" in a and "Annual price;" in a, a
+    assert "Seats included" not in a and "Maximum seats" not in a and "Invoices per month" not in a, a

@@ -99,3 +99,55 @@ def test_a_long_nested_list_stays_a_list_of_its_own():
     assert [u.text for u in split_units(short)] == ["Enter: value 0; value 1; value 2", "Save."]
     long = "1. Enter:\n" + "".join(f"   - value {i}\n" for i in range(MAX_SUB_ITEMS + 1)) + "2. Save."
     assert len(split_units(long)) == MAX_SUB_ITEMS + 3
+
+
+HUB_PAGE = """
+## Steps
+
+1. Unpack the hub.
+   1. Remove the blue foam insert.
+   2. Keep the silver calibration key; you need it in step 3.
+2. Connect the hub to power with the grey cable.
+3. Calibrate the hub.
+   - Insert the silver calibration key into the slot marked K.
+   - Hold the reset button for 12 seconds until the lamp turns amber.
+   - Remove the key.
+4. Pair the hub with the app by scanning the QR code on the base.
+"""
+
+FLAT_HUB_PAGE = """
+## Steps
+
+1. Unpack the hub and remove the blue foam insert.
+2. Connect the hub to power with the grey cable.
+3. Calibrate the hub: insert the silver key into slot K and hold the reset button for 12 seconds.
+4. Pair the hub with the app by scanning the QR code on the base.
+"""
+
+WARRANTY_PAGE = """
+## Warranty
+
+The Zorblax hub carries a warranty of 42 months from the date of purchase. To make a claim, email
+the serial number of the hub to the claims team.
+"""
+
+
+def _steps_in_order(text: str, steps: list[str]) -> bool:
+    at = [text.find(s) for s in steps]
+    return -1 not in at and at == sorted(at)
+
+
+def test_a_procedure_under_a_generic_heading_is_found_by_its_title_and_quoted_alone(tmp_path_factory):
+    """Found by a fresh-clone trial: under the heading "Steps" (no question word) of the page
+    "Installing the Zorblax hub", "How do I install the Zorblax hub?" quoted steps 4, 2 and 1, or
+    step 1, the warranty page's sentence and step 4; sub-steps were never quoted."""
+    steps = ["Unpack the hub", "Connect the hub to power", "Calibrate the hub", "Pair the hub with the app"]
+    for name, page in (("nested", HUB_PAGE), ("flat", FLAT_HUB_PAGE)):
+        idx, _ = minilm_index_of(tmp_path_factory, {"hub/setup": ("Installing the Zorblax hub", page),
+                                                    "hub/faq": ("Zorblax warranty FAQ", WARRANTY_PAGE)})
+        a = idx.ask("How do I install the Zorblax hub?")
+        assert a.outcome == "answered", (name, a.abstain_reason, a.text)
+        assert _steps_in_order(a.text, steps), (name, a.text)
+        assert "[doc:hub/faq]" not in a.text and "warranty" not in a.text, (name, a.text)
+        if name == "nested":
+            assert "Hold the reset button for 12 seconds" in a.text and "Remove the blue foam insert" in a.text, a.text

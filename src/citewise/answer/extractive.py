@@ -260,7 +260,7 @@ class ExtractiveGenerator:
                     if not any(rx.search(where) for rx in owners):
                         penalty += self.lexical_weight
                 if (procedure and u.kind == "item" and total > 0
-                        and sum(weights[t] for t in set(analyze(u.heading)) & set(weights)) >= self.PROCEDURE_SHARE * total
+                        and sum(weights[t] for t in procedure_terms(chunk, u) & set(weights)) >= self.PROCEDURE_SHARE * total
                         and step_number(chunk.text, u) is not None):
                     lead += self.lead_weight
                 # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
@@ -278,6 +278,15 @@ class ExtractiveGenerator:
         scored.sort(key=lambda s: (-s.score, s.chunk_index, s.unit.start))
         self._weights = (weights, total)
         return scored
+
+    def _repeats(self, su: ScoredUnit, other: ScoredUnit) -> bool:
+        """Whether ``su`` says what ``other`` says (cosine at least :attr:`redundancy`). Two rows
+        of one table with different first cells never do, however alike they read: "Monthly
+        price; Pro: $99" and "Annual price; Pro: $990" are two facts."""
+        if (su.unit.kind == other.unit.kind == "row" and su.chunk_index == other.chunk_index
+                and _first_cell(su.unit.text) != _first_cell(other.unit.text)):
+            return False
+        return float(su.vector @ other.vector) >= self.redundancy
 
     @staticmethod
     def _quotable(u: Unit, chunk, code_ok: bool) -> bool:
@@ -421,10 +430,12 @@ class ExtractiveGenerator:
                 if d is not None and d not in chosen:
                     chosen.insert(0, d)
                     covered |= d.terms
-        if scored[0] in self._entry_opening or self._read_on:
+        if (scored[0] in self._entry_opening or self._read_on) and scored[0].unit.kind != "row":
             # the best unit opens the reference entry the question asks about, or the question
             # asks what something is / is a search-box query: read on (the next sentences under
-            # the same heading) before anything else
+            # the same heading) before anything else. Not from a table row: the next rows are
+            # other facts ("Annual price" then "Seats included", "Maximum seats" for "What is
+            # the price of the Pro plan?"); the rows that match come by score
             followers = self._entry_followers(scored[0], scored, self._values, self._texts)
             if self._default and not STATES_DEFAULT.search(scored[0].unit.text):
                 # "completion-query-items default": the entry's sentence stating the default
@@ -457,7 +468,7 @@ class ExtractiveGenerator:
             # its fourth sentence "values passed later override ..."): it takes a fourth place
             rival = next((su for su in scored[1:] if su.score >= self.relative_floor * top and su not in chosen
                           and not any(_same_text(su.unit.text, c.unit.text) for c in chosen)
-                          and not any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)), None)
+                          and not any(self._repeats(su, c) for c in chosen)), None)
             if rival is not None and len(chosen) >= self.max_sentences:
                 chosen.append(rival)  # one place beyond the read-on: the rival is its own answer
                 covered |= rival.terms
@@ -468,7 +479,7 @@ class ExtractiveGenerator:
                     continue
                 if any(_same_text(su.unit.text, c.unit.text) for c in chosen):
                     continue  # the same sentence twice (an API documented in three variants)
-                if any(float(su.vector @ c.vector) >= self.redundancy for c in chosen):
+                if any(self._repeats(su, c) for c in chosen):
                     continue
                 # new question terms in the unit's own words: a term only its heading or page title
                 # holds ("plan" of "Refunds on the Pro plan") tells the reader nothing new
@@ -499,7 +510,7 @@ class ExtractiveGenerator:
             if (su in chosen or su.score < self.runner_up_floor * top
                     or (opening and not (su.unit.lead and lead_match(su.unit.lead, weights, su.unit.text)))
                     or any(_same_text(su.unit.text, c.unit.text) for c in chosen)
-                    or any(float(su.vector @ c.vector) >= self.redundancy for c in chosen)):
+                    or any(self._repeats(su, c) for c in chosen)):
                 continue
             chosen.append(su)
             break
@@ -518,8 +529,22 @@ class ExtractiveGenerator:
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
             # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
+            # a pure how-to reads the procedure's page title and heading path as its heading
+            # ("Installing the Zorblax hub" > "Steps"); a question that first asks what something
+            # is answers "and how do I ask for a higher one?" with the one step that says so
+            pure = not _DEFINITION_Q.match(question)
+            before = chosen
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
-                                     content_terms(question))
+                                     content_terms(question), context.chunks if pure else None)
+            steps = [su for su in chosen if su not in before or step_number(self._texts[su.chunk_index], su.unit)]
+            if len(steps) > 1 and pure:
+                # the procedure is the answer: a sentence of another document ("The hub carries
+                # a warranty of 42 months", another provider's step "In SAML Certificates, choose
+                # Edit") does not belong in its steps. Not when the question first asks what
+                # something is ("What is the daily limit on Enterprise, and how do I ask for a
+                # higher one?": the limit's row is in another document than the procedure)
+                doc = context.chunks[steps[0].chunk_index].doc_id
+                chosen = [su for su in chosen if context.chunks[su.chunk_index].doc_id == doc]
         # the best-scoring block of the context (its heading and text match the question; measured
         # on the real-docs dev set it beat "the block after the best sentence"), when the question
         # asks for code or the block matches it nearly as well as the best sentence does
@@ -690,8 +715,21 @@ def step_number(text: str, unit: Unit) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _first_cell(row_text: str) -> str:
+    """The first cell of a row unit's display text (``Monthly price`` of ``Monthly price; Starter:
+    $29; ...``, ``Constant: O_DIRECT`` of ``Constant: O_DIRECT; Description: ...``)."""
+    return row_text.split(";", 1)[0].strip()
+
+
+def procedure_terms(chunk, unit: Unit) -> set[str]:
+    """Analyzed terms of what a numbered list is the procedure for: the unit's headings, the
+    chunk's heading path and its document title ("Installing the Zorblax hub" > "Steps")."""
+    return set(analyze(" ".join((getattr(chunk, "title", "") or "", *chunk.heading_path, *unit.headings))))
+
+
 def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
-                    most: int, question_terms: Iterable[str] | None = None) -> list[ScoredUnit]:
+                    most: int, question_terms: Iterable[str] | None = None,
+                    chunks: Sequence | None = None) -> list[ScoredUnit]:
     """``chosen`` with the whole procedure around its first numbered-list item: the quotable
     items of the same list (same chunk and headings, numbered without a gap), in order, where
     that item stood; from step 1 when the procedure has at most ``most`` steps, else ``most``
@@ -700,12 +738,16 @@ def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: S
     analyzed ``question_terms``, when the chosen item is not step 1 and the procedure's heading
     shares no term with the question: that step answers on its own ("... and how do I ask for a
     higher one?" -> step 4 of "How to fix it", "request a higher limit under Settings → ...";
-    "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it")."""
+    "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it"). Given the
+    context's ``chunks``, the heading path and title count as the heading too
+    (:func:`procedure_terms`: "Installing the Zorblax hub" > "Steps")."""
     first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
     if first is None:
         return chosen
+    heading = (procedure_terms(chunks[first.chunk_index], first.unit) if chunks is not None
+               else set(analyze(first.unit.heading)))
     if (question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1
-            and not set(analyze(first.unit.heading)) & set(question_terms)):
+            and not heading & set(question_terms)):
         return chosen
     same = sorted((su for su in scored if su.chunk_index == first.chunk_index
                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)

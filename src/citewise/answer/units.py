@@ -37,6 +37,7 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
 _FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
+_NUMBERED = re.compile(r"[ \t]*\d{1,3}[.)][ \t]+")
 #: A list item that defines a term: it starts with a code span, bold text or ``term:``
 #: (``* `force` {boolean} When true, ...``, ``- **retryDelay**: ...``, ``- timeout: ...``).
 _LEAD = re.compile(r"(?:`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|([\w.$-][\w .$-]{0,40}?):(?=\s))")
@@ -47,7 +48,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "5"
+UNITS_VERSION = "6"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -400,29 +401,35 @@ MAX_SUB_ITEMS = 8
 
 
 def _with_sub_items(units: list[tuple[int, int, str, str, str]], text: str) -> list[tuple[int, int, str, str, str]]:
-    r"""A list item that ends in ':' ("3. On the Provisioning tab, enter:") takes the items nested
-    under it (more indented, before the next item at its level) into one unit: the step reads
-    whole ("... enter: SCIM connector base URL: https://...; Authentication Mode: HTTP Header"),
-    where alone it is a lead-in that is never quoted.
+    r"""A list item that ends in ':' ("3. On the Provisioning tab, enter:"), or a numbered step,
+    takes the items nested under it (more indented, before the next item at its level; at most
+    :data:`MAX_SUB_ITEMS`) into one unit: the step reads whole ("... enter: SCIM connector base
+    URL: https://...; Authentication Mode: HTTP Header"; "Calibrate the hub. Insert the key into
+    slot K. Hold the reset button for 12 seconds."), where alone the lead-in is never quoted and
+    the step's own words leave out what to do.
 
     >>> t = "1. Open it.\n2. Enter:\n   - **URL**: `x`\n   - **Mode**: y\n3. Save."
     >>> [u.text for u in split_units(t)]
     ['Open it.', 'Enter: URL: x; Mode: y', 'Save.']
+    >>> [u.text for u in split_units("1. Calibrate it.\n   - Insert the key.\n   - Hold reset.\n2. Pair it.")]
+    ['Calibrate it. Insert the key. Hold reset.', 'Pair it.']
     """
     out: list[tuple[int, int, str, str, str]] = []
     i = 0
     while i < len(units):
         s, e, shown, kind, lead = units[i]
         i += 1
-        if kind == "item" and shown.endswith(":"):
+        if kind == "item" and (shown.endswith(":") or _NUMBERED.match(text, text.rfind("\n", 0, s) + 1)):
             level, subs = _indent(text, s), []
             while i < len(units) and units[i][3] == "item" and _indent(text, units[i][0]) > level:
                 subs.append(units[i])
                 i += 1
             if len(subs) > MAX_SUB_ITEMS:  # a long nested list is a list of its own, not one step
                 i -= len(subs)
-            elif subs:
+            elif subs and shown.endswith(":"):
                 e, shown = subs[-1][1], f"{shown} {'; '.join(u[2].rstrip('.;') for u in subs)}"
+            elif subs:
+                e, shown = subs[-1][1], " ".join([shown] + [u[2] if u[2][-1:] in ".!?" else f"{u[2]}." for u in subs])
         out.append((s, e, shown, kind, lead))
     return out
 
