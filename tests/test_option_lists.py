@@ -321,3 +321,18 @@ def test_a_price_question_gets_the_price_rows_not_the_rows_after_the_first(tmp_p
     a = answered(idx, "What is the price of the Plus plan?")
     assert "Monthly price;" in a and "Annual price;" in a, a
     assert "Seats included" not in a and "Maximum seats" not in a and "Invoices per month" not in a, a
+
+
+def test_a_reference_list_is_never_quoted_also_in_a_chunk_that_starts_inside_it():
+    """"rust default allocator before 1.32" quoted the page's References list ("A. Crichton. “RFC:
+    Allow changing the default allocator #1183.” GitHub."): the chunk started inside that section,
+    so its units had no heading of their own and the navigation rule never saw "References"."""
+    from types import SimpleNamespace
+    from citewise.answer.extractive import ExtractiveGenerator
+    text = "- A. Crichton. “RFC: Allow changing the default allocator #1183.” GitHub.\n"
+    unit = split_units(text)[0]
+    inside = SimpleNamespace(text=text, heading_path=("Exploit Mitigations", "References"))
+    elsewhere = SimpleNamespace(text=text, heading_path=("Exploit Mitigations", "Heap corruption protection"))
+    assert unit.headings == ()
+    assert not ExtractiveGenerator._quotable(unit, inside, True)
+    assert ExtractiveGenerator._quotable(unit, elsewhere, True)

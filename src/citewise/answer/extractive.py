@@ -293,15 +293,20 @@ class ExtractiveGenerator:
         """Whether a unit may be quoted (code blocks when ``code_ok``; :meth:`select` and
         :meth:`generate` decide whether one is shown); never a unit cut off by truncation, a lead-in ending in ':', a lower-case fragment continuing one, an
         instruction addressed to a model, or a bare ``name {type}`` entry, or anything under a
-        navigation heading ("Related", "See also": :data:`_NAVIGATION_HEADINGS`); nor a question ("What's the
+        navigation or reference-list heading ("Related", "See also", "References":
+        :data:`_NAVIGATION_HEADINGS`; the chunk's own heading when the unit has none); nor a question ("What's the
         difference between an error from a lint and a regular old error?"), quoted or not (an
         example question on an assistant's help page): the text after it answers, it does not."""
         if u.end > len(chunk.text):
             return False
         if u.kind == "code":
             return code_ok
-        if u.heading.strip().lower().rstrip(":") in _NAVIGATION_HEADINGS:
-            return False  # "Related": "- Certificate rotation steps for [Okta](...) and [Entra ID](...)"
+        heading = u.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
+        if heading.strip().lower().rstrip(":") in _NAVIGATION_HEADINGS:
+            # "Related": "- Certificate rotation steps for [Okta](...) and [Entra ID](...)"; a
+            # "References" list ("A. Crichton. “RFC: Allow changing the default allocator.”
+            # GitHub."); also in a chunk that starts inside that section
+            return False
         return not (u.text.rstrip("\"'”’)").endswith((":", "?")) or (u.kind == "item" and u.text[0].islower() and not u.lead)
                     or (u.kind == "sentence" and " " not in u.text.strip() and u.text[-1:] not in ".!")
                     or _XREF_ONLY.match(u.text)
@@ -700,7 +705,8 @@ def _explains(unit: Unit, entry: Unit) -> bool:
 #: Headings of sections that point elsewhere (their items are links, not statements):
 #: nothing under them is quoted.
 _NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics", "related pages",
-                                  "see also", "further reading", "more information"})
+                                  "see also", "further reading", "more information", "references",
+                                  "bibliography"})
 #: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
 _PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
 _STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
