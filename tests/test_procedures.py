@@ -151,3 +151,15 @@ def test_a_procedure_under_a_generic_heading_is_found_by_its_title_and_quoted_al
         assert "[doc:hub/faq]" not in a.text and "warranty" not in a.text, (name, a.text)
         if name == "nested":
             assert "Hold the reset button for 12 seconds" in a.text and "Remove the blue foam insert" in a.text, a.text
+
+
+def test_a_procedure_answer_gets_no_sample_block_unless_code_is_asked_for(tmp_path_factory):
+    """Found by a fresh-clone trial: "How do I export invoices to CSV?" quoted the five steps and
+    then the page's sample CSV file."""
+    page = EXPORT_PAGE + "\nA file looks like this:\n\n```csv\ninvoice_id,status,total\ninv_1,paid,12.00\n```\n"
+    idx, _ = minilm_index_of(tmp_path_factory, {"exports/csv": ("Export data to CSV", page)})
+    a = idx.ask("How do I export invoices to CSV?")
+    assert a.outcome == "answered" and a.text.startswith("Go to Reports → Exports"), (a.abstain_reason, a.text)
+    assert "```" not in a.text, a.text
+    b = idx.ask("How do I export invoices to CSV? Show an example file.")
+    assert "```csv" in b.text, b.text

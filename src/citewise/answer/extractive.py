@@ -301,7 +301,8 @@ class ExtractiveGenerator:
             return False
         if u.kind == "code":
             return code_ok
-        heading = u.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
+        path = getattr(chunk, "heading_path", ())
+        heading = u.heading or (path[-1] if path else "")
         if heading.strip().lower().rstrip(":") in _NAVIGATION_HEADINGS:
             # "Related": "- Certificate rotation steps for [Okta](...) and [Entra ID](...)"; a
             # "References" list ("A. Crichton. “RFC: Allow changing the default allocator.”
@@ -531,6 +532,7 @@ class ExtractiveGenerator:
         chosen = self.select(scored)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
+        procedure_quoted = False
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
             # alone ("how do I rotate ...": step 3); a how-to question gets the procedure
@@ -542,7 +544,11 @@ class ExtractiveGenerator:
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
                                      content_terms(question), context.chunks if pure else None)
             steps = [su for su in chosen if su not in before or step_number(self._texts[su.chunk_index], su.unit)]
-            if len(steps) > 1 and pure:
+            procedure_quoted = len(steps) > 1
+            if procedure_quoted and not asks_for_code(question):
+                # the steps are the answer; a sample block (the CSV export's example file) is not
+                chosen = [su for su in chosen if su.unit.kind != "code"]
+            if procedure_quoted and pure:
                 # the procedure is the answer: a sentence of another document ("The hub carries
                 # a warranty of 42 months", another provider's step "In SAML Certificates, choose
                 # Edit") does not belong in its steps. Not when the question first asks what
@@ -582,8 +588,10 @@ class ExtractiveGenerator:
             # directories" question: ``mkdir .../{old,new,dist,bugs}`` of Brace Expansion, not a
             # completion function elsewhere that happens to mention directories)
             chosen[picked[0]] = code
-        elif code is not None and not picked and (
-                wants_code(question) or code.score >= self.code_ratio * chosen[0].score):
+        elif code is not None and not picked and (asks_for_code(question) or not procedure_quoted and (
+                wants_code(question) or code.score >= self.code_ratio * chosen[0].score)):
+            # a how-to answered by a procedure needs no sample block after it (the CSV export's
+            # example file after its five steps), unless the question asks to see code
             chosen.append(code)
         target = pointed_at(chosen[0], scored)
         if target is not None and target not in chosen:
@@ -752,9 +760,13 @@ def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: S
         return chosen
     heading = (procedure_terms(chunks[first.chunk_index], first.unit) if chunks is not None
                else set(analyze(first.unit.heading)))
-    if (question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1
-            and not heading & set(question_terms)):
-        return chosen
+    if question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1:
+        asked = set(question_terms)
+        # "How do I calibrate the hub?" over "Installing the Zorblax hub": step 3 "Calibrate the
+        # hub." (with its sub-steps) says more of what is asked than the procedure's title does;
+        # that step answers on its own
+        if not heading & asked or len(set(analyze(first.unit.text)) & asked) > len(heading & asked):
+            return chosen
     same = sorted((su for su in scored if su.chunk_index == first.chunk_index
                    and su.unit.headings == first.unit.headings), key=lambda su: su.unit.start)
     at_first = same.index(first)
