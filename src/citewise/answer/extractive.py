@@ -139,7 +139,7 @@ class ExtractiveGenerator:
         q_ids = set(find_identifiers(question))
         # an option entry led by a flag the question names and its argument ("-t timeout: Cause
         # read to time out ...") is that flag's entry, though the argument's name is not asked
-        q_flags = {f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)}
+        q_flags = {f for f in code_names(question) if _FLAG.fullmatch(f)}
         # "what does the \# escape show?", "the !# event designator": a name made only of symbols
         # has no analyzed term; an entry led by it is the entry asked about, as exact a match as
         # a flag of the command the question names
@@ -171,7 +171,7 @@ class ExtractiveGenerator:
         # the reference entry of the thing asked about opens the answer to "what is/does X ...",
         # "which values can I pass to -C panic?" and the search-box query "keepAliveTimeout default"
         names = entry_names(question) if asks_definition(question) or asks_entry(question) else []
-        flag_entries = {n for n in names if re.fullmatch(r"--?[A-Za-z][\w-]*", n)}
+        flag_entries = {n for n in names if _FLAG.fullmatch(n)}
         # "What is a Buffer?": a sentence that says what the subject is ("Buffer objects are used
         # to represent ...", "Duplex streams are streams that ...") is the answer's first candidate
         defines = defining_pattern(question_subject(question)) if asks_definition(question) else None
@@ -201,8 +201,9 @@ class ExtractiveGenerator:
         # is that command's option, more specific than the command's own entry; where the
         # question names the command, the same flag of another command is no entry of it
         owners_by_chunk = [flag_owners(units) if q_flags else [frozenset()] * len(units) for units, _ in got]
+        asked = set(weights)  # the question's content terms, looked up once per unit below
         owned_flags = {u.lead.split()[0] for (units, _), owners_of in zip(got, owners_by_chunk)
-                       for u, o in zip(units, owners_of) if u.lead and u.lead.split()[0] in q_flags and o & set(weights)}
+                       for u, o in zip(units, owners_of) if u.lead and u.lead.split()[0] in q_flags and o & asked}
         for ci, (chunk, (units, vecs)) in enumerate(zip(context.chunks, got)):
             if not units:
                 continue
@@ -215,18 +216,18 @@ class ExtractiveGenerator:
                     continue
                 have = (set(analyze(f"{u.heading} {u.text}")) | title_ids[ci] | heading_ids[ci]
                         | title_exact[ci]) & set(weights)
-                owned = bool(u.lead and u.lead.split()[0] in q_flags and owners_of[ui] & set(weights))  # see above
+                owned = bool(u.lead and u.lead.split()[0] in q_flags and owners_of[ui] & asked)  # see above
                 if owned:
-                    have |= owners_of[ui] & set(weights)
+                    have |= owners_of[ui] & asked
                 leaf = u.kind == "row" and u.lead in q_leaves
                 if leaf:  # the row of O_DIRECT covers the name fs.constants.O_DIRECT
-                    have |= set(analyze(q_leaves[u.lead])[:1]) & set(weights)
+                    have |= set(analyze(q_leaves[u.lead])[:1]) & asked
                 if u.kind == "row" and u.lead and (leaf or lead_match(u.lead, weights, u.text)):
                     # "os.constants SIGPWR signal meaning": the row of the constant, in the table
                     # of the namespace the question names (its headings "OS constants > Signal
                     # constants"), is more specific than the namespace's own entry
                     where = set(analyze(" ".join((chunk.title, *chunk.heading_path, *u.headings))))
-                    owned = bool(where & set(weights) - set(analyze(u.lead)))
+                    owned = bool(where & asked - set(analyze(u.lead)))
                 cov = sum(weights[t] for t in have) / total if total > 0 else 0.0
                 penalty = 0.0
                 if q_ids:
@@ -260,7 +261,7 @@ class ExtractiveGenerator:
                     if not any(rx.search(where) for rx in owners):
                         penalty += self.lexical_weight
                 if (procedure and u.kind == "item" and total > 0
-                        and sum(weights[t] for t in procedure_terms(chunk, u) & set(weights)) >= self.PROCEDURE_SHARE * total
+                        and sum(weights[t] for t in procedure_terms(chunk, u) & asked) >= self.PROCEDURE_SHARE * total
                         and step_number(chunk.text, u) is not None):
                     lead += self.lead_weight
                 # on top of the entry's opening bonus: the entry of "Buffer" opens with "Many
@@ -715,6 +716,8 @@ def _explains(unit: Unit, entry: Unit) -> bool:
 _NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics", "related pages",
                                   "see also", "further reading", "more information", "references",
                                   "bibliography"})
+#: A command-line flag as a question or a list item writes it (``-n``, ``--no-deprecation``).
+_FLAG = re.compile(r"--?[A-Za-z][\w-]*")
 #: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
 _PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
 _STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
