@@ -323,6 +323,21 @@ def test_a_price_question_gets_the_price_rows_not_the_rows_after_the_first(tmp_p
     assert "Seats included" not in a and "Maximum seats" not in a and "Invoices per month" not in a, a
 
 
+def test_a_row_answers_with_the_column_the_question_names(tmp_path_factory):
+    """Found by fresh-clone trials: "What is the price of the Pro plan?" quoted whole rows (every
+    plan's price). A question that names some of a row's sibling columns (plans) gets those
+    cells, labelled, after the row's own label; a question naming every column, or none, gets
+    the whole row."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/plans": ("Plans and pricing", PLANS_PAGE)})
+    a = answered(idx, "What is the price of the Plus plan?")
+    assert "Annual price; Plus: $690 per year." in a and "Monthly price; Plus: $69 per workspace." in a, a
+    assert "Basic" not in a and "Max:" not in a and "$19" not in a, a
+    both = answered(idx, "maximum seats Basic vs Plus")
+    assert "Maximum seats; Basic: 4; Plus: 40." in both and "Unlimited" not in both, both
+    every = answered(idx, "maximum seats on Basic, Plus and Max")
+    assert "Maximum seats; Basic: 4; Plus: 40; Max: Unlimited." in every, every
+
+
 def test_a_reference_list_is_never_quoted_also_in_a_chunk_that_starts_inside_it():
     """"rust default allocator before 1.32" quoted the page's References list ("A. Crichton. “RFC:
     Allow changing the default allocator #1183.” GitHub."): the chunk started inside that section,
@@ -336,3 +351,27 @@ def test_a_reference_list_is_never_quoted_also_in_a_chunk_that_starts_inside_it(
     assert unit.headings == ()
     assert not ExtractiveGenerator._quotable(unit, inside, True)
     assert ExtractiveGenerator._quotable(unit, elsewhere, True)
+
+
+WIDGET_PAGE = """
+The widget comes in three sizes.
+
+| Size | Weight | Price |
+|---|---|---|
+| Small | 120 g | 14 EUR |
+| Medium | 340 g | 27 EUR |
+| Large | 910 g | 59 EUR |
+"""
+
+
+def test_a_row_named_by_its_label_answers_alone_and_the_question_verb_is_no_unknown_name(tmp_path_factory):
+    """Found by a fresh-clone trial: "What does the Medium widget weigh?" abstained ("unknown
+    name: Medium widget weigh": the verb was read as part of the thing asked about, and the page
+    says "Weight"), and "What is the price of the Large widget?" quoted all three rows."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"shop/widgets": ("Widget sizes", WIDGET_PAGE)})
+    assert answered(idx, "What does the Medium widget weigh?") == "Size: Medium; Weight: 340 g; Price: 27 EUR. [doc:shop/widgets]"
+    assert answered(idx, "What is the price of the Large widget?") == "Size: Large; Weight: 910 g; Price: 59 EUR. [doc:shop/widgets]"
+    every = answered(idx, "widget sizes and prices")
+    assert all(f"Size: {s};" in every for s in ("Small", "Medium", "Large")), every
+    a = idx.ask("What does the Zorblax frobnicator weigh?")
+    assert a.outcome == "abstained" and a.abstain_reason.startswith("unknown name"), (a.abstain_reason, a.text)

@@ -163,3 +163,19 @@ def test_a_procedure_answer_gets_no_sample_block_unless_code_is_asked_for(tmp_pa
     assert "```" not in a.text, a.text
     b = idx.ask("How do I export invoices to CSV? Show an example file.")
     assert "```csv" in b.text, b.text
+
+
+def test_a_how_to_whose_verb_opens_one_step_gets_that_step_each_sub_step_cited(tmp_path_factory):
+    """Found by a fresh-clone trial: "How do I calibrate the hub?" quoted the whole installation
+    procedure (step 1 mentions the calibration key), and the sub-steps "... the slot marked K."
+    and "Hold the reset button ..." shared one citation ("K." read as an initial). The step that
+    opens with the question's verb answers alone, each sub-step cited; "install", the verb of the
+    page title, still gets the whole procedure."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"hub/setup": ("Installing the Zorblax hub", HUB_PAGE)})
+    a = idx.ask("How do I calibrate the hub?")
+    assert a.outcome == "answered", (a.abstain_reason, a.text)
+    assert a.text == ("Calibrate the hub. [doc:hub/setup] Insert the silver calibration key into the slot marked K. "
+                      "[doc:hub/setup] Hold the reset button for 12 seconds until the lamp turns amber. "
+                      "[doc:hub/setup] Remove the key. [doc:hub/setup]"), a.text
+    whole = idx.ask("How do I install the Zorblax hub?")
+    assert _steps_in_order(whole.text, ["Unpack the hub", "Calibrate the hub", "Pair the hub with the app"]), whole.text

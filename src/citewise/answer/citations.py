@@ -35,6 +35,8 @@ _GOES_ON = re.compile(r"(?<=\.)[ \t]+[a-z)\]}]")
 #: the end of a sentence.
 _ABBREV = re.compile(r"(?:^|[\s(\[])(?:[^\W\d_]|Figs?|vs|cf|e\.g|i\.e|Dr|Mr|Mrs|Ms|St|Vol|pp|Sec|Eq|Ref)$")
 
+_INITIAL = re.compile(r"(?:^|[\s(\[])[A-Z]$")
+
 
 def _no_end(line: str, i: int) -> bool:
     """Whether the end mark at ``line[i]`` does not end a sentence: a lone mark (". . ." written
@@ -66,6 +68,10 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
     ['Run it with the . or source builtins.', 'Then stop.']
     >>> [s for s, _ in split_cited_sentences("See Fig. 3. R. Á. de Espíndola wrote it. Done.")]
     ['See Fig. 3.', 'R. Á. de Espíndola wrote it.', 'Done.']
+    >>> [s for s, _ in split_cited_sentences("Use slot K. [doc:a] Hold it. [doc:a]")]
+    ['Use slot K.', 'Hold it.']
+    >>> [s for s, _ in split_cited_sentences("A host (e.g. [doc:a] 'x.org') here. [doc:a]")]
+    ["A host (e.g. 'x.org') here."]
     """
     out: list[tuple[str, list[tuple[str, str]]]] = []
     lines = text.splitlines()
@@ -103,9 +109,13 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
                 pos = m.end()
                 continue
             e = _END.match(line, pos)
-            if e and (e.end() == n or line[e.end()].isspace() or BRACKET.match(line, e.end())
-                      or BRACKET.match(line, _skip_ws(line, e.end()))) and not _GOES_ON.match(line, e.end()) \
-                    and not _no_end(line, e.start()):
+            # a citation marker right after a full stop ends the sentence, also after a capital
+            # letter that reads as an initial ("into the slot marked K. [doc:setup] Hold ..."); not
+            # after an abbreviation ("(e.g. [doc:x] 'nodejs.org')": a unit cut there is joined again)
+            marked = e is not None and bool(BRACKET.match(line, _skip_ws(line, e.end())))
+            initial = marked and line[e.start()] == "." and bool(_INITIAL.search(line, 0, e.start()))
+            if e and (e.end() == n or line[e.end()].isspace() or marked) and not _GOES_ON.match(line, e.end()) \
+                    and (initial or not _no_end(line, e.start())):
                 buf.append(e.group(0))
                 pos = e.end()
                 # markers after the end punctuation belong to this sentence

@@ -152,6 +152,10 @@ def _prose_before(units: Sequence, k: int) -> list[str]:
 
 _COMMON_WORDS: frozenset[str] | None = None
 #: A token of letters and digits ("L4", "E1004", "v2"): a code a question ties itself to.
+#: "What does X <verb>?" with a verb of its own (not "do", "mean", "stand for"): the verb ends the
+#: subject :func:`question_subject` reads ("What does the Medium widget weigh?").
+_DOES_VERB = re.compile(r"^\s*what\s+(?:does|do)\b(?!.*\b(?:do|does|mean|stand for|used for|for)\s*\??\s*$)", re.I | re.S)
+
 _CODE_TOKEN = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
 
 
@@ -424,6 +428,12 @@ class EvidenceScorer:
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return f"unknown name: {word}"
         subject = question_subject(question)
+        words, verb = subject.split(), ""
+        if (len(words) > 1 and _DOES_VERB.match(question) and words[-1].isalpha() and words[-1].islower()
+                and is_common_word(words[-1])):
+            # "What does the Medium widget weigh?": the last word is the question's verb, not part
+            # of the thing asked about (pages say "Weight"); "What does cargo frobnicate do?" keeps it
+            subject, verb = " ".join(words[:-1]), words[-1]
         # a question tied to a code the corpus knows ("What is the salary range for L4?" over
         # pages that say "salary bands" for level L4): a common English word it uses that the
         # pages do not ("range") is a paraphrase, no unknown thing; "frobnicate" is one, and so
@@ -441,7 +451,7 @@ class EvidenceScorer:
         # option, which the flag rules check; the tool's name may be one the pages never spell out
         flagged = any(n.startswith("-") for n in code_names(question))
         for word in [] if flagged else subject_words(question):
-            if len(word) < 4 or not word.isalpha() or (anchored and is_common_word(word)):
+            if len(word) < 4 or not word.isalpha() or word == verb or (anchored and is_common_word(word)):
                 continue  # compounds and code names are :func:`code_names`' business; a common
                 # English word is no unknown name
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]

@@ -54,7 +54,7 @@ evaluation such as SQuAD exact match; the answer text shown to users is the cite
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -63,7 +63,7 @@ from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.evidence import content_terms, exact_words
 from citewise.answer.generators import Draft
-from citewise.answer.units import Unit, UnitCache, is_instruction
+from citewise.answer.units import Unit, UnitCache, clean, is_instruction, table_cells
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import ASKING, code_names, compared_names, entry_names, entry_offsets, question_subject
@@ -533,6 +533,7 @@ class ExtractiveGenerator:
         chosen = self.select(scored)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
+        chosen = named_rows(chosen, scored, [c.text for c in context.chunks], question, self.coverage_floor)
         procedure_quoted = False
         if _PROCEDURE_Q.search(question):
             # "What does E-1003 mean and how do I fix it?": step 1 of "How to fix it" was quoted
@@ -542,8 +543,10 @@ class ExtractiveGenerator:
             # is answers "and how do I ask for a higher one?" with the one step that says so
             pure = not _DEFINITION_Q.match(question)
             before = chosen
+            verb = _HOW_VERB.match(question)
             chosen = with_next_steps(chosen, scored, [c.text for c in context.chunks], self.LIST_ITEMS,
-                                     content_terms(question), context.chunks if pure else None)
+                                     content_terms(question), context.chunks if pure else None,
+                                     (analyze(verb.group(1) or verb.group(2)) or [""])[0] if verb else "")
             steps = [su for su in chosen if su not in before or step_number(self._texts[su.chunk_index], su.unit)]
             procedure_quoted = len(steps) > 1
             if procedure_quoted and not asks_for_code(question):
@@ -618,6 +621,8 @@ class ExtractiveGenerator:
                 spans[head[0]] = head[1]
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
+            if u.kind == "row":
+                u = _projected(u, chunk.text, question)
             if u.kind == "code":
                 sentences.append(f"{u.text} [doc:{chunk.doc_id}]")
                 spans.setdefault(u.text, (u.start, u.end))
@@ -627,7 +632,8 @@ class ExtractiveGenerator:
             # lead-in ("**Test sign-in.** A new button ...") heads the sentence after it as a
             # term does ("Test sign-in: A new button ..."), not a one-line sentence of its own
             lead_in = u.lead if u.lead[-1:] == "." and text.startswith(u.lead) and len(text) > len(u.lead) + 1 else ""
-            parts = [sentence for sentence, _ in split_cited_sentences(text[len(lead_in):].lstrip())]
+            parts = [sentence for piece in _sub_items(u, chunk.text) or [text[len(lead_in):].lstrip()]
+                     for sentence, _ in split_cited_sentences(piece)]
             if lead_in and parts:
                 parts[0] = f"{lead_in[:-1]}: {parts[0]}"
             for sentence in parts:
@@ -720,6 +726,8 @@ _NAVIGATION_HEADINGS = frozenset({"related", "related articles", "related topics
 _FLAG = re.compile(r"--?[A-Za-z][\w-]*")
 #: A question asking how to do something ("... and how do I fix it?", "steps to rotate ...").
 _PROCEDURE_Q = re.compile(r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\b|\bhow\s+to\b|\bsteps?\s+(?:to|for)\b", re.I)
+#: The verb of a how-to ("calibrate" of "How do I calibrate the hub?").
+_HOW_VERB = re.compile(r"^\s*how\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\s+([a-z]+)\b|^\s*how\s+to\s+([a-z]+)\b", re.I)
 _STEP_MARK = re.compile(r"[ \t]*(\d{1,3})[.)][ \t]+")
 
 
@@ -730,6 +738,131 @@ def step_number(text: str, unit: Unit) -> int | None:
         return None
     m = _STEP_MARK.fullmatch(text, text.rfind("\n", 0, unit.start) + 1, unit.start)
     return int(m.group(1)) if m else None
+
+
+#: Column headers too generic to be what a question names ("the default of X" names no column).
+_GENERIC_COLUMNS = frozenset(analyze(
+    "default description value values type name names note notes example meaning status option flag "
+    "details comment comments"))
+
+
+def row_columns(cells: Sequence[tuple[str, str]], question: str) -> list[int]:
+    """Indexes of the value columns of a table row that ``question`` names, when it names some
+    but not all of three or more value columns ("What is the price of the Pro plan?" over ``| |
+    Starter | Pro | Enterprise |`` -> the Pro column; "seats Starter vs Pro" -> both); []
+    otherwise, and when every named cell is empty.
+    A column is named when every analyzed word of its header is a word of the question, and the
+    header is neither empty, longer than three words, nor generic (:data:`_GENERIC_COLUMNS`).
+
+    >>> cells = [("", "Monthly price"), ("Starter", "$29"), ("Pro", "$99"), ("Enterprise", "$799")]
+    >>> row_columns(cells, "What is the price of the Pro plan?")
+    [2]
+    >>> row_columns(cells, "Monthly price of Starter vs Pro?")
+    [1, 2]
+    >>> row_columns(cells, "Starter, Pro or Enterprise: monthly price?")
+    []
+    >>> row_columns(cells[:3], "price of the Pro plan")
+    []
+    """
+    values = list(range(1, len(cells)))
+    if len(values) < 3:
+        return []
+    words = set(analyze(question))
+    named = []
+    for i in values:
+        header = analyze(cells[i][0])
+        if header and len(header) <= 3 and set(header) <= words and not set(header) & _GENERIC_COLUMNS:
+            named.append(i)
+    return named if 0 < len(named) < len(values) and any(cells[i][1] for i in named) else []
+
+
+_ITEM_START = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+)")
+_ITEM_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
+
+
+def _sub_items(unit: Unit, text: str) -> list[str]:
+    """The pieces of a numbered step that took its nested items into one unit ("Calibrate the
+    hub." + "Insert the key into the slot marked K." + "Hold the reset button ..."), each as
+    displayed, so each is cited as a sentence of its own: joined, "slot marked K. Hold" reads as
+    an initial to the sentence splitter. [] for any other unit (also a lead-in ending in ':',
+    whose items read as one sentence)."""
+    if unit.kind != "item":
+        return []
+    pieces = [clean(_ITEM_MARK.sub("", p, count=1)) for p in _ITEM_START.split(text[unit.start:unit.end])]
+    pieces = [p if p[-1:] in ".!?" else f"{p}." for p in pieces if p]
+    if len(pieces) < 2 or pieces[0].endswith(":.") or " ".join(pieces) != unit.text:
+        return []
+    return pieces
+
+
+#: Row labels that name nothing ("a", "the", "-"): never read as named by a question.
+_LABEL_STOP = frozenset("a an the of to in on for and or no yes none all any n x".split())
+
+
+def row_label(unit: Unit, text: str) -> str:
+    """The first cell of a table row unit: its label (``Medium`` of ``| Medium | 340 g | 27 EUR
+    |``, ``O_DIRECT`` of an HTML row led by ``<code>O_DIRECT</code>``)."""
+    cells = table_cells(text, unit.start)
+    if cells:
+        return cells[0][1]
+    first = _first_cell(unit.text)
+    return unit.lead or first.split(": ", 1)[-1]
+
+
+def names_row(question: str, unit: Unit, text: str) -> bool:
+    """Whether ``question`` names the table row ``unit`` (of chunk ``text``) by its label
+    (:func:`row_label`): every word of the label is a word of the question, as written ("Ctrl+A"
+    is not named by "What does Ctrl+U do in a line editor?"), and not every one is a stop word
+    (:data:`_LABEL_STOP`)."""
+    if unit.kind != "row":
+        return False
+    label = re.findall(r"\w+", row_label(unit, text).lower())
+    return bool(label) and set(label) <= set(re.findall(r"\w+", question.lower())) \
+        and not all(w in _LABEL_STOP for w in label)
+
+
+def named_rows(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str], question: str,
+               floor: float) -> list[ScoredUnit]:
+    """``chosen`` with the table rows the question names by their label (:func:`row_label`:
+    every analyzed word of the first cell is a word of the question, "What does the Medium widget
+    weigh?" -> the ``Medium`` row) in place of the rows of the same chunk it does not name (the
+    ``Small`` and ``Large`` rows matched "weigh" as well). A named row scoring at least ``floor``
+    of the best unit joins when none was chosen. Unchanged when the question names no row
+    label, or names every chosen row's."""
+    def named(su: ScoredUnit) -> bool:
+        return names_row(question, su.unit, texts[su.chunk_index])
+
+    rows = [su for su in chosen if su.unit.kind == "row"]
+    if not rows:
+        return chosen
+    top = scored[0].score
+    hits = [su for su in scored if su.unit.kind == "row" and su.score >= floor * top and named(su)]
+    if not hits:
+        return chosen
+    tables = {su.chunk_index for su in hits}
+    out, placed = [], False
+    for su in chosen:
+        if su.unit.kind == "row" and su.chunk_index in tables and not named(su):
+            if not placed:
+                out += [h for h in hits if h not in chosen and h.chunk_index == su.chunk_index][:1]
+                placed = True
+            continue
+        out.append(su)
+    return out or chosen
+
+
+def _projected(unit: Unit, text: str, question: str) -> Unit:
+    """``unit`` (a Markdown table row of the chunk ``text``) shown with only its first cell and
+    the columns ``question`` names (:func:`row_columns`): ``Monthly price; Pro: $99 per
+    workspace`` instead of every plan's price. The span (what the citation points at) is the
+    row's. Unchanged when the question names no column."""
+    cells = table_cells(text, unit.start)
+    keep = row_columns(cells, question) if cells else []
+    if not keep:
+        return unit
+    shown = [cells[0][1] if not cells[0][0] else f"{cells[0][0]}: {cells[0][1]}"]
+    shown += [f"{cells[i][0]}: {cells[i][1]}" for i in keep if cells[i][1]]
+    return replace(unit, text="; ".join(c for c in shown if c))
 
 
 def _first_cell(row_text: str) -> str:
@@ -746,7 +879,7 @@ def procedure_terms(chunk, unit: Unit) -> set[str]:
 
 def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str],
                     most: int, question_terms: Iterable[str] | None = None,
-                    chunks: Sequence | None = None) -> list[ScoredUnit]:
+                    chunks: Sequence | None = None, verb: str = "") -> list[ScoredUnit]:
     """``chosen`` with the whole procedure around its first numbered-list item: the quotable
     items of the same list (same chunk and headings, numbered without a gap), in order, where
     that item stood; from step 1 when the procedure has at most ``most`` steps, else ``most``
@@ -757,12 +890,25 @@ def with_next_steps(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: S
     higher one?" -> step 4 of "How to fix it", "request a higher limit under Settings → ...";
     "What does E-1003 mean and how do I fix it?" gets the whole "How to fix it"). Given the
     context's ``chunks``, the heading path and title count as the heading too
-    (:func:`procedure_terms`: "Installing the Zorblax hub" > "Steps")."""
+    (:func:`procedure_terms`: "Installing the Zorblax hub" > "Steps"). Given the how-to's
+    analyzed ``verb`` ("calibr" of "How do I calibrate the hub?"), the one step of the procedure
+    that opens with it ("3. Calibrate the hub." and its sub-steps) answers alone, unless the
+    heading names that verb too (then the procedure is what the question asks for)."""
     first = next((su for su in chosen if step_number(texts[su.chunk_index], su.unit) is not None), None)
     if first is None:
         return chosen
     heading = (procedure_terms(chunks[first.chunk_index], first.unit) if chunks is not None
                else set(analyze(first.unit.heading)))
+    if verb and verb not in heading:
+        opening = [su for su in scored if su.chunk_index == first.chunk_index and su.unit.headings == first.unit.headings
+                   and step_number(texts[su.chunk_index], su.unit) is not None
+                   and analyze(su.unit.text)[:1] == [verb]]
+        if len(opening) == 1:
+            # that step alone: the procedure's other steps are not what is asked
+            step = opening[0]
+            return [step if su is first else su for su in chosen if su is first or not (
+                su.chunk_index == first.chunk_index and su.unit.headings == first.unit.headings
+                and step_number(texts[su.chunk_index], su.unit) is not None)]
     if question_terms is not None and step_number(texts[first.chunk_index], first.unit) != 1:
         asked = set(question_terms)
         # "How do I calibrate the hub?" over "Installing the Zorblax hub": step 3 "Calibrate the

@@ -259,6 +259,38 @@ def _scan(text: str):
     return heads, rows, codes, defs
 
 
+def table_cells(text: str, start: int) -> list[tuple[str, str]] | None:
+    r"""The cells of the Markdown table row starting at ``start`` in ``text``, each paired with
+    its column's header cell (:func:`clean` text): ``[("", "Monthly price"), ("Starter", "$29
+    per workspace"), ...]``. The header is the first ``|`` line of the table block the row sits
+    in (the chunker repeats it in every chunk of a split table). ``None`` when ``start`` is not on
+    a table row, or the row is the header or the separator.
+
+    >>> t = "| | Starter | Pro |\n|---|---|---|\n| Monthly price | $29 | $99 |\n"
+    >>> table_cells(t, t.index("| Monthly"))
+    [('', 'Monthly price'), ('Starter', '$29'), ('Pro', '$99')]
+    >>> table_cells(t, 0) is None
+    True
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    row = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+    if not row.startswith("|") or _TABLE_SEPARATOR.match(row):
+        return None
+    first = line_start
+    while first > 0:
+        prev_start = text.rfind("\n", 0, first - 1) + 1
+        if not text[prev_start:first].strip().startswith("|"):
+            break
+        first = prev_start
+    if first == line_start:
+        return None  # the header row itself
+    header_end = text.find("\n", first)
+    header = [clean(c) for c in text[first:header_end].strip().strip("|").split("|")]
+    cells = [clean(c) for c in row.strip("|").split("|")]
+    return list(zip(header + [""] * (len(cells) - len(header)), cells))
+
+
 #: A row (cell) ends at its end tag, or where the next row (cell) or the table's end starts:
 #: HTML lets the end tags be left out.
 _HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?:</tr\s*>|(?=<tr\b|</table\b)|\Z)", re.I | re.S)
