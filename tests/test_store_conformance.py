@@ -191,6 +191,15 @@ def test_has_group_is_exact_and_case_sensitive(sample_stores, backend):
         [True, True, True, False, False, False]
 
 
+def test_known_terms_lists_the_analyzed_terms_some_chunk_holds(sample_stores, backend):
+    """What the spelling step reads (citewise.answer.spelling): the corpus terms among those
+    asked, any permission (the step counts what a principal sees with lexical_search)."""
+    store = sample_stores[backend].store
+    asked = [analyze(w)[0] for w in ("certificate", "refund", "window", "certficate", "windw")]
+    assert store.known_terms(asked) == {analyze("certificate")[0], "refund", "window"}
+    assert store.known_terms([]) == set() and store.known_terms(["x" * 200]) == set()
+
+
 def _same_ranking(a, b, tol=1e-4):
     """Same ids in the same order, scores within ``tol``; hits whose scores tie within ``tol``
     may swap (both backends break exact ties by id, float noise may break near-ties)."""

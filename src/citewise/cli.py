@@ -452,6 +452,10 @@ def print_answer(ans, as_json: bool) -> None:
 
         out.print_json(json.dumps(answer_to_dict(ans)))
         return
+    fixes = getattr(ans, "corrections", [])
+    if fixes:  # the question was answered as corrected: say how it was read
+        out.print("Read " + ", ".join(f"“{c['typo']}” as “{c['fix']}”" for c in fixes) + ".",
+                  highlight=False, markup=False, soft_wrap=True)
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
     if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)

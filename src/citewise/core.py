@@ -280,6 +280,8 @@ class Answer:
         generator: name of the generator that drafted the answer.
         short: a short answer span (extractive generator; for span-level evaluation), or ''.
         tool_calls: record tools that supplied facts: ``{"tool", "arguments", "error", "rows"}``.
+        corrections: misspelt question words read as corpus words, ``{"typo", "fix"}`` each
+            (:mod:`citewise.answer.spelling`); the answer is to the corrected question.
     """
 
     text: str
@@ -297,6 +299,7 @@ class Answer:
     generator: str = ""
     short: str = ""
     tool_calls: list[dict] = field(default_factory=list)
+    corrections: list[dict] = field(default_factory=list)
 
 
 def cache_dir() -> Path:

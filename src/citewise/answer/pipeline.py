@@ -29,7 +29,9 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, names_cell
+from citewise.answer.spelling import Correction, corrections
+from citewise.answer.spelling import apply as apply_corrections
+from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal
@@ -67,6 +69,9 @@ class Assessment:
         abstain_reason: why the answerer would abstain ('' when the evidence suffices).
         qvec: the question embedding.
         timings: seconds per stage so far.
+        question: the question as answered: misspelt words read as the corpus words one edit
+            away (:mod:`citewise.answer.spelling`), else as asked.
+        corrections: those words (:class:`~citewise.answer.spelling.Correction`), in order.
     """
 
     hits: list = field(default_factory=list)
@@ -78,6 +83,8 @@ class Assessment:
     abstain_reason: str = ""
     qvec: np.ndarray | None = None
     timings: dict = field(default_factory=dict)
+    question: str = ""
+    corrections: list = field(default_factory=list)
 
 
 def _has_entry(chunk, name: str) -> bool:
@@ -121,13 +128,16 @@ class Answerer:
         deep_k, deep_extra: how deep :meth:`deeper_hits` looks for a chunk whose best sentence
             beats every sentence of the context, and how many such chunks it adds (``deep_k`` at
             most ``k``, or ``deep_extra`` 0: off).
+        spelling: read misspelt question words as the corpus words one edit away
+            (:mod:`citewise.answer.spelling`; the answer lists them in ``corrections``).
     """
 
     def __init__(self, retriever, store, embedder, threshold: float, generator: Generator | None = None,
                  assembler: ContextAssembler | None = None, units: UnitCache | None = None,
                  scorer: EvidenceScorer | None = None, passage_gate: float | None = None,
-                 deep_k: int = 30, deep_extra: int = 2):
+                 deep_k: int = 30, deep_extra: int = 2, spelling: bool = True):
         self.retriever = retriever
+        self.spelling = spelling
         if passage_gate is None:
             passage_gate = PASSAGE_GATES.get(getattr(embedder, "name", ""), 0.0)
         self.passage_gate = passage_gate
@@ -153,6 +163,9 @@ class Answerer:
         enough evidence?" without paying for context assembly and generation.
         """
         t0 = time.perf_counter()
+        fixes = self.misspelt(question, effective_filters(principal, filters))
+        if fixes:  # "certficate": read as the corpus word one edit away, and say so
+            question, qvec = apply_corrections(question, fixes), None
         # one search, deep enough for :meth:`deeper_hits` too: the hybrid retrievers fuse the top
         # max(k, 100) of each list, so the first k of a deeper search are the k hits (checked on
         # the 426 real-docs questions)
@@ -162,7 +175,8 @@ class Answerer:
         if hits:
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
             hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
-        a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0})
+        a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0},
+                       question=question, corrections=fixes)
         if not hits:
             a.abstain_reason = "nothing retrieved"
             return a
@@ -185,6 +199,20 @@ class Answerer:
             a.abstain_reason = f"subject not in one passage: {ev.together:.3f} < gate {self.passage_gate:.3f}"
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
+
+    def misspelt(self, question: str, filters: Filters | None) -> list[Correction]:
+        """The question's misspelt words and the corpus words they are read as
+        (:func:`citewise.answer.spelling.corrections`; document frequencies under ``filters``);
+        [] when the store cannot list its terms (``known_terms``) or spelling is off."""
+        if not self.spelling or not hasattr(self.store, "known_terms") or not question.strip():
+            return []
+        def written(term: str) -> list[str]:  # the words of a visible chunk that holds the term
+            hits = self.store.lexical_search([term], 1, filters)
+            chunk = self.store.get_chunks([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
+            return re.findall(r"[a-z]+", f"{chunk.title}\n{chunk.text}".lower()) if chunk is not None else []
+
+        return corrections(question, lambda t: self.scorer.df(t, filters), self.store.known_terms, is_common_word,
+                           written)
 
     def exact_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the best BM25 chunk of each rare exact name of the question
@@ -310,8 +338,10 @@ class Answerer:
         t0 = time.perf_counter()
         a = self.assess(question, k, principal=principal, filters=filters, qvec=qvec)
         hits, chunks, ev, qvec, timings = a.hits, a.chunks, a.evidence, a.qvec, a.timings
+        question = a.question or question
         ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=[h.chunk_id for h in hits], timings=timings,
-                     generator=getattr(self.generator, "name", ""))
+                     generator=getattr(self.generator, "name", ""),
+                     corrections=[{"typo": c.typo, "fix": c.fix} for c in a.corrections])
         if ev is not None:
             ans.best_score = a.score
             ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "passage": ev.passage,

@@ -62,6 +62,7 @@ class AnswerJSON(TypedDict):
     dropped_sentences: list[str]
     generator: str
     tool_calls: list[dict[str, Any]]
+    corrections: list[dict[str, str]]  # misspelt question words read as corpus words: {"typo", "fix"}
     timings: dict[str, float]
     scope: NotRequired[Any]  # only when the evidence-gap controller answered (ask --scope ...)
     controller: NotRequired[dict[str, Any]]
@@ -113,6 +114,7 @@ def answer_json(ans) -> AnswerJSON:
         "dropped_sentences": ans.dropped,
         "generator": ans.generator,
         "tool_calls": ans.tool_calls,
+        "corrections": getattr(ans, "corrections", []),
         "timings": ans.timings,
         **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
            if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),

@@ -838,6 +838,21 @@ class LanceStore:
             return self.lexical_search(terms, k, filters)  # a commit landed meanwhile: redo on the new version
         return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.top(terms, k, mask)]
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """The analyzed ``terms`` that occur in some chunk of the current version (any
+        permission: callers check what a principal may see with :meth:`lexical_search`). One
+        ``searchsorted`` over the BM25 postings' sorted vocabulary."""
+        postings = self.postings() if terms and self._reader() is not None else None
+        if postings is None or not len(postings.vocab):
+            return set()
+        size = postings.vocab.dtype.itemsize  # a longer term is in no vocabulary entry (no truncation)
+        terms = [t for t in terms if 0 < len(t.encode("utf-8")) <= size]
+        if not terms:
+            return set()
+        keys = np.array([t.encode("utf-8") for t in terms], dtype=postings.vocab.dtype)
+        at = np.minimum(np.searchsorted(postings.vocab, keys), len(postings.vocab) - 1)
+        return {t for t, i, key in zip(terms, at, keys) if postings.vocab[i] == key}
+
     def fts_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """BM25 by LanceDB's own FTS index (the path :meth:`lexical_search` replaced; kept as the
         reference its scores are tested against and as the peer in bench/bm25_speed.py)."""

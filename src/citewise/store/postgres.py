@@ -691,6 +691,15 @@ class PostgresStore:
         out.sort(key=lambda h: (-h.score, h.chunk_id))
         return out
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """The analyzed ``terms`` that occur in some chunk (``term_stats``; any permission:
+        callers check what a principal may see with :meth:`lexical_search`)."""
+        if not terms:
+            return set()
+        with self._tx(None) as cur:
+            return {r[0] for r in cur.execute(f"SELECT term FROM {self.schema}.term_stats WHERE term = ANY(%s)",
+                                              (list(terms),)).fetchall()}
+
     def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """BM25 over already-analyzed terms (OR semantics; formula in the module docstring).
 
