@@ -619,6 +619,9 @@ class ExtractiveGenerator:
             if head is not None:
                 sentences.append(f"{head[0]} [doc:{chunk.doc_id}]")
                 spans[head[0]] = head[1]
+        # "Yes. 20 days is inside the 30-day window." answers its FAQ heading's question; quoted
+        # after another unit (not as the answer to that question) it says yes to nothing
+        chosen = chosen[:1] + [su for su in chosen[1:] if not bare_reply(su.unit)]
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "row":
@@ -797,6 +800,21 @@ def _sub_items(unit: Unit, text: str) -> list[str]:
 
 #: Row labels that name nothing ("a", "the", "-"): never read as named by a question.
 _LABEL_STOP = frozenset("a an the of to in on for and or no yes none all any n x".split())
+
+
+_BARE_REPLY = re.compile(r"^(?:yes|no)\b[.,!]", re.I)
+
+
+def bare_reply(unit: Unit) -> bool:
+    """Whether ``unit`` opens with a bare "Yes." / "No." under a heading that is a question (a
+    FAQ answer: "Can I get my money back?" / "Yes. 20 days is inside the 30-day window.").
+
+    >>> bare_reply(Unit(0, 9, "Yes. 20 days is inside.", ("FAQ", "Can I cancel?")))
+    True
+    >>> bare_reply(Unit(0, 9, "Yes. 20 days is inside.", ("Refunds",)))
+    False
+    """
+    return bool(_BARE_REPLY.match(unit.text)) and unit.heading.rstrip().endswith("?")
 
 
 def row_label(unit: Unit, text: str) -> str:

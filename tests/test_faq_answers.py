@@ -1,0 +1,32 @@
+"""FAQ answers that open with a bare "Yes." / "No." (issue 10).
+
+Found by a fresh-clone trial on the sample corpus: "What is the refund window for Pro?" ended
+with "Yes. [doc:...] 20 days is inside the 30-day window.": the reply to the FAQ heading "I have
+been on Pro for 20 days and want to cancel. Can I get my money back?", quoted after the answer,
+said yes to nothing. Our own text.
+"""
+
+from __future__ import annotations
+
+from conftest import minilm_index_of
+
+PAGE = """
+## The refund rule
+
+On Pro, you can ask for a refund of a subscription charge within 30 days of that charge.
+
+## Frequently asked questions
+
+### I have been on Pro for 20 days and want to cancel. Can I get my money back?
+
+Yes. 20 days is inside the 30-day window. You get the unused days of the period back.
+"""
+
+
+def test_a_bare_reply_is_quoted_only_as_the_answer_to_its_own_question(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/refunds": ("Refunds on Pro", PAGE)})
+    a = idx.ask("How many days do I have to ask for a refund on Pro?")
+    assert a.outcome == "answered" and a.text.startswith("On Pro, you can ask for a refund"), (a.abstain_reason, a.text)
+    assert "Yes." not in a.text, a.text
+    b = idx.ask("I have been on Pro for 20 days, can I get my money back?")
+    assert b.text.startswith("Yes. [doc:billing/refunds] 20 days is inside the 30-day window."), b.text
