@@ -757,7 +757,7 @@ _BULLETS = frozenset("•◦▪▫●○■□‣∙")
 
 #: A Readline key binding whose key is a bracket (``M-{``, ``C-x (``, ``C-x )``): the bracket is
 #: a key, not punctuation.
-_BRACKET_KEY = re.compile(r"(?<![\w-])(?:[CM]-)+(?:x )?[()\[\]{}]")
+_BRACKET_KEY = re.compile(r"(?<![\w-])(?:[CM]-)+(?:x\s+)?[()\[\]{}]")
 
 
 def _balanced(text: str) -> bool:
