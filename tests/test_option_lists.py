@@ -375,3 +375,22 @@ def test_a_row_named_by_its_label_answers_alone_and_the_question_verb_is_no_unkn
     assert all(f"Size: {s};" in every for s in ("Small", "Medium", "Large")), every
     a = idx.ask("What does the Zorblax frobnicator weigh?")
     assert a.outcome == "abstained" and a.abstain_reason.startswith("unknown name"), (a.abstain_reason, a.text)
+
+
+TARGETS_PAGE = """
+## Tier 2 targets
+
+| target | std | host | notes |
+|---|---|---|---|
+| i686-unknown-gizmo | ✓ | ✓ | 32-bit Gizmo OS |
+| x86_64-unknown-gizmo | ✓ | | 64-bit Gizmo OS |
+"""
+
+
+def test_a_column_projection_keeps_the_rows_notes(tmp_path_factory):
+    """Found on blind set 21 (spent): "Does the i686-unknown-haiku target have std and host tools
+    support?" named the std and host columns; the row's notes ("32-bit Haiku") were dropped with
+    the columns not asked about. A free-text column qualifies the cells: it stays."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"targets": ("Platform support", TARGETS_PAGE)})
+    a = answered(idx, "Does the i686-unknown-gizmo target have std and host support?")
+    assert a.startswith("target: i686-unknown-gizmo; std: ✓; host: ✓; notes: 32-bit Gizmo OS."), a

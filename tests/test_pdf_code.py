@@ -94,6 +94,18 @@ TERM_PAGES = [
         "${w:off}\n\n"
         "${w:off:len}\n: Substring expansion.\n\n",
         id="second-name-after-an-example"),
+    # Readline commands whose key binding is a bracket: "(M-{)" and "(C-x ()" are keys, not an
+    # open bracket (found on blind set 21: the term was read as an example line and its
+    # definition as loose prose, so "What does complete-into-braces do?" quoted another command)
+    pytest.param(
+        f"{M}gather-into-braces (M-{{)\nInsert the matches inside braces.\n{M}begin-macro (C-x ()\nStart recording keys.\n",
+        "gather-into-braces  (M-{)\n"
+        "               Insert the matches inside braces.\n"
+        "begin-macro  (C-x  ()\n"
+        "               Start recording keys.\n",
+        "gather-into-braces (M-{)\n: Insert the matches inside braces.\n\n"
+        "begin-macro (C-x ()\n: Start recording keys.\n\n",
+        id="bracket-key-bindings"),
 ]
 
 

@@ -870,13 +870,18 @@ def named_rows(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequen
 
 
 def _projected(unit: Unit, text: str, question: str) -> Unit:
-    """``unit`` (a Markdown table row of the chunk ``text``) shown with only its first cell and
-    the columns ``question`` names (:func:`row_columns`): ``Monthly price; Pro: $99 per
-    workspace`` instead of every plan's price. The span (what the citation points at) is the
-    row's. Unchanged when the question names no column."""
+    """``unit`` (a Markdown table row of the chunk ``text``) shown with only its first cell, the
+    columns ``question`` names (:func:`row_columns`) and its free-text columns (notes,
+    description: :data:`_GENERIC_COLUMNS`): ``Monthly price; Pro: $99 per workspace`` instead of
+    every plan's price. The span (what the citation points at) is the row's. Unchanged when the
+    question names no column."""
     cells = table_cells(text, unit.start)
     keep = row_columns(cells, question) if cells else []
     if not keep:
+        return unit
+    # a free-text column ("notes", "description") qualifies the cells asked about: kept
+    keep = sorted(set(keep) | {i for i in range(1, len(cells)) if set(analyze(cells[i][0])) & _GENERIC_COLUMNS})
+    if len(keep) == len(cells) - 1:
         return unit
     shown = [cells[0][1] if not cells[0][0] else f"{cells[0][0]}: {cells[0][1]}"]
     shown += [f"{cells[i][0]}: {cells[i][1]}" for i in keep if cells[i][1]]

@@ -216,7 +216,12 @@ def split_url(url: str) -> tuple[str, str]:
             kept.append((k, v))
     if not schema or not all(c.isalnum() or c == "_" for c in schema) or schema[0].isdigit():
         raise CitewiseError(f"--store {url!r}: schema must be letters, digits and _ (got {schema!r})")
-    return urlunsplit(parts._replace(query=urlencode(kept))), schema.lower()
+    out = urlunsplit(parts._replace(query=urlencode(kept)))
+    if not parts.netloc and not out.startswith(f"{parts.scheme}://"):
+        # "postgresql:///db" (local socket, no host): urlunsplit drops the empty authority,
+        # and libpq does not read "postgresql:/db"
+        out = f"{parts.scheme}://" + out[len(parts.scheme) + 1:]
+    return out, schema.lower()
 
 
 def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:

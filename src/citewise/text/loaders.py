@@ -66,11 +66,12 @@ def sha256_hex(data: bytes) -> str:
 #: Version of a loader whose text (or chunks) for the same file bytes changed (PDF 2: monospace
 #: lines became fenced code blocks; 3: contents and index pages are dropped whole; Markdown 2: an
 #: HTML ``<table>`` in it is chunked between rows, its header row repeated, and read as table rows;
-#: 3: its HTML markup tags are not embedded or indexed, :func:`citewise.core.without_markup`).
+#: 3: its HTML markup tags are not embedded or indexed, :func:`citewise.core.without_markup`;
+#: PDF 4: a term whose key binding is a bracket, ``complete-into-braces (M-{)``, is a term).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "3", ".md": "3", ".markdown": "3"}
+LOADER_VERSIONS = {".pdf": "4", ".md": "3", ".markdown": "3"}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:
@@ -754,10 +755,21 @@ def _key(line: str) -> str:
 _BULLETS = frozenset("•◦▪▫●○■□‣∙")
 
 
+#: A Readline key binding whose key is a bracket (``M-{``, ``C-x (``, ``C-x )``): the bracket is
+#: a key, not punctuation.
+_BRACKET_KEY = re.compile(r"(?<![\w-])(?:[CM]-)+(?:x\s+)?[()\[\]{}]")
+
+
 def _balanced(text: str) -> bool:
-    """Whether every (, [ and { in ``text`` is closed (a term is; a cut-off phrase may not be)."""
+    """Whether every (, [ and { in ``text`` is closed (a term is; a cut-off phrase may not be).
+    A bracket typed as a key (``complete-into-braces (M-{)``, ``start-kbd-macro (C-x ()``) is
+    no bracket.
+
+    >>> _balanced("complete-into-braces (M-{)"), _balanced("end-kbd-macro (C-x ))"), _balanced("(see Section")
+    (True, True, False)
+    """
     depth = 0
-    for ch in text:
+    for ch in _BRACKET_KEY.sub("K", text):
         depth += ch in "([{"
         depth -= ch in ")]}"
         if depth < 0:

@@ -366,6 +366,11 @@ _HEADING_LINE = re.compile(r"^#{1,6}\s+(.*)$")
 _ITEM_LINE = re.compile(r"^\s*(?:[*+-]|\d+[.)])\s+(.*)$")
 
 
+#: The key binding after a Readline command's name on its term line (``operate-and-get-next
+#: (C-o)``, ``yank-last-arg (M-. or M-_)``, ``dabbrev-expand ()``): not part of the name.
+_KEY_BINDING = re.compile(r"\s+\((?:[^()\n]|[CM]-(?:x\s+)?[()]){0,24}\)$")
+
+
 def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
     """Character offsets in ``text`` where the reference entry for ``name`` starts: a heading
     line naming it (``## `fs.rm(path[, options])` ``, ``### Class: AsyncLocalStorage``), a list
@@ -378,6 +383,8 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
     [8]
     >>> entry_offsets("a\\n| `lto` | thin |\\n", "lto"), entry_offsets("x\\nnullglob\\n: If set", "nullglob")
     ([2], [2])
+    >>> entry_offsets("x\\noperate-and-get-next (C-o)\\n: Accept", "operate-and-get-next")
+    [2]
     """
     rx = heading_pattern(name)
     out: list[int] = [0] if heading and rx.search(heading) else []
@@ -399,7 +406,7 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
             if cells and rx.fullmatch(cells[0].strip().strip("`*_ ")):
                 out.append(pos)
         else:
-            term = body.strip().strip("`*_")
+            term = _KEY_BINDING.sub("", body.strip()).strip("`*_")
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             if term and rx.fullmatch(term) and nxt.lstrip().startswith(": "):
                 out.append(pos)
