@@ -20,6 +20,10 @@ On Pro, you can ask for a refund of a subscription charge within 30 days of that
 ### I have been on Pro for 20 days and want to cancel. Can I get my money back?
 
 Yes. 20 days is inside the 30-day window. You get the unused days of the period back.
+
+### Can several people share one Pro workspace?
+
+Yes. Up to ten people can share one Pro workspace, each with their own sign-in.
 """
 
 
@@ -30,3 +34,13 @@ def test_a_bare_reply_is_quoted_only_as_the_answer_to_its_own_question(tmp_path_
     assert "Yes." not in a.text, a.text
     b = idx.ask("I have been on Pro for 20 days, can I get my money back?")
     assert b.text.startswith("Yes. [doc:billing/refunds] 20 days is inside the 30-day window."), b.text
+
+
+def test_a_bare_reply_to_a_question_that_is_not_yes_no_is_quoted_without_its_yes(tmp_path_factory):
+    """Found by a fresh-clone trial: "How many accounts can control one hub?" was answered "Yes.
+    Up to four accounts ..." (the FAQ heading asked "Can several people use one hub?")."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/refunds": ("Refunds on Pro", PAGE)})
+    a = idx.ask("How many people can share one Pro workspace?")
+    assert a.text.startswith("Up to ten people can share one Pro workspace"), a.text
+    b = idx.ask("Can several people share one Pro workspace?")
+    assert b.text.startswith("Yes. [doc:billing/refunds] Up to ten people"), b.text

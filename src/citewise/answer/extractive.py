@@ -620,8 +620,15 @@ class ExtractiveGenerator:
                 sentences.append(f"{head[0]} [doc:{chunk.doc_id}]")
                 spans[head[0]] = head[1]
         # "Yes. 20 days is inside the 30-day window." answers its FAQ heading's question; quoted
-        # after another unit (not as the answer to that question) it says yes to nothing
+        # after another unit (not as the answer to that question) it says yes to nothing, and
+        # first, to a question that is not a yes/no question ("How many accounts can control one
+        # hub?"), its "Yes." answers nothing: the rest of it is quoted
         chosen = chosen[:1] + [su for su in chosen[1:] if not bare_reply(su.unit)]
+        if bare_reply(chosen[0].unit) and not _YES_NO_Q.match(question):
+            rest = _BARE_REPLY_LEAD.sub("", chosen[0].unit.text, count=1)
+            if rest:
+                chosen[0] = ScoredUnit(chosen[0].score, chosen[0].chunk_index, replace(chosen[0].unit, text=rest),
+                                       chosen[0].vector, chosen[0].terms, chosen[0].dangling)
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "row":
@@ -803,6 +810,11 @@ _LABEL_STOP = frozenset("a an the of to in on for and or no yes none all any n x
 
 
 _BARE_REPLY = re.compile(r"^(?:yes|no)\b[.,!]", re.I)
+_BARE_REPLY_LEAD = re.compile(r"^(?:yes|no)\b[.,!]\s*", re.I)
+#: A question a "Yes." or "No." answers: it opens with an auxiliary verb ("Can I ...?", "Does
+#: the hub ...?"), after an optional conditions clause ("I have been on Pro for 20 days, can I ...?").
+_YES_NO_Q = re.compile(r"^(?:[^?]*,\s*)?(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|may|"
+                       r"might|must|has|have|had)\b", re.I)
 
 
 def bare_reply(unit: Unit) -> bool:
