@@ -756,6 +756,10 @@ _GENERIC_COLUMNS = frozenset(analyze(
     "details comment comments"))
 
 
+#: Column headers of free text that qualifies a row's other cells (kept by :func:`_projected`).
+_FREE_TEXT_COLUMNS = frozenset(analyze("note notes description details comment comments remarks"))
+
+
 def row_columns(cells: Sequence[tuple[str, str]], question: str) -> list[int]:
     """Indexes of the value columns of a table row that ``question`` names, when it names some
     but not all of three or more value columns ("What is the price of the Pro plan?" over ``| |
@@ -884,7 +888,7 @@ def named_rows(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequen
 def _projected(unit: Unit, text: str, question: str) -> Unit:
     """``unit`` (a Markdown table row of the chunk ``text``) shown with only its first cell, the
     columns ``question`` names (:func:`row_columns`) and its free-text columns (notes,
-    description: :data:`_GENERIC_COLUMNS`): ``Monthly price; Pro: $99 per workspace`` instead of
+    description: :data:`_FREE_TEXT_COLUMNS`): ``Monthly price; Pro: $99 per workspace`` instead of
     every plan's price. The span (what the citation points at) is the row's. Unchanged when the
     question names no column."""
     cells = table_cells(text, unit.start)
@@ -892,7 +896,7 @@ def _projected(unit: Unit, text: str, question: str) -> Unit:
     if not keep:
         return unit
     # a free-text column ("notes", "description") qualifies the cells asked about: kept
-    keep = sorted(set(keep) | {i for i in range(1, len(cells)) if set(analyze(cells[i][0])) & _GENERIC_COLUMNS})
+    keep = sorted(set(keep) | {i for i in range(1, len(cells)) if set(analyze(cells[i][0])) & _FREE_TEXT_COLUMNS})
     if len(keep) == len(cells) - 1:
         return unit
     shown = [cells[0][1] if not cells[0][0] else f"{cells[0][0]}: {cells[0][1]}"]
