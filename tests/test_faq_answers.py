@@ -20,6 +20,10 @@ On Pro, you can ask for a refund of a subscription charge within 30 days of that
 ### I have been on Pro for 20 days and want to cancel. Can I get my money back?
 
 Yes. 20 days is inside the 30-day window. You get the unused days of the period back.
+
+### Can several people share one Pro workspace?
+
+Yes. Up to ten people can share one Pro workspace, each with their own sign-in.
 """
 
 
@@ -30,3 +34,35 @@ def test_a_bare_reply_is_quoted_only_as_the_answer_to_its_own_question(tmp_path_
     assert "Yes." not in a.text, a.text
     b = idx.ask("I have been on Pro for 20 days, can I get my money back?")
     assert b.text.startswith("Yes. [doc:billing/refunds] 20 days is inside the 30-day window."), b.text
+
+
+def test_a_bare_reply_to_a_question_that_is_not_yes_no_is_quoted_without_its_yes(tmp_path_factory):
+    """Found by a fresh-clone trial: "How many accounts can control one hub?" was answered "Yes.
+    Up to four accounts ..." (the FAQ heading asked "Can several people use one hub?")."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/refunds": ("Refunds on Pro", PAGE)})
+    a = idx.ask("How many people can share one Pro workspace?")
+    assert a.text.startswith("Up to ten people can share one Pro workspace"), a.text
+    b = idx.ask("Can several people share one Pro workspace?")
+    assert b.text.startswith("Yes. [doc:billing/refunds] Up to ten people"), b.text
+
+
+EXCEPTION_PAGE = """
+## The refund rule
+
+On Pro, you can request a refund of a subscription charge within 30 days of the date of that charge.
+
+## Exceptions
+
+If you pay for Pro annually ($990 per year), the refund window is 45 days from the charge.
+"""
+
+
+def test_the_general_rule_comes_before_an_exception_the_question_did_not_ask_about(tmp_path_factory):
+    """Found by a fresh-clone trial: "What is the refund window for Pro?" quoted only the annual
+    exception (it says "refund window"; the rule says "within 30 days")."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"billing/pro": ("Refunds on Pro", EXCEPTION_PAGE)})
+    a = idx.ask("What is the refund window for Pro?")
+    assert a.text.startswith("On Pro, you can request a refund of a subscription charge within 30 days"), a.text
+    assert "45 days" in a.text, a.text
+    b = idx.ask("What is the refund window if I pay for Pro annually?")
+    assert b.text.startswith("If you pay for Pro annually"), b.text

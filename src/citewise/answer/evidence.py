@@ -272,6 +272,37 @@ def exact_words(question: str) -> list[str]:
     return list(out)
 
 
+def named_row_label(text: str, question: str) -> str:
+    r"""The first cell of a Markdown table row of ``text`` (not a header row) that ``question``
+    names: every word of the cell is a word of the question, as written, and the cell is a name
+    (two words or more, or one that is no English word: ``Small X``, ``SIGPWR``; not ``Total``
+    or ``Pro``); '' when there is none.
+
+    >>> t = "| Model | Width |\n|---|---|\n| Small X | 20 cm |\n| Total | 3 |\n"
+    >>> named_row_label(t, "How wide is the Small X?"), named_row_label(t, "What is the total?")
+    ('Small X', '')
+    """
+    words = set(re.findall(r"\w+", question.lower()))
+    header = True
+    for line in text.splitlines():
+        body = line.strip()
+        if not body.startswith("|"):
+            header = True
+            continue
+        if header or _TABLE_RULE.match(body):
+            header = False
+            continue
+        label = body.strip("|").split("|", 1)[0].strip().strip("`*_ ")
+        parts = re.findall(r"\w+", label.lower())
+        if parts and set(parts) <= words and (len(parts) > 1 or not is_common_word(parts[0])) \
+                and any(len(p) > 1 for p in parts):
+            return label
+    return ""
+
+
+_TABLE_RULE = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
+
+
 def names_cell(text: str, word: str) -> bool:
     """Whether ``text`` holds ``word`` (case-insensitive, whole) as a name of its own: in a table
     row (a Markdown ``|`` row or an HTML ``<td>``), a code span, or alone on its line (the term of
@@ -633,6 +664,10 @@ class EvidenceScorer:
         ev.entry = ev.entry or any(re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text)
                                    for f in flags for c in top)
         ev.entry = ev.entry or bool(rare)
+        # a table row the question names by its label ("How wide is the Small X?" over the row
+        # "| Small X | 1.2 kg | 20 cm | ...") is that thing's entry: the question's other words
+        # are the row's columns, which may be spelt otherwise ("wide" / "Width")
+        ev.entry = ev.entry or any(named_row_label(c.text, question) for c in top)
         if not ev.reason:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:

@@ -78,9 +78,10 @@ def corrections(question: str, df: Callable[[str], int], known: Callable[[Sequen
             candidate is then counted with ``df``).
         common: word -> whether it is an English word (never corrected, preferred on ties).
         written: analyzed term -> words (lower case) of a visible chunk that holds it; the
-            correction is spelt as the corpus spells it ("certificate", not the other strings
-            one edit away that analyze to the same term). None: English words first, then
-            alphabetical.
+            correction must be one of them, spelt as the corpus spells it ("certificate", not
+            the other strings one edit away that analyze to the same term; "lightest" is not
+            read as "lightes", which analyzes to "light" but is no corpus word). None: English
+            words first, then alphabetical.
     """
     out: list[Correction] = []
     seen: set[str] = set()
@@ -117,10 +118,10 @@ def _best(candidates: Iterable[str], df: Callable[[str], int], known: Callable[[
     best = max(n for n, _ in scored)
     words = sorted(w for n, t in scored if n == best for w in by_term[t])
     if written is not None:
+        # only a word the corpus writes: "lightest" is one edit from "lightes", which analyzes to
+        # the corpus term "light" but is no word of the corpus (nor a typo of one)
         spelt = {w for n, t in scored if n == best for w in written(t)}
-        words = [w for w in words if w in spelt] + [w for w in words if w not in spelt]
-        if words[0] in spelt:
-            return words[0]
+        return next((w for w in words if w in spelt), "")
     return next((w for w in words if common(w)), words[0])
 
 
