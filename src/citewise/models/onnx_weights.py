@@ -7,9 +7,12 @@ when the session is built, and that folding was ~0.15 s of every ``citewise sear
 (issue 12, ``bench/cli_start.py``). :func:`fold_int8_weights` computes the same products with
 NumPy (an int8 to float32 conversion is exact and a float32 product is correctly rounded, so
 the floats are the same bits) and hands back the model without those nodes; the session is then
-given the floats as external initializers (``SessionOptions.add_external_initializers``). The
-optimised graph has the same nodes and initializers, and the vectors are the same, bit for bit
-(tests/test_embedders.py).
+given the floats as external initializers (``SessionOptions.add_external_initializers``). A
+table read only a few rows at a time (``Gather``: the word and position embeddings, half of the
+weights) is not dequantised whole: the graph gathers the int8 rows and their scales, then
+converts and scales those rows (onnxruntime copies the external floats into the session, ~1.5 ms
+per 2 MB on this machine, so the 47 MB word table was ~0.03 s of it). The vectors are the same,
+bit for bit (tests/test_embedders.py).
 
 ONNX files are protobuf; this module reads and writes the few fields it needs by hand (the
 ``onnx`` package is not a dependency, and importing it took ~0.2 s).
@@ -22,8 +25,9 @@ import numpy as np
 # ONNX field numbers (onnx/onnx.proto3)
 _MODEL_GRAPH = 7
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT = 1, 5, 11, 12
-_NODE_INPUT, _NODE_OUTPUT, _NODE_OP_TYPE, _NODE_ATTRIBUTE = 1, 2, 4, 5
-_ATTR_NAME, _ATTR_I, _ATTR_G, _ATTR_GRAPHS = 1, 3, 6, 11
+_NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP_TYPE, _NODE_ATTRIBUTE = 1, 2, 3, 4, 5
+_ATTR_NAME, _ATTR_I, _ATTR_G, _ATTR_GRAPHS, _ATTR_TYPE = 1, 3, 6, 11, 20
+_ATTR_INT = 2  # AttributeProto.AttributeType
 _VALUE_INFO_NAME = 1
 _TENSOR_DIMS, _TENSOR_DATA_TYPE, _TENSOR_NAME, _TENSOR_RAW_DATA = 1, 2, 8, 9
 _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION = 13, 14
@@ -136,6 +140,26 @@ def _tensor(buf, span):
     return name, dtype, dims, raw
 
 
+def _node_proto(op: str, ins: list[str], outs: list[str], name: str, **ints: int) -> bytes:
+    """A graph's ``node`` field: a NodeProto with integer attributes only."""
+    body = (b"".join(_field(_NODE_INPUT, x.encode()) for x in ins)
+            + b"".join(_field(_NODE_OUTPUT, x.encode()) for x in outs)
+            + _field(_NODE_NAME, name.encode()) + _field(_NODE_OP_TYPE, op.encode())
+            + b"".join(_field(_NODE_ATTRIBUTE, _field(_ATTR_NAME, k.encode()) + _field(_ATTR_I, v)
+                              + _field(_ATTR_TYPE, _ATTR_INT)) for k, v in ints.items()))
+    return _field(_GRAPH_NODE, body)
+
+
+def _gather_rows(q: str, scale: str, indices: str, out: str) -> bytes:
+    """``out = Gather(Mul(Cast(q), scale), indices)`` computed row-wise: gather the int8 rows and
+    their scales, then convert and scale only those (the same floats as the whole product's rows)."""
+    q_rows, f_rows, s_rows = (f"{out}/citewise_{x}" for x in ("q_rows", "f_rows", "scale_rows"))
+    return (_node_proto("Gather", [q, indices], [q_rows], q_rows, axis=0)
+            + _node_proto("Cast", [q_rows], [f_rows], f_rows, to=_FLOAT)
+            + _node_proto("Gather", [scale, indices], [s_rows], s_rows, axis=0)
+            + _node_proto("Mul", [f_rows, s_rows], [out], f"{out}/citewise_mul"))
+
+
 def _external_tensor(name: str, shape: tuple[int, ...], nbytes: int) -> bytes:
     """A float TensorProto whose data the session is given apart (external initializer)."""
     entries = b"".join(_field(_TENSOR_EXTERNAL_DATA, _field(1, k.encode()) + _field(2, v.encode()))
@@ -149,7 +173,10 @@ def fold_int8_weights(model) -> tuple[bytes, dict[str, np.ndarray]] | None:
 
     Every ``Mul(Cast(q, to=FLOAT), scale)`` whose ``q`` is an int8 initializer and ``scale`` a
     float initializer (each used by nothing else, neither one a graph input, the product no graph
-    output) is replaced by an external float initializer named as the product.
+    output) is replaced by an external float initializer named as the product; when the product's
+    only reader is ``Gather(product, indices, axis=0)`` and the scale is one per row, the three
+    nodes become ``Mul(Cast(Gather(q, indices)), Gather(scale, indices))`` instead (``q`` and
+    ``scale`` stay in the model).
 
     Args:
         model: the bytes of an ONNX model file (``ModelProto``): ``bytes`` or any buffer, such as
@@ -188,14 +215,16 @@ def _fold(model):
         elif num in (_GRAPH_INPUT, _GRAPH_OUTPUT):  # ValueInfoProto: its name
             public |= {_text(buf, v) for n, _, v, _, _ in _fields(buf, *value) if n == _VALUE_INFO_NAME}
     uses: dict[str, int] = {}
-    producer = {}
+    producer, consumer = {}, {}
     for k, ((op, ins, outs, attrs), _) in enumerate(nodes):
         for x in ins:
             uses[x] = uses.get(x, 0) + 1
+            consumer[x] = k
         for x in outs:
             producer[x] = k
     folded: dict[str, np.ndarray] = {}
     drop_nodes, drop_inits = set(), set()
+    replace: dict[tuple[int, int], bytes] = {}
     for k, ((op, ins, outs, attrs), _) in enumerate(nodes):
         if op != "Mul" or len(ins) != 2 or len(outs) != 1 or outs[0] in public or ins[0] in public:
             continue
@@ -216,10 +245,18 @@ def _fold(model):
         scale = np.frombuffer(buf[sraw[0]:sraw[1]], dtype="<f4").reshape(sdims)
         if np.broadcast_shapes(weights.shape, scale.shape) != weights.shape:
             continue
+        (gop, gins, gouts, gattrs), gfield = nodes[consumer[outs[0]]] if uses.get(outs[0]) == 1 else (("",) * 4, None)
+        if (gop == "Gather" and len(gins) == 2 and gins[0] == outs[0] and len(gouts) == 1 and set(gattrs) <= {"axis"}
+                and gattrs.get("axis", 0) == 0 and weights.ndim == 2 and scale.shape == (weights.shape[0], 1)):
+            # a table read a few rows at a time (the word embeddings: 30522 x 384): its rows are
+            # dequantised as they are gathered, the table itself never is
+            replace[gfield] = _gather_rows(q, s, gins[1], gouts[0])
+            drop_nodes |= {k, cast_k}
+            continue
         folded[outs[0]] = (weights, scale)
         drop_nodes |= {k, cast_k}
         drop_inits |= {q, s}
-    if not folded:
+    if not folded and not replace:
         return None
     # one allocation for all the products (NumPy asks for huge pages for it: with one array each,
     # page faults made the copy ~0.09 s instead of ~0.05 s on this machine); each product starts
@@ -233,7 +270,8 @@ def _fold(model):
         product *= scale
         folded[name] = product
     skip = {nodes[k][1] for k in drop_nodes} | {inits[name][1] for name in drop_inits}
-    parts = [bytes(buf[first:last]) for _, _, _, first, last in _fields(buf, *gspan) if (first, last) not in skip]
+    parts = [replace.get((first, last)) or bytes(buf[first:last]) for _, _, _, first, last in _fields(buf, *gspan)
+             if (first, last) not in skip]
     parts += [_field(_GRAPH_INITIALIZER, _external_tensor(name, w.shape, w.nbytes)) for name, w in folded.items()]
     new_graph = _field(_MODEL_GRAPH, b"".join(parts))
     out = b"".join(new_graph if num == _MODEL_GRAPH else bytes(buf[first:last])
