@@ -181,3 +181,29 @@ def test_fold_int8_weights_rewrites_only_cast_mul_products():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
     assert fold_int8_weights(plain.SerializeToString()) is None
     assert fold_int8_weights(b"\xff\xff\xff not a model") is None
+
+
+def test_fold_int8_weights_gathers_a_table_row_by_row():
+    """A dequantised table read by ``Gather`` is not computed whole: the int8 rows and their
+    scales are gathered, then converted and scaled; same floats as the original graph."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from citewise.models.onnx_weights import fold_int8_weights
+
+    q = np.array([[1, -128, 127], [0, 5, -7], [3, 3, 3], [-1, 2, -3]], dtype=np.int8)
+    scale = np.array([[0.5], [0.013], [1e-3], [7.25]], dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["t_q"], ["t_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["t_f", "t_scale"], ["t"]),
+         helper.make_node("Gather", ["t", "ids"], ["rows"], axis=0)],
+        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, "n"])],
+        [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [1, "n", 3])],
+        [numpy_helper.from_array(q, "t_q"), numpy_helper.from_array(scale, "t_scale")])
+    model = helper.make_model(graph).SerializeToString()
+    out, weights = fold_int8_weights(model)
+    assert weights == {}
+    ids = np.array([[3, 0, 0, 2]], dtype=np.int64)
+    got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
+    assert np.array_equal(got, want) and np.array_equal(got[0], q[ids[0]].astype(np.float32) * scale[ids[0]])
