@@ -5,8 +5,6 @@ Every command takes ``--index DIR`` (default: ``$CITEWISE_INDEX`` or
 line on stderr and exit status 2; never a traceback.
 """
 
-from __future__ import annotations
-
 import json
 import re
 import sys
