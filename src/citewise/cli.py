@@ -14,9 +14,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
-from rich.table import Table
 from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
@@ -137,22 +134,25 @@ def _check_words(text: str, what: str) -> None:
         raise CitewiseError(f"{what}: {text.strip()[:40]!r} has no letters or digits; give the words to search for")
 
 
+def Table(*args, **kwargs):  # noqa: N802 - stands for the class
+    """A ``rich.table.Table``; rich.table (and rich.progress below) are imported when first used,
+    not with the CLI: a search prints no table unless the terminal is wide (issue 12)."""
+    from rich.table import Table as table
+
+    return table(*args, **kwargs)
+
+
 @contextmanager
 def _progress(total: int, label: str, enabled: bool = True):
     if not enabled or not sys.stderr.isatty():
         yield lambda n: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
-
-
-class _RateColumn(ProgressColumn):
-    """Items per second of a rich progress task ('' until rich has measured a speed)."""
-
-    def render(self, task):
-        return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
 
 
 @contextmanager
@@ -166,6 +166,15 @@ def _embed_progress(enabled: bool = True):
         yield None
         return
     if sys.stderr.isatty():
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        class _RateColumn(ProgressColumn):
+            """Items per second of a rich progress task ('' until rich has measured a speed)."""
+
+            def render(self, task):
+                return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
+
         with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
                       transient=True) as p:
