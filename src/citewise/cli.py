@@ -394,6 +394,8 @@ def search(
     from citewise.index import check_query
     from citewise.retrieval.snippets import chunk_snippet
     from citewise.service.payloads import hits_missing_words, search_json
+    # read by hits_missing_words after the hits; imported now, it loads while the query model does
+    import citewise.answer.evidence  # noqa: F401
 
     check_query(query)
     _check_words(query, "query")
