@@ -350,6 +350,29 @@ def _tidy_warnings(report, path: Path, index_dir: Path) -> None:
         report.warnings.append(f"{path}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)")
 
 
+@contextmanager
+def _blas_threads_sleep_at_once():
+    """NumPy loaded inside this context gets OpenBLAS worker threads that sleep as soon as they
+    have no work (``OPENBLAS_THREAD_TIMEOUT=4``, read when the library loads; unset again after).
+
+    By default each worker spins for ~2^28 cycles first, and it does so right after NumPy loads:
+    ~0.1 s of a core while a search imports and builds its query model on both (issue 12). The
+    same threads do the same work; nothing changes when NumPy is already loaded or the variable
+    is set.
+    """
+    import os
+
+    name = "OPENBLAS_THREAD_TIMEOUT"
+    ours = "numpy" not in sys.modules and name not in os.environ
+    if ours:
+        os.environ[name] = "4"
+    try:
+        yield
+    finally:
+        if ours:
+            os.environ.pop(name, None)
+
+
 def _without_gc(command):
     """``command`` run with Python's cyclic garbage collector paused (the previous state restored
     after). A search is one short process that allocates as it imports: the collector's ~100
@@ -389,13 +412,14 @@ def search(
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
-    if retriever != "bm25" and query.strip():
-        _preload_model(index)
-    from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet
-    from citewise.service.payloads import hits_missing_words, search_json
-    # read by hits_missing_words after the hits; imported now, it loads while the query model does
-    import citewise.answer.evidence  # noqa: F401
+    with _blas_threads_sleep_at_once():
+        if retriever != "bm25" and query.strip():
+            _preload_model(index)
+        from citewise.index import check_query
+        from citewise.retrieval.snippets import chunk_snippet
+        from citewise.service.payloads import hits_missing_words, search_json
+        # read by hits_missing_words after the hits; imported now, it loads while the query model does
+        import citewise.answer.evidence  # noqa: F401
 
     check_query(query)
     _check_words(query, "query")
