@@ -53,12 +53,20 @@ def _fields(buf, start: int = 0, end: int | None = None):
     i, end = start, len(buf) if end is None else end
     while i < end:
         first = i
-        key, i = _varint(buf, i)
+        key = buf[i]
+        if key < 0x80:  # one-byte varints (field numbers < 16, short lengths) read inline
+            i += 1
+        else:
+            key, i = _varint(buf, i)
         num, wire = key >> 3, key & 7
         if wire == 0:
             value, i = _varint(buf, i)
         elif wire == 2:
-            n, i = _varint(buf, i)
+            n = buf[i]
+            if n < 0x80:
+                i += 1
+            else:
+                n, i = _varint(buf, i)
             value, i = (i, i + n), i + n
         elif wire == 1:
             value, i = None, i + 8
