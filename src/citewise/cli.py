@@ -358,7 +358,8 @@ def _blas_threads_sleep_at_once():
     By default each worker spins for ~2^28 cycles first, and it does so right after NumPy loads:
     ~0.1 s of a core while a search imports and builds its query model on both (issue 12). The
     same threads do the same work; nothing changes when NumPy is already loaded or the variable
-    is set.
+    is set. Used before the process starts threads of its own (a C ``getenv`` in one thread is
+    not safe against the environment changing in another).
     """
     import os
 
@@ -413,13 +414,14 @@ def search(
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
     with _blas_threads_sleep_at_once():
-        if retriever != "bm25" and query.strip():
-            _preload_model(index)
-        from citewise.index import check_query
-        from citewise.retrieval.snippets import chunk_snippet
-        from citewise.service.payloads import hits_missing_words, search_json
-        # read by hits_missing_words after the hits; imported now, it loads while the query model does
-        import citewise.answer.evidence  # noqa: F401
+        import numpy  # noqa: F401 - loaded here (and the variable unset) before any other thread starts
+    if retriever != "bm25" and query.strip():
+        _preload_model(index)
+    from citewise.index import check_query
+    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.service.payloads import hits_missing_words, search_json
+    # read by hits_missing_words after the hits; imported now, it loads while the query model does
+    import citewise.answer.evidence  # noqa: F401
 
     check_query(query)
     _check_words(query, "query")
