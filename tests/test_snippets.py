@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
 from typer.testing import CliRunner
 
 from citewise.cli import app
@@ -131,3 +132,58 @@ def test_control_characters_in_documents_never_reach_the_terminal(tmp_path):
     assert "\x1b" not in buf.getvalue() and "\ufffd[31mRED" in buf.getvalue()
     res = runner.invoke(app, ["search", "kestrels", "--index", str(index), "--json"])
     assert "\\u001b[31mRED" in res.stdout and "\x1b" not in res.stdout
+
+
+def _best_snippet_by_passage(text: str, query: str, max_chars: int):
+    """The rule as first written: every candidate passage analyzed whole (the shipped one
+    analyzes each segment once and unions their terms)."""
+    from citewise.retrieval.snippets import _windows, segments
+    from citewise.text.analyzer import analyze
+
+    segs = segments(text)
+    if not segs:
+        return ("", 0, 0)
+    wanted, best = set(analyze(query)), None
+    heading = [text[s] == "#" for s, _ in segs]
+
+    def key(s, e, first, n):
+        n_headings = sum(heading[first:first + n])
+        body = " ".join(text[a:b] for k, (a, b) in enumerate(segs[first:first + n], first)
+                        if not heading[k]) if n_headings else text[s:e]
+        return (-len(wanted & set(analyze(body))) if wanted else 0, n_headings, n, s), (s, e)
+
+    cands = []
+    for i, (s, e) in enumerate(segs):
+        if e - s > max_chars:
+            cands += [key(ws, we, i, 1) for ws, we in _windows(text, s, e, max_chars)]
+            continue
+        for j in range(i, len(segs)):
+            if segs[j][1] - s > max_chars:
+                break
+            cands.append(key(s, segs[j][1], i, j - i + 1))
+    s, e = min(cands)[1] if cands else segs[0]
+    return (text[s:e], s, e)
+
+
+@pytest.mark.parametrize("max_chars", [240, 60, 25])
+def test_segment_terms_unioned_pick_what_whole_passages_would(max_chars):
+    """A passage's query terms are the union of its segments' (no token spans the whitespace
+    between segments): the same snippet as analyzing each candidate passage whole, on headings,
+    identifiers, accents, combining marks, CJK bigrams, dashes and over-long lines."""
+    import random
+
+    from citewise.retrieval.snippets import best_snippet
+
+    texts = [
+        "# Refunds\nRefunds take 30 days. Cards are charged monthly.\n## Exceptions\nE-1004 means the refund failed! Retry?",
+        "申请退款需要主管批准。退款 请求\n# 标题\n退款内容。 请求 主管",
+        "Caf\u00e9 na\u00efve r\u00e9sum\u00e9 E\u20131004 \ufb01le\u00a0size. e\u0301cole\n\u0301start v4.5 is out. " * 3,
+        "word " * 120 + "refund window\n" + "filler. " * 40 + "\n# refund window heading\nthe window for a refund",
+    ]
+    rng = random.Random(12)
+    for text in texts:
+        words = text.split()
+        for _ in range(40):
+            query = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+            sn = best_snippet(text, query, max_chars)
+            assert (sn.text, sn.start, sn.end) == _best_snippet_by_passage(text, query, max_chars), query

@@ -5,8 +5,6 @@ Every command takes ``--index DIR`` (default: ``$CITEWISE_INDEX`` or
 line on stderr and exit status 2; never a traceback.
 """
 
-from __future__ import annotations
-
 import json
 import re
 import sys
@@ -16,9 +14,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
-from rich.table import Table
 from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
@@ -139,22 +134,25 @@ def _check_words(text: str, what: str) -> None:
         raise CitewiseError(f"{what}: {text.strip()[:40]!r} has no letters or digits; give the words to search for")
 
 
+def Table(*args, **kwargs):  # noqa: N802 - stands for the class
+    """A ``rich.table.Table``; rich.table (and rich.progress below) are imported when first used,
+    not with the CLI: a search prints no table unless the terminal is wide (issue 12)."""
+    from rich.table import Table as table
+
+    return table(*args, **kwargs)
+
+
 @contextmanager
 def _progress(total: int, label: str, enabled: bool = True):
     if not enabled or not sys.stderr.isatty():
         yield lambda n: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
-
-
-class _RateColumn(ProgressColumn):
-    """Items per second of a rich progress task ('' until rich has measured a speed)."""
-
-    def render(self, task):
-        return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
 
 
 @contextmanager
@@ -168,6 +166,15 @@ def _embed_progress(enabled: bool = True):
         yield None
         return
     if sys.stderr.isatty():
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        class _RateColumn(ProgressColumn):
+            """Items per second of a rich progress task ('' until rich has measured a speed)."""
+
+            def render(self, task):
+                return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
+
         with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
                       transient=True) as p:
@@ -343,7 +350,54 @@ def _tidy_warnings(report, path: Path, index_dir: Path) -> None:
         report.warnings.append(f"{path}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)")
 
 
+@contextmanager
+def _blas_threads_sleep_at_once():
+    """NumPy loaded inside this context gets OpenBLAS worker threads that sleep as soon as they
+    have no work (``OPENBLAS_THREAD_TIMEOUT=4``, read when the library loads; unset again after).
+
+    By default each worker spins for ~2^28 cycles first, and it does so right after NumPy loads:
+    ~0.1 s of a core while a search imports and builds its query model on both (issue 12). The
+    same threads do the same work; nothing changes when NumPy is already loaded or the variable
+    is set. Used before the process starts threads of its own (a C ``getenv`` in one thread is
+    not safe against the environment changing in another).
+    """
+    import os
+
+    name = "OPENBLAS_THREAD_TIMEOUT"
+    ours = "numpy" not in sys.modules and name not in os.environ
+    if ours:
+        os.environ[name] = "4"
+    try:
+        yield
+    finally:
+        if ours:
+            os.environ.pop(name, None)
+
+
+def _without_gc(command):
+    """``command`` run with Python's cyclic garbage collector paused (the previous state restored
+    after). A search is one short process that allocates as it imports: the collector's ~100
+    passes over those objects were ~0.03 s of every ``citewise search`` (issue 12); what a search
+    makes is freed by reference counting, and a process that goes on (tests) collects after."""
+    import functools
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        import gc
+
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return command(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return run
+
+
 @app.command()
+@_without_gc
 def search(
     query: str = typer.Argument(..., help="What to look for."),
     index: Optional[Path] = IndexOpt,
@@ -359,11 +413,15 @@ def search(
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
+    with _blas_threads_sleep_at_once():
+        import numpy  # noqa: F401 - loaded here (and the variable unset) before any other thread starts
     if retriever != "bm25" and query.strip():
         _preload_model(index)
     from citewise.index import check_query
     from citewise.retrieval.snippets import chunk_snippet
     from citewise.service.payloads import hits_missing_words, search_json
+    # read by hits_missing_words after the hits; imported now, it loads while the query model does
+    import citewise.answer.evidence  # noqa: F401
 
     check_query(query)
     _check_words(query, "query")
@@ -1696,6 +1754,14 @@ def main() -> None:
     line (never a traceback) and exits 1.
     """
     _INTERRUPT_SAID.clear()
+    # at exit, what the command left is moved out of the collector's reach instead of scanned
+    # once more (~0.02 s of each short command; interpreter shutdown is not bound to run the
+    # finalizers of objects still alive then). Registered once however often main runs (tests).
+    import atexit
+    import gc
+
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     for stream in (sys.stdout, sys.stderr):
         # a file name with bytes that are not UTF-8 (kept by Python as lone surrogates) prints as
         # "caf\udce9.md" instead of failing the whole output with UnicodeEncodeError

@@ -85,26 +85,30 @@ def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     best_key, best_span = None, segs[0]
 
     heading = [text[s] == "#" for s, _ in segs]
+    # the query terms of each segment, analyzed once: a passage's terms are the union of its
+    # segments' (no token spans the whitespace between two segments), and heading lines say
+    # nothing the heading path does not, so their terms do not count
+    found = [wanted & set(analyze(text[a:b])) if wanted and not heading[k] else set()
+             for k, (a, b) in enumerate(segs)]
 
-    def consider(s: int, e: int, first: int, n_segments: int) -> None:
+    def consider(s: int, e: int, first: int, n_segments: int, terms: set[str]) -> None:
         nonlocal best_key, best_span
         n_headings = sum(heading[first:first + n_segments])
-        # heading lines say nothing the heading path does not: their terms do not count
-        body = " ".join(text[a:b] for k, (a, b) in enumerate(segs[first:first + n_segments], first)
-                        if not heading[k]) if n_headings else text[s:e]
-        key = (-len(wanted & set(analyze(body))) if wanted else 0, n_headings, n_segments, s)
+        key = (-len(terms), n_headings, n_segments, s)
         if best_key is None or key < best_key:
             best_key, best_span = key, (s, e)
 
     for i, (s, e) in enumerate(segs):
         if e - s > max_chars:
             for ws, we in _windows(text, s, e, max_chars):
-                consider(ws, we, i, 1)
+                consider(ws, we, i, 1, wanted & set(analyze(text[ws:we])) if wanted and not heading[i] else set())
             continue
+        terms: set[str] = set()
         for j in range(i, len(segs)):
             if segs[j][1] - s > max_chars:
                 break
-            consider(s, segs[j][1], i, j - i + 1)
+            terms |= found[j]
+            consider(s, segs[j][1], i, j - i + 1, terms)
     s, e = best_span
     return Snippet(text[s:e], s, e)
 
