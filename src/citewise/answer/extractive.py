@@ -850,23 +850,26 @@ def general_rule(first: ScoredUnit, scored: list[ScoredUnit], chunks: Sequence, 
     """The unit to quote before ``first`` when ``first`` is an exception the question did not
     ask about: a sentence opening with a condition (:data:`_CONDITION`) that names something the
     question does not ("If you pay for Pro annually ($990 per year), the refund window is 45
-    days" for "What is the refund window for Pro?"), while a sentence or list item of the same
-    document states no condition, shares a term with the question and scores at least
+    days" for "What is the refund window for Pro?"), while a sentence of the same document
+    states no condition, shares a term with the question and scores at least
     :data:`GENERAL_RULE_SHARE` of it ("On Pro, you can request a refund of a subscription charge
     within 30 days"). None otherwise, when the question states a condition itself ("if", "when"),
     when it names a word of the condition that the general rule lacks ("What is the refund
-    window for annual Pro?": the exception is the answer), and when it asks for a default or
+    window for annual Pro?": the exception is the answer), when the condition points back ("If
+    none of them matches, ...": the sentence before it is its antecedent, quoted first), and
+    when the question asks for a default or
     for code (the default is often stated as a case: "If the variable exists but has no value,
     the default is 10"; measured on the spent real-docs files, 3 answers got worse without this)."""
     m = _CONDITION.match(first.unit.text) if first.unit.kind == "sentence" else None
-    if m is None or _CONDITIONAL_Q.search(question) or asks_default(question) or wants_code(question):
+    if m is None or _CONDITIONAL_Q.search(question) or asks_default(question) or wants_code(question) \
+            or re.search(r"\b(?:it|its|they|them|their|these|those|this|that)\b", m.group(1), re.I):
         return None  # "IGNOREEOF default value": "If the variable exists but has no value, the default is 10"
     asked, condition = set(analyze(question)), set(analyze(m.group(1)))
     if not condition - asked - set(analyze("you your it they this that is are")):
         return None
     doc = chunks[first.chunk_index].doc_id
     general = next((su for su in scored if su is not first and su.score >= GENERAL_RULE_SHARE * first.score
-                    and chunks[su.chunk_index].doc_id == doc and su.unit.kind in ("sentence", "item")
+                    and chunks[su.chunk_index].doc_id == doc and su.unit.kind == "sentence"
                     and not _CONDITION.match(su.unit.text) and not bare_reply(su.unit) and su.terms), None)
     if general is None or condition & asked - set(analyze(general.unit.text)):
         return None  # "... for annual Pro?": the question names the condition ("annual"); it is the answer
