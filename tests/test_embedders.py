@@ -104,13 +104,9 @@ def _plain_session(path, threads: int):
     """The MiniLM session as onnxruntime builds it from the file alone (its own constant folding)."""
     import onnxruntime as ort
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    from citewise.models.embedders import session_options
+
+    return ort.InferenceSession(str(path), sess_options=session_options(threads), providers=["CPUExecutionProvider"])
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -79,6 +79,25 @@ def verify_once(path: Path, expected: str) -> None:
         pass
 
 
+def session_options(threads: int):
+    """The onnxruntime ``SessionOptions`` of the MiniLM query/ingest session: ``threads`` intra-op
+    threads, one inter-op thread, warnings off, basic graph rewrites only, no spinning."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    # basic graph rewrites only: the extended/layout passes took ~0.1 s more at every session
+    # start and gave the same vectors (|diff| <= 1.3e-7) at the same query speed on this
+    # int8 model (measured: session 0.15-0.18 s vs 0.26 s, one query 6.1 vs 6.6 ms)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    # idle worker threads sleep instead of spinning: on shared cores a spinning pool took
+    # the CPU the other thread needed (single query, 2 threads: 39 vs 10 ms at best, load ~13)
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return opts
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as int8 ONNX on onnxruntime.
 
@@ -182,17 +201,7 @@ class MiniLMEmbedder:
             raise CitewiseError(f"{path}: embedding model file not found")
         if expected is not None:
             verify_once(path, expected)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        # basic graph rewrites only: the extended/layout passes took ~0.1 s more at every session
-        # start and gave the same vectors (|diff| <= 1.3e-7) at the same query speed on this
-        # int8 model (measured: session 0.15-0.18 s vs 0.26 s, one query 6.1 vs 6.6 ms)
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        # idle worker threads sleep instead of spinning: on shared cores a spinning pool took
-        # the CPU the other thread needed (single query, 2 threads: 39 vs 10 ms at best, load ~13)
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts = session_options(threads)
         # the int8 weights dequantised here rather than by the session's constant folding (same
         # floats, ~0.1 s less per session: citewise.models.onnx_weights); the file mapped, not
         # read (~15 ms less: only the small parts are copied)
