@@ -120,3 +120,13 @@ def test_cli_prints_how_the_question_was_read_and_json_lists_it(idx, capsys):
     assert capsys.readouterr().out.startswith("Read “windw” as “window”.\n")
     print_answer(a, as_json=True)
     assert json.loads(capsys.readouterr().out)["corrections"] == [{"typo": "windw", "fix": "window"}]
+
+
+def test_cli_says_why_it_abstained(idx, capsys):
+    """Found by a fresh-clone trial: in text mode an abstention never said why (only --json
+    had abstain_reason)."""
+    from citewise.cli import print_answer
+
+    a = idx.ask("What does the frobnicate option do?")
+    print_answer(a, as_json=False)
+    assert capsys.readouterr().out == "I have no document on this.\nWhy: unknown name: frobnicate.\n"

@@ -516,6 +516,9 @@ def print_answer(ans, as_json: bool) -> None:
                   highlight=False, markup=False, soft_wrap=True)
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
+    if controller is None and ans.outcome == "abstained" and ans.abstain_reason:
+        # say why, as --json does (abstain_reason) and as the scoped answer below does
+        out.print(f"Why: {ans.abstain_reason.rstrip('.')}.", highlight=False, markup=False, soft_wrap=True)
     if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)
         scope = controller.get("scope") or {}
         if ans.outcome == "abstained":
