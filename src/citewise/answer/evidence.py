@@ -86,7 +86,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.units import UnitCache, is_instruction
+from citewise.answer.units import TABLE_SEPARATOR, UnitCache, is_instruction, label_named
 from citewise.core import Filters
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
@@ -282,25 +282,20 @@ def named_row_label(text: str, question: str) -> str:
     >>> named_row_label(t, "How wide is the Small X?"), named_row_label(t, "What is the total?")
     ('Small X', '')
     """
-    words = set(re.findall(r"\w+", question.lower()))
     header = True
     for line in text.splitlines():
         body = line.strip()
         if not body.startswith("|"):
             header = True
             continue
-        if header or _TABLE_RULE.match(body):
+        if header or TABLE_SEPARATOR.match(body):
             header = False
             continue
         label = body.strip("|").split("|", 1)[0].strip().strip("`*_ ")
-        parts = re.findall(r"\w+", label.lower())
-        if parts and set(parts) <= words and (len(parts) > 1 or not is_common_word(parts[0])) \
-                and any(len(p) > 1 for p in parts):
+        parts = re.findall(r"\w+", label)
+        if label_named(label, question) and (len(parts) > 1 or not is_common_word(parts[0])):
             return label
     return ""
-
-
-_TABLE_RULE = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
 
 
 def names_cell(text: str, word: str) -> bool:

@@ -63,7 +63,7 @@ from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.evidence import content_terms, exact_words
 from citewise.answer.generators import Draft
-from citewise.answer.units import Unit, UnitCache, clean, is_instruction, table_cells
+from citewise.answer.units import Unit, UnitCache, clean, is_instruction, label_named, table_cells
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import ASKING, code_names, compared_names, entry_names, entry_offsets, question_subject
@@ -533,7 +533,7 @@ class ExtractiveGenerator:
         chosen = self.select(scored)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
-        chosen = named_rows(chosen, scored, [c.text for c in context.chunks], question, self.coverage_floor)
+        chosen = named_rows(chosen, scored, self._texts, question, self.coverage_floor)
         general = general_rule(chosen[0], scored, context.chunks, question)
         if general is not None:
             # "If you pay for Pro annually ..., the refund window is 45 days": an exception the
@@ -630,10 +630,9 @@ class ExtractiveGenerator:
         # hub?"), its "Yes." answers nothing: the rest of it is quoted
         chosen = chosen[:1] + [su for su in chosen[1:] if not bare_reply(su.unit)]
         if bare_reply(chosen[0].unit) and not _YES_NO_Q.match(question):
-            rest = _BARE_REPLY_LEAD.sub("", chosen[0].unit.text, count=1)
+            rest = _BARE_REPLY.sub("", chosen[0].unit.text, count=1)
             if rest:
-                chosen[0] = ScoredUnit(chosen[0].score, chosen[0].chunk_index, replace(chosen[0].unit, text=rest),
-                                       chosen[0].vector, chosen[0].terms, chosen[0].dangling)
+                chosen[0] = replace(chosen[0], unit=replace(chosen[0].unit, text=rest))
         for su in chosen:
             chunk, u = context.chunks[su.chunk_index], su.unit
             if u.kind == "row":
@@ -814,12 +813,7 @@ def _sub_items(unit: Unit, text: str) -> list[str]:
     return pieces
 
 
-#: Row labels that name nothing ("a", "the", "-"): never read as named by a question.
-_LABEL_STOP = frozenset("a an the of to in on for and or no yes none all any n x".split())
-
-
-_BARE_REPLY = re.compile(r"^(?:yes|no)\b[.,!]", re.I)
-_BARE_REPLY_LEAD = re.compile(r"^(?:yes|no)\b[.,!]\s*", re.I)
+_BARE_REPLY = re.compile(r"^(?:yes|no)\b[.,!]\s*", re.I)
 #: A question a "Yes." or "No." answers: it opens with an auxiliary verb ("Can I ...?", "Does
 #: the hub ...?"), after an optional conditions clause ("I have been on Pro for 20 days, can I ...?").
 _YES_NO_Q = re.compile(r"^(?:[^?]*,\s*)?(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|may|"
@@ -842,6 +836,8 @@ def bare_reply(unit: Unit) -> bool:
 _CONDITION = re.compile(r"^\s*(?:if|when|unless|for)\b([^,;:]{3,120}),\s", re.I)
 #: A question that states a condition itself ("... if I pay annually?", "when ...").
 _CONDITIONAL_Q = re.compile(r"\b(?:if|when|unless)\b", re.I)
+#: A condition that points back to the sentence before it ("If none of them matches").
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|these|those|this|that)\b", re.I)
 #: A general rule must score at least this share of the conditional best unit (:func:`general_rule`).
 GENERAL_RULE_SHARE = 0.75
 
@@ -862,11 +858,11 @@ def general_rule(first: ScoredUnit, scored: list[ScoredUnit], chunks: Sequence, 
     the default is 10"; measured on the spent real-docs files, 3 answers got worse without this)."""
     m = _CONDITION.match(first.unit.text) if first.unit.kind == "sentence" else None
     if m is None or _CONDITIONAL_Q.search(question) or asks_default(question) or wants_code(question) \
-            or re.search(r"\b(?:it|its|they|them|their|these|those|this|that)\b", m.group(1), re.I):
+            or _POINTS_BACK.search(m.group(1)):
         return None  # "IGNOREEOF default value": "If the variable exists but has no value, the default is 10"
     asked, condition = set(analyze(question)), set(analyze(m.group(1)))
-    if not condition - asked - set(analyze("you your it they this that is are")):
-        return None
+    if not condition - asked - {"you", "your"}:
+        return None  # "If you ...": the condition names nothing the question does not
     doc = chunks[first.chunk_index].doc_id
     general = next((su for su in scored if su is not first and su.score >= GENERAL_RULE_SHARE * first.score
                     and chunks[su.chunk_index].doc_id == doc and su.unit.kind == "sentence"
@@ -891,11 +887,7 @@ def names_row(question: str, unit: Unit, text: str) -> bool:
     (:func:`row_label`): every word of the label is a word of the question, as written ("Ctrl+A"
     is not named by "What does Ctrl+U do in a line editor?"), and not every one is a stop word
     (:data:`_LABEL_STOP`)."""
-    if unit.kind != "row":
-        return False
-    label = re.findall(r"\w+", row_label(unit, text).lower())
-    return bool(label) and set(label) <= set(re.findall(r"\w+", question.lower())) \
-        and not all(w in _LABEL_STOP for w in label)
+    return unit.kind == "row" and label_named(row_label(unit, text), question)
 
 
 def named_rows(chosen: list[ScoredUnit], scored: list[ScoredUnit], texts: Sequence[str], question: str,

@@ -37,7 +37,8 @@ MIN_LETTERS = 5
 
 #: A plain word: letters only, not touching characters that make it part of a code name
 #: (``fs.rm``, ``--dry-run``, ``snake_case``, ``a/b``, ``$VAR``, ``x=y``).
-_WORD = re.compile(r"(?<![\w.\-/$=@#:])([A-Za-z]+)(?![\w\-/=@#(]|\.\w)")
+_BEFORE, _AFTER = r"(?<![\w.\-/$=@#:])", r"(?![\w\-/=@#(]|\.\w)"
+_WORD = re.compile(rf"{_BEFORE}([A-Za-z]+){_AFTER}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def apply(question: str, fixes: Sequence[Correction]) -> str:
     'Window size and window'
     """
     for c in fixes:
-        question = re.sub(rf"(?<![\w.\-/$=@#:]){re.escape(c.typo)}(?![\w\-/=@#(]|\.\w)",
+        question = re.sub(rf"{_BEFORE}{re.escape(c.typo)}{_AFTER}",
                           lambda m: c.fix.capitalize() if m.group(0)[0].isupper() else c.fix.lower(),
                           question, flags=re.I)
     return question

@@ -34,7 +34,8 @@ import numpy as np
 from citewise.text.sentences import split_sentences
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
+#: A Markdown table's separator row (``|---|:--:|``).
+TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
 _FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
 _NUMBERED = re.compile(r"[ \t]*\d{1,3}[.)][ \t]+")
@@ -226,7 +227,7 @@ def _scan(text: str):
             cells = [clean(c) for c in stripped.strip("|").split("|")]
             if header is None:
                 header = cells
-            elif not _TABLE_SEPARATOR.match(stripped):
+            elif not TABLE_SEPARATOR.match(stripped):
                 shown = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
                 lead = len(body) - len(body.lstrip())
                 rows.append((start + lead, start + len(body.rstrip()), shown))
@@ -259,6 +260,25 @@ def _scan(text: str):
     return heads, rows, codes, defs
 
 
+#: Row labels that name nothing ("a", "the", "-"): never read as named by a question.
+_LABEL_STOP = frozenset("a an the of to in on for and or no yes none all any n x".split())
+
+
+def label_named(label: str, question: str) -> bool:
+    """Whether ``question`` names a table row's ``label`` (its first cell): every word of the
+    label is a word of the question, as written ("Ctrl+A" is not named by "What does Ctrl+U do
+    in a line editor?"), and not every one is a stop word or a single character.
+
+    >>> label_named("Medium", "What does the Medium widget weigh?"), label_named("Ctrl+A", "What does Ctrl+U do?")
+    (True, False)
+    >>> label_named("a", "Is there a limit?")
+    False
+    """
+    words = re.findall(r"\w+", label.lower())
+    return bool(words) and set(words) <= set(re.findall(r"\w+", question.lower())) \
+        and not all(w in _LABEL_STOP or len(w) == 1 for w in words)
+
+
 def table_cells(text: str, start: int) -> list[tuple[str, str]] | None:
     r"""The cells of the Markdown table row starting at ``start`` in ``text``, each paired with
     its column's header cell (:func:`clean` text): ``[("", "Monthly price"), ("Starter", "$29
@@ -275,7 +295,7 @@ def table_cells(text: str, start: int) -> list[tuple[str, str]] | None:
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     row = text[line_start:line_end if line_end >= 0 else len(text)].strip()
-    if not row.startswith("|") or _TABLE_SEPARATOR.match(row):
+    if not row.startswith("|") or TABLE_SEPARATOR.match(row):
         return None
     first = line_start
     while first > 0:
