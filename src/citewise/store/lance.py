@@ -476,7 +476,8 @@ class LanceStore:
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
-            for c, v in zip(u.chunks, u.vectors):
+            lexical = u.lexical if u.lexical is not None else [lexical_text(c.indexed_text) for c in u.chunks]
+            for c, v, lex in zip(u.chunks, u.vectors, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)
                 cols["doc_id"].append(d.doc_id)
@@ -494,7 +495,7 @@ class LanceStore:
                 cols["source_changed_at"].append(u.source_changed_at)
                 cols["heading_path"].append(list(c.heading_path))
                 cols["text"].append(c.text)
-                cols["lexical"].append(lexical_text(c.indexed_text))
+                cols["lexical"].append(lex)
                 cols["start"].append(c.start + d.offset_base)
                 cols["end"].append(c.end + d.offset_base)
                 cols["token_count"].append(c.token_count)
