@@ -167,12 +167,13 @@ class _Prepared:
     by_worker: bool = False  # prepared in a forked worker process
 
 
-#: The ingestor and batches a forked worker prepares from (:meth:`Ingestor._commit_all`): set
-#: before the pool forks, so workers inherit them and only batch numbers cross the pipe.
+#: In a forked prepare worker: the ingestor and batches it prepares from
+#: (:meth:`Ingestor._commit_all`). The pool's initializer sets it from arguments a ``fork``
+#: context hands over in memory, not pickled, so only batch numbers cross the pipe.
 _FORKED: tuple | None = None
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, ingestor: Ingestor, batches: list) -> None:
     """Initializer of a forked prepare worker: it dies with its parent (a killed ingest leaves
     no worker behind; Linux ``PR_SET_PDEATHSIG``), Ctrl-C is the parent's to handle (it stops
     the pool), and the inherited objects leave the collector's view (no copy-on-write by the
@@ -180,6 +181,9 @@ def _worker_start(parent: int) -> None:
     import ctypes
     import gc
     import signal
+
+    global _FORKED
+    _FORKED = (ingestor, batches)
 
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
@@ -486,13 +490,11 @@ class Ingestor:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        global _FORKED
         todo = [i for i, b in enumerate(batches) if not any(w.reuse_vectors for w in b)]
         futures: dict[int, object] = {}
         pos = 0
-        _FORKED = (self, batches)
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_worker_start, initargs=(os.getpid(),))
+                                   initializer=_worker_start, initargs=(os.getpid(), self, batches))
         try:
             for i, batch in enumerate(batches):
                 while pos < len(todo) and len(futures) < 2 * workers and pool is not None:
@@ -524,7 +526,6 @@ class Ingestor:
                         self.embed_progress(self._embedded, self._planned)
                 self._write(batch, prepared, known, report, progress)
         finally:
-            _FORKED = None
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
 
