@@ -193,3 +193,38 @@ def test_killing_the_ingest_kills_its_workers(tmp_path):
             break
         time.sleep(0.05)
     assert alive == []
+
+
+LOCK_HELD_AT_FORK = r"""
+import os, sys
+from citewise.ingest import Ingestor
+from citewise.models.embedders import HashingEmbedder
+from citewise.store.lance import LanceStore
+from citewise.text.chunker import Chunker
+
+embedder = HashingEmbedder(64)
+embedder._lock.acquire()  # held "by another thread" for the whole ingest
+parent = os.getpid()
+ing = Ingestor(LanceStore(sys.argv[1], 64), embedder, chunker=Chunker(min_tokens=5, max_tokens=30), batch_docs=3,
+               workers=2)
+prepare = ing._prepare
+
+def prepare_in_workers_only(batch, in_worker=False):
+    if os.getpid() == parent:
+        raise AssertionError("a batch was prepared in the parent")  # it would wait on the lock
+    return prepare(batch, in_worker)
+
+ing._prepare = prepare_in_workers_only
+report = ing.ingest_folder(sys.argv[2])
+print(report.added, len(report.errors))
+"""
+
+
+def test_a_lock_held_by_another_thread_at_the_fork_does_not_hang_the_workers(tmp_path):
+    """A service thread embedding a query holds the embedder's memo lock while the ingest forks:
+    the workers' copies of that lock would stay locked for ever without ``after_fork``."""
+    corpus = _corpus(tmp_path / "docs")
+    done = subprocess.run([sys.executable, "-c", LOCK_HELD_AT_FORK, str(tmp_path / "idx"), str(corpus)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["14", "0"]

@@ -184,6 +184,9 @@ def _worker_start(parent: int, ingestor: Ingestor, batches: list) -> None:
 
     global _FORKED
     _FORKED = (ingestor, batches)
+    after_fork = getattr(ingestor.embedder, "after_fork", None)
+    if after_fork is not None:
+        after_fork()
 
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
@@ -463,8 +466,9 @@ class Ingestor:
 
         Only on Linux (``fork``; elsewhere forking a process that holds store threads is not
         safe), only for an embedder marked ``cpu_parallel`` (pure Python/NumPy, no threads,
-        sockets or model sessions of its own: the hashing embedder), and only when at least two
-        batches can be prepared without the store (no stored vectors to reuse).
+        sockets or model sessions of its own: the hashing embedder; its ``after_fork()``, if
+        any, runs in each worker first), and only when at least two batches can be prepared
+        without the store (no stored vectors to reuse).
         """
         workers = self.workers if self.workers is not None else min(4, _cpu_count())
         if workers < 1 or not sys.platform.startswith("linux") or not getattr(self.embedder, "cpu_parallel", False):
