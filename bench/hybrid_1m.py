@@ -9,9 +9,10 @@ For each round and each ``--code`` (in alternating order, so load drifts hit bot
 Python process with ``PYTHONPATH`` set to that checkout opens the index read-only and runs
 ``hybrid`` (k = 10, the scale bench's queries, :func:`scale.queries`) with the public and the 1%
 (``restricted``) filter: one warm-up query, then every query timed. A ``NAME`` ending in ``+cap`` runs with
-``LanceStore.ann_cap_probes`` set. Printed per checkout: p50 / p95
-ms over all rounds, the load average at the start of each process, and how many of the top-10
-lists (ids and scores) equal the first checkout's, query by query.
+``LanceStore.ann_cap_probes`` set, ``+capN`` also with ``ann_nprobes = N``. Printed per checkout: p50 / p95
+ms over all rounds, the load average at the start of each process, how many of the top-10
+lists (ids and scores) equal the first checkout's, query by query, and the mean overlap of the
+top-10 ids with the first checkout's (|A ∩ B| / 10).
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ BENCH = Path(__file__).resolve().parent
 K = 10
 
 
-def child(index: str, n: int, cap: bool) -> dict:
+def child(index: str, n: int, cap: str) -> dict:
     """In a fresh process: time hybrid public / 1% filter; top-10 (ids, scores) per query.
-    ``cap``: set ``LanceStore.ann_cap_probes`` (probe exactly the configured IVF partitions)."""
+    ``cap``: "" or "+cap" (set ``LanceStore.ann_cap_probes``: probe exactly the configured IVF
+    partitions) or "+capN" (and ``ann_nprobes = N``)."""
     sys.path.insert(0, str(BENCH))
     import scale
     from citewise.core import Filters, Principal
@@ -41,6 +43,8 @@ def child(index: str, n: int, cap: bool) -> dict:
     idx = Index.open(index, read_only=True)
     if cap:
         idx.store.ann_cap_probes = True
+        if cap[len("+cap"):]:
+            idx.store.ann_nprobes = int(cap[len("+cap"):])
     qs = scale.queries(n)
     conds = {"public": (None, None),
              "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
@@ -68,7 +72,8 @@ def main() -> int:
     ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._child:
-        print(json.dumps(child(a.index, a.queries, a.code[0].split("=", 1)[0].endswith("+cap"))))
+        name = a.code[0].split("=", 1)[0]
+        print(json.dumps(child(a.index, a.queries, name[name.index("+cap"):] if "+cap" in name else "")))
         return 0
     codes = [c.split("=", 1) for c in a.code]
     res: dict[str, dict] = {name: {} for name, _ in codes}
@@ -85,13 +90,17 @@ def main() -> int:
                 agg["lat"] += d["lat"]
             print(f"round {rnd + 1} {name} done (load {loads[name][-1]:.1f})", file=sys.stderr, flush=True)
     ref = codes[0][0]
-    print(f"| hybrid, k={K}, {a.queries} queries x {a.rounds} fresh processes | p50 ms | p95 ms | top-10 = {ref} |")
-    print("|---|---:|---:|---:|")
+    print(f"| hybrid, k={K}, {a.queries} queries x {a.rounds} fresh processes | p50 ms | p95 ms | top-10 = {ref} "
+          f"| top-10 overlap with {ref} |")
+    print("|---|---:|---:|---:|---:|")
     for cond in ("public", "1% filter"):
         for name, _ in codes:
             lat = np.array(res[name][cond]["lat"]) * 1e3
-            same = sum(x == y for x, y in zip(res[name][cond]["tops"], res[ref][cond]["tops"]))
-            print(f"| {name}, {cond} | {np.percentile(lat, 50):.1f} | {np.percentile(lat, 95):.1f} | {same}/{a.queries} |")
+            pairs = list(zip(res[name][cond]["tops"], res[ref][cond]["tops"]))
+            same = sum(x == y for x, y in pairs)
+            overlap = np.mean([len({c for c, _ in x} & {c for c, _ in y}) / K for x, y in pairs])
+            print(f"| {name}, {cond} | {np.percentile(lat, 50):.1f} | {np.percentile(lat, 95):.1f} | {same}/{a.queries} "
+                  f"| {overlap:.3f} |")
     for name, _ in codes:
         print(f"load average (1 min) at each {name} process start: {', '.join(f'{x:.1f}' for x in loads[name])}")
     return 0

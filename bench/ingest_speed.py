@@ -11,9 +11,11 @@ the o200k vocabulary is loaded before the timing, a per-process cost of ~1 s), a
 after the other:
 
 * **citewise**: ``Index.open(fresh, embedder="hashing").ingestor(units=False).ingest_documents(docs)``
-  — the real path: chunker, analyzer, hashing embedder, one LanceDB commit per 256 documents
+  — the real path: chunker, analyzer, hashing embedder (in forked prepare workers, one per CPU,
+  while the process writes: ``Ingestor(workers=...)``), one LanceDB commit per 256 documents
   (``Table.add`` when none of them has rows yet, else ``merge_insert``: per-document atomic
   replace), then compaction, FTS/scalar index upkeep and the BM25 postings. ``--units`` adds a second row with answer units (the ``citewise ingest`` default).
+  A ``workers=0`` row times the same ingest in one process (the path before the workers).
 * **peer lancedb**: the very rows the citewise run wrote (read back from its table beforehand,
   outside the timing) written into a fresh LanceDB table by a bare loop: ``create_table`` with the
   first batch, ``Table.add`` for the others (batches of the same row counts), then one
@@ -25,8 +27,8 @@ after the other:
 ``--baseline-src DIR`` alternates each repeat with one of the citewise code in ``DIR`` (a child with
 ``PYTHONPATH=DIR``; e.g. the main branch's ``src``), printed as ``[baseline]`` rows.
 
-chunks/s = chunks written / wall seconds; CPU s is process CPU time (all threads), less disturbed
-by other people's jobs than wall time. The fastest repeat of each row is printed, with the
+chunks/s = chunks written / wall seconds; CPU s is process CPU time (all threads, and the prepare
+workers'), less disturbed by other people's jobs than wall time. The fastest repeat of each row is printed, with the
 1-minute load average sampled at the start of that run. Nothing here is a pass/fail test.
 
 ``--digest`` prints a SHA-256 over everything the ingest stored (every column of every row but
@@ -60,14 +62,24 @@ def load_docs(n: int | None):
     return docs[:n] if n else docs
 
 
-def citewise_ingest(docs, folder: Path, units: bool) -> dict:
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def citewise_ingest(docs, folder: Path, units: bool, workers: int | None = None) -> dict:
+    """One ingest; CPU s counts this process and its prepare workers (joined at the end)."""
     from citewise.index import Index
 
     idx = Index.open(folder, embedder="hashing")
     load = os.getloadavg()[0]
-    t, c = time.perf_counter(), time.process_time()
-    rep = idx.ingestor(units=units).ingest_documents(docs)
-    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    t, c, cc = time.perf_counter(), time.process_time(), _children_cpu()
+    kw = {} if workers is None else {"workers": workers}  # a --baseline-src older than the workers
+    rep = idx.ingestor(units=units, **kw).ingest_documents(docs)
+    wall = time.perf_counter() - t
+    cpu = time.process_time() - c + _children_cpu() - cc
     return {"chunks": rep.chunks_embedded, "wall_s": wall, "cpu_s": cpu, "load": load, "idx": idx}
 
 
@@ -135,6 +147,9 @@ def digest(docs) -> dict:
 
 def one_repeat(docs, units: bool) -> dict:
     """One repeat (in a child process): citewise, then the peers on what citewise wrote."""
+    import inspect
+
+    from citewise.ingest import Ingestor
     from citewise.text.tokens import count_tokens
 
     count_tokens("warm")  # loading the o200k vocabulary (~1 s) is a per-process cost, not per chunk
@@ -148,6 +163,10 @@ def one_repeat(docs, units: bool) -> dict:
                  for hp, t in zip(rows.column("heading_path").to_pylist(), rows.column("text").to_pylist())]
         sizes = [256] * (rows.num_rows // 256) + ([rows.num_rows % 256] if rows.num_rows % 256 else [])
         out["citewise ingest (hashing, no units)"] = r
+        if "workers" in inspect.signature(Ingestor).parameters:
+            serial = citewise_ingest(docs, tmp / "index-serial", units=False, workers=0)
+            serial.pop("idx")
+            out["citewise ingest (hashing, no units), workers=0: one process"] = serial
         if units:
             u = citewise_ingest(docs, tmp / "index-units", units=True)
             u.pop("idx")

@@ -233,3 +233,33 @@ def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_stor
         assert ann_store.last_vector_path == "ann" and ann_store.last_nprobes == 8
         assert len(deep) == 150
         assert [(h.chunk_id, h.score) for h in deep[:50]] == [(h.chunk_id, h.score) for h in shallow]
+
+
+def test_hybrid_runs_its_dense_leg_beside_bm25_at_scale_with_the_same_results(ann_store, exact_store, monkeypatch):
+    import threading
+
+    from citewise.retrieval.retrievers import HybridRetriever
+
+    exact_store.postings()
+    assert not exact_store.concurrent_legs  # below ann_min_rows both legs are NumPy: one after the other
+    ann_store.postings()
+    assert ann_store.concurrent_legs
+    hybrid = HybridRetriever(ann_store, TableEmbedder())
+    rows = range(7, N, 150)
+    threads: list[str] = []
+    search = ann_store.vector_search
+
+    def spy(*a, **kw):
+        threads.append(threading.current_thread().name)
+        return search(*a, **kw)
+
+    monkeypatch.setattr(ann_store, "vector_search", spy)
+    together = [hybrid.search(f"vec{i:04d} body", K, principal=PUBLIC) for i in rows]
+    assert len(threads) == len(rows) and all(t.startswith("citewise-dense-leg") for t in threads)
+    monkeypatch.setattr(LanceStore, "concurrent_legs", property(lambda self: False))
+    threads.clear()
+    apart = [hybrid.search(f"vec{i:04d} body", K, principal=PUBLIC) for i in rows]
+    assert threads == ["MainThread"] * len(rows)
+    assert together == apart
+    assert [h[0].chunk_id for h in together] == [_chunk_id(i) for i in rows]  # both legs rank it first
+    assert all(len(h) == K for h in together)

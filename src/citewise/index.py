@@ -256,19 +256,21 @@ class Index:
 
     # -- ingestion ----------------------------------------------------------------------------
     def ingestor(self, policy=None, batch_docs: int = 256, units: bool = True,
-                 keep_duplicates: bool = False) -> Ingestor:
+                 keep_duplicates: bool = False, workers: int | None = None) -> Ingestor:
         """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`).
 
         ``units``: also embed and store answer-unit vectors (:mod:`citewise.answer.units`), so
         :meth:`ask` embeds only the question. Retrieval-only indexes (BEIR) pass False.
         ``keep_duplicates``: index whole-book copies and near-duplicates too.
+        ``workers``: forked prepare workers (:class:`citewise.ingest.Ingestor`; None: one per
+        CPU, at most 4; 0: none).
         """
         from citewise.answer.units import ANSWER_UNITS
         from citewise.ingest import Ingestor
 
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
                         policy=policy, batch_docs=batch_docs, units=ANSWER_UNITS if units else None,
-                        keep_duplicates=keep_duplicates)
+                        keep_duplicates=keep_duplicates, workers=workers)
 
     def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
                wait: bool = False, on_wait=None, embed_progress=None, keep_duplicates: bool = False) -> IngestReport:

@@ -32,6 +32,8 @@ from __future__ import annotations
 import datetime as dt
 import dataclasses
 import os
+import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
@@ -43,7 +45,7 @@ from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store, UnitVectors
-from citewise.text.analyzer import find_identifiers
+from citewise.text.analyzer import find_identifiers, lexical_text
 from citewise.text.chunker import Chunker
 from citewise.text.dedup import find_duplicates
 from citewise.text.loaders import HISTORY_SEP, NotFollowed, load_folder
@@ -150,6 +152,58 @@ class _Work:
     moved_from: str | None = None  # text and groups unchanged, source path changed: the old path
 
 
+@dataclass
+class _Prepared:
+    """One batch after :meth:`Ingestor._prepare`: per document kept, ``(index in the batch, chunks,
+    reused vectors, (first, end) of its chunk texts in ``vectors`` or None, unit plan)``."""
+
+    items: list[tuple] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # report lines, in document order
+    n_texts: int = 0  # texts embedded (chunks and answer units)
+    n_chunk_texts: int = 0
+    vectors: np.ndarray | None = None
+    embed_error: str | None = None  # "TypeName: message" of a failed embedding call
+    lexical: list[list[str]] | None = None  # per item, each chunk's lexical text (from a worker)
+    by_worker: bool = False  # prepared in a forked worker process
+
+
+#: In a forked prepare worker: the ingestor and batches it prepares from
+#: (:meth:`Ingestor._commit_all`). The pool's initializer sets it from arguments a ``fork``
+#: context hands over in memory, not pickled, so only batch numbers cross the pipe.
+_FORKED: tuple | None = None
+
+
+def _worker_start(parent: int, ingestor: Ingestor, batches: list) -> None:
+    """Initializer of a forked prepare worker: it dies with its parent (a killed ingest leaves
+    no worker behind; Linux ``PR_SET_PDEATHSIG``), Ctrl-C is the parent's to handle (it stops
+    the pool), and the inherited objects leave the collector's view (no copy-on-write by the
+    collector touching them, no finaliser of the parent's store handles run here)."""
+    import ctypes
+    import gc
+    import signal
+
+    global _FORKED
+    _FORKED = (ingestor, batches)
+    after_fork = getattr(ingestor.embedder, "after_fork", None)
+    if after_fork is not None:
+        after_fork()
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()
+
+
+def _prepare_forked(i: int) -> _Prepared:
+    """Prepare batch ``i`` of :data:`_FORKED` in a worker process."""
+    ingestor, batches = _FORKED
+    return ingestor._prepare(batches[i], in_worker=True)
+
+
 def moved_root(old: str, new: str) -> str:
     """The folder (or file) a document moved from: ``old`` without the trailing path parts it
     shares with ``new`` (``/a/c1/docs/x.md``, ``/b/c2/docs/x.md`` -> ``/a/c1``); ``old`` whole if
@@ -178,6 +232,9 @@ class Ingestor:
             folder ingests, see the module docstring).
         units: answer-unit splitter (:class:`UnitSplitter`); when given, unit vectors are embedded
             and stored with the chunks. None: no unit vectors (``ask`` embeds them at query time).
+        workers: forked processes that chunk and embed the next batches while this one writes
+            (see :meth:`_commit_all`; only with a ``cpu_parallel`` embedder, on Linux). None:
+            one per CPU, at most 4; 0: everything in this process.
 
     Raises:
         ValueError: unknown ``default_permission``.
@@ -185,7 +242,7 @@ class Ingestor:
 
     def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
                  default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
-                 keep_duplicates: bool = False, units: UnitSplitter | None = None):
+                 keep_duplicates: bool = False, units: UnitSplitter | None = None, workers: int | None = None):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -196,6 +253,7 @@ class Ingestor:
         self.policy = policy
         self.keep_duplicates = keep_duplicates
         self.units = units
+        self.workers = workers
         self._root: Path | None = None
         self.embed_progress: EmbedProgress | None = None
         self._planned = 0
@@ -377,6 +435,7 @@ class Ingestor:
         docs = list(docs)
         known = self._known(docs)
         winners = self._pick_versions(docs, known, report)
+        batches: list[list[_Work]] = []
         batch: list[_Work] = []
         for doc in winners:
             entry = known.get(doc.doc_id)
@@ -395,11 +454,84 @@ class Ingestor:
             else:
                 batch.append(_Work(doc, groups, mtime_iso(doc.source), False))
             if len(batch) >= self.batch_docs:
-                self._commit(batch, known, report, progress)
+                batches.append(batch)
                 batch = []
         if batch:
-            self._commit(batch, known, report, progress)
+            batches.append(batch)
+        self._commit_all(batches, known, report, progress)
         return {d.doc_id for d in winners}
+
+    def _parallel_workers(self, batches: list[list[_Work]]) -> int:
+        """How many forked workers prepare batches while this process writes; 0: none.
+
+        Only on Linux (``fork``; elsewhere forking a process that holds store threads is not
+        safe), only for an embedder marked ``cpu_parallel`` (pure Python/NumPy, no threads,
+        sockets or model sessions of its own: the hashing embedder; its ``after_fork()``, if
+        any, runs in each worker first), and only when at least two batches can be prepared
+        without the store (no stored vectors to reuse).
+        """
+        workers = self.workers if self.workers is not None else min(4, _cpu_count())
+        if workers < 1 or not sys.platform.startswith("linux") or not getattr(self.embedder, "cpu_parallel", False):
+            return 0
+        if sum(1 for b in batches if not any(w.reuse_vectors for w in b)) < 2:
+            return 0
+        return workers
+
+    def _commit_all(self, batches: list[list[_Work]], known: dict[str, DocumentEntry], report: IngestReport,
+                    progress: Progress | None) -> None:
+        """Prepare and write ``batches`` in order, each in its own commit.
+
+        With :meth:`_parallel_workers` > 0, forked worker processes chunk and embed the batches
+        ahead (at most two per worker in flight) while this process writes them, in the same
+        order, so what is stored is what the serial path stores (tests/test_ingest_parallel.py).
+        A batch whose worker failed (killed, pool broken) is prepared here instead.
+        """
+        workers = self._parallel_workers(batches)
+        if not workers:
+            for batch in batches:
+                self._commit(batch, known, report, progress)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        todo = [i for i, b in enumerate(batches) if not any(w.reuse_vectors for w in b)]
+        futures: dict[int, object] = {}
+        pos = 0
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_worker_start, initargs=(os.getpid(), self, batches))
+        try:
+            for i, batch in enumerate(batches):
+                while pos < len(todo) and len(futures) < 2 * workers and pool is not None:
+                    try:
+                        with warnings.catch_warnings():  # the workers fork here, on the first submit
+                            # lancedb warns in a forked child that its runtime was reset (the
+                            # workers never call it); Python 3.12+ that the parent has threads
+                            warnings.filterwarnings("ignore", "lancedb fork support", RuntimeWarning)
+                            warnings.filterwarnings("ignore", ".*multi-threaded, use of fork", DeprecationWarning)
+                            futures[todo[pos]] = pool.submit(_prepare_forked, todo[pos])
+                    except Exception:  # a broken pool: prepare the rest here
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        pool = None
+                        break
+                    pos += 1
+                future = futures.pop(i, None)
+                prepared = None
+                if future is not None:
+                    try:
+                        prepared = future.result()
+                    except Exception:  # a worker killed or failing: this process prepares the batch
+                        prepared = None
+                if prepared is None:
+                    prepared = self._prepare(batch)
+                else:
+                    self._planned += prepared.n_texts
+                    self._embedded += prepared.n_texts
+                    if self.embed_progress is not None and prepared.n_texts:
+                        self.embed_progress(self._embedded, self._planned)
+                self._write(batch, prepared, known, report, progress)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def _known(self, docs: list[Document]) -> dict[str, DocumentEntry]:
         """The stored entries this run can consult: those of the incoming ids and of the history
@@ -491,22 +623,27 @@ class Ingestor:
             self.embed_progress(self._embedded, self._planned)
         return out
 
-    def _commit(self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport,
-                progress: Progress | None) -> None:
-        updates: list[DocumentUpdate] = []
+    def _prepare(self, batch: list[_Work], in_worker: bool = False) -> _Prepared:
+        """Chunk, plan the answer units of, and embed one batch's documents (no store write).
+
+        A document the chunker fails on, or with no text, becomes an error line. An embedding
+        failure is kept in ``embed_error`` (``"TypeName: message"``) for :meth:`_write` to report.
+        ``in_worker``: running in a forked worker process (see :meth:`_commit_all`): no progress
+        callbacks, the store is not touched (only batches without stored vectors to reuse are
+        sent to workers), and each chunk's lexical text is computed here, so the writing
+        process does not analyze the texts again.
+        """
+        prepared = _Prepared(by_worker=in_worker)
         texts: list[str] = []
-        spans: list[tuple[int, int] | None] = []
-        unit_plans: list[list | None] = []
-        n_chunk_texts = 0
-        for w in batch:
+        for i, w in enumerate(batch):
             doc = w.doc
             try:
                 chunks = self.chunker.chunk(doc.doc_id, doc.title, doc.text)
             except Exception as e:  # a chunker failure on one hostile document: that document's error
-                report.errors.append(f"{doc.source}: could not be chunked ({_one_line(e)}); previous version kept")
+                prepared.errors.append(f"{doc.source}: could not be chunked ({_one_line(e)}); previous version kept")
                 continue
             if not chunks:
-                report.errors.append(f"{doc.source}: no text to index")
+                prepared.errors.append(f"{doc.source}: no text to index")
                 continue
             vectors = np.empty((0,))
             span = None
@@ -517,31 +654,55 @@ class Ingestor:
             if len(vectors) != len(chunks):
                 span = (len(texts), len(texts) + len(chunks))
                 texts.extend(c.indexed_text for c in chunks)
-                n_chunk_texts += len(chunks)
-            spans.append(span)
-            unit_plans.append(self._plan_units(doc, chunks, texts, w.reuse_vectors))
-            updates.append(DocumentUpdate(doc, chunks, vectors, w.groups, w.changed_at))
-        if not updates:
-            if progress:
-                progress(len(batch))
-            return
+                prepared.n_chunk_texts += len(chunks)
+            plan = self._plan_units(doc, chunks, texts, w.reuse_vectors)
+            prepared.items.append((i, chunks, vectors, span, plan))
+        prepared.n_texts = len(texts)
+        if not prepared.items:
+            return prepared
         try:
-            vectors = self._embed(texts)
+            if in_worker:
+                prepared.vectors = (self.embedder.embed(texts) if texts
+                                    else np.empty((0, 0), dtype=np.float32))
+            else:
+                prepared.vectors = self._embed(texts)
         except Exception as e:  # any embedder failure (model, HTTP): keep old versions, report, go on
-            msg = " ".join(str(e).split())[:200]
-            for u in updates:
-                report.errors.append(f"{u.document.source}: embedding failed ({type(e).__name__}: {msg}); previous version kept")
+            prepared.embed_error = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            return prepared
+        if in_worker:
+            prepared.lexical = [[lexical_text(c.indexed_text) for c in item[1]] for item in prepared.items]
+        return prepared
+
+    def _commit(self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport,
+                progress: Progress | None) -> None:
+        self._write(batch, self._prepare(batch), known, report, progress)
+
+    def _write(self, batch: list[_Work], prepared: _Prepared, known: dict[str, DocumentEntry],
+               report: IngestReport, progress: Progress | None) -> None:
+        """Store one prepared batch in one commit (:meth:`_upsert`) and count it in ``report``."""
+        report.errors.extend(prepared.errors)
+        if not prepared.items:
             if progress:
                 progress(len(batch))
             return
-        final = [
-            DocumentUpdate(u.document, u.chunks, vectors[s[0]:s[1]] if s else u.vectors, u.groups, u.source_changed_at,
-                           self._unit_vectors(plan, vectors))
-            for u, s, plan in zip(updates, spans, unit_plans)
-        ]
+        if prepared.embed_error is not None:
+            for item in prepared.items:
+                report.errors.append(f"{batch[item[0]].doc.source}: embedding failed ({prepared.embed_error}); "
+                                     "previous version kept")
+            if progress:
+                progress(len(batch))
+            return
+        vectors = prepared.vectors
+        lexical = prepared.lexical or [None] * len(prepared.items)
+        final = []
+        for (i, chunks, reused, s, plan), lex in zip(prepared.items, lexical):
+            w = batch[i]
+            final.append(DocumentUpdate(w.doc, chunks, vectors[s[0]:s[1]] if s else reused, w.groups, w.changed_at,
+                                        self._unit_vectors(plan, vectors), lexical=lex))
+        spans = [item[3] for item in prepared.items]
         written = self._upsert(final, report)
-        report.chunks_embedded += n_chunk_texts
-        report.units_embedded += len(texts) - n_chunk_texts
+        report.chunks_embedded += prepared.n_chunk_texts
+        report.units_embedded += prepared.n_texts - prepared.n_chunk_texts
         units_only = {id(w.doc) for w in batch if w.units_only}
         moved = {id(w.doc): w.moved_from for w in batch if w.moved_from is not None}
         for u, s in zip(final, spans):
@@ -616,6 +777,14 @@ class Ingestor:
                 vecs = vectors[first:first + n] if n else np.zeros((0, self.embedder.dim), np.float32)
                 out.append(UnitVectors(self.units.version, key, spans, vecs))
         return out
+
+def _cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
 
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split())[:200]

@@ -254,7 +254,18 @@ class HashingEmbedder:
     ``dim`` buckets with a ±1 sign (the "hashing trick", Weinberger et al. 2009); counts are
     dampened with ``1 + log(tf)`` and the vector L2-normalised. Same input, same vector, on every
     machine.
+
+    ``cpu_parallel``: pure Python and NumPy with no threads, sockets or sessions of its own, so
+    an ingest may run it in forked worker processes (:class:`citewise.ingest.Ingestor`), which
+    call :meth:`after_fork` first.
     """
+
+    cpu_parallel = True
+
+    def after_fork(self) -> None:
+        """In a forked process: a fresh memo lock (another thread of the parent may have held
+        it at the fork, and no thread of the child would ever release it)."""
+        self._lock = threading.Lock()
 
     def __init__(self, dim: int = 256):
         if dim < 2:

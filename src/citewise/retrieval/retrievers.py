@@ -22,6 +22,7 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Protocol, runtime_checkable
 
 from citewise.core import CitewiseError, Filters, Hit, Principal
@@ -38,6 +39,21 @@ RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid-prf", "shipped", "hierarchical"
 HEADING_PINS = 2
 #: BM25 candidates searched for a heading that names a code name.
 HEADING_DEPTH = 100
+
+
+_LEGS = None
+_LEGS_LOCK = threading.Lock()
+
+
+def _legs():
+    """The threads that run hybrid queries' dense legs (created on first use; 4 queries at once)."""
+    global _LEGS
+    with _LEGS_LOCK:
+        if _LEGS is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="citewise-dense-leg")
+        return _LEGS
 
 
 @runtime_checkable
@@ -126,9 +142,23 @@ class HybridRetriever:
         self.rrf_k = rrf_k
 
     def fused(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
+        """The RRF list of both legs' top ``depth``. When the store says its dense search runs
+        outside the GIL (``concurrent_legs``: LanceDB's IVF scan at scale), the dense leg runs in
+        a second thread beside BM25; the lists, and so the result, are the same either way."""
         depth = max(k, self.depth)
-        lex = self.bm25.candidates(query, depth, filters)
-        vec = self.dense.candidates(query, depth, filters)
+        if getattr(self.dense.store, "concurrent_legs", False):
+            import contextvars
+
+            dense = _legs().submit(contextvars.copy_context().run, self.dense.candidates, query, depth, filters)
+            try:
+                lex = self.bm25.candidates(query, depth, filters)
+            except BaseException:
+                dense.exception()  # the store is not left in use by the other thread
+                raise
+            vec = dense.result()
+        else:
+            lex = self.bm25.candidates(query, depth, filters)
+            vec = self.dense.candidates(query, depth, filters)
         by_id = {c.chunk_id: c for c in vec}
         by_id.update({c.chunk_id: c for c in lex})
         fused = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]], k=self.rrf_k)

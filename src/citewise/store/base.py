@@ -127,6 +127,9 @@ class DocumentUpdate:
     ``source_changed_at``: ISO-8601 UTC time the source last changed (file mtime), '' if unknown.
     ``units``: optional answer-unit vectors per chunk (same order as ``chunks``; None entries or
     None overall = none stored), written in the same commit as the chunks.
+    ``lexical``: each chunk's lexical text when the caller computed it already; it must equal
+    :func:`citewise.text.analyzer.lexical_text` of the chunk's ``indexed_text``. None: the store
+    computes it.
     """
 
     document: Document
@@ -135,6 +138,7 @@ class DocumentUpdate:
     groups: tuple[str, ...]
     source_changed_at: str = ""
     units: Sequence[UnitVectors | None] | None = None
+    lexical: Sequence[str] | None = None
 
 
 @runtime_checkable

@@ -66,6 +66,7 @@ import bisect
 import dataclasses
 import datetime as dt
 import json
+import threading
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -398,6 +399,7 @@ class LanceStore:
         #: BM25 postings of the table version last searched (:mod:`citewise.store.postings`)
         self._postings = None
         self._probe = None
+        self._postings_lock = threading.Lock()  # one (re)load at a time: see concurrent_legs
         #: documents this store wrote or deleted since a version whose postings may exist:
         #: [base version, version after the last of these commits, doc ids] (see _note_changes)
         self._changes: list | None = None
@@ -476,7 +478,8 @@ class LanceStore:
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
-            for c, v in zip(u.chunks, u.vectors):
+            lexical = u.lexical if u.lexical is not None else [lexical_text(c.indexed_text) for c in u.chunks]
+            for c, v, lex in zip(u.chunks, u.vectors, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)
                 cols["doc_id"].append(d.doc_id)
@@ -494,7 +497,7 @@ class LanceStore:
                 cols["source_changed_at"].append(u.source_changed_at)
                 cols["heading_path"].append(list(c.heading_path))
                 cols["text"].append(c.text)
-                cols["lexical"].append(lexical_text(c.indexed_text))
+                cols["lexical"].append(lex)
                 cols["start"].append(c.start + d.offset_base)
                 cols["end"].append(c.end + d.offset_base)
                 cols["token_count"].append(c.token_count)
@@ -879,14 +882,19 @@ class LanceStore:
         One trip to LanceDB's loop to read the version; on a new version the postings are
         loaded from ``_bm25/v<version>/`` or built from a scan of the table and saved there.
         """
-        from citewise.store.postings import Postings
-
         if self._reader() is None:
             return None
         at = self._table._table
         probe = self._version_probe()
         if self._postings is not None and probe is not None and probe == self._probe:
             return self._postings
+        with self._postings_lock:
+            return self._load_postings(at, probe)
+
+    def _load_postings(self, at, probe):
+        """:meth:`postings` past its fast path (under ``_postings_lock``)."""
+        from citewise.store.postings import Postings
+
         for _ in range(5):
             version = self._run(at.version())
             self._probe = probe if probe is not None and probe[1] >= 0 else None
@@ -903,6 +911,18 @@ class LanceStore:
             self._postings = p
             return p
         raise CitewiseError(f"{self.path}: the index changed during 5 consecutive BM25 index builds; retry")
+
+    @property
+    def concurrent_legs(self) -> bool:
+        """Whether a hybrid query may run its dense leg in a second thread beside BM25
+        (:class:`citewise.retrieval.retrievers.HybridRetriever`): once postings of at least
+        ``ann_min_rows`` rows are loaded, dense search is LanceDB's scan, which runs in Rust
+        without the GIL, while BM25 scores in NumPy. Below that both legs are NumPy in this
+        process (sharing the postings' filter masks), and before the first search nothing is
+        loaded, so they run one after the other. The two legs share only :meth:`postings`,
+        whose reload after another process's commit takes a lock."""
+        p = self._postings
+        return p is not None and p.n >= self.ann_min_rows
 
     def _version_probe(self):
         """A cheap stand-in for "has the table committed since the last look?" (no LanceDB call).

@@ -521,9 +521,9 @@ class PostgresStore:
             if len(units) != len(u.chunks):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
             title_ids = find_identifiers(d.title)
-            for c, v, uv in zip(u.chunks, u.vectors, units):
+            lexical = u.lexical if u.lexical is not None else [lexical_text(c.indexed_text) for c in u.chunks]
+            for c, v, uv, lex in zip(u.chunks, u.vectors, units, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
-                lex = lexical_text(c.indexed_text)
                 terms = bm25_terms(lex)
                 for term, tf in sorted(Counter(terms).items()):
                     postings.append((term, c.chunk_id, tf, len(terms), list(u.groups)))
