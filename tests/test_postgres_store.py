@@ -16,7 +16,7 @@ from citewise.cli import app
 from citewise.core import CitewiseError, Filters
 from citewise.index import Index, IndexBusy, strip_password
 from citewise.models.embedders import HashingEmbedder
-from citewise.store import postgres
+from citewise.store import migrate, postgres
 from citewise.store.postgres import SEARCH_ROLE, PostgresStore, split_url
 
 from conftest import write_doc
@@ -157,8 +157,10 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
                                             "--json", "--retriever", "hybrid"]).output)["hits"]
     assert {h["doc_id"] for h in before} == {"pub", "fin"}
     # migrate: the same hits, now from PostgreSQL (the folder records the store)
+    monkeypatch.setattr(migrate, "BATCH_ROWS", 2)  # several read/write batches of whole documents
     res = runner.invoke(app, ["index", "migrate", "--from", str(lance_idx), "--to", pg_url, "--json"])
     assert res.exit_code == 0, res.output
+    monkeypatch.undo()
     moved = json.loads(res.output)
     assert (moved["documents"], moved["runs"]) == (3, 1) and moved["chunks"] >= 3
     assert json.loads((lance_idx / "index.json").read_text())["store"] == strip_password(pg_url)

@@ -2,9 +2,11 @@
 
 Every chunk row (text, metadata, vector, answer-unit vectors, lexical text) is copied as it is;
 the PostgreSQL store computes its BM25 postings and term statistics from the same lexical text,
-so the copy answers the same BM25 queries with the same scores. Documents are written in
-batches of whole documents (one transaction each), so an interrupted migration leaves every
-copied document whole and can be run again (each document is replaced, not duplicated).
+so the copy answers the same BM25 queries with the same scores. Documents are read and written
+in batches of whole documents (one ``doc_id IN (...)`` read and one transaction each, about
+:data:`BATCH_ROWS` rows), so memory stays at one batch whatever the index size, and an
+interrupted migration leaves every copied document whole and can be run again (each document is
+replaced, not duplicated).
 """
 
 from __future__ import annotations
@@ -16,6 +18,36 @@ from citewise.core import CitewiseError
 
 #: Chunk rows per transaction (cut at document boundaries).
 BATCH_ROWS = 2000
+
+
+def document_batches(src, rows_per_batch: int | None = None) -> list[list[str]]:
+    """The document ids of LanceDB store ``src``, sorted, cut into batches of whole documents of
+    about ``rows_per_batch`` chunk rows (a batch closes at the first document that brings it to
+    ``rows_per_batch``; a larger document is a batch of its own). Only the ``doc_id`` column is
+    read (~30 MB at 1M chunks), so a migration holds one batch of rows at a time, not the table
+    (reading every row of a 1M-chunk index as Python objects took ~10 GB). ``rows_per_batch``:
+    default :data:`BATCH_ROWS`."""
+    import numpy as np
+
+    rows_per_batch = rows_per_batch or BATCH_ROWS
+    if src._reader() is None:
+        return []
+    col = src._scan(["doc_id"]).column("doc_id").to_numpy(zero_copy_only=False)
+    if not len(col):
+        return []
+    ids, counts = np.unique(col.astype(str), return_counts=True)
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    rows = 0
+    for doc_id, n in zip(ids.tolist(), counts.tolist()):
+        batch.append(doc_id)
+        rows += n
+        if rows >= rows_per_batch:
+            batches.append(batch)
+            batch, rows = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def migrate_index(folder: str | Path, url: str) -> dict:
@@ -31,7 +63,7 @@ def migrate_index(folder: str | Path, url: str) -> dict:
             have (another index's).
     """
     from citewise.index import Index, IndexSettings, strip_password, write_json
-    from citewise.store.lance import LanceStore
+    from citewise.store.lance import LanceStore, _q
     from citewise.store.base import is_store_url
     from citewise.store.postgres import PostgresStore
 
@@ -61,21 +93,12 @@ def migrate_index(folder: str | Path, url: str) -> dict:
                             "migrate into an empty schema (?schema=NAME)")
     chunks = 0
     docs = 0
-    if src._reader() is not None:
-        rows = src._scan_table(src._table, None).to_pylist()
+    for ids in document_batches(src):
+        rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})").to_pylist()
         rows.sort(key=lambda r: (r["doc_id"], r["chunk_id"]))
-        batch: list[dict] = []
-        for i, r in enumerate(rows):
-            batch.append(r)
-            last_of_doc = i + 1 == len(rows) or rows[i + 1]["doc_id"] != r["doc_id"]
-            if last_of_doc:
-                docs += 1
-                if len(batch) >= BATCH_ROWS:
-                    dst.import_rows(batch)
-                    chunks += len(batch)
-                    batch = []
-        dst.import_rows(batch)
-        chunks += len(batch)
+        dst.import_rows(rows)
+        chunks += len(rows)
+        docs += len(ids)
     dst.refresh_indexes()
     have = {(r.started_at, r.root) for r in dst.runs()}
     runs = [r for r in src.runs() if (r.started_at, r.root) not in have]
