@@ -256,3 +256,23 @@ def test_ingest_summary_counts_in_the_singular_for_one(tmp_path):
     assert res.exit_code == 3, res.output
     assert "1 added" in res.stdout and "1 error, 0 warnings; 1 chunk and" in res.stdout, res.stdout
     assert ": 1 document, 1 chunk." in res.stdout, res.stdout
+
+
+def test_command_help_paragraphs_are_not_broken_mid_sentence():
+    """Docstring line breaks inside a paragraph are joined (a fresh-clone trial saw
+    ``ingest --help`` break "each named on stderr," onto a line of its own)."""
+    from citewise.cli import app
+
+    def commands(typer_app):
+        for cmd in typer_app.registered_commands:
+            yield cmd
+        for group in typer_app.registered_groups:
+            yield from commands(group.typer_instance)
+
+    helps = {cmd.name or cmd.callback.__name__: cmd.help for cmd in commands(app)}
+    assert len(helps) >= 25
+    for name, text in helps.items():
+        assert text and all("\n" not in p for p in text.split("\n\n")), name
+    out = runner.invoke(app, ["ingest", "--help"], env={"COLUMNS": "200"}).output
+    assert "(each named on stderr, or in the JSON 'errors'); 2 nothing ingested" in out
+    assert "130 interrupted (Ctrl-C" in " ".join(out.split())

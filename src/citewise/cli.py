@@ -276,7 +276,7 @@ def ingest(
 
     Exit status: 0 done; 3 done, but some files were skipped for errors (each named on stderr,
     or in the JSON 'errors'); 2 nothing ingested (bad option, policy or index, or another ingest
-    running).
+    running); 130 interrupted (Ctrl-C; every document at its old or its new version).
     """
     from citewise.policy import Policy
 
@@ -1822,6 +1822,23 @@ def main() -> None:
     except Exception as e:  # anything unexpected: one line, no traceback
         err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
+
+
+def _reflow_help(typer_app: typer.Typer) -> None:
+    """Join the lines of each paragraph of every command's help (docstrings are wrapped at 100
+    columns; Typer's rich help kept those breaks, so ``ingest --help`` broke sentences in the
+    middle of its own wrapped lines). Paragraphs stay apart; no command's help has a list or
+    preformatted block that this would merge (tests/test_cli.py checks every command)."""
+    import inspect
+
+    for cmd in typer_app.registered_commands:
+        doc = cmd.help or inspect.getdoc(cmd.callback) or ""
+        cmd.help = "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
+    for group in typer_app.registered_groups:
+        _reflow_help(group.typer_instance)
+
+
+_reflow_help(app)
 
 
 if __name__ == "__main__":
