@@ -50,6 +50,7 @@ DIM = 256
 #: The server itself never opens a database, so forking it is safe.
 SERVER = r"""
 import os, sys, traceback
+import citewise.ingest
 from citewise.answer.units import ANSWER_UNITS
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
@@ -65,6 +66,9 @@ for line in sys.stdin:
         code = 0
         try:
             store = LanceStore(index, 256)
+            # one document per commit also with the forked prepare workers (which would otherwise
+            # put the batches that are ready into one commit), so kills land between commits
+            citewise.ingest.COMMIT_ROWS = 1
             ingestor = Ingestor(store, HashingEmbedder(256), batch_docs=1, units=ANSWER_UNITS)
             print("go", os.getpid(), flush=True)
             ingestor.ingest_folder(corpus)

@@ -56,10 +56,15 @@ class _Spy(Ingestor):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.from_worker: list[bool] = []
+        self.commits: list[int] = []  # batches per commit
+        self.slow_first_commit = False
 
-    def _write(self, batch, prepared, known, report, progress):
-        self.from_worker.append(prepared.by_worker)
-        super()._write(batch, prepared, known, report, progress)
+    def _write(self, group, known, report, progress):
+        self.from_worker.extend(prepared.by_worker for _, prepared in group)
+        self.commits.append(len(group))
+        super()._write(group, known, report, progress)
+        if self.slow_first_commit and len(self.commits) == 1:
+            time.sleep(1.0)  # the workers get ahead: the next commits take every batch that is ready
 
 
 def _ingest(tmp: Path, corpus: Path, workers: int, embedder=None, chunker=None, units=ANSWER_UNITS):
@@ -228,3 +233,25 @@ def test_a_lock_held_by_another_thread_at_the_fork_does_not_hang_the_workers(tmp
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["14", "0"]
+
+
+def test_ready_batches_share_a_commit_up_to_commit_rows(tmp_path, monkeypatch):
+    from citewise import ingest
+
+    corpus = _corpus(tmp_path / "docs")
+    serial, s_ing, _ = _ingest(tmp_path / "serial", corpus, workers=0)
+    assert s_ing.commits == [1] * 5
+    store = LanceStore(tmp_path / "grouped", DIM)
+    ing = _Spy(store, HashingEmbedder(DIM), chunker=_Small(), batch_docs=3, units=ANSWER_UNITS, workers=2)
+    ing.slow_first_commit = True
+    report = ing.ingest_folder(corpus)
+    assert len(ing.commits) < 5 and sum(ing.commits) == 5  # 68 rows < COMMIT_ROWS: ready batches grouped
+    assert report.added == 14 and report.errors == []
+    assert _rows(serial).equals(_rows(store))
+    monkeypatch.setattr(ingest, "COMMIT_ROWS", 1)  # every batch holds a row: one commit each
+    store = LanceStore(tmp_path / "one-each", DIM)
+    ing = _Spy(store, HashingEmbedder(DIM), chunker=_Small(), batch_docs=3, units=ANSWER_UNITS, workers=2)
+    ing.slow_first_commit = True
+    ing.ingest_folder(corpus)
+    assert ing.commits == [1] * 5
+    assert _rows(serial).equals(_rows(store))

@@ -4,7 +4,8 @@
   permissions or source path changed (policy edit, file moved), its rows are rewritten with the
   stored vectors: still no embedding.
 * A changed document's chunks, vectors and lexical entries are replaced in one Store commit
-  (``batch_docs`` documents per commit). A process killed at any point leaves every document at
+  (``batch_docs`` documents per commit; with forked prepare workers, the batches ready at the
+  time, up to ``COMMIT_ROWS`` chunk rows). A process killed at any point leaves every document at
   its old or its new version, never a mix (tests/test_crash.py); the next run completes the rest.
 * A document whose file disappeared from the ingested folder is deleted from every index.
 * A file that fails to load, or a batch whose embedding fails, is reported (one line naming the
@@ -167,6 +168,14 @@ class _Prepared:
     by_worker: bool = False  # prepared in a forked worker process
 
 
+#: Chunk rows after which the forked-worker path commits the ready batches it holds (it commits
+#: earlier when the next batch is not ready). 100k synthetic chunks, 2 workers, same session:
+#: one commit per 256 documents 2,994 chunks/s, per 2,048 documents 3,276 (bench/scale.py corpus).
+COMMIT_ROWS = 4096
+#: Batches per worker submitted ahead of the one being written (bounded memory; deep enough
+#: that several are ready to share a commit).
+AHEAD_PER_WORKER = 8
+
 #: In a forked prepare worker: the ingestor and batches it prepares from
 #: (:meth:`Ingestor._commit_all`). The pool's initializer sets it from arguments a ``fork``
 #: context hands over in memory, not pickled, so only batch numbers cross the pipe.
@@ -226,7 +235,8 @@ class Ingestor:
             or ``deny`` (readable by no one until permissions are declared).
         batch_docs: documents embedded and committed together. 256 keeps embedding calls big
             enough that length-sorted batching pads little (64 cost ~4% more embedding CPU on
-            SciFact, bench/ingest_overhead.py); a killed run redoes at most one batch.
+            SciFact, bench/ingest_overhead.py); a killed run redoes at most one commit (a batch,
+            or with forked workers the ready batches of up to :data:`COMMIT_ROWS` chunk rows).
         policy: path-glob permission rules for documents without front matter permissions.
         keep_duplicates: index whole-book copies and near-duplicates too (default: skip them in
             folder ingests, see the module docstring).
@@ -479,12 +489,15 @@ class Ingestor:
 
     def _commit_all(self, batches: list[list[_Work]], known: dict[str, DocumentEntry], report: IngestReport,
                     progress: Progress | None) -> None:
-        """Prepare and write ``batches`` in order, each in its own commit.
+        """Prepare and write ``batches`` in order.
 
-        With :meth:`_parallel_workers` > 0, forked worker processes chunk and embed the batches
-        ahead (at most two per worker in flight) while this process writes them, in the same
-        order, so what is stored is what the serial path stores (tests/test_ingest_parallel.py).
-        A batch whose worker failed (killed, pool broken) is prepared here instead.
+        Without workers each batch is its own commit. With :meth:`_parallel_workers` > 0, forked
+        worker processes chunk and embed the batches ahead (at most :data:`AHEAD_PER_WORKER` per
+        worker in flight) while this process writes them, in the same order, so what is stored
+        is what the serial path stores (tests/test_ingest_parallel.py); consecutive batches that
+        are ready go into one commit up to :data:`COMMIT_ROWS` chunk rows (fewer commits: each
+        LanceDB commit writes a manifest listing every fragment, so their cost grew with the
+        table). A batch whose worker failed (killed, pool broken) is prepared here instead.
         """
         workers = self._parallel_workers(batches)
         if not workers:
@@ -497,11 +510,13 @@ class Ingestor:
         todo = [i for i, b in enumerate(batches) if not any(w.reuse_vectors for w in b)]
         futures: dict[int, object] = {}
         pos = 0
+        group: list[tuple[list[_Work], _Prepared]] = []  # prepared batches for the next commit
+        rows = 0
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_start, initargs=(os.getpid(), self, batches))
         try:
             for i, batch in enumerate(batches):
-                while pos < len(todo) and len(futures) < 2 * workers and pool is not None:
+                while pos < len(todo) and len(futures) < AHEAD_PER_WORKER * workers and pool is not None:
                     try:
                         with warnings.catch_warnings():  # the workers fork here, on the first submit
                             # lancedb warns in a forked child that its runtime was reset (the
@@ -528,7 +543,12 @@ class Ingestor:
                     self._embedded += prepared.n_texts
                     if self.embed_progress is not None and prepared.n_texts:
                         self.embed_progress(self._embedded, self._planned)
-                self._write(batch, prepared, known, report, progress)
+                group.append((batch, prepared))
+                rows += prepared.n_chunk_texts
+                ahead = futures.get(i + 1)
+                if rows >= COMMIT_ROWS or ahead is None or not ahead.done():
+                    self._write(group, known, report, progress)
+                    group, rows = [], 0
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -675,36 +695,40 @@ class Ingestor:
 
     def _commit(self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport,
                 progress: Progress | None) -> None:
-        self._write(batch, self._prepare(batch), known, report, progress)
+        self._write([(batch, self._prepare(batch))], known, report, progress)
 
-    def _write(self, batch: list[_Work], prepared: _Prepared, known: dict[str, DocumentEntry],
+    def _write(self, group: list[tuple[list[_Work], _Prepared]], known: dict[str, DocumentEntry],
                report: IngestReport, progress: Progress | None) -> None:
-        """Store one prepared batch in one commit (:meth:`_upsert`) and count it in ``report``."""
-        report.errors.extend(prepared.errors)
-        if not prepared.items:
-            if progress:
-                progress(len(batch))
-            return
-        if prepared.embed_error is not None:
-            for item in prepared.items:
-                report.errors.append(f"{batch[item[0]].doc.source}: embedding failed ({prepared.embed_error}); "
-                                     "previous version kept")
-            if progress:
-                progress(len(batch))
-            return
-        vectors = prepared.vectors
-        lexical = prepared.lexical or [None] * len(prepared.items)
-        final = []
-        for (i, chunks, reused, s, plan), lex in zip(prepared.items, lexical):
-            w = batch[i]
-            final.append(DocumentUpdate(w.doc, chunks, vectors[s[0]:s[1]] if s else reused, w.groups, w.changed_at,
-                                        self._unit_vectors(plan, vectors), lexical=lex))
-        spans = [item[3] for item in prepared.items]
-        written = self._upsert(final, report)
-        report.chunks_embedded += prepared.n_chunk_texts
-        report.units_embedded += prepared.n_texts - prepared.n_chunk_texts
-        units_only = {id(w.doc) for w in batch if w.units_only}
-        moved = {id(w.doc): w.moved_from for w in batch if w.moved_from is not None}
+        """Store prepared batches in one commit (:meth:`_upsert`) and count them in ``report``.
+
+        ``group``: ``(batch, prepared)`` pairs, in order; the serial path writes one batch per
+        commit, the forked-worker path several ready ones (:data:`COMMIT_ROWS`).
+        """
+        final: list[DocumentUpdate] = []
+        spans: list[tuple[int, int] | None] = []
+        for batch, prepared in group:
+            report.errors.extend(prepared.errors)
+            if prepared.embed_error is not None:
+                for item in prepared.items:
+                    report.errors.append(f"{batch[item[0]].doc.source}: embedding failed ({prepared.embed_error}); "
+                                         "previous version kept")
+                continue
+            vectors = prepared.vectors
+            lexical = prepared.lexical or [None] * len(prepared.items)
+            for (i, chunks, reused, s, plan), lex in zip(prepared.items, lexical):
+                w = batch[i]
+                final.append(DocumentUpdate(w.doc, chunks, vectors[s[0]:s[1]] if s else reused, w.groups,
+                                            w.changed_at, self._unit_vectors(plan, vectors), lexical=lex))
+                spans.append(s)
+        written = self._upsert(final, report) if final else set()
+        units_only: set[int] = set()
+        moved: dict[int, str] = {}
+        for batch, prepared in group:
+            if prepared.embed_error is None:
+                report.chunks_embedded += prepared.n_chunk_texts
+                report.units_embedded += prepared.n_texts - prepared.n_chunk_texts
+            units_only |= {id(w.doc) for w in batch if w.units_only}
+            moved.update({id(w.doc): w.moved_from for w in batch if w.moved_from is not None})
         for u, s in zip(final, spans):
             if u.document.doc_id not in written:
                 continue
@@ -724,7 +748,8 @@ class Ingestor:
                 report.added += 1
                 report.added_docs.append(u.document.doc_id)
         if progress:
-            progress(len(batch))
+            for batch, _ in group:
+                progress(len(batch))
 
     def _upsert(self, updates: list[DocumentUpdate], report: IngestReport) -> set[str]:
         """Commit ``updates`` in one store commit; if that fails, one document per commit, so a
