@@ -65,7 +65,7 @@ def before_after(tmp_path_factory):
 
     emb = HashingEmbedder(64)
     store = LanceStore(tmp_path_factory.mktemp("scale") / "s", 64)
-    ing = Ingestor(store, emb, batch_docs=20)
+    ing = Ingestor(store, emb, batch_docs=20, workers=0)  # one commit per batch (workers would share commits)
     ing._refresh = lambda: None  # no upkeep: one fragment per commit, as before issue 12
     ing.ingest_documents(_corpus())
     store._table.create_index("lexical", config=FTS(**_FTS_OPTIONS))
