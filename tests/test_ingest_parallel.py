@@ -255,3 +255,34 @@ def test_ready_batches_share_a_commit_up_to_commit_rows(tmp_path, monkeypatch):
     ing.ingest_folder(corpus)
     assert ing.commits == [1] * 5
     assert _rows(serial).equals(_rows(store))
+
+
+CTRL_C_WHILE_WORKERS_START = r"""
+import sys
+import concurrent.futures.process as cfp
+from citewise.ingest import Ingestor
+from citewise.models.embedders import HashingEmbedder
+from citewise.store.lance import LanceStore
+
+def start_then_interrupt(self):
+    # Ctrl-C right after the workers were forked, before the pool's manager thread ran
+    if self._executor_manager_thread is None:
+        self._launch_processes()
+        raise KeyboardInterrupt
+
+cfp.ProcessPoolExecutor._start_executor_manager_thread = start_then_interrupt
+try:
+    Ingestor(LanceStore(sys.argv[1], 64), HashingEmbedder(64), batch_docs=3, workers=2).ingest_folder(sys.argv[2])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_while_the_workers_start_leaves_no_worker_and_exits(tmp_path):
+    """A fresh-clone trial's Ctrl-C sometimes hung the ingest for ever: the interrupt landed while
+    the pool started its workers, nothing told them to stop, and Python's exit waited for them."""
+    corpus = _corpus(tmp_path / "docs")
+    done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_WORKERS_START, str(tmp_path / "idx"), str(corpus)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "interrupted"
