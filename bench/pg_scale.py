@@ -97,14 +97,12 @@ def copy_build(idx, lance_index: Path, n: int) -> dict:
     ``doc_id IN (...)``, written by ``PostgresStore.import_rows`` (COPY, postings and term
     statistics from the stored lexical text), then ``refresh_indexes`` (HNSW from
     ``ANN_MIN_ROWS`` rows, ANALYZE). Seconds for the copy and for the index build, chunks/s, disk."""
-    from citewise.store.lance import LanceStore, _q
-    from citewise.store.migrate import document_batches
+    from citewise.store.lance import LanceStore
+    from citewise.store.migrate import document_rows
 
     src = LanceStore(lance_index / "lance", idx.store.dim)
     t = time.perf_counter()
-    for i, ids in enumerate(document_batches(src)):
-        rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})").to_pylist()
-        rows.sort(key=lambda r: (r["doc_id"], r["chunk_id"]))
+    for i, (_, rows) in enumerate(document_rows(src)):
         idx.store.import_rows(rows)
         if i % 50 == 0:
             print(f"copied {i + 1} batches ({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)

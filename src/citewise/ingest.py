@@ -488,19 +488,19 @@ class Ingestor:
         self._commit_all(batches, known, report, progress)
         return {d.doc_id for d in winners}
 
-    def _parallel_workers(self, batches: list[list[_Work]]) -> int:
+    def _parallel_workers(self, todo: list[int]) -> int:
         """How many forked workers prepare batches while this process writes; 0: none.
 
         Only on Linux (``fork``; elsewhere forking a process that holds store threads is not
         safe), only for an embedder marked ``cpu_parallel`` (pure Python/NumPy, no threads,
         sockets or model sessions of its own: the hashing embedder; its ``after_fork()``, if
-        any, runs in each worker first), and only when at least two batches can be prepared
-        without the store (no stored vectors to reuse).
+        any, runs in each worker first), and only when ``todo`` (the batches that can be
+        prepared without the store: no stored vectors to reuse) holds at least two.
         """
         workers = self.workers if self.workers is not None else min(4, _cpu_count())
         if workers < 1 or not sys.platform.startswith("linux") or not getattr(self.embedder, "cpu_parallel", False):
             return 0
-        if sum(1 for b in batches if not any(w.reuse_vectors for w in b)) < 2:
+        if len(todo) < 2:  # batches a worker can prepare (no stored vectors to reuse)
             return 0
         return workers
 
@@ -516,7 +516,8 @@ class Ingestor:
         LanceDB commit writes a manifest listing every fragment, so their cost grew with the
         table). A batch whose worker failed (killed, pool broken) is prepared here instead.
         """
-        workers = self._parallel_workers(batches)
+        todo = [i for i, b in enumerate(batches) if not any(w.reuse_vectors for w in b)]
+        workers = self._parallel_workers(todo)
         if not workers:
             for batch in batches:
                 self._commit(batch, known, report, progress)
@@ -524,7 +525,6 @@ class Ingestor:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        todo = [i for i, b in enumerate(batches) if not any(w.reuse_vectors for w in b)]
         futures: dict[int, object] = {}
         pos = 0
         group: list[tuple[list[_Work], _Prepared]] = []  # prepared batches for the next commit

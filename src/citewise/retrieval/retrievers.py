@@ -21,6 +21,7 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import threading
 from typing import Protocol, runtime_checkable
@@ -147,8 +148,6 @@ class HybridRetriever:
         a second thread beside BM25; the lists, and so the result, are the same either way."""
         depth = max(k, self.depth)
         if getattr(self.dense.store, "concurrent_legs", False):
-            import contextvars
-
             dense = _legs().submit(contextvars.copy_context().run, self.dense.candidates, query, depth, filters)
             try:
                 lex = self.bm25.candidates(query, depth, filters)

@@ -140,6 +140,12 @@ class DocumentUpdate:
     units: Sequence[UnitVectors | None] | None = None
     lexical: Sequence[str] | None = None
 
+    def lexical_texts(self) -> Sequence[str]:
+        """Each chunk's lexical text: ``lexical`` when given, else computed here."""
+        from citewise.text.analyzer import lexical_text
+
+        return self.lexical if self.lexical is not None else [lexical_text(c.indexed_text) for c in self.chunks]
+
 
 @runtime_checkable
 class Store(Protocol):

@@ -75,7 +75,7 @@ import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
-from citewise.text.analyzer import find_identifiers, fold, lexical_text
+from citewise.text.analyzer import find_identifiers, fold
 
 TABLE = "chunks"
 RUNS_TABLE = "ingest_runs"
@@ -478,7 +478,7 @@ class LanceStore:
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
-            lexical = u.lexical if u.lexical is not None else [lexical_text(c.indexed_text) for c in u.chunks]
+            lexical = u.lexical_texts()
             for c, v, lex in zip(u.chunks, u.vectors, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)

@@ -50,6 +50,17 @@ def document_batches(src, rows_per_batch: int | None = None) -> list[list[str]]:
     return batches
 
 
+def document_rows(src, rows_per_batch: int | None = None):
+    """Yield ``(doc_ids, rows)`` per :func:`document_batches` batch: every row of those documents
+    (all columns, as dicts), ordered by document then chunk id."""
+    from citewise.store.lance import _q
+
+    for ids in document_batches(src, rows_per_batch):
+        rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})").to_pylist()
+        rows.sort(key=lambda r: (r["doc_id"], r["chunk_id"]))
+        yield ids, rows
+
+
 def migrate_index(folder: str | Path, url: str) -> dict:
     """Copy the LanceDB store of the index at ``folder`` into the PostgreSQL store at ``url``
     and record ``url`` (without its password) as the index's store.
@@ -63,7 +74,7 @@ def migrate_index(folder: str | Path, url: str) -> dict:
             have (another index's).
     """
     from citewise.index import Index, IndexSettings, strip_password, write_json
-    from citewise.store.lance import LanceStore, _q
+    from citewise.store.lance import LanceStore
     from citewise.store.base import is_store_url
     from citewise.store.postgres import PostgresStore
 
@@ -93,9 +104,7 @@ def migrate_index(folder: str | Path, url: str) -> dict:
                             "migrate into an empty schema (?schema=NAME)")
     chunks = 0
     docs = 0
-    for ids in document_batches(src):
-        rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})").to_pylist()
-        rows.sort(key=lambda r: (r["doc_id"], r["chunk_id"]))
+    for ids, rows in document_rows(src):
         dst.import_rows(rows)
         chunks += len(rows)
         docs += len(ids)

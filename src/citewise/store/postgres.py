@@ -86,7 +86,7 @@ from citewise.core import CitewiseError, Filters
 from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoredChunk,
                                  UnitVectors)
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
-from citewise.text.analyzer import find_identifiers, fold, lexical_text
+from citewise.text.analyzer import find_identifiers, fold
 
 #: BM25 parameters, as LanceDB's FTS (lance ``BM25Scorer``: K1 = 1.2, B = 0.75).
 BM25_K1 = 1.2
@@ -521,7 +521,7 @@ class PostgresStore:
             if len(units) != len(u.chunks):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
             title_ids = find_identifiers(d.title)
-            lexical = u.lexical if u.lexical is not None else [lexical_text(c.indexed_text) for c in u.chunks]
+            lexical = u.lexical_texts()
             for c, v, uv, lex in zip(u.chunks, u.vectors, units, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 terms = bm25_terms(lex)
