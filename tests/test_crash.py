@@ -50,7 +50,6 @@ DIM = 256
 #: The server itself never opens a database, so forking it is safe.
 SERVER = r"""
 import os, sys, traceback
-import citewise.ingest
 from citewise.answer.units import ANSWER_UNITS
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
@@ -66,10 +65,10 @@ for line in sys.stdin:
         code = 0
         try:
             store = LanceStore(index, 256)
-            # one document per commit also with the forked prepare workers (which would otherwise
-            # put the batches that are ready into one commit), so kills land between commits
-            citewise.ingest.COMMIT_ROWS = 1
-            ingestor = Ingestor(store, HashingEmbedder(256), batch_docs=1, units=ANSWER_UNITS)
+            # one process, one document per commit: the kill delays are drawn from a measured
+            # run, and with forked prepare workers the commits bunched up under load, so too few
+            # kills landed mid-ingest (workers never write; tests/test_ingest_parallel.py kills them)
+            ingestor = Ingestor(store, HashingEmbedder(256), batch_docs=1, units=ANSWER_UNITS, workers=0)
             print("go", os.getpid(), flush=True)
             ingestor.ingest_folder(corpus)
         except BaseException:
