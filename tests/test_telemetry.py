@@ -373,6 +373,34 @@ def test_guarded_exporter_warns_once_per_outage_and_skips_the_collector_meanwhil
         "traces: http://c:4318/v1/traces answers again"]
 
 
+def test_the_warning_names_the_first_failure_of_an_export_not_the_sdks_retry_artifact():
+    """The OTLP exporter (1.45) retries a refused connection after a 0.8-1.2 s backoff and, when
+    the backoff overran its 1 s deadline, sends the retry with ``timeout=0``, which ``requests``
+    rejects with a ValueError. CI hit it under load: the warning said ``ValueError`` instead of
+    ``Connection refused``. The same two requests, made through the exporter's real session."""
+    import io
+
+    import requests
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    session = telemetry._recording_session()
+    url = f"http://127.0.0.1:{_closed_port()}/v1/traces"
+
+    class RetriesLate:
+        def export(self, spans):
+            for timeout in (1.0, 0.0):  # the first attempt, then the retry past the deadline
+                try:
+                    session.request("POST", url, data=b"x", timeout=timeout)
+                except (requests.RequestException, ValueError):
+                    pass
+            return SpanExportResult.FAILURE
+
+    stream = io.StringIO()
+    g = telemetry.GuardedExporter(RetriesLate(), url, 1.0, session=session, stream=stream)
+    assert g.export([1]) == SpanExportResult.FAILURE
+    assert stream.getvalue().splitlines() == [f"warning: traces not exported to {url}: Connection refused; spans dropped"]
+
+
 def test_export_timeout_comes_from_the_environment_when_set(monkeypatch):
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TIMEOUT", raising=False)

@@ -192,9 +192,12 @@ def _cause(error: BaseException | None, timeout: float) -> str:
 
 
 def _recording_session():
-    """A ``requests.Session`` that remembers the last failure of the exporter's requests in
-    ``last_failure`` (the exception, or ``"HTTP 404 Not Found"`` for a status >= 400); given to the
-    exporter through its public ``session`` argument so the warning can name the cause."""
+    """A ``requests.Session`` that remembers the first failure of the exporter's requests since
+    ``last_failure`` was last reset to None (the exception, or ``"HTTP 404 Not Found"`` for a
+    status >= 400); given to the exporter through its public ``session`` argument so the warning
+    can name the cause. The first, not the latest: the OTLP exporter (1.45) retries a refused
+    connection after a backoff that can overrun its deadline and then sends ``timeout=0``, which
+    ``requests`` rejects with a ValueError that says nothing about the collector."""
     import requests
 
     class Session(requests.Session):
@@ -204,9 +207,10 @@ def _recording_session():
             try:
                 response = super().request(*args, **kwargs)
             except BaseException as e:
-                self.last_failure = e
+                if self.last_failure is None:
+                    self.last_failure = e
                 raise
-            if response.status_code >= 400:
+            if response.status_code >= 400 and self.last_failure is None:
                 self.last_failure = f"HTTP {response.status_code} {response.reason or ''}".strip()
             return response
 
