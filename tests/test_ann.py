@@ -216,23 +216,34 @@ def test_default_nprobes_follow_the_partition_count(ann_store):
 def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_store, monkeypatch):
     """Hybrid asks the dense leg for 100 (+ tie margin) hits. LanceDB 0.40 with an open probe
     maximum probes more partitions than the minimum once the limit passes 100 (at 1M: in
-    effect all of them). By default the store keeps that (the top 50 of a 150-deep search differ from the
-    50-deep search's: more partitions were probed); with ``ann_cap_probes`` it probes the
-    configured 8 whatever the depth, so the two agree hit for hit."""
-    public = Filters(groups=("public", "restricted"))
-    differ = 0
-    for q in _queries(20):
-        shallow = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 50, public)]
-        deep = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 150, public)]
-        differ += deep[:50] != shallow
-    assert differ > 0
+    effect all of them, 2.3x slower). With ``ann_cap_probes=False`` the store keeps that (the
+    top 50 of a 150-deep search differ from the 50-deep search's: more partitions were probed);
+    capped, it probes the configured 8 whatever the depth, so the two agree hit for hit. By
+    default (None) a query is capped when its filter leaves at least half the rows visible and
+    not under a selective filter, whose visible rows the probed partitions hold few of."""
+    every = Filters(groups=("public", "restricted"))
+    public = Filters(groups=("public",))  # 99% of the rows
+
+    def deep_differs_from_shallow(filters, queries=_queries(20)):
+        differ = 0
+        for q in queries:
+            shallow = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 50, filters)]
+            deep = [(h.chunk_id, h.score) for h in ann_store.vector_search(q, 150, filters)]
+            assert ann_store.last_vector_path == "ann" and ann_store.last_nprobes == 8
+            assert len(deep) == 150
+            differ += deep[:50] != shallow
+        return differ
+
+    assert ann_store.ann_cap_probes is None  # the default
+    assert deep_differs_from_shallow(every) == 0 and ann_store.last_capped
+    assert deep_differs_from_shallow(public) == 0 and ann_store.last_capped
+    monkeypatch.setattr(lance, "ANN_CAP_MIN_VISIBLE_SHARE", 0.995)  # 99% visible is now "selective"
+    assert deep_differs_from_shallow(public) > 0 and not ann_store.last_capped
+    assert deep_differs_from_shallow(every) == 0 and ann_store.last_capped
+    monkeypatch.setattr(ann_store, "ann_cap_probes", False)
+    assert deep_differs_from_shallow(every) > 0 and not ann_store.last_capped
     monkeypatch.setattr(ann_store, "ann_cap_probes", True)
-    for q in _queries(20):
-        shallow = ann_store.vector_search(q, 50, public)
-        deep = ann_store.vector_search(q, 150, public)
-        assert ann_store.last_vector_path == "ann" and ann_store.last_nprobes == 8
-        assert len(deep) == 150
-        assert [(h.chunk_id, h.score) for h in deep[:50]] == [(h.chunk_id, h.score) for h in shallow]
+    assert deep_differs_from_shallow(public) == 0 and ann_store.last_capped
 
 
 def test_hybrid_runs_its_dense_leg_beside_bm25_at_scale_with_the_same_results(ann_store, exact_store, monkeypatch):
@@ -263,3 +274,18 @@ def test_hybrid_runs_its_dense_leg_beside_bm25_at_scale_with_the_same_results(an
     assert together == apart
     assert [h[0].chunk_id for h in together] == [_chunk_id(i) for i in rows]  # both legs rank it first
     assert all(len(h) == K for h in together)
+
+
+def test_warm_loads_the_postings_and_probes_every_ann_partition(ann_store, exact_store):
+    """``citewise serve`` warms its store before accepting requests: capped queries each probe
+    their own partitions, so without it the first ~10 queries of a 1M-chunk process each read
+    ~200 partitions no earlier query had (150-600 ms vs ~60 ms warm)."""
+    auto = LanceStore(ann_store.path, DIM, ann_min_rows=1000, ann_exact_below=100, read_only=True)
+    assert auto._postings is None
+    warmed = auto.warm()
+    assert warmed["partitions"] == 55 and auto._postings is not None  # round(sqrt(3000)) partitions
+    q = _queries(1)[0]
+    assert [h.chunk_id for h in auto.vector_search(q, K, Filters(groups=("public",)))] == _truth(ann_store, q)
+    assert LanceStore(exact_store.path, DIM).warm()["partitions"] == 0  # below ann_min_rows: no ANN index
+    assert LanceStore(exact_store.path.parent / "empty", DIM).warm() == {"postings_s": 0.0, "ann_s": 0.0,
+                                                                          "partitions": 0}

@@ -67,6 +67,7 @@ import dataclasses
 import datetime as dt
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -213,6 +214,17 @@ ANN_NPROBES = 160
 #: gave 0.886 public / 0.826 under a 1% filter at p50 101 / 37 ms, 320 probes 0.958 / 0.944 at
 #: 119 / 53 ms, exact 918 / 131 ms (one process, load ~4, docs/scaling.md).
 ANN_PROBE_SHARE = 0.2
+
+#: An ANN query whose filter leaves at least this share of the table's rows visible (or that has
+#: no filter) probes exactly its configured IVF partitions whatever its depth
+#: (:meth:`LanceStore.vector_search`, ``ann_cap_probes=None``); a more selective filter may probe
+#: on (LanceDB's open maximum), since the probed partitions then hold proportionally fewer
+#: visible rows. Measured at hybrid's depth (limit 116) against the exact top 100 on the 1M
+#: MiniLM-derived sets (bench/scale.py --minilm-base, 100 real queries each, 200 of 1,000
+#: partitions): broad filter capped recall@100 1.000 (SciFact) / 0.990 (NFCorpus), recall@10
+#: 1.000 / 0.993, p50 41 / 39 ms vs 96 / 93 ms open; 1% filter capped recall@100 only 0.973 /
+#: 0.935 (open: 1.000, p95 75-80 ms). docs/benchmarks.md, twelfth session.
+ANN_CAP_MIN_VISIBLE_SHARE = 0.5
 
 #: A filtered dense query whose filter leaves fewer visible rows than this bypasses the ANN
 #: index and runs exact over the visible rows (cheap: a few thousand distances), so a selective
@@ -370,9 +382,11 @@ class LanceStore:
             (:mod:`citewise.store.lance_native`), without ``import lancedb`` (most of a
             ``citewise search`` start, issue 12). Reads are the same; the first write (or
             :meth:`fts_search`) imports lancedb and reopens the tables with it.
-        ann_cap_probes: probe exactly the configured IVF partitions whatever ``k`` (see
-            :meth:`vector_search`); off by default: deeper than 100 hits, LanceDB then probes
-            in effect every partition (at 1M its top 100 equalled the exact one), slower.
+        ann_cap_probes: probe exactly the configured IVF partitions whatever ``k`` (True),
+            or let LanceDB probe on (False: deeper than 100 hits it then probes in effect every
+            partition, at 1M ~2.3x slower). Default (None): capped when the query has no filter
+            or its filter leaves at least :data:`ANN_CAP_MIN_VISIBLE_SHARE` of the rows
+            visible, open otherwise (see :meth:`vector_search`).
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
@@ -380,7 +394,7 @@ class LanceStore:
 
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
                  ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
-                 ann_cap_probes: bool = False):
+                 ann_cap_probes: bool | None = None):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -412,6 +426,8 @@ class LanceStore:
         self.last_vector_path = ""
         # per table version: (version, rows, has ANN index, {where: visible rows}, IVF partitions)
         self._ann_state: tuple[int, int, bool, dict[str, int], int] = (-1, 0, False, {}, 0)
+        #: whether the last ANN :meth:`vector_search` capped its probes (for tests and benches)
+        self.last_capped = False
         #: IVF partitions probed by the last ANN :meth:`vector_search` (for tests and benches)
         self.last_nprobes = 0
         tables = self._table_names()
@@ -1040,11 +1056,15 @@ class LanceStore:
         IVF index is probed (``ann_nprobes`` partitions at least, by default
         :func:`ann_nprobes_for` the index's partitions; more until k visible hits are found).
         LanceDB 0.40 chooses "more" itself, and above a limit of 100 (hybrid's depth 100 plus
-        the tie margin) it probed in effect every partition at 1M chunks (its top 100 equalled
-        the exact one; 2.5x the time of 200 probes). ``ann_cap_probes=True`` probes exactly the configured partitions
-        whatever ``k`` (more only when they hold fewer than k + the tie margin visible hits):
-        at 1M hybrid p50 227 -> 124 ms public, but its top 10 keeps 0.948 (public) / 0.798
-        (1% filter) of the exhaustive-dense top 10 (docs/scaling.md); off by default.
+        the tie margin) it probes in effect every partition at 1M chunks (its top 100 equalled
+        the exact one; ~2.3x the time of 200 probes). A capped query probes exactly the
+        configured partitions whatever ``k`` (more only when they hold fewer than k + the tie
+        margin visible hits): by default when there is no filter or the filter leaves at least
+        :data:`ANN_CAP_MIN_VISIBLE_SHARE` of the rows visible (up to a limit of 100 LanceDB
+        probes no more than that anyway), always with ``ann_cap_probes=True``, never with
+        False. Capped at 1M: hybrid p95 120 -> 76 ms public; the depth-116 leg's recall@100 vs
+        exact 1.000 / 0.990 on MiniLM-derived vectors (0.931 top-10 overlap on hashing-embedder
+        vectors, which have no cluster structure for IVF).
         Rows committed after the index was last updated are searched flat as well, so
         nothing committed is missed. The visible-row count is cached per table version and
         filter. ``last_vector_path`` records the path taken ("ann" or "exact").
@@ -1065,12 +1085,7 @@ class LanceStore:
         cols = ["chunk_id", "doc_id", "title", "_distance"]
 
         async def go():
-            version = await at.version()
-            if version != self._ann_state[0]:
-                rows = await at.count_rows()
-                vec_idx = [i.name for i in await at.list_indices() if i.columns == ["vector"]]
-                self._ann_state = (version, rows, bool(vec_idx), {}, _ivf_partitions(vec_idx))
-            _, rows, use_ann, visible, partitions = self._ann_state
+            _, rows, use_ann, visible, partitions = await self._ann_info(at)
             use_ann = use_ann and rows >= self.ann_min_rows
             if use_ann and where:
                 if where not in visible:
@@ -1093,7 +1108,11 @@ class LanceStore:
                 return False, await query(None)
             nprobes = self.ann_nprobes if self.ann_nprobes is not None else ann_nprobes_for(partitions)
             self.last_nprobes = nprobes
-            if not self.ann_cap_probes:
+            cap = self.ann_cap_probes
+            if cap is None:
+                cap = not where or visible[where] >= ANN_CAP_MIN_VISIBLE_SHARE * rows
+            self.last_capped = cap
+            if not cap:
                 return True, await query(0)
             # Exactly nprobes partitions first. With an open maximum (0), LanceDB 0.40 probes
             # far more than the minimum once the limit exceeds 100 (hybrid's depth 100 + the tie
@@ -1108,6 +1127,50 @@ class LanceStore:
         use_ann, tbl = self._run(go())
         self.last_vector_path = "ann" if use_ann else "exact"
         return self._scored(tbl.to_pylist(), lambda r: 1.0 - r["_distance"])[:k]
+
+    async def _ann_info(self, at) -> tuple[int, int, bool, dict[str, int], int]:
+        """``(version, rows, has ANN index, {where: visible rows}, IVF partitions)`` of the open
+        table ``at`` (LanceDB's async table), cached per table version."""
+        version = await at.version()
+        if version != self._ann_state[0]:
+            rows = await at.count_rows()
+            vec_idx = [i.name for i in await at.list_indices() if i.columns == ["vector"]]
+            self._ann_state = (version, rows, bool(vec_idx), {}, _ivf_partitions(vec_idx))
+        return self._ann_state
+
+    def warm(self) -> dict:
+        """Load what the first queries would otherwise load: the BM25 postings of the current
+        version and, when dense search uses the ANN index, every IVF partition (one query
+        probing all of them, limit 1), into LanceDB's index cache. Without it, each of the
+        first queries of a process at 1M chunks reads the ~200 partitions it probes that no
+        earlier query did (150-600 ms each for the first ~10 hybrid queries, vs ~60 ms warm);
+        with it, 3.6 s once (1M chunks, 1,000 partitions). ``citewise serve`` calls it before
+        accepting requests.
+
+        Returns:
+            ``{"postings_s": float, "ann_s": float, "partitions": int}`` (seconds; 0 partitions
+            when dense search does not use the ANN index).
+        """
+        t0 = time.perf_counter()
+        if self._reader() is None:
+            return {"postings_s": 0.0, "ann_s": 0.0, "partitions": 0}
+        self.postings()
+        t1 = time.perf_counter()
+        at = self._table._table
+
+        async def go():
+            _, rows, use_ann, _, partitions = await self._ann_info(at)
+            if not (use_ann and rows >= self.ann_min_rows and partitions):
+                return 0
+            probe = np.zeros(self.dim, dtype=np.float32)
+            probe[0] = 1.0
+            await (at.query().nearest_to(probe).column("vector").distance_type("cosine")
+                   .maximum_nprobes(0).minimum_nprobes(partitions).select(["chunk_id", "_distance"])
+                   .limit(1).to_arrow())
+            return partitions
+
+        partitions = self._run(go())
+        return {"postings_s": t1 - t0, "ann_s": time.perf_counter() - t1, "partitions": partitions}
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
         """Chunks of documents whose title names ``identifier`` (first chunk of each doc first).
