@@ -7,6 +7,7 @@ The backend-independent contract is in tests/test_store_conformance.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -363,3 +364,109 @@ def test_bm25_maxscore_equals_the_full_sum(pg_url, monkeypatch, probe_cost):
             assert pruned == [[2], [1], [1, 0], [1, 0], [1, 2]]
     finally:
         store.close()
+
+
+POSTINGS_KEYS = {"postings_pkey", "postings_rid_fkey", "postings_rid"}
+
+
+def _postings_keys(store: PostgresStore) -> set[str]:
+    with store._tx() as cur:
+        return {r[0] for r in cur.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
+            (f"{store.schema}.postings", store.schema))}
+
+
+def _odd_groups_source(tmp_path):
+    """A LanceDB store of three documents whose groups need quoting in an array literal and
+    escaping in COPY's text format."""
+    import numpy as np
+
+    from citewise.core import Chunk, Document
+    from citewise.store.base import DocumentUpdate
+    from citewise.store.lance import LanceStore
+
+    groups = {"q": ('a"b',), "b": ("c\\d", "x,y"), "t": ("tab\there", "{z}", "new\nline", "public")}
+    src = LanceStore(tmp_path / "src", 8)
+    ups = []
+    for i, (doc_id, g) in enumerate(sorted(groups.items())):
+        doc = Document(doc_id, doc_id.upper(), f"wire fee {doc_id} words", f"s/{doc_id}", "text", f"h{doc_id}", groups=g)
+        vec = np.eye(8, dtype=np.float32)[i : i + 1]
+        ups.append(DocumentUpdate(doc, [Chunk(f"{doc_id}#0", doc_id, (doc.title,), doc.text, 0, 10, 3)], vec, g,
+                                  lexical=[f"wire fee {doc_id} words"]))
+    src.upsert(ups)
+    return src, groups
+
+
+def test_bulk_load_fills_an_empty_store_like_row_by_row_import_and_puts_the_keys_back(pg_url, tmp_path):
+    """``index migrate`` copies into an empty store with the postings' primary key, foreign key
+    and rid index off, built once at the end. Same rows, statistics and search results as the
+    per-batch import; group names that need quoting and escaping survive the text-format COPY."""
+    from citewise.store.migrate import document_rows
+
+    src, groups = _odd_groups_source(tmp_path)
+    plain = PostgresStore(pg_url, 8)
+    bulk = PostgresStore(pg_url.replace("schema=", "schema=bulk_"), 8)
+    for _, rows in document_rows(src):
+        plain.import_rows(rows)
+    with bulk.bulk_load() as took:
+        assert took and _postings_keys(bulk) == set()
+        for _, rows in document_rows(src):
+            bulk.import_rows(rows)
+    assert _postings_keys(bulk) == POSTINGS_KEYS == _postings_keys(plain)
+
+    def dump(store):
+        with store._tx() as cur:
+            s = store.schema
+            return (cur.execute(f"SELECT c.chunk_id, p.tf, p.doc_len, p.groups, t.term FROM {s}.postings p "
+                                f"JOIN {s}.chunks c ON c.rid = p.rid JOIN {s}.term_stats t ON t.term_id = p.term_id "
+                                "ORDER BY 1, 5").fetchall(),
+                    cur.execute(f"SELECT term, df FROM {s}.term_stats ORDER BY 1").fetchall(),
+                    cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchall())
+
+    assert dump(bulk) == dump(plain)
+    assert dict((r[0], tuple(r[3])) for r in dump(bulk)[0]) == {f"{d}#0": g for d, g in groups.items()}
+    for doc_id, g in groups.items():
+        for group in g:
+            hits = bulk.lexical_search(["wire", "fee"], 10, Filters(groups=(group,)))
+            assert doc_id in {h.doc_id for h in hits}, group  # the row-level security policy reads these groups
+    # the keys hold again: a second copy of a posting is refused
+    with pytest.raises(Exception, match="postings_pkey"):
+        with bulk._tx(snapshot=False) as cur:
+            cur.execute(f"INSERT INTO {bulk.schema}.postings SELECT * FROM {bulk.schema}.postings LIMIT 1")
+    # a store that has rows: nothing is dropped, rows replace documents as always
+    with bulk.bulk_load() as took:
+        assert not took and _postings_keys(bulk) == POSTINGS_KEYS
+        for _, rows in document_rows(src):
+            bulk.import_rows(rows)
+    assert dump(bulk) == dump(plain)
+
+
+def test_a_bulk_load_that_fails_or_dies_leaves_the_keys_on(pg_url, tmp_path):
+    from citewise.store.migrate import document_rows
+
+    src, _ = _odd_groups_source(tmp_path)
+    store = PostgresStore(pg_url, 8)
+    (_, rows), = list(document_rows(src))
+    with pytest.raises(CitewiseError, match="document 'b' imported twice in one bulk load"):
+        with store.bulk_load():
+            store.import_rows(rows)
+            store.import_rows(rows[:1])
+    assert _postings_keys(store) == POSTINGS_KEYS
+    # killed inside the block (its exit never runs): the next open of the store puts them back
+    import os
+    import subprocess
+    import sys
+
+    url = pg_url.replace("schema=", "schema=dead_")
+    watch = PostgresStore(url, 8)  # opened (and the schema made) before the kill
+    script = ("import os, signal, sys\n"
+              "from citewise.store.postgres import PostgresStore\n"
+              "store = PostgresStore(sys.argv[1], 8)\n"
+              "with store.bulk_load():\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    run = subprocess.run([sys.executable, "-c", script, url], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert run.returncode == -9, run.stderr
+    assert _postings_keys(watch) == set()
+    assert _postings_keys(PostgresStore(url, 8)) == POSTINGS_KEYS

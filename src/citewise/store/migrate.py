@@ -104,10 +104,11 @@ def migrate_index(folder: str | Path, url: str) -> dict:
                             "migrate into an empty schema (?schema=NAME)")
     chunks = 0
     docs = 0
-    for ids, rows in document_rows(src):
-        dst.import_rows(rows)
-        chunks += len(rows)
-        docs += len(ids)
+    with dst.bulk_load():  # an empty target: postings keys built once at the end
+        for ids, rows in document_rows(src):
+            dst.import_rows(rows)
+            chunks += len(rows)
+            docs += len(ids)
     dst.refresh_indexes()
     have = {(r.started_at, r.root) for r in dst.runs()}
     runs = [r for r in src.runs() if (r.started_at, r.root) not in have]

@@ -110,9 +110,12 @@ HNSW_EF_SEARCH = 800
 #: HNSW graph degree and build beam (pgvector defaults 16 and 64), see :data:`HNSW_EF_SEARCH`.
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 200
-#: ``maintenance_work_mem`` for the HNSW build (pgvector builds fastest when the graph fits;
-#: 1M x 256-d float32 vectors with m=16 need ~1.3 GB).
+#: ``maintenance_work_mem`` for the HNSW build at least (pgvector builds fastest when the graph
+#: fits; past it, it goes on on disk, much more slowly); more for a larger graph, see
+#: :func:`hnsw_build_memory`. Also used to rebuild the postings keys after a bulk load.
 HNSW_BUILD_MEMORY = "1GB"
+#: ... and at most this many MB, whatever the estimate (the server, not this process, holds it).
+HNSW_BUILD_MEMORY_MAX_MB = 8192
 DEFAULT_SCHEMA = "citewise"
 #: BM25 MaxScore: the cost of one primary-key probe into the postings, in postings read by a scan
 #: (EXPLAIN ANALYZE at 20k chunks: ~8 us per probe against ~2.5 us per scanned posting, so ~3-4).
@@ -281,6 +284,20 @@ _HIT_INDEX = ("CREATE INDEX IF NOT EXISTS chunks_hit ON {s}.chunks (rid) "
               "INCLUDE (chunk_id, doc_id, title, current, groups)")
 
 
+def _postings_keys(schema: str) -> dict[str, str]:
+    """The postings table's primary key, its foreign key to the chunks and its ``rid`` index, by
+    name (PostgreSQL's default names for the ``CREATE TABLE`` in :func:`_ddl`), each as the
+    statement that adds it: what :meth:`PostgresStore.bulk_load` drops and puts back."""
+    s = schema
+    return {
+        "postings_pkey": f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, rid) "
+                         "INCLUDE (tf, doc_len, groups)",
+        "postings_rid_fkey": f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_rid_fkey FOREIGN KEY (rid) "
+                             f"REFERENCES {s}.chunks (rid) ON DELETE CASCADE",
+        "postings_rid": f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+    }
+
+
 def _ddl(schema: str, dim: int) -> list[str]:
     s = schema
     return [
@@ -333,6 +350,41 @@ def _ddl(schema: str, dim: int) -> list[str]:
     ]
 
 
+def hnsw_build_memory(rows: int, dim: int, m: int = HNSW_M) -> str:
+    """``maintenance_work_mem`` for an HNSW build over ``rows`` vectors of ``dim`` float32s: the
+    in-memory graph estimated as each element's vector (4 * dim + 8 bytes), its base-layer
+    neighbour list (2 * m candidates of 16 bytes; upper layers add ~1/m of that) and ~150 bytes
+    of element header (pgvector ``HnswElementData``, src/hnsw.h), plus 25%; never below
+    :data:`HNSW_BUILD_MEMORY` (1 GB), never above :data:`HNSW_BUILD_MEMORY_MAX_MB`.
+
+    >>> hnsw_build_memory(100_000, 256), hnsw_build_memory(1_000_000, 256), hnsw_build_memory(10**8, 384)
+    ('1024MB', '2630MB', '8192MB')
+    """
+    per_element = 4 * dim + 8 + 2 * m * 16 + 150
+    mb = math.ceil(rows * per_element * 1.25 / 2**20)
+    return f"{min(max(mb, 1024), HNSW_BUILD_MEMORY_MAX_MB)}MB"
+
+
+def _vector_text(vec) -> str:
+    """pgvector's text form of a float vector: ``[0.5,-1.0]`` (each float32 as Python's repr of
+    the equal double, so the value round-trips exactly)."""
+    return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).reshape(-1).tolist())) + "]"
+
+
+def _copy_text_array(values: Sequence[str]) -> str:
+    r"""A ``text[]`` value in COPY's text format: the array literal with every element quoted
+    (``"`` and ``\`` backslash-escaped inside it, PostgreSQL "Array Value Input"), then COPY's
+    escapes for backslash, tab, newline and carriage return (PostgreSQL ``COPY``, "Text Format").
+
+    >>> _copy_text_array(["public", 'a"b'])
+    '{"public","a\\\\"b"}'
+    >>> _copy_text_array([])
+    '{}'
+    """
+    literal = "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+    return literal.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
 class PostgresStore:
     """The PostgreSQL + pgvector backend of :class:`citewise.store.base.Store`.
 
@@ -374,6 +426,7 @@ class PostgresStore:
             self._setup(conn)
         finally:
             conn.close()
+        self._bulk: set[str] | None = None  # doc ids imported in the current bulk_load, if any
         self._pool = import_pool()(self.dsn, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                                    reset=_reset_principal,
                                    timeout=POOL_TIMEOUT_S, name=f"citewise-{self.schema}", open=False)
@@ -403,6 +456,7 @@ class PostgresStore:
                 if have and int(have[0]) != self.dim:
                     raise CitewiseError(f"--store {self._safe_url()}: stored vectors have dim {have[0]}, "
                                         f"embedder gives {self.dim}")
+                self._restore_postings_keys(cur)  # a bulk load killed before it put them back
                 return
             try:
                 cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -545,7 +599,7 @@ class PostgresStore:
                     bool(d.current), d.valid_to.isoformat() if d.valid_to else "", list(u.groups),
                     d.content_hash, now, u.source_changed_at, list(c.heading_path), c.text, lex, len(terms),
                     c.start + d.offset_base, c.end + d.offset_base, c.token_count, p0, p1,
-                    c.prev_id, c.next_id, c.parent_id, "[" + ",".join(repr(float(x)) for x in vec) + "]",
+                    c.prev_id, c.next_id, c.parent_id, _vector_text(vec),
                     uver, ukey, uspans, uvecs,
                 ))
         return rows, postings
@@ -575,6 +629,58 @@ class PostgresStore:
         rows, postings = self._rows(updates)
         self._write(rows, postings, [u.document.doc_id for u in updates])
 
+    @contextmanager
+    def bulk_load(self):
+        """Fill an empty store faster: inside the block, :meth:`import_rows` writes postings into
+        a table without its primary key, its foreign key to the chunks and its ``rid`` index,
+        which are built once at the end (PostgreSQL, "Populating a Database": remove indexes
+        and foreign keys, load, recreate). Per-row upkeep of those three was ~half a copy's
+        server time at 3,000 chunks (523 -> 1,042 rows/s) and grows with the table.
+
+        Yields True when the store was empty (the keys are off until the block ends), False
+        otherwise (nothing changes: rows replace documents as always). Every document may be
+        imported once per block. The keys are put back when the block ends, also on an error;
+        a process killed inside the block leaves them off, and the next open of the store puts
+        them back (:meth:`_setup`). Readers meanwhile get the same rows, more slowly.
+
+        Raises:
+            CitewiseError: putting the keys back failed (the message says which).
+        """
+        s = self.schema
+        with self._tx(snapshot=False) as cur:
+            empty = cur.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {s}.chunks)").fetchone()[0]
+            if empty:
+                cur.execute(f"ALTER TABLE {s}.postings DROP CONSTRAINT IF EXISTS postings_rid_fkey")
+                cur.execute(f"ALTER TABLE {s}.postings DROP CONSTRAINT IF EXISTS postings_pkey")
+                cur.execute(f"DROP INDEX IF EXISTS {s}.postings_rid")
+        self._bulk = set() if empty else None
+        try:
+            yield empty
+        finally:
+            self._bulk = None
+            if empty:
+                with self._tx(snapshot=False) as cur:
+                    self._restore_postings_keys(cur)
+
+    def _restore_postings_keys(self, cur) -> None:
+        """Add whichever of :func:`_postings_keys` the postings table lacks (on ``cur``, in the
+        caller's transaction)."""
+        s = self.schema
+        have = {r[0] for r in cur.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
+            (f"{s}.postings", s)).fetchall()}
+        missing = [stmt for name, stmt in _postings_keys(s).items() if name not in have]
+        if not missing:
+            return
+        cur.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+        for stmt in missing:
+            try:
+                cur.execute(stmt)
+            except import_psycopg().Error as e:
+                raise CitewiseError(f"--store {self._safe_url()}: could not restore the postings keys "
+                                    f"after a bulk load ({' '.join(str(e).split())})") from None
+
     def import_rows(self, rows: Sequence[dict]) -> None:
         """Write rows read from another store (the LanceDB column names: ``end`` not ``end_``,
         ``vector`` a float list, ``unit_vectors`` a list of float lists) in one transaction,
@@ -583,9 +689,15 @@ class PostgresStore:
 
         Raises:
             ValueError: a row's vector has another dimension than the store.
+            CitewiseError: inside :meth:`bulk_load`, a document imported before in the block.
         """
         if not rows:
             return
+        doc_ids = sorted({r["doc_id"] for r in rows})
+        if self._bulk is not None:
+            again = self._bulk.intersection(doc_ids)
+            if again:
+                raise CitewiseError(f"document '{min(again)}' imported twice in one bulk load")
         out, postings = [], []
         for r in rows:
             terms = bm25_terms(r["lexical"] or "")
@@ -596,7 +708,7 @@ class PostgresStore:
                 raise ValueError(f"{r['chunk_id']}: vector has dim {len(vec)}, store has {self.dim}")
             units = r.get("unit_vectors")
             row = dict(r, end_=r["end"], doc_len=len(terms),
-                       vector="[" + ",".join(repr(float(x)) for x in vec) + "]",
+                       vector=_vector_text(vec),
                        units_version=r.get("units_version") or "", units_key=r.get("units_key") or "",
                        unit_spans=r.get("unit_spans") if r.get("units_version") else None,
                        unit_vectors=np.asarray(units, dtype="<f4").tobytes() if units and r.get("units_version") else None,
@@ -605,14 +717,19 @@ class PostgresStore:
                        source_changed_at=r.get("source_changed_at") or "", effective=r.get("effective") or "",
                        valid_to=r.get("valid_to") or "")
             out.append(tuple(row[c] for c in _ROW_COLS))
-        self._write(out, postings, sorted({r["doc_id"] for r in rows}))
+        # in a bulk load the documents are new (the store was empty, each comes once): nothing
+        # to remove, and the removal's join would read postings that have no rid index then
+        self._write(out, postings, doc_ids, remove=self._bulk is None)
+        if self._bulk is not None:
+            self._bulk.update(doc_ids)
 
-    def _write(self, rows: list[tuple], postings: list[tuple], doc_ids: list[str]) -> None:
-        """One transaction: remove ``doc_ids``, then COPY ``rows`` and ``postings`` in and update
-        the term and corpus statistics."""
+    def _write(self, rows: list[tuple], postings: list[tuple], doc_ids: list[str], remove: bool = True) -> None:
+        """One transaction: remove ``doc_ids`` (unless ``remove`` is False), then COPY ``rows``
+        and ``postings`` in and update the term and corpus statistics."""
         s = self.schema
         with self._tx(snapshot=False) as cur:
-            self._remove(cur, doc_ids)
+            if remove:
+                self._remove(cur, doc_ids)
             with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
                     copy.write_row(r)
@@ -624,8 +741,21 @@ class PostgresStore:
                                        ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df
                                        RETURNING term, term_id""", (names, [df[t] for t in names])).fetchall())
             with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
+                # COPY's text format written in blocks: psycopg's write_row (array dumping per row)
+                # was a third of a migrate's time (~83 postings per chunk)
+                arrays: dict[tuple, str] = {}
+                lines = []
                 for term, chunk_id, tf, doc_len, groups in postings:
-                    copy.write_row((ids[term], rids[chunk_id], tf, doc_len, groups))
+                    key = tuple(groups)
+                    arr = arrays.get(key)
+                    if arr is None:
+                        arr = arrays[key] = _copy_text_array(key)
+                    lines.append(f"{ids[term]}\t{rids[chunk_id]}\t{tf}\t{doc_len}\t{arr}\n")
+                    if len(lines) >= 20_000:
+                        copy.write("".join(lines))
+                        lines.clear()
+                if lines:
+                    copy.write("".join(lines))
             cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks + %s, total_len = total_len + %s",
                         (len(rows), sum(r[_ROW_COLS.index("doc_len")] for r in rows)))
 
@@ -647,7 +777,7 @@ class PostgresStore:
             n = conn.execute(f"SELECT n_chunks FROM {s}.corpus_stats").fetchone()[0]
             if n >= self.ann_min_rows and not self._has_ann_index(conn):
                 # the graph is built in memory when it fits (pgvector: slower once it spills)
-                conn.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                conn.execute(f"SET maintenance_work_mem = '{hnsw_build_memory(n, self.dim)}'")
                 try:
                     conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
                                  f"USING hnsw (vector vector_cosine_ops) WITH (m = {HNSW_M}, "
@@ -882,7 +1012,7 @@ class PostgresStore:
         if k <= 0:
             return []
         vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-        qv = "[" + ",".join(repr(float(x)) for x in vec) + "]"
+        qv = _vector_text(vec)
         where, params = filter_sql(filters)
         s = self.schema
         groups = filters.groups if filters is not None else None
