@@ -287,7 +287,7 @@ def test_cli_ask_scope_text_says_why_nothing_in_scope_was_readable(idx):
     # an abstention inside a readable scope names what was searched
     res = CliRunner().invoke(app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"])
     assert res.stdout.splitlines() == ["I have no document on this.",
-                                       "Why: unknown name: Peru (searched from the 3 documents under provider/)."]
+                                       "Why: no document you can read mentions “Peru” (searched from the 3 documents under provider/)."]
 
 
 def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):

@@ -129,4 +129,4 @@ def test_cli_says_why_it_abstained(idx, capsys):
 
     a = idx.ask("What does the frobnicate option do?")
     print_answer(a, as_json=False)
-    assert capsys.readouterr().out == "I have no document on this.\nWhy: unknown name: frobnicate.\n"
+    assert capsys.readouterr().out == "I have no document on this.\nWhy: no document you can read mentions “frobnicate”.\n"

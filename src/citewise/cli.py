@@ -503,6 +503,22 @@ def _print_hits(hits, snips) -> None:
             out.print("   " + line, highlight=False, soft_wrap=True)
 
 
+def why_text(reason: str) -> str:
+    """An abstention reason (``Answer.abstain_reason``, a short code kept as is in ``--json``)
+    as the text mode's "Why:" line says it: ``unknown name: X`` reads "no document you can read
+    mentions “X”" ("Why: unknown name: boiling point of mercury." read oddly for a phrase, a
+    fresh-clone trial), ``live value`` says what that is; other reasons are already sentences.
+
+    >>> why_text("unknown name: boiling point of mercury"), why_text("nothing retrieved")
+    ('no document you can read mentions “boiling point of mercury”', 'nothing retrieved')
+    """
+    if reason.startswith("unknown name: "):
+        return f"no document you can read mentions “{reason[len('unknown name: '):]}”"
+    if reason == "live value":
+        return "it asks for a live value (current, today's), which documents do not hold"
+    return reason
+
+
 def print_answer(ans, as_json: bool) -> None:
     """Print an Answer as text with its sources, or as JSON."""
     if as_json:
@@ -518,12 +534,12 @@ def print_answer(ans, as_json: bool) -> None:
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
     if controller is None and ans.outcome == "abstained" and ans.abstain_reason:
         # say why, as --json does (abstain_reason) and as the scoped answer below does
-        out.print(f"Why: {ans.abstain_reason.rstrip('.')}.", highlight=False, markup=False, soft_wrap=True)
+        out.print(f"Why: {why_text(ans.abstain_reason).rstrip('.')}.", highlight=False, markup=False, soft_wrap=True)
     if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)
         scope = controller.get("scope") or {}
         if ans.outcome == "abstained":
             searched = f" (searched {scope['description']})" if scope.get("doc_ids") and scope.get("description") else ""
-            out.print(f"Why: {ans.abstain_reason or 'nothing in scope was retrieved'}{searched}.",
+            out.print(f"Why: {why_text(ans.abstain_reason) or 'nothing in scope was retrieved'}{searched}.",
                       highlight=False, markup=False, soft_wrap=True)
         if scope.get("unavailable"):
             out.print("Unavailable (missing, or not readable by you; the two look the same): "
