@@ -63,16 +63,16 @@ class _SafeConsole(Console):
 out = _SafeConsole(markup=False)
 err = _SafeConsole(stderr=True, markup=False)
 
-IndexOpt = typer.Option(None, "--index", metavar="DIR", help="Index folder (default: $CITEWISE_INDEX or ~/.local/share/citewise/index).")
+IndexOpt = typer.Option(None, "--index", metavar="DIR", help="Index folder. Default: $CITEWISE_INDEX, else the folder index in ~/.local/share/citewise.")
 StoreOpt = typer.Option(None, "--store", metavar="lancedb|URL", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
 AsOpt = typer.Option(None, "--as", metavar="GROUP", help="Ask as a principal in this group (repeatable). Default: public documents only.")
-KOpt = typer.Option(10, "--k", min=1, max=1000, help="How many results.")
+KOpt = typer.Option(10, "--k", min=1, max=1000, metavar="N", help="How many results.")
 #: every name make_retriever accepts (the last four need an index folder and, for tuned/raptor, a fit)
 RETRIEVER_HELP = ("bm25 | dense | hybrid | hybrid-prf | shipped | hierarchical | tuned | "
                   "raptor-collapsed | raptor-tree.")
 RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
-RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
-RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, help="Candidates the reranker reorders.")
+RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
+RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 
 _INTERRUPT_SAID: list[str] = []
@@ -561,7 +561,7 @@ def ask(
     question: str = typer.Argument(..., help="A question in words."),
     index: Optional[Path] = IndexOpt,
     as_: Optional[list[str]] = AsOpt,
-    k: int = typer.Option(5, "--k", min=1, max=100, help="Chunks retrieved as evidence."),
+    k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved as evidence."),
     retriever: str = RetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
@@ -674,7 +674,7 @@ def eval_conditions(
     split: str = typer.Option("dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."),
     workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices)."),
     latency_target_ms: float = typer.Option(2000.0, "--latency-target-ms", help="p95 latency target reported per condition."),
-    max_rounds: int = typer.Option(2, "--max-rounds", min=1, help="Retrieval rounds of the adaptive route."),
+    max_rounds: int = typer.Option(2, "--max-rounds", min=1, metavar="N", help="Retrieval rounds of the adaptive route."),
     html_out: Optional[Path] = typer.Option(None, "--html", help="Also write the HTML report (table, found/retained/used log, position test) here."),
     as_json: bool = JsonOpt,
 ):
@@ -895,11 +895,11 @@ def calibrate(
 @eval_app.command("squad")
 def eval_squad(
     directory: Path = typer.Argument(..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer only this many questions (deterministic sample)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Answer only this many questions (deterministic sample)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per embedder under the data folder)."),
     embedder: str = typer.Option("minilm", help="minilm | hashing."),
     retriever: str = RetrieverOpt,
-    k: int = typer.Option(5, "--k", min=1, max=100, help="Chunks retrieved per question."),
+    k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved per question."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
     as_json: bool = JsonOpt,
 ):
@@ -1005,7 +1005,7 @@ def eval_tools(
     db: Optional[str] = DbOpt,
     bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run a BFCL category from ../shared/data/bfcl (e.g. multiple, irrelevance)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="BFCL: first N entries only."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries only."),
     llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (needs CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL)."),
     as_json: bool = JsonOpt,
 ):
@@ -1105,7 +1105,7 @@ def _print_comparison(c, floors=None, breaches=None) -> None:
 def eval_run(
     qrels: Path = typer.Argument(..., help="Qrels: BEIR TSV (query-id, corpus-id, score) or TREC (qid 0 docid grade)."),
     run: Path = typer.Argument(..., help="TREC run file: qid Q0 docid rank score tag."),
-    metrics: str = typer.Option(EVAL_RUN_METRICS, "--metrics", help="Comma-separated: ndcg@k, ndcg_exp@k, mrr[@k], recall@k, precision@k, map[@k], hit@k."),
+    metrics: str = typer.Option(EVAL_RUN_METRICS, "--metrics", show_default=EVAL_RUN_METRICS.replace(",", ", "), help="Comma-separated: ndcg@k, ndcg_exp@k, mrr or mrr@k, recall@k, precision@k, map or map@k, hit@k."),
     ignore_identical_ids: bool = typer.Option(False, "--ignore-identical-ids", help="Drop hits whose doc id equals the query id, as BEIR's EvaluateRetrieval does (e.g. ArguAna, Quora). Off by default."),
     as_json: bool = JsonOpt,
 ):
@@ -1163,10 +1163,10 @@ def eval_compare(
     split: str = typer.Option("test", help="BEIR qrels split: qrels/<split>.tsv."),
     embedder: str = typer.Option("minilm", help="BEIR only: minilm | hashing (selects the default index folder)."),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated metrics (default: ndcg@10, ndcg_exp@10, mrr@10, recall@10, precision@10, map, hit@1, hit@10)."),
-    permutations: int = typer.Option(10_000, "--permutations", min=1000, help="Randomisation test permutations."),
+    permutations: int = typer.Option(10_000, "--permutations", min=1000, metavar="N", help="Randomisation test permutations."),
     seed: int = typer.Option(42, "--seed", help="Seed of the permutation test and the bootstrap."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a report; format from the suffix: .md, .json or .html."),
-    reranker: Optional[str] = typer.Option(None, "--reranker", help="Reranker for the arms named NAME+rerank (tei:URL | cohere:URL[#MODEL] | onnx:FOLDER | llm*)."),
+    reranker: Optional[str] = typer.Option(None, "--reranker", help="Reranker for the arms named NAME+rerank (tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm*)."),
     rerank_depth: int = RerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
@@ -1502,7 +1502,7 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
 def serve(
     index: Optional[Path] = IndexOpt,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on."),
     require_auth: bool = typer.Option(False, "--require-auth", help="Refuse requests without an API key or token (401); default: they are anonymous (public documents only)."),
     jwt_secret_env: Optional[str] = typer.Option(None, "--jwt-secret-env", help="Accept HS256 JWTs signed with the secret in this environment variable."),
     jwt_public_key: Optional[Path] = typer.Option(None, "--jwt-public-key", help="Accept RS256/ES256 JWTs verified with this PEM public key."),
@@ -1513,9 +1513,9 @@ def serve(
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
     llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Request timeout, seconds (504 after)."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after)."),
     rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
-    burst: int = typer.Option(40, "--burst", min=1, help="Token bucket size."),
+    burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
     full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
@@ -1611,8 +1611,8 @@ def tune(
     split: str = typer.Option("train", help="BEIR qrels split to fit on (never test)."),
     embedder: str = typer.Option("minilm", help="BEIR only: selects the default index folder."),
     model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM) | convex (dense weight and vector pseudo-relevance feedback, grid search)."),
-    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds."),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level of the paired test against RRF."),
+    folds: int = typer.Option(5, "--folds", min=2, metavar="N", help="Cross-validation folds."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, metavar="P", help="Significance level of the paired test against RRF."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
     as_json: bool = JsonOpt,
 ):
