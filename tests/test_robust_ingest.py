@@ -451,6 +451,11 @@ def test_a_huge_heading_gives_short_chunk_ids(tmp_path):
     ("toml.md", '+++\npermissions = ["finance"]\n+++\n# S\n\nSecret.\n', "TOML front matter (+++) is not read"),
     ("notes.txt", "---\npermissions: [finance]\n---\nSecret.\n", "use a policy rule to restrict this file"),
     ("page.html", "---\npermissions: [finance]\n---\n<h1>S</h1><p>Secret.</p>\n", "or <meta name=\"permissions\""),
+    # a fresh-clone trial: each of these was indexed public, its permissions line as text
+    ("dashes.md", "----\npermissions: [finance]\n----\n# S\n\nSecret.\n", "fences are exactly three dashes ('---'), not '----'"),
+    ("indented.md", " ---\n permissions: [finance]\n ---\n# S\n\nSecret.\n", "must start on the first line, unindented"),
+    ("bare.md", "id: bare\npermissions: [finance]\n\n# S\n\nSecret.\n", "front matter goes between '---' lines"),
+    ("bare.txt", "permissions: finance\nSecret.\n", "use a policy rule to restrict this file"),
 ])
 def test_a_permissions_block_that_is_not_read_as_front_matter_is_refused(tmp_path, name, text, fix):
     """Indexed as text, these took the default permission (public) and their 'permissions:' line
@@ -463,6 +468,21 @@ def test_a_permissions_block_that_is_not_read_as_front_matter_is_refused(tmp_pat
     report = idx.ingest(root)
     assert len(report.errors) == 1 and report.errors[0].startswith(f"{root / name}:1: a front-matter block naming 'permissions'")
     assert fix in report.errors[0]
+    assert set(idx.store.documents()) == {"plain"}
+
+
+@pytest.mark.parametrize("block", ["permissions: ~", "permissions:", "permissions: []", "permissions:\n  # - finance"])
+def test_an_empty_permissions_key_is_refused_not_read_as_no_permissions(tmp_path, block):
+    """An author who writes the key means to restrict the document: ``permissions: ~`` or a list
+    whose items are commented out made it public (fresh-clone trial), while ``permissions: ""``
+    was already refused as blank."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "s.md").write_text(f"---\n{block}\n---\n# S\n\nThe vault code is 4411.\n", encoding="utf-8")
+    (root / "plain.md").write_text("# Plain\n\npermissions: are a paragraph here, not metadata.\n", encoding="utf-8")
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    report = idx.ingest(root)
+    assert report.errors == [f"{root / 's.md'}:2: front matter 'permissions' is empty (remove the key, or name the groups)"]
     assert set(idx.store.documents()) == {"plain"}
 
 

@@ -260,30 +260,56 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-_FENCED_TOP = re.compile(r"\A\s*(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FENCED_TOP = re.compile(r"\A\s*(-{3,}|\+{3,})[ \t]*\r?\n(.*?)\r?\n[ \t]*\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _PERMISSIONS_LINE = re.compile(r"^\s*permissions\s*[:=]", re.M | re.I)
+_KEY_VALUE_LINE = re.compile(r"^[ \t]*[\w-]+[ \t]*[:=]")
+#: An unfenced block of ``key: value`` lines at the top of a file is read as metadata-like (and
+#: refused when it names ``permissions``) up to this many lines.
+MAX_BARE_BLOCK_LINES = 10
+
+
+def _bare_permissions_block(text: str) -> bool:
+    """Whether the file opens (after blank lines) with a ``permissions:`` line, or with a
+    paragraph of at most :data:`MAX_BARE_BLOCK_LINES` ``key: value`` lines one of which is
+    ``permissions``: front matter written without its ``---`` fences."""
+    block = []
+    for line in text.lstrip("\r\n \t").splitlines()[: MAX_BARE_BLOCK_LINES + 1]:
+        if not line.strip():
+            break
+        block.append(line)
+    if block and _PERMISSIONS_LINE.match(block[0]):
+        return True
+    return (0 < len(block) <= MAX_BARE_BLOCK_LINES and all(_KEY_VALUE_LINE.match(x) for x in block)
+            and any(_PERMISSIONS_LINE.match(x) for x in block))
 
 
 def check_unread_front_matter(text: str, source: str, kind: str = "markdown") -> None:
     """Refuse a file whose top is a front-matter block naming ``permissions`` that is not read as
-    front matter: after blank lines, TOML (``+++``), or in a ``.txt`` / ``.html`` file. Indexed as
-    text, the document took the default permission (often public) and its ``permissions:`` line
-    became searchable text (break-it trial): fail closed instead.
+    front matter: after blank lines or indented, TOML (``+++``), fenced with more than three
+    dashes, without fences (a paragraph of ``key: value`` lines, :func:`_bare_permissions_block`),
+    or in a ``.txt`` / ``.html`` file. Indexed as text, the document took the default permission
+    (often public) and its ``permissions:`` line became searchable text (break-it trials): fail
+    closed instead.
 
     Raises:
         InputError: such a block, with how to fix it.
     """
     m = _FENCED_TOP.match(text)
-    if not m or not _PERMISSIONS_LINE.search(m.group(2)):
+    fenced = bool(m and _PERMISSIONS_LINE.search(m.group(2)))
+    if not fenced and not _bare_permissions_block(text):
         return
     if kind != "markdown":
         fix = ("front matter is read only in Markdown files; use a policy rule"
                + (" or <meta name=\"permissions\" content=\"...\">" if kind == "html" else "")
                + " to restrict this file")
-    elif m.group(1) == "+++":
+    elif not fenced:
+        fix = "front matter goes between '---' lines, the first of them the file's first line"
+    elif m.group(1).startswith("+"):
         fix = "TOML front matter (+++) is not read; write it as YAML between '---' lines"
+    elif m.group(1) != "---":
+        fix = f"front matter fences are exactly three dashes ('---'), not {m.group(1)!r}"
     else:
-        fix = "front matter must start on the first line; remove what comes before '---'"
+        fix = "front matter must start on the first line, unindented; remove what comes before '---'"
     raise InputError(source, f"a front-matter block naming 'permissions' is not read here, so they would not "
                      f"apply and the file would take the default permission: {fix}", 1)
 
@@ -368,8 +394,12 @@ def _front_matter_groups(meta: dict, source: str, line: int) -> tuple[str, ...]:
     A blank group is an error, not "no permissions": dropping it would make the document follow
     the default (often public) when its author meant to restrict it.
     """
+    if "permissions" in meta and meta["permissions"] in (None, []):
+        # "permissions: ~", or a list whose items are all commented out: an author who wrote the
+        # key meant to restrict the document; the default would often make it public
+        raise InputError(source, "front matter 'permissions' is empty (remove the key, or name the groups)", line)
     value = meta.get("permissions")
-    if value is None or value == []:
+    if value is None:
         return ()
     if isinstance(value, str):
         if not value.strip():
