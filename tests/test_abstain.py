@@ -268,3 +268,22 @@ def test_the_entry_of_a_named_builtin_is_looked_up_when_retrieval_missed_it(tmp_
     assert ans.entry_hits("How do I use the retry builtin?", hits, 5, None) == hits
     assert ans.entry_hits("What does the retry builtin do?", hits, 5, None) == hits
     assert ans.entry_hits("retry builtin", hits, 5, None) == hits
+
+
+def test_a_hyphenated_file_name_is_one_name(tmp_path_factory):
+    # found by a fresh-clone run: "acme-office.conf" was read as the name "office.conf", which no
+    # page mentions whole, so a question the page answers abstained ("unknown name: office.conf")
+    from conftest import minilm_index_of
+
+    idx, _ = minilm_index_of(tmp_path_factory, {"it/vpn": ("VPN access", """# VPN access
+
+The VPN configuration file is called `acme-office.conf` and is issued by the IT helpdesk.
+Services for local development are defined in `docker-compose.yml` at the repository root.
+""")})
+    scorer = idx.answerer().scorer
+    for q in ("Who issues the acme-office.conf file?", "What is docker-compose.yml?"):
+        assert scorer.unknown_name(q, None) == "", q
+    a = idx.ask("Who issues the acme-office.conf file?")
+    assert a.outcome == "answered" and "IT helpdesk" in a.text, a.abstain_reason
+    b = idx.ask("Who issues the acme-home.conf file?")
+    assert (b.outcome, b.abstain_reason) == ("abstained", "unknown name: acme-home.conf")

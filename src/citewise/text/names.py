@@ -46,7 +46,11 @@ GENERIC_WORDS = frozenset(
     .split())
 #: The command a flag belongs to: "disown -h", "shopt -s nullglob", "the read -t option".
 _COMMAND_OF_FLAG = re.compile(r"(?:^\s*|\bthe\s+|\bof\s+|\buse\s+)([a-z][\w-]{2,})\s+-{1,2}[A-Za-z]")
-_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+(?:\(\))?|\b[A-Za-z_$][\w$]*\(\)")
+#: Dotted names (``fs.frobnicate()``, ``std::fs``) and file names, whose parts may be hyphenated:
+#: ``docker-compose.yml`` was read as ``compose.yml`` (a fresh-clone trial: "unknown name" for a
+#: file the document names).
+_DOTTED = re.compile(r"(?<![\w.$-])[A-Za-z_$][\w$]*(?:-[\w$]+)*(?:(?:\.|::)[A-Za-z_$][\w$]*(?:-[\w$]+)*)+(?:\(\))?"
+                     r"|\b[A-Za-z_$][\w$]*\(\)")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?<!\w)'([^']+)'(?!\w)")
@@ -77,6 +81,8 @@ def code_names(question: str) -> list[str]:
     []
     >>> code_names("How do I enable completion-case-fold? Is the variable keyseq-timeout up-to-date?")
     ['completion-case-fold', 'keyseq-timeout']
+    >>> code_names("Who issues acme-office.conf, docker-compose.yml and my-app.config.json?")
+    ['acme-office.conf', 'docker-compose.yml', 'my-app.config.json']
     """
     question = ABBREVIATIONS.sub(lambda m: " " * len(m.group(0)), question)  # offsets kept
     found: dict[str, int] = {}
