@@ -511,11 +511,21 @@ def why_text(reason: str) -> str:
 
     >>> why_text("unknown name: boiling point of mercury"), why_text("nothing retrieved")
     ('no document you can read mentions “boiling point of mercury”', 'nothing retrieved')
+    >>> why_text("evidence 0.018 < threshold 0.140")
+    'the best evidence scored 0.018, below the answer threshold 0.140'
+    >>> why_text("subject not in one passage: 0.083 < gate 0.090")
+    'no one passage holds what the question asks about (score 0.083, below the gate 0.090)'
     """
     if reason.startswith("unknown name: "):
         return f"no document you can read mentions “{reason[len('unknown name: '):]}”"
     if reason == "live value":
         return "it asks for a live value (current, today's), which documents do not hold"
+    m = re.fullmatch(r"evidence ([\d.]+) < threshold ([\d.]+)", reason)
+    if m:
+        return f"the best evidence scored {m.group(1)}, below the answer threshold {m.group(2)}"
+    m = re.fullmatch(r"subject not in one passage: ([\d.]+) < gate ([\d.]+)", reason)
+    if m:
+        return f"no one passage holds what the question asks about (score {m.group(1)}, below the gate {m.group(2)})"
     return reason
 
 
