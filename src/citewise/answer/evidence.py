@@ -465,6 +465,12 @@ class EvidenceScorer:
         # pages do not ("range") is a paraphrase, no unknown thing; "frobnicate" is one, and so
         # is "employees" in "How many employees does Ledgerly have?" (no code to tie it to)
         anchored = any(self.df(t, filters) > 0 for w in _CODE_TOKEN.findall(question) for t in analyze(w)[:1])
+        # ... and so is a phrase two of whose content words the pages use: "What is the hotel
+        # limit per night?" over "Hotel stays are reimbursed up to 180 EUR per night" ("limit"
+        # a paraphrase, fresh-clone trial); "cargo frobnicate" has one known word, and
+        # "frobnicate" is no common word anyway
+        known = {t for t in analyze(subject) if len(t) >= 3 and t not in QUESTION_WORDS and self.df(t, filters) > 0}
+        anchored = anchored or len(known) >= 2
         common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS | common | constants and self.df(t, filters) == 0:
