@@ -284,17 +284,20 @@ _HIT_INDEX = ("CREATE INDEX IF NOT EXISTS chunks_hit ON {s}.chunks (rid) "
               "INCLUDE (chunk_id, doc_id, title, current, groups)")
 
 
-def _postings_keys(schema: str) -> dict[str, str]:
-    """The postings table's primary key, its foreign key to the chunks and its ``rid`` index, by
-    name (PostgreSQL's default names for the ``CREATE TABLE`` in :func:`_ddl`), each as the
-    statement that adds it: what :meth:`PostgresStore.bulk_load` drops and puts back."""
+def _postings_keys(schema: str) -> dict[str, tuple[str, str]]:
+    """The postings table's primary key (covering: BM25 reads postings from it alone), its foreign
+    key to the chunks (a document's postings go with its rows) and its ``rid`` index, by name,
+    each as ``(statement that adds it, statement that drops it)``: :func:`_ddl` adds them,
+    :meth:`PostgresStore.bulk_load` drops them and puts them back."""
     s = schema
+    constraint = f"ALTER TABLE {s}.postings DROP CONSTRAINT IF EXISTS {{}}"
     return {
-        "postings_pkey": f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, rid) "
-                         "INCLUDE (tf, doc_len, groups)",
-        "postings_rid_fkey": f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_rid_fkey FOREIGN KEY (rid) "
-                             f"REFERENCES {s}.chunks (rid) ON DELETE CASCADE",
-        "postings_rid": f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+        "postings_pkey": (f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, rid) "
+                          "INCLUDE (tf, doc_len, groups)", constraint.format("postings_pkey")),
+        "postings_rid_fkey": (f"ALTER TABLE {s}.postings ADD CONSTRAINT postings_rid_fkey FOREIGN KEY (rid) "
+                              f"REFERENCES {s}.chunks (rid) ON DELETE CASCADE", constraint.format("postings_rid_fkey")),
+        "postings_rid": (f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+                         f"DROP INDEX IF EXISTS {s}.postings_rid"),
     }
 
 
@@ -321,10 +324,9 @@ def _ddl(schema: str, dim: int) -> list[str]:
         # vectors stay in the row (not TOASTed out of line): an exact scan reads them in place
         f"ALTER TABLE {s}.chunks ALTER COLUMN vector SET STORAGE MAIN",
         f"""CREATE TABLE IF NOT EXISTS {s}.postings (
-            term_id integer NOT NULL, rid bigint NOT NULL REFERENCES {s}.chunks (rid) ON DELETE CASCADE,
-            tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL,
-            PRIMARY KEY (term_id, rid) INCLUDE (tf, doc_len, groups))""",
-        f"CREATE INDEX IF NOT EXISTS postings_rid ON {s}.postings (rid)",
+            term_id integer NOT NULL, rid bigint NOT NULL,
+            tf integer NOT NULL, doc_len integer NOT NULL, groups text[] NOT NULL)""",
+        *(add for add, _ in _postings_keys(s).values()),
         f"""CREATE TABLE IF NOT EXISTS {s}.term_stats (term_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             term text NOT NULL UNIQUE, df integer NOT NULL)""",
         f"""CREATE TABLE IF NOT EXISTS {s}.corpus_stats (one boolean PRIMARY KEY DEFAULT true CHECK (one),
@@ -650,9 +652,8 @@ class PostgresStore:
         with self._tx(snapshot=False) as cur:
             empty = cur.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {s}.chunks)").fetchone()[0]
             if empty:
-                cur.execute(f"ALTER TABLE {s}.postings DROP CONSTRAINT IF EXISTS postings_rid_fkey")
-                cur.execute(f"ALTER TABLE {s}.postings DROP CONSTRAINT IF EXISTS postings_pkey")
-                cur.execute(f"DROP INDEX IF EXISTS {s}.postings_rid")
+                for _, drop in reversed(_postings_keys(s).values()):
+                    cur.execute(drop)
         self._bulk = set() if empty else None
         try:
             yield empty
@@ -670,7 +671,7 @@ class PostgresStore:
             "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
             "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
             (f"{s}.postings", s)).fetchall()}
-        missing = [stmt for name, stmt in _postings_keys(s).items() if name not in have]
+        missing = [add for name, (add, _) in _postings_keys(s).items() if name not in have]
         if not missing:
             return
         cur.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
