@@ -1529,9 +1529,9 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
 @app.command()
 def serve(
     index: Optional[Path] = IndexOpt,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on."),
-    require_auth: bool = typer.Option(False, "--require-auth", help="Refuse requests without an API key or token (401); default: they are anonymous (public documents only)."),
+    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (0.0.0.0 for every interface). Default: setting service.host (127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on. Default: setting service.port (8000)."),
+    require_auth: Optional[bool] = typer.Option(None, "--require-auth", help="Refuse requests without an API key or token (401); default (setting service.require_auth): they are anonymous (public documents only)."),
     jwt_secret_env: Optional[str] = typer.Option(None, "--jwt-secret-env", help="Accept HS256 JWTs signed with the secret in this environment variable."),
     jwt_public_key: Optional[Path] = typer.Option(None, "--jwt-public-key", help="Accept RS256/ES256 JWTs verified with this PEM public key."),
     jwt_jwks: Optional[Path] = typer.Option(None, "--jwt-jwks", help="Accept RS256/ES256 JWTs verified with this JWKS file (keys by kid)."),
@@ -1541,12 +1541,12 @@ def serve(
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
     llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after)."),
-    rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
-    burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30)."),
+    rate: Optional[float] = typer.Option(None, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit. Default: setting service.rate (20)."),
+    burst: Optional[int] = typer.Option(None, "--burst", min=1, metavar="N", help="Token bucket size. Default: setting service.burst (40)."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
-    full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
-    public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    full_documents: Optional[bool] = typer.Option(None, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
+    public_metrics: Optional[bool] = typer.Option(None, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
@@ -1558,9 +1558,18 @@ def serve(
 
     from citewise.index import default_index_dir
 
+    from citewise.settings import load_settings
+
     t0 = time.perf_counter()
     _check_db(db)
     index_dir = _index_dir(index)
+    settings = load_settings(index_dir, {
+        "records.database": db, "answer.generator": "llm" if llm else None, "service.host": host,
+        "service.port": port, "service.require_auth": require_auth, "service.request_timeout_s": timeout,
+        "service.rate": rate, "service.burst": burst, "service.full_documents": full_documents,
+        "service.public_metrics": public_metrics})
+    sv = settings.service
+    host, port = sv.host, sv.port
     jwt = None
     if jwt_secret_env or jwt_public_key or jwt_jwks:
         from citewise.service.auth import JwtConfig
@@ -1584,19 +1593,16 @@ def serve(
     from citewise.service.app import create_app, warm
 
     try:
-        from citewise.settings import load_settings
-
-        settings = load_settings(index_dir, {"records.database": db, "answer.generator": "llm" if llm else None})
-        application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=None, settings=settings,
-                                 generator=None, request_timeout_s=timeout, rate=rate,
-                                 burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                                 full_documents=full_documents)
+        application = create_app(index_dir, require_auth=sv.require_auth, jwt=jwt, db=None, settings=settings,
+                                 generator=None, request_timeout_s=sv.request_timeout_s, rate=sv.rate,
+                                 burst=sv.burst, ingest_roots=ingest_root, host=host, public_metrics=sv.public_metrics,
+                                 full_documents=sv.full_documents)
         ready = warm(application.state.service)
     except BaseException:
         sock.close()
         raise
     err.print(f"citewise serving {index_dir} on {url} (API docs /docs, MCP /mcp; "
-              f"auth {'required' if require_auth else 'optional: anonymous = public documents'}): ready, "
+              f"auth {'required' if sv.require_auth else 'optional: anonymous = public documents'}): ready, "
               f"{ready['documents']} documents, {ready['chunks']} chunks; started in {time.perf_counter() - t0:.1f} s",
               highlight=False, soft_wrap=True)
     uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
