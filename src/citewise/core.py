@@ -396,6 +396,13 @@ class Answer:
         return str(self.reason) if self.reason is not None else ""
 
 
+def sample_dir() -> Path:
+    """Folder of the bundled sample data (``corpus/``, ``golden.jsonl``, ``demo.yaml``, ``records/``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("citewise") / "sample"))
+
+
 def cache_dir() -> Path:
     """``$CITEWISE_CACHE``, else ``$XDG_CACHE_HOME/citewise``, else ``~/.cache/citewise``."""
     env = os.environ.get("CITEWISE_CACHE")

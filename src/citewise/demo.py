@@ -13,13 +13,12 @@ import os
 import shlex
 import shutil
 import sys
-from importlib import resources
 from pathlib import Path
 
 import yaml
 from rich.text import Text
 
-from citewise.core import Principal
+from citewise.core import Principal, sample_dir  # noqa: F401 - sample_dir re-exported
 from citewise.index import Index
 
 #: A document of the sample corpus: an index holding it holds the sample (``eval tools`` checks
@@ -28,11 +27,6 @@ SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
 
 #: The question the demo's closing "Try it yourself" line suggests (the sample corpus answers it).
 TRY_QUESTION = "How do I rotate the SAML signing certificate in Okta?"
-
-
-def sample_dir() -> Path:
-    """Folder of the bundled sample data (corpus/, golden.jsonl, demo.yaml)."""
-    return Path(str(resources.files("citewise") / "sample"))
 
 
 def command_name(argv0: str | None = None) -> str:

@@ -55,6 +55,7 @@ import numpy as np
 from citewise.core import CitewiseError, Hit
 from citewise.retrieval.fusion import RRF_K
 from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 
 #: Cluster counts tried per level (a geometric grid up to the paper's maximum of 50).
@@ -387,6 +388,7 @@ class _RaptorBase:
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(ranked[:k], start=1)]
 
 
+@register("raptor-collapsed")
 class RaptorCollapsedRetriever(_RaptorBase):
     """``raptor-collapsed`` (module docstring)."""
 
@@ -424,6 +426,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
         return self._finish(hits, query, k, f)
 
 
+@register("raptor-tree")
 class RaptorTreeRetriever(_RaptorBase):
     """``raptor-tree``: top-down traversal, ``width`` nodes per level (module docstring)."""
 
