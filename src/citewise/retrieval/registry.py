@@ -63,9 +63,9 @@ def _load() -> None:
 
 
 def retriever_names() -> tuple[str, ...]:
-    """Every registered name, built-in first (their declaration order), then plug-ins."""
+    """Every registered name, sorted."""
     _load()
-    return tuple(_REGISTRY)
+    return tuple(sorted(_REGISTRY))
 
 
 def registered(name: str):
