@@ -1304,23 +1304,38 @@ def eval_answers(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
     show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
     boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
+    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge (CITEWISE_JUDGE_* or CITEWISE_LLM_*)."),
+    judge_agreement: Optional[Path] = typer.Option(None, "--judge-agreement", help="With --judge: refuse a judge whose agreement record (citewise eval judge-agreement --out) is below --min-kappa."),
+    min_kappa: float = typer.Option(0.6, "--min-kappa", help="With --judge-agreement: the lowest Cohen's kappa accepted."),
     as_json: bool = JsonOpt,
 ):
     """Grade answers: expected span in the answer and expected document cited; abstention on the rest."""
     from citewise.evaluation.answer_set import compile_patterns, grade_set, read_answer_set, summary_groups
 
     patterns = compile_patterns(boilerplate or ())
+    llm_judge = _answers_judge(judge, judge_agreement, min_kappa)
     idx = _open(index)
     questions = read_answer_set(question_set, idx.store.documents().keys())
     principal = _principal(as_)
     generator = "llm" if llm else "extractive"
+    asked: dict = {}
+
+    def ask(q):
+        asked[q] = idx.ask(q, principal=principal, generator=generator)
+        return asked[q]
+
     with _progress(len(questions), "asking", not as_json) as tick:
-        report = grade_set(lambda q: idx.ask(q, principal=principal, generator=generator), questions, patterns, tick)
+        report = grade_set(ask, questions, patterns, tick)
+    judged = None
+    if llm_judge is not None:
+        from citewise.evaluation.answer_judging import judge_answers
+
+        judged = judge_answers({q.qid: (q.text, asked[q.text]) for q in questions if q.text in asked}, idx.store, llm_judge)
     if out_file:
         report.write_jsonl(out_file)
     if as_json:
         out.print_json(json.dumps({"set": str(question_set), "index": str(idx.path), "generator": generator,
-                                   **report.to_dict()}))
+                                   **report.to_dict(), **({"judge": judged} if judged else {})}))
         return
     summary = report.summary()
     from rich import box
@@ -1346,12 +1361,34 @@ def eval_answers(
               f"{o['wrong_abstention']} wrong abstentions of {o['in_scope']}; out of scope / false premise: "
               f"{o['abstained_ok']} abstained, {o['leaks']} leaks of {o['no_answer']}"
               + (f"; per-question rows: {out_file}" if out_file else ""), highlight=False, soft_wrap=True)
+    if judged is not None:
+        rate = "-" if judged["faithful_rate"] is None else f"{judged['faithful_rate']:.3f}"
+        out.print(f"judge: {judged['faithful']} of {judged['judged']} answers faithful ({rate}); "
+                  f"{judged['judge_errors']} verdicts failed closed", highlight=False, soft_wrap=True)
     if show_failures:
         for r in report.failures():
             out.print(f"\n{r.verdict} · {r.qid} ({r.corpus}, {r.kind}/{r.category}) · cited {', '.join(r.cited_docs) or 'nothing'}",
                       highlight=False, soft_wrap=True)
             out.print(f"  Q: {r.question}", highlight=False, soft_wrap=True)
             out.print(f"  A: {r.answer}", highlight=False, soft_wrap=True)
+
+def _answers_judge(judge: bool, agreement: Optional[Path], min_kappa: float):
+    """The LLM faithfulness judge of ``eval answers --judge`` (None without --judge), refused
+    below ``min_kappa`` when an agreement record is given (:mod:`citewise.evaluation.judge_agreement`)."""
+    if not judge:
+        return None
+    from citewise.answer.judges import LLMFaithfulnessJudge
+    from citewise.evaluation.judge_agreement import require_agreement
+    from citewise.evaluation.llm_judge import NO_JUDGE, judge_model
+
+    model = judge_model()
+    if model is None:
+        raise CitewiseError(f"--judge: {NO_JUDGE}")
+    j = LLMFaithfulnessJudge(model)
+    if agreement is not None:
+        require_agreement(agreement, j, min_kappa)
+    return j
+
 
 # --- decide commands (recommend) ---
 
@@ -1390,9 +1427,10 @@ def recommend(
     if counted is not None:
         per = "; ".join(f"{p} {n:,} ({counted.documents[p]} docs)" for p, n in counted.tokens.items())
         out.print(f"Corpus {counted.root} (o200k_base tokens each principal may read): {per}", highlight=False, soft_wrap=True)
-    label = {"long_context": "long context", "rag": "RAG"}[rec.primary]
+    label = {"long_context": "long context", "rag": "RAG"}[rec.primary] + (", served as CAG" if rec.cag else "")
     out.print(f"Recommendation: {label}" + (" + tools" if rec.add_tools else ""), highlight=False)
     out.print(f"  long context: {rec.long_context_cost_per_day:,.2f} USD/day ({rec.long_context_input_tokens:,} input tokens per request)", highlight=False)
+    out.print(f"  CAG:          {rec.cag_cost_per_day:,.2f} USD/day (corpus prefilled once per version, then read from the cache)", highlight=False)
     out.print(f"  RAG:          {rec.rag_cost_per_day:,.2f} USD/day ({rec.rag_input_tokens:,} input tokens per request)", highlight=False)
     out.print("Reasons:")
     for r in rec.reasons:
@@ -1771,6 +1809,11 @@ def _query_read_as_option(e: Exception, ctx) -> str | None:
             words += 1
         i += 1
     return typed if typed is not None and words == 0 else None
+
+
+from citewise.cli_quality import register as _register_quality  # noqa: E402 - eval ragas, golden, decide
+
+_register_quality(app, eval_app)
 
 
 def main() -> None:
