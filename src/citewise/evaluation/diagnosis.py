@@ -46,11 +46,11 @@ TABLE: tuple[tuple[str, float, float, str, str], ...] = (
 )
 
 
-def _range(low: float, high: float) -> str:
+def _range(metric: str, low: float, high: float) -> str:
     if low == -INF:
         return f"< {high:.2f}"
     if high == INF:
-        return f">= {low:.2f}" if low else f"> {low:.2f}"
+        return f"> {low:.2f}" if metric == "noise_sensitivity" else f">= {low:.2f}"
     return f"{low:.2f}-{high:.2f}"
 
 
@@ -69,5 +69,5 @@ def diagnose(values: Mapping[str, float | None]) -> list[Diagnosis]:
             continue
         inside = (low < v if metric == "noise_sensitivity" else low <= v) and v < high
         if inside:
-            out.append(Diagnosis(metric, _range(low, high), round(float(v), 4), symptom, action))
+            out.append(Diagnosis(metric, _range(metric, low, high), round(float(v), 4), symptom, action))
     return out
