@@ -1566,6 +1566,7 @@ def serve(
     burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
     full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
+    eval_rate: float = typer.Option(0.05, "--eval-rate", min=0.0, max=1.0, help="Share of answers evaluated online for the faithfulness gauge of /metrics (0.05 = 5%; 0 = off); with CITEWISE_JUDGE_* (or CITEWISE_LLM_*) an LLM judge scores them."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
@@ -1607,7 +1608,7 @@ def serve(
         application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=db,
                                  generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
                                  burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                                 full_documents=full_documents)
+                                 full_documents=full_documents, eval_rate=eval_rate)
         ready = warm(application.state.service)
     except BaseException:
         sock.close()

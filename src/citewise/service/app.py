@@ -63,6 +63,7 @@ from citewise.index import MAX_QUERY_CHARS, Index
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
+from citewise.service.online_eval import DEFAULT_RATE as DEFAULT_EVAL_RATE, online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
 
@@ -202,7 +203,8 @@ class Service:
 
     def __init__(self, index_dir: Path, *, require_auth: bool, jwt: JwtConfig | None, db: str | None,
                  generator: str, request_timeout_s: float, rate: float, burst: int, pool_size: int,
-                 ingest_roots: list[Path] | None, max_query_chars: int, full_documents: bool = False):
+                 ingest_roots: list[Path] | None, max_query_chars: int, full_documents: bool = False,
+                 eval_rate: float = DEFAULT_EVAL_RATE):
         self.index_dir = index_dir
         self.full_documents = full_documents
         self.pool = IndexPool(index_dir, pool_size)
@@ -212,6 +214,7 @@ class Service:
         self.timeout = request_timeout_s
         self.buckets = TokenBuckets(rate, burst)
         self.metrics = Metrics()
+        self.online = online_evaluator(self.metrics, eval_rate)
         self.ingest_roots = [r.resolve() for r in ingest_roots] if ingest_roots else None
         self.max_query_chars = min(max_query_chars, MAX_QUERY_CHARS)
         self.jobs: dict[str, IngestJob] = {}
@@ -299,6 +302,8 @@ class Service:
                     self.metrics.retrieval_seconds.observe(ans.timings["retrieve_s"])
             payload = answer_to_dict(ans)
             self.metrics.observe_answer(payload, time.perf_counter() - t0)
+            if self.online.wants(ans.outcome):
+                self.online.submit(sample_of(idx, question, ans))
             return payload
 
     def status(self, caller: Caller | None = None) -> dict:
@@ -511,7 +516,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                db: str | None = None, generator: str = "extractive", request_timeout_s: float = 30.0,
                rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
                ingest_roots: list[str | Path] | None = None, max_query_chars: int = MAX_QUERY_CHARS,
-               host: str = "0.0.0.0", public_metrics: bool = False, full_documents: bool = False) -> FastAPI:
+               host: str = "0.0.0.0", public_metrics: bool = False, full_documents: bool = False,
+               eval_rate: float = DEFAULT_EVAL_RATE) -> FastAPI:
     """The FastAPI app serving the index at ``index_dir`` (see module docstring).
 
     Args:
@@ -532,6 +538,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
             a scraper that cannot send one; off by default: then ``/metrics`` needs one too).
         full_documents: let callers fetch a whole document (``/v1/documents/ID?full=true``, the web
             page's "whole document" link); off by default: the cited span with its context only.
+        eval_rate: share of answers evaluated online (:mod:`citewise.service.online_eval`; 0 = off).
 
     Raises:
         CitewiseError: no index at ``index_dir``.
@@ -543,7 +550,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                   request_timeout_s=request_timeout_s, rate=rate, burst=burst,
                   pool_size=pool_size or min(4, os.cpu_count() or 1),
                   ingest_roots=[Path(r) for r in ingest_roots] if ingest_roots else None,
-                  max_query_chars=max_query_chars, full_documents=full_documents)
+                  max_query_chars=max_query_chars, full_documents=full_documents, eval_rate=eval_rate)
     app = FastAPI(title="citewise", version="0.1.0",
                   description="Evidence-grounded answers with citations over your documents. "
                   "Authenticate with 'Authorization: Bearer <API key or JWT>'.")
