@@ -791,6 +791,7 @@ def status(
     st = idx.status(threshold)
     data = st.as_dict()
     data["duplicates"] = idx.duplicates()
+    data["retrievals"] = _usage(idx)
     if as_json:
         out.print_json(json.dumps({**data, "index": str(idx.path)}))
     else:
@@ -815,10 +816,31 @@ def status(
                       "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
         for line in data["duplicates"]:
             out.print(f"duplicate {line}", markup=False, highlight=False, soft_wrap=True)
+        for line in _usage_lines(data["retrievals"]):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:
         raise typer.Exit(1)
+
+
+def _usage(idx) -> dict | None:
+    """Retrievals per chunk of ``idx`` (:mod:`citewise.usage`), or None for a store that cannot list its chunks."""
+    from citewise.usage import usage_report
+
+    return usage_report(idx.store, idx.usage.counts()).as_dict() if hasattr(idx.store, "chunk_versions") else None
+
+
+def _usage_lines(u: dict | None) -> list[str]:
+    if u is None:
+        return []
+    lines = [f"Retrievals: {u['retrievals']} recorded; {u['chunks_retrieved']} of {u['chunks']} chunks retrieved at least once, "
+             f"{u['chunks_never_retrieved']} never."]
+    docs = u["never_retrieved_documents"]
+    if docs:
+        lines.append(f"{plural(len(docs), 'document')} never retrieved (unnecessary or badly split?): "
+                     + ", ".join(docs[:20]) + (f", ... ({len(docs) - 20} more; --json lists all)" if len(docs) > 20 else ""))
+    return lines
 
 
 @app.command()
@@ -1318,6 +1340,7 @@ def eval_answers(
     questions = read_answer_set(question_set, idx.store.documents().keys())
     principal = _principal(as_)
     generator = "llm" if llm else "extractive"
+    idx.record_usage = False  # evaluation questions are not use
     asked: dict = {}
 
     def ask(q):
