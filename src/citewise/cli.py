@@ -1589,7 +1589,7 @@ def serve(
     burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
     full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
-    eval_rate: float = typer.Option(0.05, "--eval-rate", min=0.0, max=1.0, help="Share of answers evaluated online for the faithfulness gauge of /metrics (0.05 = 5%; 0 = off); with CITEWISE_JUDGE_* (or CITEWISE_LLM_*) an LLM judge scores them."),
+    eval_rate: float = typer.Option(0.05, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0.05 = 5%; 0 = off); with CITEWISE_JUDGE_* (or CITEWISE_LLM_*) an LLM judge scores them."),
     public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
@@ -1603,6 +1603,8 @@ def serve(
     from citewise.index import default_index_dir
 
     t0 = time.perf_counter()
+    if not 0.0 <= eval_rate <= 1.0:
+        raise CitewiseError(f"--eval-rate: {eval_rate:g} is not a share in [0, 1] (0.05 = 5% of answers)")
     _check_db(db)
     index_dir = _index_dir(index)
     jwt = None
