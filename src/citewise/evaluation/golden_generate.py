@@ -7,7 +7,9 @@ adjacent chunk when the question needs it), (4) a human reviews 10-20% of the se
 by three kinds:
 
 * ``easy`` (single-hop): one chunk holds the whole answer;
-* ``multi-hop``: the answer combines the seed chunk with the next chunk of its document;
+* ``multi-hop``: the answer combines the seed chunk with the next chunk (in document order, and
+  after a document's last chunk the first of the next document by id: "combining information
+  from 2-4 different chunks");
 * ``adversarial``: a false premise or an answer the corpus does not hold; the reference answer
   is "I do not have enough information".
 
@@ -124,8 +126,8 @@ def generate(store, model, *, seeds: int = 20, per_chunk: int = 3, review_share:
     """Questions for ``seeds`` seed chunks of ``store``, ``per_chunk`` (2 or 3) each, from ``model``.
 
     With 3 per chunk every kind is asked; with 2, ``easy`` and then ``multi-hop`` or
-    ``adversarial`` in turn. A chunk that is the last of its document has no partner for
-    ``multi-hop`` and gets ``adversarial`` instead.
+    ``adversarial`` in turn. An index of one chunk has no partner for ``multi-hop``; that
+    question is skipped (and noted).
 
     Raises:
         InputError: ``per_chunk`` not 2 or 3, or ``review_share`` outside 0.10-0.20.
@@ -137,20 +139,20 @@ def generate(store, model, *, seeds: int = 20, per_chunk: int = 3, review_share:
     review_marks(1, review_share)  # validate the share before any LLM call
     order = {d: cs for d, cs in doc_chunks(store).items() if "@" not in d}
     ids = seed_chunks(order, seeds)
-    chunks = store.get_chunks(ids)
+    flat = [c for d in sorted(order) for c in order[d]]
+    after = {c: flat[(i + 1) % len(flat)] for i, c in enumerate(flat) if len(flat) > 1}
+    chunks = store.get_chunks(ids + [after[c] for c in ids if c in after])
     result = GenerationResult(seeds=len(ids))
     for si, cid in enumerate(ids):
         c = chunks.get(cid)
         if c is None:
             continue
         kinds = list(KINDS) if per_chunk == 3 else ["easy", KINDS[1 + si % 2]]
-        partner = store.get_chunks([c.next_id]).get(c.next_id) if c.next_id else None
+        partner = chunks.get(after.get(cid, ""))
         for kind in kinds:
             if kind == "multi-hop" and partner is None:
-                kind = "adversarial" if "adversarial" not in kinds else None
-                if kind is None:
-                    result.skipped.append(f"{cid}: multi-hop: the last chunk of its document has no partner")
-                    continue
+                result.skipped.append(f"{cid}: multi-hop: no other chunk to combine with")
+                continue
             sources = [c] + ([partner] if kind == "multi-hop" else [])
             got = _ask(model, kind, [s.text for s in sources])
             if got is None:
