@@ -42,3 +42,29 @@ def test_judge_agreement_on_hand_labels_matches_scikit_learn():
     assert ag.kappa == pytest.approx((30 / 34 - 594 / 1156) / (1 - 594 / 1156), abs=1e-6) == pytest.approx(0.758, abs=1e-3)
     wrong = sorted(i["id"] for i in ag.items if i["label"] != i["judge"])
     assert wrong == ["hr16", "hr18", "hr24", "hr25"]
+
+
+HR_QUESTIONS = ["How many vacation days do I get?", "Can I work from home?", "What is the hotel limit per night?"]
+
+
+@pytest.fixture(scope="module")
+def hr_index(tmp_path_factory):
+    """The HR knowledge base (tests/data/hr) in a hashing-embedder index, as tests/record_llm.py builds it."""
+    from citewise.index import Index
+
+    idx = Index.open(tmp_path_factory.mktemp("hr") / "hr", embedder="hashing")
+    assert not idx.ingest(DATA / "hr").errors
+    idx.record_usage = False
+    return idx
+
+
+def test_eval_answers_judge_on_hr_answers(hr_index):
+    from citewise.evaluation.answer_judging import judge_answers
+
+    model, transport = replay_model("answers_hr.jsonl")
+    asked = {f"q{i}": (q, hr_index.ask(q)) for i, q in enumerate(HR_QUESTIONS, start=1)}
+    got = judge_answers(asked, hr_index.store, LLMFaithfulnessJudge(model))
+    # the extractive answers quote the policies; the remote-work question abstains and is not judged
+    assert asked["q2"][1].outcome == "abstained" and "q2" not in got["per_question"]
+    assert (got["judged"], got["faithful"], got["faithful_rate"], got["judge_errors"]) == (2, 2, 1.0, 0)
+    assert transport.calls == 2

@@ -1453,7 +1453,9 @@ def recommend(
     label = {"long_context": "long context", "rag": "RAG"}[rec.primary] + (", served as CAG" if rec.cag else "")
     out.print(f"Recommendation: {label}" + (" + tools" if rec.add_tools else ""), highlight=False)
     out.print(f"  long context: {rec.long_context_cost_per_day:,.2f} USD/day ({rec.long_context_input_tokens:,} input tokens per request)", highlight=False)
-    out.print(f"  CAG:          {rec.cag_cost_per_day:,.2f} USD/day (corpus prefilled once per version, then read from the cache)", highlight=False)
+    out.print("  CAG:          n/a (users read different documents: no one corpus to cache)"
+              if w.per_user_permissions else
+              f"  CAG:          {rec.cag_cost_per_day:,.2f} USD/day (the corpus prefilled once per version, then cached)", highlight=False)
     out.print(f"  RAG:          {rec.rag_cost_per_day:,.2f} USD/day ({rec.rag_input_tokens:,} input tokens per request)", highlight=False)
     out.print("Reasons:")
     for r in rec.reasons:
