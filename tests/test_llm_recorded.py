@@ -68,3 +68,28 @@ def test_eval_answers_judge_on_hr_answers(hr_index):
     assert asked["q2"][1].outcome == "abstained" and "q2" not in got["per_question"]
     assert (got["judged"], got["faithful"], got["faithful_rate"], got["judge_errors"]) == (2, 2, 1.0, 0)
     assert transport.calls == 2
+
+
+def test_online_evaluation_with_the_judge_sets_both_gauges(hr_index):
+    import numpy as np
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from citewise.service.metrics import Metrics
+    from citewise.service.online_eval import OnlineEvaluator, sample_of
+
+    model, transport = replay_model("online_hr.jsonl")
+    m = Metrics()
+    ev = OnlineEvaluator(m, 1.0, ClaimJudge(model))
+    q = HR_QUESTIONS[2]
+    ev.submit(sample_of(hr_index, q, hr_index.ask(q)))
+    ev.drain()
+    got = {s.name: s.value for fam in text_string_to_metric_families(m.render().decode()) for s in fam.samples}
+    # the judge found one claim ("hotels ... a maximum of $200 per night"), supported by the context
+    assert got["citewise_rag_faithfulness_score"] == 1.0
+    # relevance: mean cosine of the 3 recorded questions to the question, under the index's embedder
+    gen = json.loads(json.loads((LLM_DATA / "online_hr.jsonl").read_text().splitlines()[2])
+                     ["response"]["choices"][0]["message"]["content"])["questions"]
+    v = hr_index.embedder.embed([q, *gen])
+    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(float(np.clip(v[1:] @ v[0], 0, 1).mean()), abs=1e-6)
+    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(0.3737, abs=1e-4)   # questions drift to "hotels near me"
+    assert transport.calls == 3
