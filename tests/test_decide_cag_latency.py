@@ -114,3 +114,28 @@ def test_latency_cli_json_and_bad_file(tmp_path):
     f.write_text("{not json\n")
     p = subprocess.run([sys.executable, "-m", "citewise.cli", "decide", "latency", str(f)], capture_output=True, text=True)
     assert p.returncode == 2 and f"{f}:1" in p.stderr and "invalid JSON" in p.stderr
+
+
+def test_the_hr_knowledge_base_is_a_small_static_corpus_served_as_cag():
+    """The indexing document's HR knowledge base (five policies, tests/data/hr): "for small, static
+    knowledge bases (under 50K tokens), simply including the full content in context avoids the
+    complexity of building and maintaining a retrieval pipeline"; CAG for "corpora that are small
+    enough to fit ..., change rarely, and serve high query volume"."""
+    from pathlib import Path
+
+    from citewise.decide import count_corpus_tokens
+
+    counted = count_corpus_tokens(Path(__file__).parent / "data" / "hr")
+    assert counted.documents == {"public": 5} and not counted.differ
+    assert counted.tokens["public"] == 303        # o200k_base tokens of the five policies' text
+    w = handbook(corpus_tokens=counted.max_tokens, rag_context_tokens=300, requests_per_day=500)
+    rec = recommend(w)
+    assert rec.primary == "long_context" and rec.cag
+    # per request: cached corpus 303 x 0.50 + (3,000 + 500) x 2.00 + 400 x 8.00 = 10,351.5 micro-USD
+    assert rec.long_context_cost_per_day == pytest.approx(500 * 10_351.5 / 1e6)
+    # CAG adds one prefill a day: 303 x 2.00 / 1e6
+    assert rec.cag_cost_per_day == pytest.approx(500 * 10_351.5 / 1e6 + 606 / 1e6)
+    # 500 updates a day leave one request per cached prefill: re-prefilling (5.48/day) costs more than
+    # sending the corpus uncached (500 x (3,803 x 2.00 + 400 x 8.00) / 1e6 = 5.40/day)
+    churn = recommend(replace(w, updates_per_day=500))
+    assert not churn.cag and any("costs more than sending the corpus uncached (5.40/day)" in r for r in churn.reasons)

@@ -93,3 +93,22 @@ def test_online_evaluation_with_the_judge_sets_both_gauges(hr_index):
     assert got["citewise_rag_answer_relevance_score"] == pytest.approx(float(np.clip(v[1:] @ v[0], 0, 1).mean()), abs=1e-6)
     assert got["citewise_rag_answer_relevance_score"] == pytest.approx(0.3737, abs=1e-4)   # questions drift to "hotels near me"
     assert transport.calls == 3
+
+
+def test_golden_generate_from_the_hr_policies(hr_index):
+    from citewise.evaluation.golden_generate import NOT_ENOUGH, generate
+
+    model, transport = replay_model("golden_hr.jsonl")
+    res = generate(hr_index.store, model, seeds=2, per_chunk=3)
+    assert res.seeds == 2 and transport.calls == 6
+    # seeds: the first chunk of each of the first two documents by id; multi-hop pairs each with the next document
+    seeds = ["expenses#expense-reimbursement", "health-benefits#health-benefits"]
+    assert [r["source_chunks"][0] for r in res.rows] == [s for s in seeds for _ in range(3)][:len(res.rows)] or res.skipped
+    for r in res.rows:
+        assert r["kind"] in ("easy", "multi-hop", "adversarial") and r["question"] and r["status"] == "pending"
+        if r["kind"] == "adversarial":
+            assert r["ground_truth"] == NOT_ENOUGH and r["relevant"] == {}
+        if r["kind"] == "multi-hop":
+            assert len(r["source_chunks"]) == 2 and len(r["relevant"]) == 2
+    assert sum(r["review"] for r in res.rows) == max(1, round(len(res.rows) * 0.15))
+    assert len(res.rows) + len(res.skipped) == 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from citewise.decide.costs import cag_cost, cost_per_correct_answer
+from citewise.decide.costs import cag_cost, cost_per_correct_answer, request_cost
 from citewise.decide.workload import Workload
 
 #: Share of questions about records (transactions, invoices, accounts) from which tool calls are
@@ -94,7 +94,8 @@ def recommend(workload: Workload) -> Recommendation:
        pattern ... for multi-tenant access control"), cached input is cheaper than uncached, and
        one prefill per corpus version (at least one a day) adds at most
        :data:`CAG_MAX_PREFILL_SHARE` of a request's cost once spread over the requests it serves
-       (the corpus changes rarely and the volume is high); within the daily budget if one is set.
+       (the corpus changes rarely and the volume is high), CAG costs less than sending the corpus
+       uncached on every request, and it stays within the daily budget if one is set.
 
     Costs follow the module docstring. Raises nothing for a valid :class:`Workload`.
     """
@@ -214,6 +215,10 @@ def _cag(w: Workload, primary: str, reasons: list[str]) -> tuple[bool, float]:
         why.append(f"one prefill per corpus version ({w.cag_prefills_per_day:g}/day) would add {share:.0%} "
                    f"to each of its {w.requests_per_cache:,.0f} requests (more than {CAG_MAX_PREFILL_SHARE:.0%}): "
                    f"the corpus changes too often for the volume")
+    naive = round(w.requests_per_day * request_cost(w.long_context_input_tokens, w.output_tokens, w.prices), 9)
+    if not why and cag_day >= naive:
+        why.append(f"re-prefilling after every update ({w.cag_prefills_per_day:g}/day) costs more than sending the "
+                   f"corpus uncached ({_usd(naive)}/day)")
     if w.daily_budget_usd is not None and cag_day > w.daily_budget_usd:
         why.append(f"CAG would cost {_usd(cag_day)}/day, above the daily budget of {_usd(w.daily_budget_usd)}")
     if why:
