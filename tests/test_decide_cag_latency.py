@@ -139,3 +139,49 @@ def test_the_hr_knowledge_base_is_a_small_static_corpus_served_as_cag():
     # sending the corpus uncached (500 x (3,803 x 2.00 + 400 x 8.00) / 1e6 = 5.40/day)
     churn = recommend(replace(w, updates_per_day=500))
     assert not churn.cag and any("costs more than sending the corpus uncached (5.40/day)" in r for r in churn.reasons)
+
+
+def test_spans_citewise_records_to_a_file_are_what_decide_latency_reads(tmp_path):
+    """FileSpanExporter (CITEWISE_TRACES_FILE) writes OTLP/JSON that read_spans and the latency
+    model read back: one agent run, one step with two parallel tool calls, then the synthesis."""
+    import threading
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from citewise import telemetry
+    from citewise.decide.latency import runs_from_spans
+    from citewise.telemetry_file import FileSpanExporter, read_spans
+
+    path = tmp_path / "spans.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    telemetry.use_provider(provider)
+    try:
+        import contextvars
+
+        with telemetry.operation("invoke_agent", "citewise"):
+            with telemetry.operation("chat", "m", **{"gen_ai.usage.input_tokens": 120}):
+                pass
+            def tool(name):
+                with telemetry.operation("execute_tool", name):
+                    pass
+
+            # as the agent runs one turn's calls: a thread each, in a copy of the agent's context
+            threads = [threading.Thread(target=contextvars.copy_context().run, args=(tool, n))
+                       for n in ("sql_query", "vector_search")]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            with telemetry.operation("chat", "m"):
+                pass
+    finally:
+        telemetry.use_provider(None)
+    spans = list(read_spans(path))
+    assert sorted(s.name for s in spans) == ["chat m", "chat m", "execute_tool sql_query", "execute_tool vector_search",
+                                            "invoke_agent citewise"]
+    chat = next(s for s in spans if s.name == "chat m" and s.attributes)
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 120 and chat.attributes["gen_ai.operation.name"] == "chat"
+    (run,) = runs_from_spans(spans)
+    assert len(run.steps) == 1 and run.steps[0].calls == 2

@@ -133,9 +133,19 @@ def read_spans(path: str | Path) -> Iterator[SpanRecord]:
         InputError: unreadable file, a line that is not JSON, or a span without its ids or times
             (naming the file and line).
     """
-    from citewise.text.lines import jsonl_rows
-
-    for n, row in jsonl_rows(path, "OTLP/JSON trace file"):
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read OTLP/JSON trace file: {getattr(e, 'strerror', None) or e}") from None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), f"invalid JSON ({e.msg} at column {e.colno})", n) from None
+        if not isinstance(row, dict):
+            raise InputError(str(path), f"expected a JSON object, got {type(row).__name__}", n)
         for rs in row.get("resourceSpans") or []:
             for ss in (rs or {}).get("scopeSpans") or []:
                 for sp in (ss or {}).get("spans") or []:
