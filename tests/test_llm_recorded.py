@@ -100,15 +100,19 @@ def test_golden_generate_from_the_hr_policies(hr_index):
 
     model, transport = replay_model("golden_hr.jsonl")
     res = generate(hr_index.store, model, seeds=2, per_chunk=3)
-    assert res.seeds == 2 and transport.calls == 6
-    # seeds: the first chunk of each of the first two documents by id; multi-hop pairs each with the next document
-    seeds = ["expenses#expense-reimbursement", "health-benefits#health-benefits"]
-    assert [r["source_chunks"][0] for r in res.rows] == [s for s in seeds for _ in range(3)][:len(res.rows)] or res.skipped
-    for r in res.rows:
-        assert r["kind"] in ("easy", "multi-hop", "adversarial") and r["question"] and r["status"] == "pending"
-        if r["kind"] == "adversarial":
-            assert r["ground_truth"] == NOT_ENOUGH and r["relevant"] == {}
-        if r["kind"] == "multi-hop":
-            assert len(r["source_chunks"]) == 2 and len(r["relevant"]) == 2
-    assert sum(r["review"] for r in res.rows) == max(1, round(len(res.rows) * 0.15))
-    assert len(res.rows) + len(res.skipped) == 6
+    assert res.seeds == 2 and transport.calls == 6 and res.skipped == []
+    # seeds: the first documents by id, one chunk each; every kind once per seed
+    assert [(r["kind"], r["source_chunks"]) for r in res.rows] == [
+        ("easy", ["expenses#expense-reimbursement"]),
+        ("multi-hop", ["expenses#expense-reimbursement", "health-benefits#health-benefits"]),
+        ("adversarial", ["expenses#expense-reimbursement"]),
+        ("easy", ["health-benefits#health-benefits"]),
+        ("multi-hop", ["health-benefits#health-benefits", "performance-reviews#performance-reviews"]),
+        ("adversarial", ["health-benefits#health-benefits"])]
+    assert res.rows[0]["question"] == "What is the maximum reimbursement for meals while traveling?"
+    assert res.rows[0]["ground_truth"] == "$75 per day" and res.rows[0]["relevant"] == {"expenses": 2}
+    assert res.rows[1]["relevant"] == {"expenses": 2, "health-benefits": 2}
+    assert all(r["ground_truth"] == NOT_ENOUGH and r["relevant"] == {} for r in res.rows if r["kind"] == "adversarial")
+    # 15% of 6 rounds to 1 row marked for review; every row waits for a reviewer
+    assert sum(r["review"] for r in res.rows) == 1 and {r["status"] for r in res.rows} == {"pending"}
+    assert len({r["id"] for r in res.rows}) == 6
