@@ -13,6 +13,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CITEWISE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+def reason_text(reason) -> str:
+    """A :class:`citewise.core.Reason`'s short form, '' for None (the evidence rules' results)."""
+    return "" if reason is None else str(reason)
+
+
 def shared_dataset(name: str) -> Path:
     """Path of a dataset under ../shared/data, or skip the test saying why."""
     path = SHARED_DATA / name
@@ -68,12 +73,13 @@ def minilm():
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory):
     """The bundled sample corpus ingested once with the real MiniLM embedder."""
-    from citewise.demo import sample_dir
+    from citewise.demo import configure_sample_records, sample_dir
     from citewise.index import Index
 
     idx = Index.open(tmp_path_factory.mktemp("sample-index"), embedder="minilm")
     report = idx.ingest(sample_dir() / "corpus")
     assert not report.errors, report.errors
+    configure_sample_records(idx.path)  # as citewise demo does: record questions reach the sample records
     return idx
 
 

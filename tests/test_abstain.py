@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from citewise.answer.evidence import PASSAGE_GATES, Evidence, EvidenceScorer
+from conftest import reason_text
+from citewise.answer.evidence import Evidence, EvidenceScorer
+from citewise.settings import Settings
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.names import code_names, slot_names
 
@@ -99,19 +101,19 @@ def test_missing_entry_needs_a_definition_or_heading_led_by_the_name():
             self.text, self.heading_path = text, heading_path
 
     manual = [C("Commands in a loop repeat until the condition fails.\n\nwait\n: wait [id] Wait for a child.\n")]
-    assert EvidenceScorer.missing_entry("How do I use the repeat builtin?", manual) == \
+    assert reason_text(EvidenceScorer.missing_entry("How do I use the repeat builtin?", manual)) == \
         "not in the evidence: the repeat builtin"
-    assert EvidenceScorer.missing_entry("What does the wait builtin do?", manual) == ""
+    assert reason_text(EvidenceScorer.missing_entry("What does the wait builtin do?", manual)) == ""
     # a heading naming it is its entry too; adjectives and other kinds of slot are not checked
-    assert EvidenceScorer.missing_entry("What does the dead_code lint detect?", [C("Detects unused code.", ("dead_code",))]) == ""
-    assert EvidenceScorer.missing_entry("What is the same lint?", manual) == ""
-    assert EvidenceScorer.missing_entry("What does the retry option do?", manual) == ""
+    assert reason_text(EvidenceScorer.missing_entry("What does the dead_code lint detect?", [C("Detects unused code.", ("dead_code",))])) == ""
+    assert reason_text(EvidenceScorer.missing_entry("What is the same lint?", manual)) == ""
+    assert reason_text(EvidenceScorer.missing_entry("What does the retry option do?", manual)) == ""
 
 
 def test_together_is_dense_squared_times_passage():
     ev = Evidence(0.3, dense=0.5, passage=0.8)
     assert ev.together == pytest.approx(0.2)
-    assert PASSAGE_GATES["all-MiniLM-L6-v2-int8"] == 0.09
+    assert Settings().threshold_for("all-MiniLM-L6-v2-int8").passage_gate == 0.09
 
 
 # -- the pipeline ----------------------------------------------------------------------------------
@@ -232,8 +234,8 @@ The `--verbose` flag prints every widget as it is counted.
 def test_a_pronoun_after_with_names_no_tool():
     """"... replacing one string with another": "another" is not a tool the evidence must name."""
     q = "bash history rerun last command replacing one string with another"
-    assert EvidenceScorer.missing_name(q, {"bash", "histori", "command", "string"}) == ""
-    assert EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"}) == \
+    assert reason_text(EvidenceScorer.missing_name(q, {"bash", "histori", "command", "string"})) == ""
+    assert reason_text(EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"})) == \
         "not in the evidence: fdisk"
 
 
@@ -282,7 +284,7 @@ Services for local development are defined in `docker-compose.yml` at the reposi
 """)})
     scorer = idx.answerer().scorer
     for q in ("Who issues the acme-office.conf file?", "What is docker-compose.yml?"):
-        assert scorer.unknown_name(q, None) == "", q
+        assert reason_text(scorer.unknown_name(q, None)) == "", q
     a = idx.ask("Who issues the acme-office.conf file?")
     assert a.outcome == "answered" and "IT helpdesk" in a.text, a.abstain_reason
     b = idx.ask("Who issues the acme-home.conf file?")

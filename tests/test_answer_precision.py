@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import reason_text
 from citewise.answer.evidence import exact_words, names_cell
 from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, defining_pattern
 from citewise.answer.units import Unit
@@ -235,8 +236,8 @@ def test_option_entry_past_the_heading_counts_as_the_builtins_entry():
     assert not _option_entry_of("Use -t to cause read to time out.", ["-t"], "read")  # not an entry
     tail = SimpleNamespace(text="-s\n: Silent mode.\n\n-t timeout\n: Cause read to time out.", heading_path=("Builtins",))
     q = "What does the -t option of the read builtin do?"
-    assert EvidenceScorer.missing_entry(q, [tail]) == ""
-    assert EvidenceScorer.missing_entry("How do I use the read builtin?", [tail]) == "not in the evidence: the read builtin"
+    assert reason_text(EvidenceScorer.missing_entry(q, [tail])) == ""
+    assert reason_text(EvidenceScorer.missing_entry("How do I use the read builtin?", [tail])) == "not in the evidence: the read builtin"
 
 
 def test_a_how_to_about_a_thing_the_corpus_only_mentions_abstains(idx):

@@ -17,7 +17,8 @@ from citewise.answer.evidence import asks_live_value, content_terms, named_terms
 from citewise.answer.generators import SYSTEM_PROMPT, LLMGenerator
 from citewise.core import ABSTENTION_TEXT, InputError, Principal
 from citewise.demo import sample_dir
-from citewise.index import DEFAULT_THRESHOLDS, Index
+from citewise.index import Index
+from citewise.settings import Settings
 from citewise.models.chat import ChatConfig, OpenAIChatModel
 
 from fake_openai import FakeOpenAI
@@ -38,7 +39,7 @@ def answers(sample_index, questions):
 
 
 def test_default_threshold_is_the_calibrated_one(sample_index):
-    assert sample_index.abstain_threshold == DEFAULT_THRESHOLDS["all-MiniLM-L6-v2-int8"] == 0.1403
+    assert sample_index.abstain_threshold == Settings().threshold_for("all-MiniLM-L6-v2-int8").abstain == 0.1403
 
 
 def test_all_out_of_scope_questions_abstain(answers, questions):
@@ -239,7 +240,7 @@ def test_calibrate_stores_threshold_in_index_json(sample_index, questions, tmp_p
     assert report.train["questions"] + report.test["questions"] == 12 and report.fit == "train"
     assert 0 < report.threshold < 1
     idx = Index.open(tmp_path / "i", embedder="hashing")
-    assert idx.abstain_threshold == DEFAULT_THRESHOLDS["hashing"]
+    assert idx.abstain_threshold == Settings().threshold_for("hashing").abstain
     idx.set_abstain_threshold(report.threshold)
     assert json.loads((tmp_path / "i" / "index.json").read_text())["abstain_threshold"] == report.threshold
     assert Index.open(tmp_path / "i").abstain_threshold == report.threshold

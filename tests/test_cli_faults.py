@@ -132,7 +132,7 @@ def test_serve_says_listening_at_once_then_ready_after_the_model_loads(tiny_inde
         events.append("warm")
         done = real_warm(svc)
         assert svc.pool._opened == 1 and svc.pool._free.qsize() == 1  # a handle open before any request
-        assert svc.pool._free.queue[0].store._postings is not None  # and its store warmed (Store.warm)
+        assert svc.pool._free.queue[0].index.store._postings is not None  # and its store warmed (Store.warm)
         return done
 
     monkeypatch.setattr(service_app, "warm", warm)

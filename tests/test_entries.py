@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import reason_text
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.evidence import named_terms
 from citewise.answer.extractive import asks_definition
@@ -615,10 +616,10 @@ def test_a_named_thing_missing_from_every_evidence_chunk_is_reported():
     seen = set(analyze("Reserved words are words that have special meaning to the shell: if then "
                        "else elif fi case esac for select while until do done in function time."))
     q = "How do I use the retry reserved word to re-run a failed command in bash?"
-    assert EvidenceScorer.missing_name(q, seen) == "not in the evidence: retry"
-    assert EvidenceScorer.missing_name("How do I use the until reserved word?", seen) == ""
-    assert EvidenceScorer.missing_name("What does fs.rm() do?", seen) == "not in the evidence: fs.rm()"
-    assert EvidenceScorer.missing_name("What does SHA-256 do?", seen) == ""  # names with digits: spelt many ways
+    assert reason_text(EvidenceScorer.missing_name(q, seen)) == "not in the evidence: retry"
+    assert reason_text(EvidenceScorer.missing_name("How do I use the until reserved word?", seen)) == ""
+    assert reason_text(EvidenceScorer.missing_name("What does fs.rm() do?", seen)) == "not in the evidence: fs.rm()"
+    assert reason_text(EvidenceScorer.missing_name("What does SHA-256 do?", seen)) == ""  # names with digits: spelt many ways
 
 
 def test_a_definition_led_by_the_name_beats_a_heading_that_contains_it(tmp_path_factory):

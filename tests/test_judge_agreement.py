@@ -84,7 +84,7 @@ def test_ragas_floors_refuse_an_unmeasured_or_weak_judge_before_any_llm_call(tmp
 
     data = Path(__file__).parent / "data" / "ragas" / "redis.jsonl"
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("CITEWISE_", "OPENAI_"))},
-           "CITEWISE_JUDGE_BASE_URL": "http://127.0.0.1:9/v1", "CITEWISE_JUDGE_MODEL": "qwen2.5-0.5b-instruct"}
+           "CITEWISE_LLM_JUDGE_BASE_URL": "http://127.0.0.1:9/v1", "CITEWISE_LLM_JUDGE_MODEL": "qwen2.5-0.5b-instruct"}
     floors = tmp_path / "floors.yaml"
     floors.write_text("floors:\n  faithfulness: 0.85\n")
     run = lambda: subprocess.run([sys.executable, "-m", "citewise.cli", "eval", "ragas", str(data), "--floors", str(floors)],  # noqa: E731

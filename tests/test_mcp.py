@@ -198,14 +198,16 @@ def http_server(sample_index, db_path):
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
+    from citewise.api import Citewise
     from citewise.service.mcp import mount
 
     lent = []
+    cw = Citewise(sample_index)
 
     @contextmanager
-    def pool_use():  # an index pool lending a handle per call
+    def pool_use():  # a pool lending a handle per call
         lent.append(1)
-        yield sample_index
+        yield cw
 
     app = Starlette(routes=[Route("/healthz", lambda request: PlainTextResponse("ok"))])
     mount(app, pool_use, authenticate, db=str(db_path), host="127.0.0.1")

@@ -11,6 +11,7 @@ from citewise.demo import sample_dir
 from citewise.index import Index
 from citewise.service.app import create_app
 from citewise.service.metrics import Metrics
+from citewise.settings import load_settings
 from citewise.service.online_eval import OnlineEvaluator, Sample, Sampler, verbatim_faithfulness
 
 
@@ -63,9 +64,10 @@ def index(tmp_path_factory):
 
 
 def test_service_samples_answers_into_metrics(index, monkeypatch):
-    for k in ("CITEWISE_LLM_BASE_URL", "CITEWISE_JUDGE_BASE_URL", "OPENAI_BASE_URL"):
+    for k in ("CITEWISE_LLM_BASE_URL", "CITEWISE_LLM_JUDGE_BASE_URL", "OPENAI_BASE_URL", "CITEWISE_CONFIG"):
         monkeypatch.delenv(k, raising=False)
-    app = create_app(index.path, rate=0, eval_rate=0.5)
+    monkeypatch.chdir(index.path)  # no citewise.toml of the working directory
+    app = create_app(index.path, rate=0, settings=load_settings(index.path, {"service.eval_rate": 0.5}))
     questions = ["How long do I have to request a refund on Pro?", "How do I set up Okta SAML?",
                  "What does E-1004 mean?", "How do I export invoices to CSV?"]
     with TestClient(app) as c:

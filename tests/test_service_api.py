@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from citewise.core import ABSTENTION_TEXT, CitewiseError
-from citewise.demo import sample_dir
+from citewise.demo import configure_sample_records, sample_dir
 from citewise.index import Index
 from citewise.service.app import create_app, openai_filters, ApiError
 from citewise.service.auth import AuthError, JwtConfig, KeyStore
@@ -40,6 +40,7 @@ def hindex(tmp_path_factory):
     support, admin (admin, no groups) and a revoked one."""
     idx = Index.open(tmp_path_factory.mktemp("svc-index"), embedder="hashing")
     assert not idx.ingest(sample_dir() / "corpus").errors
+    configure_sample_records(idx.path)
     ks = KeyStore(idx.path)
     keys = {"finance": ks.add("fin", ("finance",)), "support": ks.add("sup", ("support",)),
             "admin": ks.add("ops", (), admin=True), "revoked": ks.add("old", ("finance",))}
@@ -532,7 +533,7 @@ def test_metrics_parse_and_count(hindex):
     assert value("citewise_http_requests_total", route="/v1/search", status="200") == 3
     assert value("citewise_http_requests_total", route="/v1/search", status="401") == 1
     assert value("citewise_http_requests_total", route="/v1/ask", status="200") == 2
-    assert value("citewise_abstentions_total", reason="unknown name") == 1
+    assert value("citewise_abstentions_total", reason="unknown_name") == 1
     assert value("citewise_answer_duration_seconds_count") == 2
     assert value("citewise_retrieval_duration_seconds_count") == 5  # 3 searches + 2 asks (both retrieved)
     assert value("citewise_index_chunks") == idx.store.stats()["chunks"]
@@ -593,14 +594,19 @@ def test_metrics_abstention_reason_labels_and_fabricated_count():
     from citewise.service.metrics import Metrics
 
     m = Metrics()
-    m.observe_answer({"outcome": "abstained", "abstain_reason": "evidence 0.051 < threshold 0.140"}, 0.2)
-    m.observe_answer({"outcome": "abstained", "abstain_reason": "unknown name: Stripe"}, 0.1)
-    m.observe_answer({"outcome": "abstained", "abstain_reason": "unknown name: Peru"}, 0.1)
+    from citewise.core import Reason, ReasonCode
+
+    def abstained(code, **fields):
+        return {"outcome": "abstained", "reason": Reason.of(code, **fields).as_dict()}
+
+    m.observe_answer(abstained(ReasonCode.BELOW_THRESHOLD, score=0.051, threshold=0.14), 0.2)
+    m.observe_answer(abstained(ReasonCode.UNKNOWN_NAME, name="Stripe"), 0.1)
+    m.observe_answer(abstained(ReasonCode.UNKNOWN_NAME, name="Peru"), 0.1)
     m.observe_answer({"outcome": "partial", "abstain_reason": "", "fabricated_citations": ["doc:x", "chunk:y#z"]}, 0.3)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for f in text_string_to_metric_families(m.render().decode()) for s in f.samples}
-    assert samples[("citewise_abstentions_total", (("reason", "below threshold"),))] == 1
-    assert samples[("citewise_abstentions_total", (("reason", "unknown name"),))] == 2
+    assert samples[("citewise_abstentions_total", (("reason", "below_threshold"),))] == 1
+    assert samples[("citewise_abstentions_total", (("reason", "unknown_name"),))] == 2
     assert samples[("citewise_fabricated_citations_total", ())] == 2
     assert samples[("citewise_answer_duration_seconds_count", ())] == 4
     assert samples[("citewise_answer_duration_seconds_sum", ())] == pytest.approx(0.7)
@@ -635,11 +641,13 @@ def test_tool_descriptions_are_embedded_once_per_process_and_a_question_once_per
     description_vectors(emb, ["refund window", "chargebacks"])
     assert calls[-1] == ("chargebacks",) and len(calls) == 2
 
+    from citewise.api import Citewise
     from citewise.index import Index
-    from citewise.tools.pipeline import route_and_answer
 
     idx = Index.open(tmp_path / "idx", embedder="hashing")
     assert not idx.ingest(sample_dir() / "corpus").errors
+    configure_sample_records(idx.path)
+    cw = Citewise(idx)
     seen = []
     inner = idx.question_embedder.embedder
 
@@ -652,9 +660,10 @@ def test_tool_descriptions_are_embedded_once_per_process_and_a_question_once_per
 
     idx.question_embedder.embedder = Spy()
     q = "What is the refund window for annual plans?"
-    assert route_and_answer(q, idx) is None  # a document question: the router hands it on
-    assert seen.count((q,)) == 1, seen  # the router (and its evidence probe) embedded it once
-    idx.ask(q)
+    ans = cw.ask(q)  # routed (a document question: the router hands it on), then answered
+    assert not ans.tool_calls and ans.citations
+    assert seen.count((q,)) == 1, seen  # the router and the answerer embedded it once between them
+    cw.ask(q)
     assert seen.count((q,)) == 1, seen
 
 

@@ -131,6 +131,8 @@ def test_cli_says_why_it_abstained(idx, capsys):
     print_answer(a, as_json=False)
     assert capsys.readouterr().out == "I have no document on this.\nWhy: no document you can read mentions “frobnicate”.\n"
     # the other reason codes read as sentences too (the --json code stays as it is)
-    a.abstain_reason = "evidence 0.018 < threshold 0.140"
+    from citewise.core import Reason, ReasonCode
+
+    a.reason = Reason.of(ReasonCode.BELOW_THRESHOLD, score=0.018, threshold=0.140)
     print_answer(a, as_json=False)
     assert capsys.readouterr().out.splitlines()[1] == "Why: the best evidence scored 0.018, below the answer threshold 0.140."

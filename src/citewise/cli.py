@@ -74,6 +74,11 @@ RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+# ask / search options whose defaults come from the settings (citewise.toml, CITEWISE_*)
+SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10).")
+SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
+AskRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting answer.retriever (shipped).")
+SettingsRerankDepthOpt = typer.Option(None, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders (default 30).")
 
 _INTERRUPT_SAID: list[str] = []
 
@@ -226,8 +231,10 @@ def _index_dir(index: Optional[Path], must_exist: bool = True) -> Path:
             ``must_exist``, no index has been created there.
     """
     from citewise.index import Index, default_index_dir
+    from citewise.settings import load_settings
 
-    path = Path(index) if index else default_index_dir()
+    configured = None if index else load_settings().index.path
+    path = Path(index) if index else (Path(configured).expanduser() if configured else default_index_dir())
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
             where = "it is a file" if p == path else f"{p} is a file"
@@ -256,6 +263,17 @@ def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: boo
     from citewise.index import Index
 
     return Index.open(_index_dir(index, must_exist), embedder=embedder, **kw)
+
+
+def _citewise(index: Optional[Path], overrides: Optional[dict] = None, **kw):
+    """The :class:`citewise.api.Citewise` of ``--index`` with its settings (files, environment,
+    then ``overrides``: flag values by dotted key, None for a flag not given)."""
+    from citewise.api import Citewise
+    from citewise.index import Index
+    from citewise.settings import load_settings
+
+    path = _index_dir(index)
+    return Citewise(Index.open(path, **kw), load_settings(path, overrides))
 
 
 @app.command()
@@ -402,20 +420,23 @@ def search(
     query: str = typer.Argument(..., help="What to look for."),
     index: Optional[Path] = IndexOpt,
     as_: Optional[list[str]] = AsOpt,
-    k: int = KOpt,
-    retriever: str = RetrieverOpt,
+    k: Optional[int] = SearchKOpt,
+    retriever: Optional[str] = SearchRetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
-    rerank_depth: int = RerankDepthOpt,
+    rerank_depth: Optional[int] = SettingsRerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
     character offsets in the source file."""
     with _blas_threads_sleep_at_once():
         import numpy  # noqa: F401 - loaded here (and the variable unset) before any other thread starts
-    if retriever != "bm25" and query.strip():
+    from citewise.settings import load_settings
+
+    lexical = (retriever or load_settings().search.retriever) == "bm25"
+    if not lexical and query.strip():
         _preload_model(index)
     from citewise.index import check_query
     from citewise.retrieval.snippets import chunk_snippet
@@ -425,11 +446,12 @@ def search(
 
     check_query(query)
     _check_words(query, "query")
-    idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
+    cw = _citewise(index, {"search.k": k, "search.retriever": retriever, "search.reranker": reranker,
+                           "search.rerank_depth": rerank_depth}, preload=not lexical, store=store, read_only=True)
+    idx = cw.index
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
-    hits = idx.search(query, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
-                      reranker=reranker, rerank_depth=rerank_depth)
+    hits = cw.search(query, principal, filters=_filters(as_of, version))
     if as_json:
         out.print_json(json.dumps(search_json(idx.store, query, hits)))
         return
@@ -503,32 +525,6 @@ def _print_hits(hits, snips) -> None:
             out.print("   " + line, highlight=False, soft_wrap=True)
 
 
-def why_text(reason: str) -> str:
-    """An abstention reason (``Answer.abstain_reason``, a short code kept as is in ``--json``)
-    as the text mode's "Why:" line says it: ``unknown name: X`` reads "no document you can read
-    mentions “X”" ("Why: unknown name: boiling point of mercury." read oddly for a phrase, a
-    fresh-clone trial), ``live value`` says what that is; other reasons are already sentences.
-
-    >>> why_text("unknown name: boiling point of mercury"), why_text("nothing retrieved")
-    ('no document you can read mentions “boiling point of mercury”', 'nothing retrieved')
-    >>> why_text("evidence 0.018 < threshold 0.140")
-    'the best evidence scored 0.018, below the answer threshold 0.140'
-    >>> why_text("subject not in one passage: 0.083 < gate 0.090")
-    'no one passage holds what the question asks about (score 0.083, below the gate 0.090)'
-    """
-    if reason.startswith("unknown name: "):
-        return f"no document you can read mentions “{reason[len('unknown name: '):]}”"
-    if reason == "live value":
-        return "it asks for a live value (current, today's), which documents do not hold"
-    m = re.fullmatch(r"evidence ([\d.]+) < threshold ([\d.]+)", reason)
-    if m:
-        return f"the best evidence scored {m.group(1)}, below the answer threshold {m.group(2)}"
-    m = re.fullmatch(r"subject not in one passage: ([\d.]+) < gate ([\d.]+)", reason)
-    if m:
-        return f"no one passage holds what the question asks about (score {m.group(1)}, below the gate {m.group(2)})"
-    return reason
-
-
 def print_answer(ans, as_json: bool) -> None:
     """Print an Answer as text with its sources, or as JSON."""
     if as_json:
@@ -542,14 +538,15 @@ def print_answer(ans, as_json: bool) -> None:
                   highlight=False, markup=False, soft_wrap=True)
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
-    if controller is None and ans.outcome == "abstained" and ans.abstain_reason:
-        # say why, as --json does (abstain_reason) and as the scoped answer below does
-        out.print(f"Why: {why_text(ans.abstain_reason).rstrip('.')}.", highlight=False, markup=False, soft_wrap=True)
+    if controller is None and ans.outcome == "abstained" and ans.reason is not None:
+        # say why, as --json does (reason) and as the scoped answer below does
+        out.print(f"Why: {ans.reason.sentence().rstrip('.')}.", highlight=False, markup=False, soft_wrap=True)
     if controller is not None:  # the evidence-gap controller: say why, as --json does (abstain_reason, scope)
         scope = controller.get("scope") or {}
         if ans.outcome == "abstained":
             searched = f" (searched {scope['description']})" if scope.get("doc_ids") and scope.get("description") else ""
-            out.print(f"Why: {why_text(ans.abstain_reason) or 'nothing in scope was retrieved'}{searched}.",
+            why = ans.reason.sentence() if ans.reason is not None else "nothing in scope was retrieved"
+            out.print(f"Why: {why}{searched}.",
                       highlight=False, markup=False, soft_wrap=True)
         if scope.get("unavailable"):
             out.print("Unavailable (missing, or not readable by you; the two look the same): "
@@ -571,13 +568,13 @@ def ask(
     question: str = typer.Argument(..., help="A question in words."),
     index: Optional[Path] = IndexOpt,
     as_: Optional[list[str]] = AsOpt,
-    k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved as evidence."),
-    retriever: str = RetrieverOpt,
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=100, metavar="N", help="Chunks retrieved as evidence. Default: setting answer.k (5)."),
+    retriever: Optional[str] = AskRetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
-    db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
-    generator: str = typer.Option("extractive", "--generator", help="extractive (default, no LLM) | llm."),
-    llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: an OpenAI-compatible endpoint from CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL, CITEWISE_LLM_API_KEY."),
+    db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB); none: no records routing."),
+    generator: Optional[str] = typer.Option(None, "--generator", help="extractive (no LLM) | llm. Default: setting answer.generator (extractive)."),
+    llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model, llm.api_key; CITEWISE_LLM_BASE_URL ...)."),
     scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
@@ -585,7 +582,7 @@ def ask(
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
-    rerank_depth: int = RerankDepthOpt,
+    rerank_depth: Optional[int] = SettingsRerankDepthOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
@@ -594,31 +591,20 @@ def ask(
     controller answers: outcome supported / gap / conflict / not_established / abstained."""
     if question.strip():
         _preload_model(index)
+    from citewise.api import AskOptions
     from citewise.index import check_query
 
     check_query(question)
     _check_words(question, "question")
     _check_db(db)
-    idx = _open(index, preload=True, store=store)
+    cw = _citewise(index, {"records.database": db}, preload=True, store=store)
     principal = _principal(as_)  # an empty group is refused before anything else is said
-    _warn_unknown_groups(idx, as_)
-    if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
-        from citewise.answer.gaps import ask_with_controller
-
-        print_answer(ask_with_controller(idx, question, k=k, retriever=retriever, principal=principal,
-                                         filters=_filters(as_of, version), generator="llm" if llm else generator,
-                                         scope=scope, max_rounds=max_rounds, deadline_ms=deadline_ms,
-                                         budget_tokens=budget_tokens, requirements=requirements,
-                                         reranker=reranker, rerank_depth=rerank_depth), as_json)
-        return
-    from citewise.tools.pipeline import route_and_answer
-
-    routed = route_and_answer(question, idx, db=db, principal=principal)
-    if routed is not None:  # the router chose a record tool (record / both); else documents answer
-        print_answer(routed, as_json)
-        return
-    print_answer(idx.ask(question, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
-                         generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth), as_json)
+    _warn_unknown_groups(cw.index, as_)
+    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version),
+                         generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
+                         scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
+                         budget_tokens=budget_tokens, requirements=requirements)
+    print_answer(cw.ask(question, principal, options), as_json)
 
 
 @eval_app.command("beir")
@@ -1057,7 +1043,7 @@ def eval_tools(
         err.print(f"building the sample index in {index} ...", highlight=False)
         Index.open(index, embedder="minilm").ingest(sample_dir() / "corpus")
     idx = _open(index)
-    from citewise.tools.pipeline import SAMPLE_MARKER_DOC
+    from citewise.demo import SAMPLE_MARKER_DOC
 
     routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
     if routing_file.is_relative_to(sample_dir().resolve()) and SAMPLE_MARKER_DOC not in idx.store.documents():
@@ -1326,7 +1312,7 @@ def eval_answers(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
     show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
     boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
-    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge (CITEWISE_JUDGE_* or CITEWISE_LLM_*)."),
+    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge ([llm.judge], else [llm]: CITEWISE_LLM_JUDGE_* or CITEWISE_LLM_*)."),
     judge_agreement: Optional[Path] = typer.Option(None, "--judge-agreement", help="With --judge: refuse a judge whose agreement record (citewise eval judge-agreement --out) is below --min-kappa."),
     min_kappa: float = typer.Option(0.6, "--min-kappa", help="With --judge-agreement: the lowest Cohen's kappa accepted."),
     as_json: bool = JsonOpt,
@@ -1334,17 +1320,20 @@ def eval_answers(
     """Grade answers: expected span in the answer and expected document cited; abstention on the rest."""
     from citewise.evaluation.answer_set import compile_patterns, grade_set, read_answer_set, summary_groups
 
+    from citewise.api import AskOptions
+
     patterns = compile_patterns(boilerplate or ())
     llm_judge = _answers_judge(judge, judge_agreement, min_kappa)
-    idx = _open(index)
+    cw = _citewise(index, {"answer.generator": "llm" if llm else None})
+    idx = cw.index
+    idx.record_usage = False  # evaluation questions are not use
     questions = read_answer_set(question_set, idx.store.documents().keys())
     principal = _principal(as_)
-    generator = "llm" if llm else "extractive"
-    idx.record_usage = False  # evaluation questions are not use
+    generator = cw.settings.answer.generator
     asked: dict = {}
 
     def ask(q):
-        asked[q] = idx.ask(q, principal=principal, generator=generator)
+        asked[q] = cw.ask(q, principal, AskOptions())
         return asked[q]
 
     with _progress(len(questions), "asking", not as_json) as tick:
@@ -1466,7 +1455,7 @@ def recommend(
 def mcp_command(
     index: Optional[Path] = IndexOpt,
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Groups of the principal every call runs as (comma-separated, repeatable). Local, trusted use: default public documents only."),
-    db: Optional[str] = typer.Option(None, "--db", help="Records database for query_records (sqlite:///PATH or a path; default: $CITEWISE_DB, or the sample records with the sample corpus)."),
+    db: Optional[str] = typer.Option(None, "--db", help="Records database for ask and query_records (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB)."),
     otlp: Optional[str] = typer.Option(None, "--otlp", help="Export traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); default $OTEL_EXPORTER_OTLP_ENDPOINT, else off."),
     api_key: Optional[str] = typer.Option(None, "--api-key", envvar="CITEWISE_API_KEY", help="Run every call as this API key's principal (a key from 'citewise keys add', checked against the index's key file as the HTTP service does; default $CITEWISE_API_KEY). Not with --groups."),
 ):
@@ -1483,7 +1472,7 @@ def mcp_command(
         raise CitewiseError("--api-key and --groups: give one (the key's groups are the principal's)")
     if otlp:
         configure(otlp)
-    folder = index or default_index_dir()
+    folder = _index_dir(index)
     if api_key:
         from citewise.service.auth import KeyStore
 
@@ -1492,6 +1481,35 @@ def mcp_command(
         names = tuple(sorted({g.strip() for item in groups or () for g in item.split(",") if g.strip()}))
         principal = Principal(name="mcp-stdio", groups=names)
     serve_stdio(folder, principal, db=db)
+
+
+config_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Show the effective settings.")
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show(
+    index: Optional[Path] = typer.Option(None, "--index", metavar="DIR", help="Also read this index folder's citewise.toml."),
+    as_json: bool = JsonOpt,
+    as_toml: bool = typer.Option(False, "--toml", help="Print as a citewise.toml (secrets masked)."),
+):
+    """Every setting's effective value and where it came from (default, a citewise.toml file,
+    an environment variable or a flag)."""
+    from citewise.settings import load_settings, setting_files, to_toml
+
+    settings = load_settings(index)
+    if as_json:
+        out.print_json(json.dumps({"files": [str(f) for f in setting_files(index)],
+                                   "settings": [{"key": k, "value": v, "source": src} for k, v, src in settings.rows()]}))
+        return
+    if as_toml:
+        out.print(to_toml(settings), highlight=False, soft_wrap=True, end="")
+        return
+    t = Table("setting", "value", "from")
+    t.columns[0].no_wrap = True
+    for key, value, source in settings.rows():
+        t.add_row(key, "" if value is None else json.dumps(value) if not isinstance(value, str) else value, source)
+    out.print(t)
 
 
 index_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Manage an index's store.")
@@ -1574,9 +1592,9 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
 @app.command()
 def serve(
     index: Optional[Path] = IndexOpt,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on."),
-    require_auth: bool = typer.Option(False, "--require-auth", help="Refuse requests without an API key or token (401); default: they are anonymous (public documents only)."),
+    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (0.0.0.0 for every interface). Default: setting service.host (127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on. Default: setting service.port (8000)."),
+    require_auth: Optional[bool] = typer.Option(None, "--require-auth", help="Refuse requests without an API key or token (401); default (setting service.require_auth): they are anonymous (public documents only)."),
     jwt_secret_env: Optional[str] = typer.Option(None, "--jwt-secret-env", help="Accept HS256 JWTs signed with the secret in this environment variable."),
     jwt_public_key: Optional[Path] = typer.Option(None, "--jwt-public-key", help="Accept RS256/ES256 JWTs verified with this PEM public key."),
     jwt_jwks: Optional[Path] = typer.Option(None, "--jwt-jwks", help="Accept RS256/ES256 JWTs verified with this JWKS file (keys by kid)."),
@@ -1586,13 +1604,13 @@ def serve(
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
     llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after)."),
-    rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
-    burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30)."),
+    rate: Optional[float] = typer.Option(None, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit. Default: setting service.rate (20)."),
+    burst: Optional[int] = typer.Option(None, "--burst", min=1, metavar="N", help="Token bucket size. Default: setting service.burst (40)."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
-    full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
-    eval_rate: float = typer.Option(0.05, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0.05 = 5%; 0 = off); with CITEWISE_JUDGE_* (or CITEWISE_LLM_*) an LLM judge scores them."),
-    public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    full_documents: Optional[bool] = typer.Option(None, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
+    public_metrics: Optional[bool] = typer.Option(None, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    eval_rate: Optional[float] = typer.Option(None, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0 = off). Default: setting service.eval_rate (0.05); with an LLM judge configured ([llm.judge] or [llm]) it scores them."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
@@ -1604,11 +1622,18 @@ def serve(
 
     from citewise.index import default_index_dir
 
+    from citewise.settings import load_settings
+
     t0 = time.perf_counter()
-    if not 0.0 <= eval_rate <= 1.0:
-        raise CitewiseError(f"--eval-rate: {eval_rate:g} is not a share in [0, 1] (0.05 = 5% of answers)")
     _check_db(db)
     index_dir = _index_dir(index)
+    settings = load_settings(index_dir, {
+        "records.database": db, "answer.generator": "llm" if llm else None, "service.host": host,
+        "service.port": port, "service.require_auth": require_auth, "service.request_timeout_s": timeout,
+        "service.rate": rate, "service.burst": burst, "service.full_documents": full_documents,
+        "service.public_metrics": public_metrics, "service.eval_rate": eval_rate})
+    sv = settings.service
+    host, port = sv.host, sv.port
     jwt = None
     if jwt_secret_env or jwt_public_key or jwt_jwks:
         from citewise.service.auth import JwtConfig
@@ -1632,16 +1657,16 @@ def serve(
     from citewise.service.app import create_app, warm
 
     try:
-        application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=db,
-                                 generator="llm" if llm else "extractive", request_timeout_s=timeout, rate=rate,
-                                 burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                                 full_documents=full_documents, eval_rate=eval_rate)
+        application = create_app(index_dir, require_auth=sv.require_auth, jwt=jwt, db=None, settings=settings,
+                                 generator=None, request_timeout_s=sv.request_timeout_s, rate=sv.rate,
+                                 burst=sv.burst, ingest_roots=ingest_root, host=host, public_metrics=sv.public_metrics,
+                                 full_documents=sv.full_documents)
         ready = warm(application.state.service)
     except BaseException:
         sock.close()
         raise
     err.print(f"citewise serving {index_dir} on {url} (API docs /docs, MCP /mcp; "
-              f"auth {'required' if require_auth else 'optional: anonymous = public documents'}): ready, "
+              f"auth {'required' if sv.require_auth else 'optional: anonymous = public documents'}): ready, "
               f"{ready['documents']} documents, {ready['chunks']} chunks; started in {time.perf_counter() - t0:.1f} s",
               highlight=False, soft_wrap=True)
     uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])

@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from enum import StrEnum
 from typing import Literal
 
 #: The group every principal belongs to and that documents without declared permissions get
@@ -255,7 +256,94 @@ class Citation:
     end: int = 0
 
 
-Outcome = Literal["answered", "abstained", "partial"]
+Outcome = Literal["answered", "abstained", "partial", "supported", "gap", "conflict", "not_established", "no_tool"]
+
+
+class ReasonCode(StrEnum):
+    """Why an answer abstained or fell short: a stable code (metrics labels, ``--json``), with
+    its fields in :attr:`Reason.fields`."""
+
+    NOTHING_RETRIEVED = "nothing_retrieved"
+    NO_EVIDENCE = "no_evidence"
+    BELOW_THRESHOLD = "below_threshold"  # fields: score, threshold
+    SUBJECT_NOT_IN_ONE_PASSAGE = "subject_not_in_one_passage"  # fields: score, gate
+    UNKNOWN_NAME = "unknown_name"  # fields: name
+    NOT_IN_EVIDENCE = "not_in_evidence"  # fields: what
+    LIVE_VALUE = "live_value"
+    NO_SUPPORTED_SENTENCE = "no_supported_sentence"
+    NOTHING_IN_SCOPE = "nothing_in_scope"
+    SCOPE_UNAVAILABLE = "scope_unavailable"
+    GAP = "gap"  # fields: missing (names, comma-separated)
+    NOT_ESTABLISHED = "not_established"  # fields: what
+    MODEL_CITED_NOTHING = "model_cited_nothing"  # fields: checks
+    NO_RECORDS_DATABASE = "no_records_database"
+    NOT_A_RECORD_QUESTION = "not_a_record_question"
+
+
+#: Each code's short form (``Answer.abstain_reason``, kept for scripts that read it), a
+#: ``str.format`` template over the reason's fields.
+_REASON_SHORT = {
+    ReasonCode.NOTHING_RETRIEVED: "nothing retrieved",
+    ReasonCode.NO_EVIDENCE: "no evidence",
+    ReasonCode.BELOW_THRESHOLD: "evidence {score:.3f} < threshold {threshold:.3f}",
+    ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE: "subject not in one passage: {score:.3f} < gate {gate:.3f}",
+    ReasonCode.UNKNOWN_NAME: "unknown name: {name}",
+    ReasonCode.NOT_IN_EVIDENCE: "not in the evidence: {what}",
+    ReasonCode.LIVE_VALUE: "live value",
+    ReasonCode.NO_SUPPORTED_SENTENCE: "generator found no supported sentence",
+    ReasonCode.NOTHING_IN_SCOPE: "nothing in scope was retrieved",
+    ReasonCode.SCOPE_UNAVAILABLE: "no document in the scope is available to you",
+    ReasonCode.GAP: "gap: {missing}",
+    ReasonCode.NOT_ESTABLISHED: "not established: {what}",
+    ReasonCode.MODEL_CITED_NOTHING: "the model cited no source for: {checks}",
+    ReasonCode.NO_RECORDS_DATABASE: "no records database is configured (set records.database in citewise.toml, "
+                                    "CITEWISE_DB, or --db)",
+    ReasonCode.NOT_A_RECORD_QUESTION: "not a record question: no record tool applies (ask the documents with the ask tool)",
+}
+
+#: Each code as a sentence for people (the CLI's "Why:" line, the web page); codes not listed
+#: read as their short form.
+_REASON_SENTENCE = {
+    ReasonCode.UNKNOWN_NAME: "no document you can read mentions \u201c{name}\u201d",
+    ReasonCode.LIVE_VALUE: "it asks for a live value (current, today's), which documents do not hold",
+    ReasonCode.BELOW_THRESHOLD: "the best evidence scored {score:.3f}, below the answer threshold {threshold:.3f}",
+    ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE: "no one passage holds what the question asks about "
+                                           "(score {score:.3f}, below the gate {gate:.3f})",
+    ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
+    ReasonCode.NO_SUPPORTED_SENTENCE: "no sentence of the evidence could be cited for it",
+}
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A typed reason: a :class:`ReasonCode` and its fields (numbers, names).
+
+    ``str(reason)`` is the short form kept in ``Answer.abstain_reason``; :meth:`sentence` is what
+    a person reads.
+
+    >>> r = Reason(ReasonCode.UNKNOWN_NAME, {"name": "Stripe"})
+    >>> str(r), r.sentence()
+    ('unknown name: Stripe', 'no document you can read mentions \u201cStripe\u201d')
+    """
+
+    code: ReasonCode
+    fields: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, code: ReasonCode, **fields) -> "Reason":
+        """``Reason(code, fields)`` with the fields as keywords."""
+        return cls(ReasonCode(code), fields)
+
+    def __str__(self) -> str:
+        return _REASON_SHORT[self.code].format(**self.fields)
+
+    def sentence(self) -> str:
+        """The reason as a sentence fragment (no final full stop)."""
+        return _REASON_SENTENCE.get(self.code, _REASON_SHORT[self.code]).format(**self.fields)
+
+    def as_dict(self) -> dict:
+        """``{"code", "fields", "text"}`` for JSON."""
+        return {"code": self.code.value, "fields": dict(self.fields), "text": self.sentence()}
 
 #: The sentence an answer consists of when no evidence clears the threshold.
 ABSTENTION_TEXT = "I have no document on this."
@@ -275,7 +363,8 @@ class Answer:
         timings: seconds per stage.
         context_ids: chunk ids put in front of the generator (retrieved plus expanded neighbours).
         evidence: parts of the evidence score (dense, coverage, uncovered and absent terms, rule).
-        abstain_reason: why the answer abstained ('' when it did not).
+        reason: why the answer abstained or fell short (None when it did not): a code and its
+            fields; ``abstain_reason`` is its short form.
         fabricated: cited ids that were not in the context (their sentences were dropped).
         dropped: sentences removed by the citation check (uncited or fabricated citation).
         generator: name of the generator that drafted the answer.
@@ -294,13 +383,25 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     context_ids: list[str] = field(default_factory=list)
     evidence: dict = field(default_factory=dict)
-    abstain_reason: str = ""
+    reason: Reason | None = None
     fabricated: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     generator: str = ""
     short: str = ""
     tool_calls: list[dict] = field(default_factory=list)
     corrections: list[dict] = field(default_factory=list)
+
+    @property
+    def abstain_reason(self) -> str:
+        """The reason's short form ('' when there is none), e.g. ``unknown name: Stripe``."""
+        return str(self.reason) if self.reason is not None else ""
+
+
+def sample_dir() -> Path:
+    """Folder of the bundled sample data (``corpus/``, ``golden.jsonl``, ``demo.yaml``, ``records/``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("citewise") / "sample"))
 
 
 def cache_dir() -> Path:

@@ -8,26 +8,25 @@ read it.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import sys
-from importlib import resources
 from pathlib import Path
 
 import yaml
 from rich.text import Text
 
-from citewise.core import Principal
+from citewise.core import Principal, sample_dir  # noqa: F401 - sample_dir re-exported
 from citewise.index import Index
+
+#: A document of the sample corpus: an index holding it holds the sample (``eval tools`` checks
+#: that the bundled routing set is run on the corpus it was written for).
+SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
 
 #: The question the demo's closing "Try it yourself" line suggests (the sample corpus answers it).
 TRY_QUESTION = "How do I rotate the SAML signing certificate in Okta?"
-
-
-def sample_dir() -> Path:
-    """Folder of the bundled sample data (corpus/, golden.jsonl, demo.yaml)."""
-    return Path(str(resources.files("citewise") / "sample"))
 
 
 def command_name(argv0: str | None = None) -> str:
@@ -44,11 +43,29 @@ def command_name(argv0: str | None = None) -> str:
     return argv0
 
 
+def configure_sample_records(index_dir: Path) -> None:
+    """Write ``<index>/citewise.toml`` naming the sample records database (built once in the
+    cache folder) unless the index already has a settings file, so record questions asked of
+    the demo index ("What is the status of invoice 2041?") reach the sample's record tools."""
+    from citewise.settings import FILE_NAME
+    from citewise.tools.records import build_sample_db
+
+    path = Path(index_dir) / FILE_NAME
+    if not path.exists():
+        db = build_sample_db()
+        path.write_text("# written by citewise demo: the sample records for record questions\n"
+                        f"[records]\ndatabase = {json.dumps(str(db))}\n", encoding="utf-8")
+
+
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:
     """Run the demo script, printing to the given rich consoles."""
+    from citewise.api import Citewise
+
     sample = sample_dir()
     script = yaml.safe_load((sample / "demo.yaml").read_text())
     idx = Index.open(index_dir, embedder=embedder)
+    configure_sample_records(idx.path)
+    cw = Citewise(idx)
     corpus = sample / "corpus"
     from citewise.text.loaders import iter_files
 
@@ -69,7 +86,7 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
         who = f" (as {', '.join(principal.groups)})" if principal and principal.groups else " (anonymous)"
         out.rule(title)
         out.print(Text.assemble((f"Q{who}:", "bold"), f" {question}"), highlight=False)
-        print_answer(idx.ask(question, principal=principal), False)
+        print_answer(cw.ask(question, principal), False)
 
     for i, q in enumerate(script["questions"], start=1):
         show(f"Sample question {i}", q["text"])

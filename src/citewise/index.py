@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
+from citewise.settings import Settings
 from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
 from citewise.store.lance import LanceStore, write_json
 from citewise.text.analyzer import ANALYZER_VERSION
@@ -91,12 +92,6 @@ def ingest_lock(folder: Path, wait: bool = False, on_wait=None):
         yield
     finally:
         os.close(fd)
-
-#: Abstention thresholds on the evidence score (:mod:`citewise.answer.evidence`), per embedder,
-#: used until ``citewise calibrate`` stores one for the index. Fitted on all 54 questions of the
-#: sample golden set (40 in-scope + 14 out-of-scope) with ``citewise calibrate --fit all``.
-DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2-int8": 0.1403, "hashing": 0.0594}
-
 
 @dataclass
 class IndexSettings:
@@ -163,6 +158,9 @@ class Index:
                  store: str | None = None, read_only: bool = False):
         self.path = Path(path)
         self.settings = settings
+        #: the user's settings (:class:`citewise.settings.Settings`; :class:`citewise.api.Citewise`
+        #: sets them); None: the defaults
+        self.config: Settings | None = None
         self.embedder = embedder
         if preload and hasattr(embedder, "preload"):
             embedder.preload()  # the model loads while the store opens
@@ -385,13 +383,22 @@ class Index:
 
     @property
     def abstain_threshold(self) -> float:
-        """The evidence score below which :meth:`ask` abstains: the value calibrated for this
-        index (``index.json`` ``abstain_threshold``, written by :meth:`set_abstain_threshold` /
-        ``citewise calibrate``), else the embedder's default in :data:`DEFAULT_THRESHOLDS`."""
+        """The evidence score below which :meth:`ask` abstains: ``answer.threshold`` when the
+        settings set it, else the value calibrated for this index (``index.json``
+        ``abstain_threshold``, written by :meth:`set_abstain_threshold` / ``citewise calibrate``),
+        else the embedder's entry in ``answer.thresholds``."""
+        config = self.config or Settings()
+        if config.answer.threshold is not None:
+            return config.answer.threshold
         if self.settings.abstain_threshold is not None:
             return self.settings.abstain_threshold
-        key = "hashing" if self.embedder.name.startswith("hashing") else self.embedder.name
-        return DEFAULT_THRESHOLDS.get(key, 0.25)
+        return config.threshold_for(self.embedder.name).abstain
+
+    @property
+    def passage_gate(self) -> float:
+        """The passage gate of :class:`citewise.answer.pipeline.Answerer` (the embedder's
+        ``answer.thresholds`` entry)."""
+        return (self.config or Settings()).threshold_for(self.embedder.name).passage_gate
 
     def set_abstain_threshold(self, value: float | None) -> None:
         """Store a calibrated abstention threshold in ``index.json`` (None: back to the default)."""
@@ -431,7 +438,8 @@ class Index:
             gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
             cache[key] = Answerer(make_retriever(retriever, self.store, memo, reranker=reranker, rerank_depth=rerank_depth),
                                   self.store, memo,
-                                  threshold=self.abstain_threshold, generator=gen, units=units)
+                                  threshold=self.abstain_threshold, generator=gen, units=units,
+                                  passage_gate=self.passage_gate)
         answerer = cache[key]
         answerer.threshold = self.abstain_threshold if threshold is None else threshold
         return answerer

@@ -455,7 +455,7 @@ def traced_answer(fn: Callable) -> Callable:
                 threshold = getattr(self, "threshold", None)
                 sufficient = threshold is None or ans.best_score >= threshold
                 evaluation_event("evidence_score", ans.best_score, "sufficient" if sufficient else "insufficient",
-                                 None if sufficient else ans.abstain_reason, span=span)
+                                 None if sufficient or ans.reason is None else ans.reason.code.value, span=span)
             if ans.context_ids:  # a draft was generated and its citations checked
                 clean = not ans.fabricated and not ans.dropped
                 evaluation_event("citation_check", len(ans.fabricated), "pass" if clean else "dropped",
@@ -472,7 +472,8 @@ def record_answer(span: trace.Span, ans: Any) -> None:
         return
     set_attributes(span, {"citewise.answer.outcome": ans.outcome,
                           "citewise.answer.citations": len(ans.citations),
-                          "citewise.answer.abstain_reason": ans.abstain_reason or None,
+                          # the reason's code only: its fields can hold the question's words
+                          "citewise.answer.abstain_reason": ans.reason.code.value if ans.reason is not None else None,
                           "citewise.answer.generator": ans.generator or None,
                           "citewise.answer.tool_calls": len(ans.tool_calls) or None})
 

@@ -61,14 +61,14 @@ Three rules set the score to 0 (always abstain), each reported in :attr:`Evidenc
   exchange rate", "the price right now"). Documents hold no live values; such questions belong
   to a tool.
 
-**Passage gate** (:data:`PASSAGE_GATES`, applied by :mod:`citewise.answer.pipeline`): a question
+**Passage gate** (``passage_gate`` of ``answer.thresholds`` in :mod:`citewise.settings`, applied by :mod:`citewise.answer.pipeline`): a question
 whose words each occur *somewhere* in the evidence ("How do I restart the server when a tutorial
 crashes?" over one page on server timeouts and another that mentions tutorials; "How do I change
 the default branch name that git init uses for new repositories?" over the Bash manual) can pass
 the score although no passage is about its subject. The gate asks for meaning and the
 subject's words together: ``dense² × passage ≥ gate``, where ``passage`` is the best share
 (IDF-weighted, as in ``coverage``) of the question's content terms held by *one* top chunk. The
-gate value is fitted, like the threshold (see :data:`PASSAGE_GATES`). A question whose named
+gate value is fitted, like the threshold (on the real-docs, sample and abstain-probe sets; the settings' default). A question whose named
 subject has its own entry in the evidence (``Evidence.entry``: "What does the wait builtin do?"
 over the manual's ``wait`` definition) is not gated: the entry pins the subject, and a short
 definitional question often has a low cosine with the entry's terse text.
@@ -87,7 +87,7 @@ from typing import Sequence
 import numpy as np
 
 from citewise.answer.units import TABLE_SEPARATOR, UnitCache, is_instruction, label_named
-from citewise.core import Filters
+from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
@@ -104,17 +104,6 @@ QUESTION_WORDS = frozenset(analyze(
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 
-#: ``dense² × passage`` below which the answerer abstains although the score clears the threshold,
-#: per embedder (0 or missing: no gate). MiniLM: 0.09, the midpoint between the highest
-#: out-of-scope value it stops (0.087) and the lowest in-scope one (0.096), taken over the
-#: real-docs sets (``bench/realdocs/questions-*.jsonl``, 246 questions), the sample golden and
-#: out-of-scope sets (54) and 40 out-of-scope probes written for it (the first 40 rows of
-#: ``bench/realdocs/questions-abstain-probes.jsonl``: words all in the corpora, no corpus named),
-#: counting only questions the threshold and the rules let through, so that no in-scope question
-#: of those sets is lost. A gate of 0.16 stopped more on the real-docs sets but lost 5 of the
-#: sample's 38 conversational paraphrases ("how can our staff log in with their Microsoft work
-#: accounts": low cosine, words spread over the page), so the gate is the cautious value.
-PASSAGE_GATES = {"all-MiniLM-L6-v2-int8": 0.09}
 
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
@@ -341,7 +330,7 @@ class Evidence:
         terms: the content terms.
         uncovered: content terms not found in the evidence chunks.
         absent: content terms found nowhere in the visible corpus.
-        reason: ``''``, ``'unknown name: X'`` or ``'live value'``.
+        reason: None, or the rule that set the score to 0 (:class:`~citewise.core.Reason`).
         unit_scores: ``{chunk_id: [cosine per unit]}`` for the chunks looked at (reused by the
             extractive generator).
         passage: the best IDF-weighted share of the content terms that *one* of the top chunks
@@ -359,7 +348,7 @@ class Evidence:
     terms: list[str] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)
-    reason: str = ""
+    reason: Reason | None = None
     unit_scores: dict[str, np.ndarray] = field(default_factory=dict)
     passage: float = 0.0
     entry: bool = False
@@ -367,7 +356,7 @@ class Evidence:
     @property
     def together(self) -> float:
         """``dense² × passage``: meaning and the question's words *in one passage* (the gate of
-        :data:`PASSAGE_GATES`)."""
+        the settings' ``answer.thresholds``)."""
         return self.dense ** 2 * self.passage
 
 
@@ -424,7 +413,7 @@ class EvidenceScorer:
         n = self._chunk_count()
         return max(1, min(n, max(2, math.ceil(TOPIC_SHARE * n))))
 
-    def unknown_name(self, question: str, filters: Filters | None) -> str:
+    def unknown_name(self, question: str, filters: Filters | None) -> Reason | None:
         """``'unknown name: X'`` when the question names something the visible corpus never
         mentions, else ''. Checked: capitalised names (:func:`named_terms`: all their terms
         absent), code names (:func:`code_names`: a flag, identifier or ``snake_case`` name whose
@@ -436,7 +425,7 @@ class EvidenceScorer:
         for word in named_terms(question):
             parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if parts and all(self.df(t, filters) == 0 for t in parts):
-                return f"unknown name: {word}"
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
         constants = set()  # whole tokens of dotted names ending in a known constant
         for name in code_names(question):
             terms = analyze(name)
@@ -444,15 +433,15 @@ class EvidenceScorer:
                 continue
             if " " in name.strip():  # a quoted phrase: every content term must occur
                 if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
-                    return f"unknown name: {name}"
+                    return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 if not self._known_constant(name, filters):
-                    return f"unknown name: {name}"
+                    return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
                 constants.add(terms[0])
         for word in slot_names(question):  # "the autofixup builtin", "... with fdisk?"
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
-                return f"unknown name: {word}"
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
         subject = question_subject(question)
         words, verb = subject.split(), ""
         if (len(words) > 1 and _DOES_VERB.match(question) and words[-1].isalpha() and words[-1].islower()
@@ -474,7 +463,7 @@ class EvidenceScorer:
         common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
         for t in analyze(subject):
             if len(t) >= 4 and t not in QUESTION_WORDS | common | constants and self.df(t, filters) == 0:
-                return f"unknown name: {subject}"
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=subject)
         # a plain word of the phrase the question is about that the corpus never uses ("nginx
         # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
         # the corpus does not know the thing asked about. Measured on the 186 in-scope real-docs
@@ -488,8 +477,8 @@ class EvidenceScorer:
                 # English word is no unknown name
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
-                return f"unknown name: {word}"
-        return ""
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
+        return None
 
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
         """Whether a dotted name the corpus never spells whole ends in a constant it knows, under
@@ -503,7 +492,7 @@ class EvidenceScorer:
         return bool(first and last) and self.df(first[0], filters) > 0 and self.df(last[0], filters) > 0
 
     @staticmethod
-    def missing_name(question: str, seen: set[str]) -> str:
+    def missing_name(question: str, seen: set[str]) -> Reason | None:
         """``'not in the evidence: X'`` when the question names a thing (a code name or a slot
         name, :func:`citewise.text.names.slot_names`) that occurs in the corpus but in none of the
         evidence chunks (``seen``: their analyzed terms), else ''. "How do I use the retry
@@ -517,15 +506,15 @@ class EvidenceScorer:
             if terms and " " not in name.strip() and not re.search(r"\d", name) and terms[0] not in seen:
                 last = name.rstrip("()").split(".")[-1]  # fs.constants.O_DIRECT: the O_DIRECT row
                 if not ("." in name and _CONSTANT.fullmatch(last) and analyze(last)[:1] and analyze(last)[0] in seen):
-                    return f"not in the evidence: {name}"
+                    return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=name)
         for word in slot_names(question):
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and not any(t in seen for t in terms):
-                return f"not in the evidence: {word}"
-        return ""
+                return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=word)
+        return None
 
     @staticmethod
-    def missing_entry(question: str, chunks: Sequence) -> str:
+    def missing_entry(question: str, chunks: Sequence) -> Reason | None:
         """``'not in the evidence: the X builtin'`` when the question asks about "the X builtin"
         (or lint, or reserved word; :data:`ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
         for X (a heading naming it, a list item or definition led by it:
@@ -543,10 +532,10 @@ class EvidenceScorer:
             if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
                        or any(rx.search(h) for h in c.heading_path)
                        or _option_entry_of(c.text, flags, name) for c in chunks):
-                return f"not in the evidence: {m.group(0)}"
-        return ""
+                return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=m.group(0))
+        return None
 
-    def tool_apart(self, question: str, chunks: Sequence, units: Sequence, filters: Filters | None) -> str:
+    def tool_apart(self, question: str, chunks: Sequence, units: Sequence, filters: Filters | None) -> Reason | None:
         """``'not in the evidence: how to ... with X'`` when a how-to ("How do I ...") names the tool it is done with
         ("How do I add a package as a dev dependency with pnpm?", "... in X", "... using X"; the
         tool of :func:`citewise.text.names.slot_names`), the tool is one the corpus only mentions
@@ -560,7 +549,7 @@ class EvidenceScorer:
         if m and m.group(1).lower() in NOT_NAMES:
             m = None  # "... replacing one string with another": no tool named
         if not _HOW_TO.match(question):
-            return ""
+            return None
         if not m:
             # the how-to's own object ("How do I point npm at a private registry?"), when the
             # corpus only mentions it: the same test as for a tool
@@ -569,20 +558,20 @@ class EvidenceScorer:
                     why = self._apart(word, question, chunks, units, filters, SUBJECT_APART_DF)
                     if why:
                         return why
-            return ""
+            return None
         return self._apart(m.group(1), question, chunks, units, filters, self.df_cap)
 
     def _apart(self, tool: str, question: str, chunks: Sequence, units: Sequence, filters: Filters | None,
-               df_limit: int) -> str:
+               df_limit: int) -> Reason | None:
         """:meth:`tool_apart` for one name ``tool``, which counts as one the corpus only mentions
         when fewer than ``df_limit`` chunks hold it."""
         tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
         if not tool_terms or self.df(tool_terms[0], filters) >= min(df_limit, self._topic_df()):
-            return ""
+            return None
         rest = {t: self.idf(t, filters) for t in content_terms(question) if t not in tool_terms}
         total = sum(rest.values())
         if total <= 0:
-            return ""
+            return None
         for c, us in zip(chunks, units):
             for k, u in enumerate(us):
                 # a code block is read with the prose it illustrates: the units before it in its
@@ -591,8 +580,8 @@ class EvidenceScorer:
                 intro = " ".join(_prose_before(us, k)) if u.kind == "code" else ""
                 have = set(analyze(" ".join((c.title, *c.heading_path, u.heading, intro, u.text))))
                 if any(t in have for t in tool_terms) and sum(w for t, w in rest.items() if t in have) >= 0.5 * total:
-                    return ""
-        return f"not in the evidence: how to do this with {tool}"
+                    return None
+        return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=f"how to do this with {tool}")
 
     def rare_exact(self, question: str, filters: Filters | None) -> list[str]:
         """Analyzed whole-word terms of the question's :func:`exact_words` that occur in at least
@@ -616,9 +605,9 @@ class EvidenceScorer:
         ev = Evidence(0.0, terms=terms)
         ev.reason = self.unknown_name(question, filters)
         if not ev.reason and asks_live_value(question):
-            ev.reason = "live value"
+            ev.reason = Reason.of(ReasonCode.LIVE_VALUE)
         if not top:
-            ev.reason = ev.reason or "no evidence"
+            ev.reason = ev.reason or Reason.of(ReasonCode.NO_EVIDENCE)
             return ev
         best = 0.0
         sides = {side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
@@ -673,14 +662,14 @@ class EvidenceScorer:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
-            ev.reason = next((f"not in the evidence: {sec}" for sec in section_names(question)
-                              if not any(sec.lower() in t for t in texts)), "")
+            ev.reason = next((Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=sec) for sec in section_names(question)
+                              if not any(sec.lower() in t for t in texts)), None)
         if not ev.reason:
             ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason and len(found) < len(sides):
             # "npm ci vs npm install": a comparison is about both sides; one that no answer unit
             # names (its words spread over unrelated sentences) is not in the evidence
-            ev.reason = "not in the evidence: " + next(side for side in sides if side not in found)
+            ev.reason = Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=next(side for side in sides if side not in found))
         covered = uncovered = absent = 0.0
         for t in terms:
             w = weights[t]

@@ -59,7 +59,7 @@ import yaml
 from citewise.answer.context import Context, ContextAssembler, ContextChunk
 from citewise.answer.evidence import QUESTION_WORDS
 from citewise.answer.scope import AskRequest, SourceScope
-from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Hit, InputError, Principal
+from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Hit, InputError, Principal, Reason, ReasonCode
 from citewise.retrieval.retrievers import effective_filters
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import split_sentences
@@ -619,7 +619,7 @@ class GapController:
         ranked = [Hit(h.chunk_id, h.doc_id, h.score, i, h.stage, h.title) for i, h in enumerate(ordered, start=1)]
         context = assembler.assemble(question, ranked, store, chunks) if ranked else Context(question, [], request.budget_tokens)
         ans.timings["controller_s"] = time.perf_counter() - t0
-        self._conclude(question, ans, trace, context, checks, dom, scope, a.abstain_reason, revisions, round_no, results)
+        self._conclude(question, ans, trace, context, checks, dom, scope, a.reason, revisions, round_no, results)
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace
@@ -658,7 +658,7 @@ class GapController:
         return ans, trace
 
     def _decide(self, question, ans: Answer, trace: GapTrace, context: Context, results: dict[str, CheckResult],
-                scope: SourceScope, abstain_reason: str, dom) -> None:
+                scope: SourceScope, abstain_reason: Reason | None, dom) -> None:
         phrase = _scope_phrase(scope)
         found = [r for r in results.values() if r.status == "found"]
         missing = [r for r in results.values() if r.status == "missing"]
@@ -670,12 +670,12 @@ class GapController:
                     missing.append(r)
         # a low evidence score yields to found checks; a rule does not (an unknown name, a name or
         # subject the evidence lacks, a live value): found words cannot make the question in scope
-        rule = bool(abstain_reason) and not abstain_reason.startswith("evidence ")
+        rule = abstain_reason is not None and abstain_reason.code != ReasonCode.BELOW_THRESHOLD
         if not context.chunks or (abstain_reason and (not found or rule)):
             ans.outcome = "abstained"
-            ans.abstain_reason = abstain_reason or "nothing in scope was retrieved"
+            ans.reason = abstain_reason or Reason.of(ReasonCode.NOTHING_IN_SCOPE)
             if scope.doc_ids is not None and not scope.doc_ids:
-                ans.abstain_reason = "no document in the scope is available to you"
+                ans.reason = Reason.of(ReasonCode.SCOPE_UNAVAILABLE)
             ans.text = ABSTENTION_TEXT
             return
         conflicts = find_conflicts({r.check.name: r for r in found})
@@ -701,13 +701,13 @@ class GapController:
             names = ", ".join(r.check.name for r in missing)
             lines.append(f"{phrase}, I cannot establish the answer: the evidence is missing the {names}.")
             lines += [cite(r.evidence[0]) for r in found]
-            ans.abstain_reason = f"gap: {names}"
+            ans.reason = Reason.of(ReasonCode.GAP, missing=names)
         elif missing or (ABSOLUTE.search(question) and not any(r.check.covers_absolute for r in found)):
             ans.outcome = "not_established"
             what = ", ".join(f"'{r.check.name}'" for r in missing) if missing else "the always/never/guaranteed claim"
             lines.append(f"{phrase}, the authorised sources do not establish {what}.")
             lines += [cite(r.evidence[0]) for r in found]
-            ans.abstain_reason = f"not established: {what}"
+            ans.reason = Reason.of(ReasonCode.NOT_ESTABLISHED, what=what)
         else:
             ans.outcome = "supported"
             lines.append(f"{phrase}:")
@@ -740,8 +740,8 @@ class GapController:
         unused = [r.check.name for r in found if not any(e.source_id in cited for e in r.evidence)]
         if checked.outcome == "abstained" or unused:
             ans.outcome = "not_established"
-            ans.abstain_reason = ("the model cited no source for: " + ", ".join(unused)) if unused else \
-                "generator found no supported sentence"
+            ans.reason = (Reason.of(ReasonCode.MODEL_CITED_NOTHING, checks=", ".join(unused)) if unused
+                          else Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE))
 
 
 def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shipped",

@@ -7,7 +7,7 @@
    abstains even though a page is titled "ZX-900 override". A score over the threshold still
    abstains when no one passage holds the question's subject (``dense² × passage`` below the
    embedder's passage gate, unless the evidence has the entry of the name the question asks
-   about; :data:`citewise.answer.evidence.PASSAGE_GATES`).
+   about; ``answer.thresholds`` in :mod:`citewise.settings`).
 3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
    expansion, fencing).
 4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
@@ -31,11 +31,12 @@ from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
 from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
-from citewise.answer.evidence import ENTRY_SLOT, PASSAGE_GATES, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
+from citewise.answer.evidence import ENTRY_SLOT, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
 from citewise.answer.generators import Generator
 from citewise.answer.units import UnitCache
-from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal
+from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal, Reason, ReasonCode
 from citewise.retrieval.retrievers import effective_filters
+from citewise.settings import Settings
 from citewise.telemetry import traced_answer
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import NOT_NAMES, entry_offsets
@@ -66,7 +67,7 @@ class Assessment:
         evidence: the evidence score and how it was made (None when nothing was retrieved).
         score: the score compared with the threshold (pinning never lifts it).
         pinned: a document titled with an identifier in the question was retrieved.
-        abstain_reason: why the answerer would abstain ('' when the evidence suffices).
+        reason: why the answerer would abstain (None when the evidence suffices).
         qvec: the question embedding.
         timings: seconds per stage so far.
         question: the question as answered: misspelt words read as the corpus words one edit
@@ -80,7 +81,7 @@ class Assessment:
     evidence: Evidence | None = None
     score: float = 0.0
     pinned: bool = False
-    abstain_reason: str = ""
+    reason: Reason | None = None
     qvec: np.ndarray | None = None
     timings: dict = field(default_factory=dict)
     question: str = ""
@@ -123,8 +124,8 @@ class Answerer:
             vectors stored at ingest from ``store``).
         scorer: an EvidenceScorer (default settings when None).
         passage_gate: abstain when ``dense² × passage`` (:attr:`Evidence.together`) is below it
-            although the score clears ``threshold`` (None: the embedder's value in
-            :data:`~citewise.answer.evidence.PASSAGE_GATES`, 0 when it has none).
+            although the score clears ``threshold`` (None: the embedder's ``passage_gate`` in the
+            settings' ``answer.thresholds``, 0 when it has none).
         deep_k, deep_extra: how deep :meth:`deeper_hits` looks for a chunk whose best sentence
             beats every sentence of the context, and how many such chunks it adds (``deep_k`` at
             most ``k``, or ``deep_extra`` 0: off).
@@ -139,7 +140,7 @@ class Answerer:
         self.retriever = retriever
         self.spelling = spelling
         if passage_gate is None:
-            passage_gate = PASSAGE_GATES.get(getattr(embedder, "name", ""), 0.0)
+            passage_gate = Settings().threshold_for(getattr(embedder, "name", "")).passage_gate
         self.passage_gate = passage_gate
         self.store = store
         self.embedder = embedder
@@ -178,25 +179,25 @@ class Answerer:
         a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0},
                        question=question, corrections=fixes)
         if not hits:
-            a.abstain_reason = "nothing retrieved"
+            a.reason = Reason.of(ReasonCode.NOTHING_RETRIEVED)
             return a
         t1 = time.perf_counter()
         a.qvec = self.embedder.embed([question])[0] if qvec is None else qvec
         a.chunks = self.store.get_chunks([h.chunk_id for h in hits])
         ranked = [a.chunks[h.chunk_id] for h in hits if h.chunk_id in a.chunks]
         ev = self.scorer.score(question, a.qvec, ranked, effective_filters(principal, filters))
-        pinned = any(h.stage == "pinned" for h in hits) and not ev.reason.startswith("live")
+        pinned = any(h.stage == "pinned" for h in hits) and not (ev.reason and ev.reason.code == ReasonCode.LIVE_VALUE)
         a.evidence, a.pinned = ev, pinned
         a.score = ev.score
         if a.score < self.threshold:
-            a.abstain_reason = ev.reason or f"evidence {a.score:.3f} < threshold {self.threshold:.3f}"
+            a.reason = ev.reason or Reason.of(ReasonCode.BELOW_THRESHOLD, score=a.score, threshold=self.threshold)
         elif ev.together < self.passage_gate and not ev.entry and not pinned:
             # every word of the question occurs in the evidence, but no one passage holds its
             # subject ("restart the server when a tutorial crashes" over a server page and a tutorial one).
             # A page pinned by the identifier the question names is that subject's page, as an
             # entry is ("What changed in version 4.2?": the 4.2 notes never say "changed"); the
             # threshold above still applies to it
-            a.abstain_reason = f"subject not in one passage: {ev.together:.3f} < gate {self.passage_gate:.3f}"
+            a.reason = Reason.of(ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE, score=ev.together, gate=self.passage_gate)
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
 
@@ -346,9 +347,9 @@ class Answerer:
             ans.best_score = a.score
             ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "passage": ev.passage,
                             "together": ev.together, "entry": ev.entry, "pinned": a.pinned,
-                            "uncovered": ev.uncovered, "absent": ev.absent, "rule": ev.reason}
-        if a.abstain_reason:
-            ans.abstain_reason = a.abstain_reason
+                            "uncovered": ev.uncovered, "absent": ev.absent, "rule": str(ev.reason or "")}
+        if a.reason is not None:
+            ans.reason = a.reason
             timings["total_s"] = time.perf_counter() - t0
             return ans
         t2 = time.perf_counter()
@@ -370,7 +371,7 @@ class Answerer:
         ans.fabricated, ans.dropped = checked.fabricated, checked.dropped
         ans.short = draft.short if checked.outcome != "abstained" else ""
         if checked.outcome == "abstained":
-            ans.abstain_reason = "generator found no supported sentence"
+            ans.reason = Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE)
         timings["check_s"] = time.perf_counter() - t4
         timings["total_s"] = time.perf_counter() - t0
         return ans

@@ -1,34 +1,39 @@
 """The configured LLM judge: which OpenAI-compatible endpoint evaluation commands ask.
 
-``CITEWISE_JUDGE_BASE_URL``, ``CITEWISE_JUDGE_MODEL`` and ``CITEWISE_JUDGE_API_KEY`` name the
-judge; each falls back to the generator's ``CITEWISE_LLM_*`` (and ``OPENAI_*``) variable
-(:class:`citewise.models.chat.ChatConfig`), so one local server can both answer and judge. A
-judge should run at temperature 0 (the client's default).
+The judge is the ``[llm.judge]`` use of the settings (:mod:`citewise.settings`), which inherits
+``[llm]``: ``CITEWISE_LLM_JUDGE_BASE_URL`` / ``CITEWISE_LLM_JUDGE_MODEL`` (or ``[llm.judge]`` in
+``citewise.toml``), else the generator's ``CITEWISE_LLM_BASE_URL`` / ``CITEWISE_LLM_MODEL``, so one
+local server can both answer and judge. A judge should run at temperature 0 (the default).
 """
 
 from __future__ import annotations
 
-import os
+from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-from citewise.models.chat import ChatConfig, ChatError, OpenAIChatModel
+NO_JUDGE = ("no LLM judge configured: set CITEWISE_LLM_JUDGE_BASE_URL and CITEWISE_LLM_JUDGE_MODEL (or "
+            "CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL, or [llm.judge] in citewise.toml) to an OpenAI-compatible "
+            "endpoint such as a llama.cpp server")
 
 
-def judge_config(timeout: float = 120.0) -> ChatConfig | None:
-    """The judge's :class:`ChatConfig`, or None when no endpoint and model are configured."""
-    env = os.environ
-    overrides = {"base_url": env.get("CITEWISE_JUDGE_BASE_URL"), "model": env.get("CITEWISE_JUDGE_MODEL"),
-                 "api_key": env.get("CITEWISE_JUDGE_API_KEY"), "timeout": timeout}
-    try:
-        return ChatConfig.from_env(**overrides)
-    except ChatError:
+def judge_config(settings=None) -> ChatConfig | None:
+    """The judge's :class:`ChatConfig` from ``settings`` (default: :func:`citewise.settings.load_settings`
+    of the working directory and environment), or None when no endpoint and model are set.
+
+    Raises:
+        InputError: a settings file that cannot be read (see :mod:`citewise.settings`).
+    """
+    if settings is None:
+        from citewise.settings import load_settings
+
+        settings = load_settings()
+    j = settings.llm.for_use("judge")
+    if not j.configured:
         return None
+    return ChatConfig(j.base_url, j.model, j.api_key or None, timeout=max(j.read_timeout_s, j.connect_timeout_s),
+                      temperature=j.temperature)
 
 
-def judge_model(timeout: float = 120.0) -> OpenAIChatModel | None:
+def judge_model(settings=None) -> OpenAIChatModel | None:
     """A chat client for the configured judge, or None (see :func:`judge_config`)."""
-    config = judge_config(timeout)
+    config = judge_config(settings)
     return OpenAIChatModel(config) if config is not None else None
-
-
-NO_JUDGE = ("no LLM judge configured: set CITEWISE_JUDGE_BASE_URL and CITEWISE_JUDGE_MODEL (or CITEWISE_LLM_BASE_URL "
-            "and CITEWISE_LLM_MODEL) to an OpenAI-compatible endpoint such as a llama.cpp server")

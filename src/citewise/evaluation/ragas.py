@@ -306,7 +306,7 @@ def run_ragas(rows: Sequence[RagasRow], judge=None, embedder=None, *, dataset: s
     """
     results, notes = [], []
     if judge is None:
-        notes.append("no LLM judge configured (CITEWISE_JUDGE_BASE_URL / CITEWISE_JUDGE_MODEL, or CITEWISE_LLM_*): "
+        notes.append("no LLM judge configured ([llm.judge] or [llm]: CITEWISE_LLM_JUDGE_BASE_URL / CITEWISE_LLM_JUDGE_MODEL, or CITEWISE_LLM_*): "
                      "faithfulness, answer relevance, context precision, context recall and noise sensitivity "
                      "need one and were not computed")
     for row in rows:

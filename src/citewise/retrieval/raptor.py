@@ -56,6 +56,7 @@ import numpy as np
 
 from citewise.core import CitewiseError, Hit
 from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 
 #: Cluster counts tried per level (a geometric grid up to the paper's maximum of 50).
@@ -407,6 +408,7 @@ class PoolHit:
     cites: tuple[str, ...]
 
 
+@register("raptor-collapsed")
 class RaptorCollapsedRetriever(_RaptorBase):
     """``raptor-collapsed``: the paper's collapsed tree (module docstring).
 
@@ -466,6 +468,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
         return self._finish(hits, query, k, f)
 
 
+@register("raptor-tree")
 class RaptorTreeRetriever(_RaptorBase):
     """``raptor-tree``: top-down traversal, ``width`` nodes per level (module docstring)."""
 

@@ -24,7 +24,7 @@ Auth (:mod:`citewise.service.auth`): the principal comes only from the credentia
 JSON ``{"error": {"message", "type"}}`` with 400 (bad input), 401 (no/bad credential), 403 (not
 admin), 404, 413 (query too long, or a body over :data:`MAX_BODY_BYTES`), 429 (rate limit, with ``Retry-After``), 504 (timeout).
 
-Concurrency: queries run on a small pool of :class:`citewise.index.Index` handles (one thread
+Concurrency: queries run on a small pool of :class:`citewise.api.Citewise` handles (one thread
 per handle at a time; each handle's caches are not shared between threads); an ingest job runs
 in a thread on a handle of its own and holds the index's ingest lock, so queries never wait for
 it and see its documents after each commit (a handle reads the latest committed table version
@@ -32,7 +32,7 @@ on every query).
 
 MCP: ``create_app`` mounts the MCP server's Streamable HTTP endpoint at ``/mcp``
 (:func:`citewise.service.mcp.mount`) with ``index_factory`` = ``Service.pool.use`` (a context
-manager lending an :class:`Index` handle to one thread) and the same credentials as the API
+manager lending a :class:`~citewise.api.Citewise` handle to one thread) and the same credentials as the API
 (``Authenticator.from_headers`` on the request's ``Authorization`` / ``X-API-Key`` headers).
 """
 
@@ -59,11 +59,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from citewise.core import CitewiseError, Filters, Principal
+from citewise.api import Citewise
 from citewise.index import MAX_QUERY_CHARS, Index
+from citewise.settings import Settings, load_settings
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
-from citewise.service.online_eval import DEFAULT_RATE as DEFAULT_EVAL_RATE, online_evaluator, sample_of
+from citewise.service.online_eval import online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
 
@@ -160,15 +162,17 @@ def _utc() -> str:
 
 
 class IndexPool:
-    """``size`` :class:`Index` handles on one folder; :meth:`use` lends one to a thread.
+    """``size`` :class:`~citewise.api.Citewise` handles (each its own :class:`Index`) on one
+    folder, sharing one settings object; :meth:`use` lends one to a thread.
 
     Handles are opened on first need (``citewise serve`` opens the first one, model loaded, before
     it accepts requests: :func:`warm`; an app used without it pays that on its first request, and
     ``/readyz`` says when the first is open).
     """
 
-    def __init__(self, index_dir: Path, size: int):
+    def __init__(self, index_dir: Path, size: int, settings: Settings):
         self.index_dir = index_dir
+        self.settings = settings
         self.size = max(1, size)
         self._free: queue.LifoQueue = queue.LifoQueue()
         self._opened = 0
@@ -185,7 +189,7 @@ class IndexPool:
                     self._opened += 1
             if grow:
                 try:
-                    idx = Index.open(self.index_dir, preload=True)
+                    idx = Citewise(Index.open(self.index_dir, preload=True), self.settings)
                 except BaseException:
                     with self._lock:
                         self._opened -= 1
@@ -202,19 +206,20 @@ class Service:
     """The state behind one app: index pool, authenticator, rate limit, metrics, ingest jobs."""
 
     def __init__(self, index_dir: Path, *, require_auth: bool, jwt: JwtConfig | None, db: str | None,
-                 generator: str, request_timeout_s: float, rate: float, burst: int, pool_size: int,
+                 generator: str | None, request_timeout_s: float, rate: float, burst: int, pool_size: int,
                  ingest_roots: list[Path] | None, max_query_chars: int, full_documents: bool = False,
-                 eval_rate: float = DEFAULT_EVAL_RATE):
+                 settings: Settings | None = None):
         self.index_dir = index_dir
         self.full_documents = full_documents
-        self.pool = IndexPool(index_dir, pool_size)
+        self.settings = settings if settings is not None else load_settings(index_dir)
+        self.pool = IndexPool(index_dir, pool_size, self.settings)
         self.auth = Authenticator(KeyStore(index_dir), jwt, require_auth)
         self.db = db
         self.generator = generator
         self.timeout = request_timeout_s
         self.buckets = TokenBuckets(rate, burst)
         self.metrics = Metrics()
-        self.online = online_evaluator(self.metrics, eval_rate)
+        self.online = online_evaluator(self.metrics, self.settings.service.eval_rate, self.settings)
         self.ingest_roots = [r.resolve() for r in ingest_roots] if ingest_roots else None
         self.max_query_chars = min(max_query_chars, MAX_QUERY_CHARS)
         self.jobs: dict[str, IngestJob] = {}
@@ -278,32 +283,27 @@ class Service:
 
     # -- work (run in threads) ----------------------------------------------------------------
     def search(self, query: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
-        with self.pool.use() as idx:
+        with self.pool.use() as cw:
             t0 = time.perf_counter()
-            hits = idx.search(query, k, retriever=retriever, principal=principal, filters=filters)
+            hits = cw.search(query, principal, k=k, retriever=retriever, filters=filters)
             self.metrics.retrieval_seconds.observe(time.perf_counter() - t0)
-            return search_json(idx.store, query, hits)
+            return search_json(cw.index.store, query, hits)
 
     def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
-        from citewise.tools.pipeline import route_and_answer
+        from citewise.api import AskOptions
 
-        with self.pool.use() as idx:
+        with self.pool.use() as cw:
             t0 = time.perf_counter()
-            ans = None
-            if filters is None or (filters.as_of is None and filters.version is None):
-                ans = route_and_answer(question, idx, db=self.db, principal=principal)
-                if ans is not None:
-                    for tc in ans.tool_calls:
-                        self.metrics.tool_seconds.labels(tc["tool"]).observe(time.perf_counter() - t0)
-            if ans is None:
-                ans = idx.ask(question, k, retriever=retriever, principal=principal, filters=filters,
-                              generator=self.generator)
-                if "retrieve_s" in ans.timings:
-                    self.metrics.retrieval_seconds.observe(ans.timings["retrieve_s"])
+            ans = cw.ask(question, principal, AskOptions(k=k, retriever=retriever, filters=filters,
+                                                        generator=self.generator, database=self.db))
+            for tc in ans.tool_calls:
+                self.metrics.tool_seconds.labels(tc["tool"]).observe(time.perf_counter() - t0)
+            if "retrieve_s" in ans.timings:
+                self.metrics.retrieval_seconds.observe(ans.timings["retrieve_s"])
             payload = answer_to_dict(ans)
             self.metrics.observe_answer(payload, time.perf_counter() - t0)
             if self.online.wants(ans.outcome):
-                self.online.submit(sample_of(idx, question, ans))
+                self.online.submit(sample_of(cw.index, question, ans))
             return payload
 
     def status(self, caller: Caller | None = None) -> dict:
@@ -311,7 +311,8 @@ class Service:
         the document and chunk counts, the stale list and the oldest pending change cover only
         documents the caller may read, and the duplicate lines and the index path are left out
         (they name documents and server paths)."""
-        with self.pool.use() as idx:
+        with self.pool.use() as cw:
+            idx = cw.index
             st = idx.status()
             data = {**st.as_dict(), "duplicates": idx.duplicates(), "index": str(idx.path)}
             self.metrics.observe_status(data)
@@ -331,8 +332,8 @@ class Service:
     def document(self, doc_id: str, principal: Principal):
         from citewise.service.documents import source_view
 
-        with self.pool.use() as idx:
-            return source_view(idx, doc_id, principal)
+        with self.pool.use() as cw:
+            return source_view(cw.index, doc_id, principal)
 
     def start_ingest(self, req: IngestRequest, caller: Caller) -> IngestJob:
         path = Path(req.path).expanduser()
@@ -513,11 +514,11 @@ class BodyLimit:
 
 
 def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtConfig | None = None,
-               db: str | None = None, generator: str = "extractive", request_timeout_s: float = 30.0,
+               db: str | None = None, generator: str | None = None, request_timeout_s: float = 30.0,
                rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
                ingest_roots: list[str | Path] | None = None, max_query_chars: int = MAX_QUERY_CHARS,
                host: str = "0.0.0.0", public_metrics: bool = False, full_documents: bool = False,
-               eval_rate: float = DEFAULT_EVAL_RATE) -> FastAPI:
+               settings: Settings | None = None) -> FastAPI:
     """The FastAPI app serving the index at ``index_dir`` (see module docstring).
 
     Args:
@@ -525,7 +526,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
             anonymous principal (public documents only).
         jwt: accept JWT bearer tokens checked this way (None: API keys only).
         db: records database for record questions (as ``citewise ask --db``).
-        generator: ``extractive`` (default) or ``llm`` (``CITEWISE_LLM_*``).
+        generator: ``extractive`` or ``llm`` (None: the settings' ``answer.generator``).
         request_timeout_s: longest a search/ask/status request may run (504 after), seconds.
         rate, burst: per-caller token bucket (requests per second, bucket size); anonymous
             callers are limited per client address. ``rate <= 0`` turns it off.
@@ -538,7 +539,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
             a scraper that cannot send one; off by default: then ``/metrics`` needs one too).
         full_documents: let callers fetch a whole document (``/v1/documents/ID?full=true``, the web
             page's "whole document" link); off by default: the cited span with its context only.
-        eval_rate: share of answers evaluated online (:mod:`citewise.service.online_eval`; 0 = off).
+        settings: the effective settings (default: :func:`~citewise.settings.load_settings` for
+            ``index_dir``); every ask and search goes through :class:`citewise.api.Citewise`.
 
     Raises:
         CitewiseError: no index at ``index_dir``.
@@ -550,7 +552,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                   request_timeout_s=request_timeout_s, rate=rate, burst=burst,
                   pool_size=pool_size or min(4, os.cpu_count() or 1),
                   ingest_roots=[Path(r) for r in ingest_roots] if ingest_roots else None,
-                  max_query_chars=max_query_chars, full_documents=full_documents, eval_rate=eval_rate)
+                  max_query_chars=max_query_chars, full_documents=full_documents, settings=settings)
     app = FastAPI(title="citewise", version="0.1.0",
                   description="Evidence-grounded answers with citations over your documents. "
                   "Authenticate with 'Authorization: Bearer <API key or JWT>'.")
@@ -753,7 +755,8 @@ def warm(svc: Service) -> dict:
             corrupt model file is raised by the embedder with its own message.
     """
     t0 = time.perf_counter()
-    with svc.pool.use() as idx:
+    with svc.pool.use() as cw:
+        idx = cw.index
         stats = idx.store.stats()
         idx.embedder.embed(["citewise"])
         if hasattr(idx.store, "warm"):
@@ -762,10 +765,10 @@ def warm(svc: Service) -> dict:
 
 
 def _ready(svc: Service) -> dict:
-    with svc.pool.use() as idx:
-        return {"chunks": idx.store.stats()["chunks"]}
+    with svc.pool.use() as cw:
+        return {"chunks": cw.index.store.stats()["chunks"]}
 
 
 def _chunk_texts(svc: Service, ids: list[str]) -> dict[str, str]:
-    with svc.pool.use() as idx:
-        return {cid: c.text for cid, c in idx.store.get_chunks(ids).items()}
+    with svc.pool.use() as cw:
+        return {cid: c.text for cid, c in cw.index.store.get_chunks(ids).items()}

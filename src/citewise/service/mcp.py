@@ -79,12 +79,12 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
     """An ``MCPServer`` with the citewise tools.
 
     Args:
-        index_factory: called once per tool call; returns the :class:`citewise.index.Index` to
-            use, or a context manager that lends one for the call (an index pool's ``use``).
+        index_factory: called once per tool call; returns the :class:`citewise.api.Citewise`
+            to use, or a context manager that lends one for the call (a pool's ``use``).
         principal: the principal of calls that carry no HTTP request (stdio). Calls over HTTP use
             the principal :func:`mount` stored on the request; a request without one is anonymous.
         db: records database for ``query_records`` / record questions (``sqlite:///PATH`` or a
-            path; default ``$CITEWISE_DB``, else the bundled sample records for the sample corpus).
+            path; default: the settings' ``records.database``).
         serialize: run one tool call at a time (the SDK runs each call in a worker thread; stdio
             serves one client from one Index).
 
@@ -112,8 +112,8 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
             with lock:
                 lent = index_factory()
                 if hasattr(lent, "__enter__"):  # a pool lending a handle for the call
-                    with lent as idx:
-                        return fn(idx)
+                    with lent as cw:
+                        return fn(cw)
                 return fn(lent)
         except CitewiseError as e:
             raise ToolError(str(e)) from None
@@ -126,9 +126,9 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         source file."""
         _words(query, "query")
 
-        def go(idx):
-            hits = idx.search(query, k, retriever=retriever, principal=who(ctx), filters=_filters(as_of, version))
-            return search_json(idx.store, query, hits)
+        def go(cw):
+            hits = cw.search(query, who(ctx), k=k, retriever=retriever, filters=_filters(as_of, version))
+            return search_json(cw.index.store, query, hits)
 
         return run(go)
 
@@ -140,14 +140,11 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         answered from the records tools, cited as [tool:NAME]."""
         _words(question, "question")
 
-        def go(idx):
-            from citewise.tools.pipeline import route_and_answer
+        def go(cw):
+            from citewise.api import AskOptions
 
-            p = who(ctx)
-            routed = route_and_answer(question, idx, db=db, principal=p)
-            if routed is not None:
-                return answer_json(routed)
-            return answer_json(idx.ask(question, k, retriever=retriever, principal=p, filters=_filters(as_of, version)))
+            opts = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version), database=db)
+            return answer_json(cw.ask(question, who(ctx), opts))
 
         return run(go)
 
@@ -157,18 +154,10 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         whether a limit was exceeded) with the guarded record tools: one allow-listed,
         parameterised read-only SELECT. `tool_calls` lists the tool, its arguments and rows. A
         question that is not about records abstains (use `ask`)."""
-        def go(idx):
-            from citewise.core import ABSTENTION_TEXT, Answer
-            from citewise.tools.pipeline import records_db_for, route_and_answer
+        def go(cw):
+            from citewise.api import AskOptions
 
-            if records_db_for(idx, db) is None:
-                return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
-                    "no records database is configured for this index (set CITEWISE_DB, or start the server with --db)")))
-            routed = route_and_answer(question, idx, db=db, principal=who(ctx))
-            if routed is None:
-                return answer_json(Answer(ABSTENTION_TEXT, "abstained", abstain_reason=(
-                    "not a record question: no record tool applies (ask the documents with the ask tool)")))
-            return answer_json(routed)
+            return answer_json(cw.ask_records(question, who(ctx), AskOptions(database=db)))
 
         return run(go)
 
@@ -187,12 +176,13 @@ def serve_stdio(index_dir, principal: Principal | None = None, *, db: str | None
     Raises:
         CitewiseError: no index at ``index_dir``.
     """
+    from citewise.api import Citewise
     from citewise.index import Index
 
     if not Index.exists(index_dir):
         raise CitewiseError(f"{index_dir}: no index here yet; run 'citewise ingest PATH --index {index_dir}' first")
-    idx = Index.open(index_dir, preload=True)
-    server = create_server(lambda: idx, principal, db=db, serialize=True)
+    cw = Citewise.open(index_dir, preload=True)
+    server = create_server(lambda: cw, principal, db=db, serialize=True)
     server.run("stdio")
 
 

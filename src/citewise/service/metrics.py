@@ -19,9 +19,8 @@ class Metrics:
       ``citewise_http_request_duration_seconds{route}``: every request, by route template.
     * ``citewise_retrieval_duration_seconds``, ``citewise_answer_duration_seconds``,
       ``citewise_tool_duration_seconds{tool}`` (routing plus the record tool call): stage latencies.
-    * ``citewise_abstentions_total{reason}``: abstentions by reason (the text before the first
-      ``:`` of ``abstain_reason``, so label values stay few; ``evidence 0.05 < threshold …`` is
-      ``below threshold``).
+    * ``citewise_abstentions_total{reason}``: abstentions by reason code
+      (:class:`citewise.core.ReasonCode`: ``below_threshold``, ``unknown_name`` ...; a few values).
     * ``citewise_fabricated_citations_total``: citations dropped because they named a source the
       generator was not shown.
     * ``citewise_judge_failures_total``: judge verdicts that failed or could not be parsed (the
@@ -75,10 +74,8 @@ class Metrics:
         """Record one answer (the :func:`citewise.service.payloads.answer_json` JSON)."""
         self.answer_seconds.observe(seconds)
         if payload["outcome"] == "abstained":
-            reason = (payload.get("abstain_reason") or "unspecified").split(":", 1)[0].strip()[:60] or "unspecified"
-            if reason.startswith("evidence ") and "< threshold" in reason:
-                reason = "below threshold"
-            self.abstentions.labels(reason).inc()
+            reason = payload.get("reason") or {}
+            self.abstentions.labels(reason.get("code") or "unspecified").inc()
         if payload.get("fabricated_citations"):
             self.fabricated.inc(len(payload["fabricated_citations"]))
 

@@ -190,13 +190,20 @@ class OnlineEvaluator:
         self.metrics.online_evaluations.labels("evaluated").inc()
 
 
-def online_evaluator(metrics, rate: float = DEFAULT_RATE) -> OnlineEvaluator:
-    """The service's evaluator: the configured judge (:func:`citewise.evaluation.llm_judge.judge_model`)
-    when there is one, else verbatim scoring of extractive answers."""
+def online_evaluator(metrics, rate: float = DEFAULT_RATE, settings=None) -> OnlineEvaluator:
+    """The service's evaluator: the judge of ``settings`` (:func:`citewise.evaluation.llm_judge.judge_model`)
+    when one is configured, else verbatim scoring of extractive answers.
+
+    Raises:
+        InputError: ``rate`` outside [0, 1] (naming the setting ``service.eval_rate``).
+    """
     from citewise.answer.judges import ClaimJudge
+    from citewise.core import InputError
     from citewise.evaluation.llm_judge import judge_model
 
-    model = judge_model(timeout=60.0) if rate > 0 else None
+    if not 0.0 <= rate <= 1.0:
+        raise InputError("setting service.eval_rate", f"{rate!r} is not a share in [0, 1] (0.05 = 5% of answers)")
+    model = judge_model(settings) if rate > 0 else None
     return OnlineEvaluator(metrics, rate, ClaimJudge(model) if model is not None else None)
 
 

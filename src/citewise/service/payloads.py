@@ -57,7 +57,8 @@ class AnswerJSON(TypedDict):
     used_ids: list[str]
     best_score: float
     context_ids: list[str]
-    abstain_reason: str
+    abstain_reason: str  # the reason's short form ('' when none)
+    reason: dict[str, Any] | None  # {"code", "fields", "text"} (citewise.core.Reason)
     fabricated_citations: list[str]
     dropped_sentences: list[str]
     generator: str
@@ -110,6 +111,7 @@ def answer_json(ans) -> AnswerJSON:
         "best_score": ans.best_score,
         "context_ids": ans.context_ids,
         "abstain_reason": ans.abstain_reason,
+        "reason": ans.reason.as_dict() if ans.reason is not None else None,
         "fabricated_citations": ans.fabricated,
         "dropped_sentences": ans.dropped,
         "generator": ans.generator,

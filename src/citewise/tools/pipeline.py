@@ -13,9 +13,8 @@ answers with citations or abstains on its own evidence threshold).
   the answer cites both ``[tool:NAME]`` and ``[doc:ID]``. Missing pieces make the outcome
   ``partial`` (number without rule) or ``abstained`` (no record).
 
-Which records database: ``db`` argument (``--db``), else ``$CITEWISE_DB``, else the bundled
-sample database when the index holds the sample corpus (document
-``help/billing/daily-transaction-limits``); otherwise no routing to records happens.
+Which records database: the caller says (``citewise.api.Citewise`` passes ``records.database``
+from the settings, ``CITEWISE_DB`` or ``--db``); without one nothing is routed.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from citewise.core import Answer, Citation, Principal
 from citewise.telemetry import traced_route
 from citewise.tools.base import is_error
 
-SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
 _USD = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*USD")
 
 
@@ -40,17 +38,6 @@ class Comparison:
     limit: float
     exceeded: bool
     difference: float  # used - limit
-
-
-def records_db_for(index, db: str | None) -> str | None:
-    """The records database to route to for ``index`` (see module docstring), or None."""
-    import os
-
-    from citewise.tools.records import build_sample_db
-
-    if db or os.environ.get("CITEWISE_DB"):
-        return db or os.environ["CITEWISE_DB"]
-    return str(build_sample_db()) if SAMPLE_MARKER_DOC in index.store.documents() else None
 
 
 def find_rule_value(text: str, key: str) -> tuple[float, int, int] | None:
@@ -86,20 +73,26 @@ def _record_answer(name: str, obs: dict) -> Answer:
 
 @traced_route
 def route_and_answer(question: str, index, db: str | None = None, principal: Principal | None = None,
-                     today: _dt.date | None = None) -> Answer | None:
-    """Answer through a record tool when the router says record/both; None otherwise.
+                     today: _dt.date | None = None, *, router=None, tools=None, filters=None) -> Answer | None:
+    """Answer through a record tool when the router says record/both; None otherwise (also
+    when no records database is given).
+
+    ``router`` and ``tools`` (the principal's :class:`~citewise.tools.registry.ToolSet`) are
+    built from ``db`` when not given; :class:`citewise.api.Citewise` builds them once.
+    ``filters``: unused by record tools; kept for the document search of a *both* route.
 
     Raises:
         CitewiseError: the configured database file does not exist.
     """
     from citewise.tools.registry import build_toolset
-    from citewise.tools.router import RuleRouter, index_probe
+    from citewise.tools.router import RuleRouter
 
-    db_url = records_db_for(index, db)
-    if db_url is None:
-        return None
-    tools = build_toolset(db_url, index=index, principal=principal)
-    router = RuleRouter(list(tools.tools.values()), index.question_embedder, index_probe(index, principal))
+    if tools is None:
+        if db is None:
+            return None
+        tools = build_toolset(db, index=index, principal=principal, sample_fallback=False)
+    if router is None:
+        router = RuleRouter(list(tools.tools.values()), index.question_embedder)
     route = router.route(question, today)
     if route.kind in ("document", "none"):
         return None

@@ -40,14 +40,14 @@ _PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 def sample_records_dir() -> Path:
     """Folder of the bundled records script and tool declarations."""
-    from citewise.demo import sample_dir
+    from citewise.core import sample_dir
 
     return sample_dir() / "records"
 
 
 def sample_tools_yaml() -> Path:
     """The bundled record tool declarations (``sample/record_tools.yaml``)."""
-    from citewise.demo import sample_dir
+    from citewise.core import sample_dir
 
     return sample_dir() / "record_tools.yaml"
 

@@ -31,6 +31,23 @@ class ToolSet:
         """The tools in the OpenAI tools format."""
         return [spec(t) for t in self.tools.values()]
 
+    def for_groups(self, groups) -> "ToolSet":
+        """The tools a principal in ``groups`` may use: record tools that declare ``groups`` only
+        for a principal in one of them; every other tool."""
+        mine = set(groups)
+        return ToolSet([t for t in self.tools.values() if not getattr(t, "groups", None) or mine & set(t.groups)])
+
+    def for_principal(self, principal: Principal | None, index=None) -> "ToolSet":
+        """:meth:`for_groups` of ``principal``'s groups, with ``vector_search`` searching as
+        ``principal`` (a new search tool over ``index`` when one is given)."""
+        from citewise.tools.vector import VectorSearchTool
+
+        principal = principal or Principal()
+        out = self.for_groups(principal.all_groups())
+        if index is not None and "vector_search" in out.tools:
+            out.tools["vector_search"] = VectorSearchTool(index.retriever("shipped"), index.store, principal)
+        return out
+
     @traced_tool_call
     def call(self, name: str, args: dict) -> dict:
         """Call tool ``name`` with ``args``; never raises.
@@ -52,12 +69,14 @@ class ToolSet:
 
 
 def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Principal | None = None,
-                  tools_yaml: str | os.PathLike | None = None, sample_fallback: bool = True) -> ToolSet:
+                  tools_yaml: str | os.PathLike | None = None, sample_fallback: bool = True,
+                  all_groups: bool = False) -> ToolSet:
     """The standard tools: ``vector_search`` (when ``index`` is given), ``sql_query`` and the record
     tools (when a database resolves, see :func:`citewise.tools.records.resolve_db`), and
     ``web_search`` (when ``CITEWISE_WEB_SEARCH_URL`` is set).
 
-    Record tools that declare ``groups`` are offered only to a principal in one of them.
+    Record tools that declare ``groups`` are offered only to a principal in one of them (every
+    record tool with ``all_groups``: then :meth:`ToolSet.for_principal` picks a principal's).
 
     Raises:
         CitewiseError / InputError: the database file is missing or the YAML is invalid.
@@ -79,7 +98,7 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
         database = SqliteDatabase(path, allow)
         tools.append(SqlQueryTool(database))
         groups = set((principal or Principal()).all_groups())
-        tools += [t for t in load_record_tools(yaml_path, database) if not t.groups or groups & set(t.groups)]
+        tools += [t for t in load_record_tools(yaml_path, database) if all_groups or not t.groups or groups & set(t.groups)]
     web = WebSearchTool.from_env()
     if web is not None:
         tools.append(web)

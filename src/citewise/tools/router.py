@@ -361,6 +361,6 @@ def index_probe(index, principal=None) -> Callable[[str], float]:
     answerer = index.answerer()
 
     def probe(question: str) -> float:
-        return 0.0 if answerer.assess(question, principal=principal).abstain_reason else 1.0
+        return 0.0 if answerer.assess(question, principal=principal).reason is not None else 1.0
 
     return probe
