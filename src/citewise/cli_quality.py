@@ -42,7 +42,7 @@ def _judge_or_none():
 def eval_ragas(
     dataset: Path = typer.Argument(..., help="RAGAS dataset JSONL: question, answer, contexts (list), ground_truth."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a report: .json, .md or .html."),
-    noise: int = typer.Option(0, "--noise", min=0, help="Noise sensitivity: regenerate each answer with this many noise contexts of other rows (needs CITEWISE_LLM_* for the generator); 0 = skip."),
+    noise: int = typer.Option(0, "--noise", min=0, help="Noise sensitivity: regenerate each answer with this many noise contexts of other rows (needs the [llm] generator); 0 = skip."),
     embedder: str = typer.Option("minilm", "--embedder", help="Embedder for answer relevance (minilm | hashing)."),
     floors: Optional[Path] = typer.Option(None, "--floors", help="YAML: floors {metric: value}, judge {agreement: FILE, min_kappa: 0.6}; exit 1 on a breach; the judge must pass its agreement gate."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -73,8 +73,16 @@ def eval_ragas(
         if noise:
             from citewise.answer.generators import LLMGenerator
             from citewise.evaluation.ragas_noise import noise_probe
+            from citewise.models.chat import ChatConfig, OpenAIChatModel
+            from citewise.settings import load_settings
 
-            probe = noise_probe(rows, LLMGenerator.from_env(), judge, noise)
+            g = load_settings().llm.for_use("answer")
+            if not g.configured:
+                raise CitewiseError("--noise regenerates answers with the LLM generator and none is configured: set "
+                                    "CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL (or [llm] in citewise.toml)")
+            gen = LLMGenerator(OpenAIChatModel(ChatConfig(g.base_url, g.model, g.api_key or None,
+                                                          timeout=g.read_timeout_s, temperature=g.temperature)))
+            probe = noise_probe(rows, gen, judge, noise)
     else:
         _say(f"warning: {NO_JUDGE}; only what needs no LLM is reported", err)
     rep = run_ragas(rows, judge, emb, dataset=str(dataset), judge_name=model.config.model if model else None,
