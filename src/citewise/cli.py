@@ -1312,7 +1312,7 @@ def eval_answers(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
     show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
     boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
-    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge ([llm.judge], else [llm]: CITEWISE_LLM_JUDGE_* or CITEWISE_LLM_*)."),
+    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge (settings llm.judge, else llm: CITEWISE_LLM_JUDGE_* or CITEWISE_LLM_*)."),
     judge_agreement: Optional[Path] = typer.Option(None, "--judge-agreement", help="With --judge: refuse a judge whose agreement record (citewise eval judge-agreement --out) is below --min-kappa."),
     min_kappa: float = typer.Option(0.6, "--min-kappa", help="With --judge-agreement: the lowest Cohen's kappa accepted."),
     as_json: bool = JsonOpt,
@@ -1610,7 +1610,7 @@ def serve(
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
     full_documents: Optional[bool] = typer.Option(None, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: Optional[bool] = typer.Option(None, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
-    eval_rate: Optional[float] = typer.Option(None, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0 = off). Default: setting service.eval_rate (0.05); with an LLM judge configured ([llm.judge] or [llm]) it scores them."),
+    eval_rate: Optional[float] = typer.Option(None, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0 = off). Default: setting service.eval_rate (0.05); with an LLM judge configured (settings llm.judge or llm) it scores them."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 

@@ -42,7 +42,7 @@ def _judge_or_none():
 def eval_ragas(
     dataset: Path = typer.Argument(..., help="RAGAS dataset JSONL: question, answer, contexts (list), ground_truth."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a report: .json, .md or .html."),
-    noise: int = typer.Option(0, "--noise", min=0, help="Noise sensitivity: regenerate each answer with this many noise contexts of other rows (needs the [llm] generator); 0 = skip."),
+    noise: int = typer.Option(0, "--noise", min=0, help="Noise sensitivity: regenerate each answer with this many noise contexts of other rows (needs the llm generator settings); 0 = skip."),
     embedder: str = typer.Option("minilm", "--embedder", help="Embedder for answer relevance (minilm | hashing)."),
     floors: Optional[Path] = typer.Option(None, "--floors", help="YAML: floors {metric: value}, judge {agreement: FILE, min_kappa: 0.6}; exit 1 on a breach; the judge must pass its agreement gate."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
