@@ -116,3 +116,37 @@ def test_golden_generate_from_the_hr_policies(hr_index):
     # 15% of 6 rounds to 1 row marked for review; every row waits for a reviewer
     assert sum(r["review"] for r in res.rows) == 1 and {r["status"] for r in res.rows} == {"pending"}
     assert len({r["id"] for r in res.rows}) == 6
+
+
+def test_ragas_on_an_hr_answer_with_a_made_up_claim():
+    """"How do I expense meals?" answered with the policy's $75/day and an invented "Alcohol is
+    reimbursed too", the expenses policy retrieved second after the health plans."""
+    from citewise.evaluation.ragas import read_ragas_set, run_ragas
+    from citewise.evaluation.ragas_report import render
+    from citewise.models.embedders import make_embedder
+
+    model, transport = replay_model("ragas_hr.jsonl")
+    rows = read_ragas_set(DATA / "ragas" / "hr.jsonl")
+    rep = run_ragas(rows[-1:], ClaimJudge(model), make_embedder("hashing"), dataset="hr.jsonl",
+                    judge_name="qwen2.5-coder-1.5b-instruct").to_dict()
+    assert transport.calls == 6
+    j = rep["per_row"][0]["judgments"]
+    # the judge split the answer into its 2 claims and found the alcohol one unsupported: 1/2
+    assert j["claims"] == ["Meals are reimbursed up to $75 per day during travel.", "Alcohol is reimbursed too."]
+    assert j["supported"] == [True, False]
+    # only the second context (the expenses policy) is useful: 1 of 2 retrieved; ranked form 1/2 as well
+    assert j["relevant"] == [False, True]
+    # both ground-truth claims are in the contexts
+    assert j["attributed"] == [True, True]
+    means = {m: v["mean"] for m, v in rep["means"].items()}
+    assert (means["faithfulness"], means["context_precision"], means["context_precision_ranked"],
+            means["context_recall"]) == (0.5, 0.5, 0.5, 1.0)
+    # relevance: the mean cosine (hashing embedder) of the 3 questions the judge wrote back
+    emb = make_embedder("hashing")
+    v = emb.embed([rows[-1].question, *j["generated"]])
+    assert len(j["generated"]) == 3 and means["answer_relevance"] == pytest.approx(float((v[1:] @ v[0]).mean()), abs=1e-5)
+    assert means["noise_sensitivity"] is None
+    assert [(d["metric"], d["range"]) for d in rep["diagnosis"]] == [
+        ("faithfulness", "< 0.75"), ("context_precision", "< 0.60"), ("answer_relevance", "< 0.70")]
+    html = render(rep, "html")
+    assert "review the LLM prompt; increase citation instructions; lower the temperature" in html

@@ -61,8 +61,12 @@ def as_context(question: str, texts: Sequence[str]) -> Context:
 def _faithfulness(judge, answer: str, contexts: Sequence[str]) -> tuple[float | None, str | None]:
     from citewise.evaluation.answer_set import strip_citations
 
+    from citewise.core import ABSTENTION_TEXT
+
     text = strip_citations(answer).strip()
-    claims = judge.claims(text) if text else []
+    if not text or text == ABSTENTION_TEXT:
+        return None, "the answer abstains (no claim to judge)"
+    claims = judge.claims(text)
     if claims is None:
         return 0.0, "unusable judge reply listing claims (0.0)"
     if not claims:
