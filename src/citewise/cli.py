@@ -777,6 +777,7 @@ def status(
     st = idx.status(threshold)
     data = st.as_dict()
     data["duplicates"] = idx.duplicates()
+    data["retrievals"] = _usage(idx)
     if as_json:
         out.print_json(json.dumps({**data, "index": str(idx.path)}))
     else:
@@ -801,10 +802,31 @@ def status(
                       "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
         for line in data["duplicates"]:
             out.print(f"duplicate {line}", markup=False, highlight=False, soft_wrap=True)
+        for line in _usage_lines(data["retrievals"]):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:
         raise typer.Exit(1)
+
+
+def _usage(idx) -> dict | None:
+    """Retrievals per chunk of ``idx`` (:mod:`citewise.usage`), or None for a store that cannot list its chunks."""
+    from citewise.usage import usage_report
+
+    return usage_report(idx.store, idx.usage.counts()).as_dict() if hasattr(idx.store, "chunk_versions") else None
+
+
+def _usage_lines(u: dict | None) -> list[str]:
+    if u is None:
+        return []
+    lines = [f"Retrievals: {u['retrievals']} recorded; {u['chunks_retrieved']} of {u['chunks']} chunks retrieved at least once, "
+             f"{u['chunks_never_retrieved']} never."]
+    docs = u["never_retrieved_documents"]
+    if docs:
+        lines.append(f"{plural(len(docs), 'document')} never retrieved (unnecessary or badly split?): "
+                     + ", ".join(docs[:20]) + (f", ... ({len(docs) - 20} more; --json lists all)" if len(docs) > 20 else ""))
+    return lines
 
 
 @app.command()
@@ -1290,6 +1312,9 @@ def eval_answers(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
     show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
     boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
+    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge (settings llm.judge, else llm: CITEWISE_LLM_JUDGE_* or CITEWISE_LLM_*)."),
+    judge_agreement: Optional[Path] = typer.Option(None, "--judge-agreement", help="With --judge: refuse a judge whose agreement record (citewise eval judge-agreement --out) is below --min-kappa."),
+    min_kappa: float = typer.Option(0.6, "--min-kappa", help="With --judge-agreement: the lowest Cohen's kappa accepted."),
     as_json: bool = JsonOpt,
 ):
     """Grade answers: expected span in the answer and expected document cited; abstention on the rest."""
@@ -1298,18 +1323,31 @@ def eval_answers(
     from citewise.api import AskOptions
 
     patterns = compile_patterns(boilerplate or ())
+    llm_judge = _answers_judge(judge, judge_agreement, min_kappa)
     cw = _citewise(index, {"answer.generator": "llm" if llm else None})
     idx = cw.index
+    idx.record_usage = False  # evaluation questions are not use
     questions = read_answer_set(question_set, idx.store.documents().keys())
     principal = _principal(as_)
     generator = cw.settings.answer.generator
+    asked: dict = {}
+
+    def ask(q):
+        asked[q] = cw.ask(q, principal, AskOptions())
+        return asked[q]
+
     with _progress(len(questions), "asking", not as_json) as tick:
-        report = grade_set(lambda q: cw.ask(q, principal, AskOptions()), questions, patterns, tick)
+        report = grade_set(ask, questions, patterns, tick)
+    judged = None
+    if llm_judge is not None:
+        from citewise.evaluation.answer_judging import judge_answers
+
+        judged = judge_answers({q.qid: (q.text, asked[q.text]) for q in questions if q.text in asked}, idx.store, llm_judge)
     if out_file:
         report.write_jsonl(out_file)
     if as_json:
         out.print_json(json.dumps({"set": str(question_set), "index": str(idx.path), "generator": generator,
-                                   **report.to_dict()}))
+                                   **report.to_dict(), **({"judge": judged} if judged else {})}))
         return
     summary = report.summary()
     from rich import box
@@ -1335,12 +1373,34 @@ def eval_answers(
               f"{o['wrong_abstention']} wrong abstentions of {o['in_scope']}; out of scope / false premise: "
               f"{o['abstained_ok']} abstained, {o['leaks']} leaks of {o['no_answer']}"
               + (f"; per-question rows: {out_file}" if out_file else ""), highlight=False, soft_wrap=True)
+    if judged is not None:
+        rate = "-" if judged["faithful_rate"] is None else f"{judged['faithful_rate']:.3f}"
+        out.print(f"judge: {judged['faithful']} of {judged['judged']} answers faithful ({rate}); "
+                  f"{judged['judge_errors']} verdicts failed closed", highlight=False, soft_wrap=True)
     if show_failures:
         for r in report.failures():
             out.print(f"\n{r.verdict} · {r.qid} ({r.corpus}, {r.kind}/{r.category}) · cited {', '.join(r.cited_docs) or 'nothing'}",
                       highlight=False, soft_wrap=True)
             out.print(f"  Q: {r.question}", highlight=False, soft_wrap=True)
             out.print(f"  A: {r.answer}", highlight=False, soft_wrap=True)
+
+def _answers_judge(judge: bool, agreement: Optional[Path], min_kappa: float):
+    """The LLM faithfulness judge of ``eval answers --judge`` (None without --judge), refused
+    below ``min_kappa`` when an agreement record is given (:mod:`citewise.evaluation.judge_agreement`)."""
+    if not judge:
+        return None
+    from citewise.answer.judges import LLMFaithfulnessJudge
+    from citewise.evaluation.judge_agreement import require_agreement
+    from citewise.evaluation.llm_judge import NO_JUDGE, judge_model
+
+    model = judge_model()
+    if model is None:
+        raise CitewiseError(f"--judge: {NO_JUDGE}")
+    j = LLMFaithfulnessJudge(model)
+    if agreement is not None:
+        require_agreement(agreement, j, min_kappa)
+    return j
+
 
 # --- decide commands (recommend) ---
 
@@ -1379,9 +1439,12 @@ def recommend(
     if counted is not None:
         per = "; ".join(f"{p} {n:,} ({counted.documents[p]} docs)" for p, n in counted.tokens.items())
         out.print(f"Corpus {counted.root} (o200k_base tokens each principal may read): {per}", highlight=False, soft_wrap=True)
-    label = {"long_context": "long context", "rag": "RAG"}[rec.primary]
+    label = {"long_context": "long context", "rag": "RAG"}[rec.primary] + (", served as CAG" if rec.cag else "")
     out.print(f"Recommendation: {label}" + (" + tools" if rec.add_tools else ""), highlight=False)
     out.print(f"  long context: {rec.long_context_cost_per_day:,.2f} USD/day ({rec.long_context_input_tokens:,} input tokens per request)", highlight=False)
+    out.print("  CAG:          n/a (users read different documents: no one corpus to cache)"
+              if w.per_user_permissions else
+              f"  CAG:          {rec.cag_cost_per_day:,.2f} USD/day (the corpus prefilled once per version, then cached)", highlight=False)
     out.print(f"  RAG:          {rec.rag_cost_per_day:,.2f} USD/day ({rec.rag_input_tokens:,} input tokens per request)", highlight=False)
     out.print("Reasons:")
     for r in rec.reasons:
@@ -1547,6 +1610,7 @@ def serve(
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
     full_documents: Optional[bool] = typer.Option(None, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
     public_metrics: Optional[bool] = typer.Option(None, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    eval_rate: Optional[float] = typer.Option(None, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0 = off). Default: setting service.eval_rate (0.05); with an LLM judge configured (settings llm.judge or llm) it scores them."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
@@ -1567,7 +1631,7 @@ def serve(
         "records.database": db, "answer.generator": "llm" if llm else None, "service.host": host,
         "service.port": port, "service.require_auth": require_auth, "service.request_timeout_s": timeout,
         "service.rate": rate, "service.burst": burst, "service.full_documents": full_documents,
-        "service.public_metrics": public_metrics})
+        "service.public_metrics": public_metrics, "service.eval_rate": eval_rate})
     sv = settings.service
     host, port = sv.host, sv.port
     jwt = None
@@ -1798,6 +1862,11 @@ def _query_read_as_option(e: Exception, ctx) -> str | None:
             words += 1
         i += 1
     return typed if typed is not None and words == 0 else None
+
+
+from citewise.cli_quality import register as _register_quality  # noqa: E402 - eval ragas, golden, decide
+
+_register_quality(app, eval_app)
 
 
 def main() -> None:

@@ -224,7 +224,8 @@ class Hit:
         rank: 1-based rank in the final list.
         stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` (the ``hybrid`` and
             ``shipped`` retrievers' fusion) | ``pinned`` (``shipped``'s identifier pinning) |
-            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank`` | ``exact`` (a
+            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``raptor-summary`` (a leaf a
+            RAPTOR summary hit stands for) | ``rerank`` | ``exact`` (a
             chunk ``ask`` added because it alone holds an identifier-like name of the question in
             a table cell, code span or definition line, or the entry of "the X builtin" no retrieved
             chunk held, :mod:`citewise.answer.pipeline`) |

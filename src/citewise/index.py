@@ -362,8 +362,24 @@ class Index:
             CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(query)
-        return self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
+        hits = self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
             query, k, principal=principal, filters=filters)
+        if self.record_usage:
+            self.usage.record(h.chunk_id for h in hits)
+        return hits
+
+    #: Record the chunks :meth:`search` and :meth:`ask` return (:mod:`citewise.usage`); evaluation
+    #: commands turn it off so their questions do not count as use.
+    record_usage = True
+
+    @property
+    def usage(self):
+        """The :class:`citewise.usage.RetrievalLog` of this index folder (retrievals per chunk)."""
+        if "_usage" not in self.__dict__:
+            from citewise.usage import retrieval_log
+
+            self._usage = retrieval_log(self.path)
+        return self._usage
 
     @property
     def abstain_threshold(self) -> float:
@@ -441,5 +457,8 @@ class Index:
             CitewiseError: ``question`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(question)
-        return self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
+        ans = self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
             question, k=k, principal=principal, filters=filters)
+        if self.record_usage:
+            self.usage.record(ans.retrieved_ids)
+        return ans

@@ -197,6 +197,9 @@ class ServiceSettings:
     require_auth: bool = False
     full_documents: bool = False
     public_metrics: bool = False
+    #: share of answered requests evaluated online for the faithfulness gauge of /metrics
+    #: (citewise.service.online_eval; the design documents' 5-10%); 0 = off
+    eval_rate: float = 0.05
 
 
 @dataclass

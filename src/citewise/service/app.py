@@ -65,6 +65,7 @@ from citewise.settings import Settings, load_settings
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
+from citewise.service.online_eval import online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
 
@@ -218,6 +219,7 @@ class Service:
         self.timeout = request_timeout_s
         self.buckets = TokenBuckets(rate, burst)
         self.metrics = Metrics()
+        self.online = online_evaluator(self.metrics, self.settings.service.eval_rate, self.settings)
         self.ingest_roots = [r.resolve() for r in ingest_roots] if ingest_roots else None
         self.max_query_chars = min(max_query_chars, MAX_QUERY_CHARS)
         self.jobs: dict[str, IngestJob] = {}
@@ -300,6 +302,8 @@ class Service:
                 self.metrics.retrieval_seconds.observe(ans.timings["retrieve_s"])
             payload = answer_to_dict(ans)
             self.metrics.observe_answer(payload, time.perf_counter() - t0)
+            if self.online.wants(ans.outcome):
+                self.online.submit(sample_of(cw.index, question, ans))
             return payload
 
     def status(self, caller: Caller | None = None) -> dict:
