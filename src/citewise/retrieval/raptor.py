@@ -397,7 +397,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
         if not query.strip():
             return []
         chunks = self.hybrid.fused(query, k, f)
-        if f.as_of is not None or f.version is not None:
+        if f.as_of is not None or f.version is not None or f.metadata:
             return self._finish([Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title) for c in chunks], query, k, f)
         q = self.embedder.embed([query])[0]
         nodes = [(float(t.vectors[n.id] @ q), n.id, n) for t in self.index.visible(f.groups) for n in t.nodes.values()]
@@ -433,7 +433,7 @@ class RaptorTreeRetriever(_RaptorBase):
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
-        if f.as_of is not None or f.version is not None:
+        if f.as_of is not None or f.version is not None or f.metadata:
             return self._finish([], query, k, f)
         q = self.embedder.embed([query])[0]
         chosen_leaves: set[str] = set()
