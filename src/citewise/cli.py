@@ -74,6 +74,7 @@ RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+FilterOpt = typer.Option(None, "--filter", metavar="EXPR", help="Only documents whose metadata (front matter) matches: key=value, key=a,b (any of), key>=value, key>value, key<=value, key<value with a number or YYYY-MM-DD date; repeatable, all must hold. E.g. --filter department=finance --filter 'date>=2025-01-01'.")
 # ask / search options whose defaults come from the settings (citewise.toml, CITEWISE_*)
 SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10).")
 SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
@@ -424,6 +425,7 @@ def search(
     retriever: Optional[str] = SearchRetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
@@ -439,7 +441,7 @@ def search(
     if not lexical and query.strip():
         _preload_model(index)
     from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.retrieval.snippets import Snippet
     from citewise.service.payloads import hits_missing_words, search_json
     # read by hits_missing_words after the hits; imported now, it loads while the query model does
     import citewise.answer.evidence  # noqa: F401
@@ -451,14 +453,13 @@ def search(
     idx = cw.index
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
-    hits = cw.search(query, principal, filters=_filters(as_of, version))
+    hits = cw.search(query, principal, filters=_filters(as_of, version, filter_))
     if as_json:
         out.print_json(json.dumps(search_json(idx.store, query, hits)))
         return
-    chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
-    snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
+    snips = {h.chunk_id: Snippet(h.snippet, h.snippet_start, h.snippet_end) for h in hits if h.snippet_start is not None}
     # words of the query no hit holds (title or text): the hits match part of it, or only by meaning
-    missing = hits_missing_words(query, hits, chunks)
+    missing = hits_missing_words(query, hits)
     if not hits:
         empty = idx.store.stats()["documents"] == 0
         out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "
@@ -580,6 +581,7 @@ def ask(
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
@@ -600,7 +602,7 @@ def ask(
     cw = _citewise(index, {"records.database": db}, preload=True, store=store)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
-    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version),
+    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
                          budget_tokens=budget_tokens, requirements=requirements)
@@ -744,13 +746,15 @@ def demo(
 # --- lifecycle commands (status, watch) ---
 
 
-def _filters(as_of: Optional[str], version: Optional[str]):
-    """Filters for ``--as-of DATE`` / ``--version V`` (None when neither is given)."""
+def _filters(as_of: Optional[str], version: Optional[str], filter_: Optional[list[str]] = None):
+    """Filters for ``--as-of DATE`` / ``--version V`` / ``--filter EXPR`` (None when none is given)."""
     import datetime as dt
 
     from citewise.core import Filters
+    from citewise.metadata import parse_filters
 
-    if as_of is None and version is None:
+    metadata = parse_filters(filter_)
+    if as_of is None and version is None and not metadata:
         return None
     day = None
     if as_of is not None:
@@ -760,7 +764,7 @@ def _filters(as_of: Optional[str], version: Optional[str]):
             raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
     if version is not None and not version.strip():
         raise CitewiseError("--version: empty; give the version to find (e.g. --version 3)")
-    return Filters(as_of=day, version=version)
+    return Filters(as_of=day, version=version, metadata=metadata)
 
 
 @app.command()

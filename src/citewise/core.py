@@ -275,8 +275,60 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class SearchResult(Hit):
+    """A :class:`Hit` with what a reader of the result needs: the chunk's text, its best passage
+    for the query, and its document's fields and metadata (:meth:`citewise.index.Index.search`).
+
+    Attributes:
+        text: the chunk text ('' when the chunk was removed between the search and the read).
+        snippet: the chunk's passage that best matches the query
+            (:func:`citewise.retrieval.snippets.best_snippet`).
+        snippet_start, snippet_end: the snippet's ``[start, end)`` character offsets in the
+            source file (None when the chunk is gone).
+        heading_path: headings from the document title down to the chunk.
+        start, end: the chunk's ``[start, end)`` character offsets in the source file.
+        version, updated, effective: the document's version and dates (ISO, '' when unknown).
+        groups: the groups allowed to read the document.
+        pages: ``(first, last)`` 1-based pages of a paged source (PDF), else ``(0, 0)``.
+        metadata: the document's metadata (front matter keys beyond the built-in ones).
+    """
+
+    text: str = ""
+    snippet: str = ""
+    snippet_start: int | None = None
+    snippet_end: int | None = None
+    heading_path: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    version: str = ""
+    updated: str = ""
+    effective: str = ""
+    groups: tuple[str, ...] = ()
+    pages: tuple[int, int] = (0, 0)
+    metadata: dict = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class CitedSpan:
+    """Where one sentence of an answer is supported: the sentence's 0-based index among the
+    answer's sentences and the cited ``[start, end)`` character offsets in the source file."""
+
+    sentence: int
+    chunk_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Citation:
-    """A source shown with an answer."""
+    """A source shown with an answer.
+
+    ``start``/``end``: the span of the first sentence citing it (character offsets in the source
+    file); ``spans``: one :class:`CitedSpan` per sentence citing it, in answer order, so the n-th
+    ``[doc:ID]`` marker of the answer links to ``spans[n]``
+    (:func:`citewise.answer.citations.marker_links`); empty when the answer was not built by the
+    citation check (then every marker links to ``start``/``end``).
+    """
 
     doc_id: str
     title: str
@@ -285,6 +337,7 @@ class Citation:
     chunk_id: str = ""
     start: int = 0
     end: int = 0
+    spans: tuple[CitedSpan, ...] = ()
 
 
 Outcome = Literal["answered", "abstained", "partial", "supported", "gap", "conflict", "not_established", "no_tool"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.settings import Settings
@@ -353,17 +353,23 @@ class Index:
 
     def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
                principal: Principal | None = None, filters: Filters | None = None,
-               reranker=None, rerank_depth: int | None = None) -> list[Hit]:
-        """Top-k hits for ``query`` visible to ``principal`` (anonymous: public documents only).
+               reranker=None, rerank_depth: int | None = None) -> list[SearchResult]:
+        """Top-k results for ``query`` visible to ``principal`` (anonymous: public documents
+        only): :class:`~citewise.core.SearchResult` (the :class:`Hit` fields plus the chunk's
+        text, best snippet with its source offsets, heading path, the document's version, dates,
+        groups and metadata).
 
         ``reranker``/``rerank_depth``: rerank the top candidates (:mod:`citewise.retrieval.rerank`).
 
         Raises:
             CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
         """
+        from citewise.retrieval.results import search_results
+
         check_query(query)
-        return self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
+        hits = self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
             query, k, principal=principal, filters=filters)
+        return search_results(self.store, hits, query)
 
     @property
     def abstain_threshold(self) -> float:

@@ -43,7 +43,6 @@ import datetime as dt
 import json
 import os
 import queue
-import re
 import threading
 import time
 import uuid
@@ -436,24 +435,17 @@ def _chat_question(messages: list[ChatMessage]) -> str:
     raise ApiError(400, "messages: no 'user' message to answer")
 
 
-_MARKER = re.compile(r"\[(doc|chunk|tool):([^\]\s]+)\]")
-
-
 def citation_annotations(text: str, citations: list[dict], base_url: str) -> list[dict]:
     """OpenAI ``url_citation`` annotations for each ``[doc:ID]`` marker in ``text``: the marker's
-    ``start_index``/``end_index`` and a URL of the source view with the cited span."""
-    first: dict[str, dict] = {}
-    for c in citations:
-        first.setdefault(c["doc_id"], c)
-    out = []
-    for m in _MARKER.finditer(text):
-        c = first.get(m.group(2)) if m.group(1) == "doc" else None
-        if c is None:
-            continue
-        out.append({"type": "url_citation", "url_citation": {
-            "start_index": m.start(), "end_index": m.end(), "title": c["title"],
-            "url": f"{base_url}doc/{c['doc_id']}?start={c['start']}&end={c['end']}#cited"}})
-    return out
+    ``start_index``/``end_index`` and a URL of the source view with its own sentence's span
+    (:func:`citewise.answer.citations.marker_links`)."""
+    from citewise.answer.citations import marker_links
+
+    return [{"type": "url_citation", "url_citation": {
+        "start_index": m["marker_start"] - (text[m["marker_start"] - 1:m["marker_start"]] == "["),
+        "end_index": m["marker_end"] + (text[m["marker_end"]:m["marker_end"] + 1] == "]"), "title": m["title"],
+        "url": f"{base_url}doc/{m['doc_id']}?start={m['start']}&end={m['end']}#cited"}}
+        for m in marker_links(text, citations) if m["kind"] == "doc"]
 
 
 #: Largest request body accepted (bytes). Every endpoint takes a short query, question or path;
