@@ -313,7 +313,7 @@ def test_ask_json_matches_the_cli_shape_and_abstains(client):
     assert body["abstain_reason"] == "unknown name: Peru"
     ok = client.post("/v1/ask", json={"question": PUBLIC_Q}).json()
     assert ok["outcome"] == "answered" and ok["citations"][0]["doc_id"] == "help/refunds/refunds-pro"
-    assert set(ok["citations"][0]) == {"doc_id", "title", "version", "updated", "chunk_id", "start", "end"}
+    assert set(ok["citations"][0]) == {"doc_id", "title", "version", "updated", "chunk_id", "start", "end", "spans"}
 
 
 def test_record_question_reports_its_tool_call(client):
