@@ -327,7 +327,10 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         url = _traces_url(endpoint)
         exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
         logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
-        guarded = GuardedExporter(exporter, url, timeout, session)
+        from citewise.trace_privacy import RedactingExporter
+
+        # query strings (the web page's ?q=question) redacted unless content capture is on
+        guarded = GuardedExporter(RedactingExporter(exporter), url, timeout, session)
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
         provider = TracerProvider(resource=Resource.create(
             {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)

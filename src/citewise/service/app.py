@@ -702,6 +702,9 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     from citewise.service.web import add_web_routes
 
     add_web_routes(app, svc)
+    from citewise.service.tracing import add_server_spans
+
+    add_server_spans(app)  # a SERVER span per request when traces are exported
 
     # The MCP server's Streamable HTTP endpoint at /mcp, behind the same credentials (a Caller
     # carries the principal; a bad key raises AuthError, a CitewiseError: 401).
