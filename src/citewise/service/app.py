@@ -534,7 +534,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                   max_query_chars=max_query_chars, full_documents=full_documents, settings=settings)
     app = FastAPI(title="citewise", version="0.1.0",
                   description="Evidence-grounded answers with citations over your documents. "
-                  "Authenticate with 'Authorization: Bearer <API key or JWT>'.")
+                  "Authenticate with 'Authorization: Bearer <API key or JWT>' (or 'X-API-Key: <API key>').")
     app.state.service = svc
 
     @app.exception_handler(ApiError)
@@ -702,7 +702,10 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     from citewise.service.web import add_web_routes
 
     add_web_routes(app, svc)
+    from citewise.service.openapi import install_api_docs
     from citewise.service.tracing import add_server_spans
+
+    install_api_docs(app, require_auth)  # /docs offline; bearer scheme, typed bodies, errors in /openapi.json
 
     add_server_spans(app)  # a SERVER span per request when traces are exported
 

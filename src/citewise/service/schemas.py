@@ -68,18 +68,33 @@ class ErrorResponse(BaseModel):
     detail: list[dict[str, Any]] | None = None
 
 
+class StaleDocumentJSON(BaseModel):
+    doc_id: str | None
+    source: str
+    reason: str
+    pending_s: float
+
+
 class StatusResponse(BaseModel):
     """``GET /v1/status`` (``citewise status --json``; for a caller who is not an admin the counts
-    cover only documents they may read, and ``index`` and ``duplicates`` are left out)."""
+    cover only documents they may read, and ``index`` and ``duplicates`` are left out). Durations
+    in seconds."""
 
     documents: int
     chunks: int
     runs: int
-    last_run_at: str | None = None
-    staleness_s: float | None = None
-    stale: list[dict[str, Any]] = []
-    duplicates: list[str] = []
-    index: str | None = None
+    last_run_at: str
+    staleness_s: float | None
+    lag_s: dict[str, float] = Field(..., description="max and p95 of indexed time minus source change time.")
+    pending_max_s: float
+    stale: list[StaleDocumentJSON]
+    unindexed_rows: int
+    last_run_errors: int
+    threshold_s: float | None
+    status: Literal["ok", "alert"]
+    alerts: list[str]
+    duplicates: list[str]
+    index: str | None
 
 
 class TextSpan(BaseModel):
