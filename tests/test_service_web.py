@@ -154,4 +154,6 @@ def test_openapi_has_bearer_security_typed_bodies_and_errors_and_docs_work_offli
     assert "/docs-assets/swagger-ui-bundle.js" in docs and "cdn" not in docs.lower() and "https://" not in docs
     js = client.get("/docs-assets/swagger-ui-bundle.js")
     assert js.status_code == 200 and len(js.content) > 500_000
-    assert client.get("/redoc").status_code in (404, 401)
+    redoc = client.get("/redoc").text
+    assert "/docs-assets/redoc.standalone.js" in redoc and "https://" not in redoc
+    assert client.get("/docs-assets/redoc.standalone.js").status_code == 200

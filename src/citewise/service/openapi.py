@@ -5,14 +5,15 @@
   error responses each route can give (``{"error": {"message", "type"}}``: 400, 401, 403, 404,
   413, 422, 429, 504) and typed bodies for the routes whose handlers return plain dicts
   (:mod:`citewise.service.schemas`).
-* ``/docs`` is Swagger UI served from the ``swagger-ui-bundle`` package (``/docs-assets/...``), so
-  it works with no network; ReDoc's CDN page is not offered.
+* ``/docs`` (Swagger UI 5) and ``/redoc`` (ReDoc) load their scripts and styles from the
+  ``fastapi-offline`` package's static folder (``/docs-assets/...``), so they work with no
+  network.
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 
@@ -76,15 +77,23 @@ def openapi_schema(app: FastAPI, require_auth: bool) -> dict:
     return schema
 
 
+def assets_folder() -> str:
+    """The folder of Swagger UI's and ReDoc's files in the ``fastapi-offline`` package."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("fastapi_offline")
+    return str(Path(spec.origin).parent / "static")
+
+
 def install_api_docs(app: FastAPI, require_auth: bool) -> None:
-    """Replace FastAPI's CDN-based ``/docs`` and ``/redoc`` with Swagger UI from the
-    ``swagger-ui-bundle`` package, and install :func:`openapi_schema`."""
-    import swagger_ui_bundle
+    """Replace FastAPI's CDN-based ``/docs`` and ``/redoc`` with pages whose assets come from
+    the ``fastapi-offline`` package, and install :func:`openapi_schema`."""
     from starlette.staticfiles import StaticFiles
 
     app.router.routes[:] = [r for r in app.router.routes
                             if getattr(r, "path", None) not in ("/docs", "/docs/oauth2-redirect", "/redoc")]
-    app.mount("/docs-assets", StaticFiles(directory=swagger_ui_bundle.swagger_ui_path), name="docs-assets")
+    app.mount("/docs-assets", StaticFiles(directory=assets_folder()), name="docs-assets")
     app.openapi = lambda: openapi_schema(app, require_auth)
 
     @app.get("/docs", include_in_schema=False, response_class=HTMLResponse)
@@ -92,5 +101,11 @@ def install_api_docs(app: FastAPI, require_auth: bool) -> None:
         return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
                                    swagger_js_url="/docs-assets/swagger-ui-bundle.js",
                                    swagger_css_url="/docs-assets/swagger-ui.css",
-                                   swagger_favicon_url="/docs-assets/favicon-32x32.png",
+                                   swagger_favicon_url="/docs-assets/favicon.png",
                                    swagger_ui_parameters={"persistAuthorization": True})
+
+    @app.get("/redoc", include_in_schema=False, response_class=HTMLResponse)
+    async def redoc():
+        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
+                              redoc_js_url="/docs-assets/redoc.standalone.js",
+                              redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
