@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 from citewise.answer.citations import enforce_citations, marker_links
 from citewise.answer.context import Context, ContextChunk

@@ -330,7 +330,7 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         from citewise.trace_privacy import RedactingExporter
 
         # query strings (the web page's ?q=question) redacted unless content capture is on
-        guarded = GuardedExporter(RedactingExporter(exporter), url, timeout, session)
+        guarded = GuardedExporter(RedactingExporter(exporter, capture_content), url, timeout, session)
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
         provider = TracerProvider(resource=Resource.create(
             {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)

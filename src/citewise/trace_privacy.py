@@ -49,15 +49,14 @@ def redacted(span):
 
 class RedactingExporter:
     """A span exporter that exports ``redacted`` copies of the spans through ``inner`` (see
-    module docstring); ``shutdown`` and ``force_flush`` go to ``inner``."""
+    module docstring) unless ``capture()`` says content capture is on; ``shutdown`` and
+    ``force_flush`` go to ``inner``."""
 
-    def __init__(self, inner):
-        self.inner = inner
+    def __init__(self, inner, capture):
+        self.inner, self.capture = inner, capture
 
     def export(self, spans):
-        from citewise.telemetry import capture_content
-
-        return self.inner.export(spans if capture_content() else [redacted(s) for s in spans])
+        return self.inner.export(spans if self.capture() else [redacted(s) for s in spans])
 
     def shutdown(self) -> None:
         self.inner.shutdown()

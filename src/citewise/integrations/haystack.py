@@ -20,8 +20,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from haystack import Document as HDocument
-from haystack import component, default_from_dict, default_to_dict
+try:
+    from haystack import Document as HDocument
+    from haystack import component, default_from_dict, default_to_dict
+except ImportError as e:  # the optional extra is not installed
+    raise ImportError(f"citewise.integrations.haystack needs haystack-ai: pip install 'citewise[haystack]' ({e})") from None
 
 from citewise.core import CitewiseError, Document, Filters, Principal
 from citewise.integrations.common import make_filters, open_citewise, principal_of, result_metadata, to_document

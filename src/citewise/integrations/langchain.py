@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document as LCDocument
-from langchain_core.retrievers import BaseRetriever
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document as LCDocument
+    from langchain_core.retrievers import BaseRetriever
+except ImportError as e:  # the optional extra is not installed
+    raise ImportError(f"citewise.integrations.langchain needs langchain-core: pip install 'citewise[langchain]' ({e})") from None
 from pydantic import ConfigDict, PrivateAttr
 
 from citewise.core import Document, Principal

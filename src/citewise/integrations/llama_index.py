@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+try:
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+except ImportError as e:  # the optional extra is not installed
+    raise ImportError(f"citewise.integrations.llama_index needs llama-index-core: pip install 'citewise[llama-index]' ({e})") from None
 
 from citewise.core import CitewiseError, Document, Filters, Principal
 from citewise.integrations.common import make_filters, open_citewise, principal_of, result_metadata, to_document
