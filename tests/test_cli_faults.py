@@ -300,7 +300,7 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     assert err == ("error: Invalid value for '--k': 100000 is not in the range 1<=x<=1000 "
                    "(see 'citewise search --help')\n")
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
-    assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
+    assert code == 2 and err == "error: No such option: --frobnicate (Possible options: --filter) (see 'citewise search --help')\n"
     # a query that starts with '-' is read as options: the message says where it goes
     code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
     assert code == 2 and err == ("error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "

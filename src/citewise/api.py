@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.core import CitewiseError, Filters, Principal, SearchResult
 from citewise.index import Index, check_query
 from citewise.settings import Settings, load_settings
 
@@ -117,9 +117,10 @@ class Citewise:
     # -- search -----------------------------------------------------------------------------------
     def search(self, query: str, principal: Principal | None = None, *, k: int | None = None,
                retriever: str | None = None, filters: Filters | None = None, reranker: str | None = None,
-               rerank_depth: int | None = None) -> list[Hit]:
-        """Top-k hits visible to ``principal`` (anonymous: public documents only); None arguments
-        take ``[search]``'s settings.
+               rerank_depth: int | None = None) -> list[SearchResult]:
+        """Top-k results visible to ``principal`` (anonymous: public documents only), each with
+        its chunk's text, snippet, heading path, document fields and metadata
+        (:class:`~citewise.core.SearchResult`); None arguments take ``[search]``'s settings.
 
         Raises:
             CitewiseError: the query is too long, or an unknown retriever / reranker.

@@ -30,8 +30,24 @@ def plural(n: int, noun: str) -> str:
 
 #: ``-h`` as well as ``--help`` on every command (a new user's ``citewise ask -h`` was an error).
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
-app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=HELP_OPTIONS,
+app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from citewise.version import version
+
+        typer.echo(f"citewise {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: bool = typer.Option(False, "--version", "-V", callback=_print_version, is_eager=True,
+                                 help="Print the citewise version and exit."),
+):
+    """Evidence-grounded answers over your documents, with retrieval you can measure."""
 eval_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
@@ -74,6 +90,11 @@ RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+#: Exit status of ``ask --fail-on-abstain`` when there is no answer (1: alerts, 2: errors).
+EXIT_NO_ANSWER = 3
+#: Outcomes that are no answer (``ask --fail-on-abstain``).
+NO_ANSWER = ("abstained", "gap", "not_established")
+FilterOpt = typer.Option(None, "--filter", metavar="EXPR", help="Only documents whose metadata (front matter) matches: key=value, key=a,b (any of), key>=value, key>value, key<=value, key<value with a number or YYYY-MM-DD date; repeatable, all must hold. E.g. --filter department=finance --filter 'date>=2025-01-01'.")
 # ask / search options whose defaults come from the settings (citewise.toml, CITEWISE_*)
 SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10).")
 SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
@@ -424,6 +445,7 @@ def search(
     retriever: Optional[str] = SearchRetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
@@ -439,7 +461,7 @@ def search(
     if not lexical and query.strip():
         _preload_model(index)
     from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.retrieval.snippets import Snippet
     from citewise.service.payloads import hits_missing_words, search_json
     # read by hits_missing_words after the hits; imported now, it loads while the query model does
     import citewise.answer.evidence  # noqa: F401
@@ -451,14 +473,13 @@ def search(
     idx = cw.index
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
-    hits = cw.search(query, principal, filters=_filters(as_of, version))
+    hits = cw.search(query, principal, filters=_filters(as_of, version, filter_))
     if as_json:
         out.print_json(json.dumps(search_json(idx.store, query, hits)))
         return
-    chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
-    snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
+    snips = {h.chunk_id: Snippet(h.snippet, h.snippet_start, h.snippet_end) for h in hits if h.snippet_start is not None}
     # words of the query no hit holds (title or text): the hits match part of it, or only by meaning
-    missing = hits_missing_words(query, hits, chunks)
+    missing = hits_missing_words(query, hits)
     if not hits:
         empty = idx.store.stats()["documents"] == 0
         out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "
@@ -580,10 +601,12 @@ def ask(
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
     as_json: bool = JsonOpt,
+    fail_on_abstain: bool = typer.Option(False, "--fail-on-abstain", help=f"Exit with status {EXIT_NO_ANSWER} when there is no answer (outcome abstained, gap or not_established), for scripts and CI; the answer is printed as usual."),
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
 
@@ -600,11 +623,14 @@ def ask(
     cw = _citewise(index, {"records.database": db}, preload=True, store=store)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
-    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version),
+    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
                          budget_tokens=budget_tokens, requirements=requirements)
-    print_answer(cw.ask(question, principal, options), as_json)
+    ans = cw.ask(question, principal, options)
+    print_answer(ans, as_json)
+    if fail_on_abstain and ans.outcome in NO_ANSWER:
+        raise typer.Exit(EXIT_NO_ANSWER)
 
 
 @eval_app.command("beir")
@@ -744,13 +770,15 @@ def demo(
 # --- lifecycle commands (status, watch) ---
 
 
-def _filters(as_of: Optional[str], version: Optional[str]):
-    """Filters for ``--as-of DATE`` / ``--version V`` (None when neither is given)."""
+def _filters(as_of: Optional[str], version: Optional[str], filter_: Optional[list[str]] = None):
+    """Filters for ``--as-of DATE`` / ``--version V`` / ``--filter EXPR`` (None when none is given)."""
     import datetime as dt
 
     from citewise.core import Filters
+    from citewise.metadata import parse_filters
 
-    if as_of is None and version is None:
+    metadata = parse_filters(filter_)
+    if as_of is None and version is None and not metadata:
         return None
     day = None
     if as_of is not None:
@@ -760,7 +788,7 @@ def _filters(as_of: Optional[str], version: Optional[str]):
             raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
     if version is not None and not version.strip():
         raise CitewiseError("--version: empty; give the version to find (e.g. --version 3)")
-    return Filters(as_of=day, version=version)
+    return Filters(as_of=day, version=version, metadata=metadata)
 
 
 @app.command()
@@ -838,6 +866,7 @@ def watch(
     debounce: float = typer.Option(1.0, "--debounce", help="Seconds of quiet before re-indexing."),
     rescan: float = typer.Option(3600.0, "--rescan", help="Seconds between full incremental ingests without events."),
     polling: bool = typer.Option(False, "--polling", help="Poll instead of OS file events (network file systems)."),
+    as_json: bool = typer.Option(False, "--json", help="Print each re-index as one JSON line (the 'citewise ingest --json' report) and errors as {\"error\": ...} lines."),
 ):
     """Re-index a folder whenever its files change (Ctrl-C stops)."""
     import threading
@@ -850,14 +879,22 @@ def watch(
     idx = _open(index, embedder, must_exist=False)
 
     def on_run(r):
+        if as_json:
+            print(json.dumps(r.as_dict()), flush=True)
+            return
         for e in r.errors:
             err.print(f"skipped {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged_text()}, "
                   f"{len(r.errors)} errors; {r.chunks_embedded} chunks embedded", highlight=False)
 
+    def on_error(m):
+        if as_json:
+            print(json.dumps({"error": str(m)}), flush=True)
+        else:
+            err.print(f"error: {m}", markup=False, highlight=False, soft_wrap=True)
+
     w = FolderWatcher(idx, path, debounce=debounce, rescan=rescan, policy=policy, on_run=on_run,
-                      on_error=lambda m: err.print(f"error: {m}", markup=False, highlight=False, soft_wrap=True),
-                      polling=polling)
+                      on_error=on_error, polling=polling)
     err.print(f"watching {w.path} → {idx.path} (Ctrl-C stops)", highlight=False)
     stop = threading.Event()
     try:
@@ -1545,6 +1582,7 @@ def keys_add(
     groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
     admin: bool = typer.Option(False, "--admin", help="May start ingests (POST /v1/ingest)."),
     index: Optional[Path] = IndexOpt,
+    as_json: bool = JsonOpt,
 ):
     """Create an API key and print it once (only its scrypt hash is kept)."""
     from citewise.index import default_index_dir
@@ -1555,19 +1593,26 @@ def keys_add(
     if groups is not None and not parsed:  # "--groups ''" / ",,,": a typo, not a wish for public only
         raise CitewiseError(f"--groups {groups!r} names no group; leave the option out for a public-only key")
     key = KeyStore(index or default_index_dir()).add(name, parsed, admin)
+    if as_json:
+        out.print_json(json.dumps({"name": name, "key": key, "groups": list(parsed), "admin": admin}))
+        return
     err.print(f"key {name!r} created (groups: {','.join(parsed) or 'public only'}{'; admin' if admin else ''}); "
               "it is shown once, store it now:", highlight=False, soft_wrap=True)
     out.print(key, highlight=False, soft_wrap=True)
 
 
 @keys_app.command("revoke")
-def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke."), index: Optional[Path] = IndexOpt):
+def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke."), index: Optional[Path] = IndexOpt,
+                as_json: bool = JsonOpt):
     """Revoke a key: a running server refuses it from its next request."""
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
     _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty key store
     n = KeyStore(index or default_index_dir()).revoke(name)
+    if as_json:
+        out.print_json(json.dumps({"name": name, "revoked": n}))
+        return
     out.print(f"revoked {n} key(s) named {name!r}", highlight=False)
 
 

@@ -323,6 +323,8 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         timeout = _export_timeout()
+        from citewise.trace_privacy import RedactingExporter
+
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
         provider = TracerProvider(resource=Resource.create(
             {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)
@@ -335,11 +337,13 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
             url = _traces_url(endpoint)
             exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
             logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
-            provider.add_span_processor(BatchSpanProcessor(GuardedExporter(exporter, url, timeout, session)))
+            # query strings (the web page's ?q=question) redacted unless content capture is on
+            provider.add_span_processor(BatchSpanProcessor(
+                GuardedExporter(RedactingExporter(exporter, capture_content), url, timeout, session)))
         if path:
             from citewise.telemetry_file import FileSpanExporter
 
-            provider.add_span_processor(BatchSpanProcessor(FileSpanExporter(path)))
+            provider.add_span_processor(BatchSpanProcessor(RedactingExporter(FileSpanExporter(path), capture_content)))
         atexit.register(_shutdown_within, provider, timeout + EXIT_GRACE_S)
         _api().set_tracer_provider(provider)
         _configured = url or path

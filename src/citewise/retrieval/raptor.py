@@ -431,7 +431,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
             return []
         q = self.embedder.embed([query])[0]
         leaves = [PoolHit(c.chunk_id, 0, float(c.score), "", (c.chunk_id,)) for c in self.store.vector_search(q, k, f)]
-        if f.as_of is not None or f.version is not None:  # the trees hold current versions only
+        if f.as_of is not None or f.version is not None or f.metadata:  # the trees hold current versions only
             return leaves[:k]
         allowed = None if f.doc_ids is None else set(f.doc_ids)
         nodes = []
@@ -478,7 +478,7 @@ class RaptorTreeRetriever(_RaptorBase):
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
-        if f.as_of is not None or f.version is not None:
+        if f.as_of is not None or f.version is not None or f.metadata:
             return self._finish([], query, k, f)
         q = self.embedder.embed([query])[0]
         chosen_leaves: set[str] = set()

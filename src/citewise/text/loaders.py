@@ -8,9 +8,9 @@ Markdown front matter (YAML between ``---`` lines at the top of the file) may se
 ``id`` (str), ``title`` (str), ``version`` (str or number), ``updated`` (ISO date),
 ``effective`` (ISO date from which the document is in force), ``permissions`` (list of group
 names). It is read with a safe YAML loader without aliases; every key is type-checked (see
-:func:`load_markdown`). Unknown keys are warnings (file and line) and ignored; a key that looks
-like a misspelled ``permissions`` and a blank group are errors, so the file is refused rather than
-made public. UTF-16/UTF-32 files with a byte order mark are decoded.
+:func:`load_markdown`). Every other key is the document's metadata (``Document.metadata``,
+:mod:`citewise.metadata`): stored and filterable; a key that looks like a misspelled
+``permissions`` and a blank group are errors, so the file is refused rather than made public. UTF-16/UTF-32 files with a byte order mark are decoded.
 HTML may set the same through ``<meta name="..." content="...">`` (permissions comma-separated).
 
 PDF (pypdf, text layer only): pages are joined with a blank line and ``Document.pages`` records
@@ -46,6 +46,7 @@ from typing import Iterator
 import yaml
 
 from citewise.core import Document, InputError, InputWarning
+from citewise.metadata import KEY as METADATA_KEY, MAX_METADATA_BYTES, YamlFloat, normalize as normalize_metadata, to_json
 
 MARKDOWN_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm"}
@@ -189,7 +190,7 @@ def _key_line(block: str, key: str, base_line: int) -> int:
     return base_line
 
 
-#: Front matter keys citewise reads; any other key is reported as a warning and ignored.
+#: Front matter keys with a meaning of their own; any other key is the document's metadata.
 FRONT_MATTER_KEYS = ("id", "title", "version", "updated", "effective", "permissions")
 #: Limits on front matter, so a hostile or broken file cannot exhaust memory or the index.
 MAX_FRONT_MATTER_BYTES = 64 * 1024
@@ -231,7 +232,7 @@ class _FrontMatterLoader(yaml.SafeLoader):
 
 # a number with a fraction keeps the text written: "version: 1.10" is "1.10", not the float 1.1
 # (which made version 1.9 the newer one); integers stay numbers (type checks refuse them as groups)
-_FrontMatterLoader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: loader.construct_scalar(node))
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: YamlFloat(loader.construct_scalar(node)))
 
 _FrontMatterLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
@@ -420,12 +421,13 @@ def _front_matter_groups(meta: dict, source: str, line: int) -> tuple[str, ...]:
 
 
 def check_front_matter_keys(meta: dict, block: str, source: str) -> list[str]:
-    """Warnings for unknown front matter keys (naming file and line).
+    """Warnings for front matter keys kept as metadata that cannot be filtered on (naming file
+    and line): a key that is not text, or not letters, digits, ``_``, ``.`` and ``-``.
 
     Raises:
         InputError: a key that looks like a misspelling of ``permissions`` (``Permissions``,
-            ``permission``, ``permisions``): ignoring it would silently widen access, so the file
-            is refused (fail closed).
+            ``permission``, ``permisions``): keeping it as metadata would silently widen access,
+            so the file is refused (fail closed).
     """
     warnings = []
     for key in meta:
@@ -436,9 +438,26 @@ def check_front_matter_keys(meta: dict, block: str, source: str) -> list[str]:
         if edit_distance(k.strip().lower(), "permissions") <= 2:
             raise InputError(source, f"front matter key '{k}' is not 'permissions' (spelled exactly, lower case); "
                              "refusing the file rather than ignoring its permissions", line)
-        warnings.append(f"{source}:{line}: unknown front matter key {_short(k, 40)} ignored "
-                        f"(known: {', '.join(FRONT_MATTER_KEYS)})")
+        if not isinstance(key, str) or not METADATA_KEY.match(k):
+            warnings.append(f"{source}:{line}: front matter key {_short(k, 40)} is kept as metadata but cannot be "
+                            "filtered on (use letters, digits, '_', '.' or '-')")
     return warnings
+
+
+def front_matter_metadata(meta: dict, source: str) -> dict:
+    """The metadata of a front matter mapping: every key but :data:`FRONT_MATTER_KEYS`,
+    normalised (:func:`citewise.metadata.normalize`).
+
+    Raises:
+        InputError: the metadata is over :data:`citewise.metadata.MAX_METADATA_BYTES` as JSON
+            (it is stored with every chunk of the document).
+    """
+    out = normalize_metadata({str(k): v for k, v in meta.items() if str(k) not in FRONT_MATTER_KEYS})
+    size = len(to_json(out).encode("utf-8", "surrogatepass"))
+    if size > MAX_METADATA_BYTES:
+        raise InputError(source, f"front matter metadata is {size:,} bytes as JSON (limit {MAX_METADATA_BYTES:,}); "
+                         "keep long text in the body", 1)
+    return out
 
 
 def load_markdown(path: Path, root: Path) -> Document:
@@ -446,8 +465,8 @@ def load_markdown(path: Path, root: Path) -> Document:
 
     Every front matter key is type-checked: ``id``, ``title`` and ``version`` are one line of
     text with a length cap, ``id`` may not contain ``@`` (reserved for history ids),
-    ``updated``/``effective`` are real ISO dates, ``permissions`` non-blank group names. Unknown
-    keys become warnings; a misspelled ``permissions`` key is an error.
+    ``updated``/``effective`` are real ISO dates, ``permissions`` non-blank group names. Every
+    other key is kept as metadata; a misspelled ``permissions`` key is an error.
     """
     raw, text = read_text(path)
     source = str(path)
@@ -473,6 +492,7 @@ def load_markdown(path: Path, root: Path) -> Document:
     updated = _front_matter_date(meta, "updated", source, line("updated"))
     effective = _front_matter_date(meta, "effective", source, line("effective"))
     groups = _front_matter_groups(meta, source, line("permissions"))
+    metadata = front_matter_metadata(meta, source)
     if not body.strip():
         raise InputError(source, "no text after the front matter")
     return Document(
@@ -488,6 +508,7 @@ def load_markdown(path: Path, root: Path) -> Document:
         groups=groups,
         offset_base=base,
         warnings=tuple(warnings),
+        metadata=metadata,
     )
 
 
