@@ -143,6 +143,7 @@ def golden_generate(
     per_chunk: int = typer.Option(3, "--per-chunk", min=2, max=3, help="Questions per seed chunk (2 or 3)."),
     review_share: float = typer.Option(0.15, "--review-share", help="Share of rows marked for human review (0.10-0.20)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the review sample."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
 ):
     """Generate golden questions (easy / multi-hop / adversarial) from the index's chunks with the
     configured LLM, writing a review file; without an LLM nothing is generated."""
@@ -162,6 +163,11 @@ def golden_generate(
                             "unusable); nothing was written")
     write_review_file(out_file, res)
     kinds = {k: sum(r["kind"] == k for r in res.rows) for k in ("easy", "multi-hop", "adversarial")}
+    if as_json:
+        sys.stdout.write(json.dumps({"file": str(out_file), "questions": len(res.rows), "seeds": res.seeds,
+                                     "kinds": kinds, "review": sum(r["review"] for r in res.rows),
+                                     "skipped": list(res.skipped)}, indent=2) + "\n")
+        return
     _say(f"wrote {out_file}: {len(res.rows)} questions from {res.seeds} seed chunks ({', '.join(f'{v} {k}' for k, v in kinds.items())}); "
          f"{sum(r['review'] for r in res.rows)} marked for review; {len(res.skipped)} skipped")
     for s in res.skipped:
