@@ -144,7 +144,7 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
     try:
         doc = load_file(path, path.parent)
         if doc.content_hash == first["content_hash"]:
-            text = read_text(path)[1] if doc.format in ("markdown", "text") else doc.text
+            text = read_text(path)[1] if doc.format == "markdown" else doc.text
             exact = True
     except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
         text = None

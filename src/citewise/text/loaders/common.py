@@ -30,11 +30,15 @@ def sha256_hex(data: bytes) -> str:
 #: lines became fenced code blocks; 3: contents and index pages are dropped whole; Markdown 2: an
 #: HTML ``<table>`` in it is chunked between rows, its header row repeated, and read as table rows;
 #: 3: its HTML markup tags are not embedded or indexed, :func:`citewise.core.without_markup`;
-#: PDF 4: a term whose key binding is a bracket, ``complete-into-braces (M-{)``, is a term).
+#: PDF 4: a term whose key binding is a bracket, ``complete-into-braces (M-{)``, is a term;
+#: every format's next version: the chunker reads the text with a CommonMark parser (setext
+#: headings, lists, indented code), plain text gets headings and loses its tables of contents,
+#: HTML loses navigation and its folder's repeated blocks, PDF its page furniture).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "4", ".md": "3", ".markdown": "3"}
+LOADER_VERSIONS = {".pdf": "5", ".md": "4", ".markdown": "4", ".html": "2", ".htm": "2", ".txt": "2", ".text": "2",
+                   ".rst": "1", ".docx": "2"}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from citewise.core import Document, InputError
-from citewise.text.loaders.common import _H1, _one_line, _read_bytes, doc_id_for, sha256_hex
+from citewise.text.loaders.common import _H1, _one_line, _read_bytes, content_hash, doc_id_for
 
 
 def _cell_text(cell, depth: int = 0) -> str:
@@ -89,5 +89,5 @@ def load_docx(path: Path, root: Path) -> Document:
     title = meta_title or styled_title or (h1.group(1).strip() if h1 else path.stem)
     return Document(
         doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="docx",
-        content_hash=sha256_hex(raw), version=version,
+        content_hash=content_hash(raw, path.suffix), version=version,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from citewise.core import Document, InputError
-from citewise.text.loaders.common import _H1, content_hash, doc_id_for, read_text
+from citewise.text.loaders.common import content_hash, doc_id_for, read_text
 from citewise.text.loaders.front_matter import (
     HISTORY_SEP, MAX_ID_CHARS, MAX_TITLE_CHARS, MAX_VERSION_CHARS, _front_matter_date, _front_matter_groups,
     _key_line, _scalar_text, check_front_matter_keys, parse_front_matter,
@@ -38,8 +38,10 @@ def load_markdown(path: Path, root: Path) -> Document:
                          "use a relative name such as 'policies/travel'", line("id"))
     title = _scalar_text(meta, "title", source, line("title"), MAX_TITLE_CHARS)
     if not title:
-        h1 = _H1.search(body)
-        title = h1.group(1).strip() if h1 else path.stem.replace("-", " ").replace("_", " ")
+        from citewise.text.blocks import parse_blocks
+
+        h1 = next((b.title for b in parse_blocks(body) if b.kind == "heading" and b.level == 1), "")
+        title = h1 or path.stem.replace("-", " ").replace("_", " ")
     version = _scalar_text(meta, "version", source, line("version"), MAX_VERSION_CHARS) or ""
     updated = _front_matter_date(meta, "updated", source, line("updated"))
     effective = _front_matter_date(meta, "effective", source, line("effective"))

@@ -1,0 +1,241 @@
+"""Document structure: CommonMark blocks, plain-text and reStructuredText headings, tables of
+contents dropped, and the heading paths chunks get. All inputs are written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.text import notes
+from citewise.text.blocks import parse_blocks
+from citewise.text.chunker import Chunker
+from citewise.text.loaders import load_file
+from citewise.text.plain import to_markdown
+
+# -- CommonMark: (source, expected top-level blocks as (kind, level, title) or kind) ----------------
+COMMONMARK = [
+    # ATX headings: 1-6 '#', optional closing sequence, up to 3 spaces of indentation
+    ("# foo\n## foo\n###### foo", [("heading", 1, "foo"), ("heading", 2, "foo"), ("heading", 6, "foo")]),
+    ("####### foo", ["para"]),  # seven: not a heading
+    ("#5 bolt\n\n#hashtag", ["para", "para"]),  # no space after '#'
+    ("\\## foo", ["para"]),  # escaped
+    ("### foo ###\n  ## bar #####", [("heading", 3, "foo"), ("heading", 2, "bar")]),
+    ("# C#", [("heading", 1, "C#")]),  # a '#' not after a space does not close the heading
+    ("    # foo", ["icode"]),  # four spaces: indented code
+    # setext headings: '=' is level 1, '-' level 2; the title may span lines
+    ("Foo *bar*\n=========\n\nFoo *bar*\n---------", [("heading", 1, "Foo *bar*"), ("heading", 2, "Foo *bar*")]),
+    ("Foo *bar\nbaz*\n====", [("heading", 1, "Foo *bar baz*")]),
+    ("Foo\n   ----      ", [("heading", 2, "Foo")]),
+    ("Foo\n\n---", ["para", "para"]),  # after a blank line '---' is a thematic break
+    ("- Foo\n---", ["list", "para"]),  # a list item cannot be a setext title
+    ("> foo\n-----", ["para", "para"]),  # nor can a block quote
+    # a heading inside a block quote or list item is not a section heading
+    ("> # Foo\n> bar", ["para"]),
+    ("- # Foo\n- Bar", ["list"]),
+    # fenced code: backticks or tildes, closed by a fence at least as long; '#' inside is code
+    ("```\n# not a heading\n```", ["code"]),
+    ("~~~~\naaa\n~~~\n~~~~", ["code"]),
+    ("````\naaa\n```\n``````", ["code"]),
+    ("```\nunclosed to the end\n\n# still code", ["code"]),
+    # indented code after a blank line; it cannot interrupt a paragraph
+    ("Foo\n    bar", ["para"]),
+    ("Foo\n\n    bar\n    baz", ["para", "icode"]),
+    # lists: bullets, ordered lists with a start number, nested and loose items are one block
+    ("- a\n- b\n\n  c\n- d", ["list"]),
+    ("1. one\n2. two\n   - nested\n3) other", ["list", "list"]),  # a change of delimiter starts a new list
+    ("Para\n- item", ["para", "list"]),  # a bullet list may interrupt a paragraph
+    ("Para\n14. item", ["para"]),  # an ordered list not starting at 1 may not
+    # GFM tables need a delimiter row
+    ("| a | b |\n| --- | --- |\n| 1 | 2 |", ["table"]),
+    ("| a | b |\n| 1 | 2 |", ["para"]),
+    # HTML blocks: a table is a table block, other HTML a paragraph-like block
+    ("<table>\n<tr><th>A</th></tr>\n<tr><td>1</td></tr>\n</table>", ["htmltable"]),
+    ("<div>\n*hi*\n</div>", ["para"]),
+]
+
+
+def _shape(text):
+    out = []
+    for b in parse_blocks(text):
+        out.append((b.kind, b.level, b.title) if b.kind == "heading" else b.kind)
+    return out
+
+
+@pytest.mark.parametrize("source,expected", COMMONMARK, ids=[s[:20] for s, _ in COMMONMARK])
+def test_commonmark_blocks(source, expected):
+    assert _shape(source) == expected
+
+
+def test_block_spans_are_exact_source_offsets_with_any_line_break():
+    text = "Title\r\n=====\r\n\r\nBody line\rmore\n\n    code\n"
+    blocks = parse_blocks(text)
+    assert [text[b.start:b.end] for b in blocks] == ["Title\r\n=====", "Body line\rmore", "    code"]
+
+
+def test_list_items_are_where_an_oversized_list_splits():
+    text = "- a\n  - b\n- c\n"
+    (b,) = parse_blocks(text)
+    assert [text[i:i + 5].strip() for i in b.items] == ["- a", "- b", "- c"]
+
+
+def test_setext_markdown_sections_become_heading_paths(tmp_path):
+    """The issue's ten-line file: setext headings came back as paragraphs only."""
+    f = tmp_path / "guide.md"
+    f.write_text("Operations Guide\n================\n\nIntro text.\n\nInstalling\n----------\n\n"
+                 "Run the installer.\n\n### Virtual widgets\n\nWidgets are virtual.\n")
+    doc = load_file(f, tmp_path)
+    chunks = Chunker(min_tokens=1, max_tokens=12).chunk(doc.doc_id, doc.title, doc.text)
+    assert doc.title == "Operations Guide"
+    assert [c.heading_path for c in chunks] == [
+        ("Operations Guide",), ("Operations Guide", "Installing"),
+        ("Operations Guide", "Installing", "Virtual widgets")]
+    raw = f.read_text()
+    assert all(raw[c.start:c.end] == c.text for c in chunks)  # offsets into the source file
+
+
+# -- plain text ---------------------------------------------------------------------------------
+MANUAL = """Operations Manual
+
+Table of Contents
+
+1. Overview
+2. Installing
+    2.1. Virtual widgets
+    2.2. Base set
+
+Chapter 1. Overview
+
+This manual explains how the plant is operated.
+
+Chapter 2. Installing
+
+1. Preparing
+
+Clear the bench before you start.
+
+2. Virtual widgets
+
+A virtual widget is a widget that exists only in the controller.
+
+2.1. Limits
+
+At most 40 virtual widgets can be defined.
+
+3. Base set
+
+The base set holds the eight widgets shipped with the controller.
+"""
+
+
+def test_plain_text_manual_gets_headings_and_loses_its_contents(tmp_path):
+    f = tmp_path / "manual.txt"
+    f.write_text(MANUAL)
+    with notes.collecting() as dropped:
+        doc = load_file(f, tmp_path)
+    assert doc.title == "Operations Manual"
+    assert "Table of Contents" not in doc.text and "    2.1. Virtual widgets" not in doc.text
+    assert [d.where for d in dropped] == ["lines 3-8"]
+    assert dropped[0].reason.startswith("table of contents")
+    chunks = Chunker(min_tokens=1, max_tokens=24).chunk(doc.doc_id, doc.title, doc.text)
+    paths = {c.heading_path for c in chunks}
+    assert ("Operations Manual", "Chapter 2. Installing", "2. Virtual widgets", "2.1. Limits") in paths
+    limit = next(c for c in chunks if "At most 40" in c.text)
+    assert limit.heading_path[-1] == "2.1. Limits"
+    assert not any("1. Overview\n2. Installing" in c.text for c in chunks)
+
+
+def test_underlined_headings_take_levels_in_the_order_their_styles_appear():
+    text = ("=================\nOperations Manual\n=================\n\n3 Installing\n============\n\n"
+            "Text.\n\n3.6 Virtual widgets\n-------------------\n\nMore.\n\n3.6.1 Limits\n\nAt most 40.\n\n"
+            "4 Running\n=========\n\nDone.\n")
+    md, title, _ = to_markdown(text)
+    heads = [ln for ln in md.split("\n") if ln.startswith("#")]
+    assert title == "Operations Manual"
+    assert heads == ["# Operations Manual", "## 3 Installing", "### 3.6 Virtual widgets", "#### 3.6.1 Limits",
+                     "## 4 Running"]
+    chunks = Chunker(min_tokens=1, max_tokens=20).chunk("m", title, md)
+    assert next(c for c in chunks if "More." in c.text).heading_path == (
+        "Operations Manual", "3 Installing", "3.6 Virtual widgets")
+
+
+def test_numbered_steps_and_sentences_are_not_headings():
+    text = ("1. Setup\n\nFirst part.\n\n2. Use\n\nSteps:\n\n1. Open the box\n\n2. Take the widget\n\n"
+            "3. Close the box.\n\n3. Care\n\nKeep it dry.\n")
+    md, _, _ = to_markdown(text)
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# 1. Setup", "# 2. Use", "# 3. Care"]
+
+
+def test_dot_leader_contents_are_dropped_with_their_caption():
+    text = ("Widget Guide\n\nCONTENTS\n\nIntroduction ........ 1\nInstalling ........ 4\nRunning ........ 9\n\n"
+            "INTRODUCTION\n\nWidgets are small.\n\nINSTALLING\n\nPut them in.\n")
+    md, title, dropped = to_markdown(text)
+    assert "...." not in md and "CONTENTS" not in md
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# Widget Guide", "# INTRODUCTION", "# INSTALLING"]
+    assert dropped[0][:3] == (3, 7, "table of contents (dot leaders)")
+
+
+def test_markup_like_plain_lines_stay_text():
+    md, _, _ = to_markdown("Notes\n\n# not a heading in a .txt file\n| not a table\nplain\n")
+    assert "\\# not a heading" in md and not any(b.kind in ("heading", "table") and b.title != "Notes"
+                                                   for b in parse_blocks(md))
+
+
+# -- reStructuredText ---------------------------------------------------------------------------
+SPHINX = """.. _widgets:
+
+Widgets
+=======
+
+.. toctree::
+   :maxdepth: 2
+
+   install
+   usage
+
+Call :func:`~acme.widgets.make` or see :ref:`the limits <limits>`.
+
+.. code-block:: python
+   :caption: make.py
+
+   make(40)
+
+.. autofunction:: acme.widgets.make
+
+   Makes a widget.
+
+.. versionadded:: 2.1
+   The ``size`` argument.
+
+Limits
+------
+
+At most **40** widgets.
+
+.. note:: Widgets are virtual.
+"""
+
+
+def test_sphinx_sources_read_quietly_with_their_text(tmp_path, capfd):
+    f = tmp_path / "widgets.rst"
+    f.write_text(SPHINX)
+    with notes.collecting() as dropped:
+        doc = load_file(f, tmp_path)
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")  # docutils printed nothing
+    assert doc.format == "rst" and doc.title == "Widgets"
+    assert "Call `acme.widgets.make` or see the limits." in doc.text
+    assert "```python\nmake(40)\n```" in doc.text
+    assert "`acme.widgets.make`" in doc.text and "Makes a widget." in doc.text
+    assert "Note: Widgets are virtual." in doc.text
+    assert "install" not in doc.text.split("Call")[0]  # the toctree is navigation
+    assert [d.reason for d in dropped] == ["navigation: toctree directive"]
+    chunks = Chunker(min_tokens=1, max_tokens=40).chunk(doc.doc_id, doc.title, doc.text)
+    assert next(c for c in chunks if "At most" in c.text).heading_path == ("Widgets", "Limits")
+
+
+def test_rst_include_and_raw_are_not_followed(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    f = tmp_path / "a.rst"
+    f.write_text(f"Title\n=====\n\n.. include:: {secret}\n\n.. raw:: html\n   :file: {secret}\n\nText.\n")
+    doc = load_file(f, tmp_path)
+    assert "TOP SECRET" not in doc.text and "Text." in doc.text
