@@ -239,3 +239,60 @@ def test_rst_include_and_raw_are_not_followed(tmp_path):
     f.write_text(f"Title\n=====\n\n.. include:: {secret}\n\n.. raw:: html\n   :file: {secret}\n\nText.\n")
     doc = load_file(f, tmp_path)
     assert "TOP SECRET" not in doc.text and "Text." in doc.text
+
+
+# -- HTML navigation and furniture ------------------------------------------------------------
+def _docbook_page(n: int, body: str) -> str:
+    """A page shaped like DocBook XSL chunked output (XHTML, navigation in plain tables)."""
+    prev = f'<a accesskey="p" href="ch{n - 1}.html">Prev</a>' if n > 1 else ""
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+            f'<title>Chapter {n}. Part {n}</title></head><body>'
+            f'<div class="navheader"><table><tr><th colspan="3">Chapter {n}. Part {n}</th></tr>'
+            f'<tr><td>{prev}</td><th></th><td><a href="ch{n + 1}.html">Next</a></td></tr></table></div>'
+            f'<div class="chapter"><h1>Chapter {n}. Part {n}</h1><div class="toc"><p>Table of Contents</p><dl>'
+            f'<dt><a href="#a">{n}.1. Setup</a></dt><dt><a href="#b">{n}.2. Use</a></dt>'
+            f'<dt><a href="#c">{n}.3. Care</a></dt><dt><a href="#d">{n}.4. Repair</a></dt></dl></div>'
+            f'{body}</div>'
+            f'<div class="navfooter"><table><tr><td>{prev}</td><td></td><td><a href="ch{n + 1}.html">Next</a></td></tr>'
+            f'<tr><td>Chapter {n - 1}</td><td><a href="index.html">Home</a></td><td>Chapter {n + 1}</td></tr></table>'
+            f'</div></body></html>')
+
+
+def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path, recwarn):
+    from citewise.text.loaders import load_folder
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in range(1, 5):
+        word = ["red", "green", "blue", "grey"][n - 1]
+        (site / f"ch{n}.html").write_text(_docbook_page(
+            n, f"<h2>{n}.1. Setup</h2><p>A {word} widget needs <a href='x.html'>a {word} bench</a> to stand on.</p>"
+               f"<table><tr><th>Key</th><th>Meaning</th></tr><tr><td><a href='k.html'>{word[0]}</a></td>"
+               f"<td><a href='quit.html'>{word}</a></td></tr></table><ul><li><a href='m1'>@{word}</a></li>"
+               "<li><a href='m2'>@bo</a></li></ul><pre>make widget</pre>"))
+    with notes.collecting() as dropped:
+        docs = [d for d in load_folder(site)]
+    assert not [w for w in recwarn if "XML" in str(w.message)]  # XHTML parsed without a warning
+    assert len(docs) == 4
+    for d in docs:
+        assert "Prev" not in d.text and "Next" not in d.text and "Home" not in d.text, d.text
+        assert "Table of Contents" not in d.text
+        word = d.doc_id and ["red", "green", "blue", "grey"][int(d.doc_id[-1]) - 1]
+        assert f"widget needs a {word} bench to stand on." in d.text and "| Key | Meaning |" in d.text
+        assert f"| {word[0]} | {word} |" in d.text
+        assert f"- @{word}\n- @bo" in d.text and "```\nmake widget\n```" in d.text
+    reasons = {d.reason.split(":")[0] for d in dropped}
+    assert reasons == {"furniture", "navigation"}
+    assert sum(d.reason.startswith("furniture") for d in dropped) == 8  # two bars on each of 4 pages
+
+
+def test_link_bars_breadcrumbs_and_texinfo_headers_are_navigation_on_a_single_page():
+    from citewise.text.html import html_to_markdown
+
+    page = ('<html><body><div class="header"><p>Next: <a href="b.html">Base set</a>, Previous: '
+            '<a href="a.html">Intro</a>, Up: <a href="top.html">Top</a></p></div>'
+            '<div class="crumbs"><a href="/">Home</a> &gt; <a href="/docs">Docs</a> &gt; Widgets</div>'
+            '<h1>Widgets</h1><p>See <a href="x">make</a> and <a href="y">break</a> for the details of each.</p>'
+            '<p><a href="p.html">Prev</a> | <a href="u.html">Up</a> | <a href="n.html">Next</a></p></body></html>')
+    text, _ = html_to_markdown(page)
+    assert text == "# Widgets\n\nSee make and break for the details of each.\n"

@@ -84,7 +84,7 @@ def _register_unknown(text: str) -> None:
             if self.content:
                 box = nodes.container()
                 self.state.nested_parse(self.content, self.content_offset, box)
-                if any(m.get("level", 0) >= 3 for m in box.traverse(nodes.system_message)):
+                if any(m.get("level", 0) >= 3 for m in box.findall(nodes.system_message)):
                     code = "\n".join(self.content)  # not reStructuredText (an example's code): verbatim
                     box = nodes.literal_block(code, code)
                 out.append(box)
@@ -191,7 +191,7 @@ class _Writer:
                 sub.blocks[0] = f"{label}: {sub.blocks[0]}"
             self.blocks.extend(sub.blocks)
         elif isinstance(n, nodes.line_block):
-            out("\n".join(indent + self.para(line) for line in n.traverse(nodes.line)))
+            out("\n".join(indent + self.para(line) for line in n.findall(nodes.line)))
         elif isinstance(n, nodes.system_message):
             if n.get("level", 0) >= 3:
                 self.notes.append((n.get("line") or 0, "reStructuredText error: " + " ".join(
@@ -245,10 +245,10 @@ class _Writer:
 
         rows = []
         header = 0
-        for part in n.traverse(lambda x: isinstance(x, (nodes.thead, nodes.tbody))):
+        for part in n.findall(lambda x: isinstance(x, (nodes.thead, nodes.tbody))):
             for row in part.children:
                 if isinstance(row, nodes.row):
-                    rows.append([" ".join(self.para(p) for p in e.traverse(nodes.paragraph)).replace("|", "\\|")
+                    rows.append([" ".join(self.para(p) for p in e.findall(nodes.paragraph)).replace("|", "\\|")
                                  for e in row.children if isinstance(e, nodes.entry)])
             if isinstance(part, nodes.thead):
                 header = len(rows)

@@ -37,7 +37,7 @@ from citewise.text.loaders.front_matter import (  # noqa: F401
     FRONT_MATTER_KEYS, HISTORY_SEP, MAX_FRONT_MATTER_BYTES, MAX_GROUP_CHARS, MAX_ID_CHARS, MAX_TITLE_CHARS,
     MAX_VERSION_CHARS, check_front_matter_keys, check_unread_front_matter, edit_distance, parse_front_matter,
 )
-from citewise.text.loaders.html import html_to_markdown, load_html  # noqa: F401
+from citewise.text.loaders.html import folder_furniture, html_to_markdown, load_html  # noqa: F401
 from citewise.text.loaders.markdown import load_markdown  # noqa: F401
 from citewise.text.loaders.pdf import load_pdf, pdf_to_text  # noqa: F401
 from citewise.text.loaders.pdf_layout import CODE_MARK, _is_mono, layout_roles  # noqa: F401
@@ -45,8 +45,9 @@ from citewise.text.loaders.rst import load_rst  # noqa: F401
 from citewise.text.loaders.text import load_text  # noqa: F401
 
 
-def load_file(path: Path, root: Path) -> Document:
-    """Load one file by its extension.
+def load_file(path: Path, root: Path, repeated: frozenset[str] = frozenset()) -> Document:
+    """Load one file by its extension. ``repeated``: for an HTML page, the fingerprints of blocks
+    repeated across its folder (:func:`folder_furniture`).
 
     Raises:
         InputError: unsupported extension, or any loader error.
@@ -55,7 +56,7 @@ def load_file(path: Path, root: Path) -> Document:
     if ext in MARKDOWN_EXT:
         return load_markdown(path, root)
     if ext in HTML_EXT:
-        return load_html(path, root)
+        return load_html(path, root, repeated) if repeated else load_html(path, root)
     if ext in TEXT_EXT:
         return load_text(path, root)
     if ext in RST_EXT:
@@ -71,6 +72,9 @@ def load_file(path: Path, root: Path) -> Document:
 def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | InputError]:
     """Load every file below ``root``; yields a Document or the InputError for each file.
 
+    Before loading, the HTML pages of each folder are read once for the blocks most of them
+    repeat (:func:`folder_furniture`), which their loads then drop as furniture.
+
     Any exception while loading one file (not only a loader's own InputError) becomes that
     file's InputError, so one bad file never stops the rest. A file of a type citewise does not
     read (an image beside the docs) is an :class:`InputWarning`, not an error: it is skipped with
@@ -84,7 +88,10 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
     if not root.exists():
         raise InputError(str(root), "no such file or folder")
     base = root.parent if root.is_file() else root
-    for path in scan_folder(root, follow_links):
+    found = list(scan_folder(root, follow_links))
+    # the ingest-time pass over each folder's HTML pages: blocks most of them repeat are furniture
+    furniture = folder_furniture([p for p in found if isinstance(p, Path)])
+    for path in found:
         if isinstance(path, InputError):
             yield path
             continue
@@ -98,7 +105,7 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
             yield InputError(str(path), f"file name is not UTF-8 (byte 0x{ord(bad) - 0xDC00:02x}); rename the file")
             continue
         try:
-            yield load_file(path, base)
+            yield load_file(path, base, furniture.get(path.parent, frozenset()))
         except InputError as e:
             yield e
         except RecursionError:
