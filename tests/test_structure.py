@@ -296,3 +296,60 @@ def test_link_bars_breadcrumbs_and_texinfo_headers_are_navigation_on_a_single_pa
             '<p><a href="p.html">Prev</a> | <a href="u.html">Up</a> | <a href="n.html">Next</a></p></body></html>')
     text, _ = html_to_markdown(page)
     assert text == "# Widgets\n\nSee make and break for the details of each.\n"
+
+
+# -- PDF page furniture and headings ------------------------------------------------------------
+def _pdf(pages: list[list[list[tuple[float, str]]]]) -> bytes:
+    """A PDF whose pages are lines of ``(font size, text)`` runs set one after another on the
+    line (Helvetica; a run in a smaller size is a superscript, raised 4 points)."""
+    objs = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+    kids = []
+    for i, lines in enumerate(pages):
+        ops = ["BT"]
+        y = 740
+        for line in lines:
+            x = 72.0
+            top = max(z for z, _ in line)
+            for z, text in line:
+                esc = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+                rise = 4 if z < top else 0
+                ops.append(f"/F1 {z} Tf 1 0 0 1 {x:.1f} {y + rise} Tm ({esc}) Tj")
+                x += 0.5 * z * len(text)
+            y -= int(top * 1.6)
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        objs[4 + 2 * i] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                           f"/Contents {5 + 2 * i} 0 R >>").encode()
+        kids.append(4 + 2 * i)
+    objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
+    out, offsets = b"%PDF-1.4\n", {}
+    for n in sorted(objs):
+        offsets[n] = len(out)
+        out += b"%d 0 obj\n" % n + objs[n] + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (max(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offsets.get(n, 0) for n in range(1, max(objs) + 1))
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (max(objs) + 1, xref)
+
+
+def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):
+    body = 10
+    pages = [
+        [[(18, "Widget Standard")], [(body, "This standard covers widgets.")], [(body, "1")]],
+        [[(14, "3 Installing")], [(body, "Widgets are installed by hand.")],
+         [(body, "The standard"), (6, "2"), (body, " says so plainly.")], [(body, "2")]],
+        [[(body, "3.6")], [(body, "Virtual widgets")], [(body, "A virtual widget has no body.")], [(body, "3")]],
+    ]
+    f = tmp_path / "std.pdf"
+    f.write_bytes(_pdf(pages))
+    with notes.collecting() as dropped:
+        doc = load_file(f, tmp_path)
+    lines = doc.text.split("\n")
+    assert "# Widget Standard" in lines and "## 3 Installing" in lines
+    assert "The standard says so plainly." in doc.text  # the footnote marker is gone
+    assert "3.6 Virtual widgets" in lines  # the section number stays with its title
+    assert not any(ln.strip() in ("1", "2", "3") for ln in lines)
+    assert [d.reason for d in dropped] == ["page number"] * 3
+    chunks = Chunker(min_tokens=1, max_tokens=14).chunk(doc.doc_id, doc.title, doc.text)
+    assert next(c for c in chunks if "installed by hand" in c.text).heading_path == ("Widget Standard", "3 Installing")

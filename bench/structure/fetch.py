@@ -15,7 +15,8 @@ measures them). Every file comes from a package registry, pinned by version:
   one-page ``manual.html`` left out); Prev/Up/Home/Next bars in plain tables.
 * ``zsh-html/``       -- the Zsh manual, Texinfo HTML (``zsh-doc``: ``html/*.html``, pages over
   4 KB: the smaller ones are redirects); navigation in plain ``<div>`` / ``<table>`` headers.
-* ``live-pdf/``       -- the Debian Live manual, PDF (``live-manual-pdf``: English, portrait, A4).
+* ``docbook-pdf/``    -- the DocBook XSL Stylesheets reference, PDF made by dblatex/pdfTeX, no
+  outline, page numbers on every page (``docbook-xsl-doc-pdf``: ``reference.pdf.gz``).
 
 Usage::
 
@@ -41,7 +42,7 @@ DEBS = {
     "mutt": "2.2.12-0.1~deb12u2",
     "docutils-doc": "0.19+dfsg-6",
     "zsh-doc": "5.9-4",
-    "live-manual-pdf": "2:20151217.2",
+    "docbook-xsl-doc-pdf": "1.79.2+dfsg-2",
 }
 #: PyPI source distributions whose docs/ folder is a corpus.
 SDISTS = {"Markdown": "3.4.1", "click": "8.1.3"}
@@ -56,6 +57,7 @@ def _run(cmd: list[str], cwd: Path) -> None:
 
 
 def _copy(src: Path, dest: Path) -> None:
+    """Copy ``src`` to ``dest``, gunzipping a ``.gz`` source."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     data = src.read_bytes()
     dest.write_bytes(gzip.decompress(data) if src.suffix == ".gz" else data)
@@ -85,9 +87,7 @@ def fetch(out: Path) -> Path:
         for f in sorted((doc / "zsh-common/html").glob("*.html")):
             if f.stat().st_size > 4096:
                 _copy(f, out / "zsh-html" / f.name)
-        pdf = doc / "live-manual/pdf/live-manual.portrait.en.a4.pdf.gz"
-        _copy(pdf, out / "live-pdf/live-manual.pdf.gz")
-        (out / "live-pdf/live-manual.pdf.gz").rename(out / "live-pdf/live-manual.pdf")
+        _copy(doc / "docbook-xsl-doc-pdf/doc/reference.pdf.gz", out / "docbook-pdf/reference.pdf")
         for name, version in SDISTS.items():
             with tarfile.open(work / f"{name}-{version}.tar.gz") as tar:
                 for m in tar.getmembers():

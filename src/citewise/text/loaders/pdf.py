@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from citewise.core import Document, InputError
+from citewise.text import notes
 from citewise.text.loaders.common import _norm, _one_line, _read_bytes, content_hash, doc_id_for
 from citewise.text.loaders.pdf_layout import (
     CODE_MARK, _TERM_LINE, _definitions, _fence_code, _is_code, _page_with_code_marks, layout_roles,
@@ -93,14 +94,28 @@ def _contents_page(lines: list[str]) -> bool:
     return leaders >= CONTENTS_MIN_LINES and leaders >= CONTENTS_SHARE * len(body)
 
 
-def _clean_page(lines: list[str], running: set[str]) -> list[str]:
-    """Drop running headers/footers and dot-leader (contents/index) lines; join words hyphenated
-    across a line break (``metachar-`` + ``acters``)."""
+#: A page-number line: ``12``, ``xiv``, ``Page 3``, ``3 of 40``, ``- 7 -``.
+_PAGE_NUMBER = re.compile(r"^[\s\-–—]*(?:page\s+)?(?:[0-9]{1,5}|[ivxlcdm]{1,8})(?:\s*(?:of|/)\s*[0-9]{1,5})?[\s\-–—]*$", re.I)
+#: A line that is only a section number (``4.3.2``, ``A.1``): the title is on the next line.
+_BARE_SECTION_NO = re.compile(r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?$")
+
+
+def _clean_page(lines: list[str], running: set[str], page: str = "") -> list[str]:
+    """Drop running headers/footers, page-number lines at the top or bottom of the page and
+    dot-leader (contents/index) lines; join words hyphenated across a line break
+    (``metachar-`` + ``acters``) and a section number alone on its line with the title after it
+    (``4.3.2`` / ``The Shopt Builtin``). What is dropped is told to :mod:`citewise.text.notes`
+    (``page`` names the page there)."""
     body = [i for i, ln in enumerate(lines) if ln.strip()]
-    edge = set(body[:1] + body[-1:])
+    edge = set(body[:2] + body[-2:])
+    ends = set(body[:1] + body[-1:])
     out: list[str] = []
     for i, ln in enumerate(lines):
-        if (i in edge and _digitless(ln) in running) or (_LEADERS.search(ln) and not _is_code(ln)):
+        why = ("running header or footer" if i in ends and _digitless(ln) in running
+               else "page number" if i in edge and _PAGE_NUMBER.match(ln) and not _is_code(ln)
+               else "contents or index line (dot leaders)" if _LEADERS.search(ln) and not _is_code(ln) else "")
+        if why:
+            notes.dropped(page, "", why, ln)
             continue
         if out and not _is_code(out[-1]) and re.search(r"[a-z]-$", out[-1]) and re.match(r"^[a-z]", ln):
             head, _, tail = ln.partition(" ")
@@ -108,9 +123,35 @@ def _clean_page(lines: list[str], running: set[str]) -> list[str]:
             if tail.strip():
                 out.append(tail)
             continue
+        if out and _BARE_SECTION_NO.match(out[-1].strip()) and ln.strip()[:1].isupper() and len(ln.split()) <= 12:
+            out[-1] = out[-1].strip() + " " + ln.strip()
+            continue
         out.append(ln)
     return out
 
+
+_RULE_LINE = re.compile(r"^[ \t]{0,3}[=\-]+[ \t]*$")
+#: A line set at least this share larger than the document's body size is a heading (when the
+#: PDF has no outline), if it is short (:data:`HEADING_MAX_WORDS`) and not a sentence.
+HEADING_SIZE = 1.15
+HEADING_MAX_WORDS = 12
+
+
+def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: float) -> list[dict[str, int]]:
+    """Per page, ``{normalised line: heading level}`` for lines set larger than the body size
+    (:data:`HEADING_SIZE`); levels by size, largest first (at most 6)."""
+    found: list[dict[str, float]] = []
+    for lines, size_of in zip(pages, sizes):
+        got = {}
+        for ln in lines:
+            z = size_of.get(_norm(ln), 0.0)
+            words = ln.split()
+            if (z >= HEADING_SIZE * body and 0 < len(words) <= HEADING_MAX_WORDS and not _is_code(ln)
+                    and any(c.isalpha() for c in ln) and not ln.rstrip().endswith((".", ",", ";"))):
+                got[_norm(ln)] = round(z * 2) / 2
+        found.append(got)
+    ranks = sorted({z for got in found for z in got.values()}, reverse=True)
+    return [{k: min(ranks.index(z) + 1, 6) for k, z in got.items()} for got in found]
 
 
 def _continues(prev_page: str, page: str) -> bool:
@@ -124,7 +165,8 @@ def _continues(prev_page: str, page: str) -> bool:
 
 
 def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
-                layouts: list[str] | None = None) -> tuple[str, tuple[int, ...]]:
+                layouts: list[str] | None = None, line_sizes: list[list[tuple[float, float]]] | None = None,
+                source: str = "") -> tuple[str, tuple[int, ...]]:
     """Join extracted page texts into one Markdown-like text with headings from the outline.
 
     Args:
@@ -132,6 +174,9 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
         outline: (page index, depth, title) bookmark entries.
         layouts: optional layout-mode text of each page (same order): its columns tell
             definition tables apart from prose (:func:`layout_roles`).
+        line_sizes: optional, per page, ``(size, body size)`` of each line of its text: without
+            an outline, lines set larger than the body are headings (:func:`_size_headings`).
+        source: the file, for :mod:`citewise.text.notes`.
 
     Returns:
         (text, page start offsets): page ``n`` (1-based) starts at ``offsets[n - 1]``.
@@ -150,14 +195,30 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
         by_page.setdefault(page, []).append((depth, title))
     pages = [_page_text(raw) for raw in page_texts]
     running = _running_lines(pages)
+    size_heads: list[dict[str, int]] = []
+    if not outline and line_sizes:
+        size_of = [{_norm(ln.replace(CODE_MARK, "")): z for ln, (z, _) in zip(raw.split("\n"), zs)}
+                   for raw, zs in zip(page_texts, line_sizes)]
+        bodies = [b for zs in line_sizes for _, b in zs[:1] if b]
+        body = max(set(bodies), key=lambda b: (bodies.count(b), -b)) if bodies else 0.0
+        if body:
+            size_heads = _size_headings(pages, size_of, body)
     parts: list[str] = []
     starts: list[int] = []
     pos = 0
     for i, lines in enumerate(pages):
-        lines = [] if _contents_page(lines) else _clean_page(lines, running)
+        if _contents_page(lines):
+            notes.dropped(source, f"page {i + 1}", "contents or index page (dot leaders)", " ".join(lines[:3]))
+            lines = []
+        else:
+            lines = _clean_page(lines, running, source and f"{source} page {i + 1}")
         # a text line that starts with '#' (the Bash manual's special parameter "# ($#) Expands
-        # to ...") is not a heading: escape it as Markdown does, so only bookmarks make headings
-        lines = ["\\" + ln.lstrip() if ln.lstrip().startswith("#") else ln for ln in lines]
+        # to ...") is not a heading: escape it as Markdown does, so only bookmarks make headings;
+        # nor is a line of dashes under a sentence (CommonMark would read a setext heading)
+        lines = ["\\" + ln.lstrip() if ln.lstrip().startswith("#") or _RULE_LINE.match(ln) else ln for ln in lines]
+        if i < len(size_heads) and size_heads[i]:
+            lines = ["#" * size_heads[i][_norm(ln)] + " " + ln.strip() if _norm(ln) in size_heads[i] else ln
+                     for ln in lines]
         top: list[str] = []
         marked: set[int] = set()
         for depth, title in by_page.get(i, []):
@@ -241,7 +302,8 @@ def load_pdf(path: Path, root: Path) -> Document:
         if reader.is_encrypted and not reader.decrypt(""):
             raise InputError(source, "encrypted PDF (a password is needed); decrypt it first")
         # each line set wholly in a monospace font is marked as code (:func:`_page_with_code_marks`)
-        marked = [_page_with_code_marks(p) for p in reader.pages]
+        line_sizes: list[list[tuple[float, float]]] = [[] for _ in reader.pages]
+        marked = [_page_with_code_marks(p, zs) for p, zs in zip(reader.pages, line_sizes)]
         page_texts = [t.replace(CODE_MARK, "") for t in marked]
         # the same text with its columns (pypdf's layout mode): definition tables are told
         # from prose by their indentation (:func:`layout_roles`)
@@ -257,7 +319,7 @@ def load_pdf(path: Path, root: Path) -> Document:
         pypdf_log.setLevel(level)
     if not page_texts:
         raise InputError(source, "PDF has no pages")
-    text, starts = pdf_to_text(marked, outline, layouts)
+    text, starts = pdf_to_text(marked, outline, layouts, line_sizes, source)
     if not text.strip():
         raise InputError(source, f"PDF has no text layer ({len(page_texts)} page(s); a scan? OCR it first)")
     first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)

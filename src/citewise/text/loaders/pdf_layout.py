@@ -30,33 +30,83 @@ def _is_mono(font) -> bool:
         return False
 
 
-def _page_with_code_marks(page) -> str:
+#: A digit run set at most this share of the page's body size, right after a letter or closing
+#: punctuation, is a footnote marker (a superscript): dropped from the text.
+FOOTNOTE_SIZE = 0.8
+
+
+def _size(size, tm, cm) -> float:
+    """The rendered size of a text run: the font size scaled by the text and current matrices."""
+    try:
+        return abs(float(size) * (float(tm[3]) or float(tm[0]) or 1.0) * (float(cm[3]) or float(cm[0]) or 1.0))
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+
+
+def _page_with_code_marks(page, line_sizes: list | None = None) -> str:
     """A page's plain text (pypdf ``extract_text``) with :data:`CODE_MARK` in front of each line
     whose every visible character is set in a monospace font (:func:`_is_mono`): the Texinfo
     ``@example`` blocks of a manual, which plain extraction otherwise runs into the prose.
+    Footnote markers (digits set in a small size, :data:`FOOTNOTE_SIZE`, fused to the word before
+    them: ``DBTeXMath11``) are removed. ``line_sizes``, when given, receives for each line of the
+    returned text ``(largest size of its visible characters, the page's body size)``.
 
-    pypdf hands each text run to ``visitor_text`` with its font, and the runs concatenate to the
-    extracted text; when they do not (a pypdf change), the page is returned unmarked."""
-    runs: list[tuple[str, bool]] = []
+    pypdf hands each text run to ``visitor_text`` with its font and size, and the runs concatenate
+    to the extracted text; when they do not (a pypdf change), the page is returned unmarked."""
+    runs: list[tuple[str, bool, float]] = []
     known: dict[int, bool] = {}
 
     def visit(text, cm, tm, font, size):
         key = id(font)
         if key not in known:
             known[key] = _is_mono(font)
-        runs.append((text, known[key]))
+        runs.append((text, known[key], _size(size, tm, cm)))
 
     text = (page.extract_text(visitor_text=visit) or "").replace(CODE_MARK, "")
-    if "".join(t for t, _ in runs).replace(CODE_MARK, "") != text or not any(m for _, m in runs):
+    if "".join(t for t, _, _ in runs).replace(CODE_MARK, "") != text:
         return text
     mono: list[bool] = []
-    for t, m in runs:
-        mono.extend([m] * len(t.replace(CODE_MARK, "")))
+    sizes: list[float] = []
+    for t, m, z in runs:
+        n = len(t.replace(CODE_MARK, ""))
+        mono.extend([m] * n)
+        sizes.extend([z] * n)
+    counts: dict[float, int] = {}
+    for ch, z in zip(text, sizes):
+        if not ch.isspace() and z:
+            counts[round(z, 1)] = counts.get(round(z, 1), 0) + 1
+    body = max(counts, key=lambda z: (counts[z], -z)) if counts else 0.0
+    keep = [True] * len(text)
+    if body:
+        i = 0
+        while i < len(text):
+            if text[i].isdigit() and sizes[i] and sizes[i] <= FOOTNOTE_SIZE * body:
+                j = i
+                while j < len(text) and text[j].isdigit() and sizes[j] <= FOOTNOTE_SIZE * body:
+                    j += 1
+                # the word it is set after: right before it, or one space before (extraction
+                # may put a space where the superscript was raised)
+                k0 = i - 1 if i and text[i - 1] != " " else i - 2
+                before = text[k0] if k0 >= 0 else " "
+                if (before.isalpha() or before in ".,;:)”’\"'") and sizes[k0] > FOOTNOTE_SIZE * body \
+                        and (j == len(text) or not text[j].isalnum()):
+                    for k in range(k0 + 1, j):
+                        keep[k] = False
+                i = j
+            else:
+                i += 1
+    if not all(keep):
+        text = "".join(ch for ch, k in zip(text, keep) if k)
+        mono = [m for m, k in zip(mono, keep) if k]
+        sizes = [z for z, k in zip(sizes, keep) if k]
     out, pos = [], 0
     for line in text.split("\n"):
         flags = mono[pos:pos + len(line)]
         visible = [f for ch, f in zip(line, flags) if not ch.isspace()]
         out.append(CODE_MARK + line if visible and all(visible) else line)
+        if line_sizes is not None:
+            zs = [z for ch, z in zip(line, sizes[pos:pos + len(line)]) if not ch.isspace()]
+            line_sizes.append((max(zs) if zs else 0.0, body))
         pos += len(line) + 1
     return "\n".join(out)
 
