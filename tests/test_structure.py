@@ -353,3 +353,30 @@ def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):
     assert [d.reason for d in dropped] == ["page number"] * 3
     chunks = Chunker(min_tokens=1, max_tokens=14).chunk(doc.doc_id, doc.title, doc.text)
     assert next(c for c in chunks if "installed by hand" in c.text).heading_path == ("Widget Standard", "3 Installing")
+
+
+# -- citewise inspect -----------------------------------------------------------------------------
+def test_inspect_shows_heading_paths_tokens_and_what_was_dropped(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from citewise.cli import app
+
+    (tmp_path / "manual.txt").write_text(MANUAL)
+    (tmp_path / "bad.md").write_text("---\ntitle: [unclosed\n---\nText.\n")
+    res = CliRunner().invoke(app, ["inspect", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    (doc,) = report["documents"]
+    assert doc["doc_id"] == "manual" and doc["format"] == "text"
+    # the whole manual fits one chunk of the default size: its heading path is the title
+    assert [(c["heading_path"], c["chunk_id"]) for c in doc["chunks"]] == [(["Operations Manual"], "manual#operations-manual")]
+    assert 50 < doc["chunks"][0]["tokens"] < 200
+    assert doc["dropped"] == [{"where": "lines 3-8", "reason": "table of contents (repeats later headings)",
+                               "text": "Table of Contents"}]
+    assert len(report["errors"]) == 1 and "bad.md:3: bad front matter" in report["errors"][0]
+    text = CliRunner().invoke(app, ["inspect", str(tmp_path / "manual.txt")]).output
+    assert "dropped lines 3-8: table of contents" in text
+    assert " tok  Operations Manual  | Operations Manual # Chapter 1. Overview" in text
+    assert text.rstrip().endswith("1 things dropped, 0 errors")

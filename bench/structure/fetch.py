@@ -42,7 +42,7 @@ DEBS = {
     "mutt": "2.2.12-0.1~deb12u2",
     "docutils-doc": "0.19+dfsg-6",
     "zsh-doc": "5.9-4",
-    "docbook-xsl-doc-pdf": "1.79.2+dfsg-2",
+    "docbook-xsl-doc-pdf": "1.79.1-1",
 }
 #: PyPI source distributions whose docs/ folder is a corpus.
 SDISTS = {"Markdown": "3.4.1", "click": "8.1.3"}
