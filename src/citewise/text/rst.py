@@ -31,6 +31,9 @@ CODE_DIRECTIVES = frozenset("code-block sourcecode code highlight productionlist
 #: Sphinx's code directives, whose options (``:caption:``, ``:emphasize-lines:``) docutils' own
 #: ``code`` directive refuses.
 SPHINX_CODE = frozenset(("code-block", "sourcecode"))
+#: Sphinx directives that render nothing (settings for the directives after them, index entries).
+SILENT_DIRECTIVES = frozenset(("currentmodule module default-role default-domain highlight index tabularcolumns "
+                               "sectionauthor moduleauthor codeauthor py:currentmodule py:module").split())
 #: Directives that are navigation: a table of contents, the pages of a book.
 NAV_DIRECTIVES = frozenset("toctree contents".split())
 
@@ -75,6 +78,8 @@ def _register_unknown(text: str) -> None:
             arg = " ".join(self.arguments).strip()
             if name in NAV_DIRECTIVES:
                 return [nodes.comment("", f"citewise-nav {name}")]
+            if self.name.lower() in SILENT_DIRECTIVES or name in SILENT_DIRECTIVES:
+                return []
             if name in CODE_DIRECTIVES:
                 code = "\n".join(self.content)
                 return [nodes.literal_block(code, code, classes=["code", arg] if arg else ["code"])] if code.strip() else []
@@ -96,7 +101,7 @@ def _register_unknown(text: str) -> None:
             roles.register_local_role(key, generic_role)
     for name in set(_DIRECTIVE_USE.findall(text)):
         key = name.lower()
-        if key in NAV_DIRECTIVES or key in SPHINX_CODE or (key not in directives._directives and key not in directives._directive_registry
+        if key in NAV_DIRECTIVES or key in SPHINX_CODE or key in SILENT_DIRECTIVES or (key not in directives._directives and key not in directives._directive_registry
                                      and key not in en.directives):
             directives.register_directive(key, Generic)
 
@@ -173,12 +178,20 @@ class _Writer:
         elif isinstance(n, (nodes.definition_list, nodes.field_list, nodes.option_list, nodes.docinfo)):
             lines = []
             for item in n.children:
+                if isinstance(n, nodes.docinfo) and not isinstance(item, nodes.field):
+                    # bibliographic elements: author, version, date ... (authors: a group)
+                    lines.append(f"{indent}- **{item.tagname.capitalize()}**: " + "; ".join(
+                        self.para(a) for a in (item.children if isinstance(item, nodes.authors) else [item])))
+                    continue
                 head, body = self.term_and_body(item)
                 sub = _Writer()
                 if body is not None:
                     sub.walk(body, depth, "")
                 text = " ".join(b for b in sub.blocks if not b.startswith(("```", "- ", "#"))) if body is not None else ""
-                lines.append(f"{indent}- **{head}**" + (f": {text}" if text else ""))
+                if head:
+                    lines.append(f"{indent}- **{head}**" + (f": {text}" if text else ""))
+                elif text:
+                    lines.append(f"{indent}- {text}")
                 lines.extend(b for b in sub.blocks if b.startswith(("```", "- ")))
             out("\n".join(lines))
         elif isinstance(n, nodes.table):
