@@ -174,9 +174,9 @@ def test_dot_leader_contents_are_dropped_with_their_caption():
 
 
 def test_markup_like_plain_lines_stay_text():
-    md, _, _ = to_markdown("Notes\n\n# not a heading in a .txt file\n| not a table\nplain\n")
-    assert "\\# not a heading" in md and not any(b.kind in ("heading", "table") and b.title != "Notes"
-                                                   for b in parse_blocks(md))
+    md, _, _ = to_markdown("Notes\n\n# not a heading in a .txt file\n```\nplain\n-----\n")
+    assert "\\# not a heading" in md and "\\```" in md and "\\-----" in md
+    assert [(b.kind, b.title) for b in parse_blocks(md)] == [("heading", "Notes"), ("para", "")]
 
 
 # -- reStructuredText ---------------------------------------------------------------------------

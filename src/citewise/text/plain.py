@@ -24,8 +24,8 @@ repeat headings found elsewhere in the text — together with a short caption li
 (``Table of Contents``, ``List of Examples``). Transitions (a lone adornment line) are dropped.
 
 The result is Markdown-like text: headings as ``#`` lines, everything else line for line, with a
-backslash before any line start that CommonMark would read as markup (``#``, ``>``, ``|``,
-``<``, fences, setext underlines).
+backslash before a line start that CommonMark would read as a heading or a code fence (``#``,
+`````` ``` ``````, ``~~~``, a setext underline).
 """
 
 from __future__ import annotations
@@ -60,8 +60,10 @@ _NUMBERED = re.compile(
 _DOT_LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
 _SMALL_WORDS = frozenset("a an and as at by for from in into of on or the to vs via with".split())
 _SENTENCE_END = (".", ",", ";", ":", "!", "?")
-#: Line starts CommonMark would read as markup in text that is not Markdown.
-_MARKUP_START = re.compile(r"^[ \t]{0,3}(?:#|>|\||<|```|~~~|[=\-]+[ \t]*$)")
+#: Line starts CommonMark would read as structure in text that is not Markdown: a heading, a
+#: code fence (which would run to the end of the text), a setext underline. Other markup
+#: (``>``, ``<``, ``|``) changes no block boundary that matters to the chunker and stays as written.
+_MARKUP_START = re.compile(r"^[ \t]{0,3}(?:#|```|~~~|[=\-]+[ \t]*$)")
 
 
 @dataclass
@@ -196,12 +198,13 @@ def _numbered(lines: list[str], taken: set[int]) -> list[Heading]:
     return out
 
 
-def _toc_line(ln: str, later_titles: set[str]) -> str:
-    """Why a line is a table-of-contents entry ('' if it is not one)."""
+def _toc_line(ln: str, last_seen: dict[str, int], at: int) -> str:
+    """Why line ``at`` is a table-of-contents entry ('' if it is not one); ``last_seen`` maps a
+    normalised heading title to the last line it is a heading on."""
     s = ln.strip()
-    if not s:
-        return ""
-    if _norm_title(s) in later_titles:
+    if not s or len(s) > 2 * MAX_HEADING_CHARS:
+        return ""  # a contents entry is one short line
+    if last_seen.get(_norm_title(s), -1) > at:
         return "repeats later headings"
     if _DOT_LEADERS.search(s):
         return "dot leaders"
@@ -214,6 +217,10 @@ def _toc_line(ln: str, later_titles: set[str]) -> str:
 def _tocs(lines: list[str], headings: list[Heading]) -> list[tuple[int, int, str]]:
     """Table-of-contents runs as (first line, last line, reason)."""
     head_lines = {h.line for h in headings}
+    last_seen: dict[str, int] = {}
+    for h in headings:
+        key = _norm_title(h.title)
+        last_seen[key] = max(last_seen.get(key, -1), h.line)
     runs: list[tuple[int, int, str]] = []
     n = len(lines)
     i = 0
@@ -222,7 +229,6 @@ def _tocs(lines: list[str], headings: list[Heading]) -> list[tuple[int, int, str
             i += 1
             continue
         # a run of candidate lines, blank lines between entries allowed (at most one at a time)
-        titles_after = {_norm_title(h.title) for h in headings if h.line > i}
         j, entries, reasons, last = i, 0, [], i
         spaced = None  # whether the entries are set apart by blank lines (decided by the first gap)
         while j < n:
@@ -235,7 +241,7 @@ def _tocs(lines: list[str], headings: list[Heading]) -> list[tuple[int, int, str
                 break
             if spaced is None and entries == 1:
                 spaced = False
-            why = _toc_line(lines[j], titles_after)
+            why = _toc_line(lines[j], last_seen, j)
             if not why:
                 break
             entries += 1
@@ -260,7 +266,7 @@ def _tocs(lines: list[str], headings: list[Heading]) -> list[tuple[int, int, str
             runs.append((first, last, "table of contents (" + ", ".join(sorted(set(reasons))) + ")"))
             i = last + 1
         else:
-            i += 1 if entries == 0 else max(1, j - i) if entries < TOC_MIN_LINES else 1
+            i = max(i + 1, last + 1)  # linear: a run that is not a contents list is passed over whole
     return runs
 
 
