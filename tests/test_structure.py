@@ -380,3 +380,16 @@ def test_inspect_shows_heading_paths_tokens_and_what_was_dropped(tmp_path):
     assert "dropped lines 3-8: table of contents" in text
     assert " tok  Operations Manual  | Operations Manual # Chapter 1. Overview" in text
     assert text.rstrip().endswith("1 things dropped, 0 errors")
+
+
+def test_a_menu_table_is_navigation_a_data_table_of_links_is_not():
+    from citewise.text.html import html_to_markdown
+
+    rows = "".join(f'<tr><td><a href="n{i}.html">{i} Node {i}</a></td><td>&nbsp;</td><td></td></tr>' for i in range(1, 6))
+    data = ('<table><tr><th>Target</th><th>Tier</th></tr>'
+            + "".join(f'<tr><td><a href="t{i}.html">target-{i}</a></td><td><a href="tier.html">tier 2</a></td></tr>'
+                      for i in range(1, 6)) + "</table>")
+    page = f'<html><body><h1>Widgets</h1><p>About widgets.</p><table class="menu">{rows}</table>{data}</body></html>'
+    text, _ = html_to_markdown(page)
+    assert "Node 3" not in text
+    assert "| Target | Tier |" in text and "| target-5 | tier 2 |" in text

@@ -14,7 +14,8 @@ Furniture is detected here, independently of the loaders' own rules, from the ch
 * ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``);
 * ``toc``: a dot-leader line (``Installing ....... 12``), three consecutive lines that are only a
   section number and a short title, or one line holding three or more numbered titles;
-* ``repeated``: a line of two or more words (outside code, not a heading or a table rule) found
+* ``repeated``: a line of two or more words (outside code and HTML comments, not a heading or a
+  table rule) found
   in at least half of a format's documents (three or more), or, with only its digits changing
   (three or more forms: a running header with its page number), in at least 5 chunks and 10% of
   the chunks of one paged document (PDF).
@@ -44,9 +45,14 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def _lines(text: str) -> list[tuple[str, bool]]:
-    """(line, inside a fenced code block) for each line."""
-    out, code = [], False
+    """(line, inside a fenced code block or an HTML comment) for each line: such lines are
+    neither navigation nor text (Node's ``<!-- YAML`` history blocks)."""
+    out, code, comment = [], False, False
     for ln in text.split("\n"):
+        if not code and (comment or ln.lstrip().startswith("<!--")):
+            comment = "-->" not in ln
+            out.append((ln, True))
+            continue
         if _FENCE.match(ln):
             code = not code
             out.append((ln, True))

@@ -19,7 +19,8 @@ one generator:
   only the neighbouring pages' titles changing. A block without links is never furniture: a
   sentence or a table header many pages repeat ("This will produce:") is text.
 
-A table with a header row is data, not navigation; a list needs :data:`MIN_LIST_LINKS` links.
+A table whose first row is column headers is data, not navigation; a table whose rows are each
+a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links.
 Code and headings are never looked into.
 """
 
@@ -40,6 +41,9 @@ MIN_LINKS = 2
 MIN_LIST_LINKS = 4
 #: ... and at least this share of its visible characters inside them.
 LINK_DENSITY = 0.7
+#: A table at least this share of whose rows are each mostly link text is a menu (Texinfo's
+#: node menus, contents tables).
+MENU_SHARE = 0.8
 #: Furniture (repeated) blocks are at most this many words long.
 FURNITURE_MAX_WORDS = 80
 #: A block recurring on at least this share of a folder's HTML pages is furniture ...
@@ -89,8 +93,13 @@ def link_dense(tag, stats: dict) -> str:
     :func:`element_stats`."""
     total, linked, links, content, _, labels = stats[id(tag)]
     table = tag if tag.name == "table" else tag.find_parent("table") if tag.name == "tr" else None
-    if table is not None and table.find("th") is not None:
-        return ""  # a table with a header row is data (a bar of links has none)
+    if table is not None and _column_header(table):
+        return ""  # a table with a row of column headers is data (a bar or a menu of links has none)
+    if tag.name == "table":
+        rows = [r for r in _rows(tag) if stats[id(r)][0]]
+        dense = [r for r in rows if stats[id(r)][2] and stats[id(r)][1] >= LINK_DENSITY * stats[id(r)][0]]
+        if len(dense) >= MIN_LIST_LINKS and len(dense) >= MENU_SHARE * len(rows):
+            return f"navigation: a menu table, {len(dense)} of its {len(rows)} rows are links"
     need = MIN_LIST_LINKS if tag.name in ("ul", "ol", "dl") else MIN_LINKS
     if content or links < need or not total:
         return ""
@@ -99,6 +108,18 @@ def link_dense(tag, stats: dict) -> str:
     if labels <= links + 1 and not tag.get_text().rstrip().endswith((".", "!", "?", ":")):
         return f"navigation: {links} links with only {labels} other words (labels, not a sentence)"
     return ""
+
+
+def _rows(table) -> list:
+    """The rows of a table, not of tables nested in it."""
+    return [r for r in table.find_all("tr") if r.find_parent("table") is table]
+
+
+def _column_header(table) -> bool:
+    """Whether a table's first row is a row of two or more ``<th>`` column headers."""
+    rows = _rows(table)
+    cells = rows[0].find_all(("td", "th"), recursive=False) if rows else []
+    return len(cells) >= 2 and all(c.name == "th" for c in cells)
 
 
 def fingerprints(tag, stats: dict) -> list[str]:
