@@ -2,7 +2,7 @@
 
 Runs the checkout's loaders and chunker over a folder (nothing is ingested, no index is made) and
 prints, per document format: documents, chunks, the share of chunks whose heading path goes deeper
-than the document title, and the share of chunks that contain navigation or page furniture.
+than the document title (a heading repeating the one above it counts once), and the share of chunks that contain navigation or page furniture.
 
 Furniture is detected here, independently of the loaders' own rules, from the chunk texts:
 
@@ -59,6 +59,16 @@ def _lines(text: str) -> list[tuple[str, bool]]:
             continue
         out.append((ln, code))
     return out
+
+
+def _depth(path) -> int:
+    """Headings in a heading path, a heading that repeats the one above it (a page whose
+    ``<h1>`` repeats its title) counted once."""
+    out: list[str] = []
+    for h in path:
+        if h and (not out or " ".join(h.split()).casefold() != out[-1]):
+            out.append(" ".join(h.split()).casefold())
+    return len(out)
 
 
 def _plain_lines(text: str) -> list[str]:
@@ -150,7 +160,7 @@ def figures(per_doc: list) -> dict:
                      and d.pages}
             for c in chunks:
                 n_chunks += 1
-                deep += len([h for h in c.heading_path if h]) > 1
+                deep += _depth(c.heading_path) > 1
                 k = line_kinds(c.text)
                 rep = [ln for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
                 if rep:
