@@ -255,7 +255,7 @@ def _docbook_page(n: int, body: str) -> str:
             f'{body}</div>'
             f'<div class="navfooter"><table><tr><td>{prev}</td><td></td><td><a href="ch{n + 1}.html">Next</a></td></tr>'
             f'<tr><td>Chapter {n - 1}</td><td><a href="index.html">Home</a></td><td>Chapter {n + 1}</td></tr></table>'
-            f'</div></body></html>')
+            f'</div><font size="-1">Widget manual 2.1, released on May {n}, 2024.</font></body></html>')
 
 
 def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path, recwarn):
@@ -269,7 +269,7 @@ def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path,
             n, f"<h2>{n}.1. Setup</h2><p>A {word} widget needs <a href='x.html'>a {word} bench</a> to stand on.</p>"
                f"<table><tr><th>Key</th><th>Meaning</th></tr><tr><td><a href='k.html'>{word[0]}</a></td>"
                f"<td><a href='quit.html'>{word}</a></td></tr></table><ul><li><a href='m1'>@{word}</a></li>"
-               "<li><a href='m2'>@bo</a></li></ul><pre>make widget</pre>"))
+               "<li><a href='m2'>@bo</a></li></ul><p>This will produce:</p><pre>make widget</pre>"))
     with notes.collecting() as dropped:
         docs = [d for d in load_folder(site)]
     assert not [w for w in recwarn if "XML" in str(w.message)]  # XHTML parsed without a warning
@@ -280,10 +280,12 @@ def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path,
         word = d.doc_id and ["red", "green", "blue", "grey"][int(d.doc_id[-1]) - 1]
         assert f"widget needs a {word} bench to stand on." in d.text and "| Key | Meaning |" in d.text
         assert f"| {word[0]} | {word} |" in d.text
-        assert f"- @{word}\n- @bo" in d.text and "```\nmake widget\n```" in d.text
+        assert f"- @{word}\n- @bo" in d.text and "This will produce:\n\n```\nmake widget\n```" in d.text
+        assert "released on" not in d.text  # the footer line every page ends with
     reasons = {d.reason.split(":")[0] for d in dropped}
     assert reasons == {"furniture", "navigation"}
-    assert sum(d.reason.startswith("furniture") for d in dropped) == 8  # two bars on each of 4 pages
+    # two bars and the footer line on each of 4 pages
+    assert sum(d.reason.startswith("furniture") for d in dropped) == 12
 
 
 def test_link_bars_breadcrumbs_and_texinfo_headers_are_navigation_on_a_single_page():

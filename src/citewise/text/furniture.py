@@ -17,7 +17,9 @@ one generator:
   :data:`FURNITURE_MAX_WORDS` words) whose link texts (together, or each of them) recur on at
   least :data:`REPEAT_SHARE` of the folder's pages (and :data:`REPEAT_MIN_PAGES`) is furniture: the same bar on every page with
   only the neighbouring pages' titles changing. A block without links is never furniture: a
-  sentence or a table header many pages repeat ("This will produce:") is text.
+  sentence or a table header many pages repeat ("This will produce:") is text, unless it is the
+  first or last block of the page's content on most pages (a footer line: "Zsh version 5.9,
+  released on May 14, 2022."), :func:`edge_key`.
 
 A table whose first row is column headers is data, not navigation; a table whose rows are each
 a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links.
@@ -162,6 +164,20 @@ def blocks(root):
             drop = yield node
         if not drop and node.name not in OPAQUE_TAGS:
             stack.extend(reversed([c for c in node.children if isinstance(c, Tag)]))
+
+
+def edge_key(block: str, end: str) -> str:
+    """Key of a page's first or last content block (``end``: 'first' | 'last'), digits as ``#``;
+    '' for a heading, a code block or table, or a block over :data:`FURNITURE_MAX_WORDS` words."""
+    if block.startswith(("#", "```", "|")) or not block.strip() or len(block.split()) > FURNITURE_MAX_WORDS:
+        return ""
+    return f"E:{end}:" + re.sub(r"\d+", "#", " ".join(block.split()))
+
+
+def edge_keys(blocks: list[str]) -> set[str]:
+    """The keys of a page's first and last content blocks (:func:`edge_key`)."""
+    keys = {edge_key(blocks[0], "first"), edge_key(blocks[-1], "last")} if blocks else set()
+    return keys - {""}
 
 
 def page_keys(root) -> set[str]:

@@ -331,7 +331,9 @@ def page_keys(html: str) -> set[str]:
     """Fingerprints of a page's short blocks, for the folder pass that finds blocks repeated
     across pages (:func:`citewise.text.furniture.repeated`)."""
     soup, _ = _prepared(html)
-    return furniture.page_keys(soup)
+    keys = furniture.page_keys(soup)
+    _drop_navigation(soup, frozenset(), "")
+    return keys | furniture.edge_keys(_content_blocks(soup))
 
 
 def _drop_navigation(soup: BeautifulSoup, repeated: frozenset[str], source: str) -> None:
@@ -353,7 +355,8 @@ def _drop_navigation(soup: BeautifulSoup, repeated: frozenset[str], source: str)
         drop = bool(why)
         if why:
             cls = " ".join(tag.get("class") or [])
-            notes.dropped(source, f"<{tag.name}{' class=' + cls if cls else ''}>", why, tag.get_text(" "))
+            if source:  # the folder pass (no source) only looks
+                notes.dropped(source, f"<{tag.name}{' class=' + cls if cls else ''}>", why, tag.get_text(" "))
             tag.decompose()
 
 
@@ -367,6 +370,19 @@ def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: 
     """
     soup, meta = _prepared(html)
     _drop_navigation(soup, repeated, source)
+    blocks = _content_blocks(soup)
+    # a first or last block most pages of the folder share (a footer line without links)
+    for end in (-1, 0):
+        while blocks and repeated and furniture.edge_key(blocks[end], "last" if end else "first") in repeated:
+            notes.dropped(source, f"{'last' if end else 'first'} block", "furniture: the same block ends (or starts) "
+                          "most pages of the folder", blocks[end])
+            blocks.pop(end)
+    text = "\n\n".join(blocks)
+    return (text + "\n") if text.strip() else "", meta
+
+
+def _content_blocks(soup: BeautifulSoup) -> list[str]:
+    """The Markdown-like blocks of the main content (page chrome removed from the tree)."""
     roots = _main_roots(soup)
     for tag in soup.find_all(PAGE_CHROME_TAGS):
         if not any(r.name in ("main", "article") or r.get("role") == "main" for r in tag.parents if isinstance(r, Tag)):
@@ -383,8 +399,7 @@ def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: 
         w = _Walker()
         w.walk(soup.body)
         blocks = w.result()
-    text = "\n\n".join(blocks)
-    return (text + "\n") if text.strip() else "", meta
+    return blocks
 
 
 def first_heading(text: str) -> str:
