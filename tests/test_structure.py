@@ -50,6 +50,8 @@ COMMONMARK = [
     # HTML blocks: a table is a table block, other HTML a paragraph-like block
     ("<table>\n<tr><th>A</th></tr>\n<tr><td>1</td></tr>\n</table>", ["htmltable"]),
     ("<div>\n*hi*\n</div>", ["para"]),
+    # a link reference definition makes no token; its text is still a block
+    ("Text with [a link][x].\n\n[x]: https://example.org/x", ["para", "para"]),
 ]
 
 

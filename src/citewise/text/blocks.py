@@ -8,7 +8,8 @@ token carries the source lines it spans (``Token.map``), which become character 
 text, so a chunk's ``[start, end)`` is exact in the source file.
 
 Only top-level blocks count: a ``#`` line inside a list item or block quote is part of that
-block, not a section heading.
+block, not a section heading. Text no token covers (link reference definitions) is a paragraph,
+so every non-blank character of the text is in a block.
 """
 
 from __future__ import annotations
@@ -118,7 +119,26 @@ def parse_blocks(text: str) -> list[Block]:
             blocks.append(Block("list", s, e, items=tuple(sorted(set(items)))))
         else:
             blocks.append(Block("para", s, e))
-    return blocks
+    return _with_gaps(text, blocks)
+
+
+def _with_gaps(text: str, blocks: list[Block]) -> list[Block]:
+    """``blocks`` plus a ``para`` block for any text between or after them that no token covers
+    (link reference definitions, ``[id]: https://...``, make no token): no text is left out."""
+    out: list[Block] = []
+    pos = 0
+    for b in blocks + [Block("end", len(text), len(text))]:
+        if b.start > pos and text[pos:b.start].strip():
+            s, e = pos, b.start
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            out.append(Block("para", s, e))
+        if b.kind != "end":
+            out.append(b)
+            pos = max(pos, b.end)
+    return out
 
 
 #: An HTML block that opens a table (Node's API docs write their constant tables so).
