@@ -414,7 +414,7 @@ def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_creat
     res = runner.invoke(app, ["ingest", str(picture), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
     assert res.exit_code != 0 and str(res.exception) == (
         f"{picture}: not a document type citewise reads ('.png'; supported: .docx, .htm, .html, .markdown, .md, "
-        ".pdf, .text, .txt)")
+        ".pdf, .rst, .text, .txt)")
     assert not (tmp_path / "ix").exists()
 
 

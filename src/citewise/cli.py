@@ -792,6 +792,23 @@ def _filters(as_of: Optional[str], version: Optional[str], filter_: Optional[lis
 
 
 @app.command()
+def inspect(
+    path: Path = typer.Argument(..., help="File or folder to preview."),
+    as_json: bool = JsonOpt,
+    summary: bool = typer.Option(False, "--summary", help="Only each document's line and what was dropped."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks out of the folder."),
+):
+    """How files will be chunked (heading paths, tokens) and what is dropped as navigation or furniture; indexes nothing."""
+    from citewise.text.preview import inspect_path, render
+
+    report = inspect_path(path, follow_links=follow_links)
+    if as_json:
+        out.print_json(json.dumps(report, ensure_ascii=False))
+    else:
+        out.print(render(report, show_chunks=not summary), soft_wrap=True)
+
+
+@app.command()
 def status(
     index: Optional[Path] = IndexOpt,
     max_lag: Optional[str] = typer.Option(None, "--max-lag", help="Alert threshold (seconds or 15m, 6h, 2d): exit 1 when the last completed ingest or a pending source change is older."),
