@@ -8,7 +8,8 @@ A record tool file (sample: ``citewise/sample/record_tools.yaml``) looks like::
         description: "... Use for ... NOT for ..."
         parameters: {type: object, properties: {invoice_id: {type: integer}}, required: [invoice_id]}
         sql: SELECT status FROM invoices WHERE invoice_id = :invoice_id
-        policy: {query: ..., key_field: plan, value_field: outgoing_usd, rule: ...}   # optional
+        policy: {query: ..., key_field: plan, value_field: outgoing_usd, unit: USD, rule: ...}   # optional
+    synonyms: {overdue: past_due}   # optional: phrases a question may use for enum values
 
 Every template is checked by the SQL guard when the file is loaded (a template that writes or
 reads off the allowlist is a load error, naming the file and tool), every ``:name`` placeholder
@@ -111,6 +112,7 @@ class RecordTool:
     db: SqliteDatabase
     policy: dict | None = None
     groups: tuple[str, ...] = field(default_factory=tuple)
+    synonyms: dict = field(default_factory=dict)
 
     def call(self, args: dict) -> dict:
         problem = validate_args(args, self.parameters)
@@ -147,6 +149,9 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
     allowlist = data.get("allowlist")
     if not isinstance(allowlist, list) or not allowlist:
         raise InputError(str(path), "field 'allowlist' must be a non-empty list of table names")
+    synonyms = data.get("synonyms") or {}
+    if not isinstance(synonyms, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in synonyms.items()):
+        raise InputError(str(path), "field 'synonyms' must map phrases to values (overdue: past_due)")
     if not isinstance(db, SqliteDatabase):
         db = SqliteDatabase(parse_db_url(db), allowlist)
     tools, seen = [], set()
@@ -173,5 +178,5 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
         if used - declared:
             raise InputError(str(path), f"tool '{name}': SQL uses undeclared parameters {sorted(used - declared)}")
         tools.append(RecordTool(name, " ".join(str(t["description"]).split()), params, t["sql"], db,
-                                t.get("policy"), tuple(t.get("groups") or ())))
+                                t.get("policy"), tuple(t.get("groups") or ()), dict(synonyms)))
     return tools
