@@ -100,6 +100,8 @@ class AskRequest(BaseModel):
     retriever: Literal["bm25", "dense", "hybrid", "shipped"] = "shipped"
     as_of: dt.date | None = None
     version: str | None = None
+    agent: bool | None = Field(None, description="Answer with the ReAct agent over the tools (needs an LLM); "
+                                                 "null: the server's routing.agent setting.")
 
 
 class IngestRequest(BaseModel):
@@ -287,13 +289,14 @@ class Service:
             self.metrics.retrieval_seconds.observe(time.perf_counter() - t0)
             return search_json(cw.index.store, query, hits)
 
-    def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
+    def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None,
+            agent: bool | None = None) -> dict:
         from citewise.api import AskOptions
 
         with self.pool.use() as cw:
             t0 = time.perf_counter()
             ans = cw.ask(question, principal, AskOptions(k=k, retriever=retriever, filters=filters,
-                                                        generator=self.generator, database=self.db))
+                                                        generator=self.generator, database=self.db, agent=agent))
             for tc in ans.tool_calls:
                 self.metrics.tool_seconds.labels(tc["tool"]).observe(time.perf_counter() - t0)
             if "retrieve_s" in ans.timings:
@@ -613,7 +616,8 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     async def ask(req: AskRequest, c: Caller = Depends(caller)) -> dict:
         """A cited answer or an abstention: the JSON of ``citewise ask --json``."""
         svc.check_query(req.question, "question")
-        return await svc.run(svc.ask, req.question, req.k, req.retriever, c.principal, _filters(req.as_of, req.version))
+        return await svc.run(svc.ask, req.question, req.k, req.retriever, c.principal, _filters(req.as_of, req.version),
+                             req.agent)
 
     @app.post("/v1/vector_stores/{vector_store_id}/search", tags=["openai-compatible"])
     async def vector_store_search(vector_store_id: str, req: VectorStoreSearchRequest, c: Caller = Depends(caller)) -> dict:

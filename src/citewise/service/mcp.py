@@ -134,16 +134,20 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
 
     @server.tool(annotations=ToolAnnotations(title="Ask with citations", **READ_ONLY))
     def ask(question: Question, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
-            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None) -> AnswerJSON:
+            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
+            agent: Annotated[bool | None, Field(description="Answer with the ReAct agent over the tools (needs an LLM on "
+                                                            "the server); null: the server's setting.")] = None) -> AnswerJSON:
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
-        abstain with outcome "abstained". Record questions (invoice status, totals, limits) are
-        answered from the records tools, cited as [tool:NAME]."""
+        abstain with outcome "abstained". Record questions (counts, totals, a record's status, a
+        value against a limit) are answered from the records tools, cited as [tool:NAME]; one that
+        no configured query answers has outcome "no_tool"; a live value (a price today) abstains
+        unless a web search is configured."""
         _words(question, "question")
 
         def go(cw):
             from citewise.api import AskOptions
 
-            opts = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version), database=db)
+            opts = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version), database=db, agent=agent)
             return answer_json(cw.ask(question, who(ctx), opts))
 
         return run(go)

@@ -92,8 +92,23 @@ def resolve_db(db: str | os.PathLike | None, *, sample_fallback: bool = True) ->
     """
     chosen = db or os.environ.get("CITEWISE_DB")
     if chosen:
-        return parse_db_url(chosen)
+        return database_path(chosen)
     return build_sample_db() if sample_fallback else None
+
+
+def database_path(db: str | os.PathLike) -> Path:
+    """The SQLite file of a database URL or path; a ``.sql`` script is built once into the cache
+    (:func:`build_sample_db`) and that file returned.
+
+    Raises:
+        CitewiseError: the script does not exist or fails.
+    """
+    path = parse_db_url(db)
+    if path.suffix.lower() == ".sql":
+        if not path.is_file():
+            raise CitewiseError(f"{path}: no such SQL script (records.database)")
+        return build_sample_db(script=path)
+    return path
 
 
 @dataclass

@@ -103,3 +103,57 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
     if web is not None:
         tools.append(web)
     return ToolSet(tools)
+
+
+def records_toolset(records, index=None, web_search_url: str = "") -> ToolSet:
+    """The tools of a ``[records]`` configuration (:class:`citewise.settings.RecordsSettings`):
+    ``vector_search`` (when ``index`` is given), ``sql_query`` over the allowlisted tables and
+    columns, the named query templates of ``records.templates`` (every group's; pick a
+    principal's with :meth:`ToolSet.for_principal`), and ``web_search`` when a URL is given.
+
+    The table allowlist is ``records.tables``, else the templates file's ``allowlist``, else
+    every table of the database.
+
+    Raises:
+        CitewiseError / InputError: the database or templates file is missing or invalid.
+    """
+    import sqlite3
+    import urllib.parse
+
+    import yaml
+
+    from citewise.core import CitewiseError, InputError
+    from citewise.tools.records import database_path, load_record_tools
+    from citewise.tools.sql import SqliteDatabase, SqlQueryTool
+    from citewise.tools.vector import VectorSearchTool
+    from citewise.tools.web import WebSearchTool
+
+    path = database_path(records.database)
+    if not path.is_file():
+        raise CitewiseError(f"{path}: no such database file (records.database)")
+    allow = list(records.tables)
+    templates = Path(records.templates) if records.templates else None
+    if not allow and templates is not None:
+        try:
+            allow = (yaml.safe_load(templates.read_text(encoding="utf-8")) or {}).get("allowlist") or []
+        except (OSError, yaml.YAMLError) as e:
+            raise InputError(str(templates), f"cannot read record tools: {str(e).splitlines()[0]}") from None
+    if not allow:
+        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            allow = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        finally:
+            conn.close()
+    database = SqliteDatabase(path, allow, timeout_s=records.timeout_s, max_rows=records.max_rows,
+                              columns=records.columns or None)
+    tools: list[Tool] = []
+    if index is not None:
+        tools.append(VectorSearchTool(index.retriever("shipped"), index.store, None))
+    tools.append(SqlQueryTool(database))
+    if templates is not None:
+        tools += load_record_tools(templates, database)
+    if web_search_url:
+        tools.append(WebSearchTool(web_search_url))
+    return ToolSet(tools)

@@ -22,7 +22,9 @@ the limit?" names no customer): the answer asks for them instead of guessing.
    record, and a subject that is not only record nouns;
 2. **both**: a rule word (the cues file's, or a tool policy's ``cues``) with a named record
    (an identifier filled, an entity pattern, a value of an ``x-values`` parameter) or a reference
-   to one ("this customer"); the tool is the best-matching one that declares a ``policy``;
+   to one ("this customer"); the tool is the best-matching one that declares a ``policy``. A
+   named record with a document cue ("what happens", "rules") and no aggregate is ``both`` too:
+   the record's rows and a document answer to the question;
 3. **record**: a named record, or an aggregate ("how many", "total", "average", "largest") or a
    listing with a filter (a date, year, month, quarter, amount with a comparator, a state, a value
    of the database, a condition clause), collective speech ("did we") or an average/extreme -
@@ -55,6 +57,7 @@ from citewise.tools.question import Cues, QuestionKind, analyze, load_cues, stem
 from citewise.tools.route import KINDS, PlannedCall, Route  # noqa: F401
 from citewise.tools.slots import Slots, extract_slots, fill_arguments, fill_spans, value_spans  # noqa: F401
 
+_HASH_NUMBER = re.compile(r"(?<![\w-])#\s?(\d+)\b")
 _DOC_IDENT = re.compile(r"\b(?:[A-Za-z]{1,5}-\d{3,}|v\d+(?:\.\d+)+)\b")
 _NOT_RECORD_TOOLS = ("vector_search", "sql_query", "web_search")
 
@@ -152,13 +155,23 @@ class RuleRouter:
 
         self._doc_vec = description_vectors(embedder, [positive_description(VectorSearchTool)])[0]
         self._live_words = {stem(w) for p in self.cues.live_values + self.cues.live_now for w in p.split()}
+        self._money = {stem(w) for w in self.cues.money}
+        #: integer identifier parameters (``invoice_id``) of the tools that have no pattern: with
+        #: exactly one, a bare "#2049" names it
+        self._integer_ids = {n for t in self.records for n, s in (t.parameters.get("properties") or {}).items()
+                             if n.endswith("_id") and s.get("type") == "integer" and "pattern" not in s
+                             and n not in self.catalog.entities}
 
     # -- features ---------------------------------------------------------------------------
     def _fills(self, slots: Slots) -> list[_Fill]:
         out = []
+        hash_number = _HASH_NUMBER.search(slots.text) if len(self._integer_ids) == 1 else None
         for tool in self.records:
             prof = self.catalog.profiles[tool.name]
             args, spans, _ = fill_spans(tool, slots, entities=self.catalog.entities, values=prof.values)
+            ident = next(iter(self._integer_ids)) if hash_number else None
+            if ident and ident in (tool.parameters.get("properties") or {}) and ident not in args:
+                args[ident], spans[ident] = int(hash_number.group(1)), hash_number.span()
             required = tool.parameters.get("required") or []
             out.append(_Fill(tool, args, spans, [r for r in required if r not in args],
                              any(n in args for n in prof.identifiers)))
@@ -216,6 +229,14 @@ class RuleRouter:
                 return Route("both", [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": policy["query"]})],
                              f"{f.tool.name} gives the value; the {policy.get('rule', 'rule')} comes from the documents",
                              scores, f.missing)
+        if named and k.document and not k.aggregate:
+            # a named record and a question about what the documents say of it ("Invoice 2045 is
+            # past due - under the failed-payment rules, has the workspace gone read-only?")
+            chosen = self.select(question, slots, k, fills, named=named)
+            if chosen is not None:
+                f, scores = chosen
+                return Route("both", [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": question})],
+                             f"{f.tool.name} gives the record; the documents say what applies to it", scores, f.missing)
         filters = self._filters(question, slots, k)
         aggregate_ask = (k.aggregate or (k.listing and self._mentions_records(k))) and (
             filters or k.comparator or k.state or k.collective or k.condition or k.aggregate in ("average", "extreme"))
@@ -262,7 +283,8 @@ class RuleRouter:
         vocabulary. Score: share of the question's content words (outside its filled values) in the tool's vocabulary
         + 0.5 x cosine to its description + 0.1 per argument taken from the question - 0.3 per
         missing one - 0.4 per aggregate it returns besides the one asked for (the tool whose
-        output is exactly the figure asked for wins over one that also returns others).
+        output is exactly the figure asked for wins over one that also returns others) + 0.3 for
+        a tool that declares a listing when the question asks for one.
         """
         if not fills:
             return None
@@ -281,8 +303,11 @@ class RuleRouter:
             spans = list(f.spans.values())
             asked = self._asked(question, k, spans)
             if k.aggregate and not rule:
-                kind = "sum" if k.aggregate == "count" and asked and asked[0] in {stem(w) for w in self.cues.money} else k.aggregate
+                money = bool(set(asked) & self._money)
+                kind = "sum" if k.aggregate == "count" and money else k.aggregate
                 declared = prof.aggregates.get(kind, set())
+                if money and kind == "sum" and declared & (self._money | {"amount"}):
+                    asked = sorted(declared & (self._money | {"amount"}))  # "dollar value" asks for a money sum
                 if f.identified:
                     if kind == "count" and prof.aggregates.get("count") and asked and not set(asked) & declared:
                         continue
@@ -295,9 +320,10 @@ class RuleRouter:
                     continue
             words_left = [s for s, sp in k.content if not _overlaps(sp, spans)]  # values are not vocabulary
             cover = sum(s in prof.vocabulary for s in words_left) / max(1, len(words_left))
-            other_aggregates = len(set(prof.aggregates) - {k.aggregate}) if k.aggregate else 0
+            other_aggregates = len(set(prof.aggregates) - {k.aggregate, "list"}) if k.aggregate else 0
+            listing = 0.3 if k.listing and "list" in prof.aggregates else 0.0
             score = (cover + 0.5 * sims.get(f.tool.name, 0.0) + 0.1 * len(f.spans) - 0.3 * len(f.missing)
-                     - 0.4 * other_aggregates)
+                     - 0.4 * other_aggregates + listing)
             scores[f.tool.name] = round(score, 4)
             if best is None or score > best[0] + 1e-12:
                 best = (score, f)

@@ -135,6 +135,16 @@ def value_spans(text: str, values, min_len: int = 3) -> list[tuple[str, tuple[in
     return sorted(out, key=lambda x: x[1])
 
 
+def _noun_pattern(noun: str) -> str:
+    """A noun, its plural, or an abbreviation of at least 3 letters ("inv" for invoice)."""
+    noun = noun.replace("_", " ")
+    if len(noun) <= 3 or " " in noun:
+        return re.escape(noun) + "s?"
+    rest = noun[3:]
+    tail = "".join(f"(?:{re.escape(c)}" for c in rest) + ")?" * len(rest)
+    return re.escape(noun[:3]) + tail + "s?"
+
+
 def is_identifier(name: str, schema: dict, entities: dict | None = None) -> bool:
     """Whether a parameter names one record (an id, a pattern, database values, an entity pattern),
     as opposed to a filter such as a year or a status."""
@@ -207,8 +217,7 @@ def fill_spans(tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = N
             if m:
                 value, span = (m.group(0).upper() if core.upper() == core else m.group(0)), m.span()
         elif typ == "integer" and name.endswith("_id"):
-            noun = re.escape(name[:-3].replace("_", " "))
-            m = re.search(rf"\b{noun}s?\s*(?:no\.?|number|#)?\s*#?\s*(\d+)\b", text, re.IGNORECASE)
+            m = re.search(rf"\b{_noun_pattern(name[:-3])}\.?\s*(?:no\.?|number|#)?\s*#?\s*(\d+)\b", text, re.IGNORECASE)
             if m:
                 value, span = int(m.group(1)), m.span()
         elif typ == "number" and "amount" in name and slots.amounts:
