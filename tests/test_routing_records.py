@@ -244,7 +244,7 @@ def test_column_allowlist_is_enforced_by_the_engine(chinook, tmp_path):
         {"country": "USA", "n": 13}]
     obs = ts.call("sql_query", {"sql": "SELECT email FROM customers"})
     assert obs["error"].startswith("refused by the read-only engine")
-    assert "email" not in ts["sql_query"].description and "customers(customer_id, country)" in ts["sql_query"].description
+    assert "customers(customer_id, country);" in ts["sql_query"].description  # the schema shown lists allowed columns only
 
 
 def test_agent_is_reachable_from_ask_and_its_answer_is_citation_checked(chinook):
@@ -284,7 +284,7 @@ def test_records_settings_entities_and_columns(tmp_path):
     s = load_settings(None, env={"CITEWISE_CONFIG": str(p)})
     assert s.records.entities == {"customer_id": "C-[0-9]{4}"} and s.records.columns == {"customers": ["customer_id", "plan"]}
     assert s.routing.agent is True and s.source("records.entities") == str(p)
-    p.write_text("[records.columns]\ncustomers = 'plan'\n")
+    p.write_text("[records.columns]\ncustomers = 3\n")
     with pytest.raises(InputError, match="setting 'records.columns': expected a list"):
         load_settings(None, env={"CITEWISE_CONFIG": str(p)})
     from citewise.tools.catalog import RecordsCatalog
@@ -297,7 +297,22 @@ def test_records_settings_entities_and_columns(tmp_path):
 def test_cues_file_errors_name_the_key(tmp_path):
     from citewise.tools.question import load_cues
 
+    from citewise.tools.question import DEFAULT_CUES
+
     p = tmp_path / "cues.yaml"
-    p.write_text("aggregate: {count: [how many]}\nlisting: 3\n")
+    p.write_text(DEFAULT_CUES.read_text().replace("listing: [list, list the, show, show me]", "listing: 3"))
     with pytest.raises(InputError, match=r"cues.yaml: 'listing' must be a list of phrases"):
         load_cues(p)
+
+
+def test_eval_tools_runs_a_routing_set_with_its_settings_file(chinook):
+    from typer.testing import CliRunner
+
+    from citewise.cli import app
+
+    res = CliRunner().invoke(app, ["eval", "tools", "--routing", str(CHINOOK / "routing.jsonl"), "--index",
+                                   str(chinook.index.path), "--config", str(CHINOOK / "citewise.toml"), "--json"])
+    assert res.exit_code == 0, res.output
+    routers = {r["router"]: r for r in json.loads(res.stdout)["routers"]}
+    assert routers["rule"]["overall"]["route_accuracy"] >= 0.95 and routers["rule"]["overall"]["wrong_source"] == 0
+    assert routers["embedding"]["overall"]["wrong_source"] > 0  # the baseline sends live questions to record tools

@@ -96,6 +96,28 @@ def resolve_db(db: str | os.PathLike | None, *, sample_fallback: bool = True) ->
     return build_sample_db() if sample_fallback else None
 
 
+def is_sample_db(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a build of the bundled sample records script (its file name carries the
+    script's hash, :func:`build_sample_db`)."""
+    text = (sample_records_dir() / "records.sql").read_bytes()
+    return Path(path).name == f"records-{hashlib.sha256(text).hexdigest()[:12]}.db"
+
+
+def database_tables(path: str | os.PathLike) -> list[str]:
+    """Every table and view of a SQLite file, by name (the allowlist when none is configured)."""
+    import urllib.parse
+
+    uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                           "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    except sqlite3.Error as e:
+        raise CitewiseError(f"{path}: not a readable SQLite database ({e})") from None
+    finally:
+        conn.close()
+
+
 def database_path(db: str | os.PathLike) -> Path:
     """The SQLite file of a database URL or path; a ``.sql`` script is built once into the cache
     (:func:`build_sample_db`) and that file returned.

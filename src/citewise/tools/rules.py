@@ -52,7 +52,7 @@ class RuleValue:
 
 @dataclass(frozen=True)
 class Exception_:
-    """An exception with a time window (module docstring)."""
+    """An exception with a time window (module docstring); ``start``/``end``: its line in the text."""
 
     days: int
     event: str
@@ -200,7 +200,10 @@ def find_exception(text: str, *, key: str | None, keys: tuple[str, ...], unit: s
                 applies = start <= as_of < start + _dt.timedelta(days=_window_days(int(w.group(1)), w.group(2)))
             except ValueError:
                 applies = False
-        return Exception_(_window_days(int(w.group(1)), w.group(2)), w.group("event").strip(), field, value, s, e, applies)
+        line_start = text.rfind("\n", 0, s) + 1  # cite the whole line (a list item) the sentence is on
+        line_end = text.find("\n", e)
+        return Exception_(_window_days(int(w.group(1)), w.group(2)), w.group("event").strip(), field, value,
+                          line_start, len(text) if line_end == -1 else line_end, applies)
     return None
 
 

@@ -358,7 +358,7 @@ class SqlQueryTool:
             "Run ONE read-only SQLite SELECT over the records database and get rows back "
             f"(at most {db.max_rows}). Tables: {schema}. Use for ad-hoc counts, totals and lookups "
             "that no record tool covers; pass values as named parameters (:name) in 'params'. "
-            "NOT for policies, how-to or help-centre questions (use vector_search); "
+            "NOT for policies, rules or how-to questions (use vector_search); "
             "NOT for writing: INSERT/UPDATE/DELETE/DDL/PRAGMA/ATTACH are refused."
         )
         self.parameters = {

@@ -3,8 +3,8 @@
 :class:`SqlWriter` asks a chat model for one SQLite ``SELECT`` given a compact schema: each
 allowlisted table with its allowed columns and their declared types, and up to
 :data:`SAMPLE_VALUES` values of each low-cardinality text column (so "pending" can be written
-as the stored ``'pending'``). The reply's SQL is taken from a fenced ```` ```sql ```` block,
-else from the first ``SELECT`` / ``WITH`` in the text, and run by the ``sql_query`` tool: one
+as the stored ``'pending'``). The reply's SQL is the content of its first fenced ```` ```sql ```` block,
+else the text from its first ``SELECT`` / ``WITH``, and run by the ``sql_query`` tool: one
 statement, read-only, allowlisted tables and columns, timeout, row cap
 (:mod:`citewise.tools.sql`). A refused or failing query is sent back to the model once with the
 error (one repair), then given up: the caller answers with a ``no_tool`` outcome.
@@ -40,11 +40,13 @@ def extract_sql(text: str | None) -> str | None:
     if not text:
         return None
     m = _FENCE.search(text)
-    body = m.group(1) if m else text
-    s = _START.search(body)
-    if not s:
-        return None
-    sql = body[s.start():].strip()
+    if m:  # a fenced block is the model's SQL, whatever it is: the guard says what is wrong with it
+        sql = m.group(1).strip()
+    else:
+        s = _START.search(text)
+        if not s:
+            return None
+        sql = text[s.start():].strip()
     sql = sql.split(";")[0].strip() if ";" in sql else sql
     return sql or None
 
