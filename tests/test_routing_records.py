@@ -316,3 +316,14 @@ def test_eval_tools_runs_a_routing_set_with_its_settings_file(chinook):
     routers = {r["router"]: r for r in json.loads(res.stdout)["routers"]}
     assert routers["rule"]["overall"]["route_accuracy"] >= 0.95 and routers["rule"]["overall"]["wrong_source"] == 0
     assert routers["embedding"]["overall"]["wrong_source"] > 0  # the baseline sends live questions to record tools
+
+
+def test_llm_router_setting_routes_ask_through_the_model(chinook):
+    reply = {"content": '{"route": "record", "calls": [{"name": "sales_in_period", "arguments": {"year": 2010, "month": 3}}]}'}
+    with FakeOpenAI([reply]) as server:
+        settings = load_settings(None, {"llm.base_url": server.base_url, "llm.model": "m", "routing.router": "llm",
+                                        "routing.sql": False}, env={"CITEWISE_CONFIG": str(CHINOOK / "citewise.toml")})
+        a = Citewise(chinook.index, settings).ask("What were total sales in March 2010?")
+        prompt = server.requests[0]["messages"][0]["content"]
+    assert a.text == "year: 2010; month: 3; orders: 7; sales_usd: 37.62 [tool:sales_in_period]"
+    assert "- sales_in_period(year: integer, month: integer): Number of orders and total sales" in prompt
