@@ -50,7 +50,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from citewise.tools.base import Tool, spec
+from citewise.tools.base import Tool
 from citewise.tools.catalog import RecordsCatalog, positive_text
 from citewise.tools.llm_router import ROUTER_SYSTEM_PROMPT, LLMRouter, parse_calls  # noqa: F401
 from citewise.tools.question import Cues, QuestionKind, analyze, load_cues, stem, words

@@ -145,12 +145,6 @@ def _noun_pattern(noun: str) -> str:
     return re.escape(noun[:3]) + tail + "s?"
 
 
-def is_identifier(name: str, schema: dict, entities: dict | None = None) -> bool:
-    """Whether a parameter names one record (an id, a pattern, database values, an entity pattern),
-    as opposed to a filter such as a year or a status."""
-    return (name.endswith("_id") or "pattern" in schema or "x-values" in schema or name in (entities or {}))
-
-
 def fill_arguments(tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = None,
                    values: dict[str, list[str]] | None = None) -> tuple[dict, bool]:
     """Arguments for ``tool`` from ``slots``; returns ``(arguments, feasible)``.
