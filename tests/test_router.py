@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from conftest import shared_dataset
@@ -130,3 +131,25 @@ def test_bfcl_harness_with_scripted_llm():
     irr = load_bfcl(root, "irrelevance", limit=5)
     with FakeOpenAI([{"content": "No function fits."}]) as server:
         assert evaluate_bfcl(llm_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), irr)["tsa"] == 1.0
+
+
+def test_bfcl_with_the_llm_routers_json_route():
+    from citewise.tools.llm_router import router_selector
+
+    root = shared_dataset("bfcl")
+    cases = load_bfcl(root, "parallel_multiple", limit=4)
+    reverse = {c.question: {v: k for k, v in c.names.items()} for c in cases}
+    answers = {c.question: c.expected for c in cases}
+
+    def oracle(body):  # the ground truth's calls as the router's JSON, in a code fence
+        q = body["messages"][-1]["content"]
+        calls = [{"name": reverse[q][name], "arguments": {p: next(v for v in vals if v != "") for p, vals in params.items()
+                                                          if any(v != "" for v in vals)}}
+                 for e in answers[q] for name, params in e.items()]
+        return {"content": "```json\n" + json.dumps({"route": "record", "calls": calls}) + "\n```"}
+
+    with FakeOpenAI(oracle) as server:
+        result = evaluate_bfcl(router_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), cases)
+        prompt = server.requests[0]["messages"][0]["content"]
+    assert result["cases"] == 4 and result["tsa"] == 1.0 and result["arg_accuracy"] == 1.0
+    assert "- web_search(" not in prompt  # BFCL cases offer their own functions only

@@ -1000,11 +1000,11 @@ def eval_tools(
     routing: Optional[Path] = typer.Option(None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index of the set's documents (default: the data folder's 'demo', built if missing)."),
     db: Optional[str] = DbOpt,
-    config: Optional[Path] = typer.Option(None, "--config", help="Settings file with the records configuration of a routing set that is not the sample's ([records]: database, templates, entities)."),
-    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated (e.g. simple,multiple,parallel_multiple,irrelevance)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Settings file with the records configuration of a routing set that is not the sample's (records database, templates, entities)."),
+    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model; [llm.router])."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides)."),
     as_json: bool = JsonOpt,
 ):
     """Tool selection accuracy (TSA), route accuracy and wrong-source count: rule router vs embedding baseline (vs LLM router)."""
