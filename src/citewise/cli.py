@@ -596,6 +596,7 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB); none: no records routing."),
     generator: Optional[str] = typer.Option(None, "--generator", help="extractive (no LLM) | llm. Default: setting answer.generator (extractive)."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model, llm.api_key; CITEWISE_LLM_BASE_URL ...)."),
+    agent: Optional[bool] = typer.Option(None, "--agent/--no-agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
     scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
@@ -626,7 +627,7 @@ def ask(
     options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
-                         budget_tokens=budget_tokens, requirements=requirements)
+                         budget_tokens=budget_tokens, requirements=requirements, agent=agent)
     ans = cw.ask(question, principal, options)
     print_answer(ans, as_json)
     if fail_on_abstain and ans.outcome in NO_ANSWER:
@@ -1073,69 +1074,55 @@ def tools_call(
 @eval_app.command("tools")
 def eval_tools(
     routing: Optional[Path] = typer.Option(None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index of the sample corpus (default: the data folder's 'demo', built if missing)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index of the set's documents (default: the data folder's 'demo', built if missing)."),
     db: Optional[str] = DbOpt,
-    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run a BFCL category from ../shared/data/bfcl (e.g. multiple, irrelevance)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Settings file with the records configuration of a routing set that is not the sample's (records database, templates, entities)."),
+    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (needs CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides)."),
     as_json: bool = JsonOpt,
 ):
-    """Tool selection accuracy (TSA) and argument accuracy: rule router vs embedding-only baseline."""
+    """Tool selection accuracy (TSA), route accuracy and wrong-source count: rule router vs embedding baseline (vs LLM router)."""
     import os
 
-    from citewise.demo import sample_dir
+    from citewise.demo import SAMPLE_MARKER_DOC, sample_dir
+    from citewise.evaluation.routing_eval import evaluate_tools
     from citewise.index import Index, default_index_dir
-    from citewise.tools.registry import build_toolset
-    from citewise.tools.router import EmbeddingRouter, LLMRouter, RuleRouter, index_probe
-    from citewise.tools.tsa import evaluate_router, load_routing_set
+    from citewise.settings import load_settings
+    from citewise.tools.tsa import load_routing_set
 
     _check_db(db)
-    cases = load_routing_set(routing or sample_dir() / "routing.jsonl")
+    routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
+    cases = load_routing_set(routing_file)
+    sample = routing_file.is_relative_to(sample_dir().resolve())
     index = index or default_index_dir().parent / "demo"
-    if not Index.exists(index):
+    if not Index.exists(index) and sample:
         err.print(f"building the sample index in {index} ...", highlight=False)
         Index.open(index, embedder="minilm").ingest(sample_dir() / "corpus")
     idx = _open(index)
-    from citewise.demo import SAMPLE_MARKER_DOC
-
-    routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
-    if routing_file.is_relative_to(sample_dir().resolve()) and SAMPLE_MARKER_DOC not in idx.store.documents():
+    if sample and SAMPLE_MARKER_DOC not in idx.store.documents():
         raise CitewiseError(
             f"{routing_file}: this routing set is written for the bundled sample corpus, which is not in "
             f"the index {idx.path}; use the demo index (citewise demo) or pass --routing with your own set"
         )
-    ts = build_toolset(db, index=idx)
-    tools = list(ts.tools.values())
-    routers = [RuleRouter(tools, idx.embedder, index_probe(idx)), EmbeddingRouter(tools, idx.embedder)]
-    model = None
-    if llm:
-        from citewise.models.chat import ChatConfig, OpenAIChatModel
-
-        model = OpenAIChatModel(ChatConfig.from_env())
-        routers.append(LLMRouter(model, tools))
-    reports = [evaluate_router(r, cases).as_dict() for r in routers]
-    result: dict = {"routing_set": str(routing or "sample/routing.jsonl"), "routers": reports}
-    if bfcl:
-        from citewise.tools.bfcl import embedding_selector, evaluate_bfcl, llm_selector, load_bfcl
-
-        root = bfcl_dir or Path(os.environ.get("CITEWISE_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "bfcl"
-        bcases = load_bfcl(root, bfcl, limit)
-        result["bfcl"] = {"category": bfcl, "embedding": {k: v for k, v in evaluate_bfcl(embedding_selector(idx.embedder), bcases).items() if k != "per_case"}}
-        if model is not None:
-            result["bfcl"]["llm"] = {k: v for k, v in evaluate_bfcl(llm_selector(model), bcases).items() if k != "per_case"}
+    env = {**os.environ, "CITEWISE_CONFIG": str(config)} if config else None
+    settings = load_settings(None if sample else idx.path, env=env)
+    result = {"routing_set": str(routing or "sample/routing.jsonl"),
+              **evaluate_tools(idx, cases, settings, sample=sample, db=db, llm=llm,
+                               bfcl=[c.strip() for c in (bfcl or "").split(",") if c.strip()], bfcl_dir=bfcl_dir, limit=limit)}
     if as_json:
         out.print_json(json.dumps(result))
         return
-    t = Table("router", "slice", "cases", "TSA", "route acc", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
-    for rep in reports:
+    t = Table("router", "slice", "cases", "TSA", "route acc", "wrong source", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
+    for rep in result["routers"]:
         for sl, m in [("all", rep["overall"]), *rep["per_kind"].items()]:
-            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["arg_cases"]),
-                      "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
+            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["wrong_source"]),
+                      str(m["arg_cases"]), "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
     out.print(t)
-    for name, m in (result.get("bfcl") or {}).items():
-        if name != "category":
-            out.print(f"BFCL {bfcl} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
+    for category, by in (result.get("bfcl") or {}).items():
+        for name, m in by.items():
+            out.print(f"BFCL {category} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
                       f"{'-' if m['arg_accuracy'] is None else format(m['arg_accuracy'], '.3f')}", highlight=False)
 
 

@@ -363,6 +363,8 @@ class ReasonCode(StrEnum):
     MODEL_CITED_NOTHING = "model_cited_nothing"  # fields: checks
     NO_RECORDS_DATABASE = "no_records_database"
     NOT_A_RECORD_QUESTION = "not_a_record_question"
+    NO_TOOL = "no_tool"  # fields: kind (record | both)
+    MISSING_ARGUMENT = "missing_argument"  # fields: tool, names (comma-separated)
 
 
 #: Each code's short form (``Answer.abstain_reason``, kept for scripts that read it), a
@@ -384,6 +386,8 @@ _REASON_SHORT = {
     ReasonCode.NO_RECORDS_DATABASE: "no records database is configured (set records.database in citewise.toml, "
                                     "CITEWISE_DB, or --db)",
     ReasonCode.NOT_A_RECORD_QUESTION: "not a record question: no record tool applies (ask the documents with the ask tool)",
+    ReasonCode.NO_TOOL: "no configured query answers this {kind} question",
+    ReasonCode.MISSING_ARGUMENT: "{tool} needs {names}",
 }
 
 #: Each code as a sentence for people (the CLI's "Why:" line, the web page); codes not listed
@@ -396,6 +400,9 @@ _REASON_SENTENCE = {
                                            "(score {score:.3f}, below the gate {gate:.3f})",
     ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
     ReasonCode.NO_SUPPORTED_SENTENCE: "no sentence of the evidence could be cited for it",
+    ReasonCode.NO_TOOL: "this is a question about records; no configured query answers it (configure a named query "
+                        "in records.templates, or an LLM in [llm] to write SQL over the records schema)",
+    ReasonCode.MISSING_ARGUMENT: "the question does not give what {tool} needs: {names}",
 }
 
 

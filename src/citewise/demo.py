@@ -48,13 +48,14 @@ def configure_sample_records(index_dir: Path) -> None:
     cache folder) unless the index already has a settings file, so record questions asked of
     the demo index ("What is the status of invoice 2041?") reach the sample's record tools."""
     from citewise.settings import FILE_NAME
-    from citewise.tools.records import build_sample_db
+    from citewise.tools.records import build_sample_db, sample_tools_yaml
 
     path = Path(index_dir) / FILE_NAME
     if not path.exists():
         db = build_sample_db()
-        path.write_text("# written by citewise demo: the sample records for record questions\n"
-                        f"[records]\ndatabase = {json.dumps(str(db))}\n", encoding="utf-8")
+        path.write_text("# written by citewise demo: the sample records and their named queries for record questions\n"
+                        f"[records]\ndatabase = {json.dumps(str(db))}\n"
+                        f"templates = {json.dumps(str(sample_tools_yaml()))}\n", encoding="utf-8")
 
 
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:

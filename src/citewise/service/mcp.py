@@ -146,11 +146,15 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
     def ask(question: Question, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
             retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
             filters: MetaFilters = None, scope: Scope = None, max_rounds: MaxRounds = None,
-            deadline_ms: DeadlineMs = None, budget_tokens: BudgetTokens = None) -> AnswerJSON:
+            deadline_ms: DeadlineMs = None, budget_tokens: BudgetTokens = None,
+            agent: Annotated[bool | None, Field(description="Answer with the ReAct agent over the tools (needs an LLM on "
+                                                            "the server); null: the server's setting.")] = None) -> AnswerJSON:
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
         abstain with outcome "abstained" and a `reason`. Record questions (invoice status, totals,
-        limits) are answered from the records tools, cited as [tool:NAME]. With `scope` or a limit
-        the evidence-gap controller answers (supported / gap / conflict / not_established)."""
+        limits) are answered from the records tools, cited as [tool:NAME]; one that no configured
+        query answers has outcome "no_tool"; a live value (a price today) abstains unless a web
+        search is configured. With `scope` or a limit the evidence-gap controller answers
+        (supported / gap / conflict / not_established)."""
         _words(question, "question")
 
         def go(cw):
@@ -158,7 +162,7 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
 
             opts = ask_options(k=k, retriever=retriever, filters=_filters(as_of, version, filters), scope=scope,
                                max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens,
-                               database=db)
+                               database=db, agent=agent)
             return answer_json(cw.ask(question, who(ctx), opts))
 
         return run(go)

@@ -50,12 +50,13 @@ def request_filters(as_of: str | dt.date | None, version: str | None, filters: S
 
 def ask_options(*, k: int | None, retriever: str | None, filters: Filters | None, scope: Sequence[str] | None = None,
                 max_rounds: int | None = None, deadline_ms: float | None = None, budget_tokens: int | None = None,
-                generator: str | None = None, database: str | None = None):
+                generator: str | None = None, database: str | None = None, agent: bool | None = None):
     """The :class:`citewise.api.AskOptions` of a request (None values: the server's settings)."""
     from citewise.api import AskOptions
 
     return AskOptions(k=k, retriever=retriever, filters=filters, generator=generator, scope=tuple(scope or ()),
-                      max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens, database=database)
+                      max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens, database=database,
+                      agent=agent)
 
 
 _OPENAI_OPS = {"eq": "=", "in": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}

@@ -169,6 +169,8 @@ def answer_json(ans) -> AnswerJSON:
         "timings": ans.timings,
         **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
            if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
+        # records answers: the SQL that ran, the rule comparison computed in code
+        **{k: ans.evidence[k] for k in ("sql", "comparison") if isinstance(ans.evidence, dict) and k in ans.evidence},
     }
 
 

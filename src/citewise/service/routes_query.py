@@ -33,5 +33,5 @@ def add_query_routes(app: FastAPI, svc, caller: Callable) -> None:
         options = ask_options(k=req.k, retriever=req.retriever,
                               filters=request_filters(req.as_of, req.version, req.filters, "filters"),
                               scope=req.scope, max_rounds=req.max_rounds, deadline_ms=req.deadline_ms,
-                              budget_tokens=req.budget_tokens)
+                              budget_tokens=req.budget_tokens, agent=req.agent)
         return await svc.run(svc.ask, req.question, req.k, req.retriever, c.principal, options.filters, options)

@@ -47,6 +47,8 @@ class AskRequest(BaseModel):
     deadline_ms: float | None = Field(None, gt=0, le=120_000,
                                       description="No follow-up retrieval round starts after this many milliseconds.")
     budget_tokens: int | None = Field(None, ge=100, le=32_000, description="Token budget of the assembled evidence.")
+    agent: bool | None = Field(None, description="Answer with the ReAct agent over the tools (needs an LLM); "
+                                                 "null: the server's routing.agent setting.")
 
 
 class SearchResponse(SearchJSON):
