@@ -92,11 +92,17 @@ def main() -> None:
     ap.add_argument("--subset", type=int, default=0,
                     help="Only N documents: every document judged for the split's queries, then others drawn "
                          "at random (seed 0) up to N (for slow embedders; compare embedders on the same N).")
+    ap.add_argument("--max-queries", type=int, default=0,
+                    help="Only the first N queries of the split (by id), and with --subset only their judged documents.")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     ds = BeirDataset(a.data)
     emb = make_embedder(a.embedder)
     qrels, queries = ds.load_split(a.split)
+    if a.max_queries:
+        kept = sorted(queries)[:a.max_queries]
+        qrels = {q: qrels[q] for q in kept}
+        queries = {q: queries[q] for q in kept}
     keep = None
     if a.subset:
         judged = sorted({d for q in qrels.values() for d in q})
@@ -104,7 +110,7 @@ def main() -> None:
         extra = np.random.default_rng(0).permutation(len(rest))[:max(0, a.subset - len(judged))]
         keep = set(judged) | {rest[i] for i in extra.tolist()}
     docs, chunk_texts, unit_texts, owner = plan(ds, keep)
-    key = f"{ds.name}-{emb.name}{f'-{a.subset}' if a.subset else ''}".replace("/", "_")
+    key = f"{ds.name}-{emb.name}{f'-{a.subset}' if a.subset else ''}{f'-q{a.max_queries}' if a.max_queries else ''}".replace("/", "_")
     cache = cache_dir() / "bench-chunk-vectors" / f"{key}.npz"
     if cache.exists() and not a.fresh:
         z = np.load(cache)
@@ -131,7 +137,7 @@ def main() -> None:
         for name, s in (("chunk", s_chunk), ("units-mean", s_mean), ("units-max", s_max),
                         ("units-mean+max", (s_mean + s_max) / 2), ("chunk+units-mean", s_combo)):
             runs[name][q] = rank(s, docs)
-    result = {"dataset": ds.name + (f" ({a.subset}-document subset)" if a.subset else ""), "embedder": emb.name, "chunks": n, "units": len(unit_texts),
+    result = {"dataset": ds.name + (f" ({len(set(docs))}-document subset)" if a.subset else ""), "embedder": emb.name, "chunks": n, "units": len(unit_texts),
               "docs": len(set(docs)), "queries": len(qids),
               "cpu_s": {"chunk pass": round(t_chunk, 1), "unit pass": round(t_unit, 1),
                         "unit / chunk": round(t_unit / max(t_chunk, 1e-9), 2)},
