@@ -15,6 +15,11 @@ and the texts embedded:
 * ``one pass (units-mean)``: every answer unit once; a chunk's vector is the mean of its units'.
 
 ``--rounds`` repeats the three in a rotating order; the fastest round of each counts.
+
+Then the embedding calls alone, on the same chunks (CPU seconds of ``embed``): ``chunk texts``
+(windowed: MiniLM reads the first 256 word pieces), ``window pieces`` (each chunk's indexed text
+cut at word boundaries into pieces of at most the model's window in word pieces, every piece
+embedded: a chunk-only pass that reads the whole chunk) and ``answer units`` (the one pass).
 """
 
 from __future__ import annotations
@@ -42,6 +47,42 @@ def ingest(corpus: Path, spec: str, mode: str, units: bool) -> tuple[float, int,
         return time.process_time() - t0, report.chunks_embedded, report.units_embedded
 
 
+def embedding_only(corpus: Path, spec: str) -> dict[str, tuple[float, int]]:
+    """CPU seconds and texts of the three embedding passes over ``corpus``'s chunks."""
+    from citewise.answer.units import ANSWER_UNITS
+    from citewise.core import Document
+    from citewise.models.embedders import make_embedder
+    from citewise.text.chunker import Chunker
+    from citewise.text.loaders import load_folder
+
+    emb = make_embedder(spec)
+    chunks = [(d.title, c) for d in load_folder(corpus) if isinstance(d, Document)
+              for c in Chunker().chunk(d.doc_id, d.title, d.text)]
+    window = getattr(emb, "window", None) or 512
+    tok = getattr(emb, "_tokenizer", None)
+    pieces = []
+    for _, c in chunks:
+        cur, n = [], 2  # [CLS] and [SEP]
+        for w in c.indexed_text.split():
+            k = len(tok.encode(w, add_special_tokens=False).ids) if tok is not None else 1
+            if cur and n + k > window:
+                pieces.append(" ".join(cur))
+                cur, n = [], 2
+            cur.append(w)
+            n += k
+        if cur:
+            pieces.append(" ".join(cur))
+    units = [t for title, c in chunks for _, _, t in ANSWER_UNITS.embedding_units(title, c.text)]
+    out = {}
+    for name, texts in (("chunk texts (windowed)", [c.indexed_text for _, c in chunks]),
+                        ("window pieces (whole chunk)", pieces), ("answer units (one pass)", units)):
+        emb.embed(texts[:4])
+        t0 = time.process_time()
+        emb.embed(texts)
+        out[name] = (time.process_time() - t0, len(texts))
+    return out
+
+
 def main() -> None:
     from citewise.demo import sample_dir
 
@@ -60,9 +101,11 @@ def main() -> None:
             if name not in best or got[0] < best[name][0]:
                 best[name] = got
     base = best["chunk-only pass"][0]
+    emb_only = embedding_only(a.corpus, a.embedder)
     result = {"corpus": str(a.corpus), "embedder": a.embedder, "load": round(os.getloadavg()[0], 1),
               "rows": {n: {"cpu_s": round(c, 2), "x chunk-only": round(c / base, 2), "chunks": ch, "units": u}
-                       for n, (c, ch, u) in best.items()}}
+                       for n, (c, ch, u) in best.items()},
+              "embedding_only": {n: {"cpu_s": round(c, 2), "texts": k} for n, (c, k) in emb_only.items()}}
     if a.json:
         print(json.dumps(result))
         return
@@ -70,6 +113,9 @@ def main() -> None:
     for n, m in result["rows"].items():
         print(f"  {n:24s} CPU {m['cpu_s']:7.2f} s  x{m['x chunk-only']:.2f} chunk-only  "
               f"({m['chunks']} chunks, {m['units']} units embedded)")
+    print("  embedding calls alone:")
+    for n, m in result["embedding_only"].items():
+        print(f"    {n:30s} CPU {m['cpu_s']:7.2f} s  ({m['texts']} texts)")
 
 
 if __name__ == "__main__":
