@@ -66,7 +66,7 @@ def test_server_and_in_process_give_the_same_vectors(e5_server):
 
 
 def test_multilingual_corpus_end_to_end_through_the_server(e5_server, tmp_path):
-    idx = Index.open(tmp_path / "i", embedder=f"openai:{e5_server}#multilingual-e5-small-q4")
+    idx = Index.open(tmp_path / "i", embedder=f"openai:{e5_server}#multilingual-e5-small-q4", chunk_vectors="units-mean")
     assert idx.settings.chunk_vectors == "units-mean"
     idx.ingest(CORPUS / "corpus")
     questions = [json.loads(line) for line in (CORPUS / "questions.jsonl").read_text().splitlines()]

@@ -182,8 +182,11 @@ def test_onnx_index_refuses_changed_weights_and_other_model(tmp_path):
     make_onnx_folder(tmp_path / "m", seed=3)
     make_onnx_folder(tmp_path / "other", seed=4)
     spec = f"onnx:{tmp_path / 'm'}"
-    idx = Index.open(tmp_path / "i", embedder=spec)
-    assert idx.settings.chunk_vectors == "units-mean"  # a windowed model
+    idx = Index.open(tmp_path / "i", embedder=spec, chunk_vectors="units-mean")
+    assert idx.settings.chunk_vectors == "units-mean"
+    with pytest.raises(CitewiseError, match=r"--chunk-vectors: chunk vector mode 'max' unknown \(valid: chunk, units-mean\)"):
+        Index.open(tmp_path / "j", embedder=spec, chunk_vectors="max")
+    assert not (tmp_path / "j").exists()
     with pytest.raises(CitewiseError, match=r"'onnx:.*other' has fingerprint [0-9a-f]{12}, not "):
         Index.open(tmp_path / "i", embedder=f"onnx:{tmp_path / 'other'}")
     import shutil
@@ -206,8 +209,7 @@ def test_units_mean_chunk_vectors_are_one_pass(tmp_path):
     docs.mkdir()
     _doc(docs, "a.md", "Refunds", "A refund is paid within 14 days. Invoices are sent monthly.\n\n- Hotel: 150 per night")
     _doc(docs, "b.md", "Travel", "Hotel nights are paid by the company. Trains are second class.")
-    idx = Index.open(tmp_path / "i", embedder="hashing-64")
-    idx.settings.chunk_vectors = "units-mean"
+    idx = Index.open(tmp_path / "i", embedder="hashing-64", chunk_vectors="units-mean")
     calls = []
     real = idx.embedder.embed
     idx.embedder.embed = lambda texts: calls.append(list(texts)) or real(texts)
@@ -230,7 +232,7 @@ def test_reembed_switches_model_and_folder(tmp_path):
     docs.mkdir()
     _doc(docs, "a.md", "Refunds", "A refund is paid within 14 days of the invoice date.")
     _doc(docs, "b.md", "Travel", "Hotel nights are paid up to 150 euros by the company.")
-    idx = Index.open(tmp_path / "i", embedder="hashing-64")
+    idx = Index.open(tmp_path / "i", embedder="hashing-64", chunk_vectors="units-mean")
     idx.ingest(docs)
     before = [h.chunk_id for h in idx.search("hotel night", k=2, retriever="dense")]
     old_store = Index.open(tmp_path / "i").store  # opened before the switch, kept with --keep-old
@@ -238,7 +240,8 @@ def test_reembed_switches_model_and_folder(tmp_path):
     assert (result["model"], result["dim"], result["chunks"]) == ("hashing-32", 32, 2)
     assert old_store.vector_search(np.ones(64, np.float32), 1)  # the old vectors still answer
     new = Index.open(tmp_path / "i")
-    assert (new.settings.embedder, new.settings.dim, new.store.dim) == ("hashing-32", 32, 32)
+    assert (new.settings.embedder, new.settings.dim, new.store.dim, new.settings.chunk_vectors) == \
+        ("hashing-32", 32, 32, "units-mean")
     assert [h.chunk_id for h in new.search("hotel night", k=2, retriever="dense")][0] == before[0]
     assert (new.store.stats()["documents"], len(new.store.runs())) == (2, 1)
     with pytest.raises(CitewiseError, match="already embedded with this model"):

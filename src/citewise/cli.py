@@ -272,6 +272,7 @@ def ingest(
     wait: bool = typer.Option(False, "--wait", help="If another ingest is running on this index, wait for it (default: exit 2 naming its pid)."),
     keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Also index whole-book copies (print.html) and near-duplicate documents."),
     store: Optional[str] = StoreOpt,
+    chunk_vectors: Optional[str] = typer.Option(None, "--chunk-vectors", metavar="MODE", help="chunk (default) | units-mean: how a new index makes chunk vectors (docs/embedders.md)."),
     as_json: bool = JsonOpt,
 ):
     """Ingest a folder: new and changed documents are indexed, removed ones deleted, copies skipped.
@@ -293,7 +294,8 @@ def ingest(
                                 f"supported: {', '.join(sorted(SUPPORTED_EXT))})")
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
-    idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
+    idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store,
+                chunk_vectors=chunk_vectors)
     try:
         with _embed_progress(not as_json) as on_embed:
             report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,

@@ -168,12 +168,10 @@ def strip_password(url: str) -> str:
 
 def model_record(embedder) -> dict:
     """The ``index.json`` fields that identify ``embedder``'s model: ``model``, ``fingerprint``,
-    ``probe``, and the ``chunk_vectors`` mode new vectors are made with
-    (:func:`citewise.models.chunk_vectors.mode_for`)."""
-    from citewise.models.chunk_vectors import mode_for
+    ``probe``."""
     from citewise.models.fingerprint import fingerprint
 
-    return {"model": embedder.name, **fingerprint(embedder).as_json(), "chunk_vectors": mode_for(embedder)}
+    return {"model": embedder.name, **fingerprint(embedder).as_json()}
 
 
 #: Spec kinds whose name identifies the model (bundled and checksummed, or computed): a query
@@ -240,7 +238,7 @@ class Index:
     @classmethod
     def open(cls, path: str | Path | None = None, embedder: str | None = None,
              default_permission: str | None = None, *, preload: bool = False, store: str | None = None,
-             read_only: bool = False) -> "Index":
+             read_only: bool = False, chunk_vectors: str | None = None) -> "Index":
         """Open the index at ``path`` (default: :func:`default_index_dir`), creating it if new.
 
         Args:
@@ -255,6 +253,9 @@ class Index:
             read_only: open the embedded store without importing ``lancedb`` until something
                 writes (:class:`citewise.store.lance.LanceStore` ``read_only``): for a process
                 that only searches (``citewise search``, issue 12: CLI start).
+            chunk_vectors: how a new index makes chunk vectors (``chunk`` or ``units-mean``:
+                :mod:`citewise.models.chunk_vectors`; default ``chunk``); ignored for an
+                existing index, which keeps its own.
 
         Raises:
             CitewiseError: the embedder or analyzer differs from the one the index was built with,
@@ -291,8 +292,14 @@ class Index:
                 settings.store = chosen
                 write_json(cfg, settings.__dict__)
             return idx
+        from citewise.models.chunk_vectors import DEFAULT_MODE, check_mode
+
+        try:
+            mode = check_mode(chunk_vectors or DEFAULT_MODE)
+        except ValueError as e:
+            raise CitewiseError(f"--chunk-vectors: {e}") from None
         emb = make_embedder(embedder or "minilm")
-        settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim,
+        settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim, chunk_vectors=mode,
                                  default_permission=default_permission or "public",
                                  store=strip_password(store_choice(store, "")), **model_record(emb))
         created = [p for p in (path, *path.parents) if not p.exists()]

@@ -135,7 +135,7 @@ def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
 
         for ids in batches:
             rows = src._scan_table(src._table, None, f"doc_id IN ({', '.join(_q(d) for d in ids)})")
-            vectors, unit_cols = embed_rows(rows, new, record["chunk_vectors"], ANSWER_UNITS)
+            vectors, unit_cols = embed_rows(rows, new, s.chunk_vectors, ANSWER_UNITS)
             data = _with_vectors(rows, new.dim, vectors, unit_cols, schema)
             dst._writable()
             if dst._table is None:
@@ -158,8 +158,7 @@ def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
         old = idx.path / s.lance_dir
         before = (s.embedder, s.model)
         s.embedder, s.dim, s.lance_dir = spec, new.dim, folder
-        s.model, s.fingerprint, s.probe, s.chunk_vectors = (record["model"], record["fingerprint"], record["probe"],
-                                                           record["chunk_vectors"])
+        s.model, s.fingerprint, s.probe = record["model"], record["fingerprint"], record["probe"]
         write_json(idx.path / "index.json", s.__dict__)  # the switch: one atomic rename
         removed = False
         if not keep_old and old.exists() and old != target:

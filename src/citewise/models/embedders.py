@@ -96,7 +96,7 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2-int8"
     dim = 384
     max_seq_length = 256
-    window = max_seq_length  # tokens read (:func:`citewise.models.chunk_vectors.mode_for`)
+    window = max_seq_length  # tokens read of a text (None: any length)
 
     def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None,
                  query_threads: int = 1):
@@ -232,7 +232,7 @@ class HashingEmbedder:
     """
 
     cpu_parallel = True
-    window = None  # reads any length (:func:`citewise.models.chunk_vectors.mode_for`)
+    window = None  # tokens read of a text: any length
 
     def after_fork(self) -> None:
         """In a forked process: a fresh memo lock (another thread of the parent may have held
