@@ -1474,7 +1474,7 @@ def index_reembed(
     if as_json:
         out.print_json(json.dumps(result))
         return
-    out.print(f"{result['chunks']} chunks re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
+    out.print(f"{plural(result['chunks'], 'chunk')} re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
               f"{result['fingerprint']}); {result['index']} now uses it.", highlight=False, soft_wrap=True)
 
 
