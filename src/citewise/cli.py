@@ -602,7 +602,7 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB); none: no records routing."),
     generator: Optional[str] = typer.Option(None, "--generator", help="extractive (no LLM) | llm. Default: setting answer.generator (extractive)."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model, llm.api_key; CITEWISE_LLM_BASE_URL ...)."),
-    agent: Optional[bool] = typer.Option(None, "--agent/--no-agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
+    agent: Optional[bool] = typer.Option(None, "--agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
     scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
