@@ -252,9 +252,9 @@ def test_hybrid_runs_its_dense_leg_beside_bm25_at_scale_with_the_same_results(an
     from citewise.retrieval.retrievers import HybridRetriever
 
     exact_store.postings()
-    assert not exact_store.concurrent_legs  # below ann_min_rows both legs are NumPy: one after the other
+    assert not exact_store.concurrent_legs()  # below ann_min_rows both legs are NumPy: one after the other
     ann_store.postings()
-    assert ann_store.concurrent_legs
+    assert ann_store.concurrent_legs()
     hybrid = HybridRetriever(ann_store, TableEmbedder())
     rows = range(7, N, 150)
     threads: list[str] = []
@@ -267,7 +267,7 @@ def test_hybrid_runs_its_dense_leg_beside_bm25_at_scale_with_the_same_results(an
     monkeypatch.setattr(ann_store, "vector_search", spy)
     together = [hybrid.search(f"vec{i:04d} body", K, principal=PUBLIC) for i in rows]
     assert len(threads) == len(rows) and all(t.startswith("citewise-dense-leg") for t in threads)
-    monkeypatch.setattr(LanceStore, "concurrent_legs", property(lambda self: False))
+    monkeypatch.setattr(LanceStore, "concurrent_legs", lambda self: False)
     threads.clear()
     apart = [hybrid.search(f"vec{i:04d} body", K, principal=PUBLIC) for i in rows]
     assert threads == ["MainThread"] * len(rows)

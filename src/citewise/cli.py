@@ -867,7 +867,7 @@ def _usage(idx) -> dict | None:
     """Retrievals per chunk of ``idx`` (:mod:`citewise.usage`), or None for a store that cannot list its chunks."""
     from citewise.usage import usage_report
 
-    return usage_report(idx.store, idx.usage.counts()).as_dict() if hasattr(idx.store, "chunk_versions") else None
+    return usage_report(idx.store, idx.usage.counts()).as_dict()
 
 
 def _usage_lines(u: dict | None) -> list[str]:

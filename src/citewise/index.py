@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -358,9 +358,8 @@ class Index:
             policy_bytes = Path(policy).read_bytes()
         else:
             loaded, policy_bytes = policy, None
-        store_lock = getattr(self.store, "ingest_lock", None)  # a server store: its advisory lock too
-        with ingest_lock(self.path, wait=wait, on_wait=on_wait), \
-                (store_lock(wait=wait, on_wait=on_wait) if store_lock else nullcontext()):
+        # a shared (server) store has its own advisory lock besides the folder's file lock
+        with ingest_lock(self.path, wait=wait, on_wait=on_wait), self.store.ingest_lock(wait=wait, on_wait=on_wait):
             if policy_bytes is not None:
                 tmp = kept.with_suffix(".yaml.tmp")
                 tmp.write_bytes(policy_bytes)

@@ -643,19 +643,15 @@ class Ingestor:
         return current + history
 
     def _refresh(self) -> None:
-        refresh = getattr(self.store, "refresh_indexes", None)
-        if refresh:
-            refresh()
+        self.store.refresh_indexes()
 
     def _record(self, started, root: str, report: IngestReport) -> None:
-        record = getattr(self.store, "record_run", None)
-        if record:
-            record(IngestRun(
-                started_at=iso(started), finished_at=iso(utc_now()), root=root, added=report.added,
-                updated=report.updated, unchanged=report.unchanged, deleted=report.deleted,
-                superseded=len(report.superseded), errors=len(report.errors),
-                chunks_embedded=report.chunks_embedded,
-            ))
+        self.store.record_run(IngestRun(
+            started_at=iso(started), finished_at=iso(utc_now()), root=root, added=report.added,
+            updated=report.updated, unchanged=report.unchanged, deleted=report.deleted,
+            superseded=len(report.superseded), errors=len(report.errors),
+            chunks_embedded=report.chunks_embedded,
+        ))
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Embed ``texts``; with :attr:`embed_progress` set, in length-sorted slices of
@@ -836,8 +832,7 @@ class Ingestor:
         to embed, appended to ``texts`` at ``first``. None without a unit splitter."""
         if self.units is None:
             return None
-        get_units = getattr(self.store, "get_units", None)
-        stored = get_units([c.chunk_id for c in chunks]) if reuse and get_units else {}
+        stored = self.store.get_units([c.chunk_id for c in chunks]) if reuse else {}
         plan: list = []
         for c in chunks:
             key = self.units.key(doc.title, c.text)

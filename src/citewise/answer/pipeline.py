@@ -205,7 +205,7 @@ class Answerer:
         """The question's misspelt words and the corpus words they are read as
         (:func:`citewise.answer.spelling.corrections`; document frequencies under ``filters``);
         [] when the store cannot list its terms (``known_terms``) or spelling is off."""
-        if not self.spelling or not hasattr(self.store, "known_terms") or not question.strip():
+        if not self.spelling or not question.strip():
             return []
         def written(term: str) -> list[str]:  # the words of a visible chunk that holds the term
             hits = self.store.lexical_search([term], 1, filters)

@@ -344,6 +344,7 @@ def html_rows(text: str) -> list[tuple[int, int, str, str]]:
     header: list[str] | None = None
     edges = [m.start() for m in _HTML_TABLE_EDGE.finditer(text)]
     code = [m.span() for m in _CODE_SPAN.finditer(text)]
+    last_row_end = 0
     for m in _HTML_ROW.finditer(text):
         if any(a <= m.start() < b for a, b in code):
             continue  # ``<tr>`` written as code in prose
@@ -568,7 +569,7 @@ class UnitCache:
     def __init__(self, embedder, max_chunks: int = 20000, store=None):
         self.embedder = embedder
         self.max_chunks = max_chunks
-        self.store = store if hasattr(store, "get_units") else None
+        self.store = store
         self.stored_hits = 0
         self.embedded_chunks = 0
         self._data: OrderedDict[str, tuple[list[Unit], np.ndarray]] = OrderedDict()

@@ -326,14 +326,10 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
 
 
 def _all_chunks(store, doc_ids: Iterable[str]) -> list:
-    """Every stored chunk of these documents, to embed their answer units up front. Uses the
-    LanceDB store's column scan; with a store without one, returns [] (units are then embedded
-    lazily, question by question)."""
-    scan = getattr(store, "_scan", None)
-    if scan is None:
-        return []
-    wanted = set(doc_ids)
-    ids = [r["chunk_id"] for r in scan(["chunk_id", "doc_id"]).to_pylist() if r["doc_id"] in wanted]
+    """Every stored chunk of these documents (chunk ids sorted per document), to embed their
+    answer units up front."""
+    versions = store.chunk_versions()
+    ids = [c for d in sorted(set(doc_ids)) for c in sorted({cid for cid, _, _ in versions.get(d, ())})]
     out = []
     for i in range(0, len(ids), 500):
         got = store.get_chunks(ids[i:i + 500])

@@ -307,8 +307,12 @@ def build_training_data(store, embedder, queries: Mapping[str, str], qrels: Mapp
 
 
 def model_path(store) -> Path:
-    """``<index>/fusion.json`` beside the store folder (``store.path``)."""
-    path = getattr(store, "path", None)
+    """``<index>/fusion.json`` beside the store folder (``store.capabilities.folder``).
+
+    Raises:
+        CitewiseError: the store has no local folder (a server store).
+    """
+    path = store.capabilities.folder
     if path is None:
         raise CitewiseError(f"{type(store).__name__} has no index folder to keep a fusion model in")
     return Path(path).parent / MODEL_FILE

@@ -90,16 +90,8 @@ class DocEntry:
 
 
 def doc_chunks(store) -> dict[str, list[str]]:
-    """``{doc_id: [chunk_id, ...]}`` in document order (by ``prev_id``/``next_id`` links).
-
-    Raises:
-        CitewiseError: the store cannot list its chunks (needs ``chunk_versions``).
-    """
-    lister = getattr(store, "chunk_versions", None)
-    if lister is None:
-        raise CitewiseError(f"{type(store).__name__} cannot list its chunks; the document level needs a store "
-                            "with chunk_versions()")
-    return {d: sorted(c for c, _, _ in rows) for d, rows in lister().items()}
+    """``{doc_id: [chunk_id, ...]}`` in document order (by ``prev_id``/``next_id`` links)."""
+    return {d: sorted(c for c, _, _ in rows) for d, rows in store.chunk_versions().items()}
 
 
 def _ordered(chunks: dict) -> list:
@@ -364,12 +356,12 @@ class DocLevel:
 
 
 def index_subdir(store, name: str, what: str) -> Path:
-    """``<index>/<name>`` for a store kept in ``<index>/<backend folder>`` (``store.path``).
+    """``<index>/<name>`` for a store kept in ``<index>/<backend folder>`` (``store.capabilities.folder``).
 
     Raises:
         CitewiseError: the store has no folder (``what``, e.g. "the hierarchical retriever", needs one).
     """
-    path = getattr(store, "path", None)
+    path = store.capabilities.folder
     if path is None:
         raise CitewiseError(f"{type(store).__name__} has no index folder; {what} needs one")
     return Path(path).parent / name

@@ -157,7 +157,7 @@ class HybridRetriever:
         outside the GIL (``concurrent_legs``: LanceDB's IVF scan at scale), the dense leg runs in
         a second thread beside BM25; the lists, and so the result, are the same either way."""
         depth = max(k, self.depth)
-        if getattr(self.dense.store, "concurrent_legs", False):
+        if self.dense.store.concurrent_legs():
             dense = _legs().submit(contextvars.copy_context().run, self.dense.candidates, query, depth, filters)
             try:
                 lex = self.bm25.candidates(query, depth, filters)

@@ -728,8 +728,7 @@ def warm(svc: Service) -> dict:
         idx = cw.index
         stats = idx.store.stats()
         idx.embedder.embed(["citewise"])
-        if hasattr(idx.store, "warm"):
-            idx.store.warm()
+        idx.store.warm()
     return {"documents": stats["documents"], "chunks": stats["chunks"], "seconds": time.perf_counter() - t0}
 
 

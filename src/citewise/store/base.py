@@ -3,12 +3,18 @@
 A backend stores chunks with their document metadata, vectors and lexical text; replaces or
 deletes whole documents atomically; and answers lexical (BM25) and vector searches with
 :class:`citewise.core.Filters` applied *inside* the search, so a filtered top-k is still full.
+
+Callers use only the methods of :class:`Store`; what differs between backends is stated by
+:attr:`Store.capabilities` (a :class:`StoreCapabilities`), never found by probing for methods.
+:class:`citewise.testing.StoreConformance` is the suite a backend runs to show it conforms.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from pathlib import Path
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -149,9 +155,35 @@ class DocumentUpdate:
         return self.lexical if self.lexical is not None else [lexical_text(c.indexed_text) for c in self.chunks]
 
 
+@dataclass(frozen=True)
+class StoreCapabilities:
+    """What a backend offers beyond the common contract.
+
+    Attributes:
+        name: the backend's name as ``index.json`` and ``--store`` spell it (``lancedb``,
+            ``postgresql``).
+        folder: a local folder the store owns, where callers may keep files beside it (a tuned
+            fusion model, hierarchical summaries); None for a server store.
+        shared: the store is a server several processes and hosts write to, so an ingest takes
+            the store's own lock (:meth:`Store.ingest_lock`) besides the index folder's file lock.
+        rows_scan: :meth:`Store.chunk_versions` reads only columns, cheap enough to list every
+            chunk of a large index (False: a server round trip per call, avoided in loops).
+    """
+
+    name: str
+    folder: Path | None = None
+    shared: bool = False
+    rows_scan: bool = True
+
+
 @runtime_checkable
 class Store(Protocol):
     """Storage backend contract (see module docstring)."""
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        """What this backend offers beyond the common contract."""
+        ...
 
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
         """Replace each document's chunks, vectors, unit vectors and lexical entries in one
@@ -210,4 +242,45 @@ class Store(Protocol):
 
     def runs(self) -> list[IngestRun]:
         """The ingest log, oldest first."""
+        ...
+
+    def chunk_versions(self) -> dict[str, set[tuple[str, str, str]]]:
+        """Per document id, the set of ``(chunk_id, content_hash, version)`` of its rows, history
+        included (a document is whole when its current rows carry one content hash)."""
+        ...
+
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """The analyzed ``terms`` that occur in some current chunk, whatever its permissions
+        (callers check what a principal may see with :meth:`lexical_search`)."""
+        ...
+
+    def has_ann_index(self) -> bool:
+        """Whether dense search goes through an approximate (ANN) index."""
+        ...
+
+    def unindexed_rows(self) -> int:
+        """Rows the lexical index does not cover yet (0 when it is up to date)."""
+        ...
+
+    def concurrent_legs(self) -> bool:
+        """Whether a hybrid query may run its dense leg in a second thread beside BM25 now."""
+        ...
+
+    def warm(self) -> dict:
+        """Load what the first queries would otherwise load; returns what was loaded (may be
+        empty)."""
+        ...
+
+    def ingest_lock(self, wait: bool = False,
+                    on_wait: Callable[[str], None] | None = None) -> AbstractContextManager:
+        """Hold the store's own ingest lock (a no-op context for a store only one index folder
+        writes; see :attr:`StoreCapabilities.shared`).
+
+        Raises:
+            IndexBusy: another writer holds it and ``wait`` is False.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and handles (the store cannot be used afterwards)."""
         ...

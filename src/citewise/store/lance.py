@@ -68,6 +68,7 @@ import datetime as dt
 import json
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -76,7 +77,8 @@ import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
 from citewise import metadata as _metadata
-from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
+from citewise.store.base import (DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoreCapabilities, StoredChunk,
+                                 UnitVectors)
 from citewise.text.analyzer import find_identifiers, fold
 
 TABLE = "chunks"
@@ -766,6 +768,20 @@ class LanceStore:
             if stale != name:
                 self._table.drop_index(stale)
 
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        """An embedded store in its own folder (files may sit beside it), written by the one
+        index that owns the folder (the index's file lock is enough)."""
+        return StoreCapabilities(name="lancedb", folder=self.path, shared=False, rows_scan=True)
+
+    def ingest_lock(self, wait: bool = False, on_wait=None):
+        """No lock of its own: only the index owning this folder writes it, under the folder's
+        ``ingest.lock`` (:func:`citewise.index.ingest_lock`)."""
+        return nullcontext()
+
+    def close(self) -> None:
+        """Nothing to release: LanceDB handles close with the process."""
+
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the ANN index on ``vector`` (see :func:`_ann_config`)."""
         t = self._reader()
@@ -979,7 +995,6 @@ class LanceStore:
             return p
         raise CitewiseError(f"{self.path}: the index changed during 5 consecutive BM25 index builds; retry")
 
-    @property
     def concurrent_legs(self) -> bool:
         """Whether a hybrid query may run its dense leg in a second thread beside BM25
         (:class:`citewise.retrieval.retrievers.HybridRetriever`): once postings of at least

@@ -85,8 +85,8 @@ import numpy as np
 
 from citewise.core import CitewiseError, Filters
 from citewise import metadata as _metadata
-from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoredChunk,
-                                 UnitVectors)
+from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoreCapabilities,
+                                 StoredChunk, UnitVectors)
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
 from citewise.text.analyzer import find_identifiers, fold
 
@@ -491,6 +491,20 @@ class PostgresStore:
     def _lock_key(self, what: str) -> int:
         """A 63-bit advisory lock key for ``what`` in this store's schema."""
         return zlib.crc32(f"citewise:{self.schema}:{what}".encode())
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        """A server store: several processes and hosts may write it (an ingest takes its
+        advisory lock), no local folder, and listing rows is a round trip."""
+        return StoreCapabilities(name="postgresql", folder=None, shared=True, rows_scan=False)
+
+    def concurrent_legs(self) -> bool:
+        """False: both legs are SQL on pooled connections; they run one after the other."""
+        return False
+
+    def warm(self) -> dict:
+        """Nothing to preload: PostgreSQL keeps its own buffer cache."""
+        return {}
 
     def close(self) -> None:
         """Close the pool and its connections (the store cannot be used afterwards)."""

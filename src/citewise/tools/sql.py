@@ -53,10 +53,13 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from citewise.core import CitewiseError
 from citewise.tools.base import error, validate_args
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 #: Scalar and aggregate SQLite functions a query may call (lower case). Everything else is
