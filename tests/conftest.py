@@ -237,3 +237,31 @@ _PG_SCHEMAS = iter(range(1, 1_000_000))
 def pg_url(pg_server):
     """A store URL on the session's server with a schema of its own (a fresh, empty store)."""
     return f"{pg_server}&schema=t{os.getpid()}_{next(_PG_SCHEMAS)}"
+
+
+# -- test tiers --------------------------------------------------------------------------------------
+#: Fixtures that start a real component or build an index with the real model: a test using any
+#: of them (directly or through another fixture) is an integration test.
+INTEGRATION_FIXTURES = frozenset({"minilm", "sample_index", "pg_server", "pg_url", "db_path"})
+#: Module globals that show a test module starts processes, servers or a browser, or builds an
+#: index with the real embedding model.
+INTEGRATION_MODULE_NAMES = frozenset({"subprocess", "Popen", "sync_api", "sync_playwright", "uvicorn", "Server",
+                                      "stdio_session", "minilm_index_of", "minilm_fixture", "raptor"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test ``unit``, ``integration`` or ``conformance`` (pyproject markers): a
+    ``conformance`` or ``slow`` test keeps its mark; one that uses an
+    :data:`INTEGRATION_FIXTURES` fixture, or lives in a module that imports
+    :data:`INTEGRATION_MODULE_NAMES`, is ``integration``; the rest are ``unit``
+    (``pytest -m unit``: the fast tier)."""
+    for item in items:
+        if item.get_closest_marker("conformance"):
+            continue
+        module = getattr(item, "module", None)
+        names = set(vars(module)) if module is not None else set()
+        if (item.get_closest_marker("slow") or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or INTEGRATION_MODULE_NAMES & names):
+            item.add_marker(pytest.mark.integration)
+        else:
+            item.add_marker(pytest.mark.unit)
