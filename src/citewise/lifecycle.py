@@ -207,16 +207,7 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
     first = min((t for t in (_parse(r.started_at) for r in runs) if t), default=None)
     last = max((t for t in (_parse(r.finished_at) for r in runs) if t), default=None)
 
-    def since(t: dt.datetime | None) -> dt.datetime | None:
-        if t is None:
-            return first
-        return max(t, first) if first else t
-
-    lags = []
-    for e in entries.values():
-        idx, src = _parse(e.indexed_at), since(_parse(e.source_changed_at))
-        if idx and src:
-            lags.append(max(0.0, (idx - src).total_seconds()))
+    lags = index_lags(entries, runs)
     stale: list[StaleDocument] = []
     known_sources = set()
     for e in entries.values():
@@ -260,6 +251,19 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
         runs=len(runs), unindexed_rows=unindexed_rows, threshold_s=threshold_s,
         last_run_errors=max(runs, key=lambda r: r.finished_at).errors if runs else 0,
     )
+
+
+def index_lags(entries: dict[str, DocumentEntry], runs: list[IngestRun]) -> list[float]:
+    """Index lag of each document that has both times, in seconds (module docstring:
+    ``indexed_at − max(source_changed_at, first ingest run start)``, at least 0)."""
+    first = min((t for t in (_parse(r.started_at) for r in runs) if t), default=None)
+    lags = []
+    for e in entries.values():
+        idx, src = _parse(e.indexed_at), _parse(e.source_changed_at)
+        src = max(src, first) if src and first else (src or first)
+        if idx and src:
+            lags.append(max(0.0, (idx - src).total_seconds()))
+    return lags
 
 
 def _pending(now: dt.datetime, changed: dt.datetime | None, first: dt.datetime | None) -> float:
