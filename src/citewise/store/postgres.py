@@ -529,6 +529,18 @@ class PostgresStore:
         finally:
             self._pool.putconn(conn)
 
+    def summary_table(self):
+        """The document summaries' table (:class:`citewise.store.pg_derived.PgSummaries`)."""
+        from citewise.store.pg_derived import PgSummaries
+
+        return PgSummaries(self)
+
+    def tree_table(self):
+        """The RAPTOR trees' tables (:class:`citewise.store.pg_derived.PgTrees`)."""
+        from citewise.store.pg_derived import PgTrees
+
+        return PgTrees(self)
+
     # -- ingest lock --------------------------------------------------------------------------
     @contextmanager
     def ingest_lock(self, wait: bool = False, on_wait=None):
