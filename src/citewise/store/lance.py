@@ -76,6 +76,7 @@ import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
+from citewise.store.faults import StoreDamaged, damaged_message, guarded, one_line
 from citewise.text.analyzer import find_identifiers, fold
 
 TABLE = "chunks"
@@ -392,6 +393,7 @@ class LanceStore:
         CitewiseError: the existing table has another vector dimension.
     """
 
+    @guarded
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
                  ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
                  ann_cap_probes: bool | None = None):
@@ -471,7 +473,7 @@ class LanceStore:
         open is reported, never removed.
 
         Raises:
-            CitewiseError: the table has committed versions but cannot be opened.
+            StoreDamaged: the table has committed versions but cannot be opened.
         """
         try:
             return self._db.open_table(name)
@@ -482,7 +484,7 @@ class LanceStore:
 
                 shutil.rmtree(folder)
                 return None
-            raise CitewiseError(f"{folder}: cannot open the index table ({' '.join(str(e).split())})") from None
+            raise StoreDamaged(damaged_message(self.path.parent, f"{folder}: {one_line(e)}")) from None
 
     # -- writes -------------------------------------------------------------------------------
     def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
@@ -571,6 +573,7 @@ class LanceStore:
         if new:
             self._table.add_columns(pa.schema(new))
 
+    @guarded
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
         """Replace the given documents (all of them, in one commit).
 
@@ -631,6 +634,7 @@ class LanceStore:
             self._doc_ids = (version, set(ids.to_pylist()))
         return self._doc_ids[1]
 
+    @guarded
     def delete(self, doc_ids: Sequence[str]) -> int:
         """Delete documents (one commit); returns how many chunks went."""
         if self._table is None or not doc_ids:
@@ -665,6 +669,7 @@ class LanceStore:
         else:
             self._changes = [before, after, set(doc_ids)]
 
+    @guarded
     def refresh_indexes(self) -> None:
         """Compact the table and bring every index up to date with the rows (see module docstring).
 
@@ -751,6 +756,7 @@ class LanceStore:
         return int(stats.num_unindexed_rows) if stats is not None else self._table.count_rows()
 
     # -- ingest log ---------------------------------------------------------------------------
+    @guarded
     def record_run(self, run: IngestRun) -> None:
         """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
         self._writable()
@@ -794,6 +800,7 @@ class LanceStore:
         except (ValueError, OSError, RuntimeError):
             return None
 
+    @guarded
     def _run(self, coro):
         """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result
         (this process's own loop thread while lancedb is not imported:

@@ -498,8 +498,11 @@ class PostgresStore:
         False (READ COMMITTED: no serialization failures; ingests are serialised by the
         advisory lock and each replace is one transaction).
         """
+        from citewise.store.faults import store_faults
+
         psycopg = import_psycopg()
-        with self._connection() as conn:
+        # a full disk or a damaged page: one line saying what to do (citewise.store.faults)
+        with store_faults(self._safe_url()), self._connection() as conn:
             # sent with BEGIN (no round trip of its own); set on every borrow, pooled connections
             # are shared by reads and writes
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if snapshot else None
