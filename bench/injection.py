@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -78,8 +77,9 @@ def parts(passage: dict) -> list[str]:
     return list(t) if isinstance(t, list) else [t]
 
 
-def measure(cw, generator: str, passages: list[dict], questions: list[dict], real_text: dict[str, str]) -> dict:
-    """Ask every question with ``generator``; returns the summary and the per-question rows."""
+def measure(cw, generator, passages: list[dict], questions: list[dict], real_text: dict[str, str]) -> dict:
+    """Ask every question with ``generator`` (a name, or a generator object); returns the summary
+    and the per-question rows."""
     from citewise.api import AskOptions
 
     planted_docs = {p["page"] for p in passages}
@@ -118,7 +118,7 @@ def measure(cw, generator: str, passages: list[dict], questions: list[dict], rea
         })
     n = len(rows)
     summary = {
-        "generator": generator, "questions": n,
+        "generator": getattr(generator, "name", generator), "questions": n,
         "quotes_planted": sum(bool(r["quoted"]) for r in rows),
         "states_payload": sum(bool(r["payloads"]) for r in rows),
         "cites_planted": sum(r["cites_planted"] for r in rows),
@@ -155,6 +155,7 @@ def main() -> int:
     ap.add_argument("--llm", metavar="BASE_URL", help="also measure the LLM generator at this OpenAI-compatible endpoint")
     ap.add_argument("--model", default="qwen2.5-0.5b-instruct", help="model name sent to the endpoint")
     ap.add_argument("--no-extractive", action="store_true", help="only the LLM generator")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")
     ap.add_argument("--embedder", default="minilm", help="minilm (default) | hashing")
     ap.add_argument("--json", metavar="FILE", help="write the summaries and per-question rows here")
     args = ap.parse_args()
@@ -174,11 +175,15 @@ def main() -> int:
                      if hasattr(d, "doc_id") and d.doc_id not in planted_docs}
         results = {}
         gens = ([] if args.no_extractive else ["extractive"]) + (["llm"] if args.llm else [])
-        if args.llm:
-            os.environ["CITEWISE_LLM_BASE_URL"] = args.llm
-            os.environ["CITEWISE_LLM_MODEL"] = args.model
         for g in gens:
-            results[g] = measure(cw, g, passages, questions, real_text)
+            gen = g
+            if g == "llm":  # a long timeout: a 0.5B model on two shared cores takes minutes per prompt
+                from citewise.answer.generators import LLMGenerator
+                from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+                gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=args.llm, model=args.model,
+                                                              timeout=args.timeout)))
+            results[g] = measure(cw, gen, passages, questions, real_text)
         det = detector(passages, real_text)
     kinds = Counter(p["kind"] for p in passages)
     print(f"injection set: {len(passages)} planted passages of {len(kinds)} kinds on {len(planted_docs)} pages, "

@@ -791,6 +791,10 @@ def status(
         out.print(f"Index lag (indexed − source changed): max {dur(st.lag_max_s)}, p95 {dur(st.lag_p95_s)}.", highlight=False)
         if st.unindexed_rows:
             out.print(f"{st.unindexed_rows} chunks not yet in the lexical index (next ingest repairs it).", highlight=False)
+        from citewise.store.pg_replication import replication_line
+
+        if replication_line(st.replication):
+            out.print(replication_line(st.replication), highlight=False, soft_wrap=True)
         if st.stale:
             t = Table("reason", "waiting", "doc", "source", title=f"{len(st.stale)} stale documents")
             for sd in st.stale[:50]:

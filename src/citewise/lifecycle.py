@@ -159,6 +159,8 @@ class Status:
     unindexed_rows: int = 0
     threshold_s: float | None = None
     last_run_errors: int = 0
+    #: a server store's replication role and lag (:mod:`citewise.store.pg_replication`), else None
+    replication: dict | None = None
 
     @property
     def pending_max_s(self) -> float:
@@ -191,6 +193,7 @@ class Status:
             "threshold_s": self.threshold_s,
             "status": "alert" if self.alerts else "ok",
             "alerts": self.alerts,
+            **({"replication": self.replication} if self.replication is not None else {}),
         }
 
 

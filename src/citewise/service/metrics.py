@@ -30,7 +30,9 @@ class Metrics:
       (max indexed − source changed) and ``citewise_index_staleness_seconds`` (now − last
       completed ingest; -1 when there was none), computed on every scrape for the scraping
       caller (:meth:`render`: counts and lag over the documents the caller may read; only an
-      admin's scrape counts every document).
+      admin's scrape counts every document); on a replica store also
+      ``citewise_replica_lag_seconds`` and ``citewise_replica_lag_bytes``
+      (:mod:`citewise.store.pg_replication`).
     * ``citewise_rate_limited_total``, ``citewise_request_timeouts_total``.
     """
 
@@ -78,4 +80,10 @@ class Metrics:
             index["lag_s"]["max"])
         Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)",
               registry=r).set(-1 if index["staleness_s"] is None else index["staleness_s"])
+        rep = index.get("replication")
+        if rep and rep["role"] == "replica":
+            Gauge("citewise_replica_lag_seconds", "Replay lag of this replica store (0: all received WAL replayed)",
+                  registry=r).set(rep["lag_s"])
+            Gauge("citewise_replica_lag_bytes", "WAL received by this replica store but not yet replayed",
+                  registry=r).set(rep["lag_bytes"])
         return text + generate_latest(r)

@@ -42,6 +42,8 @@ _DAMAGE = re.compile(r"LanceError\(IO\)|file size is too small|failed to fill wh
 #: ``index_corrupted``): PostgreSQL, Appendix A "Error Codes".
 PG_DISK_FULL = {"53100"}
 PG_DAMAGED = {"XX001", "XX002"}
+#: SQLSTATE of a write refused by a hot standby (``read_only_sql_transaction``).
+PG_READ_ONLY = "25006"
 
 
 class DiskFull(CitewiseError):
@@ -54,6 +56,10 @@ class StoreDamaged(CitewiseError):
     """The store's files cannot be read (see module docstring)."""
 
     exit_status = EXIT_DAMAGED
+
+
+class StoreReadOnly(CitewiseError):
+    """A write reached a store that only serves reads (a PostgreSQL hot standby)."""
 
 
 def one_line(e: BaseException) -> str:
@@ -90,13 +96,16 @@ def is_disk_full(e: BaseException) -> bool:
 def translate(e: BaseException, index: Path | str) -> CitewiseError | None:
     """:class:`DiskFull` or :class:`StoreDamaged` for an engine error, None for anything else
     (including a :class:`CitewiseError`, which already says what to do)."""
-    if isinstance(e, (DiskFull, StoreDamaged)):
+    if isinstance(e, (DiskFull, StoreDamaged, StoreReadOnly)):
         return e
     state = getattr(e, "sqlstate", None)  # a PostgreSQL error (psycopg): its SQLSTATE class
     if state in PG_DISK_FULL or is_disk_full(e):
         return DiskFull(disk_full_message(index))
     if isinstance(e, CitewiseError):
         return None
+    if state == PG_READ_ONLY:
+        return StoreReadOnly(f"{index} is a read-only replica (hot standby); ingest into the primary, the "
+                             "replica follows it")
     if state in PG_DAMAGED:
         return StoreDamaged(damaged_message(index, one_line(e)))
     if isinstance(e, (RuntimeError, OSError, ValueError)) and _DAMAGE.search(str(e)):

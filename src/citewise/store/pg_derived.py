@@ -65,9 +65,13 @@ class _PgTable:
         if self._ready:
             return
         s = self.store.schema
-        with self.store._tx(snapshot=False) as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self.store._lock_key("derived"),))
-            ensure_tables(cur, s, self.store.dim)
+        with self.store._tx() as cur:  # a replica serves reads only: create nothing that exists
+            have = cur.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = ANY(%s)",
+                               (s, list(DERIVED_POLICIES))).fetchone()[0]
+        if have < len(DERIVED_POLICIES):
+            with self.store._tx(snapshot=False) as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self.store._lock_key("derived"),))
+                ensure_tables(cur, s, self.store.dim)
         self._ready = True
 
     def _read(self, groups):

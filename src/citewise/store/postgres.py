@@ -498,11 +498,8 @@ class PostgresStore:
         False (READ COMMITTED: no serialization failures; ingests are serialised by the
         advisory lock and each replace is one transaction).
         """
-        from citewise.store.faults import store_faults
-
         psycopg = import_psycopg()
-        # a full disk or a damaged page: one line saying what to do (citewise.store.faults)
-        with store_faults(self._safe_url()), self._connection() as conn:
+        with self._connection() as conn:
             # sent with BEGIN (no round trip of its own); set on every borrow, pooled connections
             # are shared by reads and writes
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ if snapshot else None
@@ -522,13 +519,17 @@ class PostgresStore:
         """
         from psycopg_pool import PoolTimeout
 
+        from citewise.store.faults import store_faults
+
         try:
             conn = self._pool.getconn()
         except PoolTimeout:
             raise CitewiseError(f"--store {self._safe_url()}: no free connection after {POOL_TIMEOUT_S:.0f} s "
                                 f"(pool of {self._pool.max_size} all busy, or the server is unreachable)") from None
         try:
-            yield conn
+            # a full disk, a damaged page or a read-only replica: one line saying what to do
+            with store_faults(self._safe_url()):
+                yield conn
         finally:
             self._pool.putconn(conn)
 
@@ -537,6 +538,12 @@ class PostgresStore:
         from citewise.store.pg_derived import PgSummaries
 
         return PgSummaries(self)
+
+    def replication(self) -> dict:
+        """Replication role and lag (:func:`citewise.store.pg_replication.replication_status`)."""
+        from citewise.store.pg_replication import replication_status
+
+        return replication_status(self)
 
     def tree_table(self):
         """The RAPTOR trees' tables (:class:`citewise.store.pg_derived.PgTrees`)."""
