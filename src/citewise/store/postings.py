@@ -73,6 +73,12 @@ DICT_MAX = 300_000
 #: Rows tokenised at a time by :meth:`Postings.build` (bounds the build's memory to one batch's
 #: tokens plus the postings: ~100 tokens a row, so ~10M tokens a batch).
 BUILD_BATCH_ROWS = 100_000
+#: ... and at most about this many bytes of lexical text a batch (a batch is never split inside
+#: a row): rows hold up to a chunk's ~800 tokens, so a row count alone did not bound the tokens.
+#: Tokenising holds ~60 bytes per byte of text at its peak (Arrow token strings, int64 row and
+#: term keys, the sort); one 50 MB document's 9,500 chunks in one batch took the ingest's peak
+#: to ~1 GB (bench/huge_line.py, docs/benchmarks.md).
+BUILD_BATCH_BYTES = 8_000_000
 #: Postings whose BM25 weights :meth:`Postings.build` computes at a time (float64 temporaries).
 WEIGHT_BLOCK = 4_000_000
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
@@ -123,6 +129,36 @@ def _tokenise(lex: pa.Array) -> tuple[pa.Array | None, np.ndarray, np.ndarray, n
     uniq, tf = np.unique(key, return_counts=True)
     del key
     return enc.dictionary, (uniq % nv).astype(np.int32), (uniq // nv).astype(np.int32), tf.astype(np.int32), dl
+
+
+def _tokenise_batches(lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_bytes: int):
+    """:func:`_tokenise` over ``lex`` in batches of at most ``batch_rows`` rows and about
+    ``batch_bytes`` bytes of text (at least one row each), in row order.
+
+    Returns:
+        ``(parts, dl)``: per batch with tokens ``(terms, term, row, tf)`` as :func:`_tokenise`
+        gives them but with ``row`` numbered over all of ``lex`` (int32); ``dl`` each row's token
+        count (int64, shape (len(lex),)).
+    """
+    import pyarrow.compute as pc
+
+    chunks = lex.chunks if isinstance(lex, pa.ChunkedArray) else [lex]
+    dl = np.zeros(len(lex), dtype=np.int64)
+    parts = []
+    base = 0
+    for c in chunks:
+        cum = np.concatenate([[0], np.cumsum(pc.binary_length(c).fill_null(0).to_numpy(zero_copy_only=False))])
+        lo = 0
+        while lo < len(c):
+            cap = int(np.searchsorted(cum, cum[lo] + batch_bytes, side="right")) - 1
+            hi = max(lo + 1, min(len(c), lo + batch_rows, cap))
+            terms, term, row, tf, dl_batch = _tokenise(c.slice(lo, hi - lo))
+            dl[base + lo:base + hi] = dl_batch
+            if terms is not None:
+                parts.append((terms, term, (row + base + lo).astype(np.int32), tf))
+            lo = hi
+        base += len(c)
+    return parts, dl
 
 
 def _tf_dtype(tf: np.ndarray) -> np.dtype:
@@ -270,14 +306,16 @@ class Postings:
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None) -> "Postings":
+    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None,
+              batch_bytes: int | None = None) -> "Postings":
         """Postings from the scanned rows ``table`` (columns ``chunk_id``, ``doc_id``, ``title``,
         ``lexical``, ``_rowid``, optionally ``vector``) of table version ``version``.
 
         ``lexical`` is our analyzer's output joined by spaces; it is split on whitespace as
         LanceDB's ``whitespace`` tokenizer does. Vectorised in Arrow/NumPy (no per-row Python).
 
-        The rows are tokenised ``batch_rows`` at a time (default :data:`BUILD_BATCH_ROWS`): each
+        The rows are tokenised ``batch_rows`` at a time (default :data:`BUILD_BATCH_ROWS`), and
+        at most about ``batch_bytes`` bytes of text (default :data:`BUILD_BATCH_BYTES`): each
         batch keeps only its (term, row, tf) triples, then the batches' vocabularies are merged
         into the sorted global one. Tokenising all rows at once held every token of the table
         several times over (Arrow strings, int64 term ids, row ids and sort keys: ~11 GB at 1M
@@ -285,17 +323,10 @@ class Postings:
         postings themselves. The result is identical for every ``batch_rows``
         (tests/test_bm25_postings.py).
         """
-        n = table.num_rows
-        step = max(1, int(batch_rows or BUILD_BATCH_ROWS))
-        lex_all = table.column("lexical")
-        dl = np.zeros(n, dtype=np.int32)
-        parts = []  # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            terms, term, row, tf, dl_batch = _tokenise(lex_all.slice(lo, hi - lo).combine_chunks())
-            dl[lo:hi] = dl_batch
-            if terms is not None:
-                parts.append((terms, term, (row + lo).astype(np.int32), tf))
+        # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
+        parts, dl = _tokenise_batches(table.column("lexical"), max(1, int(batch_rows or BUILD_BATCH_ROWS)),
+                                      max(1, int(batch_bytes or BUILD_BATCH_BYTES)))
+        dl = dl.astype(np.int32)
         vocab, indptr, rows, tf = _merge_batches(parts)
         del parts
         tf = tf.astype(_tf_dtype(tf), copy=False)  # before the weights: the int32 copy goes first
@@ -367,11 +398,13 @@ class Postings:
         f_pos = fresh_pos[order][at]  # new position of each fresh row
         by_pos = np.argsort(f_pos, kind="stable")
         f_pos = f_pos[by_pos]
-        terms, term, row, ftf, fdl = _tokenise(fresh.column("lexical").combine_chunks().take(pa.array(by_pos)))
+        parts, fdl = _tokenise_batches(fresh.column("lexical").combine_chunks().take(pa.array(by_pos)),
+                                       BUILD_BATCH_ROWS, BUILD_BATCH_BYTES)
         dl = np.zeros(n, dtype=np.int32)
         dl[same] = prev.dl[old_pos]
         dl[f_pos] = fdl
-        f_vocab, f_indptr, f_rows, f_tf = _merge_batches([(terms, term, f_pos[row].astype(np.int32), ftf)] if terms is not None else [])
+        f_vocab, f_indptr, f_rows, f_tf = _merge_batches([(terms, term, f_pos[row].astype(np.int32), ftf)
+                                                          for terms, term, row, ftf in parts])
         # the kept postings of prev, term by term; how many each term loses
         gone = np.flatnonzero(~keep_old[prev.rows])
         kept_df = np.diff(prev.indptr) - np.bincount(np.searchsorted(prev.indptr, gone, side="right") - 1,
