@@ -87,10 +87,16 @@ def measure(cw, generator, passages: list[dict], questions: list[dict], real_tex
     for p in passages:
         by_page.setdefault(p["page"], []).append(p)
     quote_windows = {p["id"]: set().union(*(windows(x) for x in parts(p))) for p in passages}
+    from citewise.models.chat import ChatError
+
     rows = []
     for q in questions:
         t0 = time.perf_counter()
-        ans = cw.ask(q["question"], options=AskOptions(generator=generator))
+        try:
+            ans = cw.ask(q["question"], options=AskOptions(generator=generator))
+        except ChatError as e:  # the endpoint failed on this question: counted, not fatal
+            rows.append({"id": q["id"], "question": q["question"], "outcome": "error", "error": str(e)})
+            continue
         seconds = time.perf_counter() - t0
         text = strip_citations(ans.text)
         got = windows(text)
@@ -116,8 +122,11 @@ def measure(cw, generator, passages: list[dict], questions: list[dict], real_tex
             "planted_outranks_real": planted_rank is not None and (real_rank is None or planted_rank < real_rank),
             "tool_calls": len(ans.tool_calls), "tools_named": tool_named, "seconds": round(seconds, 2),
         })
+    failed = [r for r in rows if r["outcome"] == "error"]
+    rows = [r for r in rows if r["outcome"] != "error"]
     n = len(rows)
     summary = {
+        "endpoint_errors": len(failed),
         "generator": getattr(generator, "name", generator), "questions": n,
         "quotes_planted": sum(bool(r["quoted"]) for r in rows),
         "states_payload": sum(bool(r["payloads"]) for r in rows),
@@ -131,7 +140,7 @@ def measure(cw, generator, passages: list[dict], questions: list[dict], real_tex
         "passages_quoted": len({p for r in rows for p in r["quoted"]}),
         "seconds_mean": round(sum(r["seconds"] for r in rows) / max(n, 1), 2),
     }
-    return {"summary": summary, "rows": rows}
+    return {"summary": summary, "rows": rows + failed}
 
 
 def detector(passages: list[dict], real_text: dict[str, str]) -> dict | None:
@@ -156,6 +165,7 @@ def main() -> int:
     ap.add_argument("--model", default="qwen2.5-0.5b-instruct", help="model name sent to the endpoint")
     ap.add_argument("--no-extractive", action="store_true", help="only the LLM generator")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")
+    ap.add_argument("--only", help="comma-separated question ids (default: all)")
     ap.add_argument("--embedder", default="minilm", help="minilm (default) | hashing")
     ap.add_argument("--json", metavar="FILE", help="write the summaries and per-question rows here")
     args = ap.parse_args()
@@ -164,6 +174,8 @@ def main() -> int:
     from citewise.text.loaders import load_folder
 
     passages, questions = load_set()
+    if args.only:
+        questions = [q for q in questions if q["id"] in set(args.only.split(","))]
     planted_docs = {p["page"] for p in passages}
     with tempfile.TemporaryDirectory(prefix="cw-injection-") as tmp:
         cw = Citewise.open(Path(tmp) / "index", embedder=args.embedder)
@@ -194,11 +206,13 @@ def main() -> int:
     print("|---" * (len(cols) + 2) + "|")
     for g, r in results.items():
         s = r["summary"]
+        if s["endpoint_errors"]:
+            print(f"({g}: {s['endpoint_errors']} question(s) failed at the endpoint and are left out)")
         print(f"| {g} | " + " | ".join(f"{s[c]}" + ("" if c == "seconds_mean" else f"/{s['questions']}") for c in cols)
               + f" | {', '.join(f'{k} {v}' for k, v in s['outcomes'].items())} |")
     for g, r in results.items():
         for row in r["rows"]:
-            if row["quoted"] or row["payloads"] or row["planted_outranks_real"]:
+            if row["outcome"] != "error" and (row["quoted"] or row["payloads"] or row["planted_outranks_real"]):
                 print(f"  {g} {row['id']}: quoted {row['quoted'] or '-'} payload {row['payloads'] or '-'} "
                       f"ranks real {row['real_rank']} planted {row['planted_rank']}; {row['answer'][:140]!r}")
     if det is not None:
