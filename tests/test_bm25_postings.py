@@ -279,8 +279,9 @@ def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
 
 
 def test_batched_build_is_identical_for_every_batch_size():
-    """Postings.build tokenises the rows in batches (memory, issue 12): the vocabulary, postings
-    and weights must not depend on the batch size (empty, null and over-long rows included)."""
+    """Postings.build tokenises the rows in batches of rows and of text bytes (memory, issues 12
+    and 37): the vocabulary, postings and weights must not depend on the batch size (empty, null
+    and over-long rows included; a byte budget below one row still takes that row)."""
     rng = random.Random(5)
     words = [f"w{i}" for i in range(60)] + ["\u00e9t\u00e9", "x" * 63, "y" * 64]
     lex = [" ".join(rng.choice(words[: rng.randrange(1, len(words))]) for _ in range(rng.randrange(0, 30)))
@@ -291,11 +292,12 @@ def test_batched_build_is_identical_for_every_batch_size():
                       "lexical": pa.array(lex, pa.string()), "_rowid": pa.array(range(n), pa.uint64())})
     ref = Postings.build(1, table, batch_rows=n)
     assert ref.vocab.tolist()[:3] == [b"w0", b"w1", b"w10"] and b"y" * 64 not in ref.vocab.tolist()
-    for size in (1, 7, 32, 96, 1000):
-        p = Postings.build(1, table, batch_rows=size)
-        for name in ("vocab", "indptr", "rows", "weights", "rowids"):
+    for size, nbytes in ((1, None), (7, None), (32, None), (96, None), (1000, None), (1000, 1), (1000, 50),
+                         (20, 200), (1000, 10**9)):
+        p = Postings.build(1, table, batch_rows=size, batch_bytes=nbytes)
+        for name in ("vocab", "indptr", "rows", "weights", "rowids", "dl"):
             a, b = getattr(p, name), getattr(ref, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), (size, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), (size, nbytes, name)
 
 
 # -- incremental update (issue 12: a one-document re-ingest must not rebuild the postings) -------

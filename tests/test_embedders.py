@@ -203,3 +203,37 @@ def test_fold_int8_weights_gathers_a_table_row_by_row():
     got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"ids": ids})[0]
     assert np.array_equal(got, want) and np.array_equal(got[0], q[ids[0]].astype(np.float32) * scale[ids[0]])
+
+
+def test_minilm_batches_are_bounded_in_word_pieces_and_give_the_same_vectors(monkeypatch):
+    """Long texts go to onnxruntime a few at a time (its memory arena keeps its largest call:
+    32 texts of 256 pieces took an ingest to 1.4 GB) and are tokenised in windows (the tokenizer
+    keeps every piece past the truncation); neither changes a vector."""
+    import citewise.models.embedders as emb
+    from citewise.models.embedders import MiniLMEmbedder
+
+    texts = ([("refund window invoice currency " * (3 + (i * 37) % 90)) + str(i) for i in range(70)] + ["", "short"]
+             + [f"short text {i}" for i in range(40)])
+    wide = MiniLMEmbedder(batch_size=32, max_batch_tokens=10**9)
+    monkeypatch.setattr(emb, "TOKENIZE_WINDOW", 10**6)
+    want = wide.embed(texts)
+    monkeypatch.setattr(emb, "TOKENIZE_WINDOW", 16)
+    small = MiniLMEmbedder(batch_size=32, max_batch_tokens=1024)
+    shapes = []
+    sess = small._session
+    real_run = sess.run
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(sess, name)
+
+        def run(self, outputs, feeds):
+            shapes.append(feeds["input_ids"].shape)
+            return real_run(outputs, feeds)
+
+    monkeypatch.setattr(small, "_session_for", lambda threads: Spy())
+    got = small.embed(texts)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert max(w for _, w in shapes) == 256 and all(n * w <= 1024 or n == 1 for n, w in shapes)
+    # every text once; short texts still share a call up to the tokenizer window (16 here)
+    assert sum(n for n, _ in shapes) == len(texts) and max(n for n, _ in shapes) == 16

@@ -10,8 +10,9 @@ import pytest
 
 from citewise.core import Principal
 from citewise.index import Index
-from citewise.retrieval.hierarchical import (EXTRACTIVE_MODEL, DocLevel, doclevel_dir, extractive_summary,
+from citewise.retrieval.hierarchical import (EXTRACTIVE_MODEL, DocLevel, extractive_summary,
                                              outline_of)
+from citewise.store.derived import summaries_of
 
 from conftest import write_doc
 from fake_openai import FakeOpenAI
@@ -79,7 +80,7 @@ def small(tmp_path):
 def test_refresh_summarises_only_new_and_changed_documents(small):
     idx, root = small
     emb = CountingEmbedder(idx.embedder)
-    level = DocLevel(doclevel_dir(idx.store), emb)
+    level = DocLevel(summaries_of(idx.store), emb)
     assert level.refresh(idx.store) == {"added": 4, "updated": 0, "deleted": 0, "unchanged": 0, "documents": 4}
     assert len(emb.texts) == 4
     entry = {e.doc_id: e for e in level.entries}["billing/refunds"]
@@ -88,15 +89,15 @@ def test_refresh_summarises_only_new_and_changed_documents(small):
     assert entry.content_hash == idx.store.documents()["billing/refunds"].content_hash
     assert {e.doc_id: e.groups for e in level.entries}["internal/payroll"] == ("hr",)
     # nothing changed: nothing embedded, files not rewritten
-    mtime = (level.folder / "entries.jsonl").stat().st_mtime_ns
+    mtime = (level.table.folder / "entries.jsonl").stat().st_mtime_ns
     assert level.refresh(idx.store)["unchanged"] == 4 and len(emb.texts) == 4
-    assert (level.folder / "entries.jsonl").stat().st_mtime_ns == mtime
+    assert (level.table.folder / "entries.jsonl").stat().st_mtime_ns == mtime
     # one document changes, one is deleted: exactly one is re-summarised and re-embedded
     title, body = DOCS["security/sso"]
     write_doc(root, "security/sso.md", title, body + "\n\n## Break-glass\n\nUse the break-glass owner account.")
     (root / "billing/invoices.md").unlink()
     idx.ingest(root)
-    reopened = DocLevel(doclevel_dir(idx.store), emb)  # a new process reads the stored level
+    reopened = DocLevel(summaries_of(idx.store), emb)  # a new process reads the stored level
     assert [e.doc_id for e in reopened.entries] == ["billing/invoices", "billing/refunds", "internal/payroll", "security/sso"]
     assert reopened.refresh(idx.store) == {"added": 0, "updated": 1, "deleted": 1, "unchanged": 2, "documents": 3}
     assert len(emb.texts) == 5 and "Break-glass" in emb.texts[-1]
@@ -135,14 +136,14 @@ def test_summarize_cli_uses_the_llm_and_keeps_model_and_hash(small, monkeypatch)
         data = json.loads(res.output)
         assert data["models"] == {"llm:tiny-instruct": 4} and data["errors"] == [] and len(server.requests) == 4
         assert "<document>" in server.requests[0]["messages"][1]["content"]
-    level = DocLevel(doclevel_dir(idx.store), idx.embedder)
+    level = DocLevel(summaries_of(idx.store), idx.embedder)
     assert {e.doc_id: e.summary for e in level.entries}["billing/refunds"] == "LLM summary of Title: Refund guide"
     # a search refreshes without the LLM: unchanged documents keep their LLM summaries ...
     title, body = DOCS["billing/refunds"]
     write_doc(root, "billing/refunds.md", title, body + "\n\nPartial refunds are possible.")
     idx.ingest(root)
     idx.search("refund", 3, retriever="hierarchical")
-    level = DocLevel(doclevel_dir(idx.store), idx.embedder)
+    level = DocLevel(summaries_of(idx.store), idx.embedder)
     models = {e.doc_id: e.model for e in level.entries}
     # ... and the changed one is summarised again (extractively) rather than kept stale
     assert models["billing/refunds"] == EXTRACTIVE_MODEL and models["security/sso"] == "llm:tiny-instruct"

@@ -10,7 +10,8 @@ import pytest
 from citewise.core import Principal
 from citewise.index import Index
 from citewise.retrieval import raptor
-from citewise.retrieval.raptor import RaptorIndex, raptor_dir, soft_clusters
+from citewise.retrieval.raptor import RaptorIndex, soft_clusters
+from citewise.store.derived import trees_of
 
 from conftest import write_doc
 
@@ -64,7 +65,7 @@ def corpus(tmp_path):
 def test_trees_are_per_group_and_restricted_words_stay_in_their_group(corpus, monkeypatch):
     monkeypatch.setattr(raptor, "soft_clusters", by_doc_prefix)
     idx, _ = corpus
-    ri = RaptorIndex(raptor_dir(idx.store), idx.embedder)
+    ri = RaptorIndex(trees_of(idx.store), idx.embedder)
     stats = ri.refresh(idx.store)
     assert stats["rebuilt_groups"] == 2 and stats["nodes"] == sum(len(t.nodes) for t in ri.trees.values())
     groups = {t.groups for t in ri.trees.values()}
@@ -95,7 +96,7 @@ def test_raptor_retrievers_leak_nothing_and_fill_top_k(corpus, monkeypatch, name
 def test_incremental_refresh_redoes_only_the_affected_branch(corpus, monkeypatch):
     monkeypatch.setattr(raptor, "soft_clusters", by_doc_prefix)
     idx, root = corpus
-    ri = RaptorIndex(raptor_dir(idx.store), idx.embedder)
+    ri = RaptorIndex(trees_of(idx.store), idx.embedder)
     ri.refresh(idx.store)
     public = next(t for t in ri.trees.values() if t.groups == ("public",))
     before = {nid: n.summary for nid, n in public.nodes.items()}
@@ -104,7 +105,7 @@ def test_incremental_refresh_redoes_only_the_affected_branch(corpus, monkeypatch
     branch = {parent_of[changed_leaf]} | {n.id for n in public.nodes.values() if n.level == 2}
     write_doc(root, "sso/1.md", "sso 1", "# sso 1\n\nOkta sends the email attribute and the quokka group claim.")
     idx.ingest(root)
-    again = RaptorIndex(raptor_dir(idx.store), idx.embedder)  # as a new process would
+    again = RaptorIndex(trees_of(idx.store), idx.embedder)  # as a new process would
     stats = again.refresh(idx.store)
     assert stats["patched_groups"] == 1 and stats["rebuilt_groups"] == 0
     assert stats["nodes_resummarised"] == len(branch) == 2

@@ -117,6 +117,25 @@ def test_a_request_body_over_the_limit_is_413_before_it_is_read(client):
     assert client.post("/v1/search", json={"query": "refund", "k": 1}).status_code == 200
 
 
+def test_a_chunked_body_over_the_limit_is_413_not_400(client):
+    """A body sent without Content-Length (chunked) passed the limit while FastAPI read it, and
+    FastAPI answered its own 400 "error parsing the body" (break-it trial)."""
+    from citewise.service.app import MAX_BODY_BYTES
+
+    def pieces():  # no length known up front: httpx sends Transfer-Encoding: chunked
+        yield b'{"query": "refund", "pad": "'
+        for _ in range(MAX_BODY_BYTES // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"}'
+
+    r = client.post("/v1/search", content=pieces(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"] == {"message": f"request body over {MAX_BODY_BYTES:,} bytes",
+                                                          "type": "request_too_large"}
+    small = client.post("/v1/search", content=iter([b'{"query": "refund", ', b'"k": 1}']),
+                        headers={"content-type": "application/json"})
+    assert small.status_code == 200 and len(small.json()["hits"]) == 1
+
+
 def test_concurrent_key_adds_from_processes_all_survive(tmp_path):
     """Eight concurrent `citewise keys add` kept four keys, though each printed its key (each
     read the file before the others replaced it); the file is now changed under a flock."""
@@ -484,8 +503,7 @@ def test_openai_filters_translation_and_errors():
 def test_health_ready_status_and_openapi(client, hindex):
     idx, keys = hindex
     assert client.get("/healthz").json() == {"status": "ok"}
-    ready = client.get("/readyz").json()
-    assert ready["status"] == "ready" and ready["chunks"] == idx.store.stats()["chunks"]
+    assert client.get("/readyz").json() == {"status": "ready"}  # no credential, so no count
     st = client.get("/v1/status").json()
     docs = idx.store.documents()
     public = [e for e in docs.values() if "public" in e.groups]
@@ -500,6 +518,32 @@ def test_health_ready_status_and_openapi(client, hindex):
                  "/v1/vector_stores/{vector_store_id}/search", "/v1/documents/{doc_id}", "/healthz", "/readyz"):
         assert path in spec["paths"], path
     assert client.get("/docs").status_code == 200
+
+
+def _gauges(c, headers=None) -> dict:
+    return {s.name: s.value for f in text_string_to_metric_families(c.get("/metrics", headers=headers or {}).text)
+            for s in f.samples if s.name.startswith("citewise_index_")}
+
+
+def test_no_total_reaches_a_caller_who_cannot_read_every_document(hindex):
+    """/readyz (no credential even under --require-auth) and /metrics reported the chunk and
+    document totals of the whole index, restricted documents included (break-it trial)."""
+    idx, keys = hindex
+    docs = idx.store.documents()
+    count = lambda groups: (sum(1 for e in docs.values() if groups & set(e.groups)),  # noqa: E731
+                            sum(e.chunk_count for e in docs.values() if groups & set(e.groups)))
+    public, finance = count({"public"}), count({"public", "finance"})
+    assert public[0] < finance[0] < len(docs)  # the fixture has restricted documents of several groups
+    with TestClient(create_app(idx.path, require_auth=True, rate=0, public_metrics=True)) as c:
+        assert c.get("/readyz").json() == {"status": "ready"}
+        anonymous, fin, admin = _gauges(c), _gauges(c, bearer(keys["finance"])), _gauges(c, bearer(keys["admin"]))
+        st = c.get("/v1/status", headers=bearer(keys["finance"])).json()
+    assert (anonymous["citewise_index_documents"], anonymous["citewise_index_chunks"]) == public
+    assert (fin["citewise_index_documents"], fin["citewise_index_chunks"]) == finance
+    assert (admin["citewise_index_documents"], admin["citewise_index_chunks"]) == (len(docs), idx.store.stats()["chunks"])
+    assert (st["documents"], st["chunks"]) == finance
+    # figures that cannot be split by document are not told to a non-admin
+    assert st["unindexed_rows"] is None and st["last_run_errors"] is None and st["index"] is None
 
 
 def test_status_hides_restricted_stale_documents_from_non_admins(tmp_path):
@@ -537,7 +581,8 @@ def test_metrics_parse_and_count(hindex):
     assert value("citewise_abstentions_total", reason="unknown_name") == 1
     assert value("citewise_answer_duration_seconds_count") == 2
     assert value("citewise_retrieval_duration_seconds_count") == 5  # 3 searches + 2 asks (both retrieved)
-    assert value("citewise_index_chunks") == idx.store.stats()["chunks"]
+    public = [e for e in idx.store.documents().values() if "public" in e.groups]
+    assert value("citewise_index_chunks") == sum(e.chunk_count for e in public)  # an anonymous scrape
     assert value("citewise_fabricated_citations_total") == 0 and value("citewise_judge_failures_total") == 0
     names = {s.name for s in samples}
     assert "citewise_index_lag_seconds" in names and "citewise_index_staleness_seconds" in names

@@ -318,7 +318,9 @@ def ingest(
 
     Exit status: 0 done; 3 done, but some files were skipped for errors (each named on stderr,
     or in the JSON 'errors'); 2 nothing ingested (bad option, policy or index, or another ingest
-    running); 130 interrupted (Ctrl-C; every document at its old or its new version).
+    running); 4 no space left on device (every document at its old or its new version; free space
+    and re-run); 5 the store's files cannot be read (see 'citewise index check'); 130 interrupted
+    (Ctrl-C; every document at its old or its new version).
     """
     from citewise.policy import Policy
 
@@ -843,6 +845,10 @@ def status(
         out.print(f"Index lag (indexed − source changed): max {dur(st.lag_max_s)}, p95 {dur(st.lag_p95_s)}.", highlight=False)
         if st.unindexed_rows:
             out.print(f"{st.unindexed_rows} chunks not yet in the lexical index (next ingest repairs it).", highlight=False)
+        from citewise.store.pg_replication import replication_line
+
+        if replication_line(st.replication):
+            out.print(replication_line(st.replication), highlight=False, soft_wrap=True)
         if st.stale:
             t = Table("reason", "waiting", "doc", "source", title=f"{len(st.stale)} stale documents")
             for sd in st.stale[:50]:
@@ -1583,6 +1589,37 @@ def index_migrate(
               f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
 
 
+@index_app.command("check")
+def index_check(index: Optional[Path] = IndexOpt, store: Optional[str] = StoreOpt, as_json: bool = JsonOpt):
+    """Read every table, index, the BM25 postings and the settings of an index, and name each
+    damaged file. Exit status: 0 every part reads; 5 damage found (see 'citewise index repair')."""
+    from citewise.integrity import check_index, check_lines
+    from citewise.store.faults import EXIT_DAMAGED
+
+    report = check_index(_index_dir(index, must_exist=False), store)
+    out.print_json(json.dumps(report.as_dict())) if as_json else out.print("\n".join(check_lines(report)), highlight=False, soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(EXIT_DAMAGED)
+
+
+@index_app.command("repair")
+def index_repair(index: Optional[Path] = IndexOpt, store: Optional[str] = StoreOpt, as_json: bool = JsonOpt,
+                 wait: bool = typer.Option(False, "--wait", help="Wait for a running ingest instead of failing.")):
+    """Roll the store back to its last version whose files are whole (or keep its readable part),
+    rebuild derived indexes from the stored chunks, and say what was lost and which folders to
+    ingest again. Exit status: 0 every part reads afterwards; 5 damage is left."""
+    from citewise.integrity import repair_index, repair_lines
+    from citewise.store.faults import EXIT_DAMAGED
+
+    result, after = repair_index(_index_dir(index, must_exist=False), store, wait=wait)
+    if as_json:
+        out.print_json(json.dumps({**vars(result), "after": after.as_dict()}))
+    else:
+        out.print("\n".join(repair_lines(result, after)), highlight=False, soft_wrap=True)
+    if not after.ok:
+        raise typer.Exit(EXIT_DAMAGED)
+
+
 @index_app.command("reembed")
 def index_reembed(
     embedder: str = typer.Option(..., "--embedder", metavar="SPEC", help="The new model: " + EMBEDDER_HELP.split(";")[0] + "."),
@@ -1859,7 +1896,8 @@ def summarize(
     """Build or refresh the document level of the hierarchical retriever (title, outline, summary)."""
     from collections import Counter
 
-    from citewise.retrieval.hierarchical import DocLevel, LLMSummarizer, doclevel_dir
+    from citewise.retrieval.hierarchical import DocLevel, LLMSummarizer
+    from citewise.store.derived import summaries_of
 
     idx = _open(index)
     summarizer = None
@@ -1868,21 +1906,22 @@ def summarize(
 
         cfg = ChatConfig.from_env()
         summarizer = LLMSummarizer(OpenAIChatModel(cfg), cfg.model)
-    level = DocLevel(doclevel_dir(idx.store), idx.embedder)
+    level = DocLevel(summaries_of(idx.store), idx.embedder)
     counts = level.refresh(idx.store, summarizer=summarizer, force=force)
     models = dict(sorted(Counter(e.model for e in level.entries).items()))
     errors = summarizer.errors if summarizer else []
     tree = None
     if raptor:
-        from citewise.retrieval.raptor import RaptorIndex, raptor_dir
+        from citewise.retrieval.raptor import RaptorIndex
+        from citewise.store.derived import trees_of
 
-        ri = RaptorIndex(raptor_dir(idx.store), idx.embedder)
+        ri = RaptorIndex(trees_of(idx.store), idx.embedder)
         tree = ri.refresh(idx.store)
         tree["nodes_per_level"] = {str(lv): n for lv, n in sorted(Counter(
             nd.level for t in ri.trees.values() for nd in t.nodes.values()).items())}
         tree["groups"] = len(ri.trees)
     if as_json:
-        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": str(level.folder),
+        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": level.where,
                                    **({"raptor": tree} if tree else {})}))
     else:
         out.print(f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
@@ -2003,9 +2042,9 @@ def main() -> None:
         else:
             err.print("aborted", markup=False, highlight=False)
         sys.exit(1)
-    except CitewiseError as e:
+    except CitewiseError as e:  # a store fault has a status of its own (citewise.store.faults)
         err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
+        sys.exit(getattr(e, "exit_status", 2))
     except KeyboardInterrupt:
         err.print("interrupted (Ctrl-C)", markup=False, highlight=False)
         sys.exit(EXIT_INTERRUPTED)

@@ -398,8 +398,10 @@ class Index:
         """Freshness of this index: a :class:`citewise.lifecycle.Status` (see that module)."""
         from citewise.lifecycle import compute_status
 
-        return compute_status(self.store.documents(), self.store.stats()["chunks"], self.store.runs(),
-                              threshold_s=max_lag_s, unindexed_rows=self.store.unindexed_rows())
+        st = compute_status(self.store.documents(), self.store.stats()["chunks"], self.store.runs(),
+                            threshold_s=max_lag_s, unindexed_rows=self.store.unindexed_rows())
+        st.replication = self.store.replication()  # a server store: its replicas' lag; else None
+        return st
 
     # -- retrieval ----------------------------------------------------------------------------
     def retriever(self, name: str = "shipped", *, reranker=None, rerank_depth: int | None = None) -> Retriever:

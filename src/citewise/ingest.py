@@ -797,9 +797,13 @@ class Ingestor:
         """Commit ``updates`` in one store commit; if that fails, one document per commit, so a
         document the store rejects gets its error line and leaves its previous version, while
         the others are written. Returns the ids written."""
+        from citewise.store.faults import DiskFull, StoreDamaged, StoreReadOnly
+
         try:
             self.store.upsert(updates)
             return {u.document.doc_id for u in updates}
+        except (DiskFull, StoreDamaged, StoreReadOnly):
+            raise  # the store's fault, not the document's: no later document would fare better
         except Exception as e:
             if len(updates) == 1:
                 report.errors.append(f"{updates[0].document.source}: could not be stored ({_one_line(e)}); "

@@ -159,6 +159,8 @@ class Status:
     unindexed_rows: int = 0
     threshold_s: float | None = None
     last_run_errors: int = 0
+    #: a server store's replication role and lag (:mod:`citewise.store.pg_replication`), else None
+    replication: dict | None = None
 
     @property
     def pending_max_s(self) -> float:
@@ -191,6 +193,7 @@ class Status:
             "threshold_s": self.threshold_s,
             "status": "alert" if self.alerts else "ok",
             "alerts": self.alerts,
+            **({"replication": self.replication} if self.replication is not None else {}),
         }
 
 
@@ -207,16 +210,7 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
     first = min((t for t in (_parse(r.started_at) for r in runs) if t), default=None)
     last = max((t for t in (_parse(r.finished_at) for r in runs) if t), default=None)
 
-    def since(t: dt.datetime | None) -> dt.datetime | None:
-        if t is None:
-            return first
-        return max(t, first) if first else t
-
-    lags = []
-    for e in entries.values():
-        idx, src = _parse(e.indexed_at), since(_parse(e.source_changed_at))
-        if idx and src:
-            lags.append(max(0.0, (idx - src).total_seconds()))
+    lags = index_lags(entries, runs)
     stale: list[StaleDocument] = []
     known_sources = set()
     for e in entries.values():
@@ -260,6 +254,19 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
         runs=len(runs), unindexed_rows=unindexed_rows, threshold_s=threshold_s,
         last_run_errors=max(runs, key=lambda r: r.finished_at).errors if runs else 0,
     )
+
+
+def index_lags(entries: dict[str, DocumentEntry], runs: list[IngestRun]) -> list[float]:
+    """Index lag of each document that has both times, in seconds (module docstring:
+    ``indexed_at − max(source_changed_at, first ingest run start)``, at least 0)."""
+    first = min((t for t in (_parse(r.started_at) for r in runs) if t), default=None)
+    lags = []
+    for e in entries.values():
+        idx, src = _parse(e.indexed_at), _parse(e.source_changed_at)
+        src = max(src, first) if src and first else (src or first)
+        if idx and src:
+            lags.append(max(0.0, (idx - src).total_seconds()))
+    return lags
 
 
 def _pending(now: dt.datetime, changed: dt.datetime | None, first: dt.datetime | None) -> float:

@@ -12,8 +12,9 @@ document's ``content_hash``; :meth:`DocLevel.refresh` re-summarises (extractivel
 documents whose hash changed, drops deleted ones and re-embeds only what changed, and the
 retriever refreshes before it searches, so a summary is never stale.
 
-The document level lives beside the store, in ``<index>/doclevel/`` (``entries.jsonl``,
-``vectors.npy``, ``meta.json``), and is searched in memory: BM25 (Robertson and Zaragoza 2009,
+The document level is kept by the store (:func:`citewise.store.derived.summaries_of`: files in
+``<index>/doclevel/`` beside the embedded store, a table of a PostgreSQL store), and is searched
+in memory: BM25 (Robertson and Zaragoza 2009,
 k1 = 0.9, b = 0.4 as in Anserini) over the analyzed entry text, and cosine over the entry's
 embedding (same embedder as the chunks), fused by RRF. The permission filter is applied to the
 document level before ranking (an entry carries its document's groups), so the chunk stage
@@ -30,13 +31,10 @@ so the top-k stays full.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -45,6 +43,7 @@ from citewise.core import CitewiseError, Filters, Hit
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
+from citewise.store.derived import FolderSummaries, summaries_of
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import split_sentences
 
@@ -57,7 +56,6 @@ EXTRACTIVE_MODEL = "extractive-centroid-v1"
 BM25_K1, BM25_B = 0.9, 0.4
 #: Documents whose chunks are searched, at least.
 DOC_DEPTH = 20
-FORMAT = 1
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _MARKUP = re.compile(r"\*\*|`")  # emphasis and code marks, dropped from summaries
 
@@ -208,49 +206,37 @@ class DocLevel:
         embedder: embeds entry texts (must be the index's embedder).
     """
 
-    def __init__(self, folder: str | Path, embedder):
-        self.folder = Path(folder)
+    def __init__(self, table, embedder):
+        self.table = table if hasattr(table, "load") else FolderSummaries(table)
         self.embedder = embedder
         self.entries: list[DocEntry] = []
         self.vectors = np.zeros((0, embedder.dim), np.float32)
         self._bm25: _BM25 | None = None
         self._load()
 
+    @property
+    def where(self) -> str:
+        """Where the level is kept (a folder, or a server store's table)."""
+        return self.table.where
+
     # -- persistence ----------------------------------------------------------------------------
     def _load(self) -> None:
-        meta_p, ent_p, vec_p = (self.folder / n for n in ("meta.json", "entries.jsonl", "vectors.npy"))
-        if not (meta_p.exists() and ent_p.exists() and vec_p.exists()):
-            return
+        got = self.table.load(self.embedder.name)
+        if got is None:
+            return  # none yet, another embedder's, or unreadable: rebuilt on the next refresh
+        rows, vectors = got
         try:
-            meta = json.loads(meta_p.read_text())
-            if meta.get("format") != FORMAT or meta.get("embedder") != self.embedder.name:
-                return  # built differently: rebuilt on the next refresh
-            entries = []
-            for line in ent_p.read_text(encoding="utf-8").splitlines():
-                d = json.loads(line)
-                entries.append(DocEntry(d["doc_id"], d["title"], tuple(d["outline"]), d["summary"], d["model"],
-                                        d["content_hash"], tuple(d["groups"])))
-            vectors = np.load(vec_p)
-        except (OSError, ValueError, KeyError, TypeError):
-            return  # unreadable: rebuilt on the next refresh
+            entries = [DocEntry(d["doc_id"], d["title"], tuple(d["outline"]), d["summary"], d["model"],
+                                d["content_hash"], tuple(d["groups"])) for d in rows]
+        except (KeyError, TypeError):
+            return
         if vectors.shape != (len(entries), self.embedder.dim):
             return
         self.entries, self.vectors = entries, vectors.astype(np.float32)
 
     def save(self) -> None:
-        """Write the three files (each replaced atomically)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-
-        def put(name: str, write):
-            tmp = self.folder / f".{name}.tmp"
-            write(tmp)
-            os.replace(tmp, self.folder / name)
-
-        put("vectors.npy", lambda p: np.save(open(p, "wb"), self.vectors))
-        put("entries.jsonl", lambda p: p.write_text("".join(json.dumps(dataclasses.asdict(e)) + "\n" for e in self.entries),
-                                                     encoding="utf-8"))
-        put("meta.json", lambda p: p.write_text(json.dumps({"format": FORMAT, "embedder": self.embedder.name,
-                                                             "documents": len(self.entries)})))
+        """Replace the stored level (one atomic replace per file, or one transaction)."""
+        self.table.save(self.embedder.name, [dataclasses.asdict(e) for e in self.entries], self.vectors)
 
     # -- building -------------------------------------------------------------------------------
     def refresh(self, store, summarizer: Callable[[DocEntry, list[str]], tuple[str, str]] | None = None,
@@ -272,7 +258,7 @@ class DocLevel:
                 or (want_model and have[d][1].model != want_model)]
         deleted = [d for d in have if d not in docs]
         regrouped = [d for d, de in docs.items() if d in have and d not in todo and have[d][1].groups != de.groups]
-        if not todo and not deleted and not regrouped and self.folder.joinpath("meta.json").exists():
+        if not todo and not deleted and not regrouped and self.table.exists():
             return {"added": 0, "updated": 0, "deleted": 0, "unchanged": len(docs), "documents": len(docs)}
         chunk_ids = doc_chunks(store) if todo else {}
         idf, stored = self._read(store, chunk_ids, set(todo)) if todo else (None, {})
@@ -355,18 +341,6 @@ class DocLevel:
         return reciprocal_rank_fusion(rankings)[:k]
 
 
-def index_subdir(store, name: str, what: str) -> Path:
-    """``<index>/<name>`` for a store kept in ``<index>/<backend folder>`` (``store.capabilities.folder``).
-
-    Raises:
-        CitewiseError: the store has no folder (``what``, e.g. "the hierarchical retriever", needs one).
-    """
-    path = store.capabilities.folder
-    if path is None:
-        raise CitewiseError(f"{type(store).__name__} has no index folder; {what} needs one")
-    return Path(path).parent / name
-
-
 def base_embedder(embedder):
     """The model under any embedder wrappers (a query cache or memo, the query side of the
     model), whose ``name`` keys caches and whose ``embed`` embeds passages."""
@@ -377,22 +351,21 @@ def base_embedder(embedder):
         embedder = inner
 
 
-def doclevel_dir(store) -> Path:
-    """``<index>/doclevel`` (see :func:`index_subdir`)."""
-    return index_subdir(store, "doclevel", "the hierarchical retriever")
-
-
 _LEVELS: dict[tuple[str, str], DocLevel] = {}
 
 
 def doc_level_for(store, embedder) -> DocLevel:
-    """The (refreshed) document level of ``store``'s index, cached per process."""
-    folder = doclevel_dir(store)
+    """The (refreshed) document level of ``store``'s index, cached per process.
+
+    Raises:
+        CitewiseError: the store keeps no summaries (:func:`citewise.store.derived.summaries_of`).
+    """
+    table = summaries_of(store)
     base = base_embedder(embedder)
-    key = (str(folder), base.name)
+    key = (table.where, base.name)
     level = _LEVELS.get(key)
     if level is None:
-        level = _LEVELS[key] = DocLevel(folder, base)
+        level = _LEVELS[key] = DocLevel(table, base)
     level.refresh(store)
     return level
 

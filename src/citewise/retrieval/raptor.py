@@ -45,12 +45,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -58,6 +55,7 @@ from citewise.core import CitewiseError, Hit
 from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
+from citewise.store.derived import FolderTrees, trees_of
 
 #: Cluster counts tried per level (a geometric grid up to the paper's maximum of 50).
 K_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 50)
@@ -69,7 +67,6 @@ MAX_LEVELS = 4
 SUMMARY_SENTENCES, SUMMARY_WORDS = 5, 120
 TREE_WIDTH = 3
 SEED = 42
-FORMAT = 1
 
 
 @dataclass
@@ -137,14 +134,17 @@ def soft_clusters(X: np.ndarray, seed: int = SEED) -> list[list[int]]:
 
 
 class RaptorIndex:
-    """The RAPTOR trees of one index folder (``<index>/raptor/``), one per group set.
+    """The RAPTOR trees of one index, one per group set, kept by the store
+    (:func:`citewise.store.derived.trees_of`: files in ``<index>/raptor/`` beside the embedded
+    store, tables of a PostgreSQL store).
 
     Args:
-        folder: ``<index>/raptor``; embedder: the index's embedder (summaries are re-embedded).
+        table: the store's tree table (a folder path is read as ``<index>/raptor``); embedder:
+            the index's embedder (summaries are re-embedded).
     """
 
-    def __init__(self, folder: str | Path, embedder):
-        self.folder = Path(folder)
+    def __init__(self, table, embedder):
+        self.table = table if hasattr(table, "load") else FolderTrees(table)
         self.embedder = embedder
         self.trees: dict[str, GroupTree] = {}
         self.last_build: dict = {}
@@ -152,43 +152,29 @@ class RaptorIndex:
 
     # -- persistence --------------------------------------------------------------------------
     def _load(self) -> None:
-        meta = self.folder / "trees.json"
-        if not meta.exists():
+        got = self.table.load(self.embedder.name)
+        if got is None:
             return
+        stored, vecs = got
         try:
-            data = json.loads(meta.read_text())
-            if data.get("format") != FORMAT or data.get("embedder") != self.embedder.name:
-                return
-            vecs = np.load(self.folder / "vectors.npy")
-            for key, t in data["trees"].items():
-                tree = GroupTree(tuple(t["groups"]), doc_hashes=t["doc_hashes"], leaf_doc=t["leaf_doc"])
+            for key, t in stored.items():
+                tree = GroupTree(tuple(t["groups"]), doc_hashes=dict(t["doc_hashes"]), leaf_doc=dict(t["leaf_doc"]))
                 for nd in t["nodes"]:
-                    node = Node(nd["id"], nd["level"], nd["children"], nd["leaves"], nd["summary"], tuple(nd["groups"]))
+                    node = Node(nd["id"], nd["level"], list(nd["children"]), list(nd["leaves"]), nd["summary"],
+                                tuple(nd["groups"]))
                     tree.nodes[node.id] = node
-                    tree.vectors[node.id] = vecs[nd["row"]]
+                    tree.vectors[node.id] = vecs[nd["id"]]
                 self.trees[key] = tree
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (KeyError, TypeError):
             self.trees = {}
 
     def save(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        rows, trees = [], {}
-        for key, tree in sorted(self.trees.items()):
-            nodes = []
-            for nid in sorted(tree.nodes):
-                nd = dataclasses.asdict(tree.nodes[nid])
-                nd["row"] = len(rows)
-                rows.append(tree.vectors[nid])
-                nodes.append(nd)
-            trees[key] = {"groups": list(tree.groups), "doc_hashes": tree.doc_hashes, "leaf_doc": tree.leaf_doc,
-                          "nodes": nodes}
-        vec_tmp = self.folder / ".vectors.npy.tmp"
-        with open(vec_tmp, "wb") as fh:
-            np.save(fh, np.stack(rows).astype(np.float32) if rows else np.zeros((0, self.embedder.dim), np.float32))
-        os.replace(vec_tmp, self.folder / "vectors.npy")
-        tmp = self.folder / ".trees.json.tmp"
-        tmp.write_text(json.dumps({"format": FORMAT, "embedder": self.embedder.name, "trees": trees}))
-        os.replace(tmp, self.folder / "trees.json")
+        """Replace the stored trees (nodes in id order per tree)."""
+        trees = {key: {"groups": list(tree.groups), "doc_hashes": tree.doc_hashes, "leaf_doc": tree.leaf_doc,
+                       "nodes": [dataclasses.asdict(tree.nodes[nid]) for nid in sorted(tree.nodes)]}
+                 for key, tree in sorted(self.trees.items())}
+        vectors = {nid: tree.vectors[nid] for tree in self.trees.values() for nid in tree.nodes}
+        self.table.save(self.embedder.name, trees, vectors)
 
     # -- building -----------------------------------------------------------------------------
     def refresh(self, store, seed: int = SEED) -> dict:
@@ -229,7 +215,7 @@ class RaptorIndex:
             else:
                 stats["nodes_resummarised"] += self._patch(store, tree, hashes, dirty, chunk_ids, idf)
                 stats["patched_groups"] += 1
-        if changed or not (self.folder / "trees.json").exists():
+        if changed or not self.table.exists():
             self.save()
         stats["nodes"] = sum(len(t.nodes) for t in self.trees.values())
         stats["levels"] = max((n.level for t in self.trees.values() for n in t.nodes.values()), default=0)
@@ -349,25 +335,22 @@ class RaptorIndex:
         return [t for _, t in sorted(self.trees.items()) if g is None or g & set(t.groups)]
 
 
-def raptor_dir(store) -> Path:
-    """``<index>/raptor`` (see :func:`citewise.retrieval.hierarchical.index_subdir`)."""
-    from citewise.retrieval.hierarchical import index_subdir
-
-    return index_subdir(store, "raptor", "the RAPTOR retrievers")
-
-
 _INDEXES: dict[tuple[str, str], RaptorIndex] = {}
 
 
 def raptor_for(store, embedder) -> RaptorIndex:
-    """The (refreshed) RAPTOR trees of ``store``'s index, cached per process."""
+    """The (refreshed) RAPTOR trees of ``store``'s index, cached per process.
+
+    Raises:
+        CitewiseError: the store keeps no trees (:func:`citewise.store.derived.trees_of`).
+    """
     from citewise.retrieval.hierarchical import base_embedder
 
-    folder = raptor_dir(store)
+    table = trees_of(store)
     base = base_embedder(embedder)
-    key = (str(folder), base.name)
+    key = (table.where, base.name)
     if key not in _INDEXES:
-        _INDEXES[key] = RaptorIndex(folder, base)
+        _INDEXES[key] = RaptorIndex(table, base)
     _INDEXES[key].refresh(store)
     return _INDEXES[key]
 

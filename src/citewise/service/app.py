@@ -62,7 +62,7 @@ from citewise.api import Citewise
 from citewise.index import MAX_QUERY_CHARS, Index
 from citewise.settings import Settings, load_settings
 from citewise.service.errors import KEY_COOKIE, ApiError  # noqa: F401 - re-exported
-from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
+from citewise.service.auth import ANONYMOUS, AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
 from citewise.service.online_eval import online_evaluator, sample_of
@@ -281,26 +281,17 @@ class Service:
             return payload
 
     def status(self, caller: Caller | None = None) -> dict:
-        """``citewise status --json`` for an admin (or ``caller`` None: metrics); for anyone else
-        the document and chunk counts, the stale list and the oldest pending change cover only
-        documents the caller may read, and the duplicate lines and the index path are left out
-        (they name documents and server paths)."""
+        """``citewise status --json`` for an admin (or ``caller`` None: a trusted in-process
+        caller); for anyone else the view of :func:`citewise.service.scoped.caller_view`: counts,
+        lag and stale list over the documents the caller may read only."""
+        from citewise.service.scoped import caller_view
+
         with self.pool.use() as cw:
             idx = cw.index
             st = idx.status()
             data = {**st.as_dict(), "duplicates": idx.duplicates(), "index": str(idx.path)}
-            self.metrics.observe_status(data)
             if caller is not None and not caller.admin:
-                mine = set(caller.principal.all_groups())
-                visible = {d: e for d, e in idx.store.documents().items() if mine & set(e.groups)}
-                data["stale"] = [s for s in data["stale"] if s["doc_id"] and s["doc_id"] in visible]
-                data["duplicates"], data["index"] = [], None
-                # counts and the oldest pending change of what the caller may read: the totals
-                # told an anonymous caller how many restricted documents there are, and
-                # pending_max_s moved when a hidden document's file changed (break-it trial)
-                data["documents"] = len(visible)
-                data["chunks"] = sum(e.chunk_count for e in visible.values())
-                data["pending_max_s"] = max((s["pending_s"] for s in data["stale"]), default=0.0)
+                data = caller_view(data, idx.store.documents(), idx.store.runs(), set(caller.principal.all_groups()))
         return data
 
     def document(self, doc_id: str, principal: Principal):
@@ -444,7 +435,12 @@ class _BodyTooLarge(Exception):
 class BodyLimit:
     """ASGI middleware: a request whose body is over ``limit`` bytes gets 413 with the JSON error
     shape, by its ``Content-Length`` before anything is read, or while a body without one
-    (chunked) is read."""
+    (chunked) is read.
+
+    A chunked body is counted as the app receives it; past the limit the next receive raises,
+    which stops the read. FastAPI turns an error while reading a body into its own 400 ("error
+    parsing the body"), so once the limit was passed whatever response the app starts is
+    replaced by the 413 (a chunked 2 MiB body got 400, break-it trial)."""
 
     def __init__(self, app, limit: int = MAX_BODY_BYTES):
         self.app, self.limit = app, limit
@@ -456,19 +452,26 @@ class BodyLimit:
         if length is not None and length.isdigit() and int(length) > self.limit:
             return await self._refuse(send)
         seen = 0
+        over = False
         started = False
 
         async def counted():
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
+                    over = True
                     raise _BodyTooLarge()
             return message
 
         async def tracked(message):
             nonlocal started
+            if over:  # the app's answer to a body it could not finish reading: ours instead
+                if not started:
+                    started = True
+                    await self._refuse(send)
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
@@ -672,25 +675,30 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
 
     @app.get("/readyz", tags=["ops"])
     async def readyz():
-        """The index can be read (a query handle opens and counts its chunks)."""
+        """The index can be read (a query handle opens and counts its chunks). It needs no
+        credential, so it reports no count (a total would include restricted documents)."""
         try:
-            data = await svc.run(lambda: _ready(svc))
+            await svc.run(lambda: _ready(svc))
         except Exception as e:  # noqa: BLE001 - not ready, say why
             return JSONResponse({"status": "not ready", "reason": str(e) or type(e).__name__}, status_code=503)
-        return {"status": "ready", **data}
+        return {"status": "ready"}
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics(request: Request):
-        """Prometheus text exposition (index gauges refreshed on each scrape). With
+        """Prometheus text exposition (index gauges computed on each scrape, for the caller: an
+        admin sees the whole index, anyone else the documents they may read). With
         ``require_auth`` it needs a valid credential like every API route (401 without), unless
-        the app was made with ``public_metrics``; a bad or revoked credential is always 401."""
+        the app was made with ``public_metrics`` (then an anonymous scrape counts public
+        documents); a bad or revoked credential is always 401."""
+        c = ANONYMOUS
         if not public_metrics or request.headers.get("authorization") or request.headers.get("x-api-key"):
-            svc.auth.from_headers(request.headers.get("authorization"), request.headers.get("x-api-key"))
+            c = svc.auth.from_headers(request.headers.get("authorization"), request.headers.get("x-api-key"))
+        index = None
         with contextlib.suppress(Exception):
-            await svc.run(svc.status)
+            index = await svc.run(svc.status, c)
         from prometheus_client import CONTENT_TYPE_LATEST
 
-        return PlainTextResponse(svc.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+        return PlainTextResponse(svc.metrics.render(index), media_type=CONTENT_TYPE_LATEST)
 
     from citewise.service.web import add_web_routes
 

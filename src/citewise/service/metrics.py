@@ -28,7 +28,11 @@ class Metrics:
     * ``citewise_ingest_documents_total{result}``: added, updated, unchanged, deleted, error.
     * ``citewise_index_chunks``, ``citewise_index_documents``, ``citewise_index_lag_seconds``
       (max indexed − source changed) and ``citewise_index_staleness_seconds`` (now − last
-      completed ingest; -1 when there was none), refreshed on every scrape.
+      completed ingest; -1 when there was none), computed on every scrape for the scraping
+      caller (:meth:`render`: counts and lag over the documents the caller may read; only an
+      admin's scrape counts every document); on a replica store also
+      ``citewise_replica_lag_seconds`` and ``citewise_replica_lag_bytes``
+      (:mod:`citewise.store.pg_replication`).
     * ``citewise_rate_limited_total``, ``citewise_request_timeouts_total``.
     * Sampled online evaluation (:mod:`citewise.service.online_eval`):
       ``citewise_rag_faithfulness_score`` and ``citewise_rag_answer_relevance_score`` (mean of the
@@ -54,11 +58,6 @@ class Metrics:
         self.judge_failures = Counter("citewise_judge_failures_total", "Failed or unparseable judge verdicts", registry=r)
         self.ingest_documents = Counter("citewise_ingest_documents_total", "Documents handled by ingest jobs",
                                         ["result"], registry=r)
-        self.chunks = Gauge("citewise_index_chunks", "Chunks in the index", registry=r)
-        self.documents = Gauge("citewise_index_documents", "Documents in the index", registry=r)
-        self.lag = Gauge("citewise_index_lag_seconds", "Max index lag: indexed minus source changed", registry=r)
-        self.staleness = Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)",
-                               registry=r)
         self.rate_limited = Counter("citewise_rate_limited_total", "Requests refused by the rate limit", registry=r)
         self.timeouts = Counter("citewise_request_timeouts_total", "Requests that hit the request timeout", registry=r)
         self.faithfulness = Gauge("citewise_rag_faithfulness_score",
@@ -79,13 +78,26 @@ class Metrics:
         if payload.get("fabricated_citations"):
             self.fabricated.inc(len(payload["fabricated_citations"]))
 
-    def observe_status(self, status: dict) -> None:
-        """Refresh the index gauges from :meth:`citewise.lifecycle.Status.as_dict`."""
-        self.chunks.set(status["chunks"])
-        self.documents.set(status["documents"])
-        self.lag.set(status["lag_s"]["max"])
-        self.staleness.set(-1 if status["staleness_s"] is None else status["staleness_s"])
-
-    def render(self) -> bytes:
-        """The text exposition of every metric."""
-        return generate_latest(self.registry)
+    def render(self, index: dict | None = None) -> bytes:
+        """The text exposition of every metric, with the index gauges of ``index`` (the caller's
+        :meth:`citewise.service.app.Service.status` dict; None: the index could not be read, no
+        index gauges). The gauges are built per scrape in a registry of their own, so two callers
+        scraping at once each get their own figures."""
+        text = generate_latest(self.registry)
+        if index is None:
+            return text
+        r = CollectorRegistry()
+        Gauge("citewise_index_chunks", "Chunks in the index (that the caller may read)", registry=r).set(index["chunks"])
+        Gauge("citewise_index_documents", "Documents in the index (that the caller may read)",
+              registry=r).set(index["documents"])
+        Gauge("citewise_index_lag_seconds", "Max index lag: indexed minus source changed", registry=r).set(
+            index["lag_s"]["max"])
+        Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)",
+              registry=r).set(-1 if index["staleness_s"] is None else index["staleness_s"])
+        rep = index.get("replication")
+        if rep and rep["role"] == "replica":
+            Gauge("citewise_replica_lag_seconds", "Replay lag of this replica store (0: all received WAL replayed)",
+                  registry=r).set(rep["lag_s"])
+            Gauge("citewise_replica_lag_bytes", "WAL received by this replica store but not yet replayed",
+                  registry=r).set(rep["lag_bytes"])
+        return text + generate_latest(r)

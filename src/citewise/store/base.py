@@ -284,3 +284,15 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections and handles (the store cannot be used afterwards)."""
         ...
+
+    def summary_table(self):
+        """Where document summaries are kept (:class:`citewise.store.derived.SummaryTable`)."""
+        ...
+
+    def tree_table(self):
+        """Where RAPTOR trees are kept (:class:`citewise.store.derived.TreeTable`)."""
+        ...
+
+    def replication(self) -> dict | None:
+        """A server store's replication role and lag; None for a store without replicas."""
+        ...

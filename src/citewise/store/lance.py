@@ -79,6 +79,7 @@ from citewise.core import CitewiseError, Filters
 from citewise import metadata as _metadata
 from citewise.store.base import (DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoreCapabilities, StoredChunk,
                                  UnitVectors)
+from citewise.store.faults import StoreDamaged, damaged_message, guarded, one_line
 from citewise.text.analyzer import find_identifiers, fold
 
 TABLE = "chunks"
@@ -427,6 +428,7 @@ class LanceStore:
         CitewiseError: the existing table has another vector dimension.
     """
 
+    @guarded
     def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
                  ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
                  ann_cap_probes: bool | None = None):
@@ -506,7 +508,7 @@ class LanceStore:
         open is reported, never removed.
 
         Raises:
-            CitewiseError: the table has committed versions but cannot be opened.
+            StoreDamaged: the table has committed versions but cannot be opened.
         """
         try:
             return self._db.open_table(name)
@@ -517,7 +519,7 @@ class LanceStore:
 
                 shutil.rmtree(folder)
                 return None
-            raise CitewiseError(f"{folder}: cannot open the index table ({' '.join(str(e).split())})") from None
+            raise StoreDamaged(damaged_message(self.path.parent, f"{folder}: {one_line(e)}")) from None
 
     # -- writes -------------------------------------------------------------------------------
     def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
@@ -611,6 +613,7 @@ class LanceStore:
         if new:
             self._table.add_columns(pa.schema(new))
 
+    @guarded
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
         """Replace the given documents (all of them, in one commit).
 
@@ -671,6 +674,7 @@ class LanceStore:
             self._doc_ids = (version, set(ids.to_pylist()))
         return self._doc_ids[1]
 
+    @guarded
     def delete(self, doc_ids: Sequence[str]) -> int:
         """Delete documents (one commit); returns how many chunks went."""
         if self._table is None or not doc_ids:
@@ -705,6 +709,7 @@ class LanceStore:
         else:
             self._changes = [before, after, set(doc_ids)]
 
+    @guarded
     def refresh_indexes(self) -> None:
         """Compact the table and bring every index up to date with the rows (see module docstring).
 
@@ -782,6 +787,23 @@ class LanceStore:
     def close(self) -> None:
         """Nothing to release: LanceDB handles close with the process."""
 
+    def summary_table(self):
+        """Document summaries in ``<index>/doclevel/`` beside this store's folder
+        (:class:`citewise.store.derived.FolderSummaries`)."""
+        from citewise.store.derived import FolderSummaries
+
+        return FolderSummaries(self.path.parent / "doclevel")
+
+    def tree_table(self):
+        """RAPTOR trees in ``<index>/raptor/`` (:class:`citewise.store.derived.FolderTrees`)."""
+        from citewise.store.derived import FolderTrees
+
+        return FolderTrees(self.path.parent / "raptor")
+
+    def replication(self) -> None:
+        """None: an embedded store has no replicas."""
+        return None
+
     def has_ann_index(self) -> bool:
         """Whether the chunk table has the ANN index on ``vector`` (see :func:`_ann_config`)."""
         t = self._reader()
@@ -806,6 +828,7 @@ class LanceStore:
         return int(stats.num_unindexed_rows) if stats is not None else self._table.count_rows()
 
     # -- ingest log ---------------------------------------------------------------------------
+    @guarded
     def record_run(self, run: IngestRun) -> None:
         """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
         self._writable()
@@ -849,6 +872,7 @@ class LanceStore:
         except (ValueError, OSError, RuntimeError):
             return None
 
+    @guarded
     def _run(self, coro):
         """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result
         (this process's own loop thread while lancedb is not imported:

@@ -87,6 +87,7 @@ from citewise.core import CitewiseError, Filters
 from citewise import metadata as _metadata
 from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoreCapabilities,
                                  StoredChunk, UnitVectors)
+from citewise.store.pg_names import GROUPS_SETTING, SEARCH_ROLE  # noqa: F401 - re-exported
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
 from citewise.text.analyzer import find_identifiers, fold
 
@@ -96,10 +97,6 @@ BM25_B = 0.75
 #: Tokens of this many UTF-8 bytes or more are not indexed (LanceDB ``max_token_length=64``:
 #: Tantivy's ``RemoveLongFilter`` keeps tokens shorter than the limit; measured on LanceDB 0.40).
 MAX_TOKEN_BYTES = 64
-#: The role filtered reads run as (row-level security applies to it); cluster-wide, created once.
-SEARCH_ROLE = "citewise_search"
-#: The transaction setting holding the principal's groups (a text[] literal).
-GROUPS_SETTING = "citewise.groups"
 #: ``hnsw.ef_search`` for ANN queries (pgvector default 40). With iterative scans a filtered
 #: query goes on past it until k visible rows are found (up to ``hnsw.max_scan_tuples``).
 #: Measured on NFCorpus-derived MiniLM 100k (bench/scale.py's enlarged set imported into the
@@ -546,15 +543,37 @@ class PostgresStore:
         """
         from psycopg_pool import PoolTimeout
 
+        from citewise.store.faults import store_faults
+
         try:
             conn = self._pool.getconn()
         except PoolTimeout:
             raise CitewiseError(f"--store {self._safe_url()}: no free connection after {POOL_TIMEOUT_S:.0f} s "
                                 f"(pool of {self._pool.max_size} all busy, or the server is unreachable)") from None
         try:
-            yield conn
+            # a full disk, a damaged page or a read-only replica: one line saying what to do
+            with store_faults(self._safe_url()):
+                yield conn
         finally:
             self._pool.putconn(conn)
+
+    def summary_table(self):
+        """The document summaries' table (:class:`citewise.store.pg_derived.PgSummaries`)."""
+        from citewise.store.pg_derived import PgSummaries
+
+        return PgSummaries(self)
+
+    def replication(self) -> dict:
+        """Replication role and lag (:func:`citewise.store.pg_replication.replication_status`)."""
+        from citewise.store.pg_replication import replication_status
+
+        return replication_status(self)
+
+    def tree_table(self):
+        """The RAPTOR trees' tables (:class:`citewise.store.pg_derived.PgTrees`)."""
+        from citewise.store.pg_derived import PgTrees
+
+        return PgTrees(self)
 
     # -- ingest lock --------------------------------------------------------------------------
     @contextmanager

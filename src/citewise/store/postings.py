@@ -52,115 +52,23 @@ import pyarrow as pa
 
 # exact dense search (Postings.nearest) lives in citewise.store.dense; re-exported here
 from citewise.store.dense import SELECT_MARGIN, TIE_DECIMALS, one_blas_thread  # noqa: F401
+from citewise.store.postings_build import (  # noqa: F401 - the constants re-exported
+    BUILD_BATCH_BYTES, BUILD_BATCH_ROWS, MAX_TOKEN_BYTES, merge_batches, tf_dtype, tokenise_batches, vocab_array,
+)
 
 #: BM25 parameters of LanceDB 0.40's FTS (measured: its scores equal this formula to 1e-5).
 K1 = 1.2
 B = 0.75
-#: Tokens of this many UTF-8 bytes or more are not indexed (LanceDB ``max_token_length=64``).
-MAX_TOKEN_BYTES = 64
 #: Bumped when the saved layout changes; an older folder is rebuilt.
 FORMAT = 1
 #: Up to this many terms (rows), term lookup uses a dict and row ids NumPy object arrays, both
 #: built on first use (~10 ms at 30k terms / 5k rows); above, binary search and Arrow takes
 #: keep a large index's memory and open time flat.
 DICT_MAX = 300_000
-#: Rows tokenised at a time by :meth:`Postings.build` (bounds the build's memory to one batch's
-#: tokens plus the postings: ~100 tokens a row, so ~10M tokens a batch).
-BUILD_BATCH_ROWS = 100_000
 #: Postings whose BM25 weights :meth:`Postings.build` computes at a time (float64 temporaries).
 WEIGHT_BLOCK = 4_000_000
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
 MASK_CACHE = 64
-
-
-def _tokenise(lex: pa.Array) -> tuple[pa.Array | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Split analyzed texts on whitespace as LanceDB's ``whitespace`` tokenizer does.
-
-    Args:
-        lex: Arrow string array (nulls count as empty), ``m`` rows.
-
-    Returns:
-        ``(terms, term, row, tf, dl)``: the distinct tokens (Arrow string array, unsorted; None
-        when there are none), then per distinct (row, token) pair, ordered by row then token
-        index: the token's index into ``terms`` (int32), the local row (int32, 0..m-1) and the
-        count (int32); ``dl`` is each row's token count (int64, shape (m,)). Tokens of
-        :data:`MAX_TOKEN_BYTES` bytes or more are dropped from all of them.
-    """
-    import pyarrow.compute as pc
-
-    m = len(lex)
-    lex = lex.fill_null("")
-    toks = pc.utf8_split_whitespace(lex)
-    counts = pc.list_value_length(toks).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = toks.flatten()
-    parent = np.repeat(np.arange(m, dtype=np.int64), counts)
-    blen = pc.binary_length(flat).to_numpy(zero_copy_only=False)
-    keep = (blen > 0) & (blen < MAX_TOKEN_BYTES)
-    flat = flat.filter(pa.array(keep))
-    parent = parent[keep]
-    del toks, blen, keep, lex
-    dl = np.bincount(parent, minlength=m).astype(np.int64)
-    empty = np.zeros(0, np.int32)
-    if not len(flat):
-        return None, empty, empty, empty, dl
-    enc = pc.dictionary_encode(flat)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
-    del flat
-    nv = len(enc.dictionary)
-    # row-major keys: the unique pairs come out by row, then term
-    key = parent * nv + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    del parent
-    uniq, tf = np.unique(key, return_counts=True)
-    del key
-    return enc.dictionary, (uniq % nv).astype(np.int32), (uniq // nv).astype(np.int32), tf.astype(np.int32), dl
-
-
-def _tf_dtype(tf: np.ndarray) -> np.dtype:
-    """Storage type of the term frequencies: uint16 when they fit (the usual case), else int32."""
-    return np.dtype(np.uint16) if not len(tf) or int(tf.max()) < 2 ** 16 else np.dtype(np.int32)
-
-
-def _vocab_array(terms: list[bytes]) -> np.ndarray:
-    """Sorted UTF-8 terms as a NumPy ``S<longest>`` array (``S1`` and empty when none)."""
-    if not terms:
-        return np.zeros(0, "S1")
-    return np.array(terms, dtype=f"S{max(1, max(len(t) for t in terms))}")
-
-
-def _merge_batches(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Merge per-batch pairs of :func:`_tokenise` into one sorted CSR.
-
-    Args:
-        parts: per batch ``(terms, term, rows, tf)``: the batch's distinct tokens (Arrow
-            strings), then per pair the index into them (int32), the global row (int32,
-            ascending from batch to batch) and the count (int32), ordered by row. Emptied
-            (the arrays are released as soon as they are merged).
-
-    Returns:
-        ``(vocab, indptr, rows, tf)``: the sorted vocabulary (:func:`_vocab_array`), int64
-        ``indptr`` (V + 1,), and per posting the row and count (int32), by term then row.
-    """
-    import pyarrow.compute as pc
-
-    if not parts:
-        empty = np.zeros(0, np.int32)
-        return np.zeros(0, "S1"), np.zeros(1, np.int64), empty, empty
-    merged = pc.unique(pa.chunked_array([p[0] for p in parts]).combine_chunks())
-    order = pc.sort_indices(merged).to_numpy()
-    vocab_arr = merged.take(pa.array(order))
-    term = np.concatenate([pc.index_in(d, value_set=vocab_arr).to_numpy(zero_copy_only=False)
-                           .astype(np.int32)[t] for d, t, _, _ in parts])
-    rows = np.concatenate([p[2] for p in parts])
-    tf = np.concatenate([p[3] for p in parts])
-    parts.clear()  # the batches' copies go before the sort (1 GB at 1M chunks)
-    by_term = np.argsort(term, kind="stable")  # rows stay ascending within a term
-    term, rows, tf = term[by_term], rows[by_term], tf[by_term]
-    del by_term
-    V = len(vocab_arr)
-    indptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term, minlength=V), out=indptr[1:])
-    return _vocab_array([t.encode("utf-8") for t in vocab_arr.to_pylist()]), indptr, rows, tf
 
 
 def _row_columns(table: pa.Table) -> tuple[np.ndarray, pa.Table, np.ndarray | None]:
@@ -247,14 +155,16 @@ class Postings:
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None) -> "Postings":
+    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None,
+              batch_bytes: int | None = None) -> "Postings":
         """Postings from the scanned rows ``table`` (columns ``chunk_id``, ``doc_id``, ``title``,
         ``lexical``, ``_rowid``, optionally ``vector``) of table version ``version``.
 
         ``lexical`` is our analyzer's output joined by spaces; it is split on whitespace as
         LanceDB's ``whitespace`` tokenizer does. Vectorised in Arrow/NumPy (no per-row Python).
 
-        The rows are tokenised ``batch_rows`` at a time (default :data:`BUILD_BATCH_ROWS`): each
+        The rows are tokenised ``batch_rows`` at a time (default :data:`BUILD_BATCH_ROWS`), and
+        at most about ``batch_bytes`` bytes of text (default :data:`BUILD_BATCH_BYTES`): each
         batch keeps only its (term, row, tf) triples, then the batches' vocabularies are merged
         into the sorted global one. Tokenising all rows at once held every token of the table
         several times over (Arrow strings, int64 term ids, row ids and sort keys: ~11 GB at 1M
@@ -262,20 +172,13 @@ class Postings:
         postings themselves. The result is identical for every ``batch_rows``
         (tests/test_bm25_postings.py).
         """
-        n = table.num_rows
-        step = max(1, int(batch_rows or BUILD_BATCH_ROWS))
-        lex_all = table.column("lexical")
-        dl = np.zeros(n, dtype=np.int32)
-        parts = []  # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            terms, term, row, tf, dl_batch = _tokenise(lex_all.slice(lo, hi - lo).combine_chunks())
-            dl[lo:hi] = dl_batch
-            if terms is not None:
-                parts.append((terms, term, (row + lo).astype(np.int32), tf))
-        vocab, indptr, rows, tf = _merge_batches(parts)
+        # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
+        parts, dl = tokenise_batches(table.column("lexical"), max(1, int(batch_rows or BUILD_BATCH_ROWS)),
+                                      max(1, int(batch_bytes or BUILD_BATCH_BYTES)))
+        dl = dl.astype(np.int32)
+        vocab, indptr, rows, tf = merge_batches(parts)
         del parts
-        tf = tf.astype(_tf_dtype(tf), copy=False)  # before the weights: the int32 copy goes first
+        tf = tf.astype(tf_dtype(tf), copy=False)  # before the weights: the int32 copy goes first
         return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table), tf=tf, dl=dl)
 
     @classmethod
@@ -344,11 +247,13 @@ class Postings:
         f_pos = fresh_pos[order][at]  # new position of each fresh row
         by_pos = np.argsort(f_pos, kind="stable")
         f_pos = f_pos[by_pos]
-        terms, term, row, ftf, fdl = _tokenise(fresh.column("lexical").combine_chunks().take(pa.array(by_pos)))
+        parts, fdl = tokenise_batches(fresh.column("lexical").combine_chunks().take(pa.array(by_pos)),
+                                       BUILD_BATCH_ROWS, BUILD_BATCH_BYTES)
         dl = np.zeros(n, dtype=np.int32)
         dl[same] = prev.dl[old_pos]
         dl[f_pos] = fdl
-        f_vocab, f_indptr, f_rows, f_tf = _merge_batches([(terms, term, f_pos[row].astype(np.int32), ftf)] if terms is not None else [])
+        f_vocab, f_indptr, f_rows, f_tf = merge_batches([(terms, term, f_pos[row].astype(np.int32), ftf)
+                                                          for terms, term, row, ftf in parts])
         # the kept postings of prev, term by term; how many each term loses
         gone = np.flatnonzero(~keep_old[prev.rows])
         kept_df = np.diff(prev.indptr) - np.bincount(np.searchsorted(prev.indptr, gone, side="right") - 1,
@@ -356,7 +261,7 @@ class Postings:
         del gone
         surviving = prev.vocab[kept_df > 0]
         vocab = np.union1d(surviving, f_vocab) if len(f_vocab) else surviving
-        vocab = _vocab_array(vocab.tolist())
+        vocab = vocab_array(vocab.tolist())
         V = len(vocab)
         old_new = np.searchsorted(vocab, prev.vocab[kept_df > 0])  # new id of each surviving old term
         f_new = np.searchsorted(vocab, f_vocab)
@@ -366,7 +271,7 @@ class Postings:
         f_df[f_new] = np.diff(f_indptr)
         indptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(k_df + f_df, out=indptr[1:])
-        tf_type = np.promote_types(prev.tf.dtype, _tf_dtype(f_tf))
+        tf_type = np.promote_types(prev.tf.dtype, tf_dtype(f_tf))
         f_term = np.repeat(f_new, np.diff(f_indptr)).astype(np.int64)
         if np.all(np.diff(newpos[keep_old]) > 0):
             # the kept rows keep their order (the usual case: compaction appends), so every term's
@@ -408,7 +313,7 @@ class Postings:
             del k_rows, k_tf
             by = np.lexsort((rows, np.concatenate([k_term, f_term])))
             rows, tf = rows[by], tf[by]
-        tf = tf.astype(_tf_dtype(tf), copy=False)
+        tf = tf.astype(tf_dtype(tf), copy=False)
         return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table), tf=tf, dl=dl)
 
     # -- saving and loading ------------------------------------------------------------------------
