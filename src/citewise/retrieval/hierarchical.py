@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from citewise.core import CitewiseError, Filters, Hit
+from citewise.core import Filters, Hit
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters

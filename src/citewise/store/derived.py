@@ -30,7 +30,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from citewise.core import CitewiseError
 
 FORMAT = 1
 
