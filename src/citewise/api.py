@@ -130,9 +130,11 @@ class Citewise:
                                  rerank_depth=rerank_depth or s.rerank_depth or None)
 
     # -- ask --------------------------------------------------------------------------------------
-    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None):
+    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None,
+            on_delta=None):
         """Route, retrieve, assess, generate and cite once; returns a
         :class:`~citewise.core.Answer` (outcome, typed reason, citations, tool calls).
+        ``on_delta(text)`` receives a streamed LLM answer as it arrives, before the citation check.
 
         Raises:
             CitewiseError: the question is too long, a bad option or scope, a records database
@@ -154,7 +156,7 @@ class Citewise:
         if o.controller or self._sufficiency_check(question):
             return self._controlled(question, principal, o, k, retriever, generator, reranker, rerank_depth)
         return self.index.ask(question, k, retriever=retriever, principal=principal, filters=o.filters,
-                              generator=generator, reranker=reranker, rerank_depth=rerank_depth)
+                              generator=generator, reranker=reranker, rerank_depth=rerank_depth, on_delta=on_delta)
 
     def _sufficiency_check(self, question: str) -> bool:
         mode = self.settings.answer.sufficiency
