@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
+from citewise import cli_llm
 
 
 def plural(n: int, noun: str) -> str:
@@ -537,6 +538,8 @@ def print_answer(ans, as_json: bool) -> None:
         out.print("Read " + ", ".join(f"“{c['typo']}” as “{c['fix']}”" for c in fixes) + ".",
                   highlight=False, markup=False, soft_wrap=True)
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
+    for note in getattr(ans, "notes", []):
+        out.print(f"Note: {note}", highlight=False, markup=False, soft_wrap=True)
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
     if controller is None and ans.outcome == "abstained" and ans.reason is not None:
         # say why, as --json does (reason) and as the scoped answer below does
@@ -583,6 +586,12 @@ def ask(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
+    llm_url: Optional[str] = cli_llm.LlmUrlOpt,
+    llm_model: Optional[str] = cli_llm.LlmModelOpt,
+    llm_timeout: Optional[float] = cli_llm.LlmTimeoutOpt,
+    llm_context: Optional[int] = cli_llm.LlmContextOpt,
+    stream: bool = cli_llm.StreamOpt,
+    show_prompt: bool = cli_llm.ShowPromptOpt,
     as_json: bool = JsonOpt,
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
@@ -597,14 +606,19 @@ def ask(
     check_query(question)
     _check_words(question, "question")
     _check_db(db)
-    cw = _citewise(index, {"records.database": db}, preload=True, store=store)
+    cw = _citewise(index, {"records.database": db, **cli_llm.llm_overrides(llm_url, llm_model, llm_timeout, llm_context)},
+                   preload=True, store=store)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
     options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
                          budget_tokens=budget_tokens, requirements=requirements)
-    print_answer(cw.ask(question, principal, options), as_json)
+    ans = (cli_llm.ask_streaming(cw, question, principal, options, out) if stream and not as_json
+           else cw.ask(question, principal, options))
+    if show_prompt and not as_json:
+        cli_llm.print_prompt(out, ans)
+    print_answer(ans, as_json)
 
 
 @eval_app.command("beir")
@@ -1002,7 +1016,7 @@ def eval_tools(
     bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run a BFCL category from ../shared/data/bfcl (e.g. multiple, irrelevance)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (needs CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL)."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, [llm.router]; CITEWISE_LLM_*)."),
     as_json: bool = JsonOpt,
 ):
     """Tool selection accuracy (TSA) and argument accuracy: rule router vs embedding-only baseline."""
@@ -1036,7 +1050,7 @@ def eval_tools(
     if llm:
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-        model = OpenAIChatModel(ChatConfig.from_env())
+        model = OpenAIChatModel(ChatConfig.from_env("router"))
         routers.append(LLMRouter(model, tools))
     reports = [evaluate_router(r, cases).as_dict() for r in routers]
     result: dict = {"routing_set": str(routing or "sample/routing.jsonl"), "routers": reports}
@@ -1540,8 +1554,12 @@ def serve(
     jwt_audience: Optional[str] = typer.Option(None, "--jwt-audience", help="Required JWT audience (aud)."),
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
-    llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after)."),
+    llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model; CITEWISE_LLM_*)."),
+    llm_url: Optional[str] = cli_llm.LlmUrlOpt,
+    llm_model: Optional[str] = cli_llm.LlmModelOpt,
+    llm_timeout: Optional[float] = cli_llm.LlmTimeoutOpt,
+    llm_context: Optional[int] = cli_llm.LlmContextOpt,
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30); with --llm at least the LLM client's longest wait plus 15 s."),
     rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
     burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
@@ -1586,7 +1604,11 @@ def serve(
     try:
         from citewise.settings import load_settings
 
-        settings = load_settings(index_dir, {"records.database": db, "answer.generator": "llm" if llm else None})
+        settings = load_settings(index_dir, {"records.database": db, "answer.generator": "llm" if llm else None,
+                                             **cli_llm.llm_overrides(llm_url, llm_model, llm_timeout, llm_context)})
+        timeout, why = cli_llm.serve_timeout(settings, timeout, settings.answer.generator == "llm")
+        if why:
+            err.print(why, highlight=False, soft_wrap=True)
         application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=None, settings=settings,
                                  generator=None, request_timeout_s=timeout, rate=rate,
                                  burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
@@ -1721,7 +1743,7 @@ def summarize(
     if llm:
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-        cfg = ChatConfig.from_env()
+        cfg = ChatConfig.from_env("summarizer")
         summarizer = LLMSummarizer(OpenAIChatModel(cfg), cfg.model)
     level = DocLevel(doclevel_dir(idx.store), idx.embedder)
     counts = level.refresh(idx.store, summarizer=summarizer, force=force)

@@ -219,7 +219,7 @@ class LLMGenerator:
 
 
 def _prompt_info(prompt) -> dict:
-    return {"prompt_tokens": prompt.tokens, "max_output": prompt.max_output, "budget": dict(prompt.budget),
+    return {"messages": prompt.messages, "prompt_tokens": prompt.tokens, "max_output": prompt.max_output, "budget": dict(prompt.budget),
             "compact": prompt.compact, "sources": [{"n": s.number, "doc_id": s.chunk.doc_id, "chunk_id": s.chunk.chunk_id,
                                                     "excerpt": s.excerpt} for s in prompt.sources],
             "left_out": list(prompt.left_out)}

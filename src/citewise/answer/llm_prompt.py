@@ -179,11 +179,12 @@ def build_prompt(question: str, context: Context, *, context_window: int, max_ou
     room = budget.available_for_documents
     if max_prompt_tokens:
         room = min(room, max_prompt_tokens - sys_t - q_t)
+    too_small = InputError("llm.context_window", (
+        f"a window of {context_window:,} tokens leaves {room:,} for documents after {out:,} output, "
+        f"{sys_t:,} system prompt and {q_t:,} question tokens, too few for any source; use a model with "
+        f"a larger window or lower llm.max_output_tokens"))
     if room <= MIN_EXCERPT_TOKENS:
-        raise InputError("llm.context_window", (
-            f"a window of {context_window:,} tokens leaves {room:,} for documents after {out:,} output, "
-            f"{sys_t:,} system prompt and {q_t:,} question tokens; use a model with a larger window "
-            f"or lower llm.max_output_tokens"))
+        raise too_small
     sources: list[Source] = []
     left_out: list[str] = []
     used = 0
@@ -204,6 +205,8 @@ def build_prompt(question: str, context: Context, *, context_window: int, max_ou
                 used += count_tokens(src.render(nonce)) + 2
                 continue
         left_out.append(chunk.chunk_id)
+    if context.chunks and not sources:
+        raise too_small
     body = "\n\n".join(s.render(nonce) for s in sources)
     user = f"Sources:\n\n{body}\n\n{q_line}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]

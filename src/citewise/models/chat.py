@@ -218,6 +218,22 @@ class ChatModel(Protocol):
         ...
 
 
+#: Share of the window :func:`document_room` keeps free (chat template, tokenizer differences).
+ROOM_MARGIN = 0.10
+
+
+def document_room(chat, output_tokens: int, *fixed: str) -> int:
+    """Tokens of document text one request to ``chat`` can carry: its context window (the
+    model's :meth:`OpenAIChatModel.context_window`, else :data:`DEFAULT_CONTEXT_WINDOW`) less
+    :data:`ROOM_MARGIN` of it, the output reserve, the ``fixed`` texts (instructions, query) and 8
+    tokens per text for the template; at least 0. Counts are ``o200k_base``."""
+    from citewise.text.tokens import count_tokens
+
+    window = chat.context_window() if hasattr(chat, "context_window") else DEFAULT_CONTEXT_WINDOW
+    used = output_tokens + sum(count_tokens(t) + 8 for t in fixed)
+    return max(0, int(window * (1 - ROOM_MARGIN)) - used)
+
+
 def _with_system(messages: Sequence[dict], extra: str) -> list[dict]:
     msgs = [dict(m) for m in messages]
     if msgs and msgs[0].get("role") == "system":
@@ -415,7 +431,7 @@ class OpenAIChatModel:
                 refused = str(e).lower()
                 if not tools or isinstance(e, (ContextOverflow, ChatTimeout)) or "http 4" not in refused:
                     raise
-                if "tool_choice" in refused and self.send_tool_choice and tool_choice is not None:
+                if re.search(r"tool[_ ]choice", refused) and self.send_tool_choice and tool_choice is not None:
                     self.send_tool_choice = False
                 elif re.search(r"\btools?\b|function", refused) and self.native_tools:
                     self.native_tools = False

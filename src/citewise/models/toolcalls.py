@@ -40,7 +40,7 @@ FORMATS = ("tool_calls", "tool_call_tags", "python_tag", "function_tags", "funct
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _PYTHON_TAG = re.compile(r"<\|python_tag\|>\s*(.*?)\s*(?:<\|eom_id\|>|<\|eot_id\|>|$)", re.S)
 _FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)>\s*(.*?)\s*(?:</function>|$)", re.S)
-_PREFIX = re.compile(r"(?:to=)?functions\.([\w\-]+)\s*:?\s*(?:<\|[a-z_]+\|>\s*)*", re.S)
+_PREFIX = re.compile(r"(?:to=)?functions\.([\w\-]+)\s*:?(?:\s*(?:<\|[a-z_]+\|>|json\b))*\s*", re.S)
 _FENCE = re.compile(r"```(?:json|tool_call|tool_code|javascript)?\s*\n?(.*?)```", re.S | re.I)
 _CALL_SYNTAX = re.compile(r"^([\w.\-]+?)(?:\.call)?\((.*)\)\s*;?\s*$", re.S)
 
