@@ -77,6 +77,11 @@ class Server:
             time.sleep(2)
         raise SystemExit(f"the server did not answer within 600 s; see {self.log}")
 
+    def model_name(self) -> str:
+        """The GGUF's ``general.name`` as the server logged it ('' when not logged)."""
+        m = re.search(r"'general\.name': '([^']*)'", self.log.read_text(errors="replace")) if self.log.exists() else None
+        return m.group(1) if m else ""
+
     def __exit__(self, *exc):
         if self.proc is not None:
             self.proc.terminate()
@@ -363,6 +368,93 @@ def run_judge(args, base_url, rec) -> list[dict]:
     return rows
 
 
+def run_capture(args, base_url, rec) -> list[dict]:
+    """Exchanges the tests replay: a context overflow, a streamed reply to a long prompt (slow
+    first token), tool calls with and without a system prompt."""
+    from citewise.models.chat import ChatError
+
+    chat = model(base_url, rec, "answer", max_output_tokens=64)
+    filler = " ".join(f"Paragraph {i}: the refund window on the Pro plan is 30 days from the charge." for i in range(220))
+    try:
+        chat.chat([{"role": "user", "content": filler + "\nHow long is the refund window?"}])
+    except ChatError as e:
+        print("overflow:", e, flush=True)
+    pieces: list[str] = []
+    long_prompt = " ".join(f"Note {i}: refunds on Starter are possible within 14 days of the charge." for i in range(45))
+    r = chat.chat([{"role": "user", "content": long_prompt + "\nIn one sentence: how long is the Starter refund window?"}],
+                  on_delta=pieces.append)
+    print(f"stream: first token after {r.first_token_s} s, {len(pieces)} pieces: {r.content!r}", flush=True)
+    tools = [{"type": "function", "function": {"name": "invoice_status", "description": "Status of one invoice by its number",
+                                               "parameters": {"type": "object", "properties": {"invoice_id": {"type": "integer"}},
+                                                              "required": ["invoice_id"]}}},
+             {"type": "function", "function": {"name": "vector_search", "description": "Search the help-centre documents",
+                                               "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                                                              "required": ["query"]}}}]
+    for system in (None, "You route questions to tools. Call the tool that answers the question."):
+        msgs = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": "What is the status of invoice 2041?"}]
+        try:
+            r = chat.chat(msgs, tools=tools, tool_choice="auto")
+            print("tools:", r.tool_format, r.repaired, [(c.name, c.arguments) for c in r.tool_calls], flush=True)
+        except ChatError as e:
+            print("tools failed:", e, flush=True)
+    return []
+
+
+#: What ``--export`` picks from the recorded exchanges: file stem -> test of an exchange.
+EXPORTS = {
+    "context_overflow_400": lambda e: e["status"] == 400 and "context" in _body(e),
+    "stream_slow_first_token": lambda e: "event-stream" in e["content_type"] and e.get("chunks")
+    and e["chunks"][0][0] > 5,
+    "tool_call_fenced_json": lambda e: e["status"] == 200 and (e["request"] or {}).get("tools")
+    and "```" in _content(e),
+    "tool_call_tags": lambda e: e["status"] == 200 and (e["request"] or {}).get("tools") and "<tool_call>" in _content(e),
+    "answer_without_markers": lambda e: e["status"] == 200 and "Sources:" in json.dumps((e["request"] or {}).get("messages"))
+    and _content(e).strip() and not re.search(r"\[\d", _content(e)) and "no document" not in _content(e),
+}
+
+
+def _body(e: dict) -> str:
+    return "".join(c for _, c in e.get("chunks") or [])
+
+
+def _content(e: dict) -> str:
+    body = _body(e)
+    if "event-stream" in e["content_type"]:
+        out = []
+        for line in body.splitlines():
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                try:
+                    out.append(json.loads(line[5:])["choices"][0]["delta"].get("content") or "")
+                except (ValueError, KeyError, IndexError):
+                    pass
+        return "".join(out)
+    try:
+        return json.loads(body)["choices"][0]["message"].get("content") or ""
+    except (ValueError, KeyError, IndexError, TypeError):
+        return ""
+
+
+def export(args) -> int:
+    """Write the first exchange of each :data:`EXPORTS` kind to ``--export`` as a replay file."""
+    log = read_jsonl(args.record / "exchanges.jsonl")
+    runs = read_jsonl(args.out / "runs.jsonl") if (args.out / "runs.jsonl").exists() else []
+    meta = next((r for r in reversed(runs) if r.get("server", "").startswith("llama")), {})
+    source = {"server": meta.get("server", ""), "model": meta.get("model", ""), "gguf": Path(meta.get("gguf", "")).name,
+              "n_ctx": meta.get("n_ctx"), "captured": meta.get("date")}
+    args.export.mkdir(parents=True, exist_ok=True)
+    for name, test in EXPORTS.items():
+        found = next((e for e in log if e.get("method") == "POST" and test(e)), None)
+        if found is None:
+            print(f"{name}: no such exchange recorded")
+            continue
+        keep = {k: found[k] for k in ("request", "status", "content_type", "chunks")}
+        (args.export / f"{name}.json").write_text(json.dumps({"source": source, "exchanges": [keep]}, indent=1,
+                                                             ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"{name}: {len(keep['chunks'])} chunk(s), status {keep['status']}")
+    return 0
+
+
 # -- report ----------------------------------------------------------------------------------
 def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
     """Cohen's kappa of two boolean raters (None when undefined)."""
@@ -438,14 +530,19 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--labels", type=Path, default=OUT / "labels.jsonl")
     p.add_argument("--record", type=Path, help="write every exchange here (exchanges.jsonl)")
+    p.add_argument("--server-log", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "citewise-llm-server.log")
     p.add_argument("--report", action="store_true", help="print the summary of --out and exit")
+    p.add_argument("--export", type=Path, help="write replay files for the tests from --record's exchanges and exit")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
         print(json.dumps(report(args), indent=1, default=str))
         return 0
+    if args.export:
+        return export(args)
     rec = Recorder()
-    sections = {"answers": run_answers, "tools": run_tools, "router": run_router, "agent": run_agent, "judge": run_judge}
+    sections = {"answers": run_answers, "tools": run_tools, "router": run_router, "agent": run_agent, "judge": run_judge,
+                "capture": run_capture}
     meta = {"date": dt.date.today().isoformat(), "gguf": str(args.gguf), "n_ctx": args.n_ctx, "threads": args.threads,
             "sections": args.sections, "command": " ".join(sys.argv)}
     try:
@@ -455,8 +552,9 @@ def main(argv=None) -> int:
             for name in args.sections.split(","):
                 sections[name](args, base, rec)
         else:
-            with Server(args.server_python, args.gguf, args.port, args.n_ctx, args.threads, args.out / "server.log") as srv:
+            with Server(args.server_python, args.gguf, args.port, args.n_ctx, args.threads, args.server_log) as srv:
                 meta["server"] = f"llama-cpp-python {srv.version}"
+                meta["model"] = srv.model_name()
                 for name in args.sections.split(","):
                     sections[name](args, srv.base_url, rec)
     finally:
