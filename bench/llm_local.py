@@ -177,14 +177,16 @@ def run_answers(args, base_url, rec) -> list[dict]:
     from citewise.core import CitewiseError
     from citewise.index import Index
 
-    indexes = {"sample": Index.open(args.sample_index), "realdocs": Index.open(args.realdocs_index)}
+    sets = args.answer_sets.split(",")
+    indexes = {name: Index.open(path) for name, path in (("sample", args.sample_index), ("realdocs", args.realdocs_index))
+               if name in sets}
     gens = {name: LLMGenerator(model(base_url, rec, "answer", stream=True), 512, units=idx.answerer().units,
                                fallback="error") for name, idx in indexes.items()}
     rows = []
     out = open(args.out / "answers.jsonl", "a", encoding="utf-8")
     done = {r["id"] for r in read_jsonl(args.out / "answers.jsonl")} if (args.out / "answers.jsonl").exists() else set()
     for q in answer_questions(args.answers):
-        if q["id"] in done:
+        if q["id"] in done or q["set"] not in indexes:
             continue
         idx = indexes[q["set"]]
         ext = idx.ask(q["text"], 5)
@@ -522,6 +524,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--sections", default="answers,tools,router,agent,judge")
     p.add_argument("--answers", type=int, default=12, help="in-scope questions per set")
+    p.add_argument("--answer-sets", default="sample,realdocs", help="which question sets the answers section asks")
     p.add_argument("--bfcl", type=int, default=6, help="cases per BFCL category")
     p.add_argument("--router", type=int, default=10)
     p.add_argument("--agent", type=int, default=5)

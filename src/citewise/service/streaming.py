@@ -42,16 +42,22 @@ async def _pieces(run: Callable[[Callable[[str], None]], dict]):
     send, receive = anyio.create_memory_object_stream(max_buffer_size=10_000)
     loop_token = anyio.lowlevel.current_token()
 
-    def on_delta(text: str) -> None:
-        anyio.from_thread.run_sync(send.send_nowait, ("delta", text), token=loop_token)
+    def put(item) -> None:
+        try:
+            anyio.from_thread.run_sync(send.send_nowait, item, token=loop_token)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, RuntimeError):
+            pass  # the client went away (or the loop ended): the answer finishes unread
 
     def work() -> None:
         try:
-            result = ("answer", run(on_delta))
+            result = ("answer", run(lambda text: put(("delta", text))))
         except Exception as e:  # noqa: BLE001 - reported to the client as an error event
             result = ("error", e)
-        anyio.from_thread.run_sync(send.send_nowait, result, token=loop_token)
-        anyio.from_thread.run_sync(send.close, token=loop_token)
+        put(result)
+        try:
+            anyio.from_thread.run_sync(send.close, token=loop_token)
+        except RuntimeError:
+            pass
 
     threading.Thread(target=work, daemon=True, name="citewise-stream").start()
     async with receive:
