@@ -9,8 +9,9 @@ Starts ``python -m llama_cpp.server`` with a GGUF (``--gguf``; default: the one 
   ours. Questions: a fixed sample of the bundled sample corpus's golden and out-of-scope sets and
   of ``bench/realdocs/questions-dev.jsonl`` (``--answers N`` per set, every k-th question).
 * ``judge`` — the faithfulness judge on the LLM answers labelled by hand in
-  ``bench/llm_local/labels.jsonl`` (agreement and Cohen's kappa), and RAGAS faithfulness of
-  wholly false answers.
+  ``bench/llm_local/labels.jsonl`` (agreement and Cohen's kappa; judge and labels read the reply
+  against the sources it rests on: :func:`judged_sources`), and RAGAS faithfulness of wholly
+  false answers.
 * ``tools`` — tool selection with real tool calls on a sample of the BFCL sets (simple,
   multiple, parallel_multiple, irrelevance; ``--bfcl N`` each): TSA, argument accuracy, which
   form the calls came in, repair turns; the embedding selector beside it on the same cases.
@@ -34,6 +35,7 @@ import datetime as dt
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -97,12 +99,11 @@ class _Tee(httpx.SyncByteStream):
         self.inner, self.entry, self.t0 = inner, entry, t0
 
     def __iter__(self):
-        chunks = []
+        chunks = self.entry.setdefault("chunks", [])  # kept as read: a reader may stop at [DONE]
         for chunk in self.inner:
             chunks.append([round(time.perf_counter() - self.t0, 3), chunk.decode("utf-8", "replace")])
+            self.entry["seconds"] = chunks[-1][0]
             yield chunk
-        self.entry["chunks"] = chunks
-        self.entry["seconds"] = round(time.perf_counter() - self.t0, 3)
 
     def close(self):
         self.inner.close()
@@ -292,7 +293,7 @@ def run_agent(args, base_url, rec) -> list[dict]:
     rows = []
     for c in cases:
         t0 = time.perf_counter()
-        res = Agent(chat, ts, max_iterations=3, tool_timeout_s=30).run(c["text"])
+        res = Agent(chat, ts, max_iterations=3, tool_timeout_s=30, embed=idx.embedder.embed).run(c["text"])
         called = [(r.name, r.arguments) for s in res.steps for r in s.calls]
         row = {"id": c["id"], "kind": c["kind"], "question": c["text"], "expected_tool": c.get("expected_tool"),
                "expected_args": c.get("expected_args"), "called": called, "stopped": res.stopped,
@@ -319,17 +320,32 @@ def source_texts(messages: list[dict]) -> list[str]:
     return [t for _, _, t in _SOURCE.findall(user)]
 
 
+def judged_sources(a: dict) -> list[str]:
+    """The sources a reply rests on, as the judge and the hand labels read them: those its
+    numbered markers cite; without markers, those the check cited it to; else the first shown."""
+    info = a["llm"]["llm"]
+    texts = source_texts(info.get("messages") or [])
+    nums = sorted({int(n) for n in re.findall(r"\[(\d+)\]", info.get("raw") or "") if 1 <= int(n) <= len(texts)})
+    if not nums:
+        cited = set(a["llm"].get("cited") or [])
+        nums = [s["n"] for s in info.get("sources") or [] if s["doc_id"] in cited]
+    return [texts[n - 1] for n in nums] or texts[:1]
+
+
 def _plain(text: str) -> str:
     """A reply without citation markers (what the judge reads)."""
     return " ".join(re.sub(r"\[(?:doc:[^\]]+|\d+(?:\s*,\s*\d+)*)\]|【\d+】", " ", text).split())
 
 
 def run_judge(args, base_url, rec) -> list[dict]:
-    from citewise.answer.judges import ClaimJudge, LLMFaithfulnessJudge
+    from citewise.answer.judges import FAITHFULNESS_PROMPT, ClaimJudge, LLMFaithfulnessJudge
+    from citewise.models.chat import document_room
+    from citewise.text.tokens import truncate_tokens
 
     labels = {(r["id"]): r for r in read_jsonl(args.labels) if r.get("path") == "llm" and r.get("raw_faithful") is not None}
     answers = {r["id"]: r for r in read_jsonl(args.out / "answers.jsonl")}
-    judge = LLMFaithfulnessJudge(model(base_url, rec, "judge", max_output_tokens=256), max_tokens=256)
+    judge = LLMFaithfulnessJudge(model(base_url, rec, "judge", max_output_tokens=256, context_window=args.n_ctx),
+                                 max_tokens=256)
     rows = []
     out = open(args.out / "judge.jsonl", "a", encoding="utf-8")
     done = {r["id"] for r in read_jsonl(args.out / "judge.jsonl")} if (args.out / "judge.jsonl").exists() else set()
@@ -337,9 +353,13 @@ def run_judge(args, base_url, rec) -> list[dict]:
         a = answers.get(qid)
         if qid in done or a is None or "llm" not in a["llm"]:
             continue
-        contexts = source_texts(a["llm"]["llm"].get("messages") or [])
+        contexts = judged_sources(a)
+        answer = _plain(a["llm"]["llm"]["raw"])
+        # the judge's prompt must fit the server's window too: the sources share what it leaves
+        room = document_room(judge.model, 256, FAITHFULNESS_PROMPT, f"Question: {a['question']}\n\nAnswer:\n{answer}")
+        contexts = [truncate_tokens(c, max(32, room // max(1, len(contexts)) - 12)) for c in contexts]
         t0 = time.perf_counter()
-        v = judge.judge(a["question"], _plain(a["llm"]["llm"]["raw"]), contexts)
+        v = judge.judge(a["question"], answer, contexts)
         row = {"id": qid, "label": lab["raw_faithful"], "faithful": v.faithful, "error": v.error,
                "unsupported_claims": list(v.unsupported_claims), "raw": v.raw, "seconds": round(time.perf_counter() - t0, 1)}
         rows.append(row)
@@ -416,6 +436,13 @@ EXPORTS = {
 }
 
 
+#: Kinds exported with the exchange before them (a repair turn and the reply it repaired).
+EXPORT_PAIRS = {
+    "tool_call_repair": lambda e: any("could not be read" in (m.get("content") or "")
+                                      for m in (e.get("request") or {}).get("messages") or []),
+}
+
+
 def _body(e: dict) -> str:
     return "".join(c for _, c in e.get("chunks") or [])
 
@@ -445,15 +472,17 @@ def export(args) -> int:
     source = {"server": meta.get("server", ""), "model": meta.get("model", ""), "gguf": Path(meta.get("gguf", "")).name,
               "n_ctx": meta.get("n_ctx"), "captured": meta.get("date")}
     args.export.mkdir(parents=True, exist_ok=True)
-    for name, test in EXPORTS.items():
-        found = next((e for e in log if e.get("method") == "POST" and test(e)), None)
-        if found is None:
+    posts = [e for e in log if e.get("method") == "POST"]
+    for name, test in {**EXPORTS, **EXPORT_PAIRS}.items():
+        at = next((i for i, e in enumerate(posts) if test(e)), None)
+        if at is None:
             print(f"{name}: no such exchange recorded")
             continue
-        keep = {k: found[k] for k in ("request", "status", "content_type", "chunks")}
-        (args.export / f"{name}.json").write_text(json.dumps({"source": source, "exchanges": [keep]}, indent=1,
+        chosen = posts[at - 1: at + 1] if name in EXPORT_PAIRS else [posts[at]]
+        keep = [{k: e.get(k) for k in ("request", "status", "content_type", "chunks")} for e in chosen]
+        (args.export / f"{name}.json").write_text(json.dumps({"source": source, "exchanges": keep}, indent=1,
                                                              ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"{name}: {len(keep['chunks'])} chunk(s), status {keep['status']}")
+        print(f"{name}: {[len(k['chunks'] or []) for k in keep]} chunk(s), status {[k['status'] for k in keep]}")
     return 0
 
 
@@ -543,6 +572,7 @@ def main(argv=None) -> int:
         return 0
     if args.export:
         return export(args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     rec = Recorder()
     sections = {"answers": run_answers, "tools": run_tools, "router": run_router, "agent": run_agent, "judge": run_judge,
                 "capture": run_capture}

@@ -143,3 +143,33 @@ def test_tools_go_into_the_prompt_when_the_server_refuses_them(monkeypatch):
     assert "tools" not in seen[-1] and not m.native_tools
     system = seen[-1]["messages"][0]["content"]
     assert system.startswith("Be brief.\n\nYou can call these tools.") and json.dumps(TOOLS[0]["function"]) in system
+
+
+def test_recorded_llama_cpp_python_replies_read_as_calls():
+    from llm_replay import ReplayServer, recording
+
+    rec = recording("tool_call_fenced_json")
+    request = rec["exchanges"][0]["request"]
+    with ReplayServer(rec["exchanges"]) as server:
+        r = model(server).chat(request["messages"], tools=request["tools"], tool_choice="auto")
+    assert rec["source"]["server"] == "llama-cpp-python 0.2.62"
+    assert [(c.name, c.arguments) for c in r.tool_calls] == [
+        ("calculate_triangle_area", {"base": 10, "height": 5, "unit": "units"})]
+    assert (r.tool_format, r.repaired, r.content) == ("json", False, None)
+
+
+def test_a_recorded_repair_turn():
+    from llm_replay import ReplayServer, recording
+
+    rec = recording("tool_call_repair")
+    first, second = rec["exchanges"]
+    request = first["request"]
+    with ReplayServer(rec["exchanges"]) as server:
+        r = model(server).chat(request["messages"], tools=request["tools"], tool_choice="auto")
+    # the model named a tool that was not offered; the repair turn said so, and it answered with one
+    sent = server.requests[1]["messages"]
+    assert sent[-1]["content"].startswith("Your tool call could not be read: 'FIFA World Cup 2010' is not one of the "
+                                          "tools offered (stock_ticker).")
+    assert sent == second["request"]["messages"]
+    assert [(c.name, c.arguments) for c in r.tool_calls] == [("stock_ticker", {"company_name": "Brazil"})]
+    assert r.repaired and r.tool_format == "json"

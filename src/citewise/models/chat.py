@@ -361,6 +361,12 @@ class OpenAIChatModel:
             if resp.status_code >= 400:
                 resp.read()
                 raise self._status_error(resp.status_code, resp.text)
+            if "event-stream" not in resp.headers.get("content-type", "event-stream"):
+                resp.read()  # a server that ignores stream=true answers with one completion
+                whole = self._parse(resp.text)
+                if whole.content:
+                    on_delta(whole.content)
+                return dataclasses.replace(whole, seconds=time.perf_counter() - t0, first_token_s=time.perf_counter() - t0)
             for line in resp.iter_lines():
                 if not line.startswith("data:"):
                     continue  # comments (": ping"), event names, blank separators

@@ -4,7 +4,8 @@ Two formats, one mechanism: the ask runs in a worker thread with an ``on_delta``
 (:meth:`citewise.api.Citewise.ask`); each piece of the model's text goes to the client as it
 arrives; when the model is done the citation check runs on the finished text, and the last
 events carry the checked answer, its citations and notes. A sentence the check withdrew was
-already streamed, so it is withdrawn visibly: a final text piece names it.
+already streamed, so it is withdrawn visibly: a final text piece names it (and, when the model
+failed after it began and the extractive answer replaced it, gives that answer).
 
 * ``POST /v1/chat/completions`` with ``stream: true`` — OpenAI ``chat.completion.chunk`` events
   (``choices[0].delta.content``), then a chunk with ``finish_reason: "stop"`` and the
@@ -99,6 +100,8 @@ def openai_stream(run: Callable[[Callable[[str], None]], dict], model: str) -> S
                 yield chunk({"content": item})
             elif kind == "answer":
                 text = withdrawn_note(item) if streamed else item["answer"]
+                if streamed and item.get("generator", "") != "llm":  # the model failed mid-answer: the fallback's text
+                    text += "\n\n" + item["answer"]
                 if text:
                     yield chunk({"content": text})
                 yield chunk({}, "stop", citations=item["citations"], outcome=item["outcome"], answer=item["answer"],
