@@ -58,7 +58,10 @@ class Server:
 
     def __init__(self, python: Path, gguf: Path, port: int, n_ctx: int, threads: int, log: Path):
         self.cmd = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                    "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)]
+                    "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+                    # the server's default keeps the logits of every prompt token: 7.1 GB resident for a
+                    # 1,759-token prompt with the 0.5B model, 0.28 GB without
+                    "--logits_all", "false", "--embedding", "false"]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self.log = log
         self.proc = None

@@ -11,8 +11,9 @@
 # Usage:  PYTHON38=/path/to/python3.8 bash bench/llm_setup.sh        (MODEL=0.5b | 1.5b)
 # Result: $CITEWISE_LLM_HOME (default ~/.cache/citewise/llm)/venv38 and .../models/*.gguf, then
 #   $CITEWISE_LLM_HOME/venv38/bin/python -m llama_cpp.server --model MODEL.gguf \
-#       --host 127.0.0.1 --port 8080 --n_ctx 2048 --n_threads 1
-# (see docs/llm.md). citewise itself downloads nothing at run time.
+#       --host 127.0.0.1 --port 8080 --n_ctx 2048 --n_threads 1 --logits_all false --embedding false
+# (see docs/llm.md; without --logits_all false the server keeps the logits of every prompt token,
+# gigabytes for a long prompt). citewise itself downloads nothing at run time.
 set -euo pipefail
 
 HOME_DIR="${CITEWISE_LLM_HOME:-$HOME/.cache/citewise/llm}"
@@ -56,4 +57,4 @@ done
 got=$(stat -c %s "$tmp")
 [ "$got" = "$size" ] || { echo "error: $tmp is $got bytes, expected $size" >&2; exit 1; }
 mv "$tmp" "$out"
-echo "ready: $HOME_DIR/venv38/bin/python -m llama_cpp.server --model $HOME_DIR/$out --host 127.0.0.1 --port 8080 --n_ctx 2048 --n_threads 1"
+echo "ready: $HOME_DIR/venv38/bin/python -m llama_cpp.server --model $HOME_DIR/$out --host 127.0.0.1 --port 8080 --n_ctx 2048 --n_threads 1 --logits_all false --embedding false"

@@ -159,8 +159,7 @@ class LLMGenerator:
                 window = e.context_window or int(prompt.budget["context_window"] * 0.6)
                 if e.prompt_tokens:  # the server's tokenizer counts more than o200k: size for its count
                     window = int(window * min(1.0, prompt.tokens / e.prompt_tokens))
-                info["overflow"] = str(e)
-                info["tries"] = 2
+                info.update(overflow=str(e), tries=2, overflow_counted=prompt.tokens, overflow_server=e.prompt_tokens)
                 prompt = self.prompt(question, context, qvec, window=window)
                 resp = self.model.chat(prompt.messages, max_tokens=prompt.max_output, on_delta=on_delta)
         except ChatError as e:

@@ -234,7 +234,8 @@ class Agent:
         from citewise.core import ABSTENTION_TEXT
 
         sources = observation_sources(steps)
-        plain = re.sub(r"\[tool:[^\]\s]+\]", " ", text)
+        # a [tool:NAME] marker read as a citation marker of the checker's form ([chunk:tool:NAME])
+        plain = re.sub(r"\[tool:([^\]\s]+)\]", r"[chunk:tool:\1]", text)
         checked = attribute(plain, sources, self.embed) if plain.strip() else None
         if checked is None or not sources:
             answer = text if not sources else ABSTENTION_TEXT
@@ -270,7 +271,8 @@ def observation_sources(steps: list[Step]):
                 args = "; ".join(f"{k}: {v}" for k, v in r.arguments.items())
                 rows = ["; ".join(f"{k}: {v}" for k, v in row.items()) for row in obs["rows"][:50] if isinstance(row, dict)]
                 out.append(EvidenceSource(f"[tool:{r.name}]", rows or [f"no rows for {args}"],
-                                          None, f"{r.name.replace('_', ' ')} {args}", (f"[tool:{r.name}]",)))
+                                          None, f"{r.name.replace('_', ' ')} {args}",
+                                          (f"[tool:{r.name}]", f"[chunk:tool:{r.name}]")))
     return out
 
 
