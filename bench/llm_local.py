@@ -489,6 +489,56 @@ def export(args) -> int:
     return 0
 
 
+def recheck(args) -> int:
+    """Run the citation check of this checkout again on the stored replies (no server): each
+    row's ``llm`` gets the text, outcome, citations, withdrawn sentences and notes the current
+    check gives; written to ``answers.rechecked.jsonl``, which the report reads when present."""
+    from citewise.answer.citations import enforce_citations
+    from citewise.answer.context import Context, ContextChunk
+    from citewise.answer.generators import LLMGenerator
+    from citewise.answer.llm_prompt import Prompt, Source
+    from citewise.index import Index
+
+    indexes = {"sample": args.sample_index, "realdocs": args.realdocs_index}
+    gens: dict = {}
+    fence = re.compile(r"<<<source-(\w+) \[(\d+)\] ([^\n]*)>>>\n(.*?)\n<<<end-\1>>>", re.S)
+    out = []
+    for a in read_jsonl(args.out / "answers.jsonl"):
+        info = (a.get("llm") or {}).get("llm")
+        if info and info.get("messages") and "raw" in info:
+            if a["set"] not in gens:
+                gens[a["set"]] = LLMGenerator(None, units=Index.open(indexes[a["set"]]).answerer().units)
+            user = next(m["content"] for m in info["messages"] if m["role"] == "user")
+            shown = {int(n): (head, text) for _, n, head, text in fence.findall(user)}
+            sources = []
+            for s in info["sources"]:
+                head, text = shown[s["n"]]
+                title, *heads = head.split(" › ")
+                chunk = ContextChunk(s["chunk_id"], s["doc_id"], title, "", "", (title, *heads), text, 0, len(text), s["n"])
+                sources.append(Source(s["n"], chunk, text, s.get("excerpt", False)))
+            prompt = Prompt(info["messages"], sources, info["prompt_tokens"], info["max_output"], info["budget"])
+            draft = gens[a["set"]].check(info["raw"], prompt, info)
+            checked = enforce_citations(draft.text, Context(a["question"], [s.chunk for s in sources], 0), draft.spans)
+            outcome = "partial" if draft.withdrawn and checked.outcome == "answered" else checked.outcome
+            a["llm"].update(text=checked.text, outcome=outcome, cited=[c.doc_id for c in checked.citations],
+                            dropped=draft.withdrawn + checked.dropped, notes=draft.notes,
+                            sentences=len(split_cited(checked.text)) if outcome != "abstained" else 0,
+                            reason=str(draft.reason or "") if outcome == "abstained" else "")
+            a["llm"]["llm"] = draft.llm
+        out.append(a)
+    with open(args.out / "answers.rechecked.jsonl", "w", encoding="utf-8") as f:
+        for a in out:
+            f.write(json.dumps(a, ensure_ascii=False) + "\n")
+    print(f"rechecked {len(out)} answers")
+    return 0
+
+
+def split_cited(text: str):
+    from citewise.answer.citations import split_cited_sentences
+
+    return split_cited_sentences(text)
+
+
 # -- report ----------------------------------------------------------------------------------
 def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
     """Cohen's kappa of two boolean raters (None when undefined)."""
@@ -502,7 +552,8 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
 
 
 def report(args) -> dict:
-    answers = read_jsonl(args.out / "answers.jsonl")
+    rechecked = args.out / "answers.rechecked.jsonl"
+    answers = read_jsonl(rechecked if rechecked.exists() else args.out / "answers.jsonl")
     labels = {(r["id"], r["path"]): r for r in read_jsonl(args.labels)} if args.labels.exists() else {}
     table = {}
     for path in ("extractive", "llm"):
@@ -568,6 +619,7 @@ def main(argv=None) -> int:
     p.add_argument("--server-log", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "citewise-llm-server.log")
     p.add_argument("--report", action="store_true", help="print the summary of --out and exit")
     p.add_argument("--export", type=Path, help="write replay files for the tests from --record's exchanges and exit")
+    p.add_argument("--recheck", action="store_true", help="run this checkout's citation check on the stored replies and exit")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
@@ -575,6 +627,8 @@ def main(argv=None) -> int:
         return 0
     if args.export:
         return export(args)
+    if args.recheck:
+        return recheck(args)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     rec = Recorder()
     sections = {"answers": run_answers, "tools": run_tools, "router": run_router, "agent": run_agent, "judge": run_judge,

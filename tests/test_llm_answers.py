@@ -84,7 +84,7 @@ def test_numbered_markers_map_back_to_ids():
     marks = ["[doc:a]", "[doc:b]", "[doc:c]"]
     assert map_markers("X [1]. Y [2][3]. Z [1, 3]. W [Source 2]. V 【3】.", marks) == (
         "X [doc:a]. Y [doc:b][doc:c]. Z [doc:a][doc:c]. W [doc:b]. V [doc:c].", [])
-    assert map_markers("X [4]. Y [2, 7].", marks) == ("X . Y [doc:b].", ["[4]", "[2, 7]"])
+    assert map_markers("X [4]. Y [2, 7].", marks) == ("X. Y [doc:b].", ["[4]", "[2, 7]"])
     code = "Run:\n```\na = arr[1]\n```\nDone [2]."
     assert map_markers(code, marks) == ("Run:\n```\na = arr[1]\n```\nDone [doc:b].", [])
 
@@ -174,3 +174,11 @@ def test_context_sources_use_the_unit_cache(units):
     assert got[1].units == ["On the Pro plan you can request a refund within 30 days of the charge.",
                             "Refunds go back to the card that was charged."]
     assert got[1].vectors.shape == (2, units.embedder.dim) and got[1].keys == ("[doc:refunds/pro]", "[chunk:refunds/pro#0]")
+
+
+def test_a_reply_that_opens_with_the_abstention_is_one(units):
+    ctx = context()
+    # Qwen2.5 0.5B on the sample corpus: the abstention, then the prompt's own rule repeated
+    with FakeOpenAI([{"content": "I have no document on this. At most three sentences, no preamble."}]) as server:
+        d = gen(server, units).generate(ctx.question, ctx)
+    assert (d.text, d.reason.code, d.withdrawn) == (ABSTENTION_TEXT, "model_abstained", [])

@@ -2,8 +2,9 @@
 checked against the evidence unit that supports it.
 
 **Markers.** The LLM prompt numbers its sources (:mod:`citewise.answer.llm_prompt`); the model
-cites ``[2]``, ``[1][3]``, ``[1, 3]``, ``[Source 2]`` or ``【2】``. :func:`map_markers` turns each
-number into the source's ``[doc:ID]``; a number no source has is removed and reported as
+cites ``[2]``, ``[1][3]``, ``[1, 3]``, ``[Source 2]`` or ``【2】``, or copies the fence line
+(``[source-3f2a9c01b7e4 2]``). :func:`map_markers` turns each number into the source's
+``[doc:ID]``; a number no source has, or a copied fence without one, is removed and reported as
 malformed. ``[doc:ID]`` markers the model copied are kept as written.
 
 **Support.** Each sentence of the reply is aligned with the units (sentences, list items, table
@@ -51,7 +52,10 @@ LEXICAL_WEIGHT = 0.5
 #: Least ``support`` of a unit that supports a sentence.
 SUPPORT_THRESHOLD = 0.55
 
-_NUMBERED = re.compile(r"(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(\d{1,3}(?:\s*[,;&]\s*(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(\d{1,3})\s*】)", re.I)
+_NUMBERED = re.compile(r"(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
+                       r"(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
+                       # the fence line copied as a marker: [source-3f2a9c01b7e4] or [source-3f2a9c01b7e4 2]
+                       r"|\[\s*<*\s*source-[0-9a-f]{6,}(?:\s+\[?(?P<fence>\d{1,3})\]?)?[^\]\n]{0,80}\])", re.I)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 #: Absolute words a supporting unit must state too (lower case).
 ABSOLUTE = re.compile(r"\b(all|every|everyone|everything|always|never|none|nobody|no one|guaranteed?|unlimited)\b", re.I)
@@ -120,16 +124,21 @@ def map_markers(text: str, markers: Sequence[str]) -> tuple[str, list[str]]:
     that named no source (removed). Fenced code blocks are left as they are.
 
     >>> map_markers("Thirty days [1]. Ask first [2][1]. See [9].", ["[doc:a]", "[doc:b]"])
-    ('Thirty days [doc:a]. Ask first [doc:b][doc:a]. See .', ['[9]'])
+    ('Thirty days [doc:a]. Ask first [doc:b][doc:a]. See.', ['[9]'])
+    >>> map_markers("Declined [source-b07753299c15]. Paid [source-b07753299c15 [2]].", ["[doc:a]", "[doc:b]"])
+    ('Declined. Paid [doc:b].', ['[source-b07753299c15]'])
     """
     bad: list[str] = []
 
     def sub(m: re.Match) -> str:
-        nums = [int(n) for n in re.findall(r"\d+", m.group(1) or m.group(2))]
+        if m.group("nums") is not None or m.group("cjk") is not None:
+            nums = [int(n) for n in re.findall(r"\d+", m.group("nums") or m.group("cjk"))]
+        else:  # a fence marker: its number, if it has one
+            nums = [int(m.group("fence"))] if m.group("fence") else [0]
         good = [markers[n - 1] for n in nums if 1 <= n <= len(markers)]
         if len(good) < len(nums):
-            bad.append(m.group(0))
-        return "".join(dict.fromkeys(good))
+            bad.append(m.group(0).strip())
+        return m.group("ws") + "".join(dict.fromkeys(good)) if good else ""
 
     out, pos = [], 0
     for block in _FENCE_BLOCK.finditer(text):

@@ -176,12 +176,15 @@ class LLMGenerator:
         """A draft from the model's ``reply`` to ``prompt``: markers mapped, every sentence
         attributed or withdrawn (:mod:`citewise.answer.attribution`)."""
         from citewise.answer.attribution import attribute, context_sources, map_markers
-        from citewise.answer.citations import is_abstention
+        from citewise.answer.citations import is_abstention, split_cited_sentences
         from citewise.core import Reason, ReasonCode
 
         info = dict(info or {})
         reply = reply.strip()
-        if is_abstention(reply):
+        first = split_cited_sentences(reply)[:1]
+        # the abstention sentence first is an abstention, whatever follows (small models go on
+        # to repeat the prompt's rules: "I have no document on this. At most three sentences.")
+        if is_abstention(reply) or (first and is_abstention(first[0][0])):
             return Draft(ABSTENTION_TEXT, self.name, messages=prompt.messages, llm=info,
                          reason=Reason.of(ReasonCode.MODEL_ABSTAINED))
         mapped, bad = map_markers(reply, [f"[doc:{s.chunk.doc_id}]" for s in prompt.sources])
