@@ -1,6 +1,7 @@
-"""A local HTTP server that replays exchanges recorded from a real LLM server, for tests.
+"""Recorded real LLM responses, replayed in unit tests, in two forms.
 
-Recordings live in ``tests/data/llm/*.json`` (written by ``bench/llm_local.py --export``): each
+**Replay server** (:class:`ReplayServer`, :func:`recording`): a local HTTP server that replays
+exchanges recorded from a real LLM server. Its recordings live in ``tests/data/llm/*.json`` (written by ``bench/llm_local.py --export``): each
 holds ``source`` (server, model, date) and ``exchanges``, each exchange ``{"request", "status",
 "content_type", "chunks": [[seconds since the request, text], ...]}`` — a plain reply is one
 chunk, a streamed reply one chunk per piece the server sent, with the times it sent them.
@@ -10,6 +11,14 @@ request is not compared: the test's own prompt differs); the chunks are written 
 recorded gaps times ``speed`` (0: no waiting), so a slow first token stays slow when a test asks
 for it. ``GET /props`` and ``GET .../models`` answer ``props`` / ``models`` when given, else 404 /
 the llama-cpp-python model list. Every request body is kept in ``requests``.
+
+**Replay transport** (:class:`Replay`, :func:`replay_model`, :class:`Recorder`): its recordings
+(``tests/data/llm/*.jsonl``) are JSON Lines, one exchange per line: ``{"request": {...chat completion body...},
+"response": {...the server's JSON...}}``, written by ``tests/record_llm.py`` against a running
+llama.cpp server. :class:`Replay` is an ``httpx`` transport for
+:class:`citewise.models.chat.OpenAIChatModel`: a request whose body (messages, max_tokens,
+temperature, tools) matches a recorded one gets that response; any other request fails the test
+with the first lines of the unexpected prompt (a changed prompt needs a new recording).
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import httpx
 
 DATA = Path(__file__).parent / "data" / "llm"
 
@@ -104,3 +115,62 @@ class ReplayServer:
     def __exit__(self, *exc):
         self._server.shutdown()
         self._server.server_close()
+
+
+LLM_DATA = DATA
+
+
+def key(body: dict) -> str:
+    return json.dumps({k: body.get(k) for k in ("messages", "max_tokens", "temperature", "tools", "tool_choice")},
+                      sort_keys=True, ensure_ascii=False)
+
+
+class Replay(httpx.BaseTransport):
+    def __init__(self, name: str):
+        self.exchanges: dict[str, dict] = {}
+        self.model = None
+        for line in (LLM_DATA / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                ex = json.loads(line)
+                self.exchanges[key(ex["request"])] = ex["response"]
+                self.model = ex["request"]["model"]
+        self.calls = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        got = self.exchanges.get(key(body))
+        if got is None:
+            raise AssertionError("no recorded response for this prompt (re-record with tests/record_llm.py): "
+                                 + json.dumps(body["messages"])[:400])
+        self.calls += 1
+        return httpx.Response(200, json=got)
+
+
+def replay_model(name: str):
+    """An OpenAIChatModel answering from the recording ``tests/data/llm/<name>``."""
+    from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+    t = Replay(name)
+    return OpenAIChatModel(ChatConfig("http://recorded.invalid/v1", t.model), transport=t), t
+
+
+class Recorder(httpx.BaseTransport):
+    """Pass requests to a live server and keep every exchange (for tests/record_llm.py)."""
+
+    def __init__(self):
+        self.inner = httpx.HTTPTransport()
+        self.exchanges: list[dict] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        resp = self.inner.handle_request(request)
+        resp.read()
+        if resp.status_code == 200:
+            self.exchanges.append({"request": body, "response": resp.json()})
+        return resp
+
+    def save(self, name: str) -> Path:
+        LLM_DATA.mkdir(parents=True, exist_ok=True)
+        path = LLM_DATA / name
+        path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.exchanges), encoding="utf-8")
+        return path

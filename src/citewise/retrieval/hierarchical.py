@@ -43,6 +43,7 @@ import numpy as np
 
 from citewise.core import CitewiseError, Filters, Hit
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import split_sentences
@@ -375,8 +376,13 @@ def index_subdir(store, name: str, what: str) -> Path:
 
 
 def base_embedder(embedder):
-    """The model under an embedder wrapper (a query cache or memo), whose ``name`` keys caches."""
-    return getattr(embedder, "embedder", None) or getattr(embedder, "base", None) or embedder
+    """The model under any embedder wrappers (a query cache or memo, the query side of the
+    model), whose ``name`` keys caches and whose ``embed`` embeds passages."""
+    while True:
+        inner = getattr(embedder, "embedder", None) or getattr(embedder, "base", None)
+        if inner is None or inner is embedder:
+            return embedder
+        embedder = inner
 
 
 def doclevel_dir(store) -> Path:
@@ -399,6 +405,7 @@ def doc_level_for(store, embedder) -> DocLevel:
     return level
 
 
+@register("hierarchical")
 class HierarchicalRetriever:
     """Documents first, then chunks inside the top documents (module docstring).
 

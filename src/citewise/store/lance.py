@@ -75,6 +75,7 @@ import numpy as np
 import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
+from citewise import metadata as _metadata
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
 from citewise.text.analyzer import find_identifiers, fold
 
@@ -121,6 +122,10 @@ def filter_sql(filters: Filters | None) -> str | None:
         parts.append(f"version = {_q(filters.version)}")
     if filters.as_of is None and filters.version is None:
         parts.append("current = true")
+    if filters.metadata:
+        from citewise.store.metadata_sql import lance_predicates
+
+        parts += lance_predicates(filters.metadata)
     return " AND ".join(parts)
 
 
@@ -154,8 +159,19 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("parent_id", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             *_unit_fields(dim),
+            *_meta_fields(),
         ]
     )
+
+
+def _meta_fields() -> list[pa.Field]:
+    """Columns of the document metadata (:mod:`citewise.store.metadata_sql`); optional on old
+    tables: JSON text, ``key=value`` terms, range values (Arrow JSON, read by ``json_get_*``)."""
+    return [
+        pa.field("metadata", pa.string()),
+        pa.field("meta_terms", pa.list_(pa.string())),
+        pa.field("meta_ranges", pa.json_(pa.string())),
+    ]
 
 
 def _unit_fields(dim: int) -> list[pa.Field]:
@@ -180,19 +196,36 @@ _RUN_SCHEMA = pa.schema(
 #: ``array_has_any``/``array_has`` on list columns, ``BITMAP`` equality on low-cardinality columns,
 #: ``BTREE`` equality and ``IN`` on near-unique ones (``get_chunks``, ``merge_insert``'s key, deletes).
 SCALAR_INDEXES = {"groups": "LABEL_LIST", "title_ids": "LABEL_LIST", "current": "BITMAP", "version": "BITMAP",
-                  "chunk_id": "BTREE", "doc_id": "BTREE"}
+                  "chunk_id": "BTREE", "doc_id": "BTREE", "meta_terms": "LABEL_LIST"}
 
 #: Versions older than this are removed by the compaction after each ingest (their data files
 #: with them). Long enough that a reader still on an older version finishes its query; a
 #: long-lived reader moves to the latest version before each query (:meth:`LanceStore.sync`).
 CLEANUP_AFTER = dt.timedelta(minutes=10)
 
-#: Rows at or above which the chunk table gets an approximate (ANN) index on ``vector``; below it
-#: dense search stays exact (brute force). Exact search costs one pass over the visible vectors:
-#: ~6 ms at 10k and ~35-40 ms at 100k chunks (dim 256, 2 cores; README Benchmarks), so below 50k
-#: it is already within the hybrid budget and gives recall 1 with no index to build or keep
-#: fresh; above it the cost grows linearly (2.5 s at 1M, issue 12) and an index pays.
+#: The fewest rows from which a store builds an approximate (ANN) index on ``vector`` (the
+#: PostgreSQL store's HNSW threshold; LanceDB stores use :func:`exact_max_rows`, which is at
+#: least this). Exact search costs one pass over the visible vectors, linear in the rows (2.5 s at
+#: 1M through LanceDB's scan, issue 12), so a large table needs an index.
 ANN_MIN_ROWS = 50_000
+
+#: Exact dense search (NumPy, over the vectors kept with the BM25 postings) serves tables of up to
+#: this many vector cells (rows x dim): 250,000 chunks at dim 384. Below it a one-thread pass over
+#: every vector costs less than probing the IVF index (100k x 384: exact 8-10 ms vs 22-25 ms for
+#: 160 probes, bench/dense_search.py); at 1M chunks the pass costs ~10x that and the index wins
+#: (docs/scaling.md). :func:`exact_max_rows` turns it into the store's ``ann_min_rows``.
+EXACT_MAX_CELLS = 96_000_000
+
+
+def exact_max_rows(dim: int) -> int:
+    """Rows up to which a LanceDB store of ``dim``-d vectors searches exactly (:data:`EXACT_MAX_CELLS`),
+    at least :data:`ANN_MIN_ROWS`.
+
+    >>> exact_max_rows(384), exact_max_rows(1536)
+    (250000, 62500)
+    """
+    return max(ANN_MIN_ROWS, EXACT_MAX_CELLS // max(int(dim), 1))
+
 
 #: The ANN index is retrained when the table has grown to this many times the rows it was
 #: trained on (new rows otherwise only join the existing partitions, which grow with them).
@@ -371,8 +404,8 @@ class LanceStore:
         path: folder of the LanceDB database (created if missing).
         dim: vector dimension; must match an existing table.
         ann_min_rows: rows from which :meth:`refresh_indexes` builds the ANN index on ``vector``
-            and :meth:`vector_search` uses it (default :data:`ANN_MIN_ROWS`); below it dense
-            search is exact. ``float("inf")``-like large values force the exact path.
+            and :meth:`vector_search` uses it (default :func:`exact_max_rows` of ``dim``); below it
+            dense search is exact, in NumPy. ``float("inf")``-like large values force the exact path.
         ann_nprobes: IVF partitions probed per ANN query; default (None): :func:`ann_nprobes_for`
             the index's partition count (:data:`ANN_PROBE_SHARE` of them, at least
             :data:`ANN_NPROBES`), so the probed share does not shrink as the index grows.
@@ -418,7 +451,7 @@ class LanceStore:
         #: [base version, version after the last of these commits, doc ids] (see _note_changes)
         self._changes: list | None = None
         self.bm25_root = self.path / BM25_FOLDER
-        self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
+        self.ann_min_rows = exact_max_rows(dim) if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ann_nprobes
         self.ann_cap_probes = ann_cap_probes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
@@ -438,7 +471,7 @@ class LanceStore:
             if have != dim:
                 raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
             missing = sorted(set(_schema(dim).names) - set(self._table.schema.names)
-                             - {f.name for f in _unit_fields(dim)})
+                             - {f.name for f in _unit_fields(dim) + _meta_fields()})
             if missing:
                 raise CitewiseError(f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
                                     "re-ingest into a new --index folder")
@@ -495,7 +528,12 @@ class LanceStore:
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
             lexical = u.lexical_texts()
+            meta_json, meta_terms = _metadata.to_json(d.metadata), _metadata.terms(d.metadata)
+            meta_ranges = json.dumps(_metadata.ranges(d.metadata))
             for c, v, lex in zip(u.chunks, u.vectors, lexical):
+                cols["metadata"].append(meta_json)
+                cols["meta_terms"].append(meta_terms)
+                cols["meta_ranges"].append(meta_ranges)
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)
                 cols["doc_id"].append(d.doc_id)
@@ -565,9 +603,9 @@ class LanceStore:
         return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner)
 
     def _ensure_unit_columns(self) -> None:
-        """Add the unit columns (all null) to a table created before they existed."""
+        """Add the unit and metadata columns (all null) to a table created before they existed."""
         have = set(self._table.schema.names)
-        new = [f for f in _unit_fields(self.dim) if f.name not in have]
+        new = [f for f in _unit_fields(self.dim) + _meta_fields() if f.name not in have]
         if new:
             self._table.add_columns(pa.schema(new))
 
@@ -686,8 +724,9 @@ class LanceStore:
             from lancedb.index import FTS
 
             self._table.create_index("lexical", config=FTS(**_FTS_OPTIONS), replace=True)
+        names = set(self._table.schema.names)
         for column, kind in SCALAR_INDEXES.items():
-            if (column,) not in have:
+            if (column,) not in have and column in names:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
         self._refresh_ann()
         self._fts_dirty = False
@@ -830,6 +869,18 @@ class LanceStore:
 
         return self._run(go())
 
+    def _where(self, filters: Filters | None) -> str:
+        """:func:`filter_sql` of ``filters``, after checking that a table asked for metadata
+        conditions has the metadata columns.
+
+        Raises:
+            CitewiseError: metadata conditions on a table written before metadata was stored.
+        """
+        if filters is not None and filters.metadata and "meta_terms" not in self.column_names():
+            raise CitewiseError(f"{self.path}: this index was built before document metadata was stored; "
+                                "ingest the documents again to filter on metadata")
+        return filter_sql(filters)
+
     def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
         out = [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], float(score_of(r))) for r in rows]
         out.sort(key=lambda h: (-h.score, h.chunk_id))
@@ -846,13 +897,13 @@ class LanceStore:
         """
         if not terms or k <= 0 or self._reader() is None:
             return []
-        where = filter_sql(filters)
+        where = self._where(filters)
         if where == "false":
             return []
         postings = self.postings()
         if postings is None:
             return []
-        mask = self._mask(postings, where) if where else None
+        mask = self._mask(postings, where, filters) if where else None
         if mask is None and where:
             return self.lexical_search(terms, k, filters)  # a commit landed meanwhile: redo on the new version
         return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.top(terms, k, mask)]
@@ -880,7 +931,7 @@ class LanceStore:
         self._writable()  # LanceDB's FTS query builder lives in the lancedb package
         from lancedb.query import MatchQuery
 
-        where = filter_sql(filters)
+        where = self._where(filters)
         match = MatchQuery(" ".join(terms), "lexical")
 
         def make(q):
@@ -955,8 +1006,11 @@ class LanceStore:
         import time
 
         now = time.time_ns()
+        versions = self.__dict__.get("_versions_dir")
+        if versions is None:
+            versions = self._versions_dir = str(self.path / f"{TABLE}.lance" / "_versions")
         try:
-            mtime = os.stat(self.path / f"{TABLE}.lance" / "_versions").st_mtime_ns
+            mtime = os.stat(versions).st_mtime_ns
         except OSError:
             return None
         return (mtime, 0 if now - mtime >= PROBE_MARGIN_NS else -1)
@@ -1015,12 +1069,25 @@ class LanceStore:
         v0, v1, tbl = self._run(go())
         return Postings.build(v0, tbl) if v0 == v1 else None
 
-    def _mask(self, postings, where: str):
-        """Row mask of ``where`` on ``postings``' version (cached), or None if the table moved on."""
+    def _mask(self, postings, where: str, filters: Filters | None = None):
+        """Row mask of ``where`` (the SQL of ``filters``) on ``postings``' version (cached), or
+        None if the table moved on. A groups-only filter is computed in NumPy from the version's
+        permission columns (:class:`citewise.store.row_filters.RowFilters`, read once per
+        version); any other by LanceDB."""
         from citewise.store.postings import MASK_CACHE
+        from citewise.store.row_filters import RowFilters
 
         mask = postings.masks.get(where)
         if mask is not None:
+            return mask
+        if RowFilters.expressible(filters):
+            rf = self._row_filters(postings)
+            if rf is None:
+                return None
+            mask = rf.mask(filters)
+            if len(postings.masks) >= MASK_CACHE:
+                postings.masks.pop(next(iter(postings.masks)))
+            postings.masks[where] = mask
             return mask
         at = self._table._table
 
@@ -1038,6 +1105,30 @@ class LanceStore:
             postings.masks.pop(next(iter(postings.masks)))
         postings.masks[where] = mask
         return mask
+
+    def _row_filters(self, postings):
+        """The :class:`~citewise.store.row_filters.RowFilters` of ``postings``' version (one scan
+        of ``groups`` and ``current``, kept on the postings), or None if the table moved on."""
+        from citewise.store.row_filters import RowFilters
+
+        rf = getattr(postings, "row_filters", None)
+        if rf is not None:
+            return rf
+        at = self._table._table
+
+        async def go():
+            v0 = await at.version()
+            rows = await at.count_rows()
+            tbl = await at.query().select(["groups", "current"]).with_row_id().limit(max(rows, 1)).to_arrow()
+            return v0, await at.version(), tbl
+
+        v0, v1, tbl = self._run(go())
+        if not (v0 == v1 == postings.version):
+            return None
+        rf = RowFilters(postings.n, postings.positions(tbl.column("_rowid").to_numpy().astype(np.uint64)),
+                        tbl.column("groups"), tbl.column("current").combine_chunks())
+        postings.row_filters = rf
+        return rf
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
@@ -1071,13 +1162,13 @@ class LanceStore:
         """
         if k <= 0 or self._reader() is None:
             return []
-        where = filter_sql(filters)
+        where = self._where(filters)
         vec = np.asarray(vector, dtype=np.float32)
         if where == "false":
             return []
         postings = self.postings()
         if postings is not None and postings.vectors is not None and postings.n < self.ann_min_rows:
-            mask = self._mask(postings, where) if where else None
+            mask = self._mask(postings, where, filters) if where else None
             if mask is not None or not where:
                 self.last_vector_path = "exact"
                 return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.nearest(vec, k, mask)]
@@ -1180,7 +1271,7 @@ class LanceStore:
         if self._reader() is None:
             return []
         where = f"array_has(title_ids, {_q(fold(identifier))})"
-        extra = filter_sql(filters)
+        extra = self._where(filters)
         if extra:
             where = f"{where} AND {extra}"
         rows = self._query(lambda q: q.where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000)).to_pylist()
@@ -1199,7 +1290,8 @@ class LanceStore:
         if not chunk_ids or self._reader() is None:
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(_META_COLS).limit(len(chunk_ids) + 1)).to_pylist()
+        cols = _META_COLS + (["metadata"] if "metadata" in self.column_names() else [])
+        rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(cols).limit(len(chunk_ids) + 1)).to_pylist()
         out = {}
         for r in rows:
             out[r["chunk_id"]] = StoredChunk(
@@ -1209,6 +1301,7 @@ class LanceStore:
                 end=r["end"], token_count=r["token_count"], prev_id=r["prev_id"],
                 next_id=r["next_id"], parent_id=r["parent_id"], effective=r["effective"],
                 page_start=r["page_start"] or 0, page_end=r["page_end"] or 0,
+                metadata=json.loads(r["metadata"]) if r.get("metadata") else {},
             )
         return out
 

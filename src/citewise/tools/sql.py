@@ -55,13 +55,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-import sqlglot
-from sqlglot import exp
-
 from citewise.core import CitewiseError
 from citewise.tools.base import error, validate_args
 
-logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 #: Scalar and aggregate SQLite functions a query may call (lower case). Everything else is
 #: refused, by the static guard when sqlglot does not know the function and always by the engine
@@ -93,13 +89,28 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _FORMAT_SPEC = re.compile(r"%%|%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?")
 
-_FORBIDDEN_NODES: tuple[type, ...] = tuple(getattr(exp, n) for n in (
-    "Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
-    "Detach", "Transaction", "Commit", "Rollback", "Merge", "Into", "Set", "Use", "LoadData",
-    "Copy", "Analyze",
-) if hasattr(exp, n))
+_FORBIDDEN_NAMES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
+                    "Detach", "Transaction", "Commit", "Rollback", "Merge", "Into", "Set", "Use", "LoadData",
+                    "Copy", "Analyze")
+_SET_OP_NAMES = ("Union", "Intersect", "Except", "SetOperation")
 
-_SET_OPS = tuple(getattr(exp, n) for n in ("Union", "Intersect", "Except", "SetOperation") if hasattr(exp, n))
+
+def _sqlglot():
+    """``(sqlglot, sqlglot.exp, forbidden node types, set-operation node types)``, imported on the
+    first check: sqlglot's import was ~1 s of a cold ``citewise ask`` whose router only listed
+    the SQL tool (bench/cold_ask.py)."""
+    global _SQLGLOT
+    if _SQLGLOT is None:
+        import sqlglot
+        from sqlglot import exp
+
+        logging.getLogger("sqlglot").setLevel(logging.ERROR)
+        _SQLGLOT = (sqlglot, exp, tuple(getattr(exp, n) for n in _FORBIDDEN_NAMES if hasattr(exp, n)),
+                    tuple(getattr(exp, n) for n in _SET_OP_NAMES if hasattr(exp, n)))
+    return _SQLGLOT
+
+
+_SQLGLOT = None
 
 
 class SqlGuardError(CitewiseError):
@@ -138,6 +149,7 @@ class SqlGuard:
             raise SqlGuardError("query is nested too deeply") from None
 
     def _check(self, sql: str) -> exp.Expression:
+        sqlglot, exp, _FORBIDDEN_NODES, _SET_OPS = _sqlglot()
         try:
             parsed = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
         except sqlglot.errors.SqlglotError as e:
@@ -181,6 +193,7 @@ class SqlGuard:
 
 def _check_format(fname: str, fmt: exp.Expression | None) -> None:
     """Refuse a printf/format whose format is not a literal or asks for a huge width/precision."""
+    exp = _sqlglot()[1]
     if not isinstance(fmt, exp.Literal) or not fmt.is_string:
         raise SqlGuardError(f"{fname}: the format must be a string literal")
     for m in _FORMAT_SPEC.finditer(fmt.this):
@@ -219,16 +232,20 @@ class SqliteDatabase:
         allowlist: tables a query may read.
         timeout_s: seconds before a statement is aborted.
         max_rows: rows returned at most.
+        columns: column allowlist per table (lower-case names; a table not listed: every column),
+            enforced by the engine's authorizer (a read of another column is refused).
 
     Raises:
         CitewiseError: the file does not exist.
     """
 
-    def __init__(self, path: str | os.PathLike, allowlist: Iterable[str], timeout_s: float = 2.0, max_rows: int = 200):
+    def __init__(self, path: str | os.PathLike, allowlist: Iterable[str], timeout_s: float = 2.0, max_rows: int = 200,
+                 columns: dict[str, Iterable[str]] | None = None):
         self.path = Path(path)
         if not self.path.is_file():
             raise CitewiseError(f"{self.path}: no such database file")
         self.allowlist = frozenset(t.lower() for t in allowlist)
+        self.column_allowlist = {t.lower(): frozenset(c.lower() for c in cols) for t, cols in (columns or {}).items()}
         self.guard = SqlGuard(self.allowlist)
         self.timeout_s = timeout_s
         self.max_rows = max_rows
@@ -237,7 +254,11 @@ class SqliteDatabase:
         if action in (sqlite3.SQLITE_SELECT, getattr(sqlite3, "SQLITE_RECURSIVE", -1)):
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_READ:
-            if (arg1 or "").lower() in self.allowlist and dbname in ("main", None):
+            table = (arg1 or "").lower()
+            if table in self.allowlist and dbname in ("main", None):
+                allowed = self.column_allowlist.get(table)
+                if allowed is not None and arg2 and arg2.lower() not in allowed:
+                    return sqlite3.SQLITE_DENY
                 return sqlite3.SQLITE_OK
             # a CTE or subquery alias is not a table read; SQLite only reports real tables here
             return sqlite3.SQLITE_DENY
@@ -260,13 +281,16 @@ class SqliteDatabase:
         return conn
 
     def columns(self) -> dict[str, list[str]]:
-        """Column names of each allowlisted table that exists (read without the authorizer)."""
+        """Allowed column names of each allowlisted table that exists (read without the authorizer)."""
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True)
         try:
             out = {}
             for table in sorted(self.allowlist):
                 cols = [r[1] for r in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))]
+                allowed = self.column_allowlist.get(table)
+                if allowed is not None:
+                    cols = [c for c in cols if c.lower() in allowed]
                 if cols:
                     out[table] = cols
             return out
@@ -347,7 +371,7 @@ class SqlQueryTool:
             "Run ONE read-only SQLite SELECT over the records database and get rows back "
             f"(at most {db.max_rows}). Tables: {schema}. Use for ad-hoc counts, totals and lookups "
             "that no record tool covers; pass values as named parameters (:name) in 'params'. "
-            "NOT for policies, how-to or help-centre questions (use vector_search); "
+            "NOT for policies, rules or how-to questions (use vector_search); "
             "NOT for writing: INSERT/UPDATE/DELETE/DDL/PRAGMA/ATTACH are refused."
         )
         self.parameters = {
