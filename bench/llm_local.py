@@ -286,6 +286,9 @@ def run_router(args, base_url, rec) -> list[dict]:
 
 
 def run_agent(args, base_url, rec) -> list[dict]:
+    from functools import partial
+
+    from citewise.answer.agent_check import check_agent_answer
     from citewise.demo import sample_dir
     from citewise.tools.agent import Agent
 
@@ -296,7 +299,8 @@ def run_agent(args, base_url, rec) -> list[dict]:
     rows = []
     for c in cases:
         t0 = time.perf_counter()
-        res = Agent(chat, ts, max_iterations=3, tool_timeout_s=30, embed=idx.embedder.embed).run(c["text"])
+        res = Agent(chat, ts, max_iterations=3, tool_timeout_s=30,
+                    check=partial(check_agent_answer, embed=idx.embedder.embed)).run(c["text"])
         called = [(r.name, r.arguments) for s in res.steps for r in s.calls]
         row = {"id": c["id"], "kind": c["kind"], "question": c["text"], "expected_tool": c.get("expected_tool"),
                "expected_args": c.get("expected_args"), "called": called, "stopped": res.stopped,

@@ -31,7 +31,7 @@ import numpy as np
 from citewise.evaluation.beir import BeirDataset, PrecomputedEmbedder, doc_ranking, evaluate_ranked
 from citewise.index import Index
 from citewise.retrieval.retrievers import make_retriever
-from citewise.store.migrate import migrate_index
+from citewise.migration import migrate_index
 
 RETRIEVERS = ["bm25", "dense", "hybrid", "shipped"]
 

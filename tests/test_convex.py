@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from citewise.core import Principal
-from citewise.retrieval.convex import ConvexRetriever, convex_fusion, feedback_vector, minmax, tune_convex
+from citewise.evaluation.tuning import tune_convex
+from citewise.retrieval.convex import ConvexRetriever, convex_fusion, feedback_vector, minmax
 from citewise.retrieval.fusion_learned import FEATURES, FusionModel, TunedRetriever, model_path
 from citewise.store.base import ScoredChunk
 from citewise.text.analyzer import analyze

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from citewise.core import CitewiseError, Principal
-from citewise.retrieval.fusion_learned import (FEATURES, FusionModel, Labeled, Pool, TunedRetriever, cross_validate,
-                                               fit_linear, label_pool, model_path, ndcg10)
+from citewise.evaluation.tuning import cross_validate
+from citewise.retrieval.fusion_learned import (FEATURES, FusionModel, Labeled, Pool, TunedRetriever, fit_linear,
+                                               label_pool, model_path, ndcg10)
 
 J = {f: i for i, f in enumerate(FEATURES)}
 

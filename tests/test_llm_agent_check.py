@@ -3,6 +3,7 @@ and rows from record tools are its sources; what they do not support is withdraw
 
 from __future__ import annotations
 
+from citewise.answer.agent_check import check_agent_answer
 from citewise.core import ABSTENTION_TEXT
 from citewise.models.chat import ChatConfig, OpenAIChatModel
 from citewise.tools.agent import Agent
@@ -28,7 +29,7 @@ def run(final: str):
                               {"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},
               {"content": final}]
     with FakeOpenAI(script) as server:
-        return Agent(OpenAIChatModel(ChatConfig(server.base_url, "m")), tools()).run("Refund window, and invoice 2041?")
+        return Agent(OpenAIChatModel(ChatConfig(server.base_url, "m")), tools(), check=check_agent_answer).run("Refund window, and invoice 2041?")
 
 
 def test_the_final_answer_keeps_what_the_observations_support():

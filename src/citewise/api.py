@@ -321,7 +321,10 @@ class Citewise:
         else:
             tools = ToolSet([VectorSearchTool(self.index.retriever("shipped"), self.index.store, principal)]
                             + ([WebSearchTool(self.settings.routing.web_search_url)] if self.settings.routing.web_search_url else []))
-        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations).run(question)
+        from citewise.answer.agent_check import check_agent_answer
+
+        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations,
+                       check=check_agent_answer).run(question)
         return agent_answer(result, self.index)
 
 

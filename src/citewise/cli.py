@@ -1586,7 +1586,7 @@ def index_migrate(
     """Copy an index's chunks, vectors, answer units and ingest log from its LanceDB store into a
     PostgreSQL store, then record that store in the index folder (its lance/ folder is kept;
     '--store lancedb' uses it again)."""
-    from citewise.store.migrate import migrate_index
+    from citewise.migration import migrate_index
 
     result = migrate_index(from_, to)
     if as_json:
@@ -1816,7 +1816,8 @@ def tune(
 
     The stored model serves --retriever tuned; it must beat RRF significantly (paired test at
     --alpha) in k-fold cross-validation. Exit 1 when it does not."""
-    from citewise.retrieval.fusion_learned import FITTERS, build_training_data, cross_validate, model_path
+    from citewise.evaluation.tuning import cross_validate
+    from citewise.retrieval.fusion_learned import FITTERS, build_training_data, model_path
 
     if model not in FITTERS and model != "convex":
         raise CitewiseError(f"unknown model '{model}' (valid: {', '.join([*FITTERS, 'convex'])})")
@@ -1843,7 +1844,7 @@ def tune(
 
     emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
     if model == "convex":
-        from citewise.retrieval.convex import tune_convex
+        from citewise.evaluation.tuning import tune_convex
 
         with _progress(len(queries), f"fusion grid ({name})", not as_json) as tick:
             rep = tune_convex(idx.store, emb, queries, qrels, levels, folds=folds, alpha=alpha, progress=tick)

@@ -28,6 +28,18 @@ class CitewiseError(Exception):
 MAX_QUERY_CHARS = 2000
 
 
+def check_query(query: str) -> str:
+    """Return ``query`` if it is within :data:`MAX_QUERY_CHARS`.
+
+    Raises:
+        CitewiseError: the query is longer (the message says how long and the limit).
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise CitewiseError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
+                            "(ask a shorter question, or search for its key phrase)")
+    return query
+
+
 class InputError(CitewiseError):
     """Bad input: a file, line or field that cannot be used.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, check_query, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, QueryView, make_embedder, spec_kind
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.settings import Settings
@@ -41,18 +41,6 @@ FORMAT = 1
 
 # IndexBusy (another process holds the index's ingest lock) lives with the Store protocol, so
 # a server store's own ingest lock raises the same error; re-exported here.
-
-
-def check_query(query: str) -> str:
-    """Return ``query`` if it is within :data:`MAX_QUERY_CHARS`.
-
-    Raises:
-        CitewiseError: the query is longer (the message says how long and the limit).
-    """
-    if len(query) > MAX_QUERY_CHARS:
-        raise CitewiseError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
-                            "(ask a shorter question, or search for its key phrase)")
-    return query
 
 
 @contextmanager

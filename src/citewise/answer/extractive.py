@@ -62,7 +62,7 @@ import numpy as np
 from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.evidence import content_terms, exact_words
-from citewise.answer.generators import Draft
+from citewise.answer.draft import Draft
 from citewise.answer.units import Unit, UnitCache, clean, is_instruction, label_named, table_cells
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.analyzer import analyze, find_identifiers

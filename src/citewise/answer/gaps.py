@@ -763,7 +763,7 @@ def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shi
         ChatError: the LLM endpoint failed.
     """
     from citewise.answer.scope import DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_ROUNDS, resolve_scope
-    from citewise.index import check_query
+    from citewise.core import check_query
 
     check_query(question)
     reqs = requirements if isinstance(requirements, Requirements) or requirements is None else Requirements.load(requirements)

@@ -20,12 +20,12 @@ the RankLib method), starting from RRF alone (so it can only move away from RRF 
 the training queries). ``lambdamart``: LightGBM's LambdaMART (``LGBMRanker``, objective
 ``lambdarank``; Burges 2010), when ``lightgbm`` is installed.
 
-**Validation.** :func:`tune` runs k-fold cross-validation over the golden queries (folds by a
+**Validation.** :func:`citewise.evaluation.tuning.cross_validate` runs k-fold cross-validation over the golden queries (folds by a
 seeded shuffle): each held-out query is ranked by a model fitted on the other folds, and by RRF.
 The per-query nDCG@10 of the two are compared with the paired randomisation test of
 :mod:`citewise.evaluation.significance`. The model (refitted on every query) is stored in
 ``<index>/fusion.json`` only when the held-out mean is higher and p < ``alpha``; otherwise
-:func:`tune` reports the refusal and stores nothing.
+:func:`citewise.evaluation.tuning.cross_validate` reports the refusal and stores nothing.
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ FITTERS: dict[str, Callable[..., FusionModel]] = {"linear": fit_linear, "lambdam
 
 @dataclass
 class TuneReport:
-    """What :func:`tune` found: per-query held-out nDCG@10 of RRF and the model, their means,
+    """What :func:`citewise.evaluation.tuning.cross_validate` found: per-query held-out nDCG@10 of RRF and the model, their means,
     the paired p-value, whether the model was stored, and why."""
 
     kind: str
@@ -289,42 +289,6 @@ class TuneReport:
                 "tuned_ndcg@10": self.tuned_mean, "delta": self.tuned_mean - self.rrf_mean, "p": self.p,
                 "alpha": self.alpha, "stored": self.stored, "reason": self.reason,
                 "weights": self.model.params() if self.model and self.model.weights else None}
-
-
-def cross_validate(data: Sequence[Labeled], kind: str = "linear", folds: int = 5, seed: int = 42,
-                   permutations: int = 10_000, alpha: float = 0.05) -> TuneReport:
-    """k-fold CV of ``kind`` against RRF, then the decision (module docstring). Queries without
-    any relevant candidate still count (nDCG 0 for both).
-
-    Raises:
-        CitewiseError: fewer queries than folds, or fewer than 2 folds.
-    """
-    from citewise.evaluation.significance import randomization_test
-
-    n = len(data)
-    if folds < 2 or n < folds:
-        raise CitewiseError(f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)")
-    order = np.random.default_rng(seed).permutation(n)
-    fold_of = np.empty(n, dtype=int)
-    fold_of[order] = np.arange(n) % folds
-    rrf_j = FEATURES.index("rrf")
-    rrf = [ndcg10(q.pool.X[:, rrf_j], q) for q in data]
-    tuned = [0.0] * n
-    for f in range(folds):
-        model = FITTERS[kind]([data[i] for i in range(n) if fold_of[i] != f], seed=seed)
-        for i in np.flatnonzero(fold_of == f):
-            tuned[i] = ndcg10(model.score(data[i].pool.X), data[i])
-    p = float(randomization_test(np.array(rrf), np.array(tuned), permutations, seed)[0])
-    better = np.mean(tuned) > np.mean(rrf)
-    stored = bool(better and p < alpha)
-    if stored:
-        reason = f"held-out nDCG@10 {np.mean(tuned):.4f} vs RRF {np.mean(rrf):.4f}, p = {p:.4g} < {alpha}"
-    elif not better:
-        reason = f"does not beat RRF on held-out queries (nDCG@10 {np.mean(tuned):.4f} vs {np.mean(rrf):.4f}, p = {p:.4g})"
-    else:
-        reason = f"not significantly better than RRF (nDCG@10 {np.mean(tuned):.4f} vs {np.mean(rrf):.4f}, p = {p:.4g} >= {alpha})"
-    final = FITTERS[kind](list(data), seed=seed) if stored else None
-    return TuneReport(kind, folds, n, rrf, tuned, p, alpha, stored, reason, final)
 
 
 def build_training_data(store, embedder, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],

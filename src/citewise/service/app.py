@@ -63,6 +63,7 @@ from citewise.core import CitewiseError, Filters, Principal
 from citewise.api import Citewise
 from citewise.index import MAX_QUERY_CHARS, Index
 from citewise.settings import Settings, load_settings
+from citewise.service.errors import KEY_COOKIE, ApiError  # noqa: F401 - re-exported
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
@@ -71,18 +72,6 @@ from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
 from citewise.service.streaming import openai_stream
 from citewise.service.schemas import AskRequest, SearchRequest  # noqa: F401 - the request bodies, re-exported
-
-#: Cookie holding the web page's API key (HttpOnly, SameSite=Strict).
-KEY_COOKIE = "citewise_key"
-
-
-class ApiError(Exception):
-    """An error answered as ``{"error": {"message", "type"}}`` with ``status``."""
-
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", headers: dict | None = None):
-        super().__init__(message)
-        self.status, self.message, self.kind, self.headers = status, message, kind, headers or {}
-
 
 # -- request bodies ---------------------------------------------------------------------------
 class IngestRequest(BaseModel):

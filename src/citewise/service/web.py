@@ -138,7 +138,7 @@ def _stream_pieces(html: str) -> list[str]:
 def add_web_routes(app: FastAPI, svc) -> None:
     """Add the web page routes to ``app`` (``svc``: the :class:`citewise.service.app.Service`)."""
     from citewise.api import AskOptions
-    from citewise.service.app import ApiError, KEY_COOKIE
+    from citewise.service.errors import KEY_COOKIE, ApiError
     from citewise.service.conversations import Conversations, Turn
     from citewise.service.options import request_filters
 

@@ -15,10 +15,11 @@ Failures never raise out of the loop:
 * every call that still failed is listed in the answer as a limitation ("Limitations: ...");
 * a chat error stops the loop with an answer that says so.
 
-The final answer goes through the same citation check as an LLM answer
-(:mod:`citewise.answer.attribution`): every sentence must be supported by a passage a
-``vector_search`` call returned (cited ``[doc:ID]``) or by a row a record tool returned (cited
-``[tool:NAME]``); a sentence nothing supports is withdrawn, and :attr:`AgentResult.notes` says so.
+The final answer goes through the citation check given as ``check``
+(:mod:`citewise.answer.agent_check`, the same sentence attribution as an LLM answer): every
+sentence must be supported by a passage a ``vector_search`` call returned (cited ``[doc:ID]``) or
+by a row a record tool returned (cited ``[tool:NAME]``); a sentence nothing supports is
+withdrawn, and :attr:`AgentResult.notes` says so.
 
 Successful observations are cached by ``(tool name, canonical JSON arguments)`` for ``cache_ttl_s``
 seconds, so a repeated call in a later iteration (or a later question) does not hit the tool.
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -117,6 +117,7 @@ class AgentResult:
         raw_answer: the model's final text before the citation check.
         withdrawn: its sentences no observation supports (removed from ``answer``).
         notes: what the citation check changed, for the reader.
+        fabricated: ids its markers named that no observation holds (``doc:ID`` / ``tool:NAME``).
     """
 
     answer: str
@@ -127,6 +128,7 @@ class AgentResult:
     raw_answer: str = ""
     withdrawn: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    fabricated: list[str] = field(default_factory=list)
 
 
 class Agent:
@@ -139,14 +141,15 @@ class Agent:
         tool_timeout_s: seconds per tool attempt.
         cache: a ToolCache (None: a new one with a 300 s TTL).
         system_prompt: the system message.
-        embed: ``texts -> (n, dim)`` L2-normalised embeddings for the dense half of the citation
-            check (None: lexical only).
+        check: ``(final text, steps) -> (answer, withdrawn sentences, notes, fabricated ids)``, the citation
+            check of the final answer (:func:`citewise.answer.agent_check.check_agent_answer`,
+            given by the layer that builds the agent; None: the answer is returned unchecked).
     """
 
     def __init__(self, model, tools: ToolSet | Sequence[Tool], max_iterations: int = 5,
                  tool_timeout_s: float = 10.0, cache: ToolCache | None = None,
-                 system_prompt: str = DEFAULT_SYSTEM_PROMPT, embed=None):
-        self.embed = embed
+                 system_prompt: str = DEFAULT_SYSTEM_PROMPT, check=None):
+        self.check = check
         self.model = model
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(list(tools))
         self.max_iterations = max_iterations
@@ -231,51 +234,13 @@ class Agent:
 
 
     def _checked(self, text: str, stopped: str, iteration: int, steps: list[Step], limitations: list[str]) -> AgentResult:
-        """The final answer through the citation check (module docstring)."""
-        from citewise.answer.attribution import attribute
-        from citewise.core import ABSTENTION_TEXT
-
-        sources = observation_sources(steps)
-        # a [tool:NAME] marker read as a citation marker of the checker's form ([chunk:tool:NAME])
-        plain = re.sub(r"\[tool:([^\]\s]+)\]", r"[chunk:tool:\1]", text)
-        checked = attribute(plain, sources, self.embed) if plain.strip() else None
-        if checked is None or not sources:
-            answer = text if not sources else ABSTENTION_TEXT
-            notes = [] if not sources else ["The model gave no answer to check."]
-            if not sources and text.strip():
-                notes = ["No tool returned anything to cite; the model's answer is shown unchecked."]
-            return AgentResult(_with_limitations(answer, limitations), stopped, iteration, steps, limitations,
-                               raw_answer=text, notes=notes)
-        answer = checked.text if checked.kept else ABSTENTION_TEXT
+        """The final answer through :attr:`check` (module docstring); unchecked without one."""
+        if self.check is None:
+            return AgentResult(_with_limitations(text, limitations), stopped, iteration, steps, limitations,
+                               raw_answer=text)
+        answer, withdrawn, notes, fabricated = self.check(text, steps)
         return AgentResult(_with_limitations(answer, limitations), stopped, iteration, steps, limitations,
-                           raw_answer=text, withdrawn=checked.withdrawn, notes=checked.notes)
-
-
-def observation_sources(steps: list[Step]):
-    """Evidence sources of the successful observations: each ``vector_search`` hit (``[doc:ID]``;
-    its text's units) and each record tool's result (``[tool:NAME]``; one unit per row as
-    ``column: value; ...``, after the call's arguments)."""
-    from citewise.answer.attribution import EvidenceSource
-    from citewise.answer.units import split_units
-
-    out = []
-    for step in steps:
-        for r in step.calls:
-            obs = r.observation
-            if is_error(obs) or not isinstance(obs, dict):
-                continue
-            if isinstance(obs.get("hits"), list):
-                for h in obs["hits"]:
-                    units = [u.text for u in split_units(h.get("text") or "")] or [h.get("text") or ""]
-                    out.append(EvidenceSource(f"[doc:{h.get('doc_id')}]", units, None, h.get("title") or "",
-                                              (f"[doc:{h.get('doc_id')}]", f"[chunk:{h.get('chunk_id')}]")))
-            elif isinstance(obs.get("rows"), list):
-                args = "; ".join(f"{k}: {v}" for k, v in r.arguments.items())
-                rows = ["; ".join(f"{k}: {v}" for k, v in row.items()) for row in obs["rows"][:50] if isinstance(row, dict)]
-                out.append(EvidenceSource(f"[tool:{r.name}]", rows or [f"no rows for {args}"],
-                                          None, f"{r.name.replace('_', ' ')} {args}",
-                                          (f"[tool:{r.name}]", f"[chunk:tool:{r.name}]")))
-    return out
+                           raw_answer=text, withdrawn=withdrawn, notes=notes, fabricated=fabricated)
 
 
 def _with_limitations(text: str, limitations: list[str]) -> str:
