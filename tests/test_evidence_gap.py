@@ -214,12 +214,15 @@ def test_llm_generator_is_supported_only_when_it_cites_every_check(idx, reqs, tm
     from citewise.answer.generators import LLMGenerator
     from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-    good = ("The worker retries after 15 minutes [doc:runbooks/payment-worker]. The client reuses the key "
-            "[doc:client/payment-client]. The provider keeps tokens for 10 minutes [doc:provider/integration-contract].")
+    good = ("The worker retries after 15 minutes [doc:runbooks/payment-worker]. On every retry the client sends the "
+            "same Idempotency-Key header [doc:client/payment-client]. The provider retains each request token for "
+            "10 minutes [doc:provider/integration-contract].")
     lazy = "The client reuses the key, so the retry is safe [doc:client/payment-client]."
     with FakeOpenAI([{"content": good}, {"content": lazy}]) as server:
-        gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")))
         index = Index.open(idx.path)
+        # the answerer's unit cache: every sentence of the reply is checked against the sources
+        gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")),
+                           units=index.answerer().units)
         ctl = GapController(index.answerer(generator=gen), reqs)
         request = AskRequest(resolve_scope(PACKET, idx.store))
         ok, t1 = ctl.ask(Q, request)

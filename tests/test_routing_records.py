@@ -260,9 +260,12 @@ def test_agent_is_reachable_from_ask_and_its_answer_is_citation_checked(chinook)
         a = Citewise(chinook.index, settings).ask("Did invoice 404 need review?", options=AskOptions(agent=True))
         first = server.requests[0]
     assert a.generator == "agent" and a.outcome == "answered"
-    assert a.text == ("Invoice 404 totals 25.86 USD [tool:sql_query]. Orders above 15.00 USD are held for review "
-                      "[doc:policies/order-review].")
-    assert a.dropped == ["So it was held.", "It was reviewed by Nancy [doc:made-up]."] and a.fabricated == ["doc:made-up"]
+    # the sentence check (citewise.answer.agent_check) writes each kept sentence's marker after it
+    assert a.text == ("Invoice 404 totals 25.86 USD. [tool:sql_query] Orders above 15.00 USD are held for review. "
+                      "[doc:policies/order-review]")
+    assert a.dropped == ["So it was held.", "It was reviewed by Nancy."] and a.fabricated == ["doc:made-up"]
+    assert a.notes == ["Withdrawn 2 sentences of the model's answer that no source supports: \u201cSo it was held.\u201d; "
+                       "\u201cIt was reviewed by Nancy.\u201d.", "Ignored citation marker naming no source: [doc:made-up]."]
     assert [c.doc_id for c in a.citations] == ["policies/order-review"] and a.citations[0].title == "Order review policy"
     assert {t["tool"] for t in a.tool_calls} == {"vector_search", "sql_query"}
     names = {t["function"]["name"] for t in first["tools"]}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -152,8 +151,8 @@ def test_llm_ask_has_a_chat_span_with_model_and_token_usage(sample_index, spans)
     from citewise.models.chat import ChatConfig, OpenAIChatModel
 
     def script(body):
-        ids = re.findall(r'id="doc:([^"]+)"', body["messages"][1]["content"])
-        return {"content": f"Refunds on Pro can be requested within 30 days [doc:{ids[0]}].",
+        assert "<<<source-" in body["messages"][1]["content"]  # numbered sources: [1] is the first
+        return {"content": "Refunds on Pro can be requested within 30 days [1].",
                 "usage": {"prompt_tokens": 812, "completion_tokens": 17, "total_tokens": 829}}
 
     with FakeOpenAI(script) as server:

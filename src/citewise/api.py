@@ -140,9 +140,11 @@ class Citewise:
                                  rerank_depth=rerank_depth or s.rerank_depth or None)
 
     # -- ask --------------------------------------------------------------------------------------
-    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None):
+    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None,
+            on_delta=None):
         """Route, retrieve, assess, generate and cite once; returns a
         :class:`~citewise.core.Answer` (outcome, typed reason, citations, tool calls).
+        ``on_delta(text)`` receives a streamed LLM answer as it arrives, before the citation check.
 
         Raises:
             CitewiseError: the question is too long, a bad option or scope, a records database
@@ -166,7 +168,7 @@ class Citewise:
         if o.controller or self._sufficiency_check(question):
             return self._controlled(question, principal, o, k, retriever, generator, reranker, rerank_depth)
         return self.index.ask(question, k, retriever=retriever, principal=principal, filters=o.filters,
-                              generator=generator, reranker=reranker, rerank_depth=rerank_depth)
+                              generator=generator, reranker=reranker, rerank_depth=rerank_depth, on_delta=on_delta)
 
     def _sufficiency_check(self, question: str) -> bool:
         mode = self.settings.answer.sufficiency
@@ -221,8 +223,7 @@ class Citewise:
         if not llm.configured:
             return None
         if use not in self._models:
-            self._models[use] = OpenAIChatModel(ChatConfig(llm.base_url, llm.model, llm.api_key or None,
-                                                           timeout=llm.read_timeout_s, temperature=llm.temperature))
+            self._models[use] = OpenAIChatModel(ChatConfig.from_settings(self.settings.llm, use))
         return self._models[use]
 
     def router(self, principal: Principal | None = None, database: str | None = None):
@@ -320,7 +321,10 @@ class Citewise:
         else:
             tools = ToolSet([VectorSearchTool(self.index.retriever("shipped"), self.index.store, principal)]
                             + ([WebSearchTool(self.settings.routing.web_search_url)] if self.settings.routing.web_search_url else []))
-        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations).run(question)
+        from citewise.answer.agent_check import check_agent_answer
+
+        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations,
+                       check=check_agent_answer).run(question)
         return agent_answer(result, self.index)
 
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from citewise.core import CitewiseError, Principal
+from citewise import cli_llm
 
 
 def plural(n: int, noun: str) -> str:
@@ -566,6 +567,8 @@ def print_answer(ans, as_json: bool) -> None:
         out.print("Read " + ", ".join(f"“{c['typo']}” as “{c['fix']}”" for c in fixes) + ".",
                   highlight=False, markup=False, soft_wrap=True)
     out.print(ans.text, highlight=False, markup=False, soft_wrap=True)
+    for note in getattr(ans, "notes", []):
+        out.print(f"Note: {note}", highlight=False, markup=False, soft_wrap=True)
     controller = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
     if controller is None and ans.outcome == "abstained" and ans.reason is not None:
         # say why, as --json does (reason) and as the scoped answer below does
@@ -614,6 +617,12 @@ def ask(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
+    llm_url: Optional[str] = cli_llm.LlmUrlOpt,
+    llm_model: Optional[str] = cli_llm.LlmModelOpt,
+    llm_timeout: Optional[float] = cli_llm.LlmTimeoutOpt,
+    llm_context: Optional[int] = cli_llm.LlmContextOpt,
+    stream: bool = cli_llm.StreamOpt,
+    show_prompt: bool = cli_llm.ShowPromptOpt,
     embedder: Optional[str] = QueryEmbedderOpt,
     as_json: bool = JsonOpt,
     fail_on_abstain: bool = typer.Option(False, "--fail-on-abstain", help=f"Exit with status {EXIT_NO_ANSWER} when there is no answer (outcome abstained, gap or not_established), for scripts and CI; the answer is printed as usual."),
@@ -630,14 +639,18 @@ def ask(
     check_query(question)
     _check_words(question, "question")
     _check_db(db)
-    cw = _citewise(index, {"records.database": db}, embedder=embedder, preload=True, store=store, read_only=True)
+    cw = _citewise(index, {"records.database": db, **cli_llm.llm_overrides(llm_url, llm_model, llm_timeout, llm_context)},
+                   embedder=embedder, preload=True, store=store, read_only=True)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
     options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
                          budget_tokens=budget_tokens, requirements=requirements, agent=agent)
-    ans = cw.ask(question, principal, options)
+    ans = (cli_llm.ask_streaming(cw, question, principal, options, out) if stream and not as_json
+           else cw.ask(question, principal, options))
+    if show_prompt and not as_json:
+        cli_llm.print_prompt(out, ans)
     print_answer(ans, as_json)
     if fail_on_abstain and ans.outcome in NO_ANSWER:
         raise typer.Exit(EXIT_NO_ANSWER)
@@ -1093,7 +1106,7 @@ def eval_tools(
     bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides)."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides; CITEWISE_LLM_*)."),
     as_json: bool = JsonOpt,
 ):
     """Tool selection accuracy (TSA), route accuracy and wrong-source count: rule router vs embedding baseline (vs LLM router)."""
@@ -1714,8 +1727,12 @@ def serve(
     jwt_audience: Optional[str] = typer.Option(None, "--jwt-audience", help="Required JWT audience (aud)."),
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
-    llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30)."),
+    llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model; CITEWISE_LLM_*)."),
+    llm_url: Optional[str] = cli_llm.LlmUrlOpt,
+    llm_model: Optional[str] = cli_llm.LlmModelOpt,
+    llm_timeout: Optional[float] = cli_llm.LlmTimeoutOpt,
+    llm_context: Optional[int] = cli_llm.LlmContextOpt,
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30); with --llm at least the LLM client's longest wait plus 15 s."),
     rate: Optional[float] = typer.Option(None, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit. Default: setting service.rate (20)."),
     burst: Optional[int] = typer.Option(None, "--burst", min=1, metavar="N", help="Token bucket size. Default: setting service.burst (40)."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
@@ -1742,7 +1759,8 @@ def serve(
         "records.database": db, "answer.generator": "llm" if llm else None, "service.host": host,
         "service.port": port, "service.require_auth": require_auth, "service.request_timeout_s": timeout,
         "service.rate": rate, "service.burst": burst, "service.full_documents": full_documents,
-        "service.public_metrics": public_metrics, "service.eval_rate": eval_rate})
+        "service.public_metrics": public_metrics, "service.eval_rate": eval_rate,
+        **cli_llm.llm_overrides(llm_url, llm_model, llm_timeout, llm_context)})
     sv = settings.service
     host, port = sv.host, sv.port
     jwt = None
@@ -1768,8 +1786,11 @@ def serve(
     from citewise.service.app import create_app, warm
 
     try:
+        timeout_s, why = cli_llm.serve_timeout(settings, None, settings.answer.generator == "llm")
+        if why:
+            err.print(why, highlight=False, soft_wrap=True)
         application = create_app(index_dir, require_auth=sv.require_auth, jwt=jwt, db=None, settings=settings,
-                                 generator=None, request_timeout_s=sv.request_timeout_s, rate=sv.rate,
+                                 generator=None, request_timeout_s=timeout_s, rate=sv.rate,
                                  burst=sv.burst, ingest_roots=ingest_root, host=host, public_metrics=sv.public_metrics,
                                  full_documents=sv.full_documents)
         ready = warm(application.state.service)
@@ -1904,7 +1925,7 @@ def summarize(
     if llm:
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-        cfg = ChatConfig.from_env()
+        cfg = ChatConfig.from_env("summarizer")
         summarizer = LLMSummarizer(OpenAIChatModel(cfg), cfg.model)
     level = DocLevel(summaries_of(idx.store), idx.embedder)
     counts = level.refresh(idx.store, summarizer=summarizer, force=force)

@@ -76,12 +76,12 @@ def eval_ragas(
             from citewise.models.chat import ChatConfig, OpenAIChatModel
             from citewise.settings import load_settings
 
-            g = load_settings().llm.for_use("answer")
+            llm_settings = load_settings().llm
+            g = llm_settings.for_use("answer")
             if not g.configured:
                 raise CitewiseError("--noise regenerates answers with the LLM generator and none is configured: set "
                                     "CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL (or [llm] in citewise.toml)")
-            gen = LLMGenerator(OpenAIChatModel(ChatConfig(g.base_url, g.model, g.api_key or None,
-                                                          timeout=g.read_timeout_s, temperature=g.temperature)))
+            gen = LLMGenerator(OpenAIChatModel(ChatConfig.from_settings(llm_settings, "answer")))
             probe = noise_probe(rows, gen, judge, noise)
     else:
         _say(f"warning: {NO_JUDGE}; only what needs no LLM is reported", err)

@@ -375,6 +375,8 @@ class ReasonCode(StrEnum):
     MODEL_CITED_NOTHING = "model_cited_nothing"  # fields: checks
     NO_RECORDS_DATABASE = "no_records_database"
     NOT_A_RECORD_QUESTION = "not_a_record_question"
+    MODEL_ABSTAINED = "model_abstained"
+    MODEL_ANSWER_UNSUPPORTED = "model_answer_unsupported"  # fields: withdrawn (sentences)
     NO_TOOL = "no_tool"  # fields: kind (record | both)
     MISSING_ARGUMENT = "missing_argument"  # fields: tool, names (comma-separated)
 
@@ -398,6 +400,9 @@ _REASON_SHORT = {
     ReasonCode.NO_RECORDS_DATABASE: "no records database is configured (set records.database in citewise.toml, "
                                     "CITEWISE_DB, or --db)",
     ReasonCode.NOT_A_RECORD_QUESTION: "not a record question: no record tool applies (ask the documents with the ask tool)",
+    ReasonCode.MODEL_ABSTAINED: "the language model found no answer in the sources",
+    ReasonCode.MODEL_ANSWER_UNSUPPORTED: "the language model answered, but no source supports any of its "
+                                         "{withdrawn} sentence(s)",
     ReasonCode.NO_TOOL: "no configured query answers this {kind} question",
     ReasonCode.MISSING_ARGUMENT: "{tool} needs {names}",
 }
@@ -476,6 +481,9 @@ class Answer:
         tool_calls: record tools that supplied facts: ``{"tool", "arguments", "error", "rows"}``.
         corrections: misspelt question words read as corpus words, ``{"typo", "fix"}`` each
             (:mod:`citewise.answer.spelling`); the answer is to the corrected question.
+        notes: lines for the reader: sentences of a model's answer withdrawn or cited after the
+            fact, a model failure answered extractively instead.
+        llm: an LLM answer's call: prompt messages, tokens and budget, usage, seconds, attribution.
     """
 
     text: str
@@ -494,6 +502,8 @@ class Answer:
     short: str = ""
     tool_calls: list[dict] = field(default_factory=list)
     corrections: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    llm: dict = field(default_factory=dict)
 
     @property
     def abstain_reason(self) -> str:

@@ -483,7 +483,7 @@ class Index:
         """The :class:`citewise.answer.pipeline.Answerer` of this index (cached per retriever and
         generator name, so sentence embeddings are reused across questions).
 
-        ``generator``: ``extractive`` | ``llm`` (configured from ``CITEWISE_LLM_*``) or a
+        ``generator``: ``extractive`` | ``llm`` (configured from the settings' ``[llm]``) or a
         Generator object. ``threshold`` overrides :attr:`abstain_threshold`.
         """
         from citewise.answer.generators import make_generator
@@ -498,7 +498,8 @@ class Index:
         key = (retriever, generator if isinstance(generator, str) else id(generator),
                reranker if reranker is None or isinstance(reranker, str) else id(reranker), rerank_depth)
         if key not in cache:
-            gen = make_generator(generator, units=units) if isinstance(generator, str) else generator
+            gen = (make_generator(generator, units=units, **({"settings": self.config} if generator == "llm" else {}))
+                   if isinstance(generator, str) else generator)
             cache[key] = Answerer(make_retriever(retriever, self.store, memo, reranker=reranker, rerank_depth=rerank_depth),
                                   self.store, memo,
                                   threshold=self.abstain_threshold, generator=gen, units=units,
@@ -510,18 +511,19 @@ class Index:
     def ask(self, question: str, k: int = 5, *, retriever: str = "shipped",
             principal: Principal | None = None, filters: Filters | None = None,
             generator="extractive", threshold: float | None = None, reranker=None,
-            rerank_depth: int | None = None):
+            rerank_depth: int | None = None, on_delta=None):
         """A cited answer (or an abstention); see :mod:`citewise.answer.pipeline`.
 
         ``generator``: ``extractive`` (default, no LLM) | ``llm`` | a Generator object.
-        ``reranker``/``rerank_depth``: rerank the retrieved candidates first.
+        ``reranker``/``rerank_depth``: rerank the retrieved candidates first. ``on_delta``:
+        called with each piece of a streamed LLM answer before the citation check.
 
         Raises:
             CitewiseError: ``question`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(question)
         ans = self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
-            question, k=k, principal=principal, filters=filters)
+            question, k=k, principal=principal, filters=filters, on_delta=on_delta)
         if self.record_usage:
             self.usage.record(ans.retrieved_ids)
         return ans

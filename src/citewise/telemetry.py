@@ -534,7 +534,7 @@ def traced_chat(fn: Callable) -> Callable:
     """
 
     @functools.wraps(fn)
-    def wrapper(self, messages, tools=None, tool_choice=None, max_tokens=None):
+    def wrapper(self, messages, tools=None, tool_choice=None, max_tokens=None, **kw):
         config = self.config
         with operation("chat", config.model) as span:
             if span.is_recording():
@@ -544,7 +544,7 @@ def traced_chat(fn: Callable) -> Callable:
                 set_attributes(span, {PROVIDER: "openai", REQUEST_MODEL: config.model, REQUEST_MAX_TOKENS: max_tokens,
                                       REQUEST_TEMPERATURE: config.temperature, "server.address": url.hostname,
                                       "server.port": url.port, "citewise.chat.tools": len(tools) if tools else None})
-            resp = fn(self, messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+            resp = fn(self, messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, **kw)
             if span.is_recording():
                 raw, usage = resp.raw or {}, resp.usage or {}
 

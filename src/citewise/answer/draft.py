@@ -15,6 +15,11 @@ class Draft:
         spans: ``{sentence: (start, end)}`` offsets inside the quoted chunk's text, when known.
         short: a short answer span (extractive only; '' when none), for span-level evaluation.
         messages: the chat messages sent (LLM only), kept for audit and tests.
+        notes: lines for the reader about what the check changed or why the model was not used.
+        withdrawn: sentences of the model's reply that no source supports (removed).
+        llm: the LLM call: prompt tokens and budget, sources shown, usage, seconds, attribution.
+        reason: why the draft is an abstention, when the generator knows (None: the check decides).
+        fabricated: ids the model cited that are not among its sources.
     """
 
     text: str
@@ -22,3 +27,8 @@ class Draft:
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     short: str = ""
     messages: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)
+    llm: dict = field(default_factory=dict)
+    reason: object = None
+    fabricated: list[str] = field(default_factory=list)

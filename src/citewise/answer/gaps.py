@@ -735,7 +735,9 @@ class GapController:
         checked = enforce_citations(draft.text, context, draft.spans)
         ans.text = f"{phrase}: {checked.text}"
         ans.citations, ans.used_ids = checked.citations, checked.used_ids
-        ans.fabricated, ans.dropped = checked.fabricated, checked.dropped
+        ans.fabricated = list(dict.fromkeys(draft.fabricated + checked.fabricated))
+        ans.dropped = draft.withdrawn + checked.dropped
+        ans.notes, ans.llm = list(draft.notes), dict(draft.llm)
         cited = {c.doc_id for c in checked.citations}
         unused = [r.check.name for r in found if not any(e.source_id in cited for e in r.evidence)]
         if checked.outcome == "abstained" or unused:

@@ -54,6 +54,19 @@ from citewise.telemetry import traced_judge
 _FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
+def judge_model(settings=None):
+    """The chat model of ``[llm]`` with ``[llm.judge]``'s overrides
+    (:class:`citewise.settings.Settings`; None: the settings files and environment).
+
+    Raises:
+        ChatError: no endpoint or model configured.
+    """
+    from citewise.models.chat import ChatConfig, OpenAIChatModel
+    from citewise.settings import load_settings
+
+    return OpenAIChatModel(ChatConfig.from_settings((settings or load_settings()).llm, "judge"))
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A judge's decision.
@@ -141,6 +154,12 @@ class LLMFaithfulnessJudge:
         self.model = model
         self.max_tokens = max_tokens
 
+    @classmethod
+    def from_settings(cls, settings=None) -> "LLMFaithfulnessJudge":
+        """The judge of ``[llm]`` / ``[llm.judge]`` (:func:`judge_model`)."""
+        model = judge_model(settings)
+        return cls(model, model.config.max_output_tokens)
+
     def messages(self, question: str, answer: str, contexts: Sequence[str]) -> list[dict]:
         """The chat messages sent for one verdict."""
         user = f"Question: {question}\n\nContexts:\n{_sources(contexts)}\n\nAnswer:\n{answer}"
@@ -201,6 +220,12 @@ class ClaimJudge:
     def __init__(self, model, max_tokens: int = 512):
         self.model = model
         self.max_tokens = max_tokens
+
+    @classmethod
+    def from_settings(cls, settings=None) -> "ClaimJudge":
+        """The claim judge of ``[llm]`` / ``[llm.judge]`` (:func:`judge_model`)."""
+        model = judge_model(settings)
+        return cls(model, model.config.max_output_tokens)
 
     def _ask(self, system: str, user: str, key: str):
         try:

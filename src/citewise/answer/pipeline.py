@@ -328,10 +328,11 @@ class Answerer:
 
     @traced_answer
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
-               filters: Filters | None = None, qvec: np.ndarray | None = None) -> Answer:
+               filters: Filters | None = None, qvec: np.ndarray | None = None, on_delta=None) -> Answer:
         """Answer ``question`` for ``principal`` (anonymous: public documents only).
 
-        ``qvec`` may carry a precomputed question embedding (batch evaluations).
+        ``qvec`` may carry a precomputed question embedding (batch evaluations); ``on_delta``
+        receives the text of a streaming generator (the LLM) as it arrives, before the check.
 
         Raises:
             ChatError: the LLM generator's endpoint failed.
@@ -362,16 +363,21 @@ class Answerer:
         timings["assemble_s"] = t3 - t2
         f = effective_filters(principal, filters)
         draft = self.generator.generate(question, context, qvec=qvec, evidence=ev,
-                                        idf=lambda t: self.scorer.idf(t, f))
+                                        idf=lambda t: self.scorer.idf(t, f), on_delta=on_delta)
         t4 = time.perf_counter()
         timings["generate_s"] = t4 - t3
         checked = enforce_citations(draft.text, context, draft.spans)
         ans.text, ans.outcome = checked.text, checked.outcome
         ans.citations, ans.used_ids = checked.citations, checked.used_ids
-        ans.fabricated, ans.dropped = checked.fabricated, checked.dropped
+        ans.fabricated = list(dict.fromkeys(draft.fabricated + checked.fabricated))
+        ans.dropped = draft.withdrawn + checked.dropped
+        ans.generator = draft.generator or ans.generator
+        ans.notes, ans.llm = list(draft.notes), dict(draft.llm)
+        if draft.withdrawn and checked.outcome == "answered":
+            ans.outcome = "partial"
         ans.short = draft.short if checked.outcome != "abstained" else ""
         if checked.outcome == "abstained":
-            ans.reason = Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE)
+            ans.reason = draft.reason or Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE)
         timings["check_s"] = time.perf_counter() - t4
         timings["total_s"] = time.perf_counter() - t0
         return ans

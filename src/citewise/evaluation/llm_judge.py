@@ -29,8 +29,7 @@ def judge_config(settings=None) -> ChatConfig | None:
     j = settings.llm.for_use("judge")
     if not j.configured:
         return None
-    return ChatConfig(j.base_url, j.model, j.api_key or None, timeout=max(j.read_timeout_s, j.connect_timeout_s),
-                      temperature=j.temperature)
+    return ChatConfig.from_settings(settings.llm, "judge")
 
 
 def judge_model(settings=None) -> OpenAIChatModel | None:

@@ -70,8 +70,7 @@ def evaluate_tools(idx, cases, settings, *, sample: bool, db: str | None = None,
         conf = settings.llm.for_use("router")
         if not conf.configured:
             raise CitewiseError("--llm needs an LLM: set llm.base_url and llm.model (CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)")
-        model = OpenAIChatModel(ChatConfig(conf.base_url, conf.model, conf.api_key or None,
-                                           timeout=conf.read_timeout_s, temperature=conf.temperature))
+        model = OpenAIChatModel(ChatConfig.from_settings(settings.llm, "router"))
         routers.append(LLMRouter(model, tools))
     result: dict = {"routers": [evaluate_router(r, cases).as_dict() for r in routers]}
     if bfcl:

@@ -419,7 +419,8 @@ class LLMSummarizer:
     """Document summaries written by a chat model (``citewise summarize --llm``).
 
     Called as ``summarizer(entry, sentences) -> (summary, model)``. The document's sentences
-    (first ``max_chars`` characters) reach the model fenced as data. When the endpoint fails or
+    (first ``max_chars`` characters, cut to what the model's context window leaves:
+    :func:`citewise.models.chat.document_room`) reach the model fenced as data. When the endpoint fails or
     answers nothing, the extractive summary is kept (``model`` stays extractive, so the next
     ``summarize --llm`` tries again) and the failure is counted in ``errors``.
 
@@ -434,9 +435,12 @@ class LLMSummarizer:
         self.errors: list[str] = []
 
     def __call__(self, entry: DocEntry, sentences: Sequence[str]) -> tuple[str, str]:
-        from citewise.models.chat import ChatError
+        from citewise.models.chat import ChatError, document_room
+        from citewise.text.tokens import truncate_tokens
 
         body = " ".join(" ".join(s.split()) for s in sentences)[:self.max_chars]
+        room = document_room(self.chat, 200, _SUMMARY_PROMPT, f"Title: {entry.title}\n<document>\n</document>")
+        body = truncate_tokens(body, room) if room > 0 else ""
         user = f"Title: {entry.title}\n<document>\n{body}\n</document>"
         try:
             reply = self.chat.chat([{"role": "system", "content": _SUMMARY_PROMPT},

@@ -27,7 +27,8 @@ hides or invents results). Permission filtering is the base retriever's (inside 
 reranking can only reorder what the principal may already see.
 
 Spec strings (``--reranker``): ``tei:URL``, ``cohere:URL[#MODEL]``, ``onnx:FOLDER``,
-``llm`` / ``llm-pointwise`` / ``llm-listwise`` (endpoint from ``CITEWISE_LLM_*``).
+``llm`` / ``llm-pointwise`` / ``llm-listwise`` (endpoint from the settings' ``[llm]`` /
+``[llm.reranker]``, e.g. ``CITEWISE_LLM_RERANKER_MODEL``).
 """
 
 from __future__ import annotations
@@ -214,13 +215,25 @@ _LISTWISE = ("Rank the {n} passages below by how well they answer the query, mos
              "Reply with the passage numbers only, in order, like [2] > [1] > [3].")
 
 
+#: Fewest tokens of a passage worth showing the listwise reranker; when the window cannot give
+#: every passage this many, the list is ranked in overlapping windows (below).
+MIN_PASSAGE_TOKENS = 80
+
+
 class LLMReranker:
     """Reranking by a chat model (see module docstring). Passages reach the model fenced as data.
 
+    Prompts fit the model's context window (:func:`citewise.models.chat.document_room`):
+    pointwise, each passage is cut to what the window leaves; listwise, the passages share it,
+    and when that would give a passage fewer than :data:`MIN_PASSAGE_TOKENS` the list is ranked in
+    windows of as many passages as fit, sliding from the end of the list to its start by half a
+    window (RankGPT's sliding window, Sun et al. 2023), so the best passages move to the front.
+
     Args:
         chat: a :class:`citewise.models.chat.ChatModel`.
-        mode: ``pointwise`` (one call per passage, grade 0–10) or ``listwise`` (one call, a
-            permutation; score = n - position).
+        mode: ``pointwise`` (one call per passage, grade 0–10) or ``listwise`` (a permutation;
+            score = n - position).
+        passage_chars: characters of a passage shown at most.
 
     Raises (from :meth:`rerank`):
         RerankError: the endpoint failed, or a pointwise reply holds no number / listwise reply
@@ -247,19 +260,50 @@ class LLMReranker:
             raise RerankError(f"{self.name}: {e}") from None
         return resp.content or ""
 
+    def _cut(self, passage: str, tokens: int) -> str:
+        from citewise.text.tokens import truncate_tokens
+
+        return truncate_tokens(passage[:self.passage_chars], max(tokens, 1))
+
     def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
+        from citewise.models.chat import document_room
+
         if not passages:
             return []
         if self.mode == "pointwise":
+            room = document_room(self.chat, 200, _POINTWISE, f"Query: {query}\n\n<passage>\n</passage>")
             scores = []
             for i, p in enumerate(passages):
-                reply = self._ask(_POINTWISE, f"Query: {query}\n\n<passage>\n{p[:self.passage_chars]}\n</passage>")
+                reply = self._ask(_POINTWISE, f"Query: {query}\n\n<passage>\n{self._cut(p, room)}\n</passage>")
                 m = re.search(r"-?\d+(?:\.\d+)?", reply)
                 if not m:
                     raise RerankError(f"{self.name}: no grade in the reply for passage {i + 1}: {reply[:80]!r}")
                 scores.append(float(m.group()))
             return scores
-        body = "\n\n".join(f"[{i}] <passage>\n{p[:self.passage_chars]}\n</passage>" for i, p in enumerate(passages, 1))
+        n = len(passages)
+        room = document_room(self.chat, 200, _LISTWISE.format(n=n), f"Query: {query}")
+        per = room // n - 12  # the "[i] <passage>" wrapper
+        if per >= MIN_PASSAGE_TOKENS or n <= 2:
+            order = self._rank(query, list(passages), max(per, 16))
+        else:
+            width = max(2, room // (MIN_PASSAGE_TOKENS + 12))
+            order = list(range(n))
+            start = max(0, n - width)
+            while True:
+                window = order[start:start + width]
+                ranked = self._rank(query, [passages[i] for i in window], room // len(window) - 12)
+                order[start:start + width] = [window[j] for j in ranked]
+                if start == 0:
+                    break
+                start = max(0, start - max(1, width // 2))
+        scores = [0.0] * n
+        for pos, i in enumerate(order):
+            scores[i] = float(n - pos)
+        return scores
+
+    def _rank(self, query: str, passages: list[str], tokens: int) -> list[int]:
+        """One listwise call: the passages' indices, most relevant first (left-out ones after, in order)."""
+        body = "\n\n".join(f"[{i}] <passage>\n{self._cut(p, tokens)}\n</passage>" for i, p in enumerate(passages, 1))
         reply = self._ask(_LISTWISE.format(n=len(passages)), f"Query: {query}\n\n{body}")
         order: list[int] = []
         for m in re.finditer(r"\[(\d+)\]", reply):
@@ -268,12 +312,7 @@ class LLMReranker:
                 order.append(i)
         if not order:
             raise RerankError(f"{self.name}: no passage numbers in the reply: {reply[:80]!r}")
-        order += [i for i in range(len(passages)) if i not in order]
-        n = len(passages)
-        scores = [0.0] * n
-        for pos, i in enumerate(order):
-            scores[i] = float(n - pos)
-        return scores
+        return order + [i for i in range(len(passages)) if i not in order]
 
 
 def make_reranker(spec: str) -> Reranker:
@@ -296,7 +335,7 @@ def make_reranker(spec: str) -> Reranker:
     if spec in ("llm", "llm-listwise", "llm-pointwise"):
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-        return LLMReranker(OpenAIChatModel(ChatConfig.from_env()), "pointwise" if spec == "llm-pointwise" else "listwise")
+        return LLMReranker(OpenAIChatModel(ChatConfig.from_env("reranker")), "pointwise" if spec == "llm-pointwise" else "listwise")
     raise CitewiseError(f"unknown reranker '{spec}' (valid: {', '.join(RERANKER_SPECS)})")
 
 

@@ -4,10 +4,12 @@
 Routes (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``):
 
 * ``POST /v1/search`` — ranked chunks with snippets (the ``citewise search --json`` hits).
-* ``POST /v1/ask`` — a cited answer or an abstention (the ``citewise ask --json`` object).
+* ``POST /v1/ask`` — a cited answer or an abstention (the ``citewise ask --json`` object);
+  ``POST /v1/ask/stream`` — the same as server-sent events (:mod:`citewise.service.streaming`).
 * ``POST /v1/vector_stores/{id}/search`` — the same retrieval in the shape of OpenAI's vector
   store search (``query``, ``filters``, ``max_num_results``; ``id`` is ``default``).
-* ``POST /v1/chat/completions`` — OpenAI chat completions (``stream`` too): the last user message
+* ``POST /v1/chat/completions`` — OpenAI chat completions (``stream``: the LLM's text as it
+  arrives, then the checked answer; :mod:`citewise.service.streaming`): the last user message
   is the question; the answer keeps its ``[doc:ID]`` markers, each also given as a
   ``url_citation`` annotation, and the response carries the full ``citations``.
 * ``POST /v1/ingest`` (admin) — ingest a folder on the server in the background;
@@ -54,7 +56,7 @@ import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from citewise.core import CitewiseError, Filters, Principal
@@ -68,6 +70,7 @@ from citewise.service.metrics import Metrics
 from citewise.service.online_eval import online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
+from citewise.service.streaming import openai_stream
 from citewise.service.schemas import AskRequest, SearchRequest  # noqa: F401 - the request bodies, re-exported
 
 # -- request bodies ---------------------------------------------------------------------------
@@ -258,9 +261,10 @@ class Service:
             return search_json(cw.index.store, query, hits)
 
     def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None,
-            options=None) -> dict:
+            options=None, on_delta=None) -> dict:
         """``citewise ask --json`` for ``question``; ``options`` (an :class:`~citewise.api.AskOptions`)
-        carries a request's scope and evidence-gap limits (generator and database stay the server's)."""
+        carries a request's scope and evidence-gap limits (generator and database stay the server's);
+        ``on_delta`` gets each piece of a streamed LLM answer."""
         import dataclasses
 
         from citewise.api import AskOptions
@@ -269,7 +273,7 @@ class Service:
                                    generator=self.generator, database=self.db)
         with self.pool.use() as cw:
             t0 = time.perf_counter()
-            ans = cw.ask(question, principal, opts)
+            ans = cw.ask(question, principal, opts, on_delta=on_delta)
             for tc in ans.tool_calls:
                 self.metrics.tool_seconds.labels(tc["tool"]).observe(time.perf_counter() - t0)
             if "retrieve_s" in ans.timings:
@@ -607,23 +611,17 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     @app.post("/v1/chat/completions", tags=["openai-compatible"])
     async def chat_completions(req: ChatCompletionRequest, request: Request, c: Caller = Depends(caller)):
         """OpenAI chat completions answered by ``ask``; citations as ``url_citation`` annotations
-        and in ``citations``; ``stream: true`` sends the answer as one chunk then ``[DONE]``."""
+        and in ``citations``; ``stream: true`` sends the answer as it is written, then the checked
+        answer with its citations, then ``[DONE]`` (:mod:`citewise.service.streaming`)."""
         question = svc.check_query(_chat_question(req.messages), "messages")
+        if req.stream:  # the model's text as it arrives, the checked answer last (citewise.service.streaming)
+            return openai_stream(lambda on_delta: svc.ask(question, 5, "shipped", c.principal, None, on_delta=on_delta), req.model)
         payload = await svc.run(svc.ask, question, 5, "shipped", c.principal, None)
         text = payload["answer"]
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         annotations = citation_annotations(text, payload["citations"], str(request.base_url))
         usage = {"prompt_tokens": len(question.split()), "completion_tokens": len(text.split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        if req.stream:
-            def events():
-                base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model}
-                yield "data: " + json.dumps({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text},
-                                                                    "finish_reason": None}]}) + "\n\n"
-                yield "data: " + json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                                             "citations": payload["citations"], "outcome": payload["outcome"]}) + "\n\n"
-                yield "data: [DONE]\n\n"
-            return StreamingResponse(events(), media_type="text/event-stream")
         return {"id": cid, "object": "chat.completion", "created": created, "model": req.model,
                 "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                              "message": {"role": "assistant", "content": text, "refusal": None,

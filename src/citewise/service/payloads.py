@@ -107,6 +107,8 @@ class AnswerJSON(TypedDict):
     tool_calls: list[dict[str, Any]]
     corrections: list[dict[str, str]]  # misspelt question words read as corpus words: {"typo", "fix"}
     timings: dict[str, float]
+    notes: list[str]  # what the citation check changed, or why the model was not used (LLM answers)
+    llm: NotRequired[dict[str, Any]]  # LLM answers: prompt (messages, tokens, budget), usage, attribution
     scope: NotRequired[Any]  # only when the evidence-gap controller answered (ask --scope ...)
     controller: NotRequired[dict[str, Any]]
 
@@ -167,6 +169,8 @@ def answer_json(ans) -> AnswerJSON:
         "tool_calls": ans.tool_calls,
         "corrections": getattr(ans, "corrections", []),
         "timings": ans.timings,
+        "notes": list(getattr(ans, "notes", [])),
+        **({"llm": ans.llm} if getattr(ans, "llm", None) else {}),
         **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
            if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
         # records answers: the SQL that ran, the rule comparison computed in code

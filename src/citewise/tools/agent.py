@@ -15,6 +15,12 @@ Failures never raise out of the loop:
 * every call that still failed is listed in the answer as a limitation ("Limitations: ...");
 * a chat error stops the loop with an answer that says so.
 
+The final answer goes through the citation check given as ``check``
+(:mod:`citewise.answer.agent_check`, the same sentence attribution as an LLM answer): every
+sentence must be supported by a passage a ``vector_search`` call returned (cited ``[doc:ID]``) or
+by a row a record tool returned (cited ``[tool:NAME]``); a sentence nothing supports is
+withdrawn, and :attr:`AgentResult.notes` says so.
+
 Successful observations are cached by ``(tool name, canonical JSON arguments)`` for ``cache_ttl_s``
 seconds, so a repeated call in a later iteration (or a later question) does not hit the tool.
 """
@@ -108,6 +114,10 @@ class AgentResult:
         iterations: chat requests made.
         steps: per-iteration record.
         limitations: one line per tool call that failed after retries (or the LLM error).
+        raw_answer: the model's final text before the citation check.
+        withdrawn: its sentences no observation supports (removed from ``answer``).
+        notes: what the citation check changed, for the reader.
+        fabricated: ids its markers named that no observation holds (``doc:ID`` / ``tool:NAME``).
     """
 
     answer: str
@@ -115,6 +125,10 @@ class AgentResult:
     iterations: int
     steps: list[Step] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
+    raw_answer: str = ""
+    withdrawn: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    fabricated: list[str] = field(default_factory=list)
 
 
 class Agent:
@@ -127,11 +141,15 @@ class Agent:
         tool_timeout_s: seconds per tool attempt.
         cache: a ToolCache (None: a new one with a 300 s TTL).
         system_prompt: the system message.
+        check: ``(final text, steps) -> (answer, withdrawn sentences, notes, fabricated ids)``, the citation
+            check of the final answer (:func:`citewise.answer.agent_check.check_agent_answer`,
+            given by the layer that builds the agent; None: the answer is returned unchecked).
     """
 
     def __init__(self, model, tools: ToolSet | Sequence[Tool], max_iterations: int = 5,
                  tool_timeout_s: float = 10.0, cache: ToolCache | None = None,
-                 system_prompt: str = DEFAULT_SYSTEM_PROMPT):
+                 system_prompt: str = DEFAULT_SYSTEM_PROMPT, check=None):
+        self.check = check
         self.model = model
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(list(tools))
         self.max_iterations = max_iterations
@@ -194,8 +212,7 @@ class Agent:
             step = Step(iteration, resp.content)
             steps.append(step)
             if not resp.tool_calls:
-                return AgentResult(_with_limitations(resp.content or "", limitations), "answered",
-                                   iteration, steps, limitations)
+                return self._checked(resp.content or "", "answered", iteration, steps, limitations)
             messages.append({"role": "assistant", "content": resp.content, "tool_calls": [
                 {"id": c.id or f"call_{iteration}_{i}", "type": "function",
                  "function": {"name": c.name, "arguments": c.raw_arguments}}
@@ -214,6 +231,16 @@ class Agent:
         text = f"I stopped after {self.max_iterations} iterations without a final answer."
         limitations.append(f"iteration cap of {self.max_iterations} reached")
         return AgentResult(_with_limitations(text, limitations), "iteration_cap", self.max_iterations, steps, limitations)
+
+
+    def _checked(self, text: str, stopped: str, iteration: int, steps: list[Step], limitations: list[str]) -> AgentResult:
+        """The final answer through :attr:`check` (module docstring); unchecked without one."""
+        if self.check is None:
+            return AgentResult(_with_limitations(text, limitations), stopped, iteration, steps, limitations,
+                               raw_answer=text)
+        answer, withdrawn, notes, fabricated = self.check(text, steps)
+        return AgentResult(_with_limitations(answer, limitations), stopped, iteration, steps, limitations,
+                           raw_answer=text, withdrawn=withdrawn, notes=notes, fabricated=fabricated)
 
 
 def _with_limitations(text: str, limitations: list[str]) -> str:

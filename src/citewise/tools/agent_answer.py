@@ -65,7 +65,11 @@ def agent_answer(result, index=None) -> Answer:
     else:
         outcome = "answered" if not limits else "partial"
         ans = Answer(" ".join(kept) + limitations, outcome, citations, used_ids=[docs[d] for d in cited_docs if docs[d]])
-    ans.dropped, ans.fabricated, ans.tool_calls = dropped, fabricated, calls
+    # what the agent's own check (Agent.check) withdrew comes first, then what the markers dropped
+    ans.dropped = list(getattr(result, "withdrawn", [])) + [d for d in dropped if d not in getattr(result, "withdrawn", [])]
+    prior = list(getattr(result, "fabricated", []))
+    ans.fabricated, ans.tool_calls = prior + [f for f in fabricated if f not in prior], calls
+    ans.notes = list(getattr(result, "notes", [])) + list(ans.notes)
     ans.generator = "agent"
     ans.evidence = {"agent": {"stopped": result.stopped, "iterations": result.iterations}}
     return ans
