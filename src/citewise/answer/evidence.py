@@ -86,6 +86,7 @@ from typing import Sequence
 
 import numpy as np
 
+from citewise.answer.question import lexicon
 from citewise.answer.units import TABLE_SEPARATOR, UnitCache, is_instruction, label_named
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
@@ -93,13 +94,9 @@ from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compa
                                   LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
-#: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
-QUESTION_WORDS = frozenset(analyze(
-    "what which who whom whose when where why how do does did done can could should would may "
-    "might must shall i me my mine we us our ours you your yours he she him her his its them "
-    "get gets got have has had having please tell know about any some there here s m ll ve d re "
-    "want need like just also very"
-))
+#: Question words and light verbs that carry no topic, in analyzed (stemmed) form: the question
+#: analysis's list (``citewise/answer/data/question.yaml``, ``question_words``).
+QUESTION_WORDS = lexicon().question_terms
 
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))

@@ -1,7 +1,7 @@
 """Generators behind one interface: ``generate(question, context) -> Draft``.
 
-* :class:`citewise.answer.extractive.ExtractiveGenerator` (default, deterministic, no LLM):
-  quotes the best sentences of the context, each followed by ``[doc:ID]``.
+* :class:`citewise.answer.select.generator.ExtractiveGenerator` (default, deterministic, no LLM):
+  quotes the units a learned selector ranks best, each followed by ``[doc:ID]``.
 * :class:`LLMGenerator`: any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server,
   OpenAI) through :class:`citewise.models.chat.OpenAIChatModel`, prompted to cite ``[doc:ID]``
   after every sentence, with document text fenced as untrusted data (:data:`SYSTEM_PROMPT`).
@@ -111,7 +111,7 @@ def make_generator(name: str, embedder=None, units=None, **kw) -> Generator:
             is not configured.
     """
     if name == "extractive":
-        from citewise.answer.extractive import ExtractiveGenerator
+        from citewise.answer.select.generator import ExtractiveGenerator
         from citewise.answer.units import UnitCache
 
         return ExtractiveGenerator(units or UnitCache(embedder), **kw)

@@ -149,7 +149,7 @@ class Answerer:
         self.scorer = scorer or EvidenceScorer(store, self.units)
         self.assembler = assembler or ContextAssembler()
         if generator is None:
-            from citewise.answer.extractive import ExtractiveGenerator
+            from citewise.answer.select.generator import ExtractiveGenerator
 
             generator = ExtractiveGenerator(self.units)
         self.generator = generator
@@ -326,6 +326,15 @@ class Answerer:
         return [Hit(h.chunk_id, h.doc_id, -neg, n + i + 1, "unit", getattr(h, "title", ""))
                 for i, (neg, _, h) in enumerate(scored[:self.deep_extra])]
 
+    def context_of(self, a: Assessment):
+        """The assembled :class:`~citewise.answer.context.Context` of an assessment that found
+        evidence: the deeper chunks (:meth:`deeper_hits`) first, then the hits."""
+        question = a.question
+        deeper = self.deeper_hits(question, a.qvec, [a.chunks[h.chunk_id] for h in a.hits if h.chunk_id in a.chunks],
+                                  a.hits, a.deeper)
+        # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
+        return self.assembler.assemble(question, deeper + a.hits, self.store, a.chunks)
+
     @traced_answer
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
                filters: Filters | None = None, qvec: np.ndarray | None = None) -> Answer:
@@ -353,10 +362,7 @@ class Answerer:
             timings["total_s"] = time.perf_counter() - t0
             return ans
         t2 = time.perf_counter()
-        deeper = self.deeper_hits(question, qvec, [chunks[h.chunk_id] for h in hits if h.chunk_id in chunks],
-                                  hits, a.deeper)
-        # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
-        context = self.assembler.assemble(question, deeper + hits, self.store, chunks)
+        context = self.context_of(a)
         ans.context_ids = [c.chunk_id for c in context.chunks]
         t3 = time.perf_counter()
         timings["assemble_s"] = t3 - t2

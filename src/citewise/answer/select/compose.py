@@ -1,0 +1,152 @@
+"""From ranked units to the quoted answer: hard rules, format-level expansions and hygiene.
+
+Given the candidates of a context (:mod:`citewise.answer.select.features`) and the model's scores:
+
+1. **Trust** (hard rule): a unit that reads as instructions to a model
+   (:func:`citewise.text.trust.instruction_like`) ranks after every other unit, and is never
+   quoted first; with nothing else to quote the answer is empty (abstain).
+2. **First unit**: the best-scoring one: the most direct unit opens the answer.
+3. **Followers**: units whose probability (softmax of the scores within the question) is at
+   least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
+   one (the same words, or cosine ≥ :data:`REPEAT_COSINE`), while the answer has fewer than
+   ``max_units`` units and :data:`MAX_CHARS` characters of prose; at most one code block.
+4. **Format-level expansions** (hold for any corpus):
+
+   * a list item keeps its lead term and a table row its header (both are in the unit's display
+     text: :mod:`citewise.answer.units`), a definition its term (likewise);
+   * a code block keeps its lead sentence: the prose unit right before it under the same
+     headings, quoted just before the block;
+   * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
+     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order.
+
+5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
+   unit is quoted first, answers a yes/no question, and sits under a question heading that holds
+   at least :data:`REPLY_MATCH` of the question's term weight (a FAQ reply to *this* question);
+   elsewhere it is cut from the quoted text (never an inverted answer taken from another
+   question's reply).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from citewise.answer.question import QuestionAnalysis
+from citewise.answer.select.features import FEATURES, Candidate
+from citewise.answer.select.format import step_number
+
+#: A follower needs at least this share of the first unit's probability.
+FOLLOW_SHARE = 0.35
+#: Cosine at or above which a unit repeats a quoted one.
+REPEAT_COSINE = 0.92
+#: Most characters of prose quoted (code blocks apart); the first unit is always quoted whole.
+MAX_CHARS = 900
+#: Most steps of a procedure quoted.
+MAX_STEPS = 8
+#: Share of the question's term weight (IDF) a FAQ heading must hold for its "Yes." / "No." to
+#: open the answer: the heading must ask nearly what was asked. On the sample corpus, "Are refunds
+#: approved automatically?" against the heading "Do refunds on Starter need anyone's approval?"
+#: (reply "No. If the request fits the rule, it is approved automatically.") holds well under it.
+REPLY_MATCH = 0.8
+_REPLY = re.compile(r"^(?:yes|no)\b[.,!]?\s*", re.I)
+_F = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def order(cands: Sequence[Candidate], scores: np.ndarray) -> list[int]:
+    """Indices of ``cands`` best first: instruction-like units after all others, then by score,
+    context order and position (deterministic)."""
+    return sorted(range(len(cands)), key=lambda i: (cands[i].features[_F["instruction"]] > 0, -float(scores[i]),
+                                                   cands[i].chunk_index, cands[i].unit.start))
+
+
+def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
+    """The numbered run of items around ``first`` (same chunk and headings), in order."""
+    text = texts[first.chunk_index]
+    n = step_number(text, first.unit.start)
+    if n is None or first.unit.kind != "item":
+        return [first]
+    same = sorted((c for c in cands if c.chunk_index == first.chunk_index and c.unit.headings == first.unit.headings
+                   and c.unit.kind == "item"), key=lambda c: c.unit.start)
+    nums = {id(c): step_number(text, c.unit.start) for c in same}
+    at = next(i for i, c in enumerate(same) if c is first)
+    lo = at
+    while lo > 0 and nums[id(same[lo - 1])] == nums[id(same[lo])] - 1:
+        lo -= 1
+    hi = at
+    while hi + 1 < len(same) and nums[id(same[hi + 1])] == nums[id(same[hi])] + 1:
+        hi += 1
+    run = same[lo:hi + 1]
+    return run[:MAX_STEPS] if len(run) <= MAX_STEPS else run[at - lo:at - lo + MAX_STEPS]
+
+
+def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
+    """The prose unit right before a code block under the same headings (its lead sentence)."""
+    before = [c for c in cands if c.chunk_index == block.chunk_index and c.unit.kind != "code"
+              and c.unit.end <= block.unit.start and c.unit.headings == block.unit.headings]
+    return max(before, key=lambda c: c.unit.start) if before else None
+
+
+def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray, texts: Sequence[str],
+            max_units: int = 3) -> list[Candidate]:
+    """The units to quote, in answer order (see module docstring); [] when nothing may be
+    quoted. ``texts``: the context's chunk texts by chunk index."""
+    if not cands:
+        return []
+    ranked = order(cands, scores)
+    first = cands[ranked[0]]
+    if first.features[_F["instruction"]] > 0:
+        return []
+    s = np.asarray(scores, dtype=np.float64)
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    p_first = p[ranked[0]]
+    chosen: list[Candidate] = [first]
+    if qa.kind == "how_to" and first.unit.kind == "item":
+        chosen = _procedure(first, cands, texts)
+    seen = {_norm(c.unit.text) for c in chosen}
+    chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
+    for i in ranked[1:]:
+        c = cands[i]
+        if len(chosen) >= max_units:
+            break
+        if p[i] < FOLLOW_SHARE * p_first or c.features[_F["instruction"]] > 0:
+            break
+        if c in chosen or _norm(c.unit.text) in seen:
+            continue
+        if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
+            continue
+        if c.unit.kind == "code" and any(o.unit.kind == "code" for o in chosen):
+            continue
+        if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:
+            continue
+        chosen.append(c)
+        seen.add(_norm(c.unit.text))
+        chars += len(c.unit.text) if c.unit.kind != "code" else 0
+    out: list[Candidate] = []
+    for c in chosen:  # a code block keeps its lead sentence
+        if c.unit.kind == "code":
+            lead = _lead_sentence(c, cands)
+            if lead is not None and lead not in chosen and lead not in out and lead.features[_F["instruction"]] == 0:
+                out.append(lead)
+        if c not in out:
+            out.append(c)
+    return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _reply_checked(qa: QuestionAnalysis, c: Candidate, first: bool) -> Candidate:
+    """``c`` with a bare "Yes." / "No." opener cut unless it answers this question (module
+    docstring, step 5)."""
+    if not _REPLY.match(c.unit.text):
+        return c
+    keeps = first and qa.kind == "yes_no" and c.features[_F["reply_matches"]] >= REPLY_MATCH
+    if keeps:
+        return c
+    rest = _REPLY.sub("", c.unit.text, count=1).strip()
+    return replace(c, unit=replace(c.unit, text=rest)) if rest else c
