@@ -17,7 +17,6 @@ import pytest
 from conftest import reason_text
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.evidence import named_terms
-from citewise.answer.extractive import asks_definition
 from citewise.core import ABSTENTION_TEXT
 from citewise.text.names import code_names, entry_offsets, heading_pattern, question_subject
 
@@ -101,11 +100,6 @@ def test_entry_offsets_count_the_section_heading():
     assert entry_offsets("By default, rustc links statically.\n", "prefer-dynamic", "opt-level") == []
 
 
-def test_asks_definition():
-    assert asks_definition("What is AsyncLocalStorage?") is True
-    assert asks_definition("What does shopt -s nullglob do?") is True
-    assert asks_definition("What does error E-1003 mean and how do I fix it?") is False
-    assert asks_definition("How often does X run?") is False
 
 
 def test_question_subject():
@@ -557,32 +551,10 @@ def test_code_request_gets_the_block_under_the_matching_heading_whole(ref_index)
     assert blocks == [(EXEC_CODE, [("doc", "node/child")])]
 
 
-def test_a_bold_headline_is_not_a_lead_term():
-    """Release-note bullets open with a bold headline ending in a full stop ("**Wire transfer
-    references.** Enterprise invoices now ..."): not a term being defined, so no lead bonus (with
-    it, the sample query 'wire transfer reference enterprise' cited the release note instead of
-    the payment-methods page)."""
-    from citewise.answer.extractive import lead_match
-
-    w = {"wire": 1.0, "transfer": 1.0, "refer": 1.0}
-    assert lead_match("Wire transfer references.", w, "Wire transfer references. Enterprise invoices now ...") is False
-    assert lead_match("Wire transfer references", w, "Wire transfer references. Enterprise invoices now ...") is False
-    assert lead_match("wire transfer", w, "wire transfer: pay by bank") is True
-    assert lead_match("Directory Sync for Google Workspace", w, "") is False  # four words: a title
 
 
 # -- read on, slot names, flag values with '=' ------------------------------------------------
 
-def test_keyword_query_and_definition_question_read_the_entry_on(ref_index):
-    """A search-box query ("rustc prefer-dynamic linking") and a definitional question read on
-    from the best sentence: the next sentence of the same section follows it."""
-    from citewise.answer.extractive import is_keyword_query
-
-    assert is_keyword_query("rustc prefer-dynamic linking") and not is_keyword_query("How do I link?")
-    idx, _ = ref_index
-    a = idx.ask("rustc prefer-dynamic linking")
-    sentences = [s for s, _ in cited(a)]
-    assert sentences[:2] == [PREFER_DYNAMIC_1, PREFER_DYNAMIC_2], a.text
 
 
 def test_names_from_slots_flag_values_and_commands():
@@ -635,13 +607,6 @@ def test_a_definition_led_by_the_name_beats_a_heading_that_contains_it(tmp_path_
     assert cited(a)[0][0] == "Toggle the values of settings controlling optional widget behavior.", a.text
 
 
-def test_what_question_and_query_open_with_the_entry_but_how_and_why_do_not():
-    from citewise.answer.extractive import asks_entry
-
-    assert asks_entry("What number does -C opt-level take?") and asks_entry("Which values can I pass to -C panic?")
-    assert asks_entry("codegen-units default")  # a search-box query
-    assert not asks_entry("Why would I pass -C embed-bitcode=no?") and not asks_entry("How do I strip symbols?")
-    assert not asks_entry("Does rustc link the crate?")
 
 
 def test_what_question_about_a_flag_value_opens_with_its_entry_not_a_mention(ref_index):
@@ -779,11 +744,6 @@ def test_a_block_that_matches_as_well_as_the_best_sentence_is_shown(example_inde
     assert a.text.startswith("The path.relative() method returns the relative path"), a.text
 
 
-def test_a_question_for_output_or_a_message_gets_the_block():
-    from citewise.answer.extractive import wants_code
-
-    assert wants_code("unused_labels lint warning message") and wants_code("rustc command line to deny a lint")
-    assert wants_code("What is the output of ls -l?") and not wants_code("What does path.basename do?")
 
 
 def test_warning_message_question_gets_the_output_block_and_plain_question_none(example_index):

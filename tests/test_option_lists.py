@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 
 from citewise.answer.citations import split_cited_sentences
-from citewise.answer.extractive import flag_owners, symbol_names
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 from citewise.text.loaders import content_hash
@@ -99,15 +98,6 @@ def answered(idx, question: str) -> str:
     return a.text
 
 
-def test_flag_owners_name_the_entry_whose_option_list_a_unit_sits_in():
-    units = split_units(STACK_PAGE)
-    by_text = {u.text[:59]: sorted(o) for u, o in zip(units, flag_owners(units)) if u.lead == "-n"}
-    assert by_text == {
-        "-n: Suppresses the normal change of directory when rotating": ["stash"],
-        "-n: Suppresses the normal change of directory when removing": ["unstash"],
-    }
-    # a unit under other headings has no owner
-    assert flag_owners([Unit(0, 5, "x: y.", ("A",), "definition", "x"), Unit(6, 9, "-n: z", ("B",), "definition", "-n")])[1] == frozenset()
 
 
 def test_a_flag_of_the_named_command_beats_the_same_flag_of_another(tmp_path_factory):
@@ -119,11 +109,6 @@ def test_a_flag_of_the_named_command_beats_the_same_flag_of_another(tmp_path_fac
     assert b.startswith("-n: Suppresses the normal change of directory when rotating") and "when removing" not in b, b
 
 
-def test_symbol_names():
-    assert symbol_names("In a prompt, what does the \\# escape show?") == {"#"}
-    assert symbol_names("what does the !# event designator refer to?") == {"!#"}
-    assert symbol_names("arithmetic ! and ~ operators") == {"!", "~"}
-    assert symbol_names("Is it fast - or slow? Yes & no.") == set()
 
 
 def test_an_entry_led_by_a_symbol_the_question_names_is_quoted_first(tmp_path_factory):
@@ -338,19 +323,6 @@ def test_a_row_answers_with_the_column_the_question_names(tmp_path_factory):
     assert "Maximum seats; Basic: 4; Plus: 40; Max: Unlimited." in every, every
 
 
-def test_a_reference_list_is_never_quoted_also_in_a_chunk_that_starts_inside_it():
-    """"rust default allocator before 1.32" quoted the page's References list ("A. Crichton. “RFC:
-    Allow changing the default allocator #1183.” GitHub."): the chunk started inside that section,
-    so its units had no heading of their own and the navigation rule never saw "References"."""
-    from types import SimpleNamespace
-    from citewise.answer.extractive import ExtractiveGenerator
-    text = "- A. Crichton. “RFC: Allow changing the default allocator #1183.” GitHub.\n"
-    unit = split_units(text)[0]
-    inside = SimpleNamespace(text=text, heading_path=("Exploit Mitigations", "References"))
-    elsewhere = SimpleNamespace(text=text, heading_path=("Exploit Mitigations", "Heap corruption protection"))
-    assert unit.headings == ()
-    assert not ExtractiveGenerator._quotable(unit, inside, True)
-    assert ExtractiveGenerator._quotable(unit, elsewhere, True)
 
 
 WIDGET_PAGE = """

@@ -261,7 +261,7 @@ class Answerer:
           holding its entry ("FIGNORE variable", "shopt lastpipe" retrieved the passages citing
           FIGNORE / lastpipe in prose while their definitions ranked 8th)."""
         from citewise.answer.evidence import exact_words
-        from citewise.answer.extractive import is_keyword_query
+        from citewise.answer.question import analyze_question
         from citewise.text.names import entry_names
 
         wanted: dict[str, tuple[list[str], object]] = {}  # name -> (BM25 terms, test of a chunk)
@@ -270,7 +270,7 @@ class Answerer:
             if name.lower() not in NOT_NAMES:
                 wanted[name] = (list(dict.fromkeys(analyze(name) + kind_terms)), _about(kind_terms))
         names = exact_words(question) + entry_names(question)
-        if is_keyword_query(question):
+        if analyze_question(question).kind == "keyword":
             names += re.findall(r"[A-Za-z][\w-]{3,}", question)
         for name in dict.fromkeys(names):
             terms = [t for t in analyze(name) if t not in QUESTION_WORDS]

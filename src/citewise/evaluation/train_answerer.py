@@ -146,3 +146,65 @@ def set_questions(path: str | Path, doc_ids: Iterable[str]):
             continue
         spans = list(q.expected_answer)
         yield q.text, (lambda text, spans=spans: any(span_in(normalise(s), normalise(text)) for s in spans))
+
+
+def run_training(squad: str | Path | None, squad_index: str | Path | None, sets: Sequence[str | Path],
+                 index: str | Path | None, out: str | Path | None, squad_limit: int | None = 3000, k: int = 5,
+                 log: Callable[[str], None] = print) -> dict:
+    """``citewise train-answerer``: collect groups from SQuAD's train articles and from the answer
+    sets, fit, write the model (``out``; default: the packaged file) and return the report.
+
+    Raises:
+        CitewiseError: no source given, or no usable question collected.
+    """
+    from citewise.core import CitewiseError
+    from citewise.index import Index
+
+    if not squad and not sets:
+        raise CitewiseError("train-answerer: give --squad DIR and/or --set FILE (with --index)")
+    groups: list[Group] = []
+    info: dict = {"model": "listwise linear (ListNet top-one, Adam, L2 1e-3)", "k": k, "sources": {}}
+    if squad:
+        from citewise.evaluation.beir import PrecomputedEmbedder
+        from citewise.evaluation.squad import load_squad
+        from citewise.retrieval.retrievers import make_retriever
+        from citewise.answer.calibrate import COLLECT_THRESHOLD
+        from citewise.answer.pipeline import Answerer
+        from citewise.answer.units import UnitCache
+
+        data = load_squad(squad)
+        if squad_index is None:
+            raise CitewiseError("train-answerer: --squad needs --squad-index (the index 'citewise eval squad' builds)")
+        idx = Index.open(squad_index)
+        idx.ingestor().ingest_documents(data.documents)
+        qs = list(squad_questions(data, "train", squad_limit))
+        qemb = PrecomputedEmbedder(idx.embedder, [t for t, _ in qs])
+        units = UnitCache(idx.embedder, max_chunks=20000, store=idx.store)
+        answerer = Answerer(make_retriever("shipped", idx.store, qemb), idx.store, idx.embedder,
+                            threshold=COLLECT_THRESHOLD, units=units)
+        got = collect(answerer, qs, "squad-train", k, qvecs={t: qemb.embed([t])[0] for t, _ in qs})
+        log(f"squad train articles: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+            f"{got.no_label} without a labelled unit")
+        groups += got.groups
+        info["sources"]["squad"] = {"file": Path(data.path).name, "split": "train articles (squad_split)",
+                                    "asked": got.asked, "used": len(got.groups)}
+    if sets:
+        if index is None:
+            raise CitewiseError("train-answerer: --set needs --index (the index of the set's corpus)")
+        idx = Index.open(index)
+        answerer = idx.answerer()
+        doc_ids = list(idx.store.documents())
+        for path in sets:
+            got = collect(answerer, set_questions(path, doc_ids), Path(path).stem, k)
+            log(f"{Path(path).name}: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+                f"{got.no_label} without a labelled unit")
+            groups += got.groups
+            info["sources"][Path(path).name] = {"asked": got.asked, "used": len(got.groups)}
+    if not groups:
+        raise CitewiseError("train-answerer: no question gave both an answering and another unit")
+    model, report = train(groups, info)
+    target = Path(out) if out else Path(__file__).resolve().parents[1] / "answer" / "data" / "selector.json"
+    model.save(target)
+    log(f"held-out top-1: model {report['held_out_top1_model']:.3f} vs cosine {report['held_out_top1_cosine']:.3f} "
+        f"({report['held_out']} questions); written to {target}")
+    return report

@@ -11,7 +11,7 @@ Deterministic, no LLM. For a question and an assembled context:
 4. choose and order what to quote (:mod:`citewise.answer.select.compose`: trust rule,
    followers, format-level expansions, hygiene);
 5. write each unit's sentences followed by ``[doc:ID]``, with their offsets in the chunk, and a
-   short answer span (:mod:`citewise.answer.select.short`).
+   short answer span (:mod:`citewise.answer.select.span`).
 
 Nothing about a question is kept on the generator between calls.
 """
@@ -29,7 +29,7 @@ from citewise.answer.question import QuestionAnalysis, analyze_question
 from citewise.answer.select.compose import compose
 from citewise.answer.select.features import Candidate, candidates
 from citewise.answer.select.model import SelectorModel, packaged_model
-from citewise.answer.select.short import short_answer
+from citewise.answer.select.span import best_span
 from citewise.answer.units import UnitCache
 from citewise.core import ABSTENTION_TEXT
 
@@ -84,7 +84,13 @@ class ExtractiveGenerator:
             for sentence, _ in split_cited_sentences(text):
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
-        sentences = list(dict.fromkeys(sentences))  # no sentence twice
+        seen: set[str] = set()  # no sentence twice, from whichever document
+        sentences = [x for x in sentences if not (_key(x) in seen or seen.add(_key(x)))]
         prose = [c for c in chosen if c.unit.kind != "code"]
-        short = short_answer(qa, prose[0].unit.text) if prose else ""
+        short = best_span(qa, prose[0].unit.text) if prose else ""
         return Draft(join_sentences(sentences), self.name, spans=spans, short=short)
+
+
+def _key(sentence: str) -> str:
+    """A cited sentence's words without its ``[doc:ID]`` marker, lower case."""
+    return " ".join(sentence.rsplit(" [doc:", 1)[0].lower().split())

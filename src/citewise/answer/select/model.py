@@ -64,8 +64,8 @@ class SelectorModel:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "model") -> "SelectorModel":
-        """Build from the JSON form.
+    def from_dict(cls, data: dict, source: str = "model", features: Sequence[str] = FEATURES) -> "SelectorModel":
+        """Build from the JSON form; ``features``: the names the model must have, in order.
 
         Raises:
             CitewiseError: the file's features are not :data:`FEATURES` (a model trained for
@@ -73,22 +73,22 @@ class SelectorModel:
         """
         try:
             feats = tuple(data["features"])
-            if feats != FEATURES:
-                raise CitewiseError(f"{source}: selector model features {list(feats)} are not this version's "
-                                    f"{list(FEATURES)}; retrain it with 'citewise train-answerer'")
+            if feats != tuple(features):
+                raise CitewiseError(f"{source}: model features {list(feats)} are not this version's "
+                                    f"{list(features)}; retrain it with 'citewise train-answerer'")
             return cls(feats, np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
                        np.array(data["weights"], dtype=np.float64), dict(data.get("info") or {}))
         except (KeyError, TypeError, ValueError) as e:
             raise CitewiseError(f"{source}: not a selector model ({type(e).__name__}: {e})") from None
 
     @classmethod
-    def load(cls, path: str | Path) -> "SelectorModel":
+    def load(cls, path: str | Path, features: Sequence[str] = FEATURES) -> "SelectorModel":
         """Read a model file (see :meth:`from_dict` for errors)."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:
             raise CitewiseError(f"{path}: cannot read selector model ({e})") from None
-        return cls.from_dict(data, str(path))
+        return cls.from_dict(data, str(path), features)
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +99,7 @@ def packaged_model() -> SelectorModel:
 
 
 def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3, steps: int = 400,
-        lr: float = 0.05) -> SelectorModel:
+        lr: float = 0.05, features: Sequence[str] = FEATURES) -> SelectorModel:
     """Fit the listwise model on ``groups``: per question, ``(x, y)`` with ``x`` shape (n, F)
     and ``y`` shape (n,) of 0/1 (1: the unit answers). Groups without both a 1 and a 0 are
     skipped.
@@ -132,7 +132,7 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3, steps
         m = b1 * m + (1 - b1) * grad
         v = b2 * v + (1 - b2) * grad * grad
         w -= lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + 1e-8)
-    return SelectorModel(FEATURES, mean, scale, w)
+    return SelectorModel(tuple(features), mean, scale, w)
 
 
 def listwise_loss(model: SelectorModel, groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> float:
