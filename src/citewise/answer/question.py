@@ -262,11 +262,13 @@ def analyze_question(text: str) -> QuestionAnalysis:
     conditions = _conditions(clean, lex)
     subject = _subject(clean, words, conditions, lex)
     terms = tuple(t for t in dict.fromkeys(analyze(clean)) if t not in lex.question_terms)
-    ids = tuple(dict.fromkeys(code_names(clean) + find_identifiers(clean)))
+    ids: dict[str, str] = {}  # case-folded -> as written first (find_identifiers lower-cases)
+    for name in code_names(clean) + find_identifiers(clean):
+        ids.setdefault(name.lower(), name)
     english = any(w in lex.english for w in words) or len(words) <= 4
     return QuestionAnalysis(
         text=text, kind=kind, expected=_expected(words, kind, lex, wants_code, asks_default), subject=subject,
-        entities=_entities(clean), identifiers=ids, conditions=conditions, absolute=_absolute(words, lex),
+        entities=_entities(clean), identifiers=tuple(ids.values()), conditions=conditions, absolute=_absolute(words, lex),
         language="en" if english else "und", terms=terms,
         subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),
         wants_code=wants_code, asks_default=asks_default)
