@@ -87,7 +87,8 @@ from typing import Sequence
 import numpy as np
 
 from citewise.answer.question import lexicon
-from citewise.answer.units import TABLE_SEPARATOR, UnitCache, is_instruction, label_named
+from citewise.answer.unit_cache import UnitCache
+from citewise.answer.units import TABLE_SEPARATOR, is_instruction, label_named
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401

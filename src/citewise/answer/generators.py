@@ -112,7 +112,7 @@ def make_generator(name: str, embedder=None, units=None, **kw) -> Generator:
     """
     if name == "extractive":
         from citewise.answer.select.generator import ExtractiveGenerator
-        from citewise.answer.units import UnitCache
+        from citewise.answer.unit_cache import UnitCache
 
         return ExtractiveGenerator(units or UnitCache(embedder), **kw)
     if name == "llm":

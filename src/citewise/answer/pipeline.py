@@ -33,7 +33,7 @@ from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
 from citewise.answer.evidence import ENTRY_SLOT, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
 from citewise.answer.generators import Generator
-from citewise.answer.units import UnitCache
+from citewise.answer.unit_cache import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal, Reason, ReasonCode
 from citewise.retrieval.retrievers import effective_filters
 from citewise.settings import Settings

@@ -283,7 +283,7 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
     """
     from citewise.answer.calibrate import COLLECT_THRESHOLD
     from citewise.answer.pipeline import Answerer
-    from citewise.answer.units import UnitCache
+    from citewise.answer.unit_cache import UnitCache
     from citewise.evaluation.beir import PrecomputedEmbedder
     from citewise.retrieval.retrievers import make_retriever
 

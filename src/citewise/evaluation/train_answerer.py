@@ -170,7 +170,7 @@ def run_training(squad: str | Path | None, squad_index: str | Path | None, sets:
         from citewise.retrieval.retrievers import make_retriever
         from citewise.answer.calibrate import COLLECT_THRESHOLD
         from citewise.answer.pipeline import Answerer
-        from citewise.answer.units import UnitCache
+        from citewise.answer.unit_cache import UnitCache
 
         data = load_squad(squad)
         if squad_index is None:

@@ -124,7 +124,7 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, svec: np.ndarray | None, 
                got: Sequence[tuple[list[Unit], np.ndarray]], idf: Callable[[str], float] | None = None) -> list[Candidate]:
     """The quotable units of ``chunks`` (context chunks: ``title``, ``heading_path``, ``text``,
     ``score``) with their feature rows. ``got``: ``(units, vectors)`` per chunk
-    (:meth:`~citewise.answer.units.UnitCache.get`); ``svec``: the subject's embedding or None."""
+    (:meth:`~citewise.answer.unit_cache.UnitCache.get`); ``svec``: the subject's embedding or None."""
     lex_words = lexicon()
     weights = {t: (idf(t) if idf else 1.0) for t in qa.terms}
     subj = set(qa.subject_terms)

@@ -4,7 +4,7 @@ Deterministic, no LLM. For a question and an assembled context:
 
 1. analyse the question once (:func:`citewise.answer.question.analyze_question`);
 2. split the context's chunks into answer units with their embeddings
-   (:class:`~citewise.answer.units.UnitCache`), keep the quotable ones and compute their features
+   (:class:`~citewise.answer.unit_cache.UnitCache`), keep the quotable ones and compute their features
    (:mod:`citewise.answer.select.features`);
 3. score them with the selector model (:mod:`citewise.answer.select.model`; the packaged one by
    default, trained by ``citewise train-answerer``);
@@ -30,7 +30,7 @@ from citewise.answer.select.compose import compose
 from citewise.answer.select.features import Candidate, candidates
 from citewise.answer.select.model import SelectorModel, packaged_model
 from citewise.answer.select.span import best_span
-from citewise.answer.units import UnitCache
+from citewise.answer.unit_cache import UnitCache
 from citewise.core import ABSTENTION_TEXT
 
 
