@@ -265,8 +265,11 @@ class GapController:
                     missing.append(r)
         # a low evidence score yields to found checks; a rule does not (an unknown name, a name or
         # subject the evidence lacks, a live value): found words cannot make the question in scope
-        rule = abstain_reason is not None and abstain_reason.code != ReasonCode.BELOW_THRESHOLD
-        if not context.chunks or (abstain_reason and (not found or rule)):
+        rule = bool(abstain_reason) and getattr(abstain_reason, "code", None) != ReasonCode.BELOW_THRESHOLD
+        # checks derived from the question's own words lift a low score only when every one is
+        # stated: one clause found somewhere does not make the question in scope
+        weak = not found or (dom is None and bool(missing))
+        if not context.chunks or (abstain_reason and (weak or rule)):
             ans.outcome = "abstained"
             ans.reason = abstain_reason or Reason.of(ReasonCode.NOTHING_IN_SCOPE)
             if scope.doc_ids is not None and not scope.doc_ids:

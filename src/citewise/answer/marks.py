@@ -126,7 +126,10 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
             sentences.append((c, s, e, text[s:e]))
     for chk in checks:
         res = CheckResult(chk)
-        scored = [(chk.strength(t), i) for i, (_, _, _, t) in enumerate(sentences)]
+        # a derived check reads a sentence with its chunk's title and headings: a manual states
+        # the condition once in the heading ("Removing files" > "The force option")
+        scored = [(chk.strength(f"{_where(c)} {t}" if chk.derived else t), i)
+                  for i, (c, _, _, t) in enumerate(sentences)]
         # strongest first (derived checks), then rank order; at most one sentence per document
         seen_docs: set[str] = set()
         for strength, i in sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1])):
@@ -146,6 +149,11 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
             res.round = prev.round if prev is not None and prev.round else round_no
         out[chk.name] = res
     return out
+
+
+def _where(chunk) -> str:
+    """A chunk's title and heading path, as one line."""
+    return " ".join((getattr(chunk, "title", "") or "", *(getattr(chunk, "heading_path", ()) or ())))
 
 
 def _version_filter(question: str, results: dict[str, CheckResult]) -> None:

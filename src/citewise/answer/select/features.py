@@ -9,7 +9,6 @@ feature                   value
 ========================  ======================================================================
 ``cos``                   cosine of the question and the unit (embedded with title and heading)
 ``cos_gap``               ``cos`` minus the best ``cos`` of the context (0 for the best unit)
-``cos_subject``           cosine of the question's subject and the unit (``cos`` when no subject)
 ``lex``                   IDF-weighted share of the question's content terms in the unit's text
 ``lex_context``           the same share in the unit's headings and the document title
 ``lex_gap``               ``lex`` minus the best ``lex`` of the context
@@ -54,7 +53,7 @@ from citewise.answer.units import Unit
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.trust import instruction_like
 
-FEATURES = ("cos", "cos_gap", "cos_subject", "lex", "lex_context", "lex_gap", "subject", "lead", "identifier",
+FEATURES = ("cos", "cos_gap", "lex", "lex_context", "lex_gap", "subject", "lead", "identifier",
             "other_identifier", "kind_sentence", "kind_item", "kind_row", "kind_code", "kind_definition",
             "section_first", "section_position", "chunk_rr", "chunk_score", "type_match", "novel", "log_words",
             "back_reference", "faq_reply", "reply_matches", "instruction", "code_wanted", "step_howto",
@@ -120,25 +119,24 @@ def _type_match(qa: QuestionAnalysis, u: Unit, text: str, step: bool) -> float:
     return 0.0
 
 
-def candidates(qa: QuestionAnalysis, qvec: np.ndarray, svec: np.ndarray | None, chunks: Sequence,
+def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
                got: Sequence[tuple[list[Unit], np.ndarray]], idf: Callable[[str], float] | None = None) -> list[Candidate]:
     """The quotable units of ``chunks`` (context chunks: ``title``, ``heading_path``, ``text``,
     ``score``) with their feature rows. ``got``: ``(units, vectors)`` per chunk
-    (:meth:`~citewise.answer.unit_cache.UnitCache.get`); ``svec``: the subject's embedding or None."""
+    (:meth:`~citewise.answer.unit_cache.UnitCache.get`). Only the question is embedded: the
+    subject's weight comes through ``subject``, the share of its terms in the unit."""
     lex_words = lexicon()
     weights = {t: (idf(t) if idf else 1.0) for t in qa.terms}
     subj = set(qa.subject_terms)
     q_words = {w.lower() for w in re.findall(r"\w+", qa.text)}
     q_ids = {i.lower() for i in qa.identifiers}
     q = np.asarray(qvec, dtype=np.float32)
-    s = np.asarray(svec, dtype=np.float32) if svec is not None else None
     best_score = max((float(getattr(c, "score", 0.0) or 0.0) for c in chunks), default=0.0)
     rows: list[tuple[int, Unit, np.ndarray, dict]] = []
     for ci, (chunk, (units, vecs)) in enumerate(zip(chunks, got)):
         if not len(units):
             continue
         sims = vecs @ q
-        ssims = vecs @ s if s is not None else sims
         context_terms = set(analyze(" ".join((chunk.title, *chunk.heading_path))))
         title_ids = {i.lower() for i in find_identifiers(chunk.title)}
         by_heads: dict[tuple, list[int]] = {}
@@ -157,7 +155,7 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, svec: np.ndarray | None, 
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
             reply_share = _share(set(analyze(u.heading)), weights) if reply else 0.0
             f = {
-                "cos": float(sims[ui]), "cos_subject": float(ssims[ui]),
+                "cos": float(sims[ui]),
                 "lex": _share(own, weights), "lex_context": _share(heads, weights),
                 "subject": len(own & subj) / len(subj) if subj else 0.0,
                 "lead": float(bool(lead_terms) and lead_terms <= set(weights)),

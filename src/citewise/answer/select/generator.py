@@ -59,11 +59,8 @@ class ExtractiveGenerator:
         qa = analyze_question(question)
         if qvec is None:
             qvec = self.units.embedder.embed([question])[0]
-        svec = None
-        if qa.subject and qa.subject.lower() != question.strip().lower():
-            svec = self.units.embedder.embed([qa.subject])[0]
         got = self.units.get(context.chunks)
-        cands = candidates(qa, qvec, svec, context.chunks, got, idf or self.idf)
+        cands = candidates(qa, qvec, context.chunks, got, idf or self.idf)
         x = np.vstack([c.features for c in cands]) if cands else np.zeros((0, len(self.model.features)))
         return qa, cands, self.model.score(x)
 
