@@ -118,3 +118,44 @@ def test_the_packaged_models_load_and_score():
     assert span is not None and span.features == SPAN_FEATURES
     assert best_span(analyze_question("When did the Normans conquer England?"),
                      "The Normans conquered England in 1066 under William.") == "1066"
+
+
+# -- derived checks: stated, not merely sharing a word; values compared -----------------------------
+from dataclasses import dataclass as _dc  # noqa: E402
+
+from citewise.answer.marks import find_conflicts, mark_checks  # noqa: E402
+from citewise.answer.requirements import derive_checks  # noqa: E402
+
+
+@_dc
+class _Chunk:
+    chunk_id: str
+    doc_id: str
+    text: str
+    title: str = ""
+    heading_path: tuple = ()
+    start: int = 0
+    end: int = 0
+    version: str = ""
+    updated: str = ""
+
+
+@pytest.mark.parametrize("sentence, found", [
+    ("Idempotency keys are kept for 24 hours after the capture request.", True),
+    ("Keys are rotated every day.", False),                       # shares one word only
+    ("The capture request carries an idempotency key.", False),   # shares words, not the retention
+])
+def test_a_derived_check_is_found_only_where_a_sentence_states_it(sentence, found):
+    checks = derive_checks("How long are idempotency keys kept after a capture request?")
+    res = mark_checks(checks, [_Chunk("a#1", "a", sentence, end=len(sentence))], {})
+    assert (res[checks[0].name].status == "found") is found
+
+
+def test_sources_giving_different_values_conflict_with_both_shown():
+    checks = derive_checks("How long are idempotency keys kept after a capture request?")
+    chunks = [_Chunk("a#1", "provider/contract-4.5", "Idempotency keys are kept for 10 minutes after a capture request.", end=70),
+              _Chunk("b#1", "provider/notes-4.2", "Idempotency keys are kept for 24 hours after a capture request.", end=70)]
+    conflicts = find_conflicts({n: r for n, r in mark_checks(checks, chunks, {}).items() if r.status == "found"})
+    assert conflicts
+    values = {e.value for items in conflicts.values() for e in items}
+    assert values == {"10 minutes", "24 hours"}
