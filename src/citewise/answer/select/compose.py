@@ -9,7 +9,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
 3. **Followers**: units whose probability (softmax of the scores within the question) is at
    least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
    one (the same words, or cosine ≥ :data:`REPEAT_COSINE`), while the answer has fewer than
-   ``max_units`` units and :data:`MAX_CHARS` characters of prose; at most one code block.
+   ``max_units`` units and :data:`MAX_CHARS` characters of prose; at most one code block, of at
+   most :data:`MAX_CODE_CHARS` characters unless it is the first unit.
 4. **Format-level expansions** (hold for any corpus):
 
    * a list item keeps its lead term and a table row its header (both are in the unit's display
@@ -44,6 +45,9 @@ FOLLOW_SHARE = 0.35
 REPEAT_COSINE = 0.92
 #: Most characters of prose quoted (code blocks apart); the first unit is always quoted whole.
 MAX_CHARS = 900
+#: Longest code block quoted after the first unit (characters): a longer block is a page of code,
+#: not an example of what the first unit says.
+MAX_CODE_CHARS = 1200
 #: Most steps of a procedure quoted.
 MAX_STEPS = 8
 #: Share of the question's term weight (IDF) a FAQ heading must hold for its "Yes." / "No." to
@@ -122,7 +126,7 @@ def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray
             continue
         if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
             continue
-        if c.unit.kind == "code" and any(o.unit.kind == "code" for o in chosen):
+        if c.unit.kind == "code" and (any(o.unit.kind == "code" for o in chosen) or len(c.unit.text) > MAX_CODE_CHARS):
             continue
         if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:
             continue
