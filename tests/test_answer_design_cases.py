@@ -62,16 +62,20 @@ def payment_without_terms(tmp_path_factory):
     return Citewise(idx)
 
 
-@pytest.mark.parametrize("question", [
-    "Can the payment worker charge an order twice after a capture request times out?",
-    "Could a delayed retry cause a double charge? Is it guaranteed safe?",
+@pytest.mark.parametrize("question, outcomes", [
+    ("Can the payment worker charge an order twice after a capture request times out?", {"not_established", "gap"}),
+    # the question: a condition and an absolute claim
+    ("Can a resent settle call after an unknown outcome settle the payment twice? Is it guaranteed safe?",
+     {"not_established", "gap"}),
+    # an absolute claim whose words the packet hardly uses: no confident answer either way
+    ("Could a delayed retry cause a double charge? Is it guaranteed safe?", {"not_established", "gap", "abstained"}),
 ])
-def test_payment_question_without_the_provider_terms_is_not_established(payment_without_terms, question):
+def test_payment_question_without_the_provider_terms_is_not_established(payment_without_terms, question, outcomes):
     ans = payment_without_terms.ask(question)
-    assert ans.outcome in ("gap", "not_established", "abstained"), ans.text
+    assert ans.outcome in outcomes, ans.text
     if ans.outcome != "abstained":
-        assert "do not establish" in ans.text or "cannot establish" in ans.text
-        assert ans.reason is not None
+        assert ans.text.startswith("From the corpus, the authorised sources do not establish"), ans.text
+        assert ans.reason is not None and ans.reason.code.value == "not_established"
 
 
 def test_a_faq_reply_to_another_question_never_opens_the_answer(sample_index):

@@ -221,18 +221,20 @@ def derive_checks(question: str, idf=None) -> list[Check]:
 
     qa = analyze_question(question)
     lex = lexicon()
-    main = question.strip().rstrip("?")
+    main = question.strip()
     for c in qa.conditions:
         main = main.replace(c, " ")
-    words = main.split()
-    low = " ".join(w.lower() for w in words)
-    for phrase, _ in lex.answer_types:  # "How long are keys kept": the wh-phrase is no claim
-        if low == phrase or low.startswith(phrase + " "):
-            words = words[len(phrase.split()):]
-            break
-    while words and words[0].lower().strip(",") in lex.askers | lex.yes_no_openers:
-        words = words[1:]  # "Does the worker retry": the opener is no part of the claim
-    pieces = [" ".join(words).strip(" ,;")]
+    pieces = []
+    for sentence in re.split(r"(?<=[?!.])\s+", main):  # "... twice? Is it guaranteed safe?": two claims
+        words = sentence.strip().rstrip("?!.").split()
+        low = " ".join(w.lower() for w in words)
+        for phrase, _ in lex.answer_types:  # "How long are keys kept": the wh-phrase is no claim
+            if low == phrase or low.startswith(phrase + " "):
+                words = words[len(phrase.split()):]
+                break
+        while words and words[0].lower().strip(",") in lex.askers | lex.yes_no_openers:
+            words = words[1:]  # "Does the worker retry": the opener is no part of the claim
+        pieces.append(" ".join(words).strip(" ,;"))
     for c in qa.conditions:
         first, _, rest = c.partition(" ")
         pieces.append(rest.strip(" ,;") if first.lower() in lex.condition_markers else c)

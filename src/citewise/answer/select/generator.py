@@ -46,7 +46,7 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, units: UnitCache, model: SelectorModel | None = None, max_sentences: int = 3,
+    def __init__(self, units: UnitCache, model: SelectorModel | None = None, max_sentences: int = 4,
                  idf: Callable[[str], float] | None = None, **_ignored):
         self.units = units
         self.model = model or packaged_model()
