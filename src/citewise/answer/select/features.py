@@ -16,6 +16,10 @@ feature                   value
 ``lead``                  1 when the unit has a lead term (list item, definition, table row)
                           all of whose terms are question terms
 ``identifier``            share of the question's identifiers the unit or its title names
+``entry``                 1 when a name the question asks about (an identifier, or a one-word
+                          subject) is the unit's lead term or its nearest heading, whole
+                          (:func:`citewise.text.names.heading_pattern`): the name's entry
+``entry_first``           ``entry`` × ``section_first``: the opening of that entry
 ``other_identifier``      1 when the unit names identifiers and none is the question's
 ``kind_*``                one-hot unit kind: sentence, item, row, code, definition
 ``section_first``         1 for the first unit under its headings in the chunk
@@ -51,10 +55,11 @@ from citewise.answer.question import QuestionAnalysis, lexicon
 from citewise.answer.select.format import (is_furniture, is_lead_in, step_number, states_value)
 from citewise.answer.units import Unit
 from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.names import heading_pattern
 from citewise.text.trust import instruction_like
 
 FEATURES = ("cos", "cos_gap", "lex", "lex_context", "lex_gap", "subject", "lead", "identifier",
-            "other_identifier", "kind_sentence", "kind_item", "kind_row", "kind_code", "kind_definition",
+            "entry", "entry_first", "other_identifier", "kind_sentence", "kind_item", "kind_row", "kind_code", "kind_definition",
             "section_first", "section_position", "chunk_rr", "chunk_score", "type_match", "novel", "log_words",
             "back_reference", "faq_reply", "reply_matches", "instruction", "code_wanted", "step_howto",
             "yes_no_reply")
@@ -132,6 +137,8 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
     q_ids = {i.lower() for i in qa.identifiers}
     q = np.asarray(qvec, dtype=np.float32)
     best_score = max((float(getattr(c, "score", 0.0) or 0.0) for c in chunks), default=0.0)
+    names = list(qa.identifiers) + ([qa.subject] if qa.subject and " " not in qa.subject else [])
+    name_rx = [heading_pattern(n) for n in dict.fromkeys(names) if n.strip("-`'\"")]
     rows: list[tuple[int, Unit, np.ndarray, dict]] = []
     for ci, (chunk, (units, vecs)) in enumerate(zip(chunks, got)):
         if not len(units):
@@ -153,6 +160,8 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
             step = u.kind == "item" and step_number(chunk.text, u.start) is not None
             peers = by_heads[u.headings]
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
+            entry = float(any(rx.fullmatch(u.lead.strip("`*_ ")) or rx.fullmatch(u.heading.strip("`*_ ").rstrip(":"))
+                              or rx.match(u.heading.strip("`*_ ")) for rx in name_rx)) if name_rx else 0.0
             reply_share = _share(set(analyze(u.heading)), weights) if reply else 0.0
             f = {
                 "cos": float(sims[ui]),
@@ -161,6 +170,7 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
                 "lead": float(bool(lead_terms) and lead_terms <= set(weights)),
                 "identifier": len((named | title_ids) & q_ids) / len(q_ids) if q_ids else 0.0,
                 "other_identifier": float(bool(named) and not named & q_ids and bool(q_ids)),
+                "entry": entry, "entry_first": entry * float(peers[0] == ui),
                 "section_first": float(peers[0] == ui), "section_position": peers.index(ui) / max(len(peers) - 1, 1),
                 "chunk_rr": 1.0 / (ci + 1),
                 "chunk_score": (float(getattr(chunk, "score", 0.0) or 0.0) / best_score) if best_score > 0 else 0.0,
