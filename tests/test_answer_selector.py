@@ -159,3 +159,11 @@ def test_sources_giving_different_values_conflict_with_both_shown():
     assert conflicts
     values = {e.value for items in conflicts.values() for e in items}
     assert values == {"10 minutes", "24 hours"}
+
+
+def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at():
+    text = "The worker pool runs tasks off the main thread. Its size defaults to four threads.\n\nOther."
+    a = cand("The worker pool runs tasks off the main thread.", 0, axis=0)
+    b = cand("Its size defaults to four threads.", text.index("Its"), axis=1, back_reference=1)
+    out = compose(analyze_question("How many threads does the pool use?"), [a, b], np.array([0.0, 3.0]), [text])
+    assert [c.unit.text for c in out] == [a.unit.text, b.unit.text]

@@ -18,11 +18,13 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a code block keeps its lead sentence: the prose unit right before it under the same
      headings, quoted just before the block;
    * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
-     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order.
+     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order;
+   * a first sentence that points back ("Its size defaults to four threads.") keeps the sentence
+     it points at: the unit right before it in its paragraph comes first.
 
 5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
-   unit is quoted first, answers a yes/no question, and sits under a question heading that holds
-   at least :data:`REPLY_MATCH` of the question's term weight (a FAQ reply to *this* question);
+   unit is quoted first, answers a yes/no question, and sits under a question heading at least
+   :data:`REPLY_MATCH` of whose term weight the question holds (a FAQ reply to *this* question);
    elsewhere it is cut from the quoted text (never an inverted answer taken from another
    question's reply).
 """
@@ -53,10 +55,11 @@ MAX_CHARS = 900
 MAX_CODE_CHARS = 1200
 #: Most steps of a procedure quoted.
 MAX_STEPS = 8
-#: Share of the question's term weight (IDF) a FAQ heading must hold for its "Yes." / "No." to
-#: open the answer: the heading must ask nearly what was asked. On the sample corpus, "Are refunds
-#: approved automatically?" against the heading "Do refunds on Starter need anyone's approval?"
-#: (reply "No. If the request fits the rule, it is approved automatically.") holds well under it.
+#: Share of a FAQ heading's term weight (IDF) the question must hold for the heading's "Yes." /
+#: "No." to open the answer: the heading asks what was asked ("I have been on Pro for 20 days, can
+#: I get my money back?" under "Can I get my money back?"). On the sample corpus the heading "Do
+#: refunds on Starter need anyone's approval?" holds "refunds" and "approval" of "Are refunds
+#: approved automatically?" but not "Starter" or "need": well under it.
 REPLY_MATCH = 0.8
 _REPLY = re.compile(r"^(?:yes|no)\b[.,!]?\s*", re.I)
 _F = {name: i for i, name in enumerate(FEATURES)}
@@ -144,7 +147,22 @@ def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray
                 out.append(lead)
         if c not in out:
             out.append(c)
+    prev = _antecedent(out[0], cands, texts) if out[0].features[_F["back_reference"]] > 0 else None
+    if prev is not None:
+        out = [prev] + [c for c in out if c is not prev]
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
+    """The prose unit right before ``first`` in its chunk, under the same headings and in the same
+    paragraph (no blank line between), when it is not instruction-like; else None."""
+    before = [c for c in cands if c.chunk_index == first.chunk_index and c.unit.kind != "code"
+              and c.unit.end <= first.unit.start and c.unit.headings == first.unit.headings]
+    if not before:
+        return None
+    prev = max(before, key=lambda c: c.unit.start)
+    gap = texts[first.chunk_index][prev.unit.end:first.unit.start]
+    return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
 
 
 def _reply_checked(qa: QuestionAnalysis, c: Candidate, first: bool) -> Candidate:

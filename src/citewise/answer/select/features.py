@@ -32,7 +32,8 @@ feature                   value
 ``log_words``             ``log(1 + words)`` of the unit
 ``back_reference``        1 when the unit opens with a word pointing back (``this``, ``it``)
 ``faq_reply``             1 when the unit opens with Yes/No under a question heading
-``reply_matches``         ``faq_reply`` × the IDF share of the question's terms in that heading
+``reply_matches``         ``faq_reply`` × the IDF share of that heading's content terms that the
+                          question holds (the heading asks what the question asks)
 ``instruction``           1 when the unit reads as instructions to a model
                           (:func:`citewise.text.trust.instruction_like`)
 ========================  ======================================================================
@@ -105,6 +106,14 @@ def _share(have: set[str], weights: dict[str, float]) -> float:
     return sum(w for t, w in weights.items() if t in have) / total if total > 0 else 0.0
 
 
+def _heading_asked(heading: str, weights: dict[str, float], idf: Callable[[str], float] | None) -> float:
+    """IDF share of ``heading``'s content terms that are terms of the question (``weights``)."""
+    terms = [t for t in dict.fromkeys(analyze(heading)) if t not in lexicon().question_terms]
+    w = {t: (idf(t) if idf else 1.0) for t in terms}
+    total = sum(w.values())
+    return sum(v for t, v in w.items() if t in weights) / total if total > 0 else 0.0
+
+
 def _type_match(qa: QuestionAnalysis, u: Unit, text: str, step: bool) -> float:
     e = qa.expected
     if e == "number":
@@ -162,7 +171,7 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
             entry = float(any(rx.fullmatch(u.lead.strip("`*_ ")) or rx.fullmatch(u.heading.strip("`*_ ").rstrip(":"))
                               or rx.match(u.heading.strip("`*_ ")) for rx in name_rx)) if name_rx else 0.0
-            reply_share = _share(set(analyze(u.heading)), weights) if reply else 0.0
+            reply_share = _heading_asked(u.heading, weights, idf) if reply else 0.0
             f = {
                 "cos": float(sims[ui]),
                 "lex": _share(own, weights), "lex_context": _share(heads, weights),
