@@ -10,6 +10,7 @@ from citewise.answer.question import ANSWER_TYPES, KINDS, analyze_question
 @pytest.mark.parametrize("question, kind, expected", [
     ("Can I work from home?", "yes_no", "boolean"),
     ("Are refunds approved automatically?", "yes_no", "boolean"),
+    ("I have been on Pro for 20 days, can I get my money back?", "yes_no", "boolean"),
     ("How do I read a file line by line?", "how_to", "procedure"),
     ("How many vacation days do I get?", "factoid", "number"),
     ("When was the Norman conquest?", "factoid", "date"),

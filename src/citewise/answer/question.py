@@ -163,6 +163,11 @@ def _kind(words: list[str], text: str, lex: Lexicon) -> str:
     first = words[0]
     if first in lex.yes_no_openers:
         return "yes_no"
+    # "I have been on Pro for 20 days, can I get my money back?": a leading clause, then the question
+    tail = text.rsplit(",", 1)[-1] if "," in text else ""
+    tail_words = _lower_words(tail)
+    if tail_words and tail_words[0] in lex.yes_no_openers and text.rstrip().endswith("?"):
+        return "yes_no"
     if first == "how" and len(words) > 1 and (words[1] in lex.yes_no_openers or words[1] == "to"):
         return "how_to"
     if first in ("what", "which") and len(words) > 2 and words[1] in ("is", "are", "does", "do") and len(words) <= 6:
