@@ -83,7 +83,11 @@ class ExtractiveGenerator:
                 spans.setdefault(sentence, (u.start, u.end))
         seen: set[str] = set()  # no sentence twice, from whichever document
         sentences = [x for x in sentences if not (_key(x) in seen or seen.add(_key(x)))]
-        prose = [c for c in chosen if c.unit.kind != "code"]
+        # the short span comes from the best-scoring quoted prose unit (an antecedent placed
+        # before it only introduces it)
+        score_of = {(c.chunk_index, c.unit.start): float(v) for c, v in zip(cands, scores)}
+        prose = sorted((c for c in chosen if c.unit.kind != "code"),
+                       key=lambda c: -score_of.get((c.chunk_index, c.unit.start), float("-inf")))
         short = best_span(qa, prose[0].unit.text) if prose else ""
         return Draft(join_sentences(sentences), self.name, spans=spans, short=short)
 
