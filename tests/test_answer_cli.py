@@ -34,7 +34,11 @@ def test_ask_json_shape_and_llm_generator(tmp_path, monkeypatch):
     assert data["outcome"] == "answered" and data["generator"] == "extractive"
     assert data["citations"][0] == {"doc_id": "refunds/pro", "title": "Refunds on the Pro plan", "version": "3",
                                     "updated": "2026-09-14", "chunk_id": data["citations"][0]["chunk_id"],
-                                    "start": data["citations"][0]["start"], "end": data["citations"][0]["end"]}
+                                    "start": data["citations"][0]["start"], "end": data["citations"][0]["end"],
+                                    "spans": data["citations"][0]["spans"]}
+    # one span per citing sentence; the citation's own offsets are the first one's
+    first = data["citations"][0]["spans"][0]
+    assert (first["sentence"], first["start"], first["end"]) == (0, data["citations"][0]["start"], data["citations"][0]["end"])
     assert "[doc:refunds/pro]" in data["answer"] and data["fabricated_citations"] == []
     with FakeOpenAI([{"content": "On Pro the window is 30 days [doc:refunds/pro]. Trust me."}]) as server:
         monkeypatch.setenv("CITEWISE_LLM_BASE_URL", server.base_url)

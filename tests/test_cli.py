@@ -76,7 +76,7 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
 
 def test_unknown_retriever_lists_valid_ones(small_index):
     res = run_cli("search", "x", "--index", str(small_index), "--retriever", "bm42")
-    assert res.returncode == 2 and "valid: bm25, dense, hybrid, hybrid-prf, shipped" in res.stderr
+    assert res.returncode == 2 and "valid: bm25, dense, hierarchical, hybrid, hybrid-prf, raptor-collapsed, raptor-tree, shipped, tuned" in res.stderr
 
 
 def test_eval_beir_rejects_a_folder_that_is_not_beir(tmp_path):

@@ -132,7 +132,7 @@ def test_serve_says_listening_at_once_then_ready_after_the_model_loads(tiny_inde
         events.append("warm")
         done = real_warm(svc)
         assert svc.pool._opened == 1 and svc.pool._free.qsize() == 1  # a handle open before any request
-        assert svc.pool._free.queue[0].store._postings is not None  # and its store warmed (Store.warm)
+        assert svc.pool._free.queue[0].index.store._postings is not None  # and its store warmed (Store.warm)
         return done
 
     monkeypatch.setattr(service_app, "warm", warm)
@@ -300,7 +300,7 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     assert err == ("error: Invalid value for '--k': 100000 is not in the range 1<=x<=1000 "
                    "(see 'citewise search --help')\n")
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
-    assert code == 2 and err == "error: No such option: --frobnicate (see 'citewise search --help')\n"
+    assert code == 2 and err == "error: No such option: --frobnicate (Possible options: --filter) (see 'citewise search --help')\n"
     # a query that starts with '-' is read as options: the message says where it goes
     code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
     assert code == 2 and err == ("error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "
@@ -414,7 +414,7 @@ def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_creat
     res = runner.invoke(app, ["ingest", str(picture), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
     assert res.exit_code != 0 and str(res.exception) == (
         f"{picture}: not a document type citewise reads ('.png'; supported: .docx, .htm, .html, .markdown, .md, "
-        ".pdf, .text, .txt)")
+        ".pdf, .rst, .text, .txt)")
     assert not (tmp_path / "ix").exists()
 
 

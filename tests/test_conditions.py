@@ -80,7 +80,7 @@ def test_records_log_found_retained_used_and_attribute_failures(report):
 def test_cost_follows_the_cost_model(report):
     prices = Prices(2.0, 8.0, 0.5)
     rs = [r for r in report["records"] if r["condition"] == "oracle"]
-    mean = sum(request_cost(r["tokens_sent"], 150, 0, prices) for r in rs) / len(rs)
+    mean = sum(request_cost(r["tokens_sent"], 150, prices) for r in rs) / len(rs)
     s = report["summary"]["oracle"]
     assert s["cost_per_request_usd"] == pytest.approx(mean, abs=1e-8)
     assert s["cost_per_correctly_supported_usd"] == pytest.approx(

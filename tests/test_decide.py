@@ -44,7 +44,7 @@ def handbook(**changes) -> Workload:
         structured_share=0.1, updates_per_day=0, rag_context_tokens=5 * 400,
         max_input_tokens_for_slo=100_000, daily_budget_usd=150.00,
         budget=ContextBudget(context_window=128_000, max_output_tokens=400, system_prompt_tokens=3_000,
-                             max_question_tokens=500, safety_margin=0),
+                             max_question_tokens=500),  # the default 10% safety margin
         prices=PRICES,
     )
     return replace(w, **changes)
@@ -56,7 +56,7 @@ def workload_dict(**changes) -> dict:
         "structured_share": 0.1, "updates_per_day": 0, "rag_context_tokens": 2000,
         "max_input_tokens_for_slo": 100000, "daily_budget_usd": 150.0,
         "budget": {"context_window": 128000, "max_output_tokens": 400, "system_prompt_tokens": 3000,
-                   "max_question_tokens": 500, "safety_margin": 0},
+                   "max_question_tokens": 500},
         "prices": {"input_per_mtok": 2.0, "output_per_mtok": 8.0, "cached_input_per_mtok": 0.5},
     }
     d.update(changes)
@@ -75,7 +75,9 @@ def test_shared_handbook_long_context_is_recommended_at_80_40_per_day():
     assert rec.primary == "long_context"
     assert rec.add_tools is False
     assert rec.long_context_input_tokens == 63_500 and rec.rag_input_tokens == 5_500
-    assert rec.tokens_available_for_documents == 128_000 - 400 - 3_000 - 500  # 124,100
+    # default margin 10%: 128,000 - 12,800 - 400 - 3,000 - 500 = 111,300 (the document's
+    # int(128,000 x 0.9) - 400 - 3,000 - 500 as well)
+    assert rec.tokens_available_for_documents == 111_300 == int(128_000 * 0.9) - 400 - 3_000 - 500
     assert not any("ACL" in r for r in rec.reasons)
     assert any("fits" in r and "80.40/day" in r and "28.40/day" in r for r in rec.reasons)
 
@@ -107,15 +109,24 @@ def test_context_budget_available_tokens_and_no_room_error():
 
 def test_request_cost_hand_computed():
     # (3,500 x 2.00 + 60,000 x 0.50 + 400 x 8.00) / 1e6 = (7,000 + 30,000 + 3,200) / 1e6
+    # called as the decision document calls it: request_cost(input, output, prices, cached)
+    assert request_cost(63_500, 400, PRICES, 60_000) == pytest.approx(0.0402, abs=1e-15)
+    assert request_cost(63_500, 400, PRICES, cached_input_tokens=60_000) == pytest.approx(0.0402, abs=1e-15)
+    assert request_cost(0, 1_000_000, PRICES) == pytest.approx(8.0)
+    # earlier calls keep working: the keyword cached_tokens= and the (input, output, cached, prices) order
+    assert request_cost(63_500, 400, cached_tokens=60_000, prices=PRICES) == pytest.approx(0.0402, abs=1e-15)
     assert request_cost(63_500, 400, 60_000, PRICES) == pytest.approx(0.0402, abs=1e-15)
-    assert request_cost(0, 1_000_000, 0, PRICES) == pytest.approx(8.0)
+    # no cached price: cached tokens pay the input price, (63,500 x 2.00 + 400 x 8.00) / 1e6
+    assert request_cost(63_500, 400, Prices(2.0, 8.0), 60_000) == pytest.approx(0.1302, abs=1e-15)
 
 
 def test_cached_tokens_above_input_tokens_raise_a_clear_error():
-    with pytest.raises(InputError, match=r"cached_tokens: 1,001 cached tokens is more than the 1,000 input tokens"):
-        request_cost(1_000, 10, 1_001, PRICES)
+    with pytest.raises(InputError, match=r"cached_input_tokens: 1,001 cached tokens is more than the 1,000 input tokens"):
+        request_cost(1_000, 10, PRICES, 1_001)
     with pytest.raises(InputError, match="input_tokens: must be >= 0"):
-        request_cost(-1, 10, 0, PRICES)
+        request_cost(-1, 10, PRICES)
+    with pytest.raises(InputError, match="prices: must be a Prices, got int"):
+        request_cost(1_000, 10, 5)
 
 
 def test_negative_or_missing_prices_are_rejected():
@@ -126,9 +137,12 @@ def test_negative_or_missing_prices_are_rejected():
     with pytest.raises(InputError, match="cached_input_per_mtok: must be a number, got 'cheap'"):
         Prices(2.0, 8.0, "cheap")
     with pytest.raises(TypeError):
-        Prices(2.0, 8.0)  # no default prices: all three are required
-    with pytest.raises(InputError, match="w.yaml: prices.cached_input_per_mtok: missing key"):
-        Prices.from_mapping({"input_per_mtok": 2.0, "output_per_mtok": 8.0}, "w.yaml", "prices.")
+        Prices(2.0)  # no default prices: input and output are required
+    # Prices(input, output, cached=None): no prompt caching, cached reads pay the input price
+    assert Prices(2.0, 8.0).cached_input_per_mtok is None and not Prices(2.0, 8.0).has_cache_discount
+    assert Prices.from_mapping({"input_per_mtok": 2.0, "output_per_mtok": 8.0}, "w.yaml", "prices.") == Prices(2.0, 8.0)
+    with pytest.raises(InputError, match="w.yaml: prices.output_per_mtok: missing key"):
+        Prices.from_mapping({"input_per_mtok": 2.0}, "w.yaml", "prices.")
     with pytest.raises(InputError, match="cached_input_per_mtok: 3 is above input_per_mtok 2"):
         Prices(2.0, 8.0, 3.0)
 
@@ -139,11 +153,11 @@ def test_negative_or_missing_prices_are_rejected():
 def test_corpus_that_does_not_fit_goes_to_rag():
     rec = recommend(handbook(corpus_tokens=130_000, max_input_tokens_for_slo=None, daily_budget_usd=None))
     assert rec.primary == "rag"
-    assert any("does not fit the 124,100 tokens available" in r for r in rec.reasons)
+    assert any("does not fit the 111,300 tokens available" in r for r in rec.reasons)
 
 
 def test_input_above_the_latency_limit_goes_to_rag():
-    # 3,000 + 100,000 + 500 = 103,500 input tokens > 100,000, although it fits 124,100
+    # 3,000 + 100,000 + 500 = 103,500 input tokens > 100,000, although it fits 111,300
     rec = recommend(handbook(corpus_tokens=100_000, daily_budget_usd=None))
     assert rec.primary == "rag"
     assert any("103,500 input tokens, above the latency limit of 100,000" in r for r in rec.reasons)
@@ -334,11 +348,11 @@ def test_cli_recommend_sample_workload_counts_the_sample_corpus():
 
 def test_cli_recommend_bad_workload_is_one_line_exit_2(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(workload_dict(prices={"input_per_mtok": 2, "output_per_mtok": 8})), encoding="utf-8")
+    bad.write_text(yaml.safe_dump(workload_dict(prices={"input_per_mtok": 2, "cached_input_per_mtok": 8})), encoding="utf-8")
     p = subprocess.run([sys.executable, "-m", "citewise.cli", "recommend", str(bad)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
-    assert p.stderr.strip() == f"error: {bad}: prices.cached_input_per_mtok: missing key"
+    assert p.stderr.strip() == f"error: {bad}: prices.output_per_mtok: missing key"
     assert "Traceback" not in p.stderr
 
 

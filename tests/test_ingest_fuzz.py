@@ -108,7 +108,8 @@ GOOD["dup-a.md"] = _fm("id: dup\nversion: 1")
 
 #: warnings: the file (or folder) is still used, or it is not a document type citewise reads
 #: (skipped, never an error: an image beside the docs must not fail an ingest), with one line.
-WARN = {"unknown-key.md": _fm("title: Unknown\nauthor: Ana"),
+# (a front matter key is metadata; one that cannot be filtered on, with a space, is kept with a warning)
+WARN = {"unknown-key.md": _fm("title: Unknown\nteam lead: Ana"),
         "unsupported.xyz": b"some data",
         "README": b"no extension"}
 

@@ -271,7 +271,8 @@ def test_missing_fts_index_after_a_crash_is_rebuilt_by_the_next_run(tmp_path):
     reopened = LanceStore(tmp_path / "s", 64)
     assert reopened.unindexed_rows() == 0
     assert sorted(tuple(i.columns) for i in reopened._table.list_indices()) == [
-        ("chunk_id",), ("current",), ("doc_id",), ("groups",), ("lexical",), ("title_ids",), ("version",)]
+        ("chunk_id",), ("current",), ("doc_id",), ("groups",), ("lexical",), ("meta_terms",), ("title_ids",),
+        ("version",)]
 
 
 class FailingEmbedder(HashingEmbedder):

@@ -158,7 +158,7 @@ def test_bad_files_get_one_error_line_each_and_the_rest_is_ingested(tmp_path):
     assert "no text content" in msg["empty.html"]
     assert [w for w in report.warnings if "/image.png" in w] == [
         f"{root / 'image.png'}: not a document type citewise reads ('.png'); skipped "
-        "(supported: .docx, .htm, .html, .markdown, .md, .pdf, .text, .txt)"]
+        "(supported: .docx, .htm, .html, .markdown, .md, .pdf, .rst, .text, .txt)"]
 
 
 def test_pdf_and_docx_with_one_stem_collide_and_one_is_reported(tmp_path):

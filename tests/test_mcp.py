@@ -80,7 +80,8 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
                 assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (True, False, True, False)
                 assert t.output_schema["type"] == "object"
             assert tools["search"].input_schema["required"] == ["query"]
-            assert tools["search"].input_schema["properties"]["retriever"]["enum"] == ["shipped", "hybrid", "bm25", "dense"]
+            assert tools["search"].input_schema["properties"]["retriever"]["enum"] == [
+                "shipped", "hybrid", "bm25", "dense", "hybrid-prf", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree"]
             assert tools["ask"].input_schema["properties"]["question"]["maxLength"] == 2000
             assert tools["query_records"].input_schema["required"] == ["question"]
 

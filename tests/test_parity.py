@@ -32,7 +32,7 @@ def _same(payload: dict) -> dict:
     """What must agree across front ends (timings differ)."""
     return {"answer": payload["answer"], "outcome": payload["outcome"], "reason": payload["reason"],
             "citations": payload["citations"], "tool_calls": payload["tool_calls"],
-            "used_ids": payload["used_ids"]}
+            "used_ids": payload["used_ids"], "markers": payload["markers"]}
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +101,38 @@ def test_options_reach_the_pipeline(sample_index):
     scoped = cw.ask(q, options=AskOptions(scope=("help/refunds",)))
     assert "controller" in scoped.evidence and all(c.doc_id.startswith("help/refunds") for c in scoped.citations)
     assert cw.ask("What is the status of invoice 2041?", options=AskOptions(route=False)).tool_calls == []
+
+
+def test_options_give_the_same_answer_on_every_front_end(sample_index):
+    """Retriever, metadata filters (here a built-in date), scope and an evidence-gap limit: the same
+    JSON from Python, the CLI, the HTTP API and the MCP server."""
+    from mcp import Client
+
+    from citewise.cli import app
+    from citewise.metadata import parse_filters
+    from citewise.core import Filters
+    from citewise.service.app import create_app
+    from citewise.service.mcp import create_server
+
+    q = QUESTIONS[0][0]
+    cw = Citewise.open(sample_index.path)
+    expected = _same(answer_json(cw.ask(q, options=AskOptions(
+        retriever="hybrid", filters=Filters(metadata=parse_filters(["updated>=2026-01-01"])),
+        scope=("help/refunds",), max_rounds=1))))
+    assert expected["outcome"] != "abstained" and expected["markers"]
+    run = CliRunner().invoke(app, ["ask", q, "--index", str(sample_index.path), "--json", "--retriever", "hybrid",
+                                   "--filter", "updated>=2026-01-01", "--scope", "help/refunds", "--max-rounds", "1"])
+    assert run.exit_code == 0, run.output
+    assert _same(json.loads(run.stdout)) == expected
+    body = {"question": q, "retriever": "hybrid", "filters": ["updated>=2026-01-01"], "scope": ["help/refunds"],
+            "max_rounds": 1}
+    with TestClient(create_app(sample_index.path, rate=0)) as client:
+        assert _same(client.post("/v1/ask", json=body).json()) == expected
+
+    async def main():
+        async with Client(create_server(lambda: cw)) as client:
+            result = await client.call_tool("ask", body)
+            assert not result.is_error, result.content
+            assert _same(result.structured_content) == expected
+
+    anyio.run(main)

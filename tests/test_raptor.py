@@ -132,3 +132,30 @@ def test_summarize_raptor_reports_node_counts(corpus, monkeypatch):
     tree = json.loads(res.output)["raptor"]
     # public: 12 leaves -> 3 level-1 nodes -> 1 root; hr: 2 leaves -> 1 level-1 node
     assert tree["nodes_per_level"] == {"1": 4, "2": 1} and tree["groups"] == 2 and tree["rebuilt_groups"] == 2
+
+
+def test_collapsed_pool_mixes_summaries_and_leaves_and_a_summary_cites_its_leaves(corpus, monkeypatch):
+    """The indexing document's SEARCH-RAPTOR-COLLAPSED: one pool of leaves and summaries by cosine."""
+    monkeypatch.setattr(raptor, "soft_clusters", by_doc_prefix)
+    idx, _ = corpus
+    r = idx.retriever("raptor-collapsed")
+    # a general question about billing: the billing cluster's summary (its central sentences are
+    # the line every billing page shares) is nearer than any one page
+    q = "More about billing here"
+    pool = r.pool(q, 5)
+    assert pool[0].level >= 1 and pool[0].text and {c.split("#")[0] for c in pool[0].cites} >= {
+        "billing/0", "billing/1", "billing/2", "billing/3"}
+    assert any(h.level == 0 for h in pool)                      # leaves compete in the same pool
+    assert [h.score for h in pool] == sorted((h.score for h in pool), reverse=True)
+    hits = r.search(q, 5)
+    assert hits[0].stage == "raptor-summary" and hits[0].chunk_id in pool[0].cites
+    assert {h.doc_id for h in hits[:3]} <= {"billing/0", "billing/1", "billing/2", "billing/3"}
+    assert [h.rank for h in hits] == [1, 2, 3, 4, 5]
+    # the hr tree's summaries are not in an anonymous caller's pool; an hr member's pool has them
+    secret = "Zanzibarite bonuses are paid in March. Payroll zanzibarite codes are private."
+    assert not any("zanzibarite" in h.text.lower() for h in r.pool(secret, 20))
+    hr_pool = r.pool(secret, 3, principal=Principal("h", ("hr",)))
+    assert hr_pool[0].level >= 1 and all(c.startswith("hr/") for c in hr_pool[0].cites)
+    # a doc_ids filter narrows what a summary cites
+    only = r.pool(q, 5, filters=__import__("citewise.core", fromlist=["Filters"]).Filters(doc_ids=("billing/1",)))
+    assert only and all(c.startswith("billing/1#") for h in only for c in h.cites)

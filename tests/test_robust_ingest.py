@@ -132,7 +132,7 @@ def test_every_front_matter_key_is_type_checked(tmp_path, front, message, line):
     assert message in e.value.reason and e.value.line == line
 
 
-# -- item 4: misspelled permission keys fail closed, unknown keys warn ----------------------
+# -- item 4: misspelled permission keys fail closed, other keys are metadata ----------------------
 @pytest.mark.parametrize("key", ["Permissions", "permission", "PERMISSIONS", "permisions", "premissions"])
 def test_misspelled_permissions_key_is_an_error_not_public(tmp_path, key):
     root = tmp_path / "docs"
@@ -144,15 +144,18 @@ def test_misspelled_permissions_key_is_an_error_not_public(tmp_path, key):
                              "refusing the file rather than ignoring its permissions"]
 
 
-def test_unknown_front_matter_key_is_a_warning_with_its_line(tmp_path):
+def test_other_front_matter_keys_are_metadata_and_an_unfilterable_key_warns_with_its_line(tmp_path):
     root = tmp_path / "docs"
-    path = md(root / "doc.md", "title: Doc\nauthor: Ana\ntags: [a]")
-    report = new_index(tmp_path).ingest(root)
+    path = md(root / "doc.md", "title: Doc\nauthor: Ana\ntags: [a]\nteam lead: Bo")
+    idx = new_index(tmp_path)
+    report = idx.ingest(root)
     assert report.added == 1 and not report.errors
     assert report.warnings == [
-        f"{path}:3: unknown front matter key 'author' ignored (known: id, title, version, updated, effective, permissions)",
-        f"{path}:4: unknown front matter key 'tags' ignored (known: id, title, version, updated, effective, permissions)",
+        f"{path}:5: front matter key 'team lead' is kept as metadata but cannot be filtered on "
+        "(use letters, digits, '_', '.' or '-')",
     ]
+    (chunk,) = idx.store.get_chunks([h.chunk_id for h in idx.search("refunds", 1, retriever="bm25")]).values()
+    assert chunk.metadata == {"author": "Ana", "tags": ["a"], "team lead": "Bo"}
     res = runner.invoke(app, ["ingest", str(root), "--index", str(tmp_path / "index"), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == report.warnings
 

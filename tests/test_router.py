@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from conftest import shared_dataset
@@ -27,13 +28,17 @@ def toolset(sample_index, tmp_path_factory):
 
 
 def test_extract_slots():
-    s = extract_slots("Is invoice #2017 paid? Overdue since 2026-11-14, in 2025 and this year; $20,000 or 5,000 USD", TODAY)
+    syn = {"overdue": "past_due", "partially refunded": "partially_refunded", "unpaid": "open"}
+    s = extract_slots("Is invoice #2017 paid? Overdue since 2026-11-14, in 2025 and this year; $20,000 or 5,000 USD", TODAY, syn)
     assert s["dates"] == ["2026-11-14"]
     assert s["years"] == [2025, 2026]  # 2017 is an invoice number, 2026-11-14 a date
     assert s["amounts"] == [20000.0, 5000.0]
-    assert s["enums"] == ["paid", "past_due"]
+    assert s["enums"] == ["past_due"]  # enum values themselves ("paid") are matched per parameter
     assert extract_slots("deposits today and yesterday", TODAY)["dates"] == ["2026-11-20", "2026-11-19"]
-    assert extract_slots("partially refunded or unpaid invoices", TODAY)["enums"] == ["partially_refunded", "open"]
+    assert extract_slots("partially refunded or unpaid invoices", TODAY, syn)["enums"] == ["partially_refunded", "open"]
+    s = extract_slots("contracts above 100k USD in Q3 2025, orders in March and in may 2024; May I?", TODAY)
+    assert s["amounts"] == [100000.0] and s["quarters"] == [3] and s["years"] == [2025, 2024]
+    assert s["months"] == [3, 5]  # "May I" is not the month
 
 
 def test_fill_arguments(toolset):
@@ -59,32 +64,39 @@ def test_tsa_rule_router_beats_embedding_baseline(toolset, sample_index):
 def test_routing_set_loader_errors(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_text('{"id": "a", "kind": "record", "text": "x", "expected_tool": "t"}\n{"id": "b", "kind": "maybe", "text": "y"}\n')
-    with pytest.raises(InputError, match=r"r.jsonl:2: kind must be one of record, document, both, none"):
+    with pytest.raises(InputError, match=r"r.jsonl:2: kind must be one of record, document, both, live, none"):
         load_routing_set(p)
     p.write_text('{"id": "a", "kind": "none", "text": "x", "expected_tool": "t"}\n')
     with pytest.raises(InputError, match="expected_tool must be null exactly when kind is none"):
         load_routing_set(p)
 
 
-def test_llm_router_through_function_calling(toolset):
+def test_llm_router_reads_native_calls_and_json_routes(toolset):
     script = [
         {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},
         {"tool_calls": [{"name": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"}},
                         {"name": "vector_search", "arguments": {"query": "daily limit"}}]},
-        {"tool_calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]},
-        {"content": "That is not about Ledgerly."},
+        {"content": 'Route:\n```json\n{"route": "document", "calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]}\n```'},
+        {"content": '{"route": "live", "calls": [{"name": "web_search", "arguments": {"query": "copper price"}}]}'},
+        {"content": '{"route": "record", "calls": [{"name": "no_such_tool", "arguments": {}}]}'},
+        {"content": '{"route": "none", "calls": []}'},
+        {"content": "I am not sure."},
     ]
     with FakeOpenAI(script) as server:
         router = LLMRouter(OpenAIChatModel(ChatConfig(server.base_url, "m")), list(toolset.tools.values()))
-        routes = [router.route(q, TODAY) for q in ["invoice 2041?", "C-1002 over limit?", "refunds?", "capital of France?"]]
+        qs = ["invoice 2041?", "C-1002 over limit?", "refunds?", "copper today?", "how many KYC?", "capital of France?", "hm"]
+        routes = [router.route(q, TODAY) for q in qs]
         sent = server.requests[0]
-    assert [(r.kind, r.tool) for r in routes] == [("record", "invoice_status"), ("both", "customer_daily_outgoing"),
-                                                  ("document", "vector_search"), ("none", None)]
+    assert [(r.kind, r.tool) for r in routes] == [
+        ("record", "invoice_status"), ("both", "customer_daily_outgoing"), ("document", "vector_search"),
+        ("live", "web_search"), ("record", "sql_query"), ("none", None), ("none", None)]
     assert routes[1].arguments == {"customer_id": "C-1002", "date": "2026-11-20"}
-    assert sent["tool_choice"] == "auto" and "2026-11-20" in sent["messages"][0]["content"]
-    names = [t["function"]["name"] for t in sent["tools"]]
-    assert "vector_search" in names and "invoice_status" in names
-    assert all("NOT for" in t["function"]["description"] for t in sent["tools"])
+    assert "no route in the reply" in routes[6].reason
+    system = sent["messages"][0]["content"]
+    assert "tools" not in sent and "2026-11-20" in system  # the tools are lines of a small prompt
+    assert "- invoice_status(invoice_id: integer): Look up one invoice" in system
+    assert "- web_search(query: string)" in system and "NOT for" not in system
+    assert "Ledgerly" not in system
 
 
 def test_bfcl_schema_and_arg_checks():
@@ -119,3 +131,25 @@ def test_bfcl_harness_with_scripted_llm():
     irr = load_bfcl(root, "irrelevance", limit=5)
     with FakeOpenAI([{"content": "No function fits."}]) as server:
         assert evaluate_bfcl(llm_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), irr)["tsa"] == 1.0
+
+
+def test_bfcl_with_the_llm_routers_json_route():
+    from citewise.tools.llm_router import router_selector
+
+    root = shared_dataset("bfcl")
+    cases = load_bfcl(root, "parallel_multiple", limit=4)
+    reverse = {c.question: {v: k for k, v in c.names.items()} for c in cases}
+    answers = {c.question: c.expected for c in cases}
+
+    def oracle(body):  # the ground truth's calls as the router's JSON, in a code fence
+        q = body["messages"][-1]["content"]
+        calls = [{"name": reverse[q][name], "arguments": {p: next(v for v in vals if v != "") for p, vals in params.items()
+                                                          if any(v != "" for v in vals)}}
+                 for e in answers[q] for name, params in e.items()]
+        return {"content": "```json\n" + json.dumps({"route": "record", "calls": calls}) + "\n```"}
+
+    with FakeOpenAI(oracle) as server:
+        result = evaluate_bfcl(router_selector(OpenAIChatModel(ChatConfig(server.base_url, "m"))), cases)
+        prompt = server.requests[0]["messages"][0]["content"]
+    assert result["cases"] == 4 and result["tsa"] == 1.0 and result["arg_accuracy"] == 1.0
+    assert "- web_search(" not in prompt  # BFCL cases offer their own functions only

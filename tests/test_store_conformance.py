@@ -143,6 +143,58 @@ def test_versions_and_as_of(backend, tmp_path, request, name):
     assert [docs[d].version for d in ("refund-policy@1", "refund-policy@2", "refund-policy")] == ["1", "2", "3"]
 
 
+# -- metadata filters (any front matter key) ----------------------------------------------------------
+@pytest.fixture()
+def meta_index(backend, tmp_path, request):
+    root = tmp_path / "docs"
+    write_doc(root, "a.md", "Alpha", "refund rules alpha", department="finance", tags=["billing", "refunds"],
+              year=2024, date="2025-03-01", score=2.50)
+    write_doc(root, "b.md", "Beta", "refund rules beta", department="support", tags=["refunds"], year=2019,
+              date="2024-12-31")
+    write_doc(root, "c.md", "Gamma", "refund rules gamma", department="finance", year="n/a", updated="2025-06-01")
+    write_doc(root, "d.md", "Delta", "refund rules delta", department="finance", year=2030, permissions=["exec"])
+    idx = _index(backend, tmp_path, request)
+    assert idx.ingest(root).added == 4
+    return idx
+
+
+META_CASES = [
+    (["department=finance"], ["a", "c"]),
+    (["tags=billing"], ["a"]),  # a list matches when one item does
+    (["tags=billing,refunds"], ["a", "b"]),  # membership
+    (["year>=2020"], ["a"]),  # c's "n/a" is text: no range matches it; d is not readable
+    (["year<2020"], ["b"]),
+    (["year=2024"], ["a"]),
+    (["date>=2025-01-01"], ["a"]),
+    (["date<2025-01-01"], ["b"]),
+    (["score=2.5"], ["a"]),  # 2.50 in the file
+    (["updated>=2025-01-01"], ["c"]),  # a built-in date
+    (["department=finance", "year>2000"], ["a"]),  # all must hold
+    (["department=Finance"], []),  # values are exact
+    (["nosuchkey=x"], []),
+]
+
+
+@pytest.mark.parametrize("name", RETRIEVERS)
+def test_metadata_filters_inside_the_search(meta_index, name):
+    from citewise.metadata import parse_filters
+
+    for exprs, want in META_CASES:
+        hits = meta_index.search("refund rules", 5, retriever=name, filters=Filters(metadata=parse_filters(exprs)))
+        assert sorted(h.doc_id for h in hits) == want, exprs
+
+
+def test_metadata_filters_keep_permissions_first(meta_index):
+    from citewise.metadata import parse_filters
+
+    f = Filters(metadata=parse_filters(["year>=2025"]))
+    assert meta_index.search("refund rules", 5, retriever="bm25", filters=f) == []
+    exec_hits = meta_index.search("refund rules", 5, retriever="bm25", filters=f, principal=Principal("e", ("exec",)))
+    assert [h.doc_id for h in exec_hits] == ["d"]
+    (chunk,) = meta_index.store.get_chunks([exec_hits[0].chunk_id]).values()
+    assert chunk.metadata == {"department": "finance", "year": 2030}
+
+
 # -- the sample corpus on both backends (permissions, identical rankings) ------------------------------
 @pytest.fixture(scope="module")
 def sample_stores(tmp_path_factory, request):

@@ -37,7 +37,7 @@ def test_sample_db_is_built_once_and_deterministically(tmp_path, db_path):
     assert _sha(a) == _sha(b)
     mtime = a.stat().st_mtime_ns
     assert build_sample_db(tmp_path / "a") == a and a.stat().st_mtime_ns == mtime  # not rebuilt
-    assert _counts(a) == {"customers": 12, "contracts": 12, "invoices": 60, "transactions": 22, "api_keys": 2}
+    assert _counts(a) == {"customers": 13, "contracts": 12, "invoices": 60, "transactions": 23, "api_keys": 2}
 
 
 def test_record_tools_return_hand_placed_rows(tools):
@@ -47,7 +47,8 @@ def test_record_tools_return_hand_placed_rows(tools):
     # C-1002 on 2026-11-20: 3200 bill pay + 1500 withdrawal + 650 refund (cancelled still counts);
     # the 2000 tax payment, the 1000 own transfer and the 4100 at 23:59:59 the day before do not count.
     out = tools.call("customer_daily_outgoing", {"customer_id": "C-1002", "date": "2026-11-20"})
-    assert out["rows"] == [{"customer_id": "C-1002", "plan": "Starter", "date": "2026-11-20", "payments": 3, "outgoing_usd": 5350.0}]
+    assert out["rows"] == [{"customer_id": "C-1002", "plan": "Starter", "verified_on": "2025-01-12", "date": "2026-11-20",
+                           "payments": 3, "outgoing_usd": 5350.0}]
     # deposits: 4000 + 2750.25 + 1249.75 (23:59:59Z) = 8000.00; the 500 at 00:00:00Z next day is excluded
     assert tools.call("daily_deposits", {"date": "2026-11-20"})["rows"] == [{"payments": 3, "deposited_usd": 8000.0}]
     assert tools.call("daily_deposits", {"date": "2026-11-19"})["rows"] == [{"payments": 2, "deposited_usd": 4000.5}]
@@ -104,7 +105,7 @@ def test_engine_layer_alone_refuses_writes_and_off_allowlist(db_path, monkeypatc
             db.query(sql)
         assert SECRET not in str(e.value)
     assert _sha(db_path) == before
-    assert db.query("SELECT count(*) AS n FROM customers")["rows"] == [{"n": 12}]
+    assert db.query("SELECT count(*) AS n FROM customers")["rows"] == [{"n": 13}]
 
 
 def test_parameters_are_bound_not_interpolated(tools):

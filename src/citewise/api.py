@@ -8,9 +8,13 @@
 :meth:`Citewise.ask` runs each stage once, in this order:
 
 1. **route** — when a records database is configured (``[records] database``, ``CITEWISE_DB``
-   or ``--db``) and routing is on, the rule router (built once per process and group set)
-   decides ``record`` / ``both`` / ``document`` / ``none``; a record or both route is answered
-   from the records tools (:mod:`citewise.tools.pipeline`) and returns.
+   or ``--db``) and routing is on, the router (``routing.router``: rule, or llm; built once per
+   database and group set, with its tools, catalogue and SQL writer) decides ``record`` /
+   ``both`` / ``live`` / ``document`` / ``none``; a record, both or live route is answered by
+   the tools (:mod:`citewise.tools.pipeline`: rows, a ``no_tool`` outcome, the rule comparison,
+   or a live-data abstention) and returns. With ``agent`` (``AskOptions.agent`` /
+   ``routing.agent``; needs an LLM) the ReAct agent answers instead, its final text checked for
+   citations (:mod:`citewise.tools.agent_answer`).
 2. **retrieve → assess → generate → cite** — the index's answerer
    (:class:`citewise.answer.pipeline.Answerer`); through the evidence-gap controller
    (:mod:`citewise.answer.gaps`) when a scope, round, deadline, budget or requirements option
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.core import CitewiseError, Filters, Principal, SearchResult
 from citewise.index import Index, check_query
 from citewise.settings import Settings, load_settings
 
@@ -49,6 +53,7 @@ class AskOptions:
         requirements: a requirements YAML path (or a loaded ``Requirements``) for the controller.
         route: route record questions to the records tools (None: ``answer.route``).
         database: records database for this ask (None: ``records.database``).
+        agent: answer with the ReAct agent over the tools (None: ``routing.agent``).
     """
 
     k: int | None = None
@@ -64,6 +69,7 @@ class AskOptions:
     requirements: Any = None
     route: bool | None = None
     database: str | None = None
+    agent: bool | None = None
 
     @property
     def controller(self) -> bool:
@@ -88,6 +94,9 @@ class Citewise:
         index.config = self.settings
         self._routers: dict[tuple[str, tuple[str, ...]], Any] = {}
         self._tools: dict[str, Any] = {}
+        self._catalogs: dict[str, Any] = {}
+        self._writers: dict[str, Any] = {}
+        self._models: dict[str, Any] = {}
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, settings: Settings | None = None,
@@ -114,9 +123,10 @@ class Citewise:
     # -- search -----------------------------------------------------------------------------------
     def search(self, query: str, principal: Principal | None = None, *, k: int | None = None,
                retriever: str | None = None, filters: Filters | None = None, reranker: str | None = None,
-               rerank_depth: int | None = None) -> list[Hit]:
-        """Top-k hits visible to ``principal`` (anonymous: public documents only); None arguments
-        take ``[search]``'s settings.
+               rerank_depth: int | None = None) -> list[SearchResult]:
+        """Top-k results visible to ``principal`` (anonymous: public documents only), each with
+        its chunk's text, snippet, heading path, document fields and metadata
+        (:class:`~citewise.core.SearchResult`); None arguments take ``[search]``'s settings.
 
         Raises:
             CitewiseError: the query is too long, or an unknown retriever / reranker.
@@ -139,6 +149,8 @@ class Citewise:
         o = options or AskOptions()
         a = self.settings.answer
         principal = principal or Principal()
+        if (self.settings.routing.agent if o.agent is None else o.agent) and question.strip():
+            return self.ask_agent(question, principal, o)
         if (a.route if o.route is None else o.route) and question.strip():
             routed = self._route(question, principal, o)
             if routed is not None:
@@ -182,18 +194,43 @@ class Citewise:
         return db or None
 
     def _toolset(self, db: str):
-        from citewise.tools.registry import build_toolset
+        from dataclasses import replace
+
+        from citewise.tools.registry import records_toolset
 
         if db not in self._tools:
-            templates = self.settings.records.templates or None
-            self._tools[db] = build_toolset(db, index=self.index, principal=None, tools_yaml=templates,
-                                            sample_fallback=False, all_groups=True)
+            records = replace(self.settings.records, database=db)
+            self._tools[db] = records_toolset(records, index=self.index, web_search_url=self.settings.routing.web_search_url)
         return self._tools[db]
 
+    def _catalog(self, db: str):
+        from citewise.tools.catalog import RecordsCatalog
+        from citewise.tools.question import load_cues
+
+        if db not in self._catalogs:
+            tools = self._toolset(db)
+            self._catalogs[db] = RecordsCatalog(list(tools.tools.values()), load_cues(self.settings.routing.cues or None),
+                                                tools["sql_query"].db, self.settings.records.entities)
+        return self._catalogs[db]
+
+    def chat_model(self, use: str = "router"):
+        """The chat model of ``[llm]`` with ``[llm.<use>]``'s overrides (built once per use), or
+        None when no LLM is configured."""
+        from citewise.models.chat import ChatConfig, OpenAIChatModel
+
+        llm = self.settings.llm.for_use(use)
+        if not llm.configured:
+            return None
+        if use not in self._models:
+            self._models[use] = OpenAIChatModel(ChatConfig(llm.base_url, llm.model, llm.api_key or None,
+                                                           timeout=llm.read_timeout_s, temperature=llm.temperature))
+        return self._models[use]
+
     def router(self, principal: Principal | None = None, database: str | None = None):
-        """The rule router for ``principal``'s record tools (built once per database and group
-        set), or None when no records database is configured."""
-        from citewise.tools.router import RuleRouter
+        """The router for ``principal``'s tools (``routing.router``: the rule router, or the LLM
+        router when one is configured; built once per database and group set), or None when no
+        records database is configured."""
+        from citewise.tools.router import LLMRouter, RuleRouter
 
         db = database or self.records_database()
         if db is None:
@@ -201,9 +238,30 @@ class Citewise:
         groups = (principal or Principal()).all_groups()
         key = (db, groups)
         if key not in self._routers:
-            tools = self._toolset(db).for_groups(groups)
-            self._routers[key] = RuleRouter(list(tools.tools.values()), self.index.question_embedder)
+            tools = list(self._toolset(db).for_groups(groups).tools.values())
+            kind = self.settings.routing.router
+            if kind not in ("rule", "llm"):
+                raise CitewiseError(f"routing.router must be rule or llm, got {kind!r}")
+            model = self.chat_model("router") if kind == "llm" else None
+            if kind == "llm" and model is None:
+                raise CitewiseError("routing.router = llm needs an LLM: set llm.base_url and llm.model")
+            catalog = self._catalog(db)
+            self._routers[key] = (LLMRouter(model, tools) if model is not None else
+                                  RuleRouter(tools, self.index.question_embedder, catalog=catalog, cues=catalog_cues(self)))
         return self._routers[key]
+
+    def sql_writer(self, database: str | None = None):
+        """The text-to-SQL writer over the records schema (built once per database), or None when
+        no LLM is configured or ``routing.sql`` is off."""
+        from citewise.tools.text_to_sql import SqlWriter
+
+        db = database or self.records_database()
+        model = self.chat_model("router") if db and self.settings.routing.sql else None
+        if model is None:
+            return None
+        if db not in self._writers:
+            self._writers[db] = SqlWriter(model, self._toolset(db)["sql_query"].db, self._catalog(db).categories)
+        return self._writers[db]
 
     def ask_records(self, question: str, principal: Principal | None = None, options: AskOptions | None = None):
         """A record question answered by the records tools only: the routed answer, or an
@@ -233,5 +291,42 @@ class Citewise:
             return None
         router = self.router(principal, db)
         tools = self._toolset(db).for_principal(principal, self.index)
-        return route_and_answer(question, self.index, router=router, tools=tools, filters=o.filters)
+        return route_and_answer(question, self.index, router=router, tools=tools, filters=o.filters,
+                                sql_writer=self.sql_writer(db))
 
+    # -- agent ------------------------------------------------------------------------------------
+    def ask_agent(self, question: str, principal: Principal | None = None, options: AskOptions | None = None):
+        """Answer with the ReAct agent (parallel tool calls, retry, iteration cap
+        ``routing.max_iterations``) over ``principal``'s tools: ``vector_search`` with their
+        permissions, and the records and web tools when configured; the final text goes through
+        the citation check (:func:`citewise.tools.agent_answer.agent_answer`).
+
+        Raises:
+            CitewiseError: no LLM is configured (``llm.base_url`` and ``llm.model``).
+        """
+        from citewise.tools.agent import Agent
+        from citewise.tools.agent_answer import agent_answer
+        from citewise.tools.registry import ToolSet
+        from citewise.tools.vector import VectorSearchTool
+        from citewise.tools.web import WebSearchTool
+
+        model = self.chat_model("answer")
+        if model is None:
+            raise CitewiseError("the agent needs an LLM: set llm.base_url and llm.model (citewise.toml [llm], "
+                                "CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)")
+        principal = principal or Principal()
+        db = self.records_database(options)
+        if db is not None:
+            tools = self._toolset(db).for_principal(principal, self.index)
+        else:
+            tools = ToolSet([VectorSearchTool(self.index.retriever("shipped"), self.index.store, principal)]
+                            + ([WebSearchTool(self.settings.routing.web_search_url)] if self.settings.routing.web_search_url else []))
+        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations).run(question)
+        return agent_answer(result, self.index)
+
+
+def catalog_cues(cw: Citewise):
+    """The question cues of ``cw``'s settings (``routing.cues``, else the bundled file)."""
+    from citewise.tools.question import load_cues
+
+    return load_cues(cw.settings.routing.cues or None)

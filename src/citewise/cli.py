@@ -30,8 +30,24 @@ def plural(n: int, noun: str) -> str:
 
 #: ``-h`` as well as ``--help`` on every command (a new user's ``citewise ask -h`` was an error).
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
-app = typer.Typer(add_completion=False, no_args_is_help=True, context_settings=HELP_OPTIONS,
+app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS,
                   help="Evidence-grounded answers over your documents, with retrieval you can measure.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from citewise.version import version
+
+        typer.echo(f"citewise {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: bool = typer.Option(False, "--version", "-V", callback=_print_version, is_eager=True,
+                                 help="Print the citewise version and exit."),
+):
+    """Evidence-grounded answers over your documents, with retrieval you can measure."""
 eval_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
@@ -74,6 +90,11 @@ RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
 RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
 RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+#: Exit status of ``ask --fail-on-abstain`` when there is no answer (1: alerts, 2: errors).
+EXIT_NO_ANSWER = 3
+#: Outcomes that are no answer (``ask --fail-on-abstain``).
+NO_ANSWER = ("abstained", "gap", "not_established")
+FilterOpt = typer.Option(None, "--filter", metavar="EXPR", help="Only documents whose metadata (front matter) matches: key=value, key=a,b (any of), key>=value, key>value, key<=value, key<value with a number or YYYY-MM-DD date; repeatable, all must hold. E.g. --filter department=finance --filter 'date>=2025-01-01'.")
 # ask / search options whose defaults come from the settings (citewise.toml, CITEWISE_*)
 SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10).")
 SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
@@ -424,6 +445,7 @@ def search(
     retriever: Optional[str] = SearchRetrieverOpt,
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Only documents in force on this date (YYYY-MM-DD)."),
     version: Optional[str] = typer.Option(None, "--version", help="Only documents with this version."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
@@ -439,7 +461,7 @@ def search(
     if not lexical and query.strip():
         _preload_model(index)
     from citewise.index import check_query
-    from citewise.retrieval.snippets import chunk_snippet
+    from citewise.retrieval.snippets import Snippet
     from citewise.service.payloads import hits_missing_words, search_json
     # read by hits_missing_words after the hits; imported now, it loads while the query model does
     import citewise.answer.evidence  # noqa: F401
@@ -451,14 +473,13 @@ def search(
     idx = cw.index
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
-    hits = cw.search(query, principal, filters=_filters(as_of, version))
+    hits = cw.search(query, principal, filters=_filters(as_of, version, filter_))
     if as_json:
         out.print_json(json.dumps(search_json(idx.store, query, hits)))
         return
-    chunks = idx.store.get_chunks([h.chunk_id for h in hits]) if hits else {}
-    snips = {h.chunk_id: chunk_snippet(chunks[h.chunk_id], query) for h in hits if h.chunk_id in chunks}
+    snips = {h.chunk_id: Snippet(h.snippet, h.snippet_start, h.snippet_end) for h in hits if h.snippet_start is not None}
     # words of the query no hit holds (title or text): the hits match part of it, or only by meaning
-    missing = hits_missing_words(query, hits, chunks)
+    missing = hits_missing_words(query, hits)
     if not hits:
         empty = idx.store.stats()["documents"] == 0
         out.print("no results" + (f" (the index {idx.path} holds no documents; run 'citewise ingest PATH --index "
@@ -575,15 +596,18 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB); none: no records routing."),
     generator: Optional[str] = typer.Option(None, "--generator", help="extractive (no LLM) | llm. Default: setting answer.generator (extractive)."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model, llm.api_key; CITEWISE_LLM_BASE_URL ...)."),
+    agent: Optional[bool] = typer.Option(None, "--agent/--no-agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
     scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Token budget of the assembled evidence (evidence-gap controller; default 4000)."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (required checks per kind of question); turns on the evidence-gap controller."),
+    filter_: Optional[list[str]] = FilterOpt,
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
     as_json: bool = JsonOpt,
+    fail_on_abstain: bool = typer.Option(False, "--fail-on-abstain", help=f"Exit with status {EXIT_NO_ANSWER} when there is no answer (outcome abstained, gap or not_established), for scripts and CI; the answer is printed as usual."),
 ):
     """Answer a question from the documents, citing every sentence, or abstain.
 
@@ -600,11 +624,14 @@ def ask(
     cw = _citewise(index, {"records.database": db}, preload=True, store=store)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
-    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version),
+    options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
                          generator="llm" if llm else generator, reranker=reranker, rerank_depth=rerank_depth,
                          scope=tuple(scope or ()), max_rounds=max_rounds, deadline_ms=deadline_ms,
-                         budget_tokens=budget_tokens, requirements=requirements)
-    print_answer(cw.ask(question, principal, options), as_json)
+                         budget_tokens=budget_tokens, requirements=requirements, agent=agent)
+    ans = cw.ask(question, principal, options)
+    print_answer(ans, as_json)
+    if fail_on_abstain and ans.outcome in NO_ANSWER:
+        raise typer.Exit(EXIT_NO_ANSWER)
 
 
 @eval_app.command("beir")
@@ -744,13 +771,15 @@ def demo(
 # --- lifecycle commands (status, watch) ---
 
 
-def _filters(as_of: Optional[str], version: Optional[str]):
-    """Filters for ``--as-of DATE`` / ``--version V`` (None when neither is given)."""
+def _filters(as_of: Optional[str], version: Optional[str], filter_: Optional[list[str]] = None):
+    """Filters for ``--as-of DATE`` / ``--version V`` / ``--filter EXPR`` (None when none is given)."""
     import datetime as dt
 
     from citewise.core import Filters
+    from citewise.metadata import parse_filters
 
-    if as_of is None and version is None:
+    metadata = parse_filters(filter_)
+    if as_of is None and version is None and not metadata:
         return None
     day = None
     if as_of is not None:
@@ -760,7 +789,24 @@ def _filters(as_of: Optional[str], version: Optional[str]):
             raise CitewiseError(f"--as-of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
     if version is not None and not version.strip():
         raise CitewiseError("--version: empty; give the version to find (e.g. --version 3)")
-    return Filters(as_of=day, version=version)
+    return Filters(as_of=day, version=version, metadata=metadata)
+
+
+@app.command()
+def inspect(
+    path: Path = typer.Argument(..., help="File or folder to preview."),
+    as_json: bool = JsonOpt,
+    summary: bool = typer.Option(False, "--summary", help="Only each document's line and what was dropped."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks out of the folder."),
+):
+    """How files will be chunked (heading paths, tokens) and what is dropped as navigation or furniture; indexes nothing."""
+    from citewise.text.preview import inspect_path, render
+
+    report = inspect_path(path, follow_links=follow_links)
+    if as_json:
+        out.print_json(json.dumps(report, ensure_ascii=False))
+    else:
+        out.print(render(report, show_chunks=not summary), soft_wrap=True)
 
 
 @app.command()
@@ -777,6 +823,7 @@ def status(
     st = idx.status(threshold)
     data = st.as_dict()
     data["duplicates"] = idx.duplicates()
+    data["retrievals"] = _usage(idx)
     if as_json:
         out.print_json(json.dumps({**data, "index": str(idx.path)}))
     else:
@@ -801,10 +848,31 @@ def status(
                       "re-run 'citewise ingest' to see each error.", highlight=False, soft_wrap=True)
         for line in data["duplicates"]:
             out.print(f"duplicate {line}", markup=False, highlight=False, soft_wrap=True)
+        for line in _usage_lines(data["retrievals"]):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
         if threshold is not None:
             out.print(("ALERT: " + "; ".join(st.alerts)) if st.alerts else f"OK: within {dur(threshold)}.", highlight=False, soft_wrap=True)
     if st.alerts:
         raise typer.Exit(1)
+
+
+def _usage(idx) -> dict | None:
+    """Retrievals per chunk of ``idx`` (:mod:`citewise.usage`), or None for a store that cannot list its chunks."""
+    from citewise.usage import usage_report
+
+    return usage_report(idx.store, idx.usage.counts()).as_dict() if hasattr(idx.store, "chunk_versions") else None
+
+
+def _usage_lines(u: dict | None) -> list[str]:
+    if u is None:
+        return []
+    lines = [f"Retrievals: {u['retrievals']} recorded; {u['chunks_retrieved']} of {u['chunks']} chunks retrieved at least once, "
+             f"{u['chunks_never_retrieved']} never."]
+    docs = u["never_retrieved_documents"]
+    if docs:
+        lines.append(f"{plural(len(docs), 'document')} never retrieved (unnecessary or badly split?): "
+                     + ", ".join(docs[:20]) + (f", ... ({len(docs) - 20} more; --json lists all)" if len(docs) > 20 else ""))
+    return lines
 
 
 @app.command()
@@ -816,6 +884,7 @@ def watch(
     debounce: float = typer.Option(1.0, "--debounce", help="Seconds of quiet before re-indexing."),
     rescan: float = typer.Option(3600.0, "--rescan", help="Seconds between full incremental ingests without events."),
     polling: bool = typer.Option(False, "--polling", help="Poll instead of OS file events (network file systems)."),
+    as_json: bool = typer.Option(False, "--json", help="Print each re-index as one JSON line (the 'citewise ingest --json' report) and errors as {\"error\": ...} lines."),
 ):
     """Re-index a folder whenever its files change (Ctrl-C stops)."""
     import threading
@@ -828,14 +897,22 @@ def watch(
     idx = _open(index, embedder, must_exist=False)
 
     def on_run(r):
+        if as_json:
+            print(json.dumps(r.as_dict()), flush=True)
+            return
         for e in r.errors:
             err.print(f"skipped {e}", markup=False, highlight=False, soft_wrap=True)
         out.print(f"{r.added} added, {r.updated} updated, {r.deleted} deleted, {r.unchanged_text()}, "
                   f"{len(r.errors)} errors; {r.chunks_embedded} chunks embedded", highlight=False)
 
+    def on_error(m):
+        if as_json:
+            print(json.dumps({"error": str(m)}), flush=True)
+        else:
+            err.print(f"error: {m}", markup=False, highlight=False, soft_wrap=True)
+
     w = FolderWatcher(idx, path, debounce=debounce, rescan=rescan, policy=policy, on_run=on_run,
-                      on_error=lambda m: err.print(f"error: {m}", markup=False, highlight=False, soft_wrap=True),
-                      polling=polling)
+                      on_error=on_error, polling=polling)
     err.print(f"watching {w.path} → {idx.path} (Ctrl-C stops)", highlight=False)
     stop = threading.Event()
     try:
@@ -1002,69 +1079,55 @@ def tools_call(
 @eval_app.command("tools")
 def eval_tools(
     routing: Optional[Path] = typer.Option(None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index of the sample corpus (default: the data folder's 'demo', built if missing)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index of the set's documents (default: the data folder's 'demo', built if missing)."),
     db: Optional[str] = DbOpt,
-    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run a BFCL category from ../shared/data/bfcl (e.g. multiple, irrelevance)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Settings file with the records configuration of a routing set that is not the sample's (records database, templates, entities)."),
+    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple)."),
     bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (needs CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."),
+    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides)."),
     as_json: bool = JsonOpt,
 ):
-    """Tool selection accuracy (TSA) and argument accuracy: rule router vs embedding-only baseline."""
+    """Tool selection accuracy (TSA), route accuracy and wrong-source count: rule router vs embedding baseline (vs LLM router)."""
     import os
 
-    from citewise.demo import sample_dir
+    from citewise.demo import SAMPLE_MARKER_DOC, sample_dir
+    from citewise.evaluation.routing_eval import evaluate_tools
     from citewise.index import Index, default_index_dir
-    from citewise.tools.registry import build_toolset
-    from citewise.tools.router import EmbeddingRouter, LLMRouter, RuleRouter, index_probe
-    from citewise.tools.tsa import evaluate_router, load_routing_set
+    from citewise.settings import load_settings
+    from citewise.tools.tsa import load_routing_set
 
     _check_db(db)
-    cases = load_routing_set(routing or sample_dir() / "routing.jsonl")
+    routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
+    cases = load_routing_set(routing_file)
+    sample = routing_file.is_relative_to(sample_dir().resolve())
     index = index or default_index_dir().parent / "demo"
-    if not Index.exists(index):
+    if not Index.exists(index) and sample:
         err.print(f"building the sample index in {index} ...", highlight=False)
         Index.open(index, embedder="minilm").ingest(sample_dir() / "corpus")
     idx = _open(index)
-    from citewise.demo import SAMPLE_MARKER_DOC
-
-    routing_file = Path(routing or sample_dir() / "routing.jsonl").resolve()
-    if routing_file.is_relative_to(sample_dir().resolve()) and SAMPLE_MARKER_DOC not in idx.store.documents():
+    if sample and SAMPLE_MARKER_DOC not in idx.store.documents():
         raise CitewiseError(
             f"{routing_file}: this routing set is written for the bundled sample corpus, which is not in "
             f"the index {idx.path}; use the demo index (citewise demo) or pass --routing with your own set"
         )
-    ts = build_toolset(db, index=idx)
-    tools = list(ts.tools.values())
-    routers = [RuleRouter(tools, idx.embedder, index_probe(idx)), EmbeddingRouter(tools, idx.embedder)]
-    model = None
-    if llm:
-        from citewise.models.chat import ChatConfig, OpenAIChatModel
-
-        model = OpenAIChatModel(ChatConfig.from_env())
-        routers.append(LLMRouter(model, tools))
-    reports = [evaluate_router(r, cases).as_dict() for r in routers]
-    result: dict = {"routing_set": str(routing or "sample/routing.jsonl"), "routers": reports}
-    if bfcl:
-        from citewise.tools.bfcl import embedding_selector, evaluate_bfcl, llm_selector, load_bfcl
-
-        root = bfcl_dir or Path(os.environ.get("CITEWISE_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "bfcl"
-        bcases = load_bfcl(root, bfcl, limit)
-        result["bfcl"] = {"category": bfcl, "embedding": {k: v for k, v in evaluate_bfcl(embedding_selector(idx.embedder), bcases).items() if k != "per_case"}}
-        if model is not None:
-            result["bfcl"]["llm"] = {k: v for k, v in evaluate_bfcl(llm_selector(model), bcases).items() if k != "per_case"}
+    env = {**os.environ, "CITEWISE_CONFIG": str(config)} if config else None
+    settings = load_settings(None if sample else idx.path, env=env)
+    result = {"routing_set": str(routing or "sample/routing.jsonl"),
+              **evaluate_tools(idx, cases, settings, sample=sample, db=db, llm=llm,
+                               bfcl=[c.strip() for c in (bfcl or "").split(",") if c.strip()], bfcl_dir=bfcl_dir, limit=limit)}
     if as_json:
         out.print_json(json.dumps(result))
         return
-    t = Table("router", "slice", "cases", "TSA", "route acc", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
-    for rep in reports:
+    t = Table("router", "slice", "cases", "TSA", "route acc", "wrong source", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
+    for rep in result["routers"]:
         for sl, m in [("all", rep["overall"]), *rep["per_kind"].items()]:
-            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["arg_cases"]),
-                      "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
+            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["wrong_source"]),
+                      str(m["arg_cases"]), "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
     out.print(t)
-    for name, m in (result.get("bfcl") or {}).items():
-        if name != "category":
-            out.print(f"BFCL {bfcl} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
+    for category, by in (result.get("bfcl") or {}).items():
+        for name, m in by.items():
+            out.print(f"BFCL {category} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
                       f"{'-' if m['arg_accuracy'] is None else format(m['arg_accuracy'], '.3f')}", highlight=False)
 
 
@@ -1295,6 +1358,9 @@ def eval_answers(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Also write one JSON object per question here (JSONL)."),
     show_failures: bool = typer.Option(False, "--show-failures", help="Print every question not graded correct / abstained_ok, with its answer."),
     boilerplate: Optional[list[str]] = typer.Option(None, "--boilerplate-pattern", help="Extra regex (repeatable) that flags an answer whose first sentence is page furniture."),
+    judge: bool = typer.Option(False, "--judge", help="Also judge every answer's faithfulness with the configured LLM judge (settings llm.judge, else llm: CITEWISE_LLM_JUDGE_* or CITEWISE_LLM_*)."),
+    judge_agreement: Optional[Path] = typer.Option(None, "--judge-agreement", help="With --judge: refuse a judge whose agreement record (citewise eval judge-agreement --out) is below --min-kappa."),
+    min_kappa: float = typer.Option(0.6, "--min-kappa", help="With --judge-agreement: the lowest Cohen's kappa accepted."),
     as_json: bool = JsonOpt,
 ):
     """Grade answers: expected span in the answer and expected document cited; abstention on the rest."""
@@ -1303,18 +1369,31 @@ def eval_answers(
     from citewise.api import AskOptions
 
     patterns = compile_patterns(boilerplate or ())
+    llm_judge = _answers_judge(judge, judge_agreement, min_kappa)
     cw = _citewise(index, {"answer.generator": "llm" if llm else None})
     idx = cw.index
+    idx.record_usage = False  # evaluation questions are not use
     questions = read_answer_set(question_set, idx.store.documents().keys())
     principal = _principal(as_)
     generator = cw.settings.answer.generator
+    asked: dict = {}
+
+    def ask(q):
+        asked[q] = cw.ask(q, principal, AskOptions())
+        return asked[q]
+
     with _progress(len(questions), "asking", not as_json) as tick:
-        report = grade_set(lambda q: cw.ask(q, principal, AskOptions()), questions, patterns, tick)
+        report = grade_set(ask, questions, patterns, tick)
+    judged = None
+    if llm_judge is not None:
+        from citewise.evaluation.answer_judging import judge_answers
+
+        judged = judge_answers({q.qid: (q.text, asked[q.text]) for q in questions if q.text in asked}, idx.store, llm_judge)
     if out_file:
         report.write_jsonl(out_file)
     if as_json:
         out.print_json(json.dumps({"set": str(question_set), "index": str(idx.path), "generator": generator,
-                                   **report.to_dict()}))
+                                   **report.to_dict(), **({"judge": judged} if judged else {})}))
         return
     summary = report.summary()
     from rich import box
@@ -1340,12 +1419,34 @@ def eval_answers(
               f"{o['wrong_abstention']} wrong abstentions of {o['in_scope']}; out of scope / false premise: "
               f"{o['abstained_ok']} abstained, {o['leaks']} leaks of {o['no_answer']}"
               + (f"; per-question rows: {out_file}" if out_file else ""), highlight=False, soft_wrap=True)
+    if judged is not None:
+        rate = "-" if judged["faithful_rate"] is None else f"{judged['faithful_rate']:.3f}"
+        out.print(f"judge: {judged['faithful']} of {judged['judged']} answers faithful ({rate}); "
+                  f"{judged['judge_errors']} verdicts failed closed", highlight=False, soft_wrap=True)
     if show_failures:
         for r in report.failures():
             out.print(f"\n{r.verdict} · {r.qid} ({r.corpus}, {r.kind}/{r.category}) · cited {', '.join(r.cited_docs) or 'nothing'}",
                       highlight=False, soft_wrap=True)
             out.print(f"  Q: {r.question}", highlight=False, soft_wrap=True)
             out.print(f"  A: {r.answer}", highlight=False, soft_wrap=True)
+
+def _answers_judge(judge: bool, agreement: Optional[Path], min_kappa: float):
+    """The LLM faithfulness judge of ``eval answers --judge`` (None without --judge), refused
+    below ``min_kappa`` when an agreement record is given (:mod:`citewise.evaluation.judge_agreement`)."""
+    if not judge:
+        return None
+    from citewise.answer.judges import LLMFaithfulnessJudge
+    from citewise.evaluation.judge_agreement import require_agreement
+    from citewise.evaluation.llm_judge import NO_JUDGE, judge_model
+
+    model = judge_model()
+    if model is None:
+        raise CitewiseError(f"--judge: {NO_JUDGE}")
+    j = LLMFaithfulnessJudge(model)
+    if agreement is not None:
+        require_agreement(agreement, j, min_kappa)
+    return j
+
 
 # --- decide commands (recommend) ---
 
@@ -1384,9 +1485,12 @@ def recommend(
     if counted is not None:
         per = "; ".join(f"{p} {n:,} ({counted.documents[p]} docs)" for p, n in counted.tokens.items())
         out.print(f"Corpus {counted.root} (o200k_base tokens each principal may read): {per}", highlight=False, soft_wrap=True)
-    label = {"long_context": "long context", "rag": "RAG"}[rec.primary]
+    label = {"long_context": "long context", "rag": "RAG"}[rec.primary] + (", served as CAG" if rec.cag else "")
     out.print(f"Recommendation: {label}" + (" + tools" if rec.add_tools else ""), highlight=False)
     out.print(f"  long context: {rec.long_context_cost_per_day:,.2f} USD/day ({rec.long_context_input_tokens:,} input tokens per request)", highlight=False)
+    out.print("  CAG:          n/a (users read different documents: no one corpus to cache)"
+              if w.per_user_permissions else
+              f"  CAG:          {rec.cag_cost_per_day:,.2f} USD/day (the corpus prefilled once per version, then cached)", highlight=False)
     out.print(f"  RAG:          {rec.rag_cost_per_day:,.2f} USD/day ({rec.rag_input_tokens:,} input tokens per request)", highlight=False)
     out.print("Reasons:")
     for r in rec.reasons:
@@ -1487,6 +1591,7 @@ def keys_add(
     groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated groups, e.g. finance,support (default: public only)."),
     admin: bool = typer.Option(False, "--admin", help="May start ingests (POST /v1/ingest)."),
     index: Optional[Path] = IndexOpt,
+    as_json: bool = JsonOpt,
 ):
     """Create an API key and print it once (only its scrypt hash is kept)."""
     from citewise.index import default_index_dir
@@ -1497,19 +1602,26 @@ def keys_add(
     if groups is not None and not parsed:  # "--groups ''" / ",,,": a typo, not a wish for public only
         raise CitewiseError(f"--groups {groups!r} names no group; leave the option out for a public-only key")
     key = KeyStore(index or default_index_dir()).add(name, parsed, admin)
+    if as_json:
+        out.print_json(json.dumps({"name": name, "key": key, "groups": list(parsed), "admin": admin}))
+        return
     err.print(f"key {name!r} created (groups: {','.join(parsed) or 'public only'}{'; admin' if admin else ''}); "
               "it is shown once, store it now:", highlight=False, soft_wrap=True)
     out.print(key, highlight=False, soft_wrap=True)
 
 
 @keys_app.command("revoke")
-def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke."), index: Optional[Path] = IndexOpt):
+def keys_revoke(name: str = typer.Argument(..., help="Name of the key to revoke."), index: Optional[Path] = IndexOpt,
+                as_json: bool = JsonOpt):
     """Revoke a key: a running server refuses it from its next request."""
     from citewise.index import default_index_dir
     from citewise.service.auth import KeyStore
 
     _index_dir(index, must_exist=True)  # a mistyped --index is named, not an empty key store
     n = KeyStore(index or default_index_dir()).revoke(name)
+    if as_json:
+        out.print_json(json.dumps({"name": name, "revoked": n}))
+        return
     out.print(f"revoked {n} key(s) named {name!r}", highlight=False)
 
 
@@ -1534,9 +1646,9 @@ def keys_list(index: Optional[Path] = IndexOpt, as_json: bool = JsonOpt):
 @app.command()
 def serve(
     index: Optional[Path] = IndexOpt,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on."),
-    require_auth: bool = typer.Option(False, "--require-auth", help="Refuse requests without an API key or token (401); default: they are anonymous (public documents only)."),
+    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (0.0.0.0 for every interface). Default: setting service.host (127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, "--port", min=0, max=65535, metavar="PORT", help="Port to listen on. Default: setting service.port (8000)."),
+    require_auth: Optional[bool] = typer.Option(None, "--require-auth", help="Refuse requests without an API key or token (401); default (setting service.require_auth): they are anonymous (public documents only)."),
     jwt_secret_env: Optional[str] = typer.Option(None, "--jwt-secret-env", help="Accept HS256 JWTs signed with the secret in this environment variable."),
     jwt_public_key: Optional[Path] = typer.Option(None, "--jwt-public-key", help="Accept RS256/ES256 JWTs verified with this PEM public key."),
     jwt_jwks: Optional[Path] = typer.Option(None, "--jwt-jwks", help="Accept RS256/ES256 JWTs verified with this JWKS file (keys by kid)."),
@@ -1546,12 +1658,13 @@ def serve(
     jwt_issuer: Optional[str] = typer.Option(None, "--jwt-issuer", help="Required JWT issuer (iss)."),
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (as for ask)."),
     llm: bool = typer.Option(False, "--llm", help="Answers written by the OpenAI-compatible endpoint of CITEWISE_LLM_*."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after)."),
-    rate: float = typer.Option(20.0, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit."),
-    burst: int = typer.Option(40, "--burst", min=1, metavar="N", help="Token bucket size."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.1, metavar="SECONDS", help="Request timeout, seconds (504 after). Default: setting service.request_timeout_s (30)."),
+    rate: Optional[float] = typer.Option(None, "--rate", help="Requests per second per key (token bucket; anonymous: per address); 0 = no limit. Default: setting service.rate (20)."),
+    burst: Optional[int] = typer.Option(None, "--burst", min=1, metavar="N", help="Token bucket size. Default: setting service.burst (40)."),
     ingest_root: Optional[list[Path]] = typer.Option(None, "--ingest-root", help="Only ingest paths under this folder (repeatable)."),
-    full_documents: bool = typer.Option(False, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
-    public_metrics: bool = typer.Option(False, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    full_documents: Optional[bool] = typer.Option(None, "--full-documents", help="Let callers fetch a whole document (/v1/documents/ID?full=true, the web page's 'whole document' link); default: the cited span with its context."),
+    public_metrics: Optional[bool] = typer.Option(None, "--public-metrics", help="Serve /metrics without a credential even with --require-auth (for a scraper that cannot send one); default: /metrics needs one when auth is required."),
+    eval_rate: Optional[float] = typer.Option(None, "--eval-rate", metavar="SHARE", help="Share of answers evaluated online for the faithfulness gauge of /metrics (0 = off). Default: setting service.eval_rate (0.05); with an LLM judge configured (settings llm.judge or llm) it scores them."),
 ):
     """Serve the index over HTTP: JSON API (/docs), web page (/), Prometheus metrics (/metrics).
 
@@ -1563,9 +1676,18 @@ def serve(
 
     from citewise.index import default_index_dir
 
+    from citewise.settings import load_settings
+
     t0 = time.perf_counter()
     _check_db(db)
     index_dir = _index_dir(index)
+    settings = load_settings(index_dir, {
+        "records.database": db, "answer.generator": "llm" if llm else None, "service.host": host,
+        "service.port": port, "service.require_auth": require_auth, "service.request_timeout_s": timeout,
+        "service.rate": rate, "service.burst": burst, "service.full_documents": full_documents,
+        "service.public_metrics": public_metrics, "service.eval_rate": eval_rate})
+    sv = settings.service
+    host, port = sv.host, sv.port
     jwt = None
     if jwt_secret_env or jwt_public_key or jwt_jwks:
         from citewise.service.auth import JwtConfig
@@ -1589,19 +1711,16 @@ def serve(
     from citewise.service.app import create_app, warm
 
     try:
-        from citewise.settings import load_settings
-
-        settings = load_settings(index_dir, {"records.database": db, "answer.generator": "llm" if llm else None})
-        application = create_app(index_dir, require_auth=require_auth, jwt=jwt, db=None, settings=settings,
-                                 generator=None, request_timeout_s=timeout, rate=rate,
-                                 burst=burst, ingest_roots=ingest_root, host=host, public_metrics=public_metrics,
-                                 full_documents=full_documents)
+        application = create_app(index_dir, require_auth=sv.require_auth, jwt=jwt, db=None, settings=settings,
+                                 generator=None, request_timeout_s=sv.request_timeout_s, rate=sv.rate,
+                                 burst=sv.burst, ingest_roots=ingest_root, host=host, public_metrics=sv.public_metrics,
+                                 full_documents=sv.full_documents)
         ready = warm(application.state.service)
     except BaseException:
         sock.close()
         raise
     err.print(f"citewise serving {index_dir} on {url} (API docs /docs, MCP /mcp; "
-              f"auth {'required' if require_auth else 'optional: anonymous = public documents'}): ready, "
+              f"auth {'required' if sv.require_auth else 'optional: anonymous = public documents'}): ready, "
               f"{ready['documents']} documents, {ready['chunks']} chunks; started in {time.perf_counter() - t0:.1f} s",
               highlight=False, soft_wrap=True)
     uvicorn.Server(uvicorn.Config(application, host=host, port=bound, log_level="warning")).run(sockets=[sock])
@@ -1813,6 +1932,11 @@ def _query_read_as_option(e: Exception, ctx) -> str | None:
             words += 1
         i += 1
     return typed if typed is not None and words == 0 else None
+
+
+from citewise.cli_quality import register as _register_quality  # noqa: E402 - eval ragas, golden, decide
+
+_register_quality(app, eval_app)
 
 
 def main() -> None:

@@ -77,8 +77,12 @@ class Document:
             searches see only current documents unless they ask for a date or a version.
         valid_to: for a superseded version, the date its successor came into force (None:
             current, or a successor without a date).
-        warnings: things worth telling the user that did not stop the load (an unknown front
-            matter key, with its line); not stored in the index.
+        warnings: things worth telling the user that did not stop the load (a front matter key
+            that cannot be filtered on, with its line); not stored in the index.
+        metadata: every other front matter key (``department``, ``tags``, ``author``, ...), as
+            JSON-ready values (:func:`citewise.metadata.normalize`: text, numbers, booleans,
+            ISO dates as ``YYYY-MM-DD`` text, lists of those); stored with each chunk and
+            filterable inside a search (:class:`MetaCondition`).
     """
 
     doc_id: str
@@ -96,6 +100,7 @@ class Document:
     current: bool = True
     valid_to: _dt.date | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    metadata: dict = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -193,6 +198,30 @@ class Principal:
 
 
 @dataclass(frozen=True)
+class MetaCondition:
+    """One predicate on a document's metadata (front matter keys beyond the built-in ones), applied
+    by the store inside the search like every other filter.
+
+    Attributes:
+        key: the front matter key (``department``, ``tags``); ``updated`` and ``effective`` name
+            the built-in dates.
+        op: ``eq`` (the value, or for a list value one of its items, equals one of ``values``:
+            equality and membership), or a range ``ge`` / ``gt`` / ``le`` / ``lt`` against
+            ``values[0]``, a number (compared with numeric values) or a :class:`datetime.date`
+            (compared with ISO-date values). A document without the key never matches.
+        values: for ``eq`` the accepted values as text (compared with the canonical text of the
+            stored values: :func:`citewise.metadata.spellings`); for a range one number or date.
+
+    Build them with :func:`citewise.metadata.parse_filter` (``"tags=security"``,
+    ``"year>=2020"``, ``"date<2025-01-01"``, ``"team=a,b"``).
+    """
+
+    key: str
+    op: Literal["eq", "ge", "gt", "le", "lt"]
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
 class Filters:
     """Restrictions a Store applies *inside* a search (never after it).
 
@@ -205,12 +234,15 @@ class Filters:
             None: current versions only.
         version: only documents with exactly this version string, current or history
             (None = any version, current only unless ``as_of`` is given).
+        metadata: conditions on document metadata, all of which must hold
+            (:class:`MetaCondition`); applied after the permission filter, in the same query.
     """
 
     groups: tuple[str, ...] | None = None
     doc_ids: tuple[str, ...] | None = None
     as_of: _dt.date | None = None
     version: str | None = None
+    metadata: tuple[MetaCondition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -224,7 +256,8 @@ class Hit:
         rank: 1-based rank in the final list.
         stage: which stage produced the score: ``bm25`` | ``dense`` | ``rrf`` (the ``hybrid`` and
             ``shipped`` retrievers' fusion) | ``pinned`` (``shipped``'s identifier pinning) |
-            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``rerank`` | ``exact`` (a
+            ``hybrid-prf`` | ``hierarchical`` | ``tuned`` | ``raptor`` | ``raptor-summary`` (a leaf a
+            RAPTOR summary hit stands for) | ``rerank`` | ``exact`` (a
             chunk ``ask`` added because it alone holds an identifier-like name of the question in
             a table cell, code span or definition line, or the entry of "the X builtin" no retrieved
             chunk held, :mod:`citewise.answer.pipeline`) |
@@ -243,8 +276,60 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class SearchResult(Hit):
+    """A :class:`Hit` with what a reader of the result needs: the chunk's text, its best passage
+    for the query, and its document's fields and metadata (:meth:`citewise.index.Index.search`).
+
+    Attributes:
+        text: the chunk text ('' when the chunk was removed between the search and the read).
+        snippet: the chunk's passage that best matches the query
+            (:func:`citewise.retrieval.snippets.best_snippet`).
+        snippet_start, snippet_end: the snippet's ``[start, end)`` character offsets in the
+            source file (None when the chunk is gone).
+        heading_path: headings from the document title down to the chunk.
+        start, end: the chunk's ``[start, end)`` character offsets in the source file.
+        version, updated, effective: the document's version and dates (ISO, '' when unknown).
+        groups: the groups allowed to read the document.
+        pages: ``(first, last)`` 1-based pages of a paged source (PDF), else ``(0, 0)``.
+        metadata: the document's metadata (front matter keys beyond the built-in ones).
+    """
+
+    text: str = ""
+    snippet: str = ""
+    snippet_start: int | None = None
+    snippet_end: int | None = None
+    heading_path: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    version: str = ""
+    updated: str = ""
+    effective: str = ""
+    groups: tuple[str, ...] = ()
+    pages: tuple[int, int] = (0, 0)
+    metadata: dict = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class CitedSpan:
+    """Where one sentence of an answer is supported: the sentence's 0-based index among the
+    answer's sentences and the cited ``[start, end)`` character offsets in the source file."""
+
+    sentence: int
+    chunk_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Citation:
-    """A source shown with an answer."""
+    """A source shown with an answer.
+
+    ``start``/``end``: the span of the first sentence citing it (character offsets in the source
+    file); ``spans``: one :class:`CitedSpan` per sentence citing it, in answer order, so the n-th
+    ``[doc:ID]`` marker of the answer links to ``spans[n]``
+    (:func:`citewise.answer.citations.marker_links`); empty when the answer was not built by the
+    citation check (then every marker links to ``start``/``end``).
+    """
 
     doc_id: str
     title: str
@@ -253,6 +338,7 @@ class Citation:
     chunk_id: str = ""
     start: int = 0
     end: int = 0
+    spans: tuple[CitedSpan, ...] = ()
 
 
 Outcome = Literal["answered", "abstained", "partial", "supported", "gap", "conflict", "not_established", "no_tool"]
@@ -277,6 +363,8 @@ class ReasonCode(StrEnum):
     MODEL_CITED_NOTHING = "model_cited_nothing"  # fields: checks
     NO_RECORDS_DATABASE = "no_records_database"
     NOT_A_RECORD_QUESTION = "not_a_record_question"
+    NO_TOOL = "no_tool"  # fields: kind (record | both)
+    MISSING_ARGUMENT = "missing_argument"  # fields: tool, names (comma-separated)
 
 
 #: Each code's short form (``Answer.abstain_reason``, kept for scripts that read it), a
@@ -298,6 +386,8 @@ _REASON_SHORT = {
     ReasonCode.NO_RECORDS_DATABASE: "no records database is configured (set records.database in citewise.toml, "
                                     "CITEWISE_DB, or --db)",
     ReasonCode.NOT_A_RECORD_QUESTION: "not a record question: no record tool applies (ask the documents with the ask tool)",
+    ReasonCode.NO_TOOL: "no configured query answers this {kind} question",
+    ReasonCode.MISSING_ARGUMENT: "{tool} needs {names}",
 }
 
 #: Each code as a sentence for people (the CLI's "Why:" line, the web page); codes not listed
@@ -310,6 +400,9 @@ _REASON_SENTENCE = {
                                            "(score {score:.3f}, below the gate {gate:.3f})",
     ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
     ReasonCode.NO_SUPPORTED_SENTENCE: "no sentence of the evidence could be cited for it",
+    ReasonCode.NO_TOOL: "this is a question about records; no configured query answers it (configure a named query "
+                        "in records.templates, or an LLM in [llm] to write SQL over the records schema)",
+    ReasonCode.MISSING_ARGUMENT: "the question does not give what {tool} needs: {names}",
 }
 
 
@@ -394,6 +487,13 @@ class Answer:
     def abstain_reason(self) -> str:
         """The reason's short form ('' when there is none), e.g. ``unknown name: Stripe``."""
         return str(self.reason) if self.reason is not None else ""
+
+
+def sample_dir() -> Path:
+    """Folder of the bundled sample data (``corpus/``, ``golden.jsonl``, ``demo.yaml``, ``records/``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("citewise") / "sample"))
 
 
 def cache_dir() -> Path:

@@ -13,13 +13,12 @@ import os
 import shlex
 import shutil
 import sys
-from importlib import resources
 from pathlib import Path
 
 import yaml
 from rich.text import Text
 
-from citewise.core import Principal
+from citewise.core import Principal, sample_dir  # noqa: F401 - sample_dir re-exported
 from citewise.index import Index
 
 #: A document of the sample corpus: an index holding it holds the sample (``eval tools`` checks
@@ -28,11 +27,6 @@ SAMPLE_MARKER_DOC = "help/billing/daily-transaction-limits"
 
 #: The question the demo's closing "Try it yourself" line suggests (the sample corpus answers it).
 TRY_QUESTION = "How do I rotate the SAML signing certificate in Okta?"
-
-
-def sample_dir() -> Path:
-    """Folder of the bundled sample data (corpus/, golden.jsonl, demo.yaml)."""
-    return Path(str(resources.files("citewise") / "sample"))
 
 
 def command_name(argv0: str | None = None) -> str:
@@ -54,13 +48,14 @@ def configure_sample_records(index_dir: Path) -> None:
     cache folder) unless the index already has a settings file, so record questions asked of
     the demo index ("What is the status of invoice 2041?") reach the sample's record tools."""
     from citewise.settings import FILE_NAME
-    from citewise.tools.records import build_sample_db
+    from citewise.tools.records import build_sample_db, sample_tools_yaml
 
     path = Path(index_dir) / FILE_NAME
     if not path.exists():
         db = build_sample_db()
-        path.write_text("# written by citewise demo: the sample records for record questions\n"
-                        f"[records]\ndatabase = {json.dumps(str(db))}\n", encoding="utf-8")
+        path.write_text("# written by citewise demo: the sample records and their named queries for record questions\n"
+                        f"[records]\ndatabase = {json.dumps(str(db))}\n"
+                        f"templates = {json.dumps(str(sample_tools_yaml()))}\n", encoding="utf-8")
 
 
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:

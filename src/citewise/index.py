@@ -25,7 +25,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, default_index_dir  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, make_embedder
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.settings import Settings
@@ -353,17 +353,38 @@ class Index:
 
     def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
                principal: Principal | None = None, filters: Filters | None = None,
-               reranker=None, rerank_depth: int | None = None) -> list[Hit]:
-        """Top-k hits for ``query`` visible to ``principal`` (anonymous: public documents only).
+               reranker=None, rerank_depth: int | None = None) -> list[SearchResult]:
+        """Top-k results for ``query`` visible to ``principal`` (anonymous: public documents
+        only): :class:`~citewise.core.SearchResult` (the :class:`Hit` fields plus the chunk's
+        text, best snippet with its source offsets, heading path, the document's version, dates,
+        groups and metadata).
 
         ``reranker``/``rerank_depth``: rerank the top candidates (:mod:`citewise.retrieval.rerank`).
 
         Raises:
             CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
         """
+        from citewise.retrieval.results import search_results
+
         check_query(query)
-        return self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
+        hits = self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
             query, k, principal=principal, filters=filters)
+        if self.record_usage:
+            self.usage.record(h.chunk_id for h in hits)
+        return search_results(self.store, hits, query)
+
+    #: Record the chunks :meth:`search` and :meth:`ask` return (:mod:`citewise.usage`); evaluation
+    #: commands turn it off so their questions do not count as use.
+    record_usage = True
+
+    @property
+    def usage(self):
+        """The :class:`citewise.usage.RetrievalLog` of this index folder (retrievals per chunk)."""
+        if "_usage" not in self.__dict__:
+            from citewise.usage import retrieval_log
+
+            self._usage = retrieval_log(self.path)
+        return self._usage
 
     @property
     def abstain_threshold(self) -> float:
@@ -441,5 +462,8 @@ class Index:
             CitewiseError: ``question`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         check_query(question)
-        return self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
+        ans = self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
             question, k=k, principal=principal, filters=filters)
+        if self.record_usage:
+            self.usage.record(ans.retrieved_ids)
+        return ans

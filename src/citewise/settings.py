@@ -33,6 +33,10 @@ Example ``citewise.toml``::
 
     [records]
     database = "sqlite:///records.db"
+    templates = "record_tools.yaml"
+
+    [records.entities]
+    customer_id = 'C-[0-9]{4}'
 """
 
 from __future__ import annotations
@@ -177,13 +181,33 @@ class LLMSettings:
 
 @dataclass
 class RecordsSettings:
-    """The records database that record questions are routed to (``[records]``)."""
+    """The records database that record questions are routed to (``[records]``; docs/records.md)."""
 
-    database: str = ""  # sqlite:///PATH or a path; '' = no records routing
+    database: str = ""  # sqlite:///PATH, a path, or a .sql script (built once); '' = no records routing
     timeout_s: float = 2.0  # per SQL statement
     max_rows: int = 200
-    tables: list[str] = field(default_factory=list)  # allowlist ([] = every table)
-    templates: str = ""  # YAML file of named query templates ('' = the database's own record tools)
+    #: table allowlist ([] = the templates file's allowlist, else every table of the database)
+    tables: list[str] = field(default_factory=list)
+    #: column allowlist per table ([records.columns] customers = ["customer_id", "name"]; a table
+    #: not listed: all its columns)
+    columns: dict[str, list[str]] = field(default_factory=dict)
+    templates: str = ""  # YAML file of named query templates ('' = none: sql_query only)
+    #: entity patterns: parameter name -> regular expression (group 1 = the value), e.g.
+    #: customer_id = 'C-[0-9]{4}', invoice_id = '(?i)invoice\s*#?(\d+)'
+    entities: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RoutingSettings:
+    """How questions are routed to records, live data or documents (``[routing]``)."""
+
+    router: str = "rule"  # rule (no LLM) | llm (the [llm.router] endpoint)
+    #: text-to-SQL for record questions no template answers, when an LLM is configured
+    sql: bool = True
+    agent: bool = False  # answer with the ReAct agent (needs an LLM)
+    max_iterations: int = 5  # the agent's chat requests at most
+    cues: str = ""  # a question-cues YAML replacing the bundled one ('' = bundled)
+    web_search_url: str = ""  # a web search endpoint for live questions ('' = none: live questions abstain)
 
 
 @dataclass
@@ -198,6 +222,9 @@ class ServiceSettings:
     require_auth: bool = False
     full_documents: bool = False
     public_metrics: bool = False
+    #: share of answered requests evaluated online for the faithfulness gauge of /metrics
+    #: (citewise.service.online_eval; the design documents' 5-10%); 0 = off
+    eval_rate: float = 0.05
 
 
 @dataclass
@@ -209,6 +236,7 @@ class Settings:
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     records: RecordsSettings = field(default_factory=RecordsSettings)
+    routing: RoutingSettings = field(default_factory=RoutingSettings)
     service: ServiceSettings = field(default_factory=ServiceSettings)
     #: dotted key -> where its value came from ('default', a file path, 'env NAME', 'flag')
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -245,6 +273,7 @@ class Settings:
 #: names users already set for other tools (``OPENAI_*``) come after citewise's own.
 ENV_ALIASES: dict[str, str] = {
     "CITEWISE_DB": "records.database",
+    "CITEWISE_WEB_SEARCH_URL": "routing.web_search_url",
     "CITEWISE_INDEX": "index.path",
     "CITEWISE_STORE": "index.store",
     "OPENAI_BASE_URL": "llm.base_url",
@@ -320,6 +349,18 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, str):
             return value
         raise ValueError("expected text")
+    if origin is dict:
+        if isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ValueError("expected a table (as JSON in an environment variable)") from None
+        if not isinstance(value, dict):
+            raise ValueError("expected a table")
+        _, item = typing.get_args(hint)
+        return {str(k): _coerce(v, item, where) for k, v in value.items()}
     if origin is list:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
@@ -472,4 +513,6 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
     return json.dumps(value)

@@ -297,7 +297,9 @@ def _shutdown_within(provider, seconds: float) -> None:
 
 
 def configure(endpoint: str | None = None, service_name: str = "citewise") -> bool:
-    """Export spans by OTLP/HTTP when an endpoint is given or set in the environment.
+    """Export spans by OTLP/HTTP when an endpoint is given or set in the environment, and to an
+    OTLP/JSON lines file when ``CITEWISE_TRACES_FILE`` names one (:mod:`citewise.telemetry_file`;
+    what ``citewise decide latency`` reads).
 
     Args:
         endpoint: an OTLP/HTTP base URL (``http://collector:4318``; ``/v1/traces`` is appended
@@ -310,32 +312,41 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         (``opentelemetry-instrument``) is left alone.
     """
     global _configured
-    url = endpoint or otlp_endpoint()
-    if not url:
+    url, path = endpoint or otlp_endpoint(), os.environ.get("CITEWISE_TRACES_FILE")
+    if not url and not path:
         return _configured is not None
     with _lock:
         if _configured is not None:
             return True
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        session, timeout = _recording_session(), _export_timeout()
-        # the full signal URL (the exporter does not append /v1/traces to an explicit endpoint); it
-        # still reads the other OTEL_EXPORTER_OTLP_* variables (headers, TLS, compression) itself
-        url = _traces_url(endpoint)
-        exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
-        logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
-        guarded = GuardedExporter(exporter, url, timeout, session)
+        timeout = _export_timeout()
+        from citewise.trace_privacy import RedactingExporter
+
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
         provider = TracerProvider(resource=Resource.create(
             {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)
-        processor = BatchSpanProcessor(guarded)
-        provider.add_span_processor(processor)
+        if url:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            session = _recording_session()
+            # the full signal URL (the exporter does not append /v1/traces to an explicit endpoint); it
+            # still reads the other OTEL_EXPORTER_OTLP_* variables (headers, TLS, compression) itself
+            url = _traces_url(endpoint)
+            exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
+            logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
+            # query strings (the web page's ?q=question) redacted unless content capture is on
+            provider.add_span_processor(BatchSpanProcessor(
+                GuardedExporter(RedactingExporter(exporter, capture_content), url, timeout, session)))
+        if path:
+            from citewise.telemetry_file import FileSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(RedactingExporter(FileSpanExporter(path), capture_content)))
         atexit.register(_shutdown_within, provider, timeout + EXIT_GRACE_S)
         _api().set_tracer_provider(provider)
-        _configured = url
+        _configured = url or path
         return True
 
 

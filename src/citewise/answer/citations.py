@@ -13,15 +13,21 @@ Rules (applied to every generator's draft, extractive or LLM):
 
 The kept text is rebuilt from the kept sentences with their markers normalised to
 ``[doc:ID]`` (a ``[chunk:ID]`` marker is kept as written).
+
+Spans: each kept sentence's citation of a source records where *that sentence* is supported
+(:class:`citewise.core.CitedSpan`): the offsets the generator gave for the sentence, else the
+sentence's own place in the cited chunk when it is quoted there verbatim, else the whole chunk.
+:func:`marker_links` pairs every marker of the answer text with its sentence's span.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from citewise.answer.context import Context
-from citewise.core import ABSTENTION_TEXT, Citation
+from citewise.core import ABSTENTION_TEXT, Citation, CitedSpan
 
 #: One citation inside brackets; a bracket may hold several, separated by commas or semicolons.
 _ONE = r"(?:doc|chunk):[^\]\s,;\[]+"
@@ -204,6 +210,7 @@ def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, 
     kept: list[str] = []
     result = CheckedAnswer("", "answered")
     cited_keys: dict[str, Citation] = {}
+    sentence_spans: dict[str, list[CitedSpan]] = {}
     for sentence, cites in split_cited_sentences(draft):
         if not cites:
             result.dropped.append(sentence)
@@ -222,11 +229,12 @@ def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, 
             if chunk.chunk_id not in result.used_ids:
                 result.used_ids.append(chunk.chunk_id)
             key = chunk.doc_id if kind == "doc" else chunk.chunk_id
-            if key not in cited_keys:
-                span = (spans or {}).get(sentence)
-                cited_keys[key] = chunk.citation(*span) if span else chunk.citation()
+            span = (spans or {}).get(sentence) or _quoted(chunk.text, sentence)
+            cited = chunk.citation(*span) if span else chunk.citation()
+            cited_keys.setdefault(key, cited)
+            sentence_spans.setdefault(key, []).append(CitedSpan(len(kept), chunk.chunk_id, cited.start, cited.end))
         kept.append(f"{sentence} {' '.join(markers)}")
-    result.citations = list(cited_keys.values())
+    result.citations = [dataclasses.replace(c, spans=tuple(sentence_spans[k])) for k, c in cited_keys.items()]
     if not kept:
         result.text, result.outcome = ABSTENTION_TEXT, "abstained"
         result.used_ids = []
@@ -234,6 +242,65 @@ def enforce_citations(draft: str, context: Context, spans: dict[str, tuple[int, 
     result.text = join_sentences(kept)
     result.outcome = "partial" if result.dropped else "answered"
     return result
+
+
+def _quoted(text: str, sentence: str) -> tuple[int, int] | None:
+    """``(start, end)`` of ``sentence`` in ``text`` when the chunk holds it verbatim (whitespace
+    runs may differ), else None."""
+    words = sentence.split()
+    if not words:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return (m.start(), m.end()) if m else None
+
+
+def marker_links(text: str, citations) -> list[dict]:
+    """Every citation marker in an answer's ``text`` with the span it links to.
+
+    The n-th ``[doc:ID]`` (or ``[chunk:ID]``) marker of the text belongs to the n-th sentence
+    citing that source, so it links to ``spans[n]`` of the source's :class:`Citation` (its own
+    sentence's offsets); a citation without spans links every marker to its ``start``/``end``.
+    ``citations``: :class:`Citation` objects, or their JSON dicts (``spans`` as dicts).
+
+    Returns:
+        ``[{"marker_start", "marker_end", "kind", "id", "doc_id", "chunk_id", "title", "start",
+        "end", "number"}]`` in text order: ``marker_start``/``marker_end`` are the offsets of
+        ``kind:id`` in ``text``; ``number`` is the source's 1-based place among the answer's
+        sources. A marker naming no citation is left out.
+
+    >>> c = Citation("a", "A", "", "", "a#x", 0, 5, (CitedSpan(0, "a#x", 0, 5), CitedSpan(1, "a#x", 6, 9)))
+    >>> [(m["start"], m["end"]) for m in marker_links("One. [doc:a] Two. [doc:a]", [c])]
+    [(0, 5), (6, 9)]
+    """
+    def get(c, name):
+        return c.get(name) if isinstance(c, dict) else getattr(c, name)
+
+    by_doc: dict[str, object] = {}
+    by_chunk: dict[str, object] = {}
+    number: dict[int, int] = {}
+    for c in citations:
+        if id(c) not in number:
+            number[id(c)] = len(number) + 1
+        by_doc.setdefault(get(c, "doc_id"), c)
+        by_chunk.setdefault(get(c, "chunk_id"), c)
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for b in BRACKET.finditer(text):
+        for m in ONE.finditer(text, b.start(), b.end()):
+            kind, ident = m.group(1), m.group(2)
+            c = (by_doc if kind == "doc" else by_chunk).get(ident)
+            if c is None:
+                continue
+            n = seen.get((kind, ident), 0)
+            seen[(kind, ident)] = n + 1
+            spans = get(c, "spans") or ()
+            sp = spans[n] if n < len(spans) else None
+            start, end, chunk_id = (get(c, "start"), get(c, "end"), get(c, "chunk_id")) if sp is None else \
+                (get(sp, "start"), get(sp, "end"), get(sp, "chunk_id"))
+            out.append({"marker_start": m.start(), "marker_end": m.end(), "kind": kind, "id": ident,
+                        "doc_id": get(c, "doc_id"), "chunk_id": chunk_id, "title": get(c, "title"),
+                        "start": start, "end": end, "number": number[id(c)]})
+    return out
 
 
 def join_sentences(pieces: list[str]) -> str:

@@ -247,7 +247,7 @@ class GapController:
         revisions = {d: e.content_hash for d, e in self.answerer.store.documents().items()}
         ans = Answer(ABSTENTION_TEXT, "abstained", generator=getattr(self.answerer.generator, "name", ""),
                      retrieved_ids=list(trace.found_ids))
-        self._conclude(question, ans, trace, context, checks, dom, scope, "", revisions, 0)
+        self._conclude(question, ans, trace, context, checks, dom, scope, None, revisions, 0)
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace

@@ -343,7 +343,7 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
         others = [r for r in rs if r.expected != "supported"]
         incomplete = [r for r in rs if r.kind == "incomplete"]
         lat = np.array([r.latency_ms for r in rs])
-        costs = [request_cost(r.tokens_sent, 150, 0, prices) for r in rs]
+        costs = [request_cost(r.tokens_sent, 150, prices) for r in rs]
         mean_cost = float(np.mean(costs))
         rate = sum(r.correct_supported for r in answerable) / len(answerable) if answerable else 0.0
         m = {
@@ -370,8 +370,8 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
         }
         if cond == "adaptive":
             fb = [r for r in rs if r.rounds > 1]
-            initial = float(np.mean([request_cost(r.initial_tokens, 150, 0, prices) for r in rs]))
-            incr = float(np.mean([request_cost(r.tokens_sent, 150, 0, prices) - request_cost(r.initial_tokens, 150, 0, prices)
+            initial = float(np.mean([request_cost(r.initial_tokens, 150, prices) for r in rs]))
+            incr = float(np.mean([request_cost(r.tokens_sent, 150, prices) - request_cost(r.initial_tokens, 150, prices)
                                   for r in fb])) if fb else 0.0
             m["fallback_rate"] = round(len(fb) / len(rs), 4)
             m["adaptive_route_cost_usd"] = round(adaptive_route_cost(initial, len(fb) / len(rs), max(incr, 0.0)), 8)

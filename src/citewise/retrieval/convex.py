@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from citewise.core import Filters, Hit
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import BM25Retriever, _hits, effective_filters
 from citewise.store.base import ScoredChunk
 from citewise.telemetry import traced_retrieval
@@ -110,6 +111,7 @@ def feedback_fusion(store, qvec: np.ndarray, lexical: Sequence[ScoredChunk], fir
     return convex_fusion(lexical, store.vector_search(moved, depth, filters), alpha)
 
 
+@register("hybrid-prf")
 class ConvexRetriever:
     """Convex fusion of BM25 and dense with optional vector PRF (module docstring).
 

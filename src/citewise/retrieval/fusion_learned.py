@@ -42,6 +42,7 @@ import numpy as np
 
 from citewise.core import CitewiseError, Filters, Hit
 from citewise.retrieval.fusion import RRF_K
+from citewise.retrieval.registry import register, registered
 from citewise.retrieval.retrievers import BM25Retriever, DenseRetriever, effective_filters
 from citewise.text.analyzer import analyze, find_identifiers, fold_dashes
 
@@ -349,6 +350,7 @@ def model_path(store) -> Path:
     return Path(path).parent / MODEL_FILE
 
 
+@register("tuned")
 class TunedRetriever:
     """Ranks the candidate pool with the stored :class:`FusionModel` (``--retriever tuned``).
 
@@ -364,10 +366,9 @@ class TunedRetriever:
         self.model = model or FusionModel.load(model_path(store))
         self._convex = None
         if self.model.kind == "convex":
-            from citewise.retrieval.convex import ConvexRetriever
-
             a, m, b = self.model.weights
-            self._convex = ConvexRetriever(store, embedder, alpha=a, prf_chunks=int(m), prf_beta=b)
+            convex = registered("hybrid-prf")  # citewise.retrieval.convex.ConvexRetriever
+            self._convex = convex(store, embedder, alpha=a, prf_chunks=int(m), prf_beta=b)
 
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
         if self._convex is not None:

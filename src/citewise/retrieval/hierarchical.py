@@ -43,6 +43,7 @@ import numpy as np
 
 from citewise.core import CitewiseError, Filters, Hit
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import split_sentences
@@ -399,6 +400,7 @@ def doc_level_for(store, embedder) -> DocLevel:
     return level
 
 
+@register("hierarchical")
 class HierarchicalRetriever:
     """Documents first, then chunks inside the top documents (module docstring).
 

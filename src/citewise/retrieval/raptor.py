@@ -29,10 +29,12 @@ closest (cosine), and only the nodes on those branches (those level-1 nodes and 
 are re-summarised and re-embedded; when more than half of a group's documents changed, or the
 group is new, that group's tree is rebuilt. ``RaptorIndex.refresh`` returns what it rebuilt.
 
-**Retrieval.** ``raptor-collapsed``: every visible node of every level is scored by cosine with
-the query (the collapsed tree); a chunk scores ``1/(60 + its hybrid rank) + 1/(60 + the rank of
-the best of the top`` :data:`COLLAPSED_NODES` ``summary nodes above it)`` (RRF of the chunk and
-node levels; either term absent when the chunk is not in that list). ``raptor-tree``: tree traversal — the ``width`` best visible top nodes,
+**Retrieval.** ``raptor-collapsed`` is the paper's collapsed tree (SEARCH-RAPTOR-COLLAPSED in
+the indexing design document): the leaves and every summary node the principal may read form one
+pool ranked by cosine with the query, and the top-k may mix summaries with leaves
+(:meth:`RaptorCollapsedRetriever.pool`). A summary hit *cites the leaves under it*; as chunk hits
+(the ``Retriever`` seam) a summary stands for those leaves, the ones the hybrid ranking holds
+first (stage ``raptor-summary``), a leaf for itself (stage ``raptor``). ``raptor-tree``: tree traversal — the ``width`` best visible top nodes,
 then the ``width`` best of their children at each level down to level 1; chunks under the chosen
 level-1 nodes are ranked by hybrid retrieval restricted to their documents. Both fill from the
 flat hybrid list so the top-k stays full; with an ``as_of`` / ``version`` filter (the tree holds
@@ -53,8 +55,8 @@ from pathlib import Path
 import numpy as np
 
 from citewise.core import CitewiseError, Hit
-from citewise.retrieval.fusion import RRF_K
 from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
+from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 
 #: Cluster counts tried per level (a geometric grid up to the paper's maximum of 50).
@@ -65,7 +67,6 @@ SOFT_THRESHOLD = 0.1
 TOP = 4
 MAX_LEVELS = 4
 SUMMARY_SENTENCES, SUMMARY_WORDS = 5, 120
-COLLAPSED_NODES = 10
 TREE_WIDTH = 3
 SEED = 42
 FORMAT = 1
@@ -387,43 +388,87 @@ class _RaptorBase:
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(ranked[:k], start=1)]
 
 
+@dataclass(frozen=True)
+class PoolHit:
+    """One hit of the collapsed tree: a leaf chunk (``level`` 0) or a summary node.
+
+    Attributes:
+        node_id: the chunk id (leaf) or the node id (summary).
+        level: 0 for a leaf, the tree level for a summary.
+        score: cosine with the query.
+        text: the summary's text ('' for a leaf: it is the chunk's stored text).
+        cites: the chunk ids the hit stands for: the leaf itself, or every leaf under the summary
+            the principal may read (sorted).
+    """
+
+    node_id: str
+    level: int
+    score: float
+    text: str
+    cites: tuple[str, ...]
+
+
+@register("raptor-collapsed")
 class RaptorCollapsedRetriever(_RaptorBase):
-    """``raptor-collapsed`` (module docstring)."""
+    """``raptor-collapsed``: the paper's collapsed tree (module docstring).
+
+    :meth:`pool` ranks one pool of leaves and summaries by cosine (SEARCH-RAPTOR-COLLAPSED);
+    :meth:`search` is that ranking as chunk hits, each summary standing for the leaves it cites.
+    """
 
     name = "raptor-collapsed"
+
+    def pool(self, query: str, k: int = 10, *, principal=None, filters=None) -> list[PoolHit]:
+        """The top-``k`` of every visible leaf and summary node by cosine with ``query``.
+
+        Leaves come from the store's vector search (the top ``k`` leaves by cosine, permission
+        filters applied in the search), summaries from the visible trees; the union is ranked by
+        cosine, ties by id. A summary cites the leaves under it that pass ``filters.doc_ids``; a
+        summary left with none is skipped.
+        """
+        f = effective_filters(principal, filters)
+        if not query.strip():
+            return []
+        q = self.embedder.embed([query])[0]
+        leaves = [PoolHit(c.chunk_id, 0, float(c.score), "", (c.chunk_id,)) for c in self.store.vector_search(q, k, f)]
+        if f.as_of is not None or f.version is not None or f.metadata:  # the trees hold current versions only
+            return leaves[:k]
+        allowed = None if f.doc_ids is None else set(f.doc_ids)
+        nodes = []
+        for t in self.index.visible(f.groups):
+            for n in t.nodes.values():
+                cites = tuple(c for c in n.leaves if allowed is None or t.leaf_doc.get(c) in allowed)
+                if cites:
+                    nodes.append(PoolHit(n.id, n.level, float(t.vectors[n.id] @ q), n.summary, cites))
+        ranked = sorted(leaves + nodes, key=lambda h: (-h.score, h.node_id))
+        return ranked[:k]
 
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
-        chunks = self.hybrid.fused(query, k, f)
-        if f.as_of is not None or f.version is not None:
-            return self._finish([Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title) for c in chunks], query, k, f)
-        q = self.embedder.embed([query])[0]
-        nodes = [(float(t.vectors[n.id] @ q), n.id, n) for t in self.index.visible(f.groups) for n in t.nodes.values()]
-        nodes.sort(key=lambda x: (-x[0], x[1]))
-        allowed = None if f.doc_ids is None else set(f.doc_ids)
-        leaf_doc = {c: d for t in self.index.visible(f.groups) for c, d in t.leaf_doc.items()}
-        # each leaf takes the rank of the best summary node above it (nodes, not leaves, are ranked)
-        node_rank: dict[str, int] = {}
-        for r, (_, _, n) in enumerate(nodes[:COLLAPSED_NODES], start=1):
-            for leaf in n.leaves:
-                if (allowed is None or leaf_doc.get(leaf) in allowed) and leaf not in node_rank:
-                    node_rank[leaf] = r
-        chunk_rank = {c.chunk_id: r for r, c in enumerate(chunks, start=1)}
-        score = {c: 1.0 / (RRF_K + r) for c, r in chunk_rank.items()}
-        for c, r in node_rank.items():
-            score[c] = score.get(c, 0.0) + 1.0 / (RRF_K + r)
-        fused = sorted(score.items(), key=lambda cs: (-cs[1], cs[0]))[:max(k, len(chunks))]
+        found = self.pool(query, k, principal=principal, filters=filters)
+        chunks = self.hybrid.fused(query, max(k, 50), f)
+        order = {c.chunk_id: i for i, c in enumerate(chunks)}
+        out: list[Hit] = []
+        seen: set[str] = set()
+        for h in found:
+            # a summary stands for its leaves: those the hybrid ranking holds first, in its order
+            cites = sorted(h.cites, key=lambda c: (order.get(c, len(order)), c)) if h.level else list(h.cites)
+            for c in cites:
+                if c not in seen and len(out) < k:
+                    seen.add(c)
+                    out.append(Hit(c, "", h.score, 0, "raptor-summary" if h.level else "raptor"))
         info = {c.chunk_id: c for c in chunks}
-        missing = [cid for cid, _ in fused if cid not in info]
+        missing = [h.chunk_id for h in out if h.chunk_id not in info]
         if missing:
-            for cid, sc in self.store.get_chunks(missing).items():
-                info[cid] = sc
-        hits = [Hit(cid, info[cid].doc_id, s, 0, "raptor", info[cid].title) for cid, s in fused if cid in info]
+            info.update(self.store.get_chunks(missing))
+        hits = [dataclasses.replace(h, doc_id=info[h.chunk_id].doc_id, title=info[h.chunk_id].title)
+                for h in out if h.chunk_id in info]
         return self._finish(hits, query, k, f)
 
 
+@register("raptor-tree")
 class RaptorTreeRetriever(_RaptorBase):
     """``raptor-tree``: top-down traversal, ``width`` nodes per level (module docstring)."""
 
@@ -433,7 +478,7 @@ class RaptorTreeRetriever(_RaptorBase):
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
-        if f.as_of is not None or f.version is not None:
+        if f.as_of is not None or f.version is not None or f.metadata:
             return self._finish([], query, k, f)
         q = self.embedder.embed([query])[0]
         chosen_leaves: set[str] = set()

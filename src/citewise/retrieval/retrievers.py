@@ -29,11 +29,13 @@ from typing import Protocol, runtime_checkable
 from citewise.core import CitewiseError, Filters, Hit, Principal
 from citewise.models.embedders import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from citewise.retrieval.registry import make_retriever, register  # noqa: F401 - make_retriever re-exported
 from citewise.store.base import ScoredChunk, Store
 from citewise.telemetry import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
+#: The built-in retriever names (each class registers itself: :mod:`citewise.retrieval.registry`).
 RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid-prf", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
@@ -91,6 +93,7 @@ def _hits(items: list[ScoredChunk] | list[tuple[ScoredChunk, float]], stage: str
     ]
 
 
+@register("bm25")
 class BM25Retriever:
     """BM25 over the analyzed lexical field (the Store's native full-text index)."""
 
@@ -98,6 +101,11 @@ class BM25Retriever:
 
     def __init__(self, store: Store):
         self.store = store
+
+    @classmethod
+    def from_name(cls, name: str, store: Store, embedder: Embedder) -> "BM25Retriever":
+        """The registry's factory: BM25 needs no embedder."""
+        return cls(store)
 
     @traced_retrieval
     def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
@@ -107,6 +115,7 @@ class BM25Retriever:
         return _hits(self.candidates(query, k, effective_filters(principal, filters)), "bm25", k)
 
 
+@register("dense")
 class DenseRetriever:
     """Cosine similarity between the query embedding and chunk embeddings."""
 
@@ -126,6 +135,7 @@ class DenseRetriever:
         return _hits(self.candidates(query, k, effective_filters(principal, filters)), "dense", k)
 
 
+@register("hybrid")
 class HybridRetriever:
     """Reciprocal rank fusion of BM25 and dense candidates.
 
@@ -171,6 +181,7 @@ class HybridRetriever:
         return _hits(self.fused(query, k, effective_filters(principal, filters)), "rrf", k)
 
 
+@register("shipped")
 class ShippedRetriever(HybridRetriever):
     """Hybrid retrieval plus exact-identifier pinning (see module docstring).
 
@@ -230,53 +241,3 @@ class ShippedRetriever(HybridRetriever):
 
     def store_titled(self, identifier: str, filters: Filters) -> list[ScoredChunk]:
         return self.bm25.store.titled_with(identifier, filters)
-
-
-def make_retriever(name: str, store: Store, embedder: Embedder, *, reranker=None,
-                   rerank_depth: int | None = None) -> Retriever:
-    """Build a retriever by name: ``bm25``, ``dense``, ``hybrid``, ``hybrid-prf`` (convex fusion with
-    vector pseudo-relevance feedback, :mod:`citewise.retrieval.convex`), ``shipped``, ``hierarchical``
-    (:mod:`citewise.retrieval.hierarchical`), ``tuned`` (:mod:`citewise.retrieval.fusion_learned`),
-    ``raptor-collapsed`` or ``raptor-tree`` (:mod:`citewise.retrieval.raptor`).
-
-    ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string
-    (:func:`citewise.retrieval.rerank.make_reranker`); the retriever's top ``rerank_depth``
-    (default :data:`citewise.retrieval.rerank.RERANK_DEPTH`) are then reordered by it. A name
-    ending in ``+rerank`` without a reranker is an error.
-
-    Raises:
-        CitewiseError: unknown name (the message lists the valid ones), a bad reranker spec.
-    """
-    if name.endswith("+rerank") or reranker is not None:
-        from citewise.retrieval.rerank import RERANK_DEPTH, RerankingRetriever, make_reranker
-
-        if reranker is None:
-            raise CitewiseError(f"retriever '{name}' needs a reranker (--reranker)")
-        base = make_retriever(name.removesuffix("+rerank"), store, embedder)
-        rr = make_reranker(reranker) if isinstance(reranker, str) else reranker
-        return RerankingRetriever(base, rr, store, rerank_depth or RERANK_DEPTH)
-    if name == "bm25":
-        return BM25Retriever(store)
-    if name == "dense":
-        return DenseRetriever(store, embedder)
-    if name == "hybrid":
-        return HybridRetriever(store, embedder)
-    if name == "hybrid-prf":
-        from citewise.retrieval.convex import ConvexRetriever
-
-        return ConvexRetriever(store, embedder)
-    if name == "shipped":
-        return ShippedRetriever(store, embedder)
-    if name == "hierarchical":
-        from citewise.retrieval.hierarchical import HierarchicalRetriever
-
-        return HierarchicalRetriever(store, embedder)
-    if name == "tuned":
-        from citewise.retrieval.fusion_learned import TunedRetriever
-
-        return TunedRetriever(store, embedder)
-    if name in ("raptor-collapsed", "raptor-tree"):
-        from citewise.retrieval.raptor import RaptorCollapsedRetriever, RaptorTreeRetriever
-
-        return (RaptorCollapsedRetriever if name == "raptor-collapsed" else RaptorTreeRetriever)(store, embedder)
-    raise CitewiseError(f"unknown retriever '{name}' (valid: {', '.join(RETRIEVERS)})")

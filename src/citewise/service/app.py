@@ -43,13 +43,12 @@ import datetime as dt
 import json
 import os
 import queue
-import re
 import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from fastapi import Depends, FastAPI, Query, Request
@@ -65,12 +64,13 @@ from citewise.settings import Settings, load_settings
 from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
 from citewise.service.metrics import Metrics
+from citewise.service.online_eval import online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
+from citewise.service.schemas import AskRequest, SearchRequest  # noqa: F401 - the request bodies, re-exported
 
 #: Cookie holding the web page's API key (HttpOnly, SameSite=Strict).
 KEY_COOKIE = "citewise_key"
-RETRIEVERS = ("bm25", "dense", "hybrid", "shipped")
 
 
 class ApiError(Exception):
@@ -82,26 +82,6 @@ class ApiError(Exception):
 
 
 # -- request bodies ---------------------------------------------------------------------------
-class SearchRequest(BaseModel):
-    """``POST /v1/search``. Fields naming a principal or groups are ignored: the credential decides."""
-
-    query: str = Field(..., description=f"What to look for (at most {MAX_QUERY_CHARS} characters).")
-    k: int = Field(10, ge=1, le=100, description="How many hits.")
-    retriever: Literal["bm25", "dense", "hybrid", "shipped"] = "shipped"
-    as_of: dt.date | None = Field(None, description="Only documents in force on this date.")
-    version: str | None = Field(None, description="Only documents with this version.")
-
-
-class AskRequest(BaseModel):
-    """``POST /v1/ask``. Fields naming a principal or groups are ignored: the credential decides."""
-
-    question: str = Field(..., description=f"A question in words (at most {MAX_QUERY_CHARS} characters).")
-    k: int = Field(5, ge=1, le=100, description="Chunks retrieved as evidence.")
-    retriever: Literal["bm25", "dense", "hybrid", "shipped"] = "shipped"
-    as_of: dt.date | None = None
-    version: str | None = None
-
-
 class IngestRequest(BaseModel):
     """``POST /v1/ingest``: a folder (or file) path on the server."""
 
@@ -218,6 +198,7 @@ class Service:
         self.timeout = request_timeout_s
         self.buckets = TokenBuckets(rate, burst)
         self.metrics = Metrics()
+        self.online = online_evaluator(self.metrics, self.settings.service.eval_rate, self.settings)
         self.ingest_roots = [r.resolve() for r in ingest_roots] if ingest_roots else None
         self.max_query_chars = min(max_query_chars, MAX_QUERY_CHARS)
         self.jobs: dict[str, IngestJob] = {}
@@ -287,19 +268,27 @@ class Service:
             self.metrics.retrieval_seconds.observe(time.perf_counter() - t0)
             return search_json(cw.index.store, query, hits)
 
-    def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
+    def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None,
+            options=None) -> dict:
+        """``citewise ask --json`` for ``question``; ``options`` (an :class:`~citewise.api.AskOptions`)
+        carries a request's scope and evidence-gap limits (generator and database stay the server's)."""
+        import dataclasses
+
         from citewise.api import AskOptions
 
+        opts = dataclasses.replace(options or AskOptions(k=k, retriever=retriever, filters=filters),
+                                   generator=self.generator, database=self.db)
         with self.pool.use() as cw:
             t0 = time.perf_counter()
-            ans = cw.ask(question, principal, AskOptions(k=k, retriever=retriever, filters=filters,
-                                                        generator=self.generator, database=self.db))
+            ans = cw.ask(question, principal, opts)
             for tc in ans.tool_calls:
                 self.metrics.tool_seconds.labels(tc["tool"]).observe(time.perf_counter() - t0)
             if "retrieve_s" in ans.timings:
                 self.metrics.retrieval_seconds.observe(ans.timings["retrieve_s"])
             payload = answer_to_dict(ans)
             self.metrics.observe_answer(payload, time.perf_counter() - t0)
+            if self.online.wants(ans.outcome):
+                self.online.submit(sample_of(cw.index, question, ans))
             return payload
 
     def status(self, caller: Caller | None = None) -> dict:
@@ -376,10 +365,6 @@ class Service:
             job.finished_at = _utc()
 
 
-def _filters(as_of: dt.date | None, version: str | None) -> Filters | None:
-    return Filters(as_of=as_of, version=version) if as_of or version else None
-
-
 def openai_filters(spec: dict | None) -> Filters | None:
     """:class:`Filters` from an OpenAI vector-store ``filters`` object (see
     :class:`VectorStoreSearchRequest`).
@@ -417,12 +402,21 @@ def openai_filters(spec: dict | None) -> Filters | None:
                 raise ApiError(400, f"{where}: as_of {value!r} is not a YYYY-MM-DD date") from None
             return
         else:
-            raise ApiError(400, f"{where}: unsupported filter {json.dumps(f)[:200]} (supported: eq/in on doc_id, "
-                           "eq on version and as_of, and 'and' of those)")
+            from citewise.service.options import openai_condition
+
+            try:
+                out.setdefault("metadata", []).append(openai_condition(kind, key, value))
+            except CitewiseError as e:
+                raise ApiError(400, f"{where}: unsupported filter {json.dumps(f)[:200]} ({e}; supported: eq/in on "
+                               "doc_id, eq on version and as_of, eq/in/gt/gte/lt/lte on metadata keys, and 'and' "
+                               "of those)") from None
+            return
         prev = out.get("doc_ids")
         out["doc_ids"] = tuple(sorted(set(ids) & set(prev))) if prev is not None else ids
 
     add(spec, "filters")
+    if "metadata" in out:
+        out["metadata"] = tuple(out["metadata"])
     return Filters(**out)
 
 
@@ -436,24 +430,17 @@ def _chat_question(messages: list[ChatMessage]) -> str:
     raise ApiError(400, "messages: no 'user' message to answer")
 
 
-_MARKER = re.compile(r"\[(doc|chunk|tool):([^\]\s]+)\]")
-
-
 def citation_annotations(text: str, citations: list[dict], base_url: str) -> list[dict]:
     """OpenAI ``url_citation`` annotations for each ``[doc:ID]`` marker in ``text``: the marker's
-    ``start_index``/``end_index`` and a URL of the source view with the cited span."""
-    first: dict[str, dict] = {}
-    for c in citations:
-        first.setdefault(c["doc_id"], c)
-    out = []
-    for m in _MARKER.finditer(text):
-        c = first.get(m.group(2)) if m.group(1) == "doc" else None
-        if c is None:
-            continue
-        out.append({"type": "url_citation", "url_citation": {
-            "start_index": m.start(), "end_index": m.end(), "title": c["title"],
-            "url": f"{base_url}doc/{c['doc_id']}?start={c['start']}&end={c['end']}#cited"}})
-    return out
+    ``start_index``/``end_index`` and a URL of the source view with its own sentence's span
+    (:func:`citewise.answer.citations.marker_links`)."""
+    from citewise.answer.citations import marker_links
+
+    return [{"type": "url_citation", "url_citation": {
+        "start_index": m["marker_start"] - (text[m["marker_start"] - 1:m["marker_start"]] == "["),
+        "end_index": m["marker_end"] + (text[m["marker_end"]:m["marker_end"] + 1] == "]"), "title": m["title"],
+        "url": f"{base_url}doc/{m['doc_id']}?start={m['start']}&end={m['end']}#cited"}}
+        for m in marker_links(text, citations) if m["kind"] == "doc"]
 
 
 #: Largest request body accepted (bytes). Every endpoint takes a short query, question or path;
@@ -551,7 +538,7 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                   max_query_chars=max_query_chars, full_documents=full_documents, settings=settings)
     app = FastAPI(title="citewise", version="0.1.0",
                   description="Evidence-grounded answers with citations over your documents. "
-                  "Authenticate with 'Authorization: Bearer <API key or JWT>'.")
+                  "Authenticate with 'Authorization: Bearer <API key or JWT>' (or 'X-API-Key: <API key>').")
     app.state.service = svc
 
     @app.exception_handler(ApiError)
@@ -602,18 +589,9 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
         return c
 
     # -- API ----------------------------------------------------------------------------------
-    @app.post("/v1/search", tags=["retrieval"])
-    async def search(req: SearchRequest, c: Caller = Depends(caller)) -> dict:
-        """Ranked chunks visible to the caller, each with its best passage and offsets."""
-        svc.check_query(req.query, "query")
-        found = await svc.run(svc.search, req.query, req.k, req.retriever, c.principal, _filters(req.as_of, req.version))
-        return {**found, "principal": c.principal.name}
+    from citewise.service.routes_query import add_query_routes
 
-    @app.post("/v1/ask", tags=["answers"])
-    async def ask(req: AskRequest, c: Caller = Depends(caller)) -> dict:
-        """A cited answer or an abstention: the JSON of ``citewise ask --json``."""
-        svc.check_query(req.question, "question")
-        return await svc.run(svc.ask, req.question, req.k, req.retriever, c.principal, _filters(req.as_of, req.version))
+    add_query_routes(app, svc, caller)
 
     @app.post("/v1/vector_stores/{vector_store_id}/search", tags=["openai-compatible"])
     async def vector_store_search(vector_store_id: str, req: VectorStoreSearchRequest, c: Caller = Depends(caller)) -> dict:
@@ -728,6 +706,12 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     from citewise.service.web import add_web_routes
 
     add_web_routes(app, svc)
+    from citewise.service.openapi import install_api_docs
+    from citewise.service.tracing import add_server_spans
+
+    install_api_docs(app, require_auth)  # /docs offline; bearer scheme, typed bodies, errors in /openapi.json
+
+    add_server_spans(app)  # a SERVER span per request when traces are exported
 
     # The MCP server's Streamable HTTP endpoint at /mcp, behind the same credentials (a Caller
     # carries the principal; a bad key raises AuthError, a CitewiseError: 401).

@@ -144,8 +144,12 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
     try:
         doc = load_file(path, path.parent)
         if doc.content_hash == first["content_hash"]:
-            text = read_text(path)[1] if doc.format in ("markdown", "text") else doc.text
-            exact = True
+            text = read_text(path)[1] if doc.format == "markdown" else doc.text
+            # an HTML page's text also depends on its folder (blocks its sibling pages repeat are
+            # dropped at ingest): use it only where every stored chunk is where it was
+            exact = all(text[r["start"]:r["end"]] == r["text"][len(r["text"]) - (r["end"] - r["start"]):]
+                        for r in rows)
+            text = text if exact else None
     except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
         text = None
     if text is None:

@@ -1,5 +1,5 @@
 """citewise as an MCP server (the official ``mcp`` SDK, 2.x): tools ``search``, ``ask`` and
-``query_records``.
+``query_records``; resources ``citewise://documents/{doc_id}`` and ``citewise://chunks/{chunk_id}``.
 
 Every tool is read-only (``ToolAnnotations(readOnlyHint=True, destructiveHint=False,
 idempotentHint=True, openWorldHint=False)``), takes JSON-Schema'd parameters and returns
@@ -9,6 +9,12 @@ structured content with an output schema: the JSON of ``citewise search --json``
 * ``search``: ranked chunks with their best passage and its character offsets in the source.
 * ``ask``: a cited answer or an abstention, routed like ``citewise ask`` (record questions go to
   the guarded record tools first).
+* ``search`` and ``ask`` take the CLI's options: every retriever, ``as_of``, ``version``,
+  metadata ``filters`` (``department=finance``, ``date>=2025-01-01``), and for ``ask`` the
+  evidence-gap controller's ``scope``, ``max_rounds``, ``deadline_ms`` and ``budget_tokens``.
+* resources: a cited document (its text, or on a server that sends spans only, its opening, with
+  its chunks' offsets) and a chunk (text, heading path, document fields, metadata), each read
+  only when the caller's groups may read it (a missing and a forbidden one look the same).
 * ``query_records``: a record question (status of invoice 2041, a customer's outgoing total on a
   date, ...) answered by the guarded record tools only (:mod:`citewise.tools.pipeline`: one
   allow-listed, parameterised SELECT on a read-only connection); a question the router does not
@@ -28,10 +34,9 @@ from tool arguments:
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import inspect
 import threading
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -39,6 +44,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from citewise.core import CitewiseError, Filters, Principal
+from citewise.service.options import FILTERS_HELP, RETRIEVER_HELP, RetrieverName as _Retriever, request_filters
 from citewise.service.payloads import AnswerJSON, SearchJSON, answer_json, search_json  # noqa: F401 (re-exported)
 
 #: Tool annotations shared by every citewise tool: nothing is written, calls can be repeated.
@@ -49,8 +55,14 @@ PRINCIPAL_STATE_KEY = "citewise_principal"
 
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or identifiers (at most 2,000 characters).")]
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="A question in words (at most 2,000 characters).")]
-RetrieverName = Annotated[Literal["shipped", "hybrid", "bm25", "dense"], Field(
-    description="shipped (hybrid + identifier pinning, the default) | hybrid (RRF of BM25 and dense) | bm25 | dense.")]
+RetrieverName = Annotated[_Retriever, Field(description=RETRIEVER_HELP)]
+MetaFilters = Annotated[list[str] | None, Field(max_length=20, description=FILTERS_HELP)]
+Scope = Annotated[list[str] | None, Field(max_length=50, description=(
+    "Answer only from these document ids or folder prefixes (never wider than what the caller may read); "
+    "turns on the evidence-gap controller."))]
+MaxRounds = Annotated[int | None, Field(ge=1, le=5, description="Retrieval rounds allowed, the first included.")]
+DeadlineMs = Annotated[float | None, Field(gt=0, le=120_000, description="No follow-up round after this many ms.")]
+BudgetTokens = Annotated[int | None, Field(ge=100, le=32_000, description="Token budget of the assembled evidence.")]
 AsOf = Annotated[str | None, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="Only documents in force on this date (YYYY-MM-DD).")]
 Version = Annotated[str | None, Field(max_length=200, description="Only documents with exactly this version.")]
 
@@ -62,20 +74,13 @@ def _words(text: str, field_name: str) -> None:
         raise ToolError(f"'{field_name}' has no letters or digits; give the words to search for")
 
 
-def _filters(as_of: str | None, version: str | None) -> Filters | None:
-    if as_of is None and version is None:
-        return None
-    day = None
-    if as_of is not None:
-        try:
-            day = _dt.date.fromisoformat(as_of)
-        except ValueError:
-            raise CitewiseError(f"as_of: not a date: {as_of!r} (use YYYY-MM-DD)") from None
-    return Filters(as_of=day, version=version)
+def _filters(as_of: str | None, version: str | None, filters: list[str] | None = None) -> Filters | None:
+    return request_filters(as_of, version, filters)
 
 
 def create_server(index_factory: Callable[[], Any], principal: Principal | None = None, *,
-                  db: str | None = None, name: str = "citewise", serialize: bool = False):
+                  db: str | None = None, name: str = "citewise", serialize: bool = False,
+                  full_documents: bool = True):
     """An ``MCPServer`` with the citewise tools.
 
     Args:
@@ -87,12 +92,16 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
             path; default: the settings' ``records.database``).
         serialize: run one tool call at a time (the SDK runs each call in a worker thread; stdio
             serves one client from one Index).
+        full_documents: the document resource holds the whole text (else its opening window,
+            as the HTTP service sends without ``--full-documents``).
 
     Tool errors (a bad date, an unknown retriever, a question over 2,000 characters) come back as
     tool results with ``isError`` and one line of text, never as a protocol failure.
     """
+    from citewise.version import version
+
     stdio_principal = principal or Principal()
-    server = MCPServer(name, log_level="WARNING", instructions=(
+    server = MCPServer(name, version=version(), log_level="WARNING", instructions=(
         "Evidence-grounded answers over this organisation's documents and records. `ask` answers "
         "with a citation on every sentence or abstains ('I have no document on this.'); `search` "
         "returns ranked passages with offsets; `query_records` answers record questions (invoice "
@@ -120,30 +129,40 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
 
     @server.tool(annotations=ToolAnnotations(title="Search documents", **READ_ONLY))
     def search(query: Query, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="How many results.")] = 10,
-               retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None) -> SearchJSON:
-        """Rank document chunks for a query (permission filters applied inside the search). Each
-        hit has its best-matching passage (`snippet`) and that passage's character offsets in the
-        source file."""
+               retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
+               filters: MetaFilters = None) -> SearchJSON:
+        """Rank document chunks for a query (permission and metadata filters applied inside the
+        search). Each hit has its chunk text, best-matching passage (`snippet`) with its character
+        offsets in the source file, and its document's version, dates and metadata."""
         _words(query, "query")
 
         def go(cw):
-            hits = cw.search(query, who(ctx), k=k, retriever=retriever, filters=_filters(as_of, version))
+            hits = cw.search(query, who(ctx), k=k, retriever=retriever, filters=_filters(as_of, version, filters))
             return search_json(cw.index.store, query, hits)
 
         return run(go)
 
     @server.tool(annotations=ToolAnnotations(title="Ask with citations", **READ_ONLY))
     def ask(question: Question, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
-            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None) -> AnswerJSON:
+            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
+            filters: MetaFilters = None, scope: Scope = None, max_rounds: MaxRounds = None,
+            deadline_ms: DeadlineMs = None, budget_tokens: BudgetTokens = None,
+            agent: Annotated[bool | None, Field(description="Answer with the ReAct agent over the tools (needs an LLM on "
+                                                            "the server); null: the server's setting.")] = None) -> AnswerJSON:
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
-        abstain with outcome "abstained". Record questions (invoice status, totals, limits) are
-        answered from the records tools, cited as [tool:NAME]."""
+        abstain with outcome "abstained" and a `reason`. Record questions (invoice status, totals,
+        limits) are answered from the records tools, cited as [tool:NAME]; one that no configured
+        query answers has outcome "no_tool"; a live value (a price today) abstains unless a web
+        search is configured. With `scope` or a limit the evidence-gap controller answers
+        (supported / gap / conflict / not_established)."""
         _words(question, "question")
 
         def go(cw):
-            from citewise.api import AskOptions
+            from citewise.service.options import ask_options
 
-            opts = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version), database=db)
+            opts = ask_options(k=k, retriever=retriever, filters=_filters(as_of, version, filters), scope=scope,
+                               max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens,
+                               database=db, agent=agent)
             return answer_json(cw.ask(question, who(ctx), opts))
 
         return run(go)
@@ -161,6 +180,9 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
 
         return run(go)
 
+    from citewise.service.mcp_resources import add_resources
+
+    add_resources(server, who, run, full_documents)
     return server
 
 
@@ -242,7 +264,7 @@ class _Authenticate:
 
 
 def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path: str = "/mcp",
-          db: str | None = None, host: str = "0.0.0.0", stateless: bool = True):
+          db: str | None = None, host: str = "0.0.0.0", stateless: bool = True, full_documents: bool = False):
     """Serve the citewise MCP tools as a Streamable HTTP endpoint at ``path`` of a Starlette or
     FastAPI ``app``.
 
@@ -258,6 +280,8 @@ def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path
         host: the address the app is served on; for ``127.0.0.1`` / ``localhost`` the SDK's DNS
             rebinding protection accepts only local ``Host`` headers.
         stateless: no MCP session state between requests (any replica can answer any request).
+        full_documents: the document resource sends the whole text (the service's
+            ``--full-documents``); else the opening window and the chunk offsets.
 
     Returns:
         The ``MCPServer`` (its ``session_manager`` runs inside the app's lifespan).
@@ -266,7 +290,7 @@ def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path
 
     from starlette.routing import Route
 
-    server = create_server(index_factory, None, db=db)
+    server = create_server(index_factory, None, db=db, full_documents=full_documents)
     sub = server.streamable_http_app(streamable_http_path=path, stateless_http=stateless, json_response=True, host=host)
     (route,) = [r for r in sub.routes if isinstance(r, Route) and r.path == path]
     app.router.routes.append(Route(path, endpoint=_Authenticate(route.app, authenticate)))

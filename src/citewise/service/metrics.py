@@ -30,6 +30,12 @@ class Metrics:
       (max indexed − source changed) and ``citewise_index_staleness_seconds`` (now − last
       completed ingest; -1 when there was none), refreshed on every scrape.
     * ``citewise_rate_limited_total``, ``citewise_request_timeouts_total``.
+    * Sampled online evaluation (:mod:`citewise.service.online_eval`):
+      ``citewise_rag_faithfulness_score`` and ``citewise_rag_answer_relevance_score`` (mean of the
+      last evaluations; what ``deploy/prometheus/citewise.rules.yml`` alerts on),
+      ``citewise_online_evaluations_total{result}`` (``evaluated``, ``not_sampled``, ``no_judge``,
+      ``judge_failed``, ``dropped``) and ``citewise_online_faithfulness_sum`` (sum of the scores:
+      ``rate(sum) / rate(evaluations_total{result="evaluated"})`` is the exact mean over a window).
     """
 
     def __init__(self):
@@ -55,6 +61,14 @@ class Metrics:
                                registry=r)
         self.rate_limited = Counter("citewise_rate_limited_total", "Requests refused by the rate limit", registry=r)
         self.timeouts = Counter("citewise_request_timeouts_total", "Requests that hit the request timeout", registry=r)
+        self.faithfulness = Gauge("citewise_rag_faithfulness_score",
+                                  "Faithfulness of sampled answers (mean of the last online evaluations)", registry=r)
+        self.relevance = Gauge("citewise_rag_answer_relevance_score",
+                               "Answer relevance of sampled answers (mean of the last online evaluations)", registry=r)
+        self.online_evaluations = Counter("citewise_online_evaluations_total", "Online evaluation outcomes per answer",
+                                          ["result"], registry=r)
+        self.faithfulness_sum = Counter("citewise_online_faithfulness_sum", "Sum of online faithfulness scores",
+                                        registry=r)
 
     def observe_answer(self, payload: dict, seconds: float) -> None:
         """Record one answer (the :func:`citewise.service.payloads.answer_json` JSON)."""

@@ -7,7 +7,7 @@ deletes whole documents atomically; and answers lexical (BM25) and vector search
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -47,6 +47,8 @@ class StoredChunk:
     effective: str = ""  # ISO date or ''
     page_start: int = 0  # 1-based first page of a paged source (PDF); 0 = not paged
     page_end: int = 0  # 1-based last page; 0 = not paged
+    #: the document's metadata (front matter keys beyond the built-in ones; :mod:`citewise.metadata`)
+    metadata: dict = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ import numpy as np
 import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
+from citewise import metadata as _metadata
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, ScoredChunk, StoredChunk, UnitVectors
 from citewise.text.analyzer import find_identifiers, fold
 
@@ -121,6 +122,10 @@ def filter_sql(filters: Filters | None) -> str | None:
         parts.append(f"version = {_q(filters.version)}")
     if filters.as_of is None and filters.version is None:
         parts.append("current = true")
+    if filters.metadata:
+        from citewise.store.metadata_sql import lance_predicates
+
+        parts += lance_predicates(filters.metadata)
     return " AND ".join(parts)
 
 
@@ -154,8 +159,19 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("parent_id", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             *_unit_fields(dim),
+            *_meta_fields(),
         ]
     )
+
+
+def _meta_fields() -> list[pa.Field]:
+    """Columns of the document metadata (:mod:`citewise.store.metadata_sql`); optional on old
+    tables: JSON text, ``key=value`` terms, range values (Arrow JSON, read by ``json_get_*``)."""
+    return [
+        pa.field("metadata", pa.string()),
+        pa.field("meta_terms", pa.list_(pa.string())),
+        pa.field("meta_ranges", pa.json_(pa.string())),
+    ]
 
 
 def _unit_fields(dim: int) -> list[pa.Field]:
@@ -180,7 +196,7 @@ _RUN_SCHEMA = pa.schema(
 #: ``array_has_any``/``array_has`` on list columns, ``BITMAP`` equality on low-cardinality columns,
 #: ``BTREE`` equality and ``IN`` on near-unique ones (``get_chunks``, ``merge_insert``'s key, deletes).
 SCALAR_INDEXES = {"groups": "LABEL_LIST", "title_ids": "LABEL_LIST", "current": "BITMAP", "version": "BITMAP",
-                  "chunk_id": "BTREE", "doc_id": "BTREE"}
+                  "chunk_id": "BTREE", "doc_id": "BTREE", "meta_terms": "LABEL_LIST"}
 
 #: Versions older than this are removed by the compaction after each ingest (their data files
 #: with them). Long enough that a reader still on an older version finishes its query; a
@@ -438,7 +454,7 @@ class LanceStore:
             if have != dim:
                 raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
             missing = sorted(set(_schema(dim).names) - set(self._table.schema.names)
-                             - {f.name for f in _unit_fields(dim)})
+                             - {f.name for f in _unit_fields(dim) + _meta_fields()})
             if missing:
                 raise CitewiseError(f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
                                     "re-ingest into a new --index folder")
@@ -495,7 +511,12 @@ class LanceStore:
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
             title_ids = find_identifiers(d.title)
             lexical = u.lexical_texts()
+            meta_json, meta_terms = _metadata.to_json(d.metadata), _metadata.terms(d.metadata)
+            meta_ranges = json.dumps(_metadata.ranges(d.metadata))
             for c, v, lex in zip(u.chunks, u.vectors, lexical):
+                cols["metadata"].append(meta_json)
+                cols["meta_terms"].append(meta_terms)
+                cols["meta_ranges"].append(meta_ranges)
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 cols["chunk_id"].append(c.chunk_id)
                 cols["doc_id"].append(d.doc_id)
@@ -565,9 +586,9 @@ class LanceStore:
         return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner)
 
     def _ensure_unit_columns(self) -> None:
-        """Add the unit columns (all null) to a table created before they existed."""
+        """Add the unit and metadata columns (all null) to a table created before they existed."""
         have = set(self._table.schema.names)
-        new = [f for f in _unit_fields(self.dim) if f.name not in have]
+        new = [f for f in _unit_fields(self.dim) + _meta_fields() if f.name not in have]
         if new:
             self._table.add_columns(pa.schema(new))
 
@@ -686,8 +707,9 @@ class LanceStore:
             from lancedb.index import FTS
 
             self._table.create_index("lexical", config=FTS(**_FTS_OPTIONS), replace=True)
+        names = set(self._table.schema.names)
         for column, kind in SCALAR_INDEXES.items():
-            if (column,) not in have:
+            if (column,) not in have and column in names:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
         self._refresh_ann()
         self._fts_dirty = False
@@ -830,6 +852,18 @@ class LanceStore:
 
         return self._run(go())
 
+    def _where(self, filters: Filters | None) -> str:
+        """:func:`filter_sql` of ``filters``, after checking that a table asked for metadata
+        conditions has the metadata columns.
+
+        Raises:
+            CitewiseError: metadata conditions on a table written before metadata was stored.
+        """
+        if filters is not None and filters.metadata and "meta_terms" not in self.column_names():
+            raise CitewiseError(f"{self.path}: this index was built before document metadata was stored; "
+                                "ingest the documents again to filter on metadata")
+        return filter_sql(filters)
+
     def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
         out = [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], float(score_of(r))) for r in rows]
         out.sort(key=lambda h: (-h.score, h.chunk_id))
@@ -846,7 +880,7 @@ class LanceStore:
         """
         if not terms or k <= 0 or self._reader() is None:
             return []
-        where = filter_sql(filters)
+        where = self._where(filters)
         if where == "false":
             return []
         postings = self.postings()
@@ -880,7 +914,7 @@ class LanceStore:
         self._writable()  # LanceDB's FTS query builder lives in the lancedb package
         from lancedb.query import MatchQuery
 
-        where = filter_sql(filters)
+        where = self._where(filters)
         match = MatchQuery(" ".join(terms), "lexical")
 
         def make(q):
@@ -1071,7 +1105,7 @@ class LanceStore:
         """
         if k <= 0 or self._reader() is None:
             return []
-        where = filter_sql(filters)
+        where = self._where(filters)
         vec = np.asarray(vector, dtype=np.float32)
         if where == "false":
             return []
@@ -1180,7 +1214,7 @@ class LanceStore:
         if self._reader() is None:
             return []
         where = f"array_has(title_ids, {_q(fold(identifier))})"
-        extra = filter_sql(filters)
+        extra = self._where(filters)
         if extra:
             where = f"{where} AND {extra}"
         rows = self._query(lambda q: q.where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000)).to_pylist()
@@ -1199,7 +1233,8 @@ class LanceStore:
         if not chunk_ids or self._reader() is None:
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(_META_COLS).limit(len(chunk_ids) + 1)).to_pylist()
+        cols = _META_COLS + (["metadata"] if "metadata" in self.column_names() else [])
+        rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(cols).limit(len(chunk_ids) + 1)).to_pylist()
         out = {}
         for r in rows:
             out[r["chunk_id"]] = StoredChunk(
@@ -1209,6 +1244,7 @@ class LanceStore:
                 end=r["end"], token_count=r["token_count"], prev_id=r["prev_id"],
                 next_id=r["next_id"], parent_id=r["parent_id"], effective=r["effective"],
                 page_start=r["page_start"] or 0, page_end=r["page_end"] or 0,
+                metadata=json.loads(r["metadata"]) if r.get("metadata") else {},
             )
         return out
 

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import math
 import re
 import zlib
@@ -83,6 +84,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from citewise.core import CitewiseError, Filters
+from citewise import metadata as _metadata
 from citewise.store.base import (DocumentEntry, DocumentUpdate, IndexBusy, IngestRun, ScoredChunk, StoredChunk,
                                  UnitVectors)
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, TIE_MARGIN, page_range
@@ -133,13 +135,13 @@ POOL_TIMEOUT_S = 30.0
 
 _META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
               "heading_path", "text", "start", "end_", "token_count", "page_start", "page_end",
-              "prev_id", "next_id", "parent_id"]
+              "prev_id", "next_id", "parent_id", "metadata"]
 
 _ROW_COLS = ["chunk_id", "doc_id", "title", "title_ids", "source", "version", "updated", "effective",
              "current", "valid_to", "groups", "content_hash", "indexed_at", "source_changed_at",
              "heading_path", "text", "lexical", "doc_len", "start", "end_", "token_count", "page_start",
              "page_end", "prev_id", "next_id", "parent_id", "vector", "units_version", "units_key",
-             "unit_spans", "unit_vectors"]
+             "unit_spans", "unit_vectors", "metadata", "meta_terms", "meta_ranges"]
 
 
 def import_psycopg():
@@ -264,6 +266,12 @@ def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
         params.append(filters.version)
     if filters.as_of is None and filters.version is None:
         parts.append(f"{a}current")
+    if filters.metadata:
+        from citewise.store.metadata_sql import pg_predicates
+
+        more, values = pg_predicates(filters.metadata, alias)
+        parts += more
+        params += values
     return " AND ".join(parts), params
 
 
@@ -317,6 +325,11 @@ def _ddl(schema: str, dim: int) -> list[str]:
             prev_id text, next_id text, parent_id text, vector vector({dim}) NOT NULL,
             units_version text NOT NULL DEFAULT '', units_key text NOT NULL DEFAULT '',
             unit_spans integer[], unit_vectors bytea)""",
+        # document metadata (citewise.store.metadata_sql); added to a table made before it existed
+        f"ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{{}}'",
+        f"ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS meta_terms text[] NOT NULL DEFAULT '{{}}'",
+        f"ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS meta_ranges jsonb NOT NULL DEFAULT '{{}}'",
+        f"CREATE INDEX IF NOT EXISTS chunks_meta_terms ON {s}.chunks USING gin (meta_terms)",
         f"CREATE INDEX IF NOT EXISTS chunks_doc_id ON {s}.chunks (doc_id)",
         _HIT_INDEX.format(s=s),
         f"CREATE INDEX IF NOT EXISTS chunks_groups ON {s}.chunks USING gin (groups)",
@@ -578,6 +591,7 @@ class PostgresStore:
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
             title_ids = find_identifiers(d.title)
             lexical = u.lexical_texts()
+            meta = (_metadata.to_json(d.metadata), _metadata.terms(d.metadata), json.dumps(_metadata.ranges(d.metadata)))
             for c, v, uv, lex in zip(u.chunks, u.vectors, units, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 terms = bm25_terms(lex)
@@ -602,7 +616,7 @@ class PostgresStore:
                     d.content_hash, now, u.source_changed_at, list(c.heading_path), c.text, lex, len(terms),
                     c.start + d.offset_base, c.end + d.offset_base, c.token_count, p0, p1,
                     c.prev_id, c.next_id, c.parent_id, _vector_text(vec),
-                    uver, ukey, uspans, uvecs,
+                    uver, ukey, uspans, uvecs, *meta,
                 ))
         return rows, postings
 
@@ -716,7 +730,8 @@ class PostgresStore:
                        title_ids=r["title_ids"] or [], groups=r["groups"] or [], heading_path=r["heading_path"] or [],
                        page_start=r.get("page_start") or 0, page_end=r.get("page_end") or 0,
                        source_changed_at=r.get("source_changed_at") or "", effective=r.get("effective") or "",
-                       valid_to=r.get("valid_to") or "")
+                       valid_to=r.get("valid_to") or "", metadata=r.get("metadata") or "{}",
+                       meta_terms=r.get("meta_terms") or [], meta_ranges=r.get("meta_ranges") or "{}")
             out.append(tuple(row[c] for c in _ROW_COLS))
         # in a bulk load the documents are new (the store was empty, each comes once): nothing
         # to remove, and the removal's join would read postings that have no rid index then
@@ -1071,7 +1086,7 @@ class PostgresStore:
                 heading_path=tuple(m["heading_path"]), text=m["text"], start=m["start"], end=m["end_"],
                 token_count=m["token_count"], prev_id=m["prev_id"], next_id=m["next_id"],
                 parent_id=m["parent_id"], effective=m["effective"], page_start=m["page_start"],
-                page_end=m["page_end"])
+                page_end=m["page_end"], metadata=m["metadata"] or {})
         return out
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:

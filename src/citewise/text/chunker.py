@@ -4,9 +4,9 @@ Algorithm (one pass over a document's text, all offsets are character offsets in
 
 1. Replace NUL characters with spaces (one for one, so every offset stays right): a NUL never
    reaches a chunk, the embedder or the index, whatever the format it came from.
-2. Parse the text into blocks: ATX headings (``#``..``######``), fenced code blocks, tables (runs
-   of lines starting with ``|``; an HTML ``<table>`` paragraph too) and paragraphs (runs of
-   non-blank lines). A fenced block or table is atomic while it fits.
+2. Parse the text into blocks with a CommonMark parser (:mod:`citewise.text.blocks`): ATX and
+   setext headings, fenced and indented code, pipe tables, HTML tables, lists and paragraphs,
+   each with its exact source span. A block is atomic while it fits.
 3. Build the section tree from the headings.
 4. A section whose whole subtree fits ``max_tokens`` becomes one piece. A larger one emits its own
    text (packed by blocks, then items for an oversized list, sentences for an oversized
@@ -46,14 +46,15 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from citewise.core import Chunk
+from citewise.text.blocks import Block as _Block
+from citewise.text.blocks import html_row_spans as _html_row_spans
+from citewise.text.blocks import parse_blocks  # noqa: F401 - part of this module's API
 from citewise.text.tokens import count_tokens
 
 MIN_TOKENS = 300
 #: The hard cap: no chunk has more tokens than this (o200k_base, indexed text).
 MAX_TOKENS = 800
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 #: Where a window of an over-long span may end: after a sentence end (Latin or CJK), else after
 #: whitespace.
@@ -61,17 +62,6 @@ _CUT_SENTENCE = re.compile(r"[.!?]+[\"')\]]*\s+|[\u3002\uff01\uff1f\uff0e]+")
 _CUT_SPACE = re.compile(r"\s+")
 _LIST_ITEM_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)", re.M)
 _CUT_ROW = re.compile(r"</tr\s*>[ \t]*\n", re.I)
-_TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-[\s:|-]*$")
-
-
-@dataclass
-class _Block:
-    kind: str  # heading | code | table | htmltable | para
-    start: int
-    end: int
-    level: int = 0
-    title: str = ""
-    header_end: int = 0  # tables: end of the header row (and separator line, when there is one)
 
 
 @dataclass
@@ -119,96 +109,6 @@ def slugify(text: str) -> str:
         cut = s[:MAX_SLUG_CHARS]
         s = (cut.rsplit("-", 1)[0] if "-" in cut[MAX_SLUG_CHARS // 2:] else cut).strip("-")
     return s or "section"
-
-
-def _lines(text: str):
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        yield pos, line
-        pos += len(line)
-
-
-def parse_blocks(text: str) -> list[_Block]:
-    """Blocks of a Markdown-like text with their character spans (see module docstring)."""
-    blocks: list[_Block] = []
-    fence: str | None = None
-    cur: _Block | None = None
-
-    def close():
-        nonlocal cur
-        if cur is not None:
-            blocks.append(cur)
-            cur = None
-
-    for pos, line in _lines(text):
-        stripped = line.strip()
-        end = pos + len(line.rstrip("\r\n"))
-        if fence is not None:
-            assert cur is not None
-            cur.end = end
-            m = _FENCE.match(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-                close()
-            continue
-        m = _FENCE.match(line)
-        if m:
-            close()
-            fence = m.group(1)
-            cur = _Block("code", pos, end, header_end=end)  # its header: the opening fence line
-            continue
-        hm = _HEADING.match(line.rstrip("\r\n"))
-        if hm:
-            close()
-            blocks.append(_Block("heading", pos, end, len(hm.group(1)), hm.group(2).strip()))
-            continue
-        if not stripped:
-            close()
-            continue
-        kind = "table" if stripped.startswith("|") else "para"
-        if cur is not None and cur.kind == kind:
-            if kind == "table" and "\n" not in text[cur.start:cur.end] and _TABLE_SEPARATOR.match(stripped):
-                cur.header_end = end  # the separator line belongs to the header
-            cur.end = end
-        else:
-            close()
-            cur = _Block(kind, pos, end)
-            if kind == "table":
-                cur.header_end = end
-    close()  # an unclosed fence runs to the end of the text
-    for b in blocks:
-        if b.kind == "para" and _HTML_TABLE_OPEN.match(text, b.start):
-            b.kind, b.header_end = "htmltable", _html_header_end(text, b.start, b.end)
-    return blocks
-
-
-#: A paragraph that opens an HTML table (Node's API docs write their constant tables so).
-_HTML_TABLE_OPEN = re.compile(r"[ \t]*<table\b", re.I)
-#: A row ends at ``</tr>``, or where the next row or the table's end starts (HTML lets both end
-#: tags be left out); linear in the text, however many rows are unclosed.
-_HTML_ROW = re.compile(r"<tr\b.*?(?:</tr\s*>|(?=<tr\b|</table\b)|\Z)", re.I | re.S)
-
-
-def _html_header_end(text: str, start: int, end: int) -> int:
-    """End of the header of an HTML table block ``[start, end)``: its first row when that row
-    holds ``<th>`` cells, else the end of the ``<table>`` line; repeated like a Markdown table's
-    header at the top of every later chunk that starts inside the table."""
-    m = _HTML_ROW.search(text, start, end)
-    if m and re.search(r"<th\b", m.group(0), re.I):
-        return m.end()
-    nl = text.find("\n", start, end)
-    return nl if nl >= 0 else end
-
-
-def _html_row_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Spans of an HTML table block from ``start`` (its header end) to ``end``, cut between rows:
-    each ``<tr>...</tr>`` with the markup up to the next row; what precedes the first row joins
-    it, what follows the last row (``</table>``) joins that."""
-    rows = [m.span() for m in _HTML_ROW.finditer(text, start, end)]
-    if not rows:
-        return [(start, end)]
-    cuts = [start] + [s for s, _ in rows[1:]] + [end]
-    return [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
 
 
 def _build_tree(text: str, title: str, blocks: list[_Block]) -> _Section:
@@ -349,10 +249,11 @@ class Chunker:
             # the limit :meth:`_cap` holds a span to (:meth:`_budget`): a table a few tokens
             # under ``max_tokens`` splits at its rows here, not in mid-row there
             if b.end - s > self.max_tokens * 64 or not self._within(run, s, b.end, path, self.max_tokens - 4):
-                if b.kind == "para":
+                if b.kind in ("para", "list"):
                     # a list splits between its items (an option's "Default: 120000" stays with
                     # the option), other prose at sentences; an item over budget is cut by _cap
-                    items = [m.start() for m in _LIST_ITEM_LINE.finditer(text, s, b.end)]
+                    items = ([x for x in b.items if x >= s] if b.kind == "list"
+                             else [m.start() for m in _LIST_ITEM_LINE.finditer(text, s, b.end)])
                     parts = ([(a, len(text[:e].rstrip())) for a, e in zip([s] + items[1:], items[1:] + [b.end])]
                              if len(items) > 1 else self._sentences(text, s, b.end))
                 elif b.kind in ("table", "htmltable"):

@@ -39,9 +39,12 @@ Rules:
 from __future__ import annotations
 
 import re
+import warnings
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag, XMLParsedAsHTMLWarning
 from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
+
+from citewise.text import furniture, notes
 
 #: Removed wherever they are (see module docstring).
 DROP_TAGS = ("nav", "aside", "script", "style", "noscript", "template", "form", "button", "svg",
@@ -298,13 +301,13 @@ def _main_roots(soup: BeautifulSoup) -> list[Tag]:
     return [soup.body or soup]
 
 
-def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
-    """Markdown-like text of an HTML page's main content and its ``<title>``/``<meta>`` values.
-
-    See the module docstring for what is kept and how it is rendered. ``meta`` holds ``title``
-    (from ``<title>``) and every ``<meta name=... content=...>`` (names lowercased).
-    """
-    soup = BeautifulSoup(html, "lxml")
+def _prepared(html: str) -> tuple[BeautifulSoup, dict[str, str]]:
+    """The parsed page with boilerplate removed (see module docstring), and its title/meta values.
+    An XHTML page is parsed as HTML without a printed warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        soup = BeautifulSoup(html, "lxml")
     meta: dict[str, str] = {}
     if soup.title is not None:
         t = " ".join(soup.title.get_text().split())
@@ -321,6 +324,65 @@ def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
             tag.decompose()
     for tag in soup.find_all(style=_DISPLAY_NONE):
         tag.decompose()
+    return soup, meta
+
+
+def page_keys(html: str) -> set[str]:
+    """Fingerprints of a page's short blocks, for the folder pass that finds blocks repeated
+    across pages (:func:`citewise.text.furniture.repeated`)."""
+    soup, _ = _prepared(html)
+    keys = furniture.page_keys(soup)
+    _drop_navigation(soup, frozenset(), "")
+    return keys | furniture.edge_keys(_content_blocks(soup))
+
+
+def _drop_navigation(soup: BeautifulSoup, repeated: frozenset[str], source: str) -> None:
+    """Remove link-dense blocks and blocks repeated across the folder (:mod:`citewise.text.furniture`),
+    outermost first, telling :mod:`citewise.text.notes` what went and why."""
+    stats = furniture.element_stats(soup)
+    walk = furniture.blocks(soup)
+    drop = None
+    while True:
+        try:
+            tag = walk.send(drop)
+        except StopIteration:
+            break
+        why = ""
+        if repeated and furniture.is_furniture(tag, stats, repeated):
+            why = "furniture: repeated on most pages of the folder"
+        else:
+            why = furniture.link_dense(tag, stats)
+        drop = bool(why)
+        if why:
+            cls = " ".join(tag.get("class") or [])
+            if source:  # the folder pass (no source) only looks
+                notes.dropped(source, f"<{tag.name}{' class=' + cls if cls else ''}>", why, tag.get_text(" "))
+            tag.decompose()
+
+
+def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: str = "") -> tuple[str, dict[str, str]]:
+    """Markdown-like text of an HTML page's main content and its ``<title>``/``<meta>`` values.
+
+    See the module docstring for what is kept and how it is rendered. ``meta`` holds ``title``
+    (from ``<title>``) and every ``<meta name=... content=...>`` (names lowercased).
+    ``repeated``: fingerprints of blocks repeated across the page's folder (dropped as
+    furniture); ``source`` names the page in :mod:`citewise.text.notes`.
+    """
+    soup, meta = _prepared(html)
+    _drop_navigation(soup, repeated, source)
+    blocks = _content_blocks(soup)
+    # a first or last block most pages of the folder share (a footer line without links)
+    for end in (-1, 0):
+        while blocks and repeated and furniture.edge_key(blocks[end], "last" if end else "first") in repeated:
+            notes.dropped(source, f"{'last' if end else 'first'} block", "furniture: the same block ends (or starts) "
+                          "most pages of the folder", blocks[end])
+            blocks.pop(end)
+    text = "\n\n".join(blocks)
+    return (text + "\n") if text.strip() else "", meta
+
+
+def _content_blocks(soup: BeautifulSoup) -> list[str]:
+    """The Markdown-like blocks of the main content (page chrome removed from the tree)."""
     roots = _main_roots(soup)
     for tag in soup.find_all(PAGE_CHROME_TAGS):
         if not any(r.name in ("main", "article") or r.get("role") == "main" for r in tag.parents if isinstance(r, Tag)):
@@ -337,8 +399,7 @@ def html_to_markdown(html: str) -> tuple[str, dict[str, str]]:
         w = _Walker()
         w.walk(soup.body)
         blocks = w.result()
-    text = "\n\n".join(blocks)
-    return (text + "\n") if text.strip() else "", meta
+    return blocks
 
 
 def first_heading(text: str) -> str:

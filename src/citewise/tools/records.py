@@ -8,7 +8,8 @@ A record tool file (sample: ``citewise/sample/record_tools.yaml``) looks like::
         description: "... Use for ... NOT for ..."
         parameters: {type: object, properties: {invoice_id: {type: integer}}, required: [invoice_id]}
         sql: SELECT status FROM invoices WHERE invoice_id = :invoice_id
-        policy: {query: ..., key_field: plan, value_field: outgoing_usd, rule: ...}   # optional
+        policy: {query: ..., key_field: plan, value_field: outgoing_usd, unit: USD, rule: ...}   # optional
+    synonyms: {overdue: past_due}   # optional: phrases a question may use for enum values
 
 Every template is checked by the SQL guard when the file is loaded (a template that writes or
 reads off the allowlist is a load error, naming the file and tool), every ``:name`` placeholder
@@ -40,14 +41,14 @@ _PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 def sample_records_dir() -> Path:
     """Folder of the bundled records script and tool declarations."""
-    from citewise.demo import sample_dir
+    from citewise.core import sample_dir
 
     return sample_dir() / "records"
 
 
 def sample_tools_yaml() -> Path:
     """The bundled record tool declarations (``sample/record_tools.yaml``)."""
-    from citewise.demo import sample_dir
+    from citewise.core import sample_dir
 
     return sample_dir() / "record_tools.yaml"
 
@@ -91,8 +92,45 @@ def resolve_db(db: str | os.PathLike | None, *, sample_fallback: bool = True) ->
     """
     chosen = db or os.environ.get("CITEWISE_DB")
     if chosen:
-        return parse_db_url(chosen)
+        return database_path(chosen)
     return build_sample_db() if sample_fallback else None
+
+
+def is_sample_db(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a build of the bundled sample records script (its file name carries the
+    script's hash, :func:`build_sample_db`)."""
+    text = (sample_records_dir() / "records.sql").read_bytes()
+    return Path(path).name == f"records-{hashlib.sha256(text).hexdigest()[:12]}.db"
+
+
+def database_tables(path: str | os.PathLike) -> list[str]:
+    """Every table and view of a SQLite file, by name (the allowlist when none is configured)."""
+    import urllib.parse
+
+    uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                           "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    except sqlite3.Error as e:
+        raise CitewiseError(f"{path}: not a readable SQLite database ({e})") from None
+    finally:
+        conn.close()
+
+
+def database_path(db: str | os.PathLike) -> Path:
+    """The SQLite file of a database URL or path; a ``.sql`` script is built once into the cache
+    (:func:`build_sample_db`) and that file returned.
+
+    Raises:
+        CitewiseError: the script does not exist or fails.
+    """
+    path = parse_db_url(db)
+    if path.suffix.lower() == ".sql":
+        if not path.is_file():
+            raise CitewiseError(f"{path}: no such SQL script (records.database)")
+        return build_sample_db(script=path)
+    return path
 
 
 @dataclass
@@ -111,6 +149,7 @@ class RecordTool:
     db: SqliteDatabase
     policy: dict | None = None
     groups: tuple[str, ...] = field(default_factory=tuple)
+    synonyms: dict = field(default_factory=dict)
 
     def call(self, args: dict) -> dict:
         problem = validate_args(args, self.parameters)
@@ -147,6 +186,9 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
     allowlist = data.get("allowlist")
     if not isinstance(allowlist, list) or not allowlist:
         raise InputError(str(path), "field 'allowlist' must be a non-empty list of table names")
+    synonyms = data.get("synonyms") or {}
+    if not isinstance(synonyms, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in synonyms.items()):
+        raise InputError(str(path), "field 'synonyms' must map phrases to values (overdue: past_due)")
     if not isinstance(db, SqliteDatabase):
         db = SqliteDatabase(parse_db_url(db), allowlist)
     tools, seen = [], set()
@@ -173,5 +215,5 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
         if used - declared:
             raise InputError(str(path), f"tool '{name}': SQL uses undeclared parameters {sorted(used - declared)}")
         tools.append(RecordTool(name, " ".join(str(t["description"]).split()), params, t["sql"], db,
-                                t.get("policy"), tuple(t.get("groups") or ())))
+                                t.get("policy"), tuple(t.get("groups") or ()), dict(synonyms)))
     return tools

@@ -72,8 +72,9 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
                   tools_yaml: str | os.PathLike | None = None, sample_fallback: bool = True,
                   all_groups: bool = False) -> ToolSet:
     """The standard tools: ``vector_search`` (when ``index`` is given), ``sql_query`` and the record
-    tools (when a database resolves, see :func:`citewise.tools.records.resolve_db`), and
-    ``web_search`` (when ``CITEWISE_WEB_SEARCH_URL`` is set).
+    tools of ``tools_yaml`` (when a database resolves, see :func:`citewise.tools.records.resolve_db`;
+    without ``tools_yaml``, the sample's named queries for the sample database and none for any
+    other), and ``web_search`` (when ``CITEWISE_WEB_SEARCH_URL`` is set).
 
     Record tools that declare ``groups`` are offered only to a principal in one of them (every
     record tool with ``all_groups``: then :meth:`ToolSet.for_principal` picks a principal's).
@@ -81,7 +82,7 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
     Raises:
         CitewiseError / InputError: the database file is missing or the YAML is invalid.
     """
-    from citewise.tools.records import load_record_tools, resolve_db, sample_tools_yaml
+    from citewise.tools.records import database_tables, is_sample_db, load_record_tools, resolve_db, sample_tools_yaml
     from citewise.tools.sql import SqliteDatabase, SqlQueryTool
     from citewise.tools.vector import VectorSearchTool
     from citewise.tools.web import WebSearchTool
@@ -93,13 +94,65 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
         tools.append(VectorSearchTool(index.retriever("shipped"), index.store, principal))
     path = resolve_db(db, sample_fallback=sample_fallback)
     if path is not None:
-        yaml_path = Path(tools_yaml) if tools_yaml else sample_tools_yaml()
-        allow = (yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("allowlist") or []
+        if not path.is_file():
+            from citewise.core import CitewiseError
+
+            raise CitewiseError(f"{path}: no such database file")
+        yaml_path = Path(tools_yaml) if tools_yaml else (sample_tools_yaml() if is_sample_db(path) else None)
+        allow = ((yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("allowlist") or []) if yaml_path else []
+        if not allow:
+            allow = database_tables(path)
         database = SqliteDatabase(path, allow)
         tools.append(SqlQueryTool(database))
         groups = set((principal or Principal()).all_groups())
-        tools += [t for t in load_record_tools(yaml_path, database) if all_groups or not t.groups or groups & set(t.groups)]
+        if yaml_path is not None:
+            tools += [t for t in load_record_tools(yaml_path, database) if all_groups or not t.groups or groups & set(t.groups)]
     web = WebSearchTool.from_env()
     if web is not None:
         tools.append(web)
+    return ToolSet(tools)
+
+
+def records_toolset(records, index=None, web_search_url: str = "") -> ToolSet:
+    """The tools of a ``[records]`` configuration (:class:`citewise.settings.RecordsSettings`):
+    ``vector_search`` (when ``index`` is given), ``sql_query`` over the allowlisted tables and
+    columns, the named query templates of ``records.templates`` (every group's; pick a
+    principal's with :meth:`ToolSet.for_principal`), and ``web_search`` when a URL is given.
+
+    The table allowlist is ``records.tables``, else the templates file's ``allowlist``, else
+    every table of the database.
+
+    Raises:
+        CitewiseError / InputError: the database or templates file is missing or invalid.
+    """
+    import yaml
+
+    from citewise.core import CitewiseError, InputError
+    from citewise.tools.records import database_path, database_tables, load_record_tools
+    from citewise.tools.sql import SqliteDatabase, SqlQueryTool
+    from citewise.tools.vector import VectorSearchTool
+    from citewise.tools.web import WebSearchTool
+
+    path = database_path(records.database)
+    if not path.is_file():
+        raise CitewiseError(f"{path}: no such database file (records.database)")
+    allow = list(records.tables)
+    templates = Path(records.templates) if records.templates else None
+    if not allow and templates is not None:
+        try:
+            allow = (yaml.safe_load(templates.read_text(encoding="utf-8")) or {}).get("allowlist") or []
+        except (OSError, yaml.YAMLError) as e:
+            raise InputError(str(templates), f"cannot read record tools: {str(e).splitlines()[0]}") from None
+    if not allow:
+        allow = database_tables(path)
+    database = SqliteDatabase(path, allow, timeout_s=records.timeout_s, max_rows=records.max_rows,
+                              columns=records.columns or None)
+    tools: list[Tool] = []
+    if index is not None:
+        tools.append(VectorSearchTool(index.retriever("shipped"), index.store, None))
+    tools.append(SqlQueryTool(database))
+    if templates is not None:
+        tools += load_record_tools(templates, database)
+    if web_search_url:
+        tools.append(WebSearchTool(web_search_url))
     return ToolSet(tools)

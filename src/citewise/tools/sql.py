@@ -219,16 +219,20 @@ class SqliteDatabase:
         allowlist: tables a query may read.
         timeout_s: seconds before a statement is aborted.
         max_rows: rows returned at most.
+        columns: column allowlist per table (lower-case names; a table not listed: every column),
+            enforced by the engine's authorizer (a read of another column is refused).
 
     Raises:
         CitewiseError: the file does not exist.
     """
 
-    def __init__(self, path: str | os.PathLike, allowlist: Iterable[str], timeout_s: float = 2.0, max_rows: int = 200):
+    def __init__(self, path: str | os.PathLike, allowlist: Iterable[str], timeout_s: float = 2.0, max_rows: int = 200,
+                 columns: dict[str, Iterable[str]] | None = None):
         self.path = Path(path)
         if not self.path.is_file():
             raise CitewiseError(f"{self.path}: no such database file")
         self.allowlist = frozenset(t.lower() for t in allowlist)
+        self.column_allowlist = {t.lower(): frozenset(c.lower() for c in cols) for t, cols in (columns or {}).items()}
         self.guard = SqlGuard(self.allowlist)
         self.timeout_s = timeout_s
         self.max_rows = max_rows
@@ -237,7 +241,11 @@ class SqliteDatabase:
         if action in (sqlite3.SQLITE_SELECT, getattr(sqlite3, "SQLITE_RECURSIVE", -1)):
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_READ:
-            if (arg1 or "").lower() in self.allowlist and dbname in ("main", None):
+            table = (arg1 or "").lower()
+            if table in self.allowlist and dbname in ("main", None):
+                allowed = self.column_allowlist.get(table)
+                if allowed is not None and arg2 and arg2.lower() not in allowed:
+                    return sqlite3.SQLITE_DENY
                 return sqlite3.SQLITE_OK
             # a CTE or subquery alias is not a table read; SQLite only reports real tables here
             return sqlite3.SQLITE_DENY
@@ -260,13 +268,16 @@ class SqliteDatabase:
         return conn
 
     def columns(self) -> dict[str, list[str]]:
-        """Column names of each allowlisted table that exists (read without the authorizer)."""
+        """Allowed column names of each allowlisted table that exists (read without the authorizer)."""
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True)
         try:
             out = {}
             for table in sorted(self.allowlist):
                 cols = [r[1] for r in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))]
+                allowed = self.column_allowlist.get(table)
+                if allowed is not None:
+                    cols = [c for c in cols if c.lower() in allowed]
                 if cols:
                     out[table] = cols
             return out
@@ -347,7 +358,7 @@ class SqlQueryTool:
             "Run ONE read-only SQLite SELECT over the records database and get rows back "
             f"(at most {db.max_rows}). Tables: {schema}. Use for ad-hoc counts, totals and lookups "
             "that no record tool covers; pass values as named parameters (:name) in 'params'. "
-            "NOT for policies, how-to or help-centre questions (use vector_search); "
+            "NOT for policies, rules or how-to questions (use vector_search); "
             "NOT for writing: INSERT/UPDATE/DELETE/DDL/PRAGMA/ATTACH are refused."
         )
         self.parameters = {

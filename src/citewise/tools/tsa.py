@@ -6,8 +6,9 @@ the router was written)::
     {"id": "r01", "kind": "record", "text": "What is the status of invoice 2041?",
      "expected_tool": "invoice_status", "expected_args": {"invoice_id": 2041}, "today": "2026-11-20"}
 
-``kind`` is record | document | both | none; ``expected_tool`` is null for none and
-``vector_search`` for document; ``today`` (optional) resolves relative dates.
+``kind`` is record | both | live | document | none; ``expected_tool`` is null for none,
+``vector_search`` for document, ``web_search`` for live and ``sql_query`` for a record question no
+named query answers; ``today`` (optional) resolves relative dates.
 
 Definitions (per case, then means overall and per kind):
 
@@ -18,6 +19,9 @@ Definitions (per case, then means overall and per kind):
   correct and the primary call's arguments equal ``expected_args`` exactly (keys and values,
   None-valued arguments dropped).
 * **route accuracy**: kind only.
+* **wrong source** (count): record, both and live questions routed to the documents, or to a tool
+  other than the expected one (``sql_query`` is the general records tool and counts as right for
+  a record or both question; for a live question only ``web_search`` does).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 
 from citewise.core import MAX_QUERY_CHARS, InputError
 from citewise.text.lines import jsonl_rows
-from citewise.tools.router import KINDS, Route
+from citewise.tools.route import KINDS, Route
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ class CaseResult:
     predicted_args: dict
     selection_ok: bool
     args_ok: bool | None  # None: the case has no expected arguments
+    wrong_source: bool = False
 
 
 @dataclass
@@ -103,6 +108,7 @@ class TsaReport:
             "route_accuracy": round(sum(r.kind == r.predicted_kind for r in results) / len(results), 4) if results else 0.0,
             "arg_cases": len(with_args),
             "arg_accuracy": round(sum(bool(r.args_ok) for r in with_args) / len(with_args), 4) if with_args else None,
+            "wrong_source": sum(r.wrong_source for r in results),
         }
 
     @property
@@ -128,8 +134,12 @@ def score_case(case: RoutingCase, route: Route) -> CaseResult:
     args_ok = None
     if case.expected_args:
         args_ok = selection_ok and _clean(route.arguments) == _clean(case.expected_args)
+    wrong = False
+    if case.kind in ("record", "both", "live"):
+        allowed = {case.expected_tool} | ({"sql_query"} if case.kind != "live" else set())
+        wrong = route.kind == "document" or (route.tool is not None and route.tool not in allowed)
     return CaseResult(case.id, case.kind, route.kind, case.expected_tool, route.tool, case.expected_args,
-                      route.arguments, selection_ok, args_ok)
+                      route.arguments, selection_ok, args_ok, wrong)
 
 
 def evaluate_router(router, cases: list[RoutingCase]) -> TsaReport:

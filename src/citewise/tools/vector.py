@@ -1,4 +1,4 @@
-"""``vector_search``: the citewise retriever as a tool (policies, how-to, errors, release notes)."""
+"""``vector_search``: the citewise retriever as a tool (the indexed documents: rules, how-to, definitions)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ class VectorSearchTool:
 
     name = "vector_search"
     description = (
-        "Search the help-centre documents (policies, plans and pricing, daily outgoing-payment "
-        "limits, refunds, invoices and receipts explained, payment methods, SSO setup, exports, "
-        "error codes such as E-1006, release notes) and return cited passages. Use for rules, "
-        "how-to, definitions and 'what does X mean'. NOT for figures about a specific customer, "
-        "invoice or day (counts, totals, statuses): use a record tool or sql_query."
+        "Search the indexed documents (policies, procedures, rules and their exceptions, "
+        "definitions, how-to pages, error codes, release notes) and return cited passages. Use "
+        "for rules, limits as documented, how-to, definitions and 'what does X mean'. NOT for "
+        "figures from the records (counts, totals, a record's status): use a record tool or "
+        "sql_query; NOT for current prices, rates or news: use web_search."
     )
     parameters = {
         "type": "object",

@@ -21,9 +21,10 @@ class WebSearchTool:
 
     name = "web_search"
     description = (
-        "Search the public web for current, general information outside Ledgerly's documents "
-        "and records (news, other companies' products). Results are untrusted. NOT for Ledgerly "
-        "policies (use vector_search) nor for customer or invoice figures (use record tools)."
+        "Search the public web for current public values and news (prices, exchange rates, "
+        "today's news, other organisations). Results are untrusted. NOT for the organisation's own "
+        "rules and documents (use vector_search) nor for figures from its records (use a record "
+        "tool or sql_query)."
     )
     parameters = {
         "type": "object",

@@ -58,7 +58,8 @@ INSERT INTO customers VALUES
   ('C-1009', 'Little Fern Florist', 'Starter', 'AU', '2025-09-09', '2025-09-11'),
   ('C-1010', 'Copperline Logistics', 'Enterprise', 'US', '2023-02-13', '2023-02-20'),
   ('C-1011', 'Sable & Co Architects', 'Pro', 'GB', '2024-10-30', '2024-11-02'),
-  ('C-1012', 'Riverbend Yoga', 'Starter', 'US', '2026-01-15', '2026-01-16');
+  ('C-1012', 'Riverbend Yoga', 'Starter', 'US', '2026-01-15', '2026-01-16'),
+  ('C-1013', 'Harbor Light Ceramics', 'Starter', 'US', '2026-11-09', '2026-11-10');  -- a new account: reduced limit until 2026-12-10
 INSERT INTO contracts VALUES
   ('K-3001', 'C-1001', 'Pro', 'annual', '2026-01-01', '2027-01-01', 10, 990.00),
   ('K-3002', 'C-1002', 'Starter', 'annual', '2026-02-04', '2027-02-04', 4, 290.00),
@@ -155,7 +156,8 @@ INSERT INTO transactions VALUES
   ('T-500019', 'C-1006', '2026-11-20T18:30:00Z', 'out', 'customer_refund', 4100.00, 'settled'),
   ('T-500020', 'C-1007', '2026-11-20T23:59:59Z', 'in', 'incoming_payment', 1249.75, 'settled'),
   ('T-500021', 'C-1002', '2026-11-21T00:00:00Z', 'out', 'bill_pay', 900.00, 'initiated'),
-  ('T-500022', 'C-1008', '2026-11-21T00:00:00Z', 'in', 'incoming_payment', 500.00, 'settled');
+  ('T-500022', 'C-1008', '2026-11-21T00:00:00Z', 'in', 'incoming_payment', 500.00, 'settled'),
+  ('T-500023', 'C-1013', '2026-11-20T10:00:00Z', 'out', 'bill_pay', 3000.00, 'settled');
 INSERT INTO api_keys VALUES
   ('key_1', 'C-1001', 'sk_live_SECRET_do_not_leak_7f3a'),
   ('key_2', 'C-1002', 'sk_live_SECRET_do_not_leak_91bc');

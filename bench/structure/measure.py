@@ -1,0 +1,205 @@
+"""Measure how a citewise checkout reads a corpus's structure: headings and navigation per format.
+
+Runs the checkout's loaders and chunker over a folder (nothing is ingested, no index is made) and
+prints, per document format: documents, chunks, the share of chunks whose heading path goes deeper
+than the document title (a heading repeating the one above it counts once), and the share of chunks that contain navigation or page furniture.
+
+Furniture is detected here, independently of the loaders' own rules, from the chunk texts:
+
+* ``navbar``: a line of at most 12 words holding two different navigation words (Prev,
+  Previous, Next, Up, Home, Top, Contents, Index) or three arrows (``<<``, ``<``, ``>``, ``>>``),
+  and little else; table pipes and brackets ignored: ``Prev | Up | Next``, ``[ << ] [ < ] [ Up ] [ > ]``,
+  ``Next: Foo, Previous: Bar, Up: Baz``;
+* ``breadcrumb``: three or more short segments joined by ``>``, ``›``, ``»`` or ``/``;
+* ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``);
+* ``toc``: a dot-leader line (``Installing ....... 12``), three consecutive lines that are only a
+  section number and a short title, or one line holding three or more numbered titles;
+* ``repeated``: a line of two or more words (outside code and HTML comments, not a heading or a
+  table rule) found
+  in at least half of a format's documents (three or more), or, with only its digits changing
+  (three or more forms: a running header with its page number), in at least 5 chunks and 10% of
+  the chunks of one paged document (PDF).
+
+Usage (any checkout: put its ``src`` first on the path)::
+
+    PYTHONPATH=/path/to/checkout/src python bench/structure/measure.py CORPUS_DIR [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+NAV_WORDS = {"prev", "previous", "next", "up", "home", "top", "contents", "index", "<<", "<", ">", ">>"}
+_BREADCRUMB = re.compile(r"^[^.!?]{1,40}(?:\s[>›»/]\s[^.!?]{1,40}){2,}$")
+_PAGENUM = re.compile(r"^[\s\-–—]*(?:page\s+)?(?:[0-9]{1,5}|[ivxl]{1,6})(?:\s*(?:of|/)\s*[0-9]{1,5})?[\s\-–—]*$", re.I)
+_LEADERS = re.compile(r"(?:\.\s?){5,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
+_SECTION_LINE = re.compile(r"^[\s\-*]*(?:chapter\s+)?(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?\s+[A-Z]")
+_NUMBERED_TITLE = re.compile(r"(?:^|[\s/*(])(?:[0-9]{1,3}\.(?:[0-9]{1,3}\.?)*)\s+[A-Z]")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _lines(text: str) -> list[tuple[str, bool]]:
+    """(line, inside a fenced code block or an HTML comment) for each line: such lines are
+    neither navigation nor text (Node's ``<!-- YAML`` history blocks)."""
+    out, code, comment = [], False, False
+    for ln in text.split("\n"):
+        if not code and (comment or ln.lstrip().startswith("<!--")):
+            comment = "-->" not in ln
+            out.append((ln, True))
+            continue
+        if _FENCE.match(ln):
+            code = not code
+            out.append((ln, True))
+            continue
+        out.append((ln, code))
+    return out
+
+
+def _depth(path) -> int:
+    """Headings in a heading path, a heading that repeats the one above it (a page whose
+    ``<h1>`` repeats its title) counted once."""
+    out: list[str] = []
+    for h in path:
+        if h and (not out or " ".join(h.split()).casefold() != out[-1]):
+            out.append(" ".join(h.split()).casefold())
+    return len(out)
+
+
+def _plain_lines(text: str) -> list[str]:
+    """Lines of two or more words outside code, headings and table separator lines."""
+    return [ln for ln, code in _lines(text) if not code and len(ln.split()) >= 2 and not ln.lstrip().startswith("#")
+            and not re.fullmatch(r"[\s|:-]*", ln)]
+
+
+def _norm(line: str) -> str:
+    s = re.sub(r"^[#>\s*|-]+", "", line)
+    s = re.sub(r"\d+", "#", " ".join(s.replace("|", " ").split())).casefold()
+    return s
+
+
+def line_kinds(text: str) -> Counter:
+    """Furniture kinds found in one chunk text (see module docstring; ``repeated`` is not here)."""
+    kinds: Counter = Counter()
+    lines = _lines(text)
+    run = 0
+    for ln, code in lines:
+        s = ln.strip().strip("|").strip()
+        if code or not s:
+            run = 0
+            continue
+        words = s.split()
+        toks = [w.strip("[](),:;|*").lower() for w in words]
+        nav = sum(t in NAV_WORDS for t in toks)
+        named = len({t for t in toks if t in NAV_WORDS and t.isalpha()})
+        if len(words) <= 12 and (named >= 2 or nav - named >= 3) and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6:
+            kinds["navbar"] += 1
+        elif _BREADCRUMB.match(s) and len(words) <= 12:
+            kinds["breadcrumb"] += 1
+        elif _PAGENUM.match(s):
+            kinds["pagenum"] += 1
+        elif _LEADERS.search(s):
+            kinds["toc"] += 1
+        elif len(_NUMBERED_TITLE.findall(s)) >= 3 and not s.endswith("."):
+            kinds["toc"] += 1
+        if _SECTION_LINE.match(s) and len(words) <= 10 and not s.endswith((".", ":", ",")) and not ln.startswith("#"):
+            run += 1
+            if run == 3:
+                kinds["toc"] += 1
+        else:
+            run = 0
+    return kinds
+
+
+def measure(root: Path) -> dict:
+    """Per format: documents, chunks, deep and furniture shares, furniture kinds, seconds."""
+    from citewise.text.chunker import Chunker
+    from citewise.text.loaders import load_folder
+
+    t0 = time.perf_counter()
+    docs = [d for d in load_folder(root) if hasattr(d, "text")]
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    per_doc = [(d, Chunker().chunk(d.doc_id, d.title, d.text)) for d in docs]
+    chunk_s = time.perf_counter() - t0
+    return {"corpus": str(root), "formats": figures(per_doc), "load_s": round(load_s, 1), "chunk_s": round(chunk_s, 1)}
+
+
+def figures(per_doc: list) -> dict:
+    """The per-format figures of ``[(document, its chunks), ...]`` (documents need ``doc_id``,
+    ``format`` and ``pages``; chunks ``text`` and ``heading_path``)."""
+    by_format: dict[str, list] = defaultdict(list)
+    for d, chunks in per_doc:
+        by_format[d.format].append((d, chunks))
+    out = {}
+    for fmt, items in sorted(by_format.items()):
+        # lines found in at least half of this format's documents (three or more)
+        doc_lines: Counter = Counter()
+        for _, chunks in items:
+            doc_lines.update({_norm(ln) for c in chunks for ln in _plain_lines(c.text)})
+        common = ({k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set())
+        n_chunks = deep = furnished = 0
+        kinds: Counter = Counter()
+        examples: dict[str, str] = {}
+        for d, chunks in items:
+            # a line repeated through one (paged) document with only its digits changing: a running
+            # header or footer with its page number
+            in_chunks: Counter = Counter()
+            forms: dict[str, set[str]] = defaultdict(set)
+            for c in chunks:
+                got = _plain_lines(c.text)
+                in_chunks.update({_norm(ln) for ln in got})
+                for ln in got:
+                    forms[_norm(ln)].add(ln.strip())
+            heavy = {k for k, n in in_chunks.items() if n >= 5 and n >= 0.1 * len(chunks) and len(forms[k]) >= 3
+                     and d.pages}
+            for c in chunks:
+                n_chunks += 1
+                deep += _depth(c.heading_path) > 1
+                k = line_kinds(c.text)
+                rep = [ln for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
+                if rep:
+                    k["repeated"] += len(rep)
+                if k:
+                    furnished += 1
+                    for kind in k:
+                        kinds[kind] += 1
+                        if kind not in examples:
+                            examples[kind] = (rep[0] if kind == "repeated" else
+                                              next((ln for ln, _ in _lines(c.text) if line_kinds(ln).get(kind)),
+                                                   c.text[:80])).strip()[:80]
+        out[fmt] = {
+            "documents": len(items), "chunks": n_chunks,
+            "deeper_than_title": round(deep / n_chunks, 3) if n_chunks else 0.0,
+            "with_furniture": round(furnished / n_chunks, 3) if n_chunks else 0.0,
+            "chunks_by_kind": dict(sorted(kinds.items())), "examples": examples,
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    res = measure(args.corpus)
+    if args.json:
+        print(json.dumps(res, indent=1, ensure_ascii=False))
+        return
+    print(f"{res['corpus']} (load {res['load_s']} s, chunk {res['chunk_s']} s)")
+    print(f"{'format':<10} {'docs':>5} {'chunks':>7} {'deeper':>7} {'furniture':>9}  kinds (chunks)")
+    for fmt, r in res["formats"].items():
+        kinds = ", ".join(f"{k} {v}" for k, v in r["chunks_by_kind"].items())
+        print(f"{fmt:<10} {r['documents']:>5} {r['chunks']:>7} {r['deeper_than_title']:>7.1%} "
+              f"{r['with_furniture']:>9.1%}  {kinds}")
+        for k, ex in r["examples"].items():
+            print(f"{'':<10}   e.g. {k}: {ex}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
