@@ -125,7 +125,7 @@ def test_a_1_percent_filter_returns_k_visible_hits(ann_store, monkeypatch, force
 
 
 def test_below_the_threshold_search_is_exact(exact_store, ann_store):
-    assert exact_store.ann_min_rows == lance.ANN_MIN_ROWS > N
+    assert exact_store.ann_min_rows == lance.exact_max_rows(DIM) > N
     assert not exact_store.has_ann_index()
     for q in _queries(20):
         hits = exact_store.vector_search(q, K, Filters(groups=("public", "restricted")))

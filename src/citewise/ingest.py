@@ -23,7 +23,10 @@
 * Answer units: given a unit splitter (``units``; the answer layer's
   :data:`citewise.answer.units.ANSWER_UNITS`, passed in because this layer may not import it),
   each chunk's answer units are embedded in the same embedding call as the chunks and stored on
-  the chunk rows in the same commit, so ``ask`` does not embed sentences at query time. A document
+  the chunk rows in the same commit, so ``ask`` does not embed sentences at query time. In the
+  ``units-mean`` chunk-vector mode (:mod:`citewise.models.chunk_vectors`) a chunk's vector is
+  the mean of its unit vectors, so that one pass embeds each unit once and no chunk text (only a
+  chunk without units embeds its own text). A document
   whose text is unchanged but whose stored units come from another splitter version gets only its
   unit vectors recomputed (chunk vectors are reused; ``units_refreshed`` in the report).
 """
@@ -43,6 +46,7 @@ import numpy as np
 
 from citewise.core import PUBLIC_GROUP, Document, InputError, InputWarning
 from citewise.lifecycle import in_force_date, iso, mtime_iso, newer_key, utc_now, version_key
+from citewise.models.chunk_vectors import check_mode, mean_of_units
 from citewise.models.embedders import Embedder
 from citewise.policy import Policy
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun, Store, UnitVectors
@@ -156,12 +160,14 @@ class _Work:
 @dataclass
 class _Prepared:
     """One batch after :meth:`Ingestor._prepare`: per document kept, ``(index in the batch, chunks,
-    reused vectors, (first, end) of its chunk texts in ``vectors`` or None, unit plan)``."""
+    chunk vectors (reused, or made from ``vectors`` once embedded), (first, end) of its own chunk
+    texts in ``vectors`` or None when its vectors were reused, unit plan)``."""
 
     items: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # report lines, in document order
     n_texts: int = 0  # texts embedded (chunks and answer units)
-    n_chunk_texts: int = 0
+    n_chunk_texts: int = 0  # chunks given new vectors
+    n_own_texts: int = 0  # chunk texts among the texts embedded (the rest are answer units)
     vectors: np.ndarray | None = None
     embed_error: str | None = None  # "TypeName: message" of a failed embedding call
     lexical: list[list[str]] | None = None  # per item, each chunk's lexical text (from a worker)
@@ -262,14 +268,18 @@ class Ingestor:
         workers: forked processes that chunk and embed the next batches while this one writes
             (see :meth:`_commit_all`; only with a ``cpu_parallel`` embedder, on Linux). None:
             one per CPU, at most 4; 0: everything in this process.
+        chunk_vectors: ``chunk`` (each chunk's own text is embedded) or ``units-mean`` (a chunk's
+            vector is the mean of its answer units' vectors, so one pass over the units serves
+            both; needs ``units``): :mod:`citewise.models.chunk_vectors`.
 
     Raises:
-        ValueError: unknown ``default_permission``.
+        ValueError: unknown ``default_permission`` or ``chunk_vectors``.
     """
 
     def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
                  default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
-                 keep_duplicates: bool = False, units: UnitSplitter | None = None, workers: int | None = None):
+                 keep_duplicates: bool = False, units: UnitSplitter | None = None, workers: int | None = None,
+                 chunk_vectors: str = "chunk"):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -281,6 +291,7 @@ class Ingestor:
         self.keep_duplicates = keep_duplicates
         self.units = units
         self.workers = workers
+        self.chunk_vectors = check_mode(chunk_vectors)
         self._root: Path | None = None
         self.embed_progress: EmbedProgress | None = None
         self._planned = 0
@@ -681,6 +692,7 @@ class Ingestor:
         """
         prepared = _Prepared(by_worker=in_worker)
         texts: list[str] = []
+        lone: dict[int, list[int]] = {}  # item -> chunks whose own text is embedded
         for i, w in enumerate(batch):
             doc = w.doc
             try:
@@ -697,11 +709,16 @@ class Ingestor:
                 stored = self.store.get_vectors([c.chunk_id for c in chunks])
                 if all(c.chunk_id in stored for c in chunks):
                     vectors = np.stack([stored[c.chunk_id] for c in chunks])
-            if len(vectors) != len(chunks):
-                span = (len(texts), len(texts) + len(chunks))
-                texts.extend(c.indexed_text for c in chunks)
-                prepared.n_chunk_texts += len(chunks)
             plan = self._plan_units(doc, chunks, texts, w.reuse_vectors)
+            if len(vectors) != len(chunks):
+                # units-mean: only chunks without units embed their own text (see chunk_vectors)
+                own = (list(range(len(chunks))) if self.chunk_vectors == "chunk" or plan is None
+                       else [j for j, p in enumerate(plan) if not _unit_count(p)])
+                span = (len(texts), len(texts) + len(own))
+                texts.extend(chunks[j].indexed_text for j in own)
+                lone[len(prepared.items)] = own
+                prepared.n_chunk_texts += len(chunks)
+                prepared.n_own_texts += len(own)
             prepared.items.append((i, chunks, vectors, span, plan))
         prepared.n_texts = len(texts)
         if not prepared.items:
@@ -715,6 +732,9 @@ class Ingestor:
         except Exception as e:  # any embedder failure (model, HTTP): keep old versions, report, go on
             prepared.embed_error = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
             return prepared
+        prepared.items = [(i, chunks, self._chunk_vectors(plan, prepared.vectors, span, lone[k], len(chunks))
+                           if span is not None else vectors, span, plan)
+                          for k, (i, chunks, vectors, span, plan) in enumerate(prepared.items)]
         if in_worker:
             prepared.lexical = [[lexical_text(c.indexed_text) for c in item[1]] for item in prepared.items]
         return prepared
@@ -743,7 +763,7 @@ class Ingestor:
             lexical = prepared.lexical or [None] * len(prepared.items)
             for (i, chunks, reused, s, plan), lex in zip(prepared.items, lexical):
                 w = batch[i]
-                final.append(DocumentUpdate(w.doc, chunks, vectors[s[0]:s[1]] if s else reused, w.groups,
+                final.append(DocumentUpdate(w.doc, chunks, reused, w.groups,
                                             w.changed_at, self._unit_vectors(plan, vectors), lexical=lex))
                 spans.append(s)
         written = self._upsert(final, report) if final else set()
@@ -752,7 +772,7 @@ class Ingestor:
         for batch, prepared in group:
             if prepared.embed_error is None:
                 report.chunks_embedded += prepared.n_chunk_texts
-                report.units_embedded += prepared.n_texts - prepared.n_chunk_texts
+                report.units_embedded += prepared.n_texts - prepared.n_own_texts
             units_only |= {id(w.doc) for w in batch if w.units_only}
             moved.update({id(w.doc): w.moved_from for w in batch if w.moved_from is not None})
         for u, s in zip(final, spans):
@@ -795,6 +815,21 @@ class Ingestor:
         return written
 
 
+    def _chunk_vectors(self, plan: list | None, vectors: np.ndarray, span: tuple[int, int], own: list[int],
+                       n: int) -> np.ndarray:
+        """One document's chunk vectors, shape (n, dim), from the batch's embeddings: its own
+        chunk texts' vectors (``vectors[span]``, for the chunks ``own``), and in ``units-mean``
+        mode the normalised mean of each other chunk's unit vectors
+        (:func:`citewise.models.chunk_vectors.mean_of_units`)."""
+        mine = vectors[span[0]:span[1]]
+        if self.chunk_vectors == "chunk" or plan is None:
+            return mine
+        units = [p.vectors if isinstance(p, UnitVectors) else vectors[p[2]:p[2] + p[3]] for p in plan]
+        out, _ = mean_of_units(units, vectors.shape[1] if vectors.ndim == 2 and vectors.shape[1] else self.embedder.dim)
+        for j, v in zip(own, mine):
+            out[j] = v
+        return out
+
     def _plan_units(self, doc: Document, chunks, texts: list[str], reuse: bool) -> list | None:
         """Per chunk, stored :class:`UnitVectors` still valid (same splitter version and key;
         only looked up when the text is unchanged) or ``(key, spans, first, n)``: the unit texts
@@ -828,6 +863,11 @@ class Ingestor:
                 vecs = vectors[first:first + n] if n else np.zeros((0, self.embedder.dim), np.float32)
                 out.append(UnitVectors(self.units.version, key, spans, vecs))
         return out
+
+def _unit_count(p) -> int:
+    """Units in one chunk's unit plan entry (stored :class:`UnitVectors` or ``(key, spans, first, n)``)."""
+    return len(p.vectors) if isinstance(p, UnitVectors) else p[3]
+
 
 def _cpu_count() -> int:
     """CPUs this process may run on (its affinity mask where the OS has one)."""

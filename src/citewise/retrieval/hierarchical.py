@@ -376,8 +376,13 @@ def index_subdir(store, name: str, what: str) -> Path:
 
 
 def base_embedder(embedder):
-    """The model under an embedder wrapper (a query cache or memo), whose ``name`` keys caches."""
-    return getattr(embedder, "embedder", None) or getattr(embedder, "base", None) or embedder
+    """The model under any embedder wrappers (a query cache or memo, the query side of the
+    model), whose ``name`` keys caches and whose ``embed`` embeds passages."""
+    while True:
+        inner = getattr(embedder, "embedder", None) or getattr(embedder, "base", None)
+        if inner is None or inner is embedder:
+            return embedder
+        embedder = inner
 
 
 def doclevel_dir(store) -> Path:

@@ -203,12 +203,29 @@ SCALAR_INDEXES = {"groups": "LABEL_LIST", "title_ids": "LABEL_LIST", "current": 
 #: long-lived reader moves to the latest version before each query (:meth:`LanceStore.sync`).
 CLEANUP_AFTER = dt.timedelta(minutes=10)
 
-#: Rows at or above which the chunk table gets an approximate (ANN) index on ``vector``; below it
-#: dense search stays exact (brute force). Exact search costs one pass over the visible vectors:
-#: ~6 ms at 10k and ~35-40 ms at 100k chunks (dim 256, 2 cores; README Benchmarks), so below 50k
-#: it is already within the hybrid budget and gives recall 1 with no index to build or keep
-#: fresh; above it the cost grows linearly (2.5 s at 1M, issue 12) and an index pays.
+#: The fewest rows from which a store builds an approximate (ANN) index on ``vector`` (the
+#: PostgreSQL store's HNSW threshold; LanceDB stores use :func:`exact_max_rows`, which is at
+#: least this). Exact search costs one pass over the visible vectors, linear in the rows (2.5 s at
+#: 1M through LanceDB's scan, issue 12), so a large table needs an index.
 ANN_MIN_ROWS = 50_000
+
+#: Exact dense search (NumPy, over the vectors kept with the BM25 postings) serves tables of up to
+#: this many vector cells (rows x dim): 250,000 chunks at dim 384. Below it a one-thread pass over
+#: every vector costs less than probing the IVF index (100k x 384: exact 8-10 ms vs 22-25 ms for
+#: 160 probes, bench/dense_search.py); at 1M chunks the pass costs ~10x that and the index wins
+#: (docs/scaling.md). :func:`exact_max_rows` turns it into the store's ``ann_min_rows``.
+EXACT_MAX_CELLS = 96_000_000
+
+
+def exact_max_rows(dim: int) -> int:
+    """Rows up to which a LanceDB store of ``dim``-d vectors searches exactly (:data:`EXACT_MAX_CELLS`),
+    at least :data:`ANN_MIN_ROWS`.
+
+    >>> exact_max_rows(384), exact_max_rows(1536)
+    (250000, 62500)
+    """
+    return max(ANN_MIN_ROWS, EXACT_MAX_CELLS // max(int(dim), 1))
+
 
 #: The ANN index is retrained when the table has grown to this many times the rows it was
 #: trained on (new rows otherwise only join the existing partitions, which grow with them).
@@ -387,8 +404,8 @@ class LanceStore:
         path: folder of the LanceDB database (created if missing).
         dim: vector dimension; must match an existing table.
         ann_min_rows: rows from which :meth:`refresh_indexes` builds the ANN index on ``vector``
-            and :meth:`vector_search` uses it (default :data:`ANN_MIN_ROWS`); below it dense
-            search is exact. ``float("inf")``-like large values force the exact path.
+            and :meth:`vector_search` uses it (default :func:`exact_max_rows` of ``dim``); below it
+            dense search is exact, in NumPy. ``float("inf")``-like large values force the exact path.
         ann_nprobes: IVF partitions probed per ANN query; default (None): :func:`ann_nprobes_for`
             the index's partition count (:data:`ANN_PROBE_SHARE` of them, at least
             :data:`ANN_NPROBES`), so the probed share does not shrink as the index grows.
@@ -434,7 +451,7 @@ class LanceStore:
         #: [base version, version after the last of these commits, doc ids] (see _note_changes)
         self._changes: list | None = None
         self.bm25_root = self.path / BM25_FOLDER
-        self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
+        self.ann_min_rows = exact_max_rows(dim) if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ann_nprobes
         self.ann_cap_probes = ann_cap_probes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
@@ -886,7 +903,7 @@ class LanceStore:
         postings = self.postings()
         if postings is None:
             return []
-        mask = self._mask(postings, where) if where else None
+        mask = self._mask(postings, where, filters) if where else None
         if mask is None and where:
             return self.lexical_search(terms, k, filters)  # a commit landed meanwhile: redo on the new version
         return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.top(terms, k, mask)]
@@ -989,8 +1006,11 @@ class LanceStore:
         import time
 
         now = time.time_ns()
+        versions = self.__dict__.get("_versions_dir")
+        if versions is None:
+            versions = self._versions_dir = str(self.path / f"{TABLE}.lance" / "_versions")
         try:
-            mtime = os.stat(self.path / f"{TABLE}.lance" / "_versions").st_mtime_ns
+            mtime = os.stat(versions).st_mtime_ns
         except OSError:
             return None
         return (mtime, 0 if now - mtime >= PROBE_MARGIN_NS else -1)
@@ -1049,12 +1069,25 @@ class LanceStore:
         v0, v1, tbl = self._run(go())
         return Postings.build(v0, tbl) if v0 == v1 else None
 
-    def _mask(self, postings, where: str):
-        """Row mask of ``where`` on ``postings``' version (cached), or None if the table moved on."""
+    def _mask(self, postings, where: str, filters: Filters | None = None):
+        """Row mask of ``where`` (the SQL of ``filters``) on ``postings``' version (cached), or
+        None if the table moved on. A groups-only filter is computed in NumPy from the version's
+        permission columns (:class:`citewise.store.row_filters.RowFilters`, read once per
+        version); any other by LanceDB."""
         from citewise.store.postings import MASK_CACHE
+        from citewise.store.row_filters import RowFilters
 
         mask = postings.masks.get(where)
         if mask is not None:
+            return mask
+        if RowFilters.expressible(filters):
+            rf = self._row_filters(postings)
+            if rf is None:
+                return None
+            mask = rf.mask(filters)
+            if len(postings.masks) >= MASK_CACHE:
+                postings.masks.pop(next(iter(postings.masks)))
+            postings.masks[where] = mask
             return mask
         at = self._table._table
 
@@ -1072,6 +1105,30 @@ class LanceStore:
             postings.masks.pop(next(iter(postings.masks)))
         postings.masks[where] = mask
         return mask
+
+    def _row_filters(self, postings):
+        """The :class:`~citewise.store.row_filters.RowFilters` of ``postings``' version (one scan
+        of ``groups`` and ``current``, kept on the postings), or None if the table moved on."""
+        from citewise.store.row_filters import RowFilters
+
+        rf = getattr(postings, "row_filters", None)
+        if rf is not None:
+            return rf
+        at = self._table._table
+
+        async def go():
+            v0 = await at.version()
+            rows = await at.count_rows()
+            tbl = await at.query().select(["groups", "current"]).with_row_id().limit(max(rows, 1)).to_arrow()
+            return v0, await at.version(), tbl
+
+        v0, v1, tbl = self._run(go())
+        if not (v0 == v1 == postings.version):
+            return None
+        rf = RowFilters(postings.n, postings.positions(tbl.column("_rowid").to_numpy().astype(np.uint64)),
+                        tbl.column("groups"), tbl.column("current").combine_chunks())
+        postings.row_filters = rf
+        return rf
 
     def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """Cosine search; score = cosine similarity = 1 - cosine distance, best first.
@@ -1111,7 +1168,7 @@ class LanceStore:
             return []
         postings = self.postings()
         if postings is not None and postings.vectors is not None and postings.n < self.ann_min_rows:
-            mask = self._mask(postings, where) if where else None
+            mask = self._mask(postings, where, filters) if where else None
             if mask is not None or not where:
                 self.last_vector_path = "exact"
                 return [ScoredChunk(c, d, t, s) for c, d, t, s in postings.nearest(vec, k, mask)]

@@ -50,6 +50,9 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+# exact dense search (Postings.nearest) lives in citewise.store.dense; re-exported here
+from citewise.store.dense import SELECT_MARGIN, TIE_DECIMALS, one_blas_thread  # noqa: F401
+
 #: BM25 parameters of LanceDB 0.40's FTS (measured: its scores equal this formula to 1e-5).
 K1 = 1.2
 B = 0.75
@@ -57,15 +60,6 @@ B = 0.75
 MAX_TOKEN_BYTES = 64
 #: Bumped when the saved layout changes; an older folder is rebuilt.
 FORMAT = 1
-#: Cosines are compared at this many decimals in :meth:`Postings.nearest`, so that vectors
-#: at mathematically equal distance (float32 rounding puts them ~1e-7 apart) tie and go by id.
-TIE_DECIMALS = 6
-#: Candidates of the float32 pass of :meth:`Postings.nearest` reach this far below its k-th
-#: best cosine. The float32 error of a dot product of two unit vectors of dimension d is at most
-#: d * 2**-24 (~2.3e-5 at d = 384, Higham, "Accuracy and Stability of Numerical Algorithms",
-#: eq. 3.5); twice that plus the 1e-6 tie band is below this, so every row the float64 ranking
-#: could keep is a candidate.
-SELECT_MARGIN = 1e-4
 #: Up to this many terms (rows), term lookup uses a dict and row ids NumPy object arrays, both
 #: built on first use (~10 ms at 30k terms / 5k rows); above, binary search and Arrow takes
 #: keep a large index's memory and open time flat.
@@ -77,9 +71,6 @@ BUILD_BATCH_ROWS = 100_000
 WEIGHT_BLOCK = 4_000_000
 #: Filter masks kept per postings (the permission filters of the principals seen lately).
 MASK_CACHE = 64
-
-
-_BLAS = None
 
 
 def _tokenise(lex: pa.Array) -> tuple[pa.Array | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -211,23 +202,6 @@ def _weights(indptr: np.ndarray, rows: np.ndarray, tf: np.ndarray, dl: np.ndarra
     return weights
 
 
-def one_blas_thread():
-    """A context in which NumPy's BLAS runs on one thread (``threadpoolctl``).
-
-    A query's matrix-vector product is memory-bound: OpenBLAS's worker threads add nothing but
-    their hand-off, and on shared cores they spin. Measured on the 2-core machine, 10,000 x 384
-    float32 times a vector, same run: 6.6 ms CPU / 29.7 ms wall with OpenBLAS's default threads,
-    0.8 ms CPU / 5.1 ms wall on one (load ~12). The limit is process-wide while the context is
-    open (BLAS has no per-thread setting).
-    """
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController().select(user_api="blas")
-    return _BLAS.limit(limits=1)
-
-
 @dataclass
 class Postings:
     """BM25 postings of one table version (see module docstring).
@@ -242,6 +216,7 @@ class Postings:
         ids: Arrow table with ``chunk_id``, ``doc_id``, ``title`` per row position.
         vectors: the rows' vectors, L2-normalised float32, shape (n, dim), for exact dense
             search (:meth:`nearest`); None when the table is searched by its ANN index instead.
+        vectors_t: the same transposed, shape (dim, n), C-contiguous (:meth:`transposed`).
         tf: each posting's term frequency, shape (P,) (uint16, or int32 if one exceeds 65,535),
             and dl: each row's token count, int32, shape (n,): what :meth:`update` needs to
             recompute the weights; None in folders saved before they were kept.
@@ -257,6 +232,7 @@ class Postings:
     vectors: np.ndarray | None = None
     tf: np.ndarray | None = None
     dl: np.ndarray | None = None
+    vectors_t: np.ndarray | None = None
 
     def __post_init__(self):
         self.n = len(self.rowids)
@@ -265,6 +241,7 @@ class Postings:
         self._pos_of_sorted = order.astype(np.int64)
         self._ids = self.ids.combine_chunks()
         self.masks: dict[str, np.ndarray] = {}
+        self._visible: dict[int, tuple] = {}  # see selection()
         self._term_index: dict[bytes, int] | None = None
         self._columns: dict[str, np.ndarray] | None = None
 
@@ -458,7 +435,9 @@ class Postings:
         except OSError:
             return False
         try:
-            for name in ("vocab", "indptr", "rows", "weights", "rowids", "vectors", "tf", "dl"):
+            if self.vectors is not None:
+                self.transposed()
+            for name in ("vocab", "indptr", "rows", "weights", "rowids", "vectors", "vectors_t", "tf", "dl"):
                 if getattr(self, name) is not None:
                     np.save(tmp / f"{name}.npy", getattr(self, name))
             with pa.OSFile(str(tmp / "ids.arrow"), "wb") as f, ipc.new_file(f, self.ids.schema) as w:
@@ -497,6 +476,12 @@ class Postings:
                 arrays["vectors"] = np.load(folder / "vectors.npy", mmap_mode="r").view(np.ndarray)
             except (OSError, ValueError, EOFError):
                 return None
+            try:  # optional: computed again when missing or unreadable
+                vt = np.load(folder / "vectors_t.npy", mmap_mode="r").view(np.ndarray)
+                if vt.shape == arrays["vectors"].shape[::-1]:
+                    arrays["vectors_t"] = vt
+            except (OSError, ValueError, EOFError):
+                pass
         try:  # optional (only :meth:`update` needs them): unreadable ones just mean a full build next
             tf = np.load(folder / "tf.npy", mmap_mode="r").view(np.ndarray)
             dl = np.load(folder / "dl.npy", mmap_mode="r").view(np.ndarray)
@@ -601,43 +586,32 @@ class Postings:
 
     def nearest(self, vector: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[str, str, str, float]]:
         """Exact cosine search over :attr:`vectors`: the best ``k`` rows (with ``mask`` True) as
-        (chunk_id, doc_id, title, cosine similarity), best first, ties by chunk id.
-
-        Two passes, same result as scoring every row in float64: a float32 product over all rows
-        picks the candidates within :data:`SELECT_MARGIN` of the k-th best (float32 rounding of a
-        dot product of unit vectors is far below it), then only those are scored in float64 and
-        ranked. Upcasting all rows to float64 per query was most of a SciFact dense query
-        (15.6 vs 3.8 ms CPU at 10k x 384, bench/hybrid_latency.py).
+        (chunk_id, doc_id, title, cosine similarity), best first, ties by chunk id
+        (:func:`citewise.store.dense.exact_top`; a selective mask gathers only its rows).
 
         Raises:
             ValueError: these postings hold no vectors.
         """
+        from citewise.store.dense import exact_top
+
         if self.vectors is None:
             raise ValueError("no vectors in these postings")
-        q = np.asarray(vector, dtype=np.float64).reshape(-1)
-        norm = float(np.linalg.norm(q))
-        q = q / norm if norm > 0 else q
-        cand = np.flatnonzero(mask) if mask is not None else None
-        if (cand is not None and len(cand) == 0) or k <= 0 or self.n == 0:
-            return []
-        if cand is not None and len(cand) <= k:
-            cs = self.vectors[cand].astype(np.float64) @ q
-        else:
-            with one_blas_thread():
-                sims = self.vectors @ q.astype(np.float32)  # float32: selection only
-            if cand is None:
-                cand = np.arange(self.n)
-            else:
-                sims = sims[cand]
-            kth = np.partition(sims, len(sims) - k)[len(sims) - k]
-            cand = cand[sims >= kth - SELECT_MARGIN]
-            cs = self.vectors[cand].astype(np.float64) @ q  # float64 dot products, as ranked
-            if len(cand) > k:
-                kth = np.partition(cs, len(cs) - k)[len(cs) - k]
-                sel = cs >= kth - 10.0 ** -TIE_DECIMALS
-                cand, cs = cand[sel], cs[sel]
-        chunk, docs, titles = self._rows_of(cand)
-        scores = cs.tolist()
-        # cosines equal up to rounding (1e-7 apart for equal vectors) tie, and ties go by chunk id
-        order = sorted(range(len(cand)), key=lambda i: (-round(scores[i], TIE_DECIMALS), chunk[i]))[:k]
-        return [(chunk[i], docs[i], titles[i], scores[i]) for i in order]
+        visible, hidden = (None, None) if mask is None else self.selection(mask)
+        return exact_top(self.vectors, vector, k, visible, self._rows_of, self.transposed(), hidden)
+
+    def transposed(self) -> np.ndarray:
+        """:attr:`vectors` transposed, C-contiguous, shape (dim, n) (:attr:`vectors_t`; made on
+        first use when not loaded): the full-pass layout of :func:`citewise.store.dense.exact_top`."""
+        if self.vectors_t is None:
+            self.vectors_t = np.ascontiguousarray(self.vectors.T)
+        return self.vectors_t
+
+    def selection(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The row positions where ``mask`` is True and where it is False (int64, ascending),
+        kept per mask object."""
+        hit = self._visible.get(id(mask))
+        if hit is None or hit[0] is not mask:
+            if len(self._visible) >= 64:
+                self._visible.pop(next(iter(self._visible)))
+            hit = self._visible[id(mask)] = (mask, np.flatnonzero(mask), np.flatnonzero(~mask))
+        return hit[1], hit[2]

@@ -178,8 +178,9 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
+        raw = path.read_bytes()
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise InputError(str(path), f"cannot read record tools: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
         raise InputError(str(path), "expected a mapping with a 'tools' list")
@@ -192,6 +193,8 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
     if not isinstance(db, SqliteDatabase):
         db = SqliteDatabase(parse_db_url(db), allowlist)
     tools, seen = [], set()
+    marker = _guard_marker(raw, db.guard.allowlist)
+    guarded = marker is not None and marker.exists()
     for i, t in enumerate(data["tools"]):
         where = f"tools[{i}]"
         if not isinstance(t, dict):
@@ -207,7 +210,8 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
         if not isinstance(params, dict) or params.get("type") != "object":
             raise InputError(str(path), f"tool '{name}': parameters must be a JSON Schema of type object")
         try:
-            db.guard.check(t["sql"])
+            if not guarded:
+                db.guard.check(t["sql"])
         except SqlGuardError as e:
             raise InputError(str(path), f"tool '{name}': SQL refused by the guard: {e}") from None
         declared = set(params.get("properties") or {})
@@ -216,4 +220,29 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
             raise InputError(str(path), f"tool '{name}': SQL uses undeclared parameters {sorted(used - declared)}")
         tools.append(RecordTool(name, " ".join(str(t["description"]).split()), params, t["sql"], db,
                                 t.get("policy"), tuple(t.get("groups") or ()), dict(synonyms)))
+    if marker is not None and not guarded:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # not an error: the next load checks the templates again
     return tools
+
+
+def _guard_marker(raw: bytes, allowlist) -> Path | None:
+    """The marker file saying the SQL guard passed every template of these record tools
+    (``<cache_dir>/verified/records-<sha256>``): the hash covers the YAML bytes, the allowlist,
+    the guard's source (:mod:`citewise.tools.sql`) and sqlglot's version, so any change checks
+    them again. Checking parsed each template with sqlglot, whose import alone was ~1 s of every
+    cold ``citewise ask`` over the sample corpus (bench/cold_ask.py). None when the version of
+    sqlglot cannot be read."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from citewise.tools import sql
+
+    try:
+        h = hashlib.sha256(raw + b"\x00" + "\x00".join(sorted(allowlist)).encode() + b"\x00"
+                           + Path(sql.__file__).read_bytes() + version("sqlglot").encode())
+    except (OSError, PackageNotFoundError):
+        return None
+    return cache_dir() / "verified" / f"records-{h.hexdigest()}"

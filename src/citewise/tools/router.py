@@ -73,12 +73,13 @@ _DESCRIPTION_VECS: dict[tuple[str, int, str], np.ndarray] = {}
 
 def description_vectors(embedder, texts: list[str]) -> np.ndarray:
     """``embedder``'s vectors of tool descriptions, shape (len(texts), dim); each text is
-    embedded once per process and embedder (:data:`_DESCRIPTION_VECS`)."""
+    embedded once per process and embedder (:data:`_DESCRIPTION_VECS`), one text per call."""
     keys = [(embedder.name, embedder.dim, t) for t in texts]
     todo = sorted({k[2] for k in keys if k not in _DESCRIPTION_VECS})
-    if todo:
-        for t, v in zip(todo, embedder.embed(todo)):
-            _DESCRIPTION_VECS[(embedder.name, embedder.dim, t)] = np.asarray(v, dtype=np.float32)
+    # one text per call: a single text goes through the query session the question uses; a
+    # batch made MiniLM build its second (all-threads) session, ~0.3 s of a cold ``ask``
+    for t in todo:
+        _DESCRIPTION_VECS[(embedder.name, embedder.dim, t)] = np.asarray(embedder.embed([t])[0], dtype=np.float32)
     return np.stack([_DESCRIPTION_VECS[k] for k in keys])
 
 

@@ -55,13 +55,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-import sqlglot
-from sqlglot import exp
-
 from citewise.core import CitewiseError
 from citewise.tools.base import error, validate_args
 
-logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 #: Scalar and aggregate SQLite functions a query may call (lower case). Everything else is
 #: refused, by the static guard when sqlglot does not know the function and always by the engine
@@ -93,13 +89,28 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _FORMAT_SPEC = re.compile(r"%%|%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?")
 
-_FORBIDDEN_NODES: tuple[type, ...] = tuple(getattr(exp, n) for n in (
-    "Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
-    "Detach", "Transaction", "Commit", "Rollback", "Merge", "Into", "Set", "Use", "LoadData",
-    "Copy", "Analyze",
-) if hasattr(exp, n))
+_FORBIDDEN_NAMES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
+                    "Detach", "Transaction", "Commit", "Rollback", "Merge", "Into", "Set", "Use", "LoadData",
+                    "Copy", "Analyze")
+_SET_OP_NAMES = ("Union", "Intersect", "Except", "SetOperation")
 
-_SET_OPS = tuple(getattr(exp, n) for n in ("Union", "Intersect", "Except", "SetOperation") if hasattr(exp, n))
+
+def _sqlglot():
+    """``(sqlglot, sqlglot.exp, forbidden node types, set-operation node types)``, imported on the
+    first check: sqlglot's import was ~1 s of a cold ``citewise ask`` whose router only listed
+    the SQL tool (bench/cold_ask.py)."""
+    global _SQLGLOT
+    if _SQLGLOT is None:
+        import sqlglot
+        from sqlglot import exp
+
+        logging.getLogger("sqlglot").setLevel(logging.ERROR)
+        _SQLGLOT = (sqlglot, exp, tuple(getattr(exp, n) for n in _FORBIDDEN_NAMES if hasattr(exp, n)),
+                    tuple(getattr(exp, n) for n in _SET_OP_NAMES if hasattr(exp, n)))
+    return _SQLGLOT
+
+
+_SQLGLOT = None
 
 
 class SqlGuardError(CitewiseError):
@@ -138,6 +149,7 @@ class SqlGuard:
             raise SqlGuardError("query is nested too deeply") from None
 
     def _check(self, sql: str) -> exp.Expression:
+        sqlglot, exp, _FORBIDDEN_NODES, _SET_OPS = _sqlglot()
         try:
             parsed = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
         except sqlglot.errors.SqlglotError as e:
@@ -181,6 +193,7 @@ class SqlGuard:
 
 def _check_format(fname: str, fmt: exp.Expression | None) -> None:
     """Refuse a printf/format whose format is not a literal or asks for a huge width/precision."""
+    exp = _sqlglot()[1]
     if not isinstance(fmt, exp.Literal) or not fmt.is_string:
         raise SqlGuardError(f"{fname}: the format must be a string literal")
     for m in _FORMAT_SPEC.finditer(fmt.this):

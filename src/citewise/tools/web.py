@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 
-import httpx
-
 from citewise.tools.base import error, validate_args
 
 
@@ -37,6 +35,8 @@ class WebSearchTool:
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 10.0, transport=None):
         self.url = url
+        import httpx  # here: a router that only lists the tool does not pay httpx's import
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport)
 
@@ -47,6 +47,8 @@ class WebSearchTool:
         return cls(url, os.environ.get("CITEWISE_WEB_SEARCH_KEY")) if url else None
 
     def call(self, args: dict) -> dict:
+        import httpx
+
         problem = validate_args(args, self.parameters)
         if problem:
             return error(self.name, problem)
