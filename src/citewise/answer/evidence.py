@@ -38,12 +38,11 @@ questions, so treat it as a starting point: calibrate the threshold on your own 
 Three rules set the score to 0 (always abstain), each reported in :attr:`Evidence.reason`:
 
 * **unknown name**: the question names something whose terms occur nowhere in the corpus
-  visible to the principal: a capitalised word that does not start the question (*Stripe*,
-  *Kubernetes*, *PayPal*, *CEO*), a ``--flag``, a code name (``fs.frobnicate()``,
-  ``snake_case``, ``camelCase``; the whole identifier must occur, not just its parts), a quoted
-  or back-ticked term, the subject of "What does X do?" / "What is X?" (*cargo frobnicate*), the
-  X of "the X builtin / command / option / lint ..." or the tool a how-to ends on ("... in
-  webpack?", "... with fdisk?"; :func:`citewise.text.names.slot_names`).
+  visible to the principal: a ``--flag``, a code name (``fs.frobnicate()``, ``snake_case``,
+  ``camelCase``; the whole identifier must occur, not just its parts), a quoted or back-ticked
+  term, or a word that is a name by its shape or its rarity in English (``L4``, ``SIGPWR``,
+  *Stripe*, *Kubernetes*, *frobnicate*: :mod:`citewise.text.rarity`, Zipf frequencies of the
+  ``wordfreq`` package). An ordinary English word is never a name ("Is it OK ...", "minimal").
   The corpus cannot be about a thing it never mentions.
 * **not in the evidence**: a code name or slot name the corpus has, but none of the evidence
   chunks mention ("the retry reserved word" of a bash question when only Node.js pages say
@@ -86,11 +85,12 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import lexicon
+from citewise.answer.question import analyze_question, lexicon
 from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import TABLE_SEPARATOR, is_instruction, label_named
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
+from citewise.text.rarity import name_shaped, name_words
 from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
@@ -243,19 +243,18 @@ class EvidenceScorer:
 
     def unknown_name(self, question: str, filters: Filters | None) -> Reason | None:
         """``'unknown name: X'`` when the question names something the visible corpus never
-        mentions, else ''. Checked: capitalised names (:func:`named_terms`: all their terms
-        absent), code names (:func:`code_names`: a flag, identifier or ``snake_case`` name whose
-        whole token is absent, or a quoted phrase with a term absent), and the subject of a
-        definitional question (:func:`question_subject`: "What does cargo frobnicate do?" with a
-        term of four letters or more absent). Unicode dashes are folded first (``E\u20111004`` is
-        the name ``E-1004``, as in the analyzer and pinning)."""
+        mentions, else None. A name is a code name (:func:`code_names`: a flag, a dotted,
+        ``snake_case`` or camelCase identifier, a quoted phrase; its whole token must be absent,
+        and every content term of a quoted phrase must occur) or a word that is a name by its shape
+        or its rarity in English (:func:`citewise.text.rarity.name_words`: ``L4``, ``SIGPWR``,
+        *Stripe*, *frobnicate*; all its terms absent). An ordinary English word the pages do not
+        use ("minimal", "OK") is never a name: it only lowers the coverage. Words are looked up as
+        the principal may see them (``filters``); a question in another language (no English
+        function word: :attr:`QuestionAnalysis.language`) is checked by shape only. Unicode dashes
+        are folded first (``E\u20111004`` is the name ``E-1004``, as in the analyzer and pinning)."""
         question = fold_dashes(question)
-        for word in named_terms(question):
-            parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if parts and all(self.df(t, filters) == 0 for t in parts):
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
-        constants = set()  # whole tokens of dotted names ending in a known constant
-        for name in code_names(question):
+        codes = code_names(question)
+        for name in codes:
             terms = analyze(name)
             if not terms or _VERSIONED.fullmatch(name):
                 continue
@@ -265,44 +264,11 @@ class EvidenceScorer:
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 if not self._known_constant(name, filters):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
-                constants.add(terms[0])
-        for word in slot_names(question):  # "the autofixup builtin", "... with fdisk?"
-            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if terms and all(self.df(t, filters) == 0 for t in terms):
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
-        subject = question_subject(question)
-        words, verb = subject.split(), ""
-        if (len(words) > 1 and _DOES_VERB.match(question) and words[-1].isalpha() and words[-1].islower()
-                and is_common_word(words[-1])):
-            # "What does the Medium widget weigh?": the last word is the question's verb, not part
-            # of the thing asked about (pages say "Weight"); "What does cargo frobnicate do?" keeps it
-            subject, verb = " ".join(words[:-1]), words[-1]
-        # a question tied to a code the corpus knows ("What is the salary range for L4?" over
-        # pages that say "salary bands" for level L4): a common English word it uses that the
-        # pages do not ("range") is a paraphrase, no unknown thing; "frobnicate" is one, and so
-        # is "employees" in "How many employees does Ledgerly have?" (no code to tie it to)
-        anchored = any(self.df(t, filters) > 0 for w in _CODE_TOKEN.findall(question) for t in analyze(w)[:1])
-        # ... and so is a phrase two of whose content words the pages use: "What is the hotel
-        # limit per night?" over "Hotel stays are reimbursed up to 180 EUR per night" ("limit"
-        # a paraphrase, fresh-clone trial); "cargo frobnicate" has one known word, and
-        # "frobnicate" is no common word anyway
-        known = {t for t in analyze(subject) if len(t) >= 3 and t not in QUESTION_WORDS and self.df(t, filters) > 0}
-        anchored = anchored or len(known) >= 2
-        common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
-        for t in analyze(subject):
-            if len(t) >= 4 and t not in QUESTION_WORDS | common | constants and self.df(t, filters) == 0:
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=subject)
-        # a plain word of the phrase the question is about that the corpus never uses ("nginx
-        # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
-        # the corpus does not know the thing asked about. Measured on the 186 in-scope real-docs
-        # questions: no in-scope subject word is absent (RAM, 3 letters, is below the length floor).
-        # A question about a command-line flag ("rustc -C strip=symbols vs ...") is about the
-        # option, which the flag rules check; the tool's name may be one the pages never spell out
-        flagged = any(n.startswith("-") for n in code_names(question))
-        for word in [] if flagged else subject_words(question):
-            if len(word) < 4 or not word.isalpha() or word == verb or (anchored and is_common_word(word)):
-                continue  # compounds and code names are :func:`code_names`' business; a common
-                # English word is no unknown name
+        inside = " ".join(codes)
+        english = analyze_question(question).language == "en"
+        for word in name_words(question):
+            if word in inside or _VERSIONED.fullmatch(word) or not (english or name_shaped(word)):
+                continue
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
