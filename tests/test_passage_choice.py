@@ -97,34 +97,6 @@ def test_small_sibling_sections_still_merge():
 
 
 # -- end to end ------------------------------------------------------------------------------------
-EDITOR_PAGE = """
-## Editor variables
-
-wait-time
-: The time the line editor waits for the rest of an ambiguous key sequence before it acts on the
-keys read so far. The time is counted from the last key read. A value of zero or less makes the
-editor wait until another key is pressed, so it never decides on its own. The value is given in
-milliseconds and a value that is not a number is ignored. Larger values make the editor feel slow
-when you type a prefix key on its own, and smaller values can split a sequence typed slowly over a
-remote link. The default value is 750.
-
-ring-style
-: What happens when the line editor wants to ring the terminal bell. If set to none, the editor
-never rings the bell. The default is audible.
-"""
-
-
-def test_a_how_long_default_question_quotes_the_default_far_into_its_entry(tmp_path_factory):
-    """The default sits six sentences (over 600 characters) into the definition, and the question
-    is a "how long" question (no entry name to pin): the answer still quotes that entry's
-    default, not the neighbour's."""
-    idx, _ = minilm_index_of(tmp_path_factory, {"gizmo/editor": ("Editor", EDITOR_PAGE)})
-    a = idx.ask("How long does the line editor wait for the rest of an ambiguous key sequence by default?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert "The default value is 750." in a.text, a.text
-    assert "audible" not in a.text, a.text
-
-
 GLOSSARY = [[(72, "Terms")],
             [(72, "These terms are used throughout the gizmo manual.")],
             [(72, "blank"), (180, "A space or tab character.")],
@@ -173,27 +145,6 @@ def test_a_comparison_reads_on_from_a_unit_naming_both_sides_and_never_quotes_a_
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert "the 'seal' level can never be lowered by a later setting" in a.text, a.text
     assert "?" not in a.text, a.text
-
-
-RELEASE_NOTES = """
-## New
-
-- **Test sign-in.** A new button on the sign-on page opens your identity provider in a new window
-  and shows the attributes the gizmo received, before you switch sign-on on.
-- **Customer tags.** Tag customers and filter invoices by tag.
-
-## Fixed
-
-- The seat counter on the billing page did not update until the page was reloaded.
-"""
-
-
-def test_a_bold_lead_in_heads_its_sentence_and_is_never_quoted_alone(tmp_path_factory):
-    idx, _ = minilm_index_of(tmp_path_factory, {"notes/v4": ("Gizmo 4 release notes", RELEASE_NOTES)})
-    a = idx.ask("What does the new test sign-in button on the sign-on page do?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("Test sign-in: A new button on the sign-on page opens your identity provider"), a.text
-    assert "Test sign-in. [doc:" not in a.text and "Test sign-in." not in a.text, a.text
 
 
 SALARIES = """

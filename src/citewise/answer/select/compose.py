@@ -20,7 +20,12 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order;
    * a first sentence that points back ("Its size defaults to four threads.") keeps the sentence
-     it points at: the unit right before it in its paragraph comes first.
+     it points at: the unit right before it in its paragraph comes first;
+   * an entry keeps its opening: a sentence quoted first that continues a definition or list item
+     (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
+     default.``) comes after the entry's first unit, which names what it is about;
+   * a definition quoted first reads on through its own body: the best-scoring sentences under its
+     term (at most :data:`READ_ON`) follow it in text order, before any unit of another entry.
 
 5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
    unit is quoted first, answers a yes/no question, and sits under a question heading at least
@@ -55,6 +60,8 @@ MAX_CHARS = 900
 MAX_CODE_CHARS = 1200
 #: Most steps of a procedure quoted.
 MAX_STEPS = 8
+#: Most sentences of a definition's body read on after it.
+READ_ON = 3
 #: Share of a FAQ heading's term weight (IDF) the question must hold for the heading's "Yes." /
 #: "No." to open the answer: the heading asks what was asked ("I have been on Pro for 20 days, can
 #: I get my money back?" under "Can I get my money back?"). On the sample corpus the heading "Do
@@ -120,6 +127,14 @@ def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray
     chosen: list[Candidate] = [first]
     if qa.kind == "how_to" and first.unit.kind == "item":
         chosen = _procedure(first, cands, texts)
+    opening = _entry_opening(first, cands)
+    if opening is not None:
+        chosen = [opening, first]
+    if chosen[0].unit.kind == "definition":
+        score_of = {id(c): float(v) for c, v in zip(cands, scores)}
+        body = [c for c in _entry_body(chosen[0], cands) if c not in chosen]
+        best = sorted(body, key=lambda c: -score_of[id(c)])[:READ_ON]
+        chosen += [c for c in body if c in best]
     seen = {_norm(c.unit.text) for c in chosen}
     chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
     for i in ranked[1:]:
@@ -151,6 +166,30 @@ def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _entry_body(entry: Candidate, cands: Sequence[Candidate]) -> list[Candidate]:
+    """The prose units under ``entry``'s term (same chunk, headings = the entry's headings plus its
+    lead term), after it, in order."""
+    if not entry.unit.lead:
+        return []
+    heads = entry.unit.headings + (entry.unit.lead,)
+    return sorted((c for c in cands if c.chunk_index == entry.chunk_index and c.unit.headings == heads
+                   and c.unit.kind != "code" and c.unit.start >= entry.unit.end), key=lambda c: c.unit.start)
+
+
+def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
+    """The definition or list item whose body ``first`` (a sentence) continues: the unit of the
+    same chunk, before it, whose headings plus lead term are ``first``'s headings; else None."""
+    if first.unit.kind != "sentence" or not first.unit.headings:
+        return None
+    heads = first.unit.headings
+    for c in cands:
+        if (c.chunk_index == first.chunk_index and c.unit.kind in ("definition", "item") and c.unit.lead
+                and c.unit.headings + (c.unit.lead,) == heads and c.unit.end <= first.unit.start
+                and c.features[_F["instruction"]] == 0):
+            return c
+    return None
 
 
 def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:

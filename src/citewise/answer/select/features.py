@@ -16,8 +16,9 @@ feature                   value
 ``lead``                  1 when the unit has a lead term (list item, definition, table row)
                           all of whose terms are question terms
 ``identifier``            share of the question's identifiers the unit or its title names
-``entry``                 1 when a name the question asks about (an identifier, or a one-word
-                          subject) is the unit's lead term or its nearest heading, whole
+``entry``                 1 when a name the question asks about (an identifier, a word that is
+                          a name by its shape or rarity: :func:`citewise.text.rarity.name_words`,
+                          or a one-word subject) is the unit's lead term or its nearest heading, whole
                           (:func:`citewise.text.names.heading_pattern`): the name's entry
 ``entry_first``           ``entry`` × ``section_first``: the opening of that entry
 ``other_identifier``      1 when the unit names identifiers and none is the question's
@@ -53,10 +54,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from citewise.answer.question import QuestionAnalysis, lexicon
-from citewise.answer.select.format import (is_furniture, is_lead_in, step_number, states_value)
+from citewise.answer.select.format import is_furniture, is_lead_in, is_synopsis, step_number, states_value
 from citewise.answer.units import Unit
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import heading_pattern
+from citewise.text.rarity import name_words
 from citewise.text.trust import instruction_like
 
 FEATURES = ("cos", "cos_gap", "lex", "lex_context", "lex_gap", "subject", "lead", "identifier",
@@ -93,12 +95,13 @@ def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
     """Whether a unit may be quoted at all (format-level, any corpus): not cut off by truncation,
     not a lead-in ending in ':' or a question, not page furniture (a table-of-contents line, a
     section or page number, a footnote marker: :func:`~citewise.answer.select.format.is_furniture`),
-    and a code block only when the question asks for code."""
+    not a bare command synopsis (:func:`~citewise.answer.select.format.is_synopsis`), and a code
+    block only when the question asks for code."""
     if u.end > len(chunk_text) or not u.text.strip():
         return False
     if u.kind == "code":
         return wants_code
-    return not (is_lead_in(u.text) or is_furniture(u.text))
+    return not (is_lead_in(u.text) or is_furniture(u.text) or is_synopsis(u.text))
 
 
 def _share(have: set[str], weights: dict[str, float]) -> float:
@@ -146,7 +149,7 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
     q_ids = {i.lower() for i in qa.identifiers}
     q = np.asarray(qvec, dtype=np.float32)
     best_score = max((float(getattr(c, "score", 0.0) or 0.0) for c in chunks), default=0.0)
-    names = list(qa.identifiers) + ([qa.subject] if qa.subject and " " not in qa.subject else [])
+    names = list(qa.identifiers) + name_words(qa.text) + ([qa.subject] if qa.subject and " " not in qa.subject else [])
     name_rx = [heading_pattern(n) for n in dict.fromkeys(names) if n.strip("-`'\"")]
     rows: list[tuple[int, Unit, np.ndarray, dict]] = []
     for ci, (chunk, (units, vecs)) in enumerate(zip(chunks, got)):

@@ -29,6 +29,7 @@ def _data() -> dict:
     raw = yaml.safe_load(resources.files("citewise.answer").joinpath("data/format.yaml").read_text(encoding="utf-8"))
     return {"furniture": tuple(re.compile(p, re.I) for p in raw["furniture"]),
             "step": re.compile(raw["step_marker"]),
+            "synopsis": re.compile(raw["synopsis"]),
             "value": tuple(re.compile(p, re.I) for p in raw["states_value"]),
             "values": {k: re.compile(p, re.I) for k, p in raw["values"].items()}}
 
@@ -36,6 +37,19 @@ def _data() -> dict:
 def is_furniture(text: str) -> bool:
     """Whether ``text`` is page furniture, never a sentence of an answer (see module docstring)."""
     return any(rx.match(text) for rx in _data()["furniture"])
+
+
+def is_synopsis(text: str) -> bool:
+    """Whether ``text`` is a command synopsis and nothing else (``data/format.yaml``:
+    ``synopsis``): an entry's term, the name again, then only bracketed options, flags,
+    placeholders and ellipses.
+
+    >>> is_synopsis("shopt: shopt [-pqsu] [-o] [optname ...]"), is_synopsis("widgetctl: widgetctl [-pqsu] [name ...")
+    (True, True)
+    >>> is_synopsis("unstash: unstash [-n] [+N] Removes elements from the stack."), is_synopsis("shopt: toggles options")
+    (False, False)
+    """
+    return _data()["synopsis"].match(text.strip()) is not None
 
 
 def is_lead_in(text: str) -> bool:
