@@ -13,7 +13,7 @@ from citewise.text.rarity import is_rare, name_shaped, name_words
     ("L4", True), ("MT103", True), ("E-1004", True), ("maxHeaderSize", True), ("PayPal", True),
     ("SIGPWR", True), ("HISTSIZE", True),
     # abbreviations and plain words are not names by their shape
-    ("OK", False), ("CEO", False), ("HTTP", False), ("JSON", False), ("minimal", False),
+    ("OK", False), ("CEO", False), ("e.g", False), ("i.e.", False), ("U.S", False), ("HTTP", False), ("JSON", False), ("minimal", False),
     ("Program", False), ("-", False), ("42", False),
 ])
 def test_name_shapes(token, shaped):
@@ -40,6 +40,7 @@ def test_rarity(word, capitalised, rare):
     ("What is the salary range for L4?", ["L4"]),
     ("How do I set HISTSIZE? And is CEO a name?", ["HISTSIZE"]),
     ("What does the `--dry-run` flag do?", ["--dry-run"]),
+    ("How do I trim a string, e.g. with slice?", []),
 ])
 def test_name_words(question, names):
     assert name_words(question) == names

@@ -6,7 +6,8 @@ it; an ordinary English word the pages happen not to use ("minimal", "OK", "empl
 paraphrase, not a thing the corpus lacks. A word of the question is a name when
 
 * its **shape** says so (:func:`name_shaped`): letters and digits together (``L4``, ``MT103``),
-  an inner ``_`` ``.`` ``-`` or ``::`` (``x86_64``, ``fs.rm``), a leading ``-``/``--`` (a flag),
+  an inner ``_`` ``.`` ``-`` or ``::`` (``x86_64``, ``fs.rm``; single letters joined by dots,
+  ``e.g``, ``i.e``, are abbreviations), a leading ``-``/``--`` (a flag),
   CamelCase inside the word (``PayPal``, ``maxHeaderSize``), or all capitals longer than
   :data:`ABBREVIATION_MAX` letters (``SIGPWR``, ``HISTSIZE``; ``OK``, ``CEO``, ``HTTP`` are
   abbreviations, not names); quoted and back-ticked terms are names too
@@ -47,6 +48,8 @@ ABBREVIATION_MAX = 4
 _INNER = re.compile(r"\w(?:[_.\-]|::)\w")
 _LETTER_DIGIT = re.compile(r"(?=.*[^\W\d_])(?=.*\d)")
 _CAMEL = re.compile(r"[a-z][A-Z]")
+#: Single letters joined by dots ("e.g", "i.e.", "U.S"): an abbreviation, not a dotted name.
+_DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]\.?")
 #: A plain word: letters, with at most an inner apostrophe ("don't", "Ledgerly's").
 PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 
@@ -59,6 +62,8 @@ def name_shaped(token: str) -> bool:
         return False
     if t.startswith("-") and len(t) > 1 and t.lstrip("-")[:1].isalpha():
         return True
+    if _DOTTED_ABBREVIATION.fullmatch(t):
+        return False
     if _INNER.search(t) or _LETTER_DIGIT.match(t) or _CAMEL.search(t):
         return True
     letters = [c for c in t if c.isalpha()]
