@@ -1792,12 +1792,16 @@ def train_answerer(
     index: Optional[Path] = IndexOpt,
     out_file: Optional[Path] = typer.Option(None, "--out", help="Model file to write (default: the packaged model)."),
     squad_limit: int = typer.Option(3000, "--squad-limit", min=1, help="Most SQuAD train questions used."),
+    as_json: bool = JsonOpt,
 ):
     """Train the answer selector (a listwise linear model over answer-unit features); docs/answers.md."""
     from citewise.evaluation.train_answerer import run_training
 
-    run_training(squad, squad_index, sets or [], index, out_file, squad_limit,
-                 log=lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
+    log = (lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True)) if as_json else \
+        (lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
+    report = run_training(squad, squad_index, sets or [], index, out_file, squad_limit, log=log)
+    if as_json:
+        out.print_json(json.dumps(report, default=float))
 
 
 @app.command()
