@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 from citewise.answer.pipeline import Answerer
-from citewise.answer.units import UnitCache
+from citewise.answer.unit_cache import UnitCache
 from citewise.demo import sample_dir
 from citewise.index import Index
 from citewise.models.embedders import QueryMemo

@@ -287,7 +287,7 @@ def test_answers_are_plain_text_with_source_offsets(docs):
     ("What does filebox.frobnicate() do?", "unknown name: filebox.frobnicate()"),
     ("What does snake_case_name do?", "unknown name: snake_case_name"),
     ("What is CamelCaseThing?", "unknown name: CamelCaseThing"),
-    ("What does widgetctl frobnicate do?", "unknown name: widgetctl frobnicate"),
+    ("What does widgetctl frobnicate do?", "unknown name: frobnicate"),
     ('What does "quantum flux" mean?', "unknown name: quantum flux"),
     # a lower-case name of three hyphen-joined parts, or two the question calls a setting
     ("How do I enable parallel-build-cache?", "unknown name: parallel-build-cache"),

@@ -13,7 +13,6 @@ import pytest
 
 from citewise.answer import evidence
 from citewise.answer.evidence import content_terms
-from citewise.answer.extractive import ExtractiveGenerator
 from citewise.answer.units import Unit
 from citewise.index import Index
 from citewise.text.names import code_names
@@ -77,11 +76,3 @@ def test_the_block_is_read_with_the_prose_before_it(idx, monkeypatch):
     assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: how to do this with substring")
 
 
-def test_a_one_word_sentence_is_not_quoted():
-    # a bare name left on a line of its own (``${parameter:offset}``, a second name of a PDF
-    # manual's entry) is no answer
-    chunk = type("C", (), {"text": "${parameter:offset}\n\nSubstring expansion. Done."})()
-    q = ExtractiveGenerator._quotable
-    assert not q(Unit(0, 19, "${parameter:offset}", (), "sentence"), chunk, True)
-    assert q(Unit(21, 41, "Substring expansion.", (), "sentence"), chunk, True)
-    assert q(Unit(42, 47, "Done.", (), "sentence"), chunk, True)

@@ -29,7 +29,7 @@ MODULES = _modules()
 
 
 def test_the_modules_with_examples_are_found():
-    assert {"citewise.answer.extractive", "citewise.answer.spelling", "citewise.text.names",
+    assert {"citewise.answer.question", "citewise.answer.spelling", "citewise.text.names",
             "citewise.store.postgres"} <= set(MODULES)
 
 

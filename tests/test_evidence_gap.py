@@ -165,7 +165,10 @@ def test_version_filter_current_value_and_history(idx, reqs):
 def test_derived_checks_split_the_question_at_its_conditions():
     checks = derive_checks("Does the worker retry after a capture times out?")
     assert [c.name for c in checks] == ["the worker retry", "a capture times out"]
-    assert checks[1].terms == ("captur", "time", "out") and checks[1].min_terms == 2
+    # a clause of three terms is stated only by a sentence holding all three
+    assert checks[1].terms == ("captur", "time", "out") and checks[1].min_terms == 3
+    assert checks[1].match("The capture times out after 30 seconds.")
+    assert not checks[1].match("A capture is retried after 15 minutes.")
 
 
 def test_requirements_errors_name_file_and_field(tmp_path):

@@ -12,7 +12,7 @@ from citewise.answer.attribution import (EvidenceSource, SUPPORT_THRESHOLD, attr
 from citewise.answer.context import Context, ContextChunk
 from citewise.answer.generators import LLMGenerator
 from citewise.answer.llm_prompt import COMPACT_SYSTEM, SAFETY_MARGIN, SYSTEM, build_prompt, output_reserve
-from citewise.answer.units import UnitCache
+from citewise.answer.unit_cache import UnitCache
 from citewise.core import ABSTENTION_TEXT, CitewiseError, InputError
 from citewise.models.chat import ChatConfig, OpenAIChatModel
 from citewise.models.embedders import HashingEmbedder

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from citewise.answer.extractive import ExtractiveGenerator, ScoredUnit, adjacent_code, block_after, example_after, asks_for_code, code_for, default_of, entry_of
 from citewise.answer.units import Unit, split_units
 from citewise.text.chunker import Chunker
 
@@ -87,156 +86,17 @@ def test_small_sibling_sections_still_merge():
 
 
 # -- the default of the entry asked about, the code block of that entry ---------------------------
-def _su(score, unit, chunk=0):
-    return ScoredUnit(score, chunk, unit, np.zeros(4, np.float32), frozenset())
 
 
-def test_default_of_finds_the_default_sentence_deep_in_the_same_definition():
-    text = ("## Variables\n\n"
-            "wait-time\n: The time the editor waits for the rest of a key sequence. It counts from the last key. "
-            "By default the editor waits. The default value is 500.\n\n"
-            "ring-style\n: What happens when the editor rings the bell. The default is audible.\n")
-    units = split_units(text)
-    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(units)]
-    first = scored[0]
-    assert first.unit.kind == "definition" and first.unit.lead == "wait-time"
-    assert [su.unit.text for su in entry_of(first, scored)] == [
-        "wait-time: The time the editor waits for the rest of a key sequence.", "It counts from the last key.",
-        "By default the editor waits.", "The default value is 500."]
-    # the sentence stating the default value, before one that only says "by default"
-    assert default_of(first, scored).unit.text == "The default value is 500."
-    # the other entry's default is never taken, even when it scores higher
-    ring = next(su for su in scored if su.unit.text == "The default is audible.")
-    scored2 = [_su(2.0, ring.unit)] + [s for s in scored if s.unit is not ring.unit]
-    assert default_of(scored2[1], scored2).unit.text == "The default value is 500."
-    # a sentence under the term belongs to the same entry: its default is found before it too
-    mid = next(su for su in scored if su.unit.text == "It counts from the last key.")
-    assert default_of(mid, scored).unit.text == "The default value is 500."
 
 
-def test_code_for_takes_the_block_of_the_best_unit_section_not_the_best_block():
-    text = ("## crate.pack(items)\n\nPacks items into a crate.\n\n```js\nconst c = crate.pack(items);\n```\n\n"
-            "## crate.unpack(c)\n\nUnpacks a crate and returns its items.\n\n```js\nconst items = crate.unpack(c);\n```\n")
-    units = split_units(text)
-    by = {u.text.split("\n")[1] if u.kind == "code" else u.text: u for u in units}
-    unpack_sentence = _su(0.9, by["Unpacks a crate and returns its items."])
-    pack_block = _su(0.95, by["const c = crate.pack(items);"])  # scores higher (it says "items")
-    unpack_block = _su(0.85, by["const items = crate.unpack(c);"])
-    scored = sorted([unpack_sentence, pack_block, unpack_block, _su(0.5, by["Packs items into a crate."])],
-                    key=lambda s: -s.score)
-    assert code_for(unpack_sentence, scored) is unpack_block
-    # an own block far below the best one (under 0.8 of it) is incidental: the best block wins
-    weak = _su(0.6, unpack_block.unit)
-    scored_weak = [s for s in scored if s is not unpack_block] + [weak]
-    assert code_for(unpack_sentence, scored_weak) is pack_block
-    # an entry without a block of its own: the best block of the context
-    no_block = _su(0.9, Unit(0, 5, "Elsewhere.", ("other",)), chunk=1)
-    assert code_for(no_block, scored + [no_block]) is pack_block
 
 
-def test_adjacent_code_is_the_block_right_after_the_best_sentence():
-    text = ("## Builds\n\nRun the configure script in the build folder.\n\n```sh\n./configure && make\n```\n\n"
-            "## Trees\n\nThe clone script makes a build tree of links back to the sources. "
-            "Here is an example that makes one in the current folder:\n\n```sh\nsh clone -s /src/gizmo .\n```\n\n"
-            "The clone script needs a built gizmo.\n\n"
-            "## Lints\n\nThe unused lint flags unused values. It is allowed by default.\n\n```text\nwarning: unused\n```\n")
-    units = split_units(text)
-    by = {u.text.split("\n")[1] if u.kind == "code" else u.text: u for u in units}
-    clone = _su(0.9, by["The clone script makes a build tree of links back to the sources."])
-    scored = sorted([clone, _su(0.95, by["./configure && make"]), _su(0.5, by["sh clone -s /src/gizmo ."]),
-                     _su(0.4, by["The clone script needs a built gizmo."]),
-                     _su(0.3, by["The unused lint flags unused values."]), _su(0.25, by["It is allowed by default."]),
-                     _su(0.2, by["warning: unused"])],
-                    key=lambda s: -s.score)
-    # the block after the sentence (past the lead-in ending in ':', which is never quoted), however
-    # low it scores; not the best-scoring block of another section
-    assert adjacent_code(clone, scored).unit.text.split("\n")[1] == "sh clone -s /src/gizmo ."
-    assert code_for(clone, scored).unit.text.split("\n")[1] == "./configure && make"
-    # prose comes first after this sentence: no adjacent block
-    assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The unused")), scored) is None
-    assert adjacent_code(next(s for s in scored if s.unit.text.startswith("The clone script needs")), scored) is None
-    # the block's output right after it (a lint's source, "This will produce:", its warning)
-    lint = ("## unused\n\nThe unused lint flags unused values.\n\n```rust\nlet x = 1;\n```\n\n"
-            "This will produce:\n\n```text\nwarning: unused variable\n```\n\nIt is on by default.\n")
-    su = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(lint)) if not u.text.endswith(":")]
-    src = adjacent_code(su[0], su)
-    assert src.unit.text == "```rust\nlet x = 1;\n```"
-    assert block_after(src, su).unit.text == "```text\nwarning: unused variable\n```"
-    assert block_after(block_after(src, su), su) is None  # prose follows the output
-    # a block is not adjacent to itself
-    assert adjacent_code(next(s for s in scored if s.unit.kind == "code"), scored) is None
-    # a manual that sets its commands inside sentences: the "For example, ..." sentence after the best one
-    prose = ("## Install names\n\nTo see what install would write without changing anything, set DESTDIR. "
-             "It is a make variable. For example, make install DESTDIR=/tmp/try writes into /tmp/try. "
-             "For example, this one is too far.\n")
-    su = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(prose))]
-    assert example_after(su[0], su).unit.text == "For example, make install DESTDIR=/tmp/try writes into /tmp/try."
-    assert example_after(su[2], su).unit.text == "For example, this one is too far."
-    assert example_after(su[3], su) is None
-    assert asks_for_code("How do I make a build tree of links? Show the command.")
-    assert not asks_for_code("unused lint example warning") and not asks_for_code("How do I make a tree?")
 
 
-def test_a_list_question_reads_on_in_its_definition_not_into_the_next_one():
-    """"Which spelling mistakes does fixspell correct?" asks for a list, but the list is in the
-    sentences of the fixspell definition; the next definitions are its siblings, not its values."""
-    text = ("## Options\n\n"
-            "fixspell\n: If set, small errors in a folder name are corrected. The errors checked for are "
-            "swapped letters and a missing letter.\n\n"
-            "hashcheck\n: If set, the shell checks the hash table first.\n\n"
-            "jobcheck\n: If set, the shell lists stopped jobs.\n")
-    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(text))]
-    first = scored[0]
-    assert first.unit.lead == "fixspell"
-    for values in (False, True):
-        assert [su.unit.text for su in ExtractiveGenerator._entry_followers(first, scored, values)] == [
-            "The errors checked for are swapped letters and a missing letter."]
-    # after a sentence, the items that follow are the values of the entry (unchanged)
-    items = "## Panic\n\nThe panic strategy can be one of:\n\n- `abort`: stop the process.\n- `unwind`: unwind the stack.\n"
-    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(items))]
-    sentence = next(su for su in scored if su.unit.kind == "sentence" and su.unit.text.startswith("The panic"))
-    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(sentence, scored, True)] == ["abort", "unwind"]
-    # list items: a sibling at the same indentation ends the entry, a nested item is one of its values
-    nested = ("## Options\n\n- **Test sign-in.** A button that opens your provider.\n"
-              "- **Customer tags.** Tag customers.\n\n"
-              "- `stdio` {string} How the child's pipes are set up.\n  - `pipe`: a pipe.\n  - `ignore`: nothing.\n"
-              "- `detached` {boolean} Run the child on its own.\n")
-    scored = [_su(1.0 - i * 0.01, u) for i, u in enumerate(split_units(nested))]
-    by_lead = {su.unit.lead: su for su in scored}
-    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(by_lead["Test sign-in."], scored, True, [nested])] == []
-    assert [su.unit.lead for su in ExtractiveGenerator._entry_followers(by_lead["stdio"], scored, True, [nested])] == [
-        "pipe", "ignore"]
 
 
 # -- end to end ------------------------------------------------------------------------------------
-EDITOR_PAGE = """
-## Editor variables
-
-wait-time
-: The time the line editor waits for the rest of an ambiguous key sequence before it acts on the
-keys read so far. The time is counted from the last key read. A value of zero or less makes the
-editor wait until another key is pressed, so it never decides on its own. The value is given in
-milliseconds and a value that is not a number is ignored. Larger values make the editor feel slow
-when you type a prefix key on its own, and smaller values can split a sequence typed slowly over a
-remote link. The default value is 750.
-
-ring-style
-: What happens when the line editor wants to ring the terminal bell. If set to none, the editor
-never rings the bell. The default is audible.
-"""
-
-
-def test_a_how_long_default_question_quotes_the_default_far_into_its_entry(tmp_path_factory):
-    """The default sits six sentences (over 600 characters) into the definition, and the question
-    is a "how long" question (no entry name to pin): the answer still quotes that entry's
-    default, not the neighbour's."""
-    idx, _ = minilm_index_of(tmp_path_factory, {"gizmo/editor": ("Editor", EDITOR_PAGE)})
-    a = idx.ask("How long does the line editor wait for the rest of an ambiguous key sequence by default?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert "The default value is 750." in a.text, a.text
-    assert "audible" not in a.text, a.text
-
-
 GLOSSARY = [[(72, "Terms")],
             [(72, "These terms are used throughout the gizmo manual.")],
             [(72, "blank"), (180, "A space or tab character.")],
@@ -285,27 +145,6 @@ def test_a_comparison_reads_on_from_a_unit_naming_both_sides_and_never_quotes_a_
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert "the 'seal' level can never be lowered by a later setting" in a.text, a.text
     assert "?" not in a.text, a.text
-
-
-RELEASE_NOTES = """
-## New
-
-- **Test sign-in.** A new button on the sign-on page opens your identity provider in a new window
-  and shows the attributes the gizmo received, before you switch sign-on on.
-- **Customer tags.** Tag customers and filter invoices by tag.
-
-## Fixed
-
-- The seat counter on the billing page did not update until the page was reloaded.
-"""
-
-
-def test_a_bold_lead_in_heads_its_sentence_and_is_never_quoted_alone(tmp_path_factory):
-    idx, _ = minilm_index_of(tmp_path_factory, {"notes/v4": ("Gizmo 4 release notes", RELEASE_NOTES)})
-    a = idx.ask("What does the new test sign-in button on the sign-on page do?")
-    assert a.outcome == "answered", (a.abstain_reason, a.text)
-    assert a.text.startswith("Test sign-in: A new button on the sign-on page opens your identity provider"), a.text
-    assert "Test sign-in. [doc:" not in a.text and "Test sign-in." not in a.text, a.text
 
 
 SALARIES = """

@@ -684,7 +684,8 @@ def test_tool_descriptions_are_embedded_once_per_process_and_a_question_once_per
     first[0, 0] = 99.0  # callers may scribble on the result; the cache keeps its own copy
     again = description_vectors(emb, ["E-1004", "refund window"])
     assert np.allclose(again, base.embed(["E-1004", "refund window"])) and again.shape == (2, base.dim)
-    assert calls == [("E-1004",), ("refund window",)]  # one text per call, in sorted order
+    # one text per call (the question's single-text session), each once, in sorted order
+    assert calls == [("E-1004",), ("refund window",)]
     description_vectors(emb, ["refund window", "chargebacks"])
     assert calls[-1] == ("chargebacks",) and len(calls) == 3
 

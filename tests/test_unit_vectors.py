@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from citewise.answer.pipeline import Answerer
-from citewise.answer.units import ANSWER_UNITS, AnswerUnits, UnitCache, split_units
+from citewise.answer.unit_cache import UnitCache
+from citewise.answer.units import ANSWER_UNITS, AnswerUnits, split_units
 from citewise.demo import sample_dir
 from citewise.index import Index
 from citewise.ingest import Ingestor

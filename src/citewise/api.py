@@ -18,8 +18,9 @@
 2. **retrieve → assess → generate → cite** — the index's answerer
    (:class:`citewise.answer.pipeline.Answerer`); through the evidence-gap controller
    (:mod:`citewise.answer.gaps`) when a scope, round, deadline, budget or requirements option
-   is given, or when ``answer.sufficiency`` asks for it (``always``; ``auto``: a question with an
-   always / never / guaranteed / cannot claim).
+   is given, or when ``answer.sufficiency`` asks for it (``always``; ``auto``, the default: a
+   question with condition clauses or an always / never / guaranteed / safe / cannot claim,
+   :attr:`citewise.answer.question.QuestionAnalysis.conditional`).
 
 Front ends parse their input into :class:`AskOptions`, call :meth:`Citewise.ask` and render the
 :class:`~citewise.core.Answer` it returns (outcome, typed :class:`~citewise.core.Reason`,
@@ -28,7 +29,6 @@ citations); none of them routes or answers on its own.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,9 +77,6 @@ class AskOptions:
         return bool(self.scope) or any(v is not None for v in (self.max_rounds, self.deadline_ms,
                                                               self.budget_tokens, self.requirements))
 
-
-#: A claim the evidence must establish, not merely mention (``answer.sufficiency = "auto"``).
-_ABSOLUTE = re.compile(r"\b(always|never|guarantee[sd]?|cannot|can'?t|impossible|under no circumstances)\b", re.I)
 
 
 class Citewise:
@@ -174,7 +171,11 @@ class Citewise:
         mode = self.settings.answer.sufficiency
         if mode not in ("auto", "always", "off"):
             raise CitewiseError(f"answer.sufficiency must be auto, always or off, got {mode!r}")
-        return mode == "always" or (mode == "auto" and bool(_ABSOLUTE.search(question)))
+        if mode == "always":
+            return True
+        from citewise.answer.question import analyze_question
+
+        return mode == "auto" and analyze_question(question).conditional
 
     def _controlled(self, question, principal, o: AskOptions, k, retriever, generator, reranker, rerank_depth):
         from citewise.answer.gaps import ask_with_controller

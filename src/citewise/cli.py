@@ -1000,6 +1000,7 @@ def eval_squad(
     retriever: str = RetrieverOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved per question."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
+    articles: Optional[str] = typer.Option(None, "--articles", help="train | test: only those articles' questions (the answer selector trains on train)."),
     as_json: bool = JsonOpt,
 ):
     """Answer SQuAD 2.0 questions through retrieval with the extractive generator: EM/F1, abstention, citations."""
@@ -1011,7 +1012,8 @@ def eval_squad(
     idx = _open(index, embedder, must_exist=False)
     n = len(sample_questions(data.questions, limit))
     with _progress(n, "answering", not as_json) as tick:
-        result = evaluate_squad(idx, data, limit=limit, retriever=retriever, k=k, threshold=threshold, progress=tick)
+        result = evaluate_squad(idx, data, limit=limit, retriever=retriever, k=k, threshold=threshold, progress=tick,
+                                articles=articles)
     if as_json:
         out.print_json(json.dumps(result))
         return
@@ -1021,6 +1023,9 @@ def eval_squad(
         a, b = result["all"][key], result["test"][key]
         t.add_row(key, "-" if a is None else f"{a:.4f}", "-" if b is None else f"{b:.4f}")
     out.print(t)
+    aa = result["always_abstain_f1"]
+    out.print(f"always abstaining on the same questions: F1 {aa['all']:.4f} (all), {aa['test']:.4f} (test half); "
+              f"articles: {result['articles']}", highlight=False)
     s = result["seconds"]
     out.print(f"ingest {s['ingest']}s, question embeddings {s['embed_questions']}s, sentence embeddings {s['embed_units']}s, "
               f"answering {s['answer']}s ({s['per_question_ms']} ms/question)", highlight=False)
@@ -1835,6 +1840,26 @@ def _listen(host: str, port: int):
                   markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CANNOT_LISTEN) from None
     return sock
+
+
+@app.command("train-answerer")
+def train_answerer(
+    squad: Optional[Path] = typer.Option(None, "--squad", help="SQuAD 2.0 folder: its train articles are used."),
+    squad_index: Optional[Path] = typer.Option(None, "--squad-index", help="Index of the SQuAD paragraphs (as 'eval squad' builds)."),
+    sets: Optional[list[Path]] = typer.Option(None, "--set", help="Answer set JSONL (repeatable) over --index."),
+    index: Optional[Path] = IndexOpt,
+    out_file: Optional[Path] = typer.Option(None, "--out", help="Model file to write (default: the packaged model)."),
+    squad_limit: int = typer.Option(3000, "--squad-limit", min=1, help="Most SQuAD train questions used."),
+    as_json: bool = JsonOpt,
+):
+    """Train the answer selector (a listwise linear model over answer-unit features); docs/answers.md."""
+    from citewise.evaluation.train_answerer import run_training
+
+    log = (lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True)) if as_json else \
+        (lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
+    report = run_training(squad, squad_index, sets or [], index, out_file, squad_limit, log=log)
+    if as_json:
+        out.print_json(json.dumps(report, default=float))
 
 
 @app.command()

@@ -488,7 +488,7 @@ class Index:
         """
         from citewise.answer.generators import make_generator
         from citewise.answer.pipeline import Answerer
-        from citewise.answer.units import UnitCache
+        from citewise.answer.unit_cache import UnitCache
 
         cache = self.__dict__.setdefault("_answerers", {})
         if "_units" not in self.__dict__:

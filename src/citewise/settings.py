@@ -110,9 +110,10 @@ class AnswerSettings:
     threshold: float | None = None
     thresholds: dict[str, EmbedderThresholds] = field(default_factory=_default_thresholds)
     #: evidence-gap controller without a controller option: ``off`` (only with --scope, --max-rounds,
-    #: --deadline-ms, --budget-tokens or --requirements), ``auto`` (also for a question with an
-    #: always / never / guaranteed / cannot claim), ``always``
-    sufficiency: str = "off"
+    #: --deadline-ms, --budget-tokens or --requirements), ``auto`` (the default: also for a question
+    #: with condition clauses or an always / never / guaranteed / safe / cannot claim:
+    #: :attr:`citewise.answer.question.QuestionAnalysis.conditional`), ``always``
+    sufficiency: str = "auto"
     max_rounds: int = 2  # retrieval rounds of the evidence-gap controller, the first included
     budget_tokens: int = 4000  # token budget of the assembled evidence (controller)
     deadline_ms: float | None = None  # no follow-up round starts after this (controller)

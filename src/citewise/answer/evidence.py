@@ -38,12 +38,11 @@ questions, so treat it as a starting point: calibrate the threshold on your own 
 Three rules set the score to 0 (always abstain), each reported in :attr:`Evidence.reason`:
 
 * **unknown name**: the question names something whose terms occur nowhere in the corpus
-  visible to the principal: a capitalised word that does not start the question (*Stripe*,
-  *Kubernetes*, *PayPal*, *CEO*), a ``--flag``, a code name (``fs.frobnicate()``,
-  ``snake_case``, ``camelCase``; the whole identifier must occur, not just its parts), a quoted
-  or back-ticked term, the subject of "What does X do?" / "What is X?" (*cargo frobnicate*), the
-  X of "the X builtin / command / option / lint ..." or the tool a how-to ends on ("... in
-  webpack?", "... with fdisk?"; :func:`citewise.text.names.slot_names`).
+  visible to the principal: a ``--flag``, a code name (``fs.frobnicate()``, ``snake_case``,
+  ``camelCase``; the whole identifier must occur, not just its parts), a quoted or back-ticked
+  term, or a word that is a name by its shape or its rarity in English (``L4``, ``SIGPWR``,
+  *Stripe*, *Kubernetes*, *frobnicate*: :mod:`citewise.text.rarity`, Zipf frequencies of the
+  ``wordfreq`` package). An ordinary English word is never a name ("Is it OK ...", "minimal").
   The corpus cannot be about a thing it never mentions.
 * **not in the evidence**: a code name or slot name the corpus has, but none of the evidence
   chunks mention ("the retry reserved word" of a bash question when only Node.js pages say
@@ -86,20 +85,19 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.units import TABLE_SEPARATOR, UnitCache, is_instruction, label_named
+from citewise.answer.question import analyze_question, lexicon
+from citewise.answer.unit_cache import UnitCache
+from citewise.answer.units import TABLE_SEPARATOR, is_instruction, label_named
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
+from citewise.text.rarity import name_shaped, name_words
 from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
                                   LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
                                   question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
 
-#: Question words and light verbs that carry no topic, in analyzed (stemmed) form.
-QUESTION_WORDS = frozenset(analyze(
-    "what which who whom whose when where why how do does did done can could should would may "
-    "might must shall i me my mine we us our ours you your yours he she him her his its them "
-    "get gets got have has had having please tell know about any some there here s m ll ve d re "
-    "want need like just also very"
-))
+from citewise.answer.question_words import (QUESTION_WORDS, _CODE_TOKEN, _DOES_VERB, _option_entry_of,  # noqa: F401,E402 (re-exported)
+                                            asks_live_value, content_terms, exact_words, is_common_word, named_row_label,
+                                            named_terms, names_cell)
 
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
@@ -119,9 +117,6 @@ ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserve
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
 #: A how-to question ("How do I ...", "How can we ...", "how to ...").
 _HOW_TO = re.compile(r"^\s*how\s+(?:do|can|could|should|would|to)\b", re.I)
-_WORD = re.compile(r"[A-Za-z][\w'’-]*")
-_LIVE_TIME = re.compile(r"\b(today'?s?|tonight'?s?|right now|at the moment|real[- ]time|live|currently)\b", re.I)
-_LIVE_VALUE = re.compile(r"\b(rates?|prices?|weather|temperature|stock|shares?|quotes?|scores?|news|time)\b", re.I)
 
 
 #: Units before a code block read with it (:func:`_prose_before`).
@@ -137,173 +132,6 @@ def _prose_before(units: Sequence, k: int) -> list[str]:
         out.append(units[j].text)
         j -= 1
     return out[::-1]
-
-
-_COMMON_WORDS: frozenset[str] | None = None
-#: A token of letters and digits ("L4", "E1004", "v2"): a code a question ties itself to.
-#: "What does X <verb>?" with a verb of its own (not "do", "mean", "stand for"): the verb ends the
-#: subject :func:`question_subject` reads ("What does the Medium widget weigh?").
-_DOES_VERB = re.compile(r"^\s*what\s+(?:does|do)\b(?!.*\b(?:do|does|mean|stand for|used for|for)\s*\??\s*$)", re.I | re.S)
-
-_CODE_TOKEN = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
-
-
-def is_common_word(word: str) -> bool:
-    """Whether ``word`` (any case) is a whole word of the uncased WordPiece vocabulary shipped
-    with the MiniLM embedder (``citewise/models/data/all-MiniLM-L6-v2/vocab.txt``, 30,522 entries
-    from BERT's uncased vocabulary: about 20,000 common English words, no ``##`` pieces): "range",
-    "salary", "turbo" are; "frobnicate", "shebang", "pathjoin" are not. Read once.
-
-    >>> is_common_word("Range"), is_common_word("frobnicate")
-    (True, False)
-    """
-    global _COMMON_WORDS
-    if _COMMON_WORDS is None:
-        from citewise.models.embedders import _DATA
-
-        words = (_DATA / "vocab.txt").read_text(encoding="utf-8").split("\n")
-        _COMMON_WORDS = frozenset(w for w in words if w.isalpha() and not w.startswith("["))
-    return word.lower() in _COMMON_WORDS
-
-
-def content_terms(question: str) -> list[str]:
-    """The question's analyzed terms minus :data:`QUESTION_WORDS`, unique, in order.
-
-    >>> content_terms("What is the refund policy of Stripe?")
-    ['refund', 'polici', 'stripe']
-    """
-    return [t for t in dict.fromkeys(analyze(ABBREVIATIONS.sub(" ", question))) if t not in QUESTION_WORDS]
-
-
-_CONDITION_CLAUSE = re.compile(
-    r"^\s*(?:on|in|with|for|if|when|given|assuming|after|before)\b[^,?]{3,80},\s*(?=(?:what|which|how|who|when|where|why|does|do|is|are|can|should)\b)",
-    re.I)
-
-
-def named_terms(question: str) -> list[str]:
-    """Words of the question that look like names: capitalised (or all capitals) and not the
-    first word of the question or of one of its sentences; ``I`` excluded.
-
-    >>> named_terms("Does Ledgerly sync with Sage 50 desktop? What about Xero")
-    ['Ledgerly', 'Sage', 'Xero']
-    >>> named_terms("On a machine with 2 GiB of RAM, what size does Node suggest?")
-    ['Node']
-    """
-    out: list[str] = []
-    sentence_start = True
-    # "On a machine with 2 GiB of RAM, what ... ?": the leading clause states conditions; the
-    # names a question is about are in its main clause
-    lead = _CONDITION_CLAUSE.match(question)
-    if lead:
-        question = question[lead.end():]
-    for m in _WORD.finditer(question):
-        word = m.group(0)
-        before = question[:m.start()].rstrip()
-        if before.endswith(("?", ".", "!", ":", ";")):
-            sentence_start = True
-        if not sentence_start and word[0].isupper() and word != "I":
-            out.append(word)
-        sentence_start = False
-    return out
-
-
-def asks_live_value(question: str) -> bool:
-    """Whether the question asks for a value that changes by the day (see module docstring).
-
-    >>> asks_live_value("What is today's USD to EUR exchange rate?")
-    True
-    >>> asks_live_value("When does the daily limit reset?")
-    False
-    """
-    return bool(_LIVE_TIME.search(question) and _LIVE_VALUE.search(question))
-
-
-def _option_entry_of(text: str, flags: list[str], name: str) -> bool:
-    """Whether ``text`` has a line opening with one of ``flags`` (a definition or option item:
-    ``-t timeout``, ``* `-t` ...``) and names ``name`` as a whole word.
-
-    >>> _option_entry_of("-t timeout\\n: Cause read to time out.", ["-t"], "read")
-    True
-    >>> _option_entry_of("-t timeout\\n: Cause it to time out.", ["-t"], "read")
-    False
-    """
-    return any(re.search(rf"^[ \t]*(?:[-*+][ \t]+)?`?{re.escape(f)}(?![\w-])", text, re.M) for f in flags) \
-        and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
-
-
-_EXACT_WORD = re.compile(r"[A-Za-z0-9][\w-]*[A-Za-z0-9]")
-
-
-def exact_words(question: str) -> list[str]:
-    """Words of a question written like exact identifiers rather than prose: with a digit, an
-    inner hyphen or underscore, in capitals (five letters or more) or in camelCase
-    (``mipsel-sony-psp``, ``SIGSTKFLT``, ``maxHeaderSize``, ``x86_64``); not flags (``-C``,
-    ``--verbose``) nor dotted paths (``os.constants.signals``: :func:`code_names` handles
-    those). Unique, in order.
-
-    >>> exact_words("os.constants.signals SIGSTKFLT"), exact_words("mipsel-sony-psp target")
-    (['SIGSTKFLT'], ['mipsel-sony-psp'])
-    >>> exact_words("What does the --verbose flag do in Node?")
-    []
-    """
-    out: dict[str, None] = {}
-    for m in re.finditer(r"\S+", question):
-        raw = m.group(0)
-        if raw.startswith("-") or "." in raw.strip(".,;:!?'\"()`"):
-            continue
-        w = _EXACT_WORD.search(raw)
-        if w is None or w.group(0) != raw.strip(".,;:!?'\"()`") or len(w.group(0)) < 4:
-            continue
-        word = w.group(0)
-        if (re.search(r"\d", word) and re.search(r"[A-Za-z]", word)) or re.search(r"\w[-_]\w", word) \
-                or (word.isupper() and len(word) >= 5) or re.search(r"[a-z][A-Z]", word):
-            out.setdefault(word, None)
-    return list(out)
-
-
-def named_row_label(text: str, question: str) -> str:
-    r"""The first cell of a Markdown table row of ``text`` (not a header row) that ``question``
-    names: every word of the cell is a word of the question, as written, and the cell is a name
-    (two words or more, or one that is no English word: ``Small X``, ``SIGPWR``; not ``Total``
-    or ``Pro``); '' when there is none.
-
-    >>> t = "| Model | Width |\n|---|---|\n| Small X | 20 cm |\n| Total | 3 |\n"
-    >>> named_row_label(t, "How wide is the Small X?"), named_row_label(t, "What is the total?")
-    ('Small X', '')
-    """
-    header = True
-    for line in text.splitlines():
-        body = line.strip()
-        if not body.startswith("|"):
-            header = True
-            continue
-        if header or TABLE_SEPARATOR.match(body):
-            header = False
-            continue
-        label = body.strip("|").split("|", 1)[0].strip().strip("`*_ ")
-        parts = re.findall(r"\w+", label)
-        if label_named(label, question) and (len(parts) > 1 or not is_common_word(parts[0])):
-            return label
-    return ""
-
-
-def names_cell(text: str, word: str) -> bool:
-    """Whether ``text`` holds ``word`` (case-insensitive, whole) as a name of its own: in a table
-    row (a Markdown ``|`` row or an HTML ``<td>``), a code span, or alone on its line (the term of
-    a definition list, ``SRANDOM`` / ``: This variable expands ...``; a heading), not only in prose ("In
-    Powershell or Git bash, ..." mentions PowerShell; ``| `mipsel-sony-psp` | * |`` is its row).
-
-    >>> names_cell("| `mipsel-sony-psp` | * | MIPS (LE) Sony PSP |", "mipsel-sony-psp")
-    True
-    >>> names_cell("<tr><td><code>SIGSTKFLT</code></td>", "sigstkflt"), names_cell("In Powershell or Git bash", "powershell")
-    (True, False)
-    """
-    for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.I):
-        line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)]
-        if line.lstrip().startswith("|") or "<td" in line.lower() or text[m.start() - 1:m.start()] in ("`", ">") \
-                or line.strip(" \t#").lower() == word.lower():  # a definition's term line, a heading
-            return True
-    return False
 
 
 #: The object of a how-to that fewer chunks than this hold is one the corpus only mentions
@@ -415,19 +243,18 @@ class EvidenceScorer:
 
     def unknown_name(self, question: str, filters: Filters | None) -> Reason | None:
         """``'unknown name: X'`` when the question names something the visible corpus never
-        mentions, else ''. Checked: capitalised names (:func:`named_terms`: all their terms
-        absent), code names (:func:`code_names`: a flag, identifier or ``snake_case`` name whose
-        whole token is absent, or a quoted phrase with a term absent), and the subject of a
-        definitional question (:func:`question_subject`: "What does cargo frobnicate do?" with a
-        term of four letters or more absent). Unicode dashes are folded first (``E\u20111004`` is
-        the name ``E-1004``, as in the analyzer and pinning)."""
+        mentions, else None. A name is a code name (:func:`code_names`: a flag, a dotted,
+        ``snake_case`` or camelCase identifier, a quoted phrase; its whole token must be absent,
+        and every content term of a quoted phrase must occur) or a word that is a name by its shape
+        or its rarity in English (:func:`citewise.text.rarity.name_words`: ``L4``, ``SIGPWR``,
+        *Stripe*, *frobnicate*; all its terms absent). An ordinary English word the pages do not
+        use ("minimal", "OK") is never a name: it only lowers the coverage. Words are looked up as
+        the principal may see them (``filters``); a question in another language (no English
+        function word: :attr:`QuestionAnalysis.language`) is checked by shape only. Unicode dashes
+        are folded first (``E\u20111004`` is the name ``E-1004``, as in the analyzer and pinning)."""
         question = fold_dashes(question)
-        for word in named_terms(question):
-            parts = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if parts and all(self.df(t, filters) == 0 for t in parts):
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
-        constants = set()  # whole tokens of dotted names ending in a known constant
-        for name in code_names(question):
+        codes = code_names(question)
+        for name in codes:
             terms = analyze(name)
             if not terms or _VERSIONED.fullmatch(name):
                 continue
@@ -437,44 +264,11 @@ class EvidenceScorer:
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 if not self._known_constant(name, filters):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
-                constants.add(terms[0])
-        for word in slot_names(question):  # "the autofixup builtin", "... with fdisk?"
-            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if terms and all(self.df(t, filters) == 0 for t in terms):
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
-        subject = question_subject(question)
-        words, verb = subject.split(), ""
-        if (len(words) > 1 and _DOES_VERB.match(question) and words[-1].isalpha() and words[-1].islower()
-                and is_common_word(words[-1])):
-            # "What does the Medium widget weigh?": the last word is the question's verb, not part
-            # of the thing asked about (pages say "Weight"); "What does cargo frobnicate do?" keeps it
-            subject, verb = " ".join(words[:-1]), words[-1]
-        # a question tied to a code the corpus knows ("What is the salary range for L4?" over
-        # pages that say "salary bands" for level L4): a common English word it uses that the
-        # pages do not ("range") is a paraphrase, no unknown thing; "frobnicate" is one, and so
-        # is "employees" in "How many employees does Ledgerly have?" (no code to tie it to)
-        anchored = any(self.df(t, filters) > 0 for w in _CODE_TOKEN.findall(question) for t in analyze(w)[:1])
-        # ... and so is a phrase two of whose content words the pages use: "What is the hotel
-        # limit per night?" over "Hotel stays are reimbursed up to 180 EUR per night" ("limit"
-        # a paraphrase, fresh-clone trial); "cargo frobnicate" has one known word, and
-        # "frobnicate" is no common word anyway
-        known = {t for t in analyze(subject) if len(t) >= 3 and t not in QUESTION_WORDS and self.df(t, filters) > 0}
-        anchored = anchored or len(known) >= 2
-        common = {t for w in re.findall(r"[A-Za-z]+", subject) if anchored and is_common_word(w) for t in analyze(w)}
-        for t in analyze(subject):
-            if len(t) >= 4 and t not in QUESTION_WORDS | common | constants and self.df(t, filters) == 0:
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=subject)
-        # a plain word of the phrase the question is about that the corpus never uses ("nginx
-        # reverse proxy config for a Node.js app", "How do I set up a Cargo workspace ...?"):
-        # the corpus does not know the thing asked about. Measured on the 186 in-scope real-docs
-        # questions: no in-scope subject word is absent (RAM, 3 letters, is below the length floor).
-        # A question about a command-line flag ("rustc -C strip=symbols vs ...") is about the
-        # option, which the flag rules check; the tool's name may be one the pages never spell out
-        flagged = any(n.startswith("-") for n in code_names(question))
-        for word in [] if flagged else subject_words(question):
-            if len(word) < 4 or not word.isalpha() or word == verb or (anchored and is_common_word(word)):
-                continue  # compounds and code names are :func:`code_names`' business; a common
-                # English word is no unknown name
+        inside = " ".join(codes)
+        english = analyze_question(question).language == "en"
+        for word in name_words(question):
+            if word in inside or _VERSIONED.fullmatch(word) or not (english or name_shaped(word)):
+                continue
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)

@@ -1,7 +1,7 @@
 """Generators behind one interface: ``generate(question, context) -> Draft``.
 
-* :class:`citewise.answer.extractive.ExtractiveGenerator` (default, deterministic, no LLM):
-  quotes the best sentences of the context, each followed by ``[doc:ID]``.
+* :class:`citewise.answer.select.generator.ExtractiveGenerator` (default, deterministic, no LLM):
+  quotes the units a learned selector ranks best, each followed by ``[doc:ID]``.
 * :class:`LLMGenerator`: any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server,
   OpenAI) through :class:`citewise.models.chat.OpenAIChatModel`, with numbered sources fenced as
   untrusted data in a prompt sized to the model (:mod:`citewise.answer.llm_prompt`), its
@@ -176,8 +176,8 @@ class LLMGenerator:
 
     def _fall_back(self, question, context, error, prompt, info, signals) -> Draft:
         if self._extractive is None:
-            from citewise.answer.extractive import ExtractiveGenerator
-            from citewise.answer.units import UnitCache
+            from citewise.answer.select.generator import ExtractiveGenerator
+            from citewise.answer.unit_cache import UnitCache
 
             if self.units is None:
                 raise CitewiseError(f"the language model failed ({error}) and no extractive fallback is set up") from None
@@ -209,8 +209,8 @@ def make_generator(name: str, embedder=None, units=None, **kw) -> Generator:
             is not configured.
     """
     if name == "extractive":
-        from citewise.answer.extractive import ExtractiveGenerator
-        from citewise.answer.units import UnitCache
+        from citewise.answer.select.generator import ExtractiveGenerator
+        from citewise.answer.unit_cache import UnitCache
 
         return ExtractiveGenerator(units or UnitCache(embedder), **kw)
     if name == "llm":

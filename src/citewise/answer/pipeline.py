@@ -33,7 +33,7 @@ from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
 from citewise.answer.evidence import ENTRY_SLOT, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
 from citewise.answer.generators import Generator
-from citewise.answer.units import UnitCache
+from citewise.answer.unit_cache import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal, Reason, ReasonCode
 from citewise.retrieval.retrievers import effective_filters
 from citewise.settings import Settings
@@ -149,7 +149,7 @@ class Answerer:
         self.scorer = scorer or EvidenceScorer(store, self.units)
         self.assembler = assembler or ContextAssembler()
         if generator is None:
-            from citewise.answer.extractive import ExtractiveGenerator
+            from citewise.answer.select.generator import ExtractiveGenerator
 
             generator = ExtractiveGenerator(self.units)
         self.generator = generator
@@ -261,7 +261,7 @@ class Answerer:
           holding its entry ("FIGNORE variable", "shopt lastpipe" retrieved the passages citing
           FIGNORE / lastpipe in prose while their definitions ranked 8th)."""
         from citewise.answer.evidence import exact_words
-        from citewise.answer.extractive import is_keyword_query
+        from citewise.answer.question import analyze_question
         from citewise.text.names import entry_names
 
         wanted: dict[str, tuple[list[str], object]] = {}  # name -> (BM25 terms, test of a chunk)
@@ -270,7 +270,7 @@ class Answerer:
             if name.lower() not in NOT_NAMES:
                 wanted[name] = (list(dict.fromkeys(analyze(name) + kind_terms)), _about(kind_terms))
         names = exact_words(question) + entry_names(question)
-        if is_keyword_query(question):
+        if analyze_question(question).kind == "keyword":
             names += re.findall(r"[A-Za-z][\w-]{3,}", question)
         for name in dict.fromkeys(names):
             terms = [t for t in analyze(name) if t not in QUESTION_WORDS]
@@ -326,6 +326,15 @@ class Answerer:
         return [Hit(h.chunk_id, h.doc_id, -neg, n + i + 1, "unit", getattr(h, "title", ""))
                 for i, (neg, _, h) in enumerate(scored[:self.deep_extra])]
 
+    def context_of(self, a: Assessment):
+        """The assembled :class:`~citewise.answer.context.Context` of an assessment that found
+        evidence: the deeper chunks (:meth:`deeper_hits`) first, then the hits."""
+        question = a.question
+        deeper = self.deeper_hits(question, a.qvec, [a.chunks[h.chunk_id] for h in a.hits if h.chunk_id in a.chunks],
+                                  a.hits, a.deeper)
+        # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
+        return self.assembler.assemble(question, deeper + a.hits, self.store, a.chunks)
+
     @traced_answer
     def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
                filters: Filters | None = None, qvec: np.ndarray | None = None, on_delta=None) -> Answer:
@@ -354,10 +363,7 @@ class Answerer:
             timings["total_s"] = time.perf_counter() - t0
             return ans
         t2 = time.perf_counter()
-        deeper = self.deeper_hits(question, qvec, [chunks[h.chunk_id] for h in hits if h.chunk_id in chunks],
-                                  hits, a.deeper)
-        # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
-        context = self.assembler.assemble(question, deeper + hits, self.store, chunks)
+        context = self.context_of(a)
         ans.context_ids = [c.chunk_id for c in context.chunks]
         t3 = time.perf_counter()
         timings["assemble_s"] = t3 - t2

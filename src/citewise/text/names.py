@@ -4,7 +4,7 @@ reference entry for a name starts in a text.
 
 Used by entry pinning (a query naming ``fs.rm`` or ``--emit`` gets the chunk holding its entry
 first; :mod:`citewise.retrieval.retrievers`), by the extractive answer that opens with that entry
-(:mod:`citewise.answer.extractive`) and by the evidence checks that abstain when a question names
+(:mod:`citewise.answer.select`) and by the evidence checks that abstain when a question names
 something the corpus, or the evidence, never mentions (:mod:`citewise.answer.evidence`).
 """
 

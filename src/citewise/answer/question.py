@@ -1,0 +1,279 @@
+"""One analysis of a question, computed once and read by every later stage.
+
+:func:`analyze_question` returns a frozen :class:`QuestionAnalysis`: the question's kind, subject,
+named entities and identifiers, conditions, expected answer type and language, plus its content
+terms and two request flags (code, default). Its word lists are data
+(``citewise/answer/data/question.yaml``, with their sources), not code; the function is cached
+per question text, and nothing about a question is kept on shared objects (a generator, a scorer)
+between calls.
+
+>>> q = analyze_question("Can a resent settle call after an unknown outcome settle the payment twice?")
+>>> q.kind, q.expected, q.conditions, q.absolute
+('yes_no', 'boolean', ('after an unknown outcome settle the payment twice',), False)
+>>> q = analyze_question("How many vacation days do I get?")
+>>> q.kind, q.expected, q.subject
+('factoid', 'number', 'vacation days')
+>>> analyze_question("Is it guaranteed safe?").absolute
+True
+>>> analyze_question("What does the --dry-run flag do?").identifiers
+('--dry-run',)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.names import ABBREVIATIONS, code_names
+
+#: The kinds of question, in the order :func:`_kind` decides them.
+KINDS = ("comparison", "yes_no", "how_to", "definition", "list", "factoid", "keyword")
+#: Expected answer types (see the data file's ``answer_types``), plus ``boolean`` for yes/no,
+#: ``code``, ``value`` (a default) and ``description`` (anything else).
+ANSWER_TYPES = ("number", "date", "person", "place", "reason", "procedure", "definition", "boolean",
+                "code", "value", "description")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The data file's lists, read once (:func:`lexicon`)."""
+
+    question_words: frozenset[str]
+    question_terms: frozenset[str]
+    yes_no_openers: frozenset[str]
+    askers: frozenset[str]
+    answer_types: tuple[tuple[str, str], ...]
+    condition_markers: tuple[str, ...]
+    absolute_markers: tuple[str, ...]
+    code_words: frozenset[str]
+    default_words: frozenset[str]
+    back_references: frozenset[str]
+    english: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    """The word lists of ``data/question.yaml``.
+
+    Raises:
+        ValueError: a list is missing (a broken installation, never user input).
+    """
+    raw = yaml.safe_load(resources.files("citewise.answer").joinpath("data/question.yaml").read_text(encoding="utf-8"))
+
+    def words(key: str) -> list[str]:
+        if key not in raw:
+            raise ValueError(f"citewise/answer/data/question.yaml: missing {key!r}")
+        v = raw[key]
+        return v.split() if isinstance(v, str) else [str(x) for x in v]
+
+    qw = frozenset(words("question_words"))
+    return Lexicon(qw, frozenset(t for w in qw for t in analyze(w)), frozenset(words("yes_no_openers")),
+                   frozenset(words("askers")), tuple((str(a), str(b)) for a, b in raw["answer_types"]),
+                   tuple(_markers(raw["condition_markers"])), tuple(words("absolute_markers")),
+                   frozenset(words("code_words")), frozenset(words("default_words")),
+                   frozenset(words("back_references")), frozenset(words("english_function_words")))
+
+
+def _markers(value) -> list[str]:
+    """Condition markers: one word each, except the two-word ``in case``."""
+    out, ws = [], str(value).split()
+    i = 0
+    while i < len(ws):
+        if ws[i] == "in" and i + 1 < len(ws) and ws[i + 1] == "case":
+            out.append("in case")
+            i += 2
+            continue
+        out.append(ws[i])
+        i += 1
+    return out
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    """What a question asks (see module docstring).
+
+    Attributes:
+        text: the question as asked.
+        kind: one of :data:`KINDS`.
+        expected: the expected answer type, one of :data:`ANSWER_TYPES`.
+        subject: the words the question is about (main clause, without question words,
+            conditions and the kind of thing named), '' when none.
+        entities: capitalised words that are not the first word of a sentence (names).
+        identifiers: code names, flags, quoted terms and identifiers (``E-1004``), in order.
+        conditions: the clauses that state conditions ("after a capture request times out").
+        absolute: the question claims always / never / guaranteed / safe / cannot.
+        language: ``en``, or ``und`` when no English function word occurs in a longer question.
+        terms: analyzed content terms, question words removed, in order.
+        subject_terms: analyzed terms of ``subject``.
+        wants_code: the question asks to see code (a how-to, or "example", "syntax", ...).
+        asks_default: the question asks for a default value.
+    """
+
+    text: str
+    kind: str
+    expected: str
+    subject: str
+    entities: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    conditions: tuple[str, ...]
+    absolute: bool
+    language: str
+    terms: tuple[str, ...]
+    subject_terms: tuple[str, ...]
+    wants_code: bool
+    asks_default: bool
+
+    @property
+    def conditional(self) -> bool:
+        """Whether the answer turns on conditions or an absolute claim (the evidence-gap
+        controller's trigger under ``answer.sufficiency = "auto"``)."""
+        return bool(self.conditions) or self.absolute
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*|\d[\w.,-]*")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _lower_words(text: str) -> list[str]:
+    return [w.lower() for w in _words(text)]
+
+
+def _phrase_at(words: list[str], phrase: str) -> int:
+    """Index where the words of ``phrase`` occur in ``words`` (lower case), -1 when absent."""
+    p = phrase.split()
+    for i in range(len(words) - len(p) + 1):
+        if words[i:i + len(p)] == p:
+            return i
+    return -1
+
+
+def _kind(words: list[str], text: str, lex: Lexicon) -> str:
+    if not words:
+        return "keyword"
+    if _phrase_at(words, "vs") >= 0 or _phrase_at(words, "versus") >= 0 or _phrase_at(words, "difference between") >= 0:
+        return "comparison"
+    first = words[0]
+    if first in lex.yes_no_openers:
+        return "yes_no"
+    # "I have been on Pro for 20 days, can I get my money back?": a leading clause, then the question
+    tail = text.rsplit(",", 1)[-1] if "," in text else ""
+    tail_words = _lower_words(tail)
+    if tail_words and tail_words[0] in lex.yes_no_openers and text.rstrip().endswith("?"):
+        return "yes_no"
+    if first == "how" and len(words) > 1 and (words[1] in lex.yes_no_openers or words[1] == "to"):
+        return "how_to"
+    if first in ("what", "which") and len(words) > 2 and words[1] in ("is", "are", "does", "do") and len(words) <= 6:
+        return "definition"
+    if first in ("define", "explain", "describe"):
+        return "definition"
+    if first in ("list", "which") or (first == "what" and len(words) > 1 and words[1].endswith("s")
+                                      and words[1] not in lex.question_words):
+        return "list"
+    if first in lex.askers or "?" in text:
+        return "factoid"
+    return "keyword"
+
+
+def _expected(words: list[str], kind: str, lex: Lexicon, wants_code: bool, asks_default: bool) -> str:
+    if kind == "yes_no":
+        return "boolean"
+    if asks_default:
+        return "value"
+    head = words[:3]
+    for phrase, kind_of in lex.answer_types:
+        n = len(phrase.split())
+        at = _phrase_at(words, phrase)
+        # "how many" and other two-word wh-phrases may come after a leading clause; a one-word
+        # wh-word counts only where it opens the question
+        if at == 0 or (n > 1 and at > 0 and phrase.split()[0] in ("how", "what", "which")) or (n == 1 and phrase in head[:1]):
+            if kind_of == "procedure" and wants_code and kind != "how_to":
+                return "code"
+            return kind_of
+    return "code" if wants_code else "description"
+
+
+def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
+    """Clauses opened by a condition marker, each up to the next marker, comma or end."""
+    low = text.lower()
+    markers = sorted(lex.condition_markers, key=len, reverse=True)
+    rx = re.compile(r"(?<![\w'-])(?:" + "|".join(re.escape(m) for m in markers) + r")(?![\w'-])")
+    hits = list(rx.finditer(low))
+    out = []
+    for i, m in enumerate(hits):
+        if m.start() == 0 and m.group(0) == "when" and "?" in text:
+            continue  # "When does the daily limit reset?": a question word, not a condition
+        end = hits[i + 1].start() if i + 1 < len(hits) else len(text)
+        clause = text[m.start():end]
+        clause = re.split(r"[,;?!]|\.(?:\s|$)", clause, maxsplit=1)[0].strip()
+        if len(_words(clause)) >= 2:
+            out.append(clause)
+    return tuple(dict.fromkeys(out))
+
+
+def _absolute(words: list[str], lex: Lexicon) -> bool:
+    joined = " " + " ".join(words) + " "
+    return any(f" {m.lower()} " in joined for m in lex.absolute_markers)
+
+
+def _entities(text: str) -> tuple[str, ...]:
+    """Capitalised words after the first word of each sentence (``I`` excluded)."""
+    out: list[str] = []
+    start = True
+    for m in re.finditer(r"[A-Za-z][\w'’-]*|[.?!:;]", text):
+        w = m.group(0)
+        if w in ".?!:;":
+            start = True
+            continue
+        if not start and w[0].isupper() and w != "I":
+            out.append(w)
+        start = False
+    return tuple(dict.fromkeys(out))
+
+
+def _subject(text: str, words: list[str], conditions: tuple[str, ...], lex: Lexicon) -> str:
+    """The main clause's content words: conditions removed, then question words and the
+    leading wh-phrase dropped; at most six words."""
+    main = text
+    for c in conditions:
+        main = main.replace(c, " ")
+    ws = _words(main)
+    low = [w.lower() for w in ws]
+    for phrase, _ in lex.answer_types:  # "how many vacation days": the wh-phrase is no subject
+        at = _phrase_at(low, phrase)
+        if at >= 0:
+            ws = ws[:at] + ws[at + len(phrase.split()):]
+            break
+    kept = [w for w in ws if w.lower() not in lex.question_words]
+    return " ".join(kept[:6])
+
+
+@lru_cache(maxsize=4096)
+def analyze_question(text: str) -> QuestionAnalysis:
+    """The :class:`QuestionAnalysis` of ``text`` (cached per text; see module docstring)."""
+    lex = lexicon()
+    clean = ABBREVIATIONS.sub(" ", text)
+    words = _lower_words(clean)
+    kind = _kind(words, clean, lex)
+    wants_code = kind == "how_to" or any(w in lex.code_words for w in words) or _phrase_at(words, "looks like") >= 0
+    asks_default = any(w in lex.default_words for w in words)
+    conditions = _conditions(clean, lex)
+    subject = _subject(clean, words, conditions, lex)
+    terms = tuple(t for t in dict.fromkeys(analyze(clean)) if t not in lex.question_terms)
+    ids: dict[str, str] = {}  # case-folded -> as written first (find_identifiers lower-cases)
+    for name in code_names(clean) + find_identifiers(clean):
+        ids.setdefault(name.lower(), name)
+    english = any(w in lex.english for w in words) or len(words) <= 4
+    return QuestionAnalysis(
+        text=text, kind=kind, expected=_expected(words, kind, lex, wants_code, asks_default), subject=subject,
+        entities=_entities(clean), identifiers=tuple(ids.values()), conditions=conditions, absolute=_absolute(words, lex),
+        language="en" if english else "und", terms=terms,
+        subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),
+        wants_code=wants_code, asks_default=asks_default)

@@ -1,0 +1,216 @@
+"""From ranked units to the quoted answer: hard rules, format-level expansions and hygiene.
+
+Given the candidates of a context (:mod:`citewise.answer.select.features`) and the model's scores:
+
+1. **Trust** (hard rule): a unit that reads as instructions to a model
+   (:func:`citewise.text.trust.instruction_like`) ranks after every other unit, and is never
+   quoted first; with nothing else to quote the answer is empty (abstain).
+2. **First unit**: the best-scoring one: the most direct unit opens the answer.
+3. **Followers**: units whose probability (softmax of the scores within the question) is at
+   least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
+   one (the same words, or cosine ≥ :data:`REPEAT_COSINE`), while the answer has fewer than
+   ``max_units`` (4) units and :data:`MAX_CHARS` characters of prose; at most one code block, of at
+   most :data:`MAX_CODE_CHARS` characters unless it is the first unit.
+4. **Format-level expansions** (hold for any corpus):
+
+   * a list item keeps its lead term and a table row its header (both are in the unit's display
+     text: :mod:`citewise.answer.units`), a definition its term (likewise);
+   * a code block keeps its lead sentence: the prose unit right before it under the same
+     headings, quoted just before the block;
+   * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
+     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order;
+   * a first sentence that points back ("Its size defaults to four threads.") keeps the sentence
+     it points at: the unit right before it in its paragraph comes first;
+   * an entry keeps its opening: a sentence quoted first that continues a definition or list item
+     (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
+     default.``) comes after the entry's first unit, which names what it is about;
+   * a definition quoted first reads on through its own body: the best-scoring sentences under its
+     term (at most :data:`READ_ON`) follow it in text order, before any unit of another entry.
+
+5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
+   unit is quoted first, answers a yes/no question, and sits under a question heading at least
+   :data:`REPLY_MATCH` of whose term weight the question holds (a FAQ reply to *this* question);
+   elsewhere it is cut from the quoted text (never an inverted answer taken from another
+   question's reply).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from citewise.answer.question import QuestionAnalysis
+from citewise.answer.select.features import FEATURES, Candidate
+from citewise.answer.select.format import step_number
+
+#: A follower needs at least this share of the first unit's probability. Chosen on the 626
+#: real-docs *training* questions (the selector's own training sets): share of questions with an
+#: answering unit among the quoted ones (at most 4) / mean units quoted: 0.5 -> 0.719 / 1.41,
+#: 0.35 -> 0.752 / 1.65, 0.2 -> 0.791 / 2.00, 0.1 -> 0.826 / 2.44.
+FOLLOW_SHARE = 0.1
+#: Cosine at or above which a unit repeats a quoted one.
+REPEAT_COSINE = 0.92
+#: Most characters of prose quoted (code blocks apart); the first unit is always quoted whole.
+MAX_CHARS = 900
+#: Longest code block quoted after the first unit (characters): a longer block is a page of code,
+#: not an example of what the first unit says.
+MAX_CODE_CHARS = 1200
+#: Most steps of a procedure quoted.
+MAX_STEPS = 8
+#: Most sentences of a definition's body read on after it.
+READ_ON = 3
+#: Share of a FAQ heading's term weight (IDF) the question must hold for the heading's "Yes." /
+#: "No." to open the answer: the heading asks what was asked ("I have been on Pro for 20 days, can
+#: I get my money back?" under "Can I get my money back?"). On the sample corpus the heading "Do
+#: refunds on Starter need anyone's approval?" holds "refunds" and "approval" of "Are refunds
+#: approved automatically?" but not "Starter" or "need": well under it.
+REPLY_MATCH = 0.8
+_REPLY = re.compile(r"^(?:yes|no)\b[.,!]?\s*", re.I)
+_F = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def order(cands: Sequence[Candidate], scores: np.ndarray) -> list[int]:
+    """Indices of ``cands`` best first: instruction-like units after all others, then by score,
+    context order and position (deterministic)."""
+    return sorted(range(len(cands)), key=lambda i: (cands[i].features[_F["instruction"]] > 0, -float(scores[i]),
+                                                   cands[i].chunk_index, cands[i].unit.start))
+
+
+def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
+    """The numbered run of items around ``first`` (same chunk and headings), in order."""
+    text = texts[first.chunk_index]
+    n = step_number(text, first.unit.start)
+    if n is None or first.unit.kind != "item":
+        return [first]
+    same = sorted((c for c in cands if c.chunk_index == first.chunk_index and c.unit.headings == first.unit.headings
+                   and c.unit.kind == "item"), key=lambda c: c.unit.start)
+    nums = {id(c): step_number(text, c.unit.start) for c in same}
+    at = next(i for i, c in enumerate(same) if c is first)
+    lo = at
+    while lo > 0 and nums[id(same[lo - 1])] == nums[id(same[lo])] - 1:
+        lo -= 1
+    hi = at
+    while hi + 1 < len(same) and nums[id(same[hi + 1])] == nums[id(same[hi])] + 1:
+        hi += 1
+    run = same[lo:hi + 1]
+    return run[:MAX_STEPS] if len(run) <= MAX_STEPS else run[at - lo:at - lo + MAX_STEPS]
+
+
+def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
+    """The prose unit right before a code block under the same headings (its lead sentence)."""
+    before = [c for c in cands if c.chunk_index == block.chunk_index and c.unit.kind != "code"
+              and c.unit.end <= block.unit.start and c.unit.headings == block.unit.headings]
+    return max(before, key=lambda c: c.unit.start) if before else None
+
+
+def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray, texts: Sequence[str],
+            max_units: int = 4) -> list[Candidate]:
+    """The units to quote, in answer order (see module docstring); [] when nothing may be
+    quoted. ``texts``: the context's chunk texts by chunk index."""
+    if not cands:
+        return []
+    ranked = order(cands, scores)
+    first = cands[ranked[0]]
+    if first.features[_F["instruction"]] > 0:
+        return []
+    s = np.asarray(scores, dtype=np.float64)
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    p_first = p[ranked[0]]
+    chosen: list[Candidate] = [first]
+    if qa.kind == "how_to" and first.unit.kind == "item":
+        chosen = _procedure(first, cands, texts)
+    opening = _entry_opening(first, cands)
+    if opening is not None:
+        chosen = [opening, first]
+    if chosen[0].unit.kind == "definition":
+        score_of = {id(c): float(v) for c, v in zip(cands, scores)}
+        body = [c for c in _entry_body(chosen[0], cands) if c not in chosen]
+        best = sorted(body, key=lambda c: -score_of[id(c)])[:READ_ON]
+        chosen += [c for c in body if c in best]
+    seen = {_norm(c.unit.text) for c in chosen}
+    chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
+    for i in ranked[1:]:
+        c = cands[i]
+        if len(chosen) >= max_units:
+            break
+        if p[i] < FOLLOW_SHARE * p_first or c.features[_F["instruction"]] > 0:
+            break
+        if c in chosen or _norm(c.unit.text) in seen:
+            continue
+        if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
+            continue
+        if c.unit.kind == "code" and (any(o.unit.kind == "code" for o in chosen) or len(c.unit.text) > MAX_CODE_CHARS):
+            continue
+        if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:
+            continue
+        chosen.append(c)
+        seen.add(_norm(c.unit.text))
+        chars += len(c.unit.text) if c.unit.kind != "code" else 0
+    out: list[Candidate] = []
+    for c in chosen:  # a code block keeps its lead sentence, right before it
+        if c.unit.kind == "code":
+            lead = _lead_sentence(c, cands)
+            if lead is not None and lead not in out and lead.features[_F["instruction"]] == 0:
+                out.append(lead)
+        if c not in out:
+            out.append(c)
+    prev = _antecedent(out[0], cands, texts) if out[0].features[_F["back_reference"]] > 0 else None
+    if prev is not None:
+        out = [prev] + [c for c in out if c is not prev]
+    return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _entry_body(entry: Candidate, cands: Sequence[Candidate]) -> list[Candidate]:
+    """The prose units under ``entry``'s term (same chunk, headings = the entry's headings plus its
+    lead term), after it, in order."""
+    if not entry.unit.lead:
+        return []
+    heads = entry.unit.headings + (entry.unit.lead,)
+    return sorted((c for c in cands if c.chunk_index == entry.chunk_index and c.unit.headings == heads
+                   and c.unit.kind != "code" and c.unit.start >= entry.unit.end), key=lambda c: c.unit.start)
+
+
+def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
+    """The definition or list item whose body ``first`` (a sentence) continues: the unit of the
+    same chunk, before it, whose headings plus lead term are ``first``'s headings; else None."""
+    if first.unit.kind != "sentence" or not first.unit.headings:
+        return None
+    heads = first.unit.headings
+    for c in cands:
+        if (c.chunk_index == first.chunk_index and c.unit.kind in ("definition", "item") and c.unit.lead
+                and c.unit.headings + (c.unit.lead,) == heads and c.unit.end <= first.unit.start
+                and c.features[_F["instruction"]] == 0):
+            return c
+    return None
+
+
+def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
+    """The prose unit right before ``first`` in its chunk, under the same headings and in the same
+    paragraph (no blank line between), when it is not instruction-like; else None."""
+    before = [c for c in cands if c.chunk_index == first.chunk_index and c.unit.kind != "code"
+              and c.unit.end <= first.unit.start and c.unit.headings == first.unit.headings]
+    if not before:
+        return None
+    prev = max(before, key=lambda c: c.unit.start)
+    gap = texts[first.chunk_index][prev.unit.end:first.unit.start]
+    return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
+
+
+def _reply_checked(qa: QuestionAnalysis, c: Candidate, first: bool) -> Candidate:
+    """``c`` with a bare "Yes." / "No." opener cut unless it answers this question (module
+    docstring, step 5)."""
+    if not _REPLY.match(c.unit.text):
+        return c
+    keeps = first and qa.kind == "yes_no" and c.features[_F["reply_matches"]] >= REPLY_MATCH
+    if keeps:
+        return c
+    rest = _REPLY.sub("", c.unit.text, count=1).strip()
+    return replace(c, unit=replace(c.unit, text=rest)) if rest else c

@@ -1,0 +1,201 @@
+"""Train the answer selector (``citewise train-answerer``): labelled questions -> unit features
+-> a listwise linear model (:mod:`citewise.answer.select.model`).
+
+Training data, each question answered through the same pipeline as ``ask`` (retrieval, evidence,
+context assembly), so the features are those the model sees at query time:
+
+* **SQuAD 2.0 dev** (``--squad``): the answerable questions of the *train* articles
+  (:func:`squad_split`: first byte of sha256 of the article title even); a unit is labelled 1
+  when it holds a gold answer (normalised as the official script). The *test* articles are never
+  read here; ``eval squad --articles test`` reports on them.
+* **answer sets** (``--set``, repeatable; the real-docs format of
+  :mod:`citewise.evaluation.answer_set`) over an index (``--index``): the in-scope questions; a
+  unit is labelled 1 when it holds an expected span (:func:`~citewise.evaluation.answer_set.span_in`).
+
+Questions whose context holds no labelled unit, or only labelled units, teach nothing and are
+skipped. A fifth of the questions (every fifth by sha256 of the question text) is held out to
+report the top-1 accuracy of the fitted model beside cosine alone; the model is then refitted on
+all of them and written to ``--out`` (default: the packaged ``citewise/answer/data/selector.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from citewise.answer.select.features import FEATURES
+from citewise.answer.select.model import SelectorModel, fit, listwise_loss
+from citewise.evaluation.squad import squad_split  # noqa: F401 - re-exported
+
+
+def _held(text: str) -> bool:
+    return hashlib.sha256(text.encode("utf-8")).digest()[0] % 5 == 0
+
+
+@dataclass
+class Group:
+    """One question's candidates: features ``x`` (n, F), labels ``y`` (n,), and its source."""
+
+    source: str
+    question: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
+class Collected:
+    """Groups collected from one source, with counts of what was skipped."""
+
+    groups: list[Group] = field(default_factory=list)
+    asked: int = 0
+    abstained: int = 0
+    no_label: int = 0
+
+
+def collect(answerer, questions: Iterable[tuple[str, Callable[[str], bool]]], source: str, k: int = 5,
+            qvecs: dict[str, np.ndarray] | None = None, progress: Callable[[int], None] | None = None) -> Collected:
+    """Candidates and labels for ``questions`` (``(text, holds(unit_text) -> bool)``) through
+    ``answerer`` (:class:`~citewise.answer.pipeline.Answerer` with the extractive generator)."""
+    from citewise.retrieval.retrievers import effective_filters
+
+    out = Collected()
+    gen = answerer.generator
+    f = effective_filters(None, None)
+    for text, holds in questions:
+        out.asked += 1
+        a = answerer.assess(text, k, qvec=(qvecs or {}).get(text))
+        if a.reason is not None or not a.hits:
+            out.abstained += 1
+            continue
+        context = answerer.context_of(a)
+        _, cands, _ = gen.rank(a.question or text, context, a.qvec, idf=lambda t: answerer.scorer.idf(t, f))
+        y = np.array([1.0 if holds(c.unit.text) else 0.0 for c in cands])
+        if len(y) < 2 or not 0 < y.sum() < len(y):
+            out.no_label += 1
+            continue
+        out.groups.append(Group(source, text, np.vstack([c.features for c in cands]), y))
+        if progress:
+            progress(1)
+    return out
+
+
+def top1(model_scores: Callable[[np.ndarray], np.ndarray], groups: Sequence[Group]) -> float:
+    """Share of ``groups`` whose best-scoring unit is labelled 1."""
+    if not groups:
+        return float("nan")
+    return float(np.mean([g.y[int(np.argmax(model_scores(g.x)))] for g in groups]))
+
+
+def train(groups: Sequence[Group], info: dict) -> tuple[SelectorModel, dict]:
+    """Fit on 4/5 of ``groups``, report held-out top-1 (model vs cosine alone) and the loss, then
+    refit on all; returns the final model (``info`` and the report stored in it) and the report."""
+    held = [g for g in groups if _held(g.question)]
+    fitted = [g for g in groups if not _held(g.question)]
+    m = fit([(g.x, g.y) for g in fitted])
+    cos = FEATURES.index("cos")
+    report = {
+        "questions": len(groups), "fitted": len(fitted), "held_out": len(held),
+        "held_out_top1_model": round(top1(m.score, held), 4),
+        "held_out_top1_cosine": round(top1(lambda x: x[:, cos], held), 4),
+        "held_out_loss": round(listwise_loss(m, [(g.x, g.y) for g in held]), 4),
+        "by_source": {},
+    }
+    for src in sorted({g.source for g in groups}):
+        hs = [g for g in held if g.source == src]
+        report["by_source"][src] = {"questions": sum(g.source == src for g in groups), "held_out": len(hs),
+                                    "top1_model": round(top1(m.score, hs), 4),
+                                    "top1_cosine": round(top1(lambda x: x[:, cos], hs), 4)}
+    final = fit([(g.x, g.y) for g in groups])
+    final.info = {**info, "report": report, "trained": time.strftime("%Y-%m-%d")}
+    return final, report
+
+
+def squad_questions(data, split: str = "train", limit: int | None = None):
+    """``(text, holds)`` of the answerable SQuAD questions of ``split``'s articles (deterministic
+    order: sha256 of the id)."""
+    from citewise.evaluation.squad import normalize_answer
+
+    titles = {d.doc_id: d.title for d in data.documents}
+    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
+    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+    for q in qs[:limit]:
+        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
+        yield q.question, (lambda text, golds=golds: any(g in normalize_answer(text) for g in golds))
+
+
+def set_questions(path: str | Path, doc_ids: Iterable[str]):
+    """``(text, holds)`` of an answer set's in-scope questions."""
+    from citewise.evaluation.answer_set import normalise, read_answer_set, span_in
+
+    for q in read_answer_set(path, doc_ids):
+        if q.kind != "in_scope" or not q.expected_answer:
+            continue
+        spans = list(q.expected_answer)
+        yield q.text, (lambda text, spans=spans: any(span_in(normalise(s), normalise(text)) for s in spans))
+
+
+def run_training(squad: str | Path | None, squad_index: str | Path | None, sets: Sequence[str | Path],
+                 index: str | Path | None, out: str | Path | None, squad_limit: int | None = 3000, k: int = 5,
+                 log: Callable[[str], None] = print) -> dict:
+    """``citewise train-answerer``: collect groups from SQuAD's train articles and from the answer
+    sets, fit, write the model (``out``; default: the packaged file) and return the report.
+
+    Raises:
+        CitewiseError: no source given, or no usable question collected.
+    """
+    from citewise.core import CitewiseError
+    from citewise.index import Index
+
+    if not squad and not sets:
+        raise CitewiseError("train-answerer: give --squad DIR and/or --set FILE (with --index)")
+    groups: list[Group] = []
+    info: dict = {"model": "listwise linear (ListNet top-one, Adam, L2 1e-3)", "k": k, "sources": {}}
+    if squad:
+        from citewise.evaluation.beir import PrecomputedEmbedder
+        from citewise.evaluation.squad import load_squad
+        from citewise.retrieval.retrievers import make_retriever
+        from citewise.answer.calibrate import COLLECT_THRESHOLD
+        from citewise.answer.pipeline import Answerer
+        from citewise.answer.unit_cache import UnitCache
+
+        data = load_squad(squad)
+        if squad_index is None:
+            raise CitewiseError("train-answerer: --squad needs --squad-index (the index 'citewise eval squad' builds)")
+        idx = Index.open(squad_index)
+        idx.ingestor().ingest_documents(data.documents)
+        qs = list(squad_questions(data, "train", squad_limit))
+        qemb = PrecomputedEmbedder(idx.embedder, [t for t, _ in qs])
+        units = UnitCache(idx.embedder, max_chunks=20000, store=idx.store)
+        answerer = Answerer(make_retriever("shipped", idx.store, qemb), idx.store, idx.embedder,
+                            threshold=COLLECT_THRESHOLD, units=units)
+        got = collect(answerer, qs, "squad-train", k, qvecs={t: qemb.embed([t])[0] for t, _ in qs})
+        log(f"squad train articles: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+            f"{got.no_label} without a labelled unit")
+        groups += got.groups
+        info["sources"]["squad"] = {"file": Path(data.path).name, "split": "train articles (squad_split)",
+                                    "asked": got.asked, "used": len(got.groups)}
+    if sets:
+        if index is None:
+            raise CitewiseError("train-answerer: --set needs --index (the index of the set's corpus)")
+        idx = Index.open(index)
+        answerer = idx.answerer()
+        doc_ids = list(idx.store.documents())
+        for path in sets:
+            got = collect(answerer, set_questions(path, doc_ids), Path(path).stem, k)
+            log(f"{Path(path).name}: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+                f"{got.no_label} without a labelled unit")
+            groups += got.groups
+            info["sources"][Path(path).name] = {"asked": got.asked, "used": len(got.groups)}
+    if not groups:
+        raise CitewiseError("train-answerer: no question gave both an answering and another unit")
+    model, report = train(groups, info)
+    target = Path(out) if out else Path(__file__).resolve().parents[1] / "answer" / "data" / "selector.json"
+    model.save(target)
+    log(f"held-out top-1: model {report['held_out_top1_model']:.3f} vs cosine {report['held_out_top1_cosine']:.3f} "
+        f"({report['held_out']} questions); written to {target}")
+    return report
