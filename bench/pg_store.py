@@ -106,8 +106,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"| dataset | retriever | nDCG@10 LanceDB | nDCG@10 PostgreSQL | diff | R@100 LanceDB | R@100 PostgreSQL "
-          f"| p50/p95 ms LanceDB | p50/p95 ms PostgreSQL |")
+    print("| dataset | retriever | nDCG@10 LanceDB | nDCG@10 PostgreSQL | diff | R@100 LanceDB | R@100 PostgreSQL "
+          "| p50/p95 ms LanceDB | p50/p95 ms PostgreSQL |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['dataset']} | {r['retriever']} | {r['lancedb_ndcg@10']:.4f} | {r['postgresql_ndcg@10']:.4f} "

@@ -140,16 +140,20 @@ def make_pdf(pages, outline=(), title=None):
     nxt = mono_id + 1
     cat = "<< /Type /Catalog /Pages 2 0 R"
     if outline:
-        root_id = nxt; nxt += 1
+        root_id = nxt
+        nxt += 1
         def build(items, parent):
             nonlocal nxt
             ids = []
             for _ in items:
-                ids.append(nxt); nxt += 1
+                ids.append(nxt)
+                nxt += 1
             for j, (t, page, children) in enumerate(items):
                 d = f"<< /Title ({t}) /Parent {parent} 0 R /Dest [{kids[page]} 0 R /XYZ 0 792 0]"
-                if j > 0: d += f" /Prev {ids[j-1]} 0 R"
-                if j < len(items) - 1: d += f" /Next {ids[j+1]} 0 R"
+                if j > 0:
+                    d += f" /Prev {ids[j-1]} 0 R"
+                if j < len(items) - 1:
+                    d += f" /Next {ids[j+1]} 0 R"
                 if children:
                     cids = build(children, ids[j])
                     d += f" /First {cids[0]} 0 R /Last {cids[-1]} 0 R /Count {len(children)}"
@@ -161,7 +165,9 @@ def make_pdf(pages, outline=(), title=None):
     objs[1] = (cat + " >>").encode()
     info = None
     if title:
-        info = nxt; objs[info] = f"<< /Title ({title}) >>".encode(); nxt += 1
+        info = nxt
+        objs[info] = f"<< /Title ({title}) >>".encode()
+        nxt += 1
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = {}

@@ -19,12 +19,10 @@ entry. The kinds fixed here, each with a small page written for the test:
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from citewise.answer.citations import split_cited_sentences
 from citewise.answer.units import Unit
-from citewise.text.analyzer import analyze
 
 from conftest import minilm_fixture
 

@@ -22,12 +22,10 @@ pages written here.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from conftest import reason_text
 from citewise.answer.evidence import exact_words, names_cell
-from citewise.answer.units import Unit
 from citewise.core import ABSTENTION_TEXT, Hit
 from citewise.text.analyzer import analyze
 from citewise.text.names import subject_words

@@ -13,7 +13,6 @@ import pytest
 
 from citewise.answer import evidence
 from citewise.answer.evidence import content_terms
-from citewise.answer.units import Unit
 from citewise.index import Index
 from citewise.text.names import code_names
 

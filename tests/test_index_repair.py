@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -89,7 +88,7 @@ def data_file_made_by(index: Path, op: str) -> Path:
 
     table = chunk_table(index)
     seen: set[Path] = set()
-    for v, p in sorted(manifests(table).items()):
+    for _v, p in sorted(manifests(table).items()):
         m = read_manifest(p)
         new = [f.path for f in m.files if f.kind == "data" and f.path not in seen]
         if OP_NAMES.get(operation(table, m)) == op and new and new[0] in {f.path for f in current(index).files}:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import random
-import zipfile
 from pathlib import Path
 
 from citewise.index import Index

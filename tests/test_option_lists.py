@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 
 from citewise.answer.citations import split_cited_sentences
-from citewise.answer.units import Unit, split_units
+from citewise.answer.units import split_units
 from citewise.text.chunker import Chunker
 from citewise.text.loaders import content_hash
 

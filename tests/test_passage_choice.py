@@ -9,9 +9,8 @@ All inputs are small and made up here (a "gizmo" shell, a "crate" packing tool).
 
 from __future__ import annotations
 
-import numpy as np
 
-from citewise.answer.units import Unit, split_units
+from citewise.answer.units import split_units
 from citewise.text.chunker import Chunker
 
 from conftest import make_pdf, minilm_index_of

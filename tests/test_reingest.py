@@ -11,7 +11,6 @@ postings are tested in tests/test_bm25_postings.py.)
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

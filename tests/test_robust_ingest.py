@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from citewise.cli import EXIT_FILE_ERRORS, app
 from citewise.core import CitewiseError, InputError
 from citewise.index import MAX_QUERY_CHARS, Index, IndexBusy, ingest_lock
-from citewise.text.loaders import load_folder, load_markdown, scan_folder
+from citewise.text.loaders import load_markdown, scan_folder
 
 from conftest import write_doc
 

@@ -143,7 +143,7 @@ def _best_snippet_by_passage(text: str, query: str, max_chars: int):
     segs = segments(text)
     if not segs:
         return ("", 0, 0)
-    wanted, best = set(analyze(query)), None
+    wanted, _best = set(analyze(query)), None
     heading = [text[s] == "#" for s, _ in segs]
 
     def key(s, e, first, n):

@@ -41,7 +41,6 @@ from citewise.core import Chunk, Document, Filters, Principal
 from citewise.index import Index
 from citewise.ingest import Ingestor
 from citewise.models.embedders import HashingEmbedder
-from citewise.retrieval.retrievers import make_retriever
 from citewise.store.base import DocumentUpdate
 from citewise.store.lance import LanceStore
 from citewise.text.analyzer import analyze

@@ -179,7 +179,7 @@ def lay_out(src: Path, out: Path) -> None:
         (out / "gmpl").mkdir()
         shutil.copyfile(root / "usr/share/doc/glpk-doc/gmpl.pdf", out / "gmpl" / "gmpl.pdf")
     (out / "openresty").mkdir()
-    for pkg, (_, pattern, name) in SOURCE.items():
+    for _pkg, (_, pattern, name) in SOURCE.items():
         with tarfile.open(_one(src, pattern)) as tar:
             members = [m for m in tar.getmembers()
                        if m.isfile() and re.fullmatch(r"[^/]+/README\.markdown", m.name)]

@@ -702,7 +702,7 @@ def eval_beir(
     if as_json:
         out.print_json(json.dumps(result))
         return
-    t = Table(title=f"{ds.name} {split} · {retriever} · {len(queries)} queries", *["metric", "value"])
+    t = Table("metric", "value", title=f"{ds.name} {split} · {retriever} · {len(queries)} queries")
     for m, v in ev.means.items():
         t.add_row(m, f"{v:.4f}")
     out.print(t)
@@ -1535,7 +1535,6 @@ def mcp_command(
 
     The principal is the --api-key's (checked once, at start) or, for local trusted use, --groups;
     with neither, public documents only."""
-    from citewise.index import default_index_dir
     from citewise.service.mcp import serve_stdio
     from citewise.telemetry import configure
 
@@ -1753,7 +1752,6 @@ def serve(
     import os
     import time
 
-    from citewise.index import default_index_dir
 
     from citewise.settings import load_settings
 

@@ -85,9 +85,9 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import analyze_question, lexicon
+from citewise.answer.question import analyze_question
 from citewise.answer.unit_cache import UnitCache
-from citewise.answer.units import TABLE_SEPARATOR, is_instruction, label_named
+from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.rarity import name_shaped, name_words
@@ -420,7 +420,6 @@ class EvidenceScorer:
         ev.dense = best
         seen: set[str] = set()
         weights = {t: self.idf(t, filters) for t in terms}
-        total = sum(weights.values())
         # the subject's words together in one passage (:attr:`Evidence.passage`); words absent
         # from the whole corpus weigh ``absent_weight``, as in the coverage
         pweights = {t: w * (self.absent_weight if self.df(t, filters) == 0 else 1.0) for t, w in weights.items()}

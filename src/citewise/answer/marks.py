@@ -132,7 +132,7 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
                   for i, (c, _, _, t) in enumerate(sentences)]
         # strongest first (derived checks), then rank order; at most one sentence per document
         seen_docs: set[str] = set()
-        for strength, i in sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1])):
+        for _strength, i in sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1])):
             c, s, e, sent = sentences[i]
             if c.doc_id in seen_docs:
                 continue

@@ -348,7 +348,7 @@ class Answerer:
         """
         t0 = time.perf_counter()
         a = self.assess(question, k, principal=principal, filters=filters, qvec=qvec)
-        hits, chunks, ev, qvec, timings = a.hits, a.chunks, a.evidence, a.qvec, a.timings
+        hits, _chunks, ev, qvec, timings = a.hits, a.chunks, a.evidence, a.qvec, a.timings
         question = a.question or question
         ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=[h.chunk_id for h in hits], timings=timings,
                      generator=getattr(self.generator, "name", ""),

@@ -57,7 +57,6 @@ from citewise.answer.context import Context, ContextAssembler
 from citewise.answer.gaps import GapController, Requirements
 from citewise.answer.scope import AskRequest, SourceScope, resolve_scope
 from citewise.core import CitewiseError, Filters, InputError, Principal
-from citewise.retrieval.retrievers import make_retriever
 from citewise.text.tokens import count_tokens
 
 CONDITIONS = ("flat_top_k", "strong_baseline", "intact_documents", "adaptive", "oracle")

@@ -17,7 +17,7 @@ import threading
 from itertools import chain
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Sequence
 
 import numpy as np
 

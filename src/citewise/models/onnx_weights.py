@@ -211,7 +211,7 @@ def _fold(model):
         return None
     gspan = graph[0]
     nodes, inits, public = [], {}, set()
-    for num, wire, value, first, last in _fields(buf, *gspan):
+    for num, _wire, value, first, last in _fields(buf, *gspan):
         if num == _GRAPH_NODE:
             node = _node(buf, value)
             if node is None:
@@ -224,7 +224,7 @@ def _fold(model):
             public |= {_text(buf, v) for n, _, v, _, _ in _fields(buf, *value) if n == _VALUE_INFO_NAME}
     uses: dict[str, int] = {}
     producer, consumer = {}, {}
-    for k, ((op, ins, outs, attrs), _) in enumerate(nodes):
+    for k, ((_op, ins, outs, _attrs), _) in enumerate(nodes):
         for x in ins:
             uses[x] = uses.get(x, 0) + 1
             consumer[x] = k
@@ -233,7 +233,7 @@ def _fold(model):
     folded: dict[str, np.ndarray] = {}
     drop_nodes, drop_inits = set(), set()
     replace: dict[tuple[int, int], bytes] = {}
-    for k, ((op, ins, outs, attrs), _) in enumerate(nodes):
+    for k, ((op, ins, outs, _attrs), _) in enumerate(nodes):
         if op != "Mul" or len(ins) != 2 or len(outs) != 1 or outs[0] in public or ins[0] in public:
             continue
         cast_k = producer.get(ins[0])

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from citewise.core import CitewiseError, Hit
-from citewise.retrieval.hierarchical import DocLevel, _ordered, doc_chunks, document_sentences, extractive_summary
+from citewise.retrieval.hierarchical import DocLevel, doc_chunks, document_sentences, extractive_summary
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
 from citewise.store.derived import FolderTrees, trees_of

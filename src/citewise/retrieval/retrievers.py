@@ -26,7 +26,7 @@ import dataclasses
 import threading
 from typing import Protocol, runtime_checkable
 
-from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.core import Filters, Hit, Principal
 from citewise.models.embedders import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.retrieval.registry import make_retriever, register  # noqa: F401 - make_retriever re-exported

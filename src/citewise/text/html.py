@@ -181,7 +181,7 @@ def _table(table: Tag) -> str:
     rows = []
     header_idx = None
     caption = table.find("caption")
-    for i, tr in enumerate(_rows(table)):
+    for _i, tr in enumerate(_rows(table)):
         cells = [c for c in tr.find_all(["th", "td"]) if c.find_parent("tr") is tr]
         if not cells:
             continue

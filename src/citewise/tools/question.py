@@ -177,7 +177,7 @@ def analyze(question: str, cues: Cues, *, extra_rule: tuple[str, ...] = (), extr
     now = _first(low, cues.live_now)
     k.live_now = now[0] if now else None
     toks = words(question)
-    for i, (w, span) in enumerate(toks):
+    for i, (w, _span) in enumerate(toks):
         if w in cues.deictic and i + 1 < len(toks):
             nxt = stem(toks[i + 1][0])
             if nxt in record_nouns:
