@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 #: The group every principal belongs to and that documents without declared permissions get
 #: when the index's default policy is "public".
@@ -112,7 +112,7 @@ class Document:
     current: bool = True
     valid_to: _dt.date | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
-    metadata: dict = field(default_factory=dict, hash=False)
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ class Principal:
     name: str = "anonymous"
     groups: tuple[str, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Principal("ana", "exec") would be the groups e, x, e, c: it saw no restricted document
         # and said nothing
         if isinstance(self.groups, str):
@@ -230,7 +230,7 @@ class MetaCondition:
 
     key: str
     op: Literal["eq", "ge", "gt", "le", "lt"]
-    values: tuple = ()
+    values: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -318,7 +318,7 @@ class SearchResult(Hit):
     effective: str = ""
     groups: tuple[str, ...] = ()
     pages: tuple[int, int] = (0, 0)
-    metadata: dict = field(default_factory=dict, hash=False)
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -436,10 +436,10 @@ class Reason:
     """
 
     code: ReasonCode
-    fields: dict = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, code: ReasonCode, **fields) -> "Reason":
+    def of(cls, code: ReasonCode, **fields: Any) -> "Reason":
         """``Reason(code, fields)`` with the fields as keywords."""
         return cls(ReasonCode(code), fields)
 
@@ -450,7 +450,7 @@ class Reason:
         """The reason as a sentence fragment (no final full stop)."""
         return _REASON_SENTENCE.get(self.code, _REASON_SHORT[self.code]).format(**self.fields)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """``{"code", "fields", "text"}`` for JSON."""
         return {"code": self.code.value, "fields": dict(self.fields), "text": self.sentence()}
 
@@ -494,16 +494,16 @@ class Answer:
     best_score: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     context_ids: list[str] = field(default_factory=list)
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     reason: Reason | None = None
     fabricated: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     generator: str = ""
     short: str = ""
-    tool_calls: list[dict] = field(default_factory=list)
-    corrections: list[dict] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    corrections: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    llm: dict = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
 
     @property
     def abstain_reason(self) -> str:

@@ -48,7 +48,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from citewise.core import InputError
 
@@ -281,7 +281,7 @@ ENV_ALIASES: dict[str, str] = {
 }
 
 
-def _leaves(obj: Any, prefix: str):
+def _leaves(obj: Any, prefix: str) -> Iterator[tuple[str, Any]]:
     """``(dotted key, value)`` of every leaf of a settings dataclass (dict values are leaves,
     except the per-embedder threshold table, whose entries are listed)."""
     for f in dataclasses.fields(obj):
@@ -298,7 +298,7 @@ def _leaves(obj: Any, prefix: str):
             yield key, value
 
 
-def _hints(cls) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
@@ -371,7 +371,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     raise ValueError(f"unsupported setting type {hint}")
 
 
-def _unknown(name: str, choices, where: str) -> InputError:
+def _unknown(name: str, choices: Iterable[str], where: str) -> InputError:
     near = difflib.get_close_matches(name, list(choices), n=1)
     hint = f"; did you mean '{near[0]}'?" if near else f"; known keys: {', '.join(sorted(choices))}"
     return InputError(where, f"unknown setting '{name}'{hint}")

@@ -33,7 +33,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {}
 _loaded = False
 
 
-def register(*names: str) -> Callable:
+def register(*names: str) -> Callable[[Any], Any]:
     """Class decorator: make the class buildable by each of ``names``
     (``make_retriever(name, store, embedder)`` calls ``cls(store, embedder)``, or
     ``cls.from_name(name, store, embedder)`` when the class serves several names).
@@ -41,7 +41,7 @@ def register(*names: str) -> Callable:
     Raises:
         ValueError: a name is already registered by another class.
     """
-    def decorate(cls):
+    def decorate(cls: Any) -> Any:
         for name in names:
             old = _REGISTRY.get(name)
             if old is not None and old is not cls:
@@ -68,7 +68,7 @@ def retriever_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY))
 
 
-def registered(name: str):
+def registered(name: str) -> Callable[..., Any]:
     """The class registered as ``name`` (for a retriever that builds another with its own
     parameters, e.g. the tuned retriever's convex fusion).
 
@@ -82,7 +82,8 @@ def registered(name: str):
     return _REGISTRY[name]
 
 
-def make_retriever(name: str, store, embedder, *, reranker=None, rerank_depth: int | None = None):
+def make_retriever(name: str, store: Any, embedder: Any, *, reranker: Any = None,
+                   rerank_depth: int | None = None) -> Any:
     """Build the retriever registered as ``name`` over ``store`` and ``embedder``.
 
     ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string

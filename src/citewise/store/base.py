@@ -14,7 +14,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class StoredChunk:
     page_start: int = 0  # 1-based first page of a paged source (PDF); 0 = not paged
     page_end: int = 0  # 1-based last page; 0 = not paged
     #: the document's metadata (front matter keys beyond the built-in ones; :mod:`citewise.metadata`)
-    metadata: dict = field(default_factory=dict, hash=False)
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ class Store(Protocol):
         (an ingest looks up the documents it brings, not the whole index)."""
         ...
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counts: documents, chunks, and backend details."""
         ...
 
@@ -266,13 +266,13 @@ class Store(Protocol):
         """Whether a hybrid query may run its dense leg in a second thread beside BM25 now."""
         ...
 
-    def warm(self) -> dict:
+    def warm(self) -> dict[str, Any]:
         """Load what the first queries would otherwise load; returns what was loaded (may be
         empty)."""
         ...
 
     def ingest_lock(self, wait: bool = False,
-                    on_wait: Callable[[str], None] | None = None) -> AbstractContextManager:
+                    on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[Any]:
         """Hold the store's own ingest lock (a no-op context for a store only one index folder
         writes; see :attr:`StoreCapabilities.shared`).
 
@@ -285,14 +285,14 @@ class Store(Protocol):
         """Release connections and handles (the store cannot be used afterwards)."""
         ...
 
-    def summary_table(self):
+    def summary_table(self) -> Any:
         """Where document summaries are kept (:class:`citewise.store.derived.SummaryTable`)."""
         ...
 
-    def tree_table(self):
+    def tree_table(self) -> Any:
         """Where RAPTOR trees are kept (:class:`citewise.store.derived.TreeTable`)."""
         ...
 
-    def replication(self) -> dict | None:
+    def replication(self) -> dict[str, Any] | None:
         """A server store's replication role and lag; None for a store without replicas."""
         ...

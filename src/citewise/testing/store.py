@@ -58,11 +58,11 @@ class StoreConformance:
     DIM = 8
 
     @pytest.fixture
-    def store(self):
+    def store(self) -> Store:
         raise NotImplementedError("a StoreConformance subclass provides the 'store' fixture")
 
     @pytest.fixture
-    def filled(self, store):
+    def filled(self, store: Store) -> Store:
         """Three documents: ``apples`` (2 chunks, public), ``pears`` (1 chunk, public) and
         ``secret`` (1 chunk, group ``finance``); chunk vectors are basis vectors 0..3."""
         d = self.DIM
@@ -75,12 +75,12 @@ class StoreConformance:
         store.refresh_indexes()
         return store
 
-    def test_it_is_a_store_and_states_its_capabilities(self, store):
+    def test_it_is_a_store_and_states_its_capabilities(self, store: Store) -> None:
         assert isinstance(store, Store)
         caps = store.capabilities
         assert isinstance(caps, StoreCapabilities) and caps.name
 
-    def test_documents_and_chunks_read_back(self, filled):
+    def test_documents_and_chunks_read_back(self, filled: Store) -> None:
         docs = filled.documents()
         assert sorted(docs) == ["apples", "pears", "secret"]
         assert sorted(filled.documents(["pears", "nosuch"])) == ["pears"]
@@ -89,11 +89,11 @@ class StoreConformance:
         assert got["apples#1"].text == "orchard tractors and ladders"
         assert filled.stats()["documents"] == 3 and filled.stats()["chunks"] == 4
 
-    def test_vectors_read_back(self, filled):
+    def test_vectors_read_back(self, filled: Store) -> None:
         vecs = filled.get_vectors(["pears#0"])
         assert np.allclose(vecs["pears#0"], unit(self.DIM, 2), atol=1e-6)
 
-    def test_lexical_search_ranks_by_term_frequency_and_applies_permissions(self, filled):
+    def test_lexical_search_ranks_by_term_frequency_and_applies_permissions(self, filled: Store) -> None:
         hits = filled.lexical_search(analyze("apple"), 10, Filters(groups=("public",)))
         # apples#0 holds 'apple' twice in 4 words; pears#0 once in 6; secret#0 is not public
         assert [h.chunk_id for h in hits] == ["apples#0", "pears#0"]
@@ -102,7 +102,7 @@ class StoreConformance:
         assert {h.chunk_id for h in both} == {"apples#0", "pears#0", "secret#0"}
         assert filled.lexical_search(analyze("zebra"), 10, Filters(groups=("public",))) == []
 
-    def test_vector_search_orders_by_cosine_and_fills_k_inside_the_filter(self, filled):
+    def test_vector_search_orders_by_cosine_and_fills_k_inside_the_filter(self, filled: Store) -> None:
         q = unit(self.DIM, 3) + 0.5 * unit(self.DIM, 2)
         everyone = filled.vector_search(q, 2, Filters(groups=("public", "finance")))
         assert [h.chunk_id for h in everyone] == ["secret#0", "pears#0"]
@@ -111,11 +111,11 @@ class StoreConformance:
         assert [h.chunk_id for h in public][:1] == ["pears#0"] and len(public) == 2
         assert all(h.doc_id != "secret" for h in public)
 
-    def test_doc_id_filter(self, filled):
+    def test_doc_id_filter(self, filled: Store) -> None:
         hits = filled.lexical_search(analyze("orchard"), 10, Filters(groups=("public",), doc_ids=("pears",)))
         assert [h.chunk_id for h in hits] == ["pears#0"]
 
-    def test_replacing_a_document_replaces_all_its_chunks(self, filled):
+    def test_replacing_a_document_replaces_all_its_chunks(self, filled: Store) -> None:
         filled.upsert([make_update("apples", ["plum jam"], np.stack([unit(self.DIM, 4)]), content_hash="v2")])
         filled.refresh_indexes()
         assert sorted(filled.get_chunks(["apples#0", "apples#1"])) == ["apples#0"]
@@ -123,35 +123,35 @@ class StoreConformance:
         assert [h.chunk_id for h in filled.lexical_search(analyze("tractors"), 10, Filters(groups=("public",)))] == []
         assert [h.chunk_id for h in filled.lexical_search(analyze("jam"), 10, Filters(groups=("public",)))] == ["apples#0"]
 
-    def test_delete_removes_a_document_from_every_search(self, filled):
+    def test_delete_removes_a_document_from_every_search(self, filled: Store) -> None:
         assert filled.delete(["apples"]) == 2
         filled.refresh_indexes()
         assert sorted(filled.documents()) == ["pears", "secret"]
         assert [h.doc_id for h in filled.lexical_search(analyze("apple"), 10, Filters(groups=("public",)))] == ["pears"]
         assert all(h.doc_id != "apples" for h in filled.vector_search(unit(self.DIM, 0), 5, Filters(groups=("public",))))
 
-    def test_has_group_is_exact_and_case_sensitive(self, filled):
+    def test_has_group_is_exact_and_case_sensitive(self, filled: Store) -> None:
         assert filled.has_group("finance") and filled.has_group("public")
         assert not filled.has_group("Finance") and not filled.has_group("fin")
 
-    def test_known_terms(self, filled):
+    def test_known_terms(self, filled: Store) -> None:
         assert filled.known_terms(analyze("orchard zebra budget")) == {"orchard", "budget"}
         assert filled.known_terms([]) == set()
 
-    def test_chunk_versions(self, filled):
+    def test_chunk_versions(self, filled: Store) -> None:
         versions = filled.chunk_versions()
         assert sorted(versions) == ["apples", "pears", "secret"]
         assert sorted(c for c, _, _ in versions["apples"]) == ["apples#0", "apples#1"]
         assert {h for _, h, _ in versions["apples"]} == {"hash-apples-2"}
 
-    def test_ingest_log(self, store):
+    def test_ingest_log(self, store: Store) -> None:
         run = IngestRun(started_at="2026-01-02T03:04:05Z", finished_at="2026-01-02T03:04:06Z", root="/docs",
                         added=3, chunks_embedded=4)
         store.record_run(run)
         runs = store.runs()
         assert len(runs) == 1 and runs[0].root == "/docs" and runs[0].added == 3 and runs[0].chunks_embedded == 4
 
-    def test_the_common_operations_answer_on_an_empty_store(self, store):
+    def test_the_common_operations_answer_on_an_empty_store(self, store: Store) -> None:
         assert store.documents() == {}
         assert store.lexical_search(analyze("apple"), 5, Filters(groups=("public",))) == []
         assert store.vector_search(unit(self.DIM, 0), 5, Filters(groups=("public",))) == []
