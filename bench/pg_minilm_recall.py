@@ -85,7 +85,7 @@ def main() -> int:
                              f"(vector vector_cosine_ops) WITH (m = {m}, ef_construction = {efc})")
                 build = time.perf_counter() - t
             for ef in args.ef:
-                postgres.HNSW_EF_SEARCH = ef
+                postgres.search.HNSW_EF_SEARCH = ef
                 rec, lat, full = [], [], 0
                 for v, tr in zip(vecs, truth):
                     a = time.perf_counter()

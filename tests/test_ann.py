@@ -237,7 +237,7 @@ def test_capped_probes_make_a_deep_search_probe_what_a_shallow_one_does(ann_stor
     assert ann_store.ann_cap_probes is None  # the default
     assert deep_differs_from_shallow(every) == 0 and ann_store.last_capped
     assert deep_differs_from_shallow(public) == 0 and ann_store.last_capped
-    monkeypatch.setattr(lance, "ANN_CAP_MIN_VISIBLE_SHARE", 0.995)  # 99% visible is now "selective"
+    monkeypatch.setattr(lance.search, "ANN_CAP_MIN_VISIBLE_SHARE", 0.995)  # 99% visible is now "selective"
     assert deep_differs_from_shallow(public) > 0 and not ann_store.last_capped
     assert deep_differs_from_shallow(every) == 0 and ann_store.last_capped
     monkeypatch.setattr(ann_store, "ann_cap_probes", False)

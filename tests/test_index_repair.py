@@ -57,7 +57,7 @@ def build(tmp_path: Path, keep_old_versions: bool = True):
     two pages' new rows into a data file of their own (an update), and the compaction after it
     rewrites the six untouched pages into another: ``(index, docs, hashes before the change)``.
     Without ``keep_old_versions`` the second ingest runs as one more than
-    :data:`citewise.store.lance.CLEANUP_AFTER` after the first does: every older version is
+    :data:`citewise.store.lance.writes.CLEANUP_AFTER` after the first does: every older version is
     removed with its files."""
     import datetime as dt
 
@@ -71,7 +71,7 @@ def build(tmp_path: Path, keep_old_versions: bool = True):
     write_doc(docs, "p2.md", "Page 2", "## Section\n\nPage 2 now explains wombats.")
     with pytest.MonkeyPatch.context() as mp:
         if not keep_old_versions:
-            mp.setattr(lance, "CLEANUP_AFTER", dt.timedelta(0))
+            mp.setattr(lance.writes, "CLEANUP_AFTER", dt.timedelta(0))
         assert idx.ingest(docs).updated == 2
     return index, docs, first
 

@@ -248,7 +248,7 @@ def test_ready_batches_share_a_commit_up_to_commit_rows(tmp_path, monkeypatch):
     assert len(ing.commits) < 5 and sum(ing.commits) == 5  # 68 rows < COMMIT_ROWS: ready batches grouped
     assert report.added == 14 and report.errors == []
     assert _rows(serial).equals(_rows(store))
-    monkeypatch.setattr(ingest, "COMMIT_ROWS", 1)  # every batch holds a row: one commit each
+    monkeypatch.setattr(ingest.write, "COMMIT_ROWS", 1)  # every batch holds a row: one commit each
     store = LanceStore(tmp_path / "one-each", DIM)
     ing = _Spy(store, HashingEmbedder(DIM), chunker=_Small(), batch_docs=3, units=ANSWER_UNITS, workers=2)
     ing.slow_first_commit = True

@@ -76,7 +76,7 @@ def test_row_level_security_holds_when_the_where_clause_forgets_the_groups(pg_in
             filters = Filters(doc_ids=filters.doc_ids, as_of=filters.as_of, version=filters.version)
         return real(filters, alias)
 
-    monkeypatch.setattr(postgres, "filter_sql", forgetful)
+    monkeypatch.setattr(postgres.search, "filter_sql", forgetful)
     store = pg_index.store
     emb = HashingEmbedder(store.dim)
     public = Filters(groups=("public",))
@@ -208,7 +208,7 @@ def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypat
     # only row-level security guards the groups here (the WHERE clause forgets them), so a
     # principal leaking from one connection or transaction into another would show
     real = postgres.filter_sql
-    monkeypatch.setattr(postgres, "filter_sql", lambda f, alias="c": real(
+    monkeypatch.setattr(postgres.search, "filter_sql", lambda f, alias="c": real(
         None if f is None else Filters(doc_ids=f.doc_ids, as_of=f.as_of, version=f.version), alias))
     store = pg_index.store
     emb = HashingEmbedder(store.dim)
@@ -333,7 +333,7 @@ def _bm25_by_hand(store: PostgresStore, terms: list[str], visible) -> list[tuple
 
 @pytest.mark.parametrize("probe_cost", [0, 10**9])  # 0: always prune (MaxScore passes); 10**9: sum every posting
 def test_bm25_maxscore_equals_the_full_sum(pg_url, monkeypatch, probe_cost):
-    monkeypatch.setattr(postgres, "BM25_PROBE_COST", probe_cost)
+    monkeypatch.setattr(postgres.search, "BM25_PROBE_COST", probe_cost)
     store = PostgresStore(pg_url, 8)
     try:
         store.upsert(_zipf_updates(600, 8))

@@ -67,7 +67,7 @@ def test_grouped_listing_equals_the_row_by_row_one(store):
 @pytest.mark.parametrize("by_scan", [False, True])
 def test_documents_by_id_equal_the_full_listing_restricted(store, monkeypatch, by_scan):
     if by_scan:  # more ids than the predicate takes: filtered from a scan instead
-        monkeypatch.setattr(lance_mod, "DOC_FILTER_MAX", 1)
+        monkeypatch.setattr(lance_mod.reads, "DOC_FILTER_MAX", 1)
     full = store.documents()
     for ids in (["a"], ["e", "d@1", "zz", "a"], ["zz"], list(full)):
         assert store.documents(doc_ids=ids) == {d: full[d] for d in sorted(set(ids)) if d in full}

@@ -95,7 +95,7 @@ def test_an_index_written_before_release_number_identifiers_reingests_those_titl
     write_doc(root, "notes/v6.6.md", "Ledgerly 6.6 release notes", "Exports show a warning.")
     write_doc(root, "errors/E-1004.md", "E-1004: Invoice currency mismatch", "The currencies differ.")
     idx = Index.open(tmp_path / "index", embedder="hashing")
-    monkeypatch.setattr(lance, "find_identifiers", lambda t: list(dict.fromkeys(fold(m.group(0)) for m in IDENTIFIER.finditer(t))))
+    monkeypatch.setattr(lance.writes, "find_identifiers", lambda t: list(dict.fromkeys(fold(m.group(0)) for m in IDENTIFIER.finditer(t))))
     assert idx.ingest(root).added == 3
     assert all(h.stage != "pinned" for h in idx.search("what changed in version 6.5", 3, retriever="shipped"))
     monkeypatch.undo()

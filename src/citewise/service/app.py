@@ -50,62 +50,29 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, Field
+from fastapi.responses import JSONResponse
 
 from citewise.core import CitewiseError, Filters, Principal
 from citewise.api import Citewise
 from citewise.index import MAX_QUERY_CHARS, Index
 from citewise.settings import Settings, load_settings
 from citewise.service.errors import KEY_COOKIE, ApiError  # noqa: F401 - re-exported
-from citewise.service.auth import ANONYMOUS, AuthError, Authenticator, Caller, JwtConfig, KeyStore
-from citewise.service.documents import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS
+from citewise.service.auth import AuthError, Authenticator, Caller, JwtConfig, KeyStore
 from citewise.service.metrics import Metrics
 from citewise.service.online_eval import online_evaluator, sample_of
 from citewise.service.ratelimit import TokenBuckets
 from citewise.service.payloads import answer_to_dict, search_json
-from citewise.service.streaming import openai_stream
 from citewise.service.schemas import AskRequest, SearchRequest  # noqa: F401 - the request bodies, re-exported
-
-# -- request bodies ---------------------------------------------------------------------------
-class IngestRequest(BaseModel):
-    """``POST /v1/ingest``: a folder (or file) path on the server."""
-
-    path: str = Field(..., description="Folder on the server to ingest (incremental).")
-    policy: str | None = Field(None, description="Permission policy YAML file on the server.")
-    follow_links: bool = False
-    keep_duplicates: bool = False
-
-
-class VectorStoreSearchRequest(BaseModel):
-    """OpenAI ``POST /v1/vector_stores/{id}/search``. ``filters``: a comparison filter
-    ``{"type": "eq"|"in", "key": "doc_id"|"version"|"as_of", "value": ...}`` or ``{"type": "and",
-    "filters": [...]}`` of those. ``rewrite_query`` and ``ranking_options`` are accepted and ignored."""
-
-    query: str | list[str]
-    filters: dict[str, Any] | None = None
-    max_num_results: int = Field(10, ge=1, le=50)
-    rewrite_query: bool = False
-    ranking_options: dict[str, Any] | None = None
-
-
-class ChatMessage(BaseModel):
-    role: str
-    content: str | list[dict[str, Any]] | None = None
-
-
-class ChatCompletionRequest(BaseModel):
-    """OpenAI ``POST /v1/chat/completions``: the last ``user`` message is the question."""
-
-    model: str = "citewise"
-    messages: list[ChatMessage]
-    stream: bool = False
+from citewise.service.routes_index import add_index_routes
+from citewise.service.routes_ingest import IngestRequest, add_ingest_routes
+from citewise.service.routes_openai import (ChatCompletionRequest, ChatMessage, VectorStoreSearchRequest,  # noqa: F401
+                                           add_openai_routes, citation_annotations, openai_filters)
+from citewise.service.routes_ops import add_ops_routes, warm  # noqa: F401 - re-exported
 
 
 # -- ingest jobs ------------------------------------------------------------------------------
@@ -349,84 +316,6 @@ class Service:
             job.finished_at = _utc()
 
 
-def openai_filters(spec: dict | None) -> Filters | None:
-    """:class:`Filters` from an OpenAI vector-store ``filters`` object (see
-    :class:`VectorStoreSearchRequest`).
-
-    Raises:
-        ApiError: 400 naming the unsupported type, key or value.
-    """
-    if not spec:
-        return None
-    out: dict[str, Any] = {}
-
-    def add(f: dict, where: str) -> None:
-        kind = f.get("type")
-        if kind == "and":
-            subs = f.get("filters")
-            if not isinstance(subs, list) or not subs:
-                raise ApiError(400, f"{where}: an 'and' filter needs a non-empty 'filters' list")
-            for i, sub in enumerate(subs):
-                if not isinstance(sub, dict):
-                    raise ApiError(400, f"{where}.filters[{i}]: must be an object")
-                add(sub, f"{where}.filters[{i}]")
-            return
-        key, value = f.get("key"), f.get("value")
-        if kind == "eq" and key == "doc_id" and isinstance(value, str):
-            ids = (value,)
-        elif kind == "in" and key == "doc_id" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-            ids = tuple(value)
-        elif kind == "eq" and key == "version" and isinstance(value, (str, int, float)):
-            out["version"] = str(value)
-            return
-        elif kind == "eq" and key == "as_of" and isinstance(value, str):
-            try:
-                out["as_of"] = dt.date.fromisoformat(value)
-            except ValueError:
-                raise ApiError(400, f"{where}: as_of {value!r} is not a YYYY-MM-DD date") from None
-            return
-        else:
-            from citewise.service.options import openai_condition
-
-            try:
-                out.setdefault("metadata", []).append(openai_condition(kind, key, value))
-            except CitewiseError as e:
-                raise ApiError(400, f"{where}: unsupported filter {json.dumps(f)[:200]} ({e}; supported: eq/in on "
-                               "doc_id, eq on version and as_of, eq/in/gt/gte/lt/lte on metadata keys, and 'and' "
-                               "of those)") from None
-            return
-        prev = out.get("doc_ids")
-        out["doc_ids"] = tuple(sorted(set(ids) & set(prev))) if prev is not None else ids
-
-    add(spec, "filters")
-    if "metadata" in out:
-        out["metadata"] = tuple(out["metadata"])
-    return Filters(**out)
-
-
-def _chat_question(messages: list[ChatMessage]) -> str:
-    for m in reversed(messages):
-        if m.role == "user":
-            if isinstance(m.content, str):
-                return m.content
-            if isinstance(m.content, list):
-                return "\n".join(p.get("text", "") for p in m.content if p.get("type") == "text")
-    raise ApiError(400, "messages: no 'user' message to answer")
-
-
-def citation_annotations(text: str, citations: list[dict], base_url: str) -> list[dict]:
-    """OpenAI ``url_citation`` annotations for each ``[doc:ID]`` marker in ``text``: the marker's
-    ``start_index``/``end_index`` and a URL of the source view with its own sentence's span
-    (:func:`citewise.answer.citations.marker_links`)."""
-    from citewise.answer.citations import marker_links
-
-    return [{"type": "url_citation", "url_citation": {
-        "start_index": m["marker_start"] - (text[m["marker_start"] - 1:m["marker_start"]] == "["),
-        "end_index": m["marker_end"] + (text[m["marker_end"]:m["marker_end"] + 1] == "]"), "title": m["title"],
-        "url": f"{base_url}doc/{m['doc_id']}?start={m['start']}&end={m['end']}#cited"}}
-        for m in marker_links(text, citations) if m["kind"] == "doc"]
-
-
 #: Largest request body accepted (bytes). Every endpoint takes a short query, question or path;
 #: without a limit a 50 MB JSON body to /v1/search was read and parsed whole (break-it trial).
 MAX_BODY_BYTES = 1 << 20
@@ -589,114 +478,13 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
 
     add_query_routes(app, svc, caller)
 
-    @app.post("/v1/vector_stores/{vector_store_id}/search", tags=["openai-compatible"])
-    async def vector_store_search(vector_store_id: str, req: VectorStoreSearchRequest, c: Caller = Depends(caller)) -> dict:
-        """OpenAI vector store search over the index (``vector_store_id``: ``default``)."""
-        if vector_store_id not in ("default", svc.index_dir.name):
-            raise ApiError(404, f"no vector store {vector_store_id!r} (this server has 'default')", "not_found")
-        query = " ".join(req.query) if isinstance(req.query, list) else req.query
-        svc.check_query(query, "query")
-        hits = (await svc.run(svc.search, query, req.max_num_results, "shipped", c.principal,
-                              openai_filters(req.filters)))["hits"]
-        chunks_text = await svc.run(_chunk_texts, svc, [h["chunk_id"] for h in hits])
-        return {"object": "vector_store.search_results.page", "search_query": req.query if isinstance(req.query, list) else [req.query],
-                "data": [{"file_id": h["doc_id"], "filename": h["title"] or h["doc_id"], "score": h["score"],
-                          "attributes": {"chunk_id": h["chunk_id"], "doc_id": h["doc_id"], "rank": h["rank"],
-                                         "snippet": h["snippet"], "snippet_start": h["snippet_start"],
-                                         "snippet_end": h["snippet_end"]},
-                          "content": [{"type": "text", "text": chunks_text.get(h["chunk_id"], h["snippet"] or "")}]}
-                         for h in hits],
-                "has_more": False, "next_page": None}
+    add_openai_routes(app, svc, caller)
 
-    @app.post("/v1/chat/completions", tags=["openai-compatible"])
-    async def chat_completions(req: ChatCompletionRequest, request: Request, c: Caller = Depends(caller)):
-        """OpenAI chat completions answered by ``ask``; citations as ``url_citation`` annotations
-        and in ``citations``; ``stream: true`` sends the answer as it is written, then the checked
-        answer with its citations, then ``[DONE]`` (:mod:`citewise.service.streaming`)."""
-        question = svc.check_query(_chat_question(req.messages), "messages")
-        if req.stream:  # the model's text as it arrives, the checked answer last (citewise.service.streaming)
-            return openai_stream(lambda on_delta: svc.ask(question, 5, "shipped", c.principal, None, on_delta=on_delta), req.model)
-        payload = await svc.run(svc.ask, question, 5, "shipped", c.principal, None)
-        text = payload["answer"]
-        cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
-        annotations = citation_annotations(text, payload["citations"], str(request.base_url))
-        usage = {"prompt_tokens": len(question.split()), "completion_tokens": len(text.split())}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return {"id": cid, "object": "chat.completion", "created": created, "model": req.model,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": text, "refusal": None,
-                                         "annotations": annotations}}],
-                "usage": usage, "citations": payload["citations"], "outcome": payload["outcome"],
-                "abstain_reason": payload["abstain_reason"]}
+    add_ingest_routes(app, svc, admin)
 
-    @app.post("/v1/ingest", status_code=202, tags=["admin"])
-    async def ingest(req: IngestRequest, c: Caller = Depends(admin)) -> dict:
-        """Start ingesting a folder on the server (admin only); poll ``status_url``."""
-        job = svc.start_ingest(req, c)
-        return {**job.as_dict(), "status_url": f"/v1/ingest/{job.job_id}"}
+    add_index_routes(app, svc, caller)
 
-    @app.get("/v1/ingest/{job_id}", tags=["admin"])
-    async def ingest_status(job_id: str, c: Caller = Depends(admin)) -> dict:
-        """An ingest job's status and, when done, its report."""
-        job = svc.jobs.get(job_id)
-        if job is None:
-            raise ApiError(404, f"no ingest job {job_id!r}", "not_found")
-        return job.as_dict()
-
-    @app.get("/v1/status", tags=["index"])
-    async def status(c: Caller = Depends(caller)) -> dict:
-        """Documents, chunks, index lag, staleness, stale documents (``citewise status --json``)."""
-        return await svc.run(svc.status, c)
-
-    @app.get("/v1/documents/{doc_id:path}", tags=["index"])
-    async def document(doc_id: str, start: int | None = None, end: int | None = None,
-                       context: int = Query(DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
-                                            description="Characters of context on each side of the span."),
-                       full: bool = Query(False, description="The whole text too (the server must allow it)."),
-                       c: Caller = Depends(caller)) -> dict:
-        """A document the caller may read: ``highlight`` = text[start:end] and ``context``, the
-        window around it (the document's opening without a span); the whole ``text`` only with
-        ``full=true`` on a server started with ``--full-documents`` (else 403). ``source``: the
-        file's path relative to the folder it was ingested from. A negative offset, ``start`` after
-        ``end``, or only one of them is a 400 naming the field."""
-        svc.check_span(start, end)
-        svc.check_full(full)
-        view = await svc.run(svc.document, doc_id, c.principal)
-        if view is None:
-            raise ApiError(404, f"no document {doc_id!r} visible to you", "not_found")
-        return view.as_dict(start, end, context, full)
-
-    @app.get("/healthz", tags=["ops"])
-    async def healthz() -> dict:
-        """The process is up."""
-        return {"status": "ok"}
-
-    @app.get("/readyz", tags=["ops"])
-    async def readyz():
-        """The index can be read (a query handle opens and counts its chunks). It needs no
-        credential, so it reports no count (a total would include restricted documents)."""
-        try:
-            await svc.run(lambda: _ready(svc))
-        except Exception as e:  # noqa: BLE001 - not ready, say why
-            return JSONResponse({"status": "not ready", "reason": str(e) or type(e).__name__}, status_code=503)
-        return {"status": "ready"}
-
-    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
-    async def metrics(request: Request):
-        """Prometheus text exposition (index gauges computed on each scrape, for the caller: an
-        admin sees the whole index, anyone else the documents they may read). With
-        ``require_auth`` it needs a valid credential like every API route (401 without), unless
-        the app was made with ``public_metrics`` (then an anonymous scrape counts public
-        documents); a bad or revoked credential is always 401."""
-        c = ANONYMOUS
-        if not public_metrics or request.headers.get("authorization") or request.headers.get("x-api-key"):
-            c = svc.auth.from_headers(request.headers.get("authorization"), request.headers.get("x-api-key"))
-        index = None
-        with contextlib.suppress(Exception):
-            index = await svc.run(svc.status, c)
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        return PlainTextResponse(svc.metrics.render(index), media_type=CONTENT_TYPE_LATEST)
+    add_ops_routes(app, svc, public_metrics)
 
     from citewise.service.web import add_web_routes
 
@@ -716,33 +504,3 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
                lambda r: svc.auth.from_headers(r.headers.get("authorization"), r.headers.get("x-api-key")),
                db=db, host=host)
     return app
-
-
-def warm(svc: Service) -> dict:
-    """Open the first query handle, load its embedding model (one query embedded) and warm its
-    store (``Store.warm`` where the backend has it: the BM25 postings and, at scale, every IVF
-    partition of LanceDB's ANN index, :meth:`citewise.store.lance.LanceStore.warm`), so the
-    first requests do not pay for them: ``{"documents": int, "chunks": int, "seconds": float}``.
-    ``citewise serve`` calls it after binding its port and before accepting requests.
-
-    Raises:
-        CitewiseError: the index cannot be opened (its message names the folder); a missing or
-            corrupt model file is raised by the embedder with its own message.
-    """
-    t0 = time.perf_counter()
-    with svc.pool.use() as cw:
-        idx = cw.index
-        stats = idx.store.stats()
-        idx.embedder.embed(["citewise"])
-        idx.store.warm()
-    return {"documents": stats["documents"], "chunks": stats["chunks"], "seconds": time.perf_counter() - t0}
-
-
-def _ready(svc: Service) -> dict:
-    with svc.pool.use() as cw:
-        return {"chunks": cw.index.store.stats()["chunks"]}
-
-
-def _chunk_texts(svc: Service, ids: list[str]) -> dict[str, str]:
-    with svc.pool.use() as cw:
-        return {cid: c.text for cid, c in cw.index.store.get_chunks(ids).items()}

@@ -1,0 +1,306 @@
+"""Writes of the LanceDB store: rows of a document update, upsert/delete commits, index
+upkeep after writes and the ingest log (:class:`citewise.store.lance.LanceStore`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from citewise import metadata as _metadata
+from citewise.store.base import DocumentUpdate, IngestRun
+from citewise.store.faults import guarded
+from citewise.text.analyzer import find_identifiers
+
+from citewise.store.lance.schema import (
+    ANN_RETRAIN_GROWTH, RUNS_TABLE, SCALAR_INDEXES, TABLE, _FTS_OPTIONS, _RUN_SCHEMA, _ann_config,
+    _meta_fields, _q, _scalar_config, _schema, _unit_fields, page_range)
+
+
+#: Versions older than this are removed by the compaction after each ingest (their data files
+#: with them). Long enough that a reader still on an older version finishes its query; a
+#: long-lived reader moves to the latest version before each query (:meth:`LanceStore.sync`).
+CLEANUP_AFTER = dt.timedelta(minutes=10)
+
+
+class _WriteMixin:
+    """Writes, index upkeep and the ingest log of :class:`~citewise.store.lance.LanceStore`."""
+
+    def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        cols: dict[str, list] = {f.name: [] for f in _schema(self.dim)}
+        vectors = []
+        for u in updates:
+            d = u.document
+            if len(u.chunks) != len(u.vectors):
+                raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
+            title_ids = find_identifiers(d.title)
+            lexical = u.lexical_texts()
+            meta_json, meta_terms = _metadata.to_json(d.metadata), _metadata.terms(d.metadata)
+            meta_ranges = json.dumps(_metadata.ranges(d.metadata))
+            for c, v, lex in zip(u.chunks, u.vectors, lexical):
+                cols["metadata"].append(meta_json)
+                cols["meta_terms"].append(meta_terms)
+                cols["meta_ranges"].append(meta_ranges)
+                p0, p1 = page_range(d.pages, c.start, c.end)
+                cols["chunk_id"].append(c.chunk_id)
+                cols["doc_id"].append(d.doc_id)
+                cols["title"].append(d.title)
+                cols["title_ids"].append(title_ids)
+                cols["source"].append(d.source)
+                cols["version"].append(d.version)
+                cols["updated"].append(d.updated.isoformat() if d.updated else "")
+                cols["effective"].append(d.effective.isoformat() if d.effective else "")
+                cols["current"].append(bool(d.current))
+                cols["valid_to"].append(d.valid_to.isoformat() if d.valid_to else "")
+                cols["groups"].append(list(u.groups))
+                cols["content_hash"].append(d.content_hash)
+                cols["indexed_at"].append(now)
+                cols["source_changed_at"].append(u.source_changed_at)
+                cols["heading_path"].append(list(c.heading_path))
+                cols["text"].append(c.text)
+                cols["lexical"].append(lex)
+                cols["start"].append(c.start + d.offset_base)
+                cols["end"].append(c.end + d.offset_base)
+                cols["token_count"].append(c.token_count)
+                cols["page_start"].append(p0)
+                cols["page_end"].append(p1)
+                cols["prev_id"].append(c.prev_id)
+                cols["next_id"].append(c.next_id)
+                cols["parent_id"].append(c.parent_id)
+                vectors.append(v)
+        cols.pop("vector")
+        unit_vecs = self._unit_columns(updates, cols)
+        schema = _schema(self.dim)
+        arrays = []
+        for f in schema:
+            if f.name == "vector":
+                flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
+                arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim))
+            elif f.name == "unit_vectors":
+                arrays.append(unit_vecs)
+            else:
+                arrays.append(pa.array(cols[f.name], type=f.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _unit_columns(self, updates: Sequence[DocumentUpdate], cols: dict[str, list]) -> pa.Array:
+        """Fill the scalar unit columns in ``cols``; returns the ``unit_vectors`` array."""
+        offsets = [0]
+        parts: list[np.ndarray] = []
+        for u in updates:
+            units = list(u.units) if u.units is not None else [None] * len(u.chunks)
+            if len(units) != len(u.chunks):
+                raise ValueError(f"{u.document.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
+            for uv in units:
+                if uv is None:
+                    cols["units_version"].append("")
+                    cols["units_key"].append("")
+                    cols["unit_spans"].append([])
+                    offsets.append(offsets[-1])
+                    continue
+                vecs = np.asarray(uv.vectors, dtype=np.float32).reshape(-1, self.dim)
+                if len(vecs) != len(uv.spans):
+                    raise ValueError(f"{u.document.doc_id}: {len(uv.spans)} unit spans but {len(vecs)} unit vectors")
+                cols["units_version"].append(uv.version)
+                cols["units_key"].append(uv.key)
+                cols["unit_spans"].append([int(x) for span in uv.spans for x in span])
+                parts.append(vecs)
+                offsets.append(offsets[-1] + len(vecs))
+        flat = np.concatenate(parts).reshape(-1) if parts else np.zeros(0, np.float32)
+        inner = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim)
+        return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner)
+
+    def _ensure_unit_columns(self) -> None:
+        """Add the unit and metadata columns (all null) to a table created before they existed."""
+        have = set(self._table.schema.names)
+        new = [f for f in _unit_fields(self.dim) + _meta_fields() if f.name not in have]
+        if new:
+            self._table.add_columns(pa.schema(new))
+
+    @guarded
+    def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
+        """Replace the given documents (all of them, in one commit).
+
+        Rows of these documents that are not in the new set are deleted in the same commit
+        (``merge_insert ... when_not_matched_by_source_delete``), so readers see either the old
+        or the new version of every document, never a mix. A batch of documents none of which
+        has rows yet (a first ingest) is appended instead (``Table.add``, also one commit): the
+        merge joins the batch against every row of the table, which grew with the table
+        (0.15 s per batch of 256 at 100k rows, most of a large ingest). Which documents have
+        rows is known from :meth:`_stored_doc_ids`.
+        """
+        if not updates:
+            return
+        self._writable()
+        data = self._rows(updates)
+        if self._table is None:  # another process (this one waited for its lock) may have created it
+            self._table = self._open_existing(TABLE)
+        if self._table is not None:
+            self._ensure_unit_columns()
+        batch_ids = {u.document.doc_id for u in updates}
+        if self._table is None:
+            self._table = self._db.create_table(TABLE, data=data, schema=_schema(self.dim))
+            stored: set[str] = set()
+            self._changes = None  # a new table: no earlier postings to update
+        else:
+            stored = self._stored_doc_ids()
+            before = self._table.version
+            if stored.isdisjoint(batch_ids):
+                self._table.add(data)
+            else:
+                ids = ", ".join(_q(u.document.doc_id) for u in updates)
+                (
+                    self._table.merge_insert("chunk_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
+                    .execute(data)
+                )
+            self._note_changes(before, self._table.version, batch_ids)
+        stored |= batch_ids  # in place: a copy per batch made a large ingest quadratic
+        stored -= {u.document.doc_id for u in updates if not len(u.chunks)}
+        self._doc_ids = (self._table.version, stored)
+        self._fts_dirty = True
+
+    def _stored_doc_ids(self) -> set[str]:
+        """Ids of the documents with rows in the table's latest version.
+
+        Kept with the version it describes and updated by :meth:`upsert` after its own commit,
+        so a run of upserts scans the ``doc_id`` column once; any other commit (delete,
+        compaction, another process) changes the version and the next call scans again. Like the
+        merge it replaces, this relies on one writer at a time (the ingest lock).
+        """
+        import pyarrow.compute as pc
+
+        version = self._table.version
+        if self._doc_ids is None or self._doc_ids[0] != version:
+            ids = pc.unique(self._scan(["doc_id"]).column("doc_id"))
+            self._doc_ids = (version, set(ids.to_pylist()))
+        return self._doc_ids[1]
+
+    @guarded
+    def delete(self, doc_ids: Sequence[str]) -> int:
+        """Delete documents (one commit); returns how many chunks went."""
+        if self._table is None or not doc_ids:
+            return 0
+        self._writable()
+        pred = f"doc_id IN ({', '.join(_q(d) for d in doc_ids)})"
+        n = self._table.count_rows(pred)
+        if n:
+            before = self._table.version
+            self._table.delete(pred)
+            self._note_changes(before, self._table.version, set(doc_ids))
+            self._fts_dirty = True
+        return n
+
+    def _note_changes(self, before: int, after: int, doc_ids: set[str]) -> None:
+        """Record that this store's commit turned version ``before`` into ``after`` and touched
+        (wrote or deleted) the documents ``doc_ids``.
+
+        Consecutive commits accumulate: the log says "version ``after`` = version ``base`` with
+        these documents changed", which lets :meth:`postings` update ``base``'s postings instead
+        of scanning the table (:meth:`Postings.update`). A commit that does not start from the
+        log's last version (another process committed in between, or a commit of ours failed
+        half-way) starts a new log at ``before``; a commit that made more than one version
+        (``after != before + 1``) leaves no log, so only a full build follows. Like
+        :meth:`_stored_doc_ids` this relies on one writer at a time (the ingest lock).
+        """
+        if after != before + 1:
+            self._changes = None
+        elif self._changes is not None and self._changes[1] == before:
+            self._changes[1] = after
+            self._changes[2] |= set(doc_ids)
+        else:
+            self._changes = [before, after, set(doc_ids)]
+
+    @guarded
+    def refresh_indexes(self) -> None:
+        """Compact the table and bring every index up to date with the rows (see module docstring).
+
+        When rows were written by this store, or rows are not yet in the FTS index (e.g. left by
+        a killed process), runs ``Table.optimize`` (compaction, incremental index update, cleanup
+        of versions older than :data:`CLEANUP_AFTER`); then creates the FTS index and the
+        :data:`SCALAR_INDEXES` that are missing (a new table, a table built by an older citewise,
+        or a process killed before it built them).
+        """
+        if self._table is None:
+            return
+        self._writable()
+        if self._changes is not None and self._changes[1] != self._table.version:
+            self._changes = None  # someone else committed since our last write: rows unknown
+        have = {tuple(i.columns) for i in self._table.list_indices()}
+        if not have or self._fts_dirty or self.unindexed_rows() > 0:
+            self._table.optimize(cleanup_older_than=CLEANUP_AFTER)
+        if ("lexical",) not in have:
+            from lancedb.index import FTS
+
+            self._table.create_index("lexical", config=FTS(**_FTS_OPTIONS), replace=True)
+        names = set(self._table.schema.names)
+        for column, kind in SCALAR_INDEXES.items():
+            if (column,) not in have and column in names:
+                self._table.create_index(column, config=_scalar_config(kind), replace=True)
+        self._refresh_ann()
+        self._fts_dirty = False
+        if self._changes is not None:  # compaction and index commits (ours) change no row's content
+            self._changes[1] = self._table.version
+        self._refresh_postings()
+
+    def _refresh_postings(self) -> None:
+        """Save the BM25 postings of the version the refresh ended on; drop other versions'."""
+        from citewise.store.postings import Postings
+
+        p = self.postings()
+        if p is not None:
+            Postings.prune(self.bm25_root, keep=p.version)
+
+    def _refresh_ann(self) -> None:
+        """Create the ANN index on ``vector`` from ``ann_min_rows`` rows; retrain it on growth.
+
+        The index is named ``vector_ivf_p<partitions>``. Rows added after it was trained go into
+        its existing partitions (``optimize``), so once the table has grown to
+        :data:`ANN_RETRAIN_GROWTH` times the rows it was trained on (sqrt(rows) partitions at
+        least twice the trained count) a new index is trained and the old one dropped afterwards.
+        Each step is its own commit after the data commits: a process killed before the first
+        leaves the table without an index (searched exactly; the next refresh builds it), one
+        killed between them leaves two valid indexes (the next refresh drops the stale one).
+        """
+        rows = self._table.count_rows()
+        vector = [i.name for i in self._table.list_indices() if i.columns == ["vector"]]
+        want = max(1, round(rows ** 0.5))
+        trained = [int(n.rsplit("_p", 1)[1]) for n in vector if n.startswith("vector_ivf_p") and n.rsplit("_p", 1)[1].isdigit()]
+        current = max(trained, default=0)
+        name = f"vector_ivf_p{current}"
+        if rows >= self.ann_min_rows and (not current or want * want >= ANN_RETRAIN_GROWTH * current * current):
+            name = f"vector_ivf_p{want}"
+            self._table.create_index("vector", config=_ann_config(rows), name=name, replace=True)
+        for stale in vector:
+            if stale != name:
+                self._table.drop_index(stale)
+
+    @guarded
+    def record_run(self, run: IngestRun) -> None:
+        """Append one completed ingest run to the ``ingest_runs`` table (one commit)."""
+        self._writable()
+        data = pa.Table.from_pylist([dataclasses.asdict(run)], schema=_RUN_SCHEMA)
+        if self._runs is None:
+            self._runs = self._open_existing(RUNS_TABLE)
+        if self._runs is None:
+            self._runs = self._db.create_table(RUNS_TABLE, data=data, schema=_RUN_SCHEMA)
+        else:
+            self._runs.add(data)
+
+    def runs(self) -> list[IngestRun]:
+        """The ingest log, oldest first (by finish time)."""
+        if self._runs is None:
+            self._runs = self._open_existing(RUNS_TABLE)
+        if self._runs is None:
+            return []
+        rows = self._scan_table(self._runs, None).to_pylist()
+        names = [f.name for f in dataclasses.fields(IngestRun)]
+        out = [IngestRun(**{k: r[k] for k in names}) for r in rows]
+        out.sort(key=lambda r: (r.finished_at, r.started_at, r.root))
+        return out
