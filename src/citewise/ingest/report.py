@@ -3,7 +3,6 @@ default-permission policies (:mod:`citewise.ingest`)."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 from citewise.lifecycle import iso, utc_now
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun
@@ -13,6 +14,9 @@ from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun
 from citewise.ingest.report import IngestReport, Progress, _one_line
 from citewise.ingest.work import _Prepared, _Work
 from citewise.ingest.plan import moved_root
+
+if TYPE_CHECKING:  # type-only: the Ingestor is built from this module's mixin
+    from citewise.ingest.ingestor import Ingestor
 
 
 #: Chunk rows after which the forked-worker path commits the ready batches it holds (it commits

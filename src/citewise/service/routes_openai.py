@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import time
 import uuid
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from fastapi import Depends, FastAPI, Request
 from pydantic import BaseModel, Field
@@ -16,6 +16,9 @@ from citewise.core import CitewiseError, Filters
 from citewise.service.errors import ApiError
 from citewise.service.auth import Caller
 from citewise.service.streaming import openai_stream
+
+if TYPE_CHECKING:  # type-only: app imports this module
+    from citewise.service.app import Service
 
 
 class VectorStoreSearchRequest(BaseModel):

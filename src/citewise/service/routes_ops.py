@@ -9,7 +9,12 @@ import time
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from typing import TYPE_CHECKING
+
 from citewise.service.auth import ANONYMOUS
+
+if TYPE_CHECKING:  # type-only: app imports this module
+    from citewise.service.app import Service
 
 
 def warm(svc: Service) -> dict:
@@ -72,5 +77,3 @@ def add_ops_routes(app: FastAPI, svc, public_metrics: bool) -> None:
         from prometheus_client import CONTENT_TYPE_LATEST
 
         return PlainTextResponse(svc.metrics.render(index), media_type=CONTENT_TYPE_LATEST)
-
-    from citewise.service.web import add_web_routes
