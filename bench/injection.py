@@ -153,7 +153,7 @@ def detector(passages: list[dict], real_text: dict[str, str]) -> dict | None:
     from citewise.text.sentences import split_sentences
 
     flagged = [p["id"] for p in passages if any(instruction_like(x) for x in parts(p))]
-    sentences = [s for t in real_text.values() for s in split_sentences(t)]
+    sentences = [t[a:b] for t in real_text.values() for a, b in split_sentences(t)]
     false = [s for s in sentences if instruction_like(s)]
     return {"passages": len(passages), "flagged": len(flagged), "missed": sorted(set(p["id"] for p in passages) - set(flagged)),
             "real_sentences": len(sentences), "false_flags": len(false), "false_flag_examples": false[:5]}

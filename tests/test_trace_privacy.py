@@ -64,7 +64,8 @@ def _serve_and_ask(index, capture: bool):
             page = httpx.get(server.url + "/", params={"q": QUESTION}, timeout=60)
             assert page.status_code == 200 and "No answer" in page.text
             api = httpx.post(server.url + "/v1/ask", json={"question": QUESTION}, timeout=60).json()
-            assert api["outcome"] == "abstained" and SECRET in api["reason"]["text"]
+            # the reason names a word of the question (the trace must not, without the flag)
+            assert api["outcome"] == "abstained" and any(w in api["reason"]["text"] for w in (SECRET, "marmalade"))
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not {"/", "/v1/ask"} <= {
                     _path(s) for s in _spans(collector.bodies) if s.kind == s.SPAN_KIND_SERVER}:

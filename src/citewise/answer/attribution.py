@@ -15,7 +15,8 @@ chunk's title and headings:
   in the unit and the one after it (a sentence may join two), or in the chunk's title and
   headings, each term weighted by ``ln(1 + (N + 1) / (df + 0.5))`` over the N units of all
   sources (a term every source repeats says little; a term no source has weighs most), as a
-  share of the sentence's total weight;
+  share of the sentence's total weight, scaled by ``min(1, terms / MIN_LEXICAL_TERMS)`` (one
+  shared word is weak evidence of a claim);
 * dense = cosine of the sentence's and the unit's embeddings (the index's embedder; 0 without one);
 * ``support = LEXICAL_WEIGHT · lexical + (1 - LEXICAL_WEIGHT) · dense``, and a unit supports a
   sentence only when every number and every absolute word (:data:`ABSOLUTE`: all, every,
@@ -51,6 +52,9 @@ from citewise.text.analyzer import analyze
 LEXICAL_WEIGHT = 0.5
 #: Least ``support`` of a unit that supports a sentence.
 SUPPORT_THRESHOLD = 0.55
+#: Content terms a sentence needs for its lexical share to count in full; a sentence of one
+#: content term gets half of it (one shared word says little about a claim).
+MIN_LEXICAL_TERMS = 2
 
 _NUMBERED = re.compile(r"(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
                        r"(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
@@ -209,7 +213,9 @@ class Aligner:
                 for ui, (wins, win_nums, instruction) in enumerate(self._windows[si]):
                     if instruction or not nums <= win_nums:
                         continue
-                    lex = self.lexical(terms, wins)
+                    # one content term found is no evidence of a claim ("So it was held."): with
+                    # fewer than MIN_LEXICAL_TERMS terms the lexical share counts only up to that
+                    lex = self.lexical(terms, wins) * min(1.0, len(terms) / MIN_LEXICAL_TERMS)
                     dense = max(0.0, float(dense_all[ui])) if dense_all is not None else 0.0
                     w = LEXICAL_WEIGHT if dense_all is not None else 1.0
                     support = w * lex + (1 - w) * dense
