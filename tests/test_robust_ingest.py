@@ -342,7 +342,7 @@ def test_embedding_progress_counts_chunks_not_files(tmp_path):
 
 
 def test_piped_progress_prints_a_line_with_rate_and_eta(monkeypatch, capsys):
-    import citewise.cli as cli
+    import citewise.cli.common as cli  # _embed_progress reads the interval there
 
     monkeypatch.setattr(cli, "PROGRESS_LINE_EVERY_S", 0.0)
     with cli._embed_progress(True) as tick:  # capsys: stderr is not a terminal
