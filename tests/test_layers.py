@@ -102,3 +102,11 @@ def test_every_top_level_module_has_a_layer():
     tops = {f"citewise.{p.stem}" for p in pkg.glob("*.py") if p.stem != "__init__"}
     tops |= {f"citewise.{p.name}" for p in pkg.iterdir() if (p / "__init__.py").is_file()}
     assert sorted(tops - listed) == []
+
+
+def test_no_module_is_over_600_lines():
+    """Modules stay small enough to read whole: a concept that grows past 600 lines becomes a
+    package of smaller modules."""
+    pkg = ROOT / "src" / "citewise"
+    sizes = {str(p.relative_to(pkg)): len(p.read_text(encoding="utf-8").splitlines()) for p in pkg.rglob("*.py")}
+    assert sorted(p for p, n in sizes.items() if n > 600) == []
