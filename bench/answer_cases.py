@@ -33,7 +33,9 @@ def _write(root: Path, doc_id: str, title: str, body: str) -> None:
     """The Markdown file the tests write: front matter with the title, a level-1 heading, the body."""
     path = root / f"{doc_id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(["---", f'title: "{title}"', "---", f"# {title}", "", body.strip(), ""]), encoding="utf-8")
+    path.write_text(
+        "\n".join(["---", f'title: "{title}"', "---", f"# {title}", "", body.strip(), ""]), encoding="utf-8"
+    )
 
 
 def build(fixture: str, pages: dict, tmp: Path):
@@ -101,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"cases": len(rows), "passed": passed, "rows": rows}, indent=1))
     else:
         for r in rows:
-            print(f"{'pass' if r['pass'] else 'FAIL'}  {r['id']}" + ("" if r["pass"] else f"  ({'; '.join(r['missed'])}) {r['answer']!r}"))
+            print(
+                f"{'pass' if r['pass'] else 'FAIL'}  {r['id']}"
+                + ("" if r["pass"] else f"  ({'; '.join(r['missed'])}) {r['answer']!r}")
+            )
         print(f"\n{passed} of {len(rows)} cases pass")
     return 0
 

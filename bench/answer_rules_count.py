@@ -53,7 +53,12 @@ def _word_elements(node: ast.AST) -> list[str] | None:
     elts = None
     if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
         elts = node.elts
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("set", "frozenset") and node.args:
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("set", "frozenset")
+        and node.args
+    ):
         arg = node.args[0]
         if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "split":
             text = _literal(arg.func.value)
@@ -65,7 +70,11 @@ def _word_elements(node: ast.AST) -> list[str] | None:
     if elts is None:
         return None
     words = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    if len(words) < 2 or len(words) != len(elts) or not all(_WORDISH.match(w.split()[0] if w.split() else "") for w in words):
+    if (
+        len(words) < 2
+        or len(words) != len(elts)
+        or not all(_WORDISH.match(w.split()[0] if w.split() else "") for w in words)
+    ):
         return None
     return words
 
@@ -75,8 +84,13 @@ def count_file(path: Path) -> dict:
     calls = words = lists = listed = 0
     inner: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in RE_FUNCS \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in RE_FUNCS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+        ):
             calls += 1
             if node.args:
                 pat = _literal(node.args[0])
@@ -88,14 +102,22 @@ def count_file(path: Path) -> dict:
             listed += len(found)
             for child in ast.walk(node):
                 inner.add(id(child))
-    return {"regex_calls": calls, "regex_words": words, "word_lists": lists, "listed_words": listed,
-            "lines": len(path.read_text(encoding="utf-8").splitlines())}
+    return {
+        "regex_calls": calls,
+        "regex_words": words,
+        "word_lists": lists,
+        "listed_words": listed,
+        "lines": len(path.read_text(encoding="utf-8").splitlines()),
+    }
 
 
 def count(root: Path) -> dict:
     files = sorted((root / "src/citewise/answer").rglob("*.py")) + [root / "src/citewise/text/names.py"]
     per = {str(p.relative_to(root)): count_file(p) for p in files if p.is_file()}
-    total = {k: sum(v[k] for v in per.values()) for k in ("regex_calls", "regex_words", "word_lists", "listed_words", "lines")}
+    total = {
+        k: sum(v[k] for v in per.values())
+        for k in ("regex_calls", "regex_words", "word_lists", "listed_words", "lines")
+    }
     data_words = 0
     data_dir = root / "src/citewise/answer/data"
     for p in sorted(data_dir.glob("*")) if data_dir.is_dir() else []:
@@ -113,9 +135,13 @@ def main(argv: list[str]) -> int:
         return 0
     print(f"{'file':52} {'regex':>6} {'words':>6} {'lists':>6} {'listed':>6} {'lines':>6}")
     for name, c in result["files"].items():
-        print(f"{name:52} {c['regex_calls']:6} {c['regex_words']:6} {c['word_lists']:6} {c['listed_words']:6} {c['lines']:6}")
+        print(
+            f"{name:52} {c['regex_calls']:6} {c['regex_words']:6} {c['word_lists']:6} {c['listed_words']:6} {c['lines']:6}"
+        )
     t = result["total"]
-    print(f"{'total':52} {t['regex_calls']:6} {t['regex_words']:6} {t['word_lists']:6} {t['listed_words']:6} {t['lines']:6}")
+    print(
+        f"{'total':52} {t['regex_calls']:6} {t['regex_words']:6} {t['word_lists']:6} {t['listed_words']:6} {t['lines']:6}"
+    )
     print(f"words kept in data files (src/citewise/answer/data): {result['data_file_words']}")
     return 0
 

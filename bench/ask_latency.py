@@ -75,8 +75,12 @@ def timed_ingest(corpus: Path, units: bool, embedder) -> dict:
         idx.embedder = embedder
         c, w = time.process_time(), time.perf_counter()
         report = idx.ingestor(units=units).ingest_folder(corpus)
-        return {"cpu_s": time.process_time() - c, "wall_s": time.perf_counter() - w,
-                "chunks_embedded": report.chunks_embedded, "units_embedded": report.units_embedded}
+        return {
+            "cpu_s": time.process_time() - c,
+            "wall_s": time.perf_counter() - w,
+            "chunks_embedded": report.chunks_embedded,
+            "units_embedded": report.units_embedded,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -95,9 +99,15 @@ def cold_ask(idx: Index, question: str, stored: bool) -> dict:
     c, w = time.process_time(), time.perf_counter()
     ans = answerer.answer(question)
     cpu, wall = time.process_time() - c, time.perf_counter() - w
-    return {"cpu_s": cpu, "wall_s": wall, "cpu_beyond_s": cpu - retriever.cpu, "wall_beyond_s": wall - retriever.wall,
-            "units_embedded_chunks": units.embedded_chunks, "stored_chunks": units.stored_hits,
-            "key": (ans.text, ans.outcome, tuple(c.doc_id for c in ans.citations))}
+    return {
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "cpu_beyond_s": cpu - retriever.cpu,
+        "wall_beyond_s": wall - retriever.wall,
+        "units_embedded_chunks": units.embedded_chunks,
+        "stored_chunks": units.stored_hits,
+        "key": (ans.text, ans.outcome, tuple(c.doc_id for c in ans.citations)),
+    }
 
 
 def main(argv=None) -> int:
@@ -105,8 +115,11 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, default=None, help="folder to ingest (default: the sample corpus)")
     ap.add_argument("--question", action="append", default=[], help="question to ask (repeatable)")
     ap.add_argument("--questions", type=int, default=10, help="sample golden questions when no --question")
-    ap.add_argument("--no-ingest-compare", action="store_true",
-                    help="skip the two timed ingests; time the ask index's ingest (with unit vectors) only")
+    ap.add_argument(
+        "--no-ingest-compare",
+        action="store_true",
+        help="skip the two timed ingests; time the ask index's ingest (with unit vectors) only",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     corpus = args.corpus or sample_dir() / "corpus"
@@ -121,8 +134,10 @@ def main(argv=None) -> int:
     embedder.embed(["warm up the session"])
     ingest = {}
     if not args.no_ingest_compare:
-        ingest = {"before (no unit vectors)": timed_ingest(corpus, False, embedder),
-                  "after (unit vectors stored)": timed_ingest(corpus, True, embedder)}
+        ingest = {
+            "before (no unit vectors)": timed_ingest(corpus, False, embedder),
+            "after (unit vectors stored)": timed_ingest(corpus, True, embedder),
+        }
 
     tmp = Path(tempfile.mkdtemp(prefix="ask-latency-"))
     try:
@@ -132,8 +147,11 @@ def main(argv=None) -> int:
         report = idx.ingest(corpus)
         if args.no_ingest_compare:
             ingest["after (unit vectors stored)"] = {
-                "cpu_s": time.process_time() - c, "wall_s": time.perf_counter() - w,
-                "chunks_embedded": report.chunks_embedded, "units_embedded": report.units_embedded}
+                "cpu_s": time.process_time() - c,
+                "wall_s": time.perf_counter() - w,
+                "chunks_embedded": report.chunks_embedded,
+                "units_embedded": report.units_embedded,
+            }
         runs = {"before": [], "after": []}
         for q in questions:  # alternate, so load changes hit both arms alike
             runs["before"].append(cold_ask(idx, q, stored=False))
@@ -144,12 +162,19 @@ def main(argv=None) -> int:
     identical = sum(b["key"] == a["key"] for b, a in zip(runs["before"], runs["after"]))
     summary = {}
     for arm, rs in runs.items():
-        summary[arm] = {f"{m}_{agg.__name__}": round(agg(r[m] for r in rs), 4)
-                        for m in ("cpu_s", "wall_s", "cpu_beyond_s", "wall_beyond_s") for agg in (statistics.fmean, max)}
+        summary[arm] = {
+            f"{m}_{agg.__name__}": round(agg(r[m] for r in rs), 4)
+            for m in ("cpu_s", "wall_s", "cpu_beyond_s", "wall_beyond_s")
+            for agg in (statistics.fmean, max)
+        }
         summary[arm]["chunks_embedded_at_query_time"] = sum(r["units_embedded_chunks"] for r in rs)
-    result = {"corpus": str(corpus), "questions": len(questions), "identical_answers": identical,
-              "ingest": {k: {m: round(v, 3) if isinstance(v, float) else v for m, v in d.items()} for k, d in ingest.items()},
-              "ask": summary}
+    result = {
+        "corpus": str(corpus),
+        "questions": len(questions),
+        "identical_answers": identical,
+        "ingest": {k: {m: round(v, 3) if isinstance(v, float) else v for m, v in d.items()} for k, d in ingest.items()},
+        "ask": summary,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -160,17 +185,21 @@ def main(argv=None) -> int:
         print(f"| {k} | {d['cpu_s']:.2f} | {d['wall_s']:.2f} | {d['chunks_embedded']} | {d['units_embedded']} |")
     if "before (no unit vectors)" in ingest:
         b, a = ingest["before (no unit vectors)"], ingest["after (unit vectors stored)"]
-        print(f"\nunit vectors add {a['cpu_s'] - b['cpu_s']:.2f} CPU s to the ingest "
-              f"({(a['cpu_s'] / b['cpu_s'] - 1) * 100:.0f}%)")
+        print(
+            f"\nunit vectors add {a['cpu_s'] - b['cpu_s']:.2f} CPU s to the ingest "
+            f"({(a['cpu_s'] / b['cpu_s'] - 1) * 100:.0f}%)"
+        )
     print()
     print(f"cold ask, {len(questions)} questions (mean / max seconds):\n")
     print("| ask | CPU | wall | CPU beyond retrieval | wall beyond retrieval | chunks embedded at query time |")
     print("|---|---|---|---|---|---|")
     for arm, label in (("before", "before: units embedded at query time"), ("after", "after: stored unit vectors")):
         s = summary[arm]
-        print(f"| {label} | {s['cpu_s_fmean']:.3f} / {s['cpu_s_max']:.3f} | {s['wall_s_fmean']:.3f} / {s['wall_s_max']:.3f} "
-              f"| {s['cpu_beyond_s_fmean']:.3f} / {s['cpu_beyond_s_max']:.3f} "
-              f"| {s['wall_beyond_s_fmean']:.3f} / {s['wall_beyond_s_max']:.3f} | {s['chunks_embedded_at_query_time']} |")
+        print(
+            f"| {label} | {s['cpu_s_fmean']:.3f} / {s['cpu_s_max']:.3f} | {s['wall_s_fmean']:.3f} / {s['wall_s_max']:.3f} "
+            f"| {s['cpu_beyond_s_fmean']:.3f} / {s['cpu_beyond_s_max']:.3f} "
+            f"| {s['wall_beyond_s_fmean']:.3f} / {s['wall_beyond_s_max']:.3f} | {s['chunks_embedded_at_query_time']} |"
+        )
     print(f"\nidentical answers (text, outcome, citations): {identical} of {len(questions)}")
     return 0
 

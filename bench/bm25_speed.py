@@ -80,7 +80,8 @@ def row(name, runs, lat, qrels, total=None):
     total = total if total is not None else sum(lat)
     ndcg = evaluate(qrels, runs, ["ndcg@10"]).means["ndcg@10"]
     return {
-        "system": name, "queries_per_s": len(runs) / total,
+        "system": name,
+        "queries_per_s": len(runs) / total,
         "p50_ms": statistics.median(lat) * 1e3 if lat else None,
         "p95_ms": float(np.percentile(lat, 95)) * 1e3 if lat else None,
         "ndcg@10": ndcg,
@@ -90,8 +91,12 @@ def row(name, runs, lat, qrels, total=None):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "beir-scifact"))
-    ap.add_argument("--index", default=None, help="MiniLM index of SciFact (default: the one 'citewise eval beir' builds)")
-    ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM hybrid row (building its index takes minutes)")
+    ap.add_argument(
+        "--index", default=None, help="MiniLM index of SciFact (default: the one 'citewise eval beir' builds)"
+    )
+    ap.add_argument(
+        "--no-minilm", action="store_true", help="skip the MiniLM hybrid row (building its index takes minutes)"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ds = BeirDataset(Path(args.data))
@@ -131,7 +136,9 @@ def main() -> int:
     text = {q: q for q in queries}  # these systems take the query id and look its terms up
     systems = {
         "citewise bm25 retriever (analyzer+filter)": (lambda q: [h.doc_id for h in bm25.search(queries[q], k)]),
-        "citewise postings, filtered (same tokens)": (lambda q: [h.doc_id for h in store.lexical_search(qterms[q], k, anon)]),
+        "citewise postings, filtered (same tokens)": (
+            lambda q: [h.doc_id for h in store.lexical_search(qterms[q], k, anon)]
+        ),
         "LanceDB FTS, filtered (same tokens)": (lambda q: [h.doc_id for h in store.fts_search(qterms[q], k, anon)]),
         "bm25s, unfiltered (same tokens)": same_one,
         "bm25s, weight_mask filter (same tokens)": (lambda q: same_one(q, mask)),
@@ -153,7 +160,9 @@ def main() -> int:
     retr.index(bm25s.tokenize(corpus_text, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
 
     def bm25s_one(q):
-        res, _ = retr.retrieve(bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False), k=k, show_progress=False)
+        res, _ = retr.retrieve(
+            bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False), k=k, show_progress=False
+        )
         return [ids[i] for i in res[0]]
 
     runs, lat = timed(bm25s_one, queries)
@@ -209,9 +218,11 @@ def report(args, ds, queries, k, rows) -> int:
     by = {r["system"]: r for r in rows}
     peer = by["bm25s, unfiltered (same tokens)"]
     ours = by["citewise postings, filtered (same tokens)"]
-    print(f"citewise filtered / bm25s unfiltered, same tokens: x{ours['queries_per_s'] / peer['queries_per_s']:.2f} q/s "
-          f"(fastest round), x{peer['p50_ms'] / ours['p50_ms']:.2f} by p50 latency, "
-          f"nDCG@10 {ours['ndcg@10']:.4f} vs {peer['ndcg@10']:.4f} (LanceDB FTS {by['LanceDB FTS, filtered (same tokens)']['ndcg@10']:.4f})")
+    print(
+        f"citewise filtered / bm25s unfiltered, same tokens: x{ours['queries_per_s'] / peer['queries_per_s']:.2f} q/s "
+        f"(fastest round), x{peer['p50_ms'] / ours['p50_ms']:.2f} by p50 latency, "
+        f"nDCG@10 {ours['ndcg@10']:.4f} vs {peer['ndcg@10']:.4f} (LanceDB FTS {by['LanceDB FTS, filtered (same tokens)']['ndcg@10']:.4f})"
+    )
     return 0
 
 

@@ -98,12 +98,19 @@ def realdocs(a, emb) -> dict:
     from dataclasses import replace
 
     # ids as the question sets name them: corpus/relative path without extension
-    documents = [replace(d, doc_id=f"{name}/{d.doc_id}") for d in load_folder(root)
-                 if isinstance(d, Document) and not d.source.endswith("print.html")]
+    documents = [
+        replace(d, doc_id=f"{name}/{d.doc_id}")
+        for d in load_folder(root)
+        if isinstance(d, Document) and not d.source.endswith("print.html")
+    ]
     docs, chunk_texts, unit_texts, owner, raw = plan_docs(documents)
     here = Path(__file__).parent / "realdocs"
-    qs = [q for f in sorted(here.glob("questions-*.jsonl")) for q in map(json.loads, f.read_text().splitlines())
-          if q.get("corpus") == name and q.get("kind") == "in_scope"]
+    qs = [
+        q
+        for f in sorted(here.glob("questions-*.jsonl"))
+        for q in map(json.loads, f.read_text().splitlines())
+        if q.get("corpus") == name and q.get("kind") == "in_scope"
+    ]
     qs = list({q["id"]: q for q in qs}.values())
     key = f"realdocs-{name}-{emb.name}".replace("/", "_")
     cv, uv, t_chunk, t_unit = cached_vectors(key, emb, chunk_texts, unit_texts, a)
@@ -117,9 +124,16 @@ def realdocs(a, emb) -> dict:
             spans = [" ".join(s.split()).lower() for s in q.get("expected_answer", [])]
             span_hits += any(sp in raw[i] for i in order[:5].tolist() for sp in spans)
         out[rname] = {"doc recall@5": round(doc_hits / len(qs), 3), "span recall@5": round(span_hits / len(qs), 3)}
-    return {"corpus": name, "embedder": emb.name, "documents": len(documents), "chunks": len(chunk_texts),
-            "units": len(unit_texts), "questions": len(qs),
-            "cpu_s": {"chunk pass": round(t_chunk, 1), "unit pass": round(t_unit, 1)}, "recall": out}
+    return {
+        "corpus": name,
+        "embedder": emb.name,
+        "documents": len(documents),
+        "chunks": len(chunk_texts),
+        "units": len(unit_texts),
+        "questions": len(qs),
+        "cpu_s": {"chunk pass": round(t_chunk, 1), "unit pass": round(t_unit, 1)},
+        "recall": out,
+    }
 
 
 def cached_vectors(key, emb, chunk_texts, unit_texts, a):
@@ -190,13 +204,24 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--split", default="test")
     ap.add_argument("--fresh", action="store_true")
-    ap.add_argument("--subset", type=int, default=0,
-                    help="Only N documents: every document judged for the split's queries, then others drawn "
-                         "at random (seed 0) up to N (for slow embedders; compare embedders on the same N).")
-    ap.add_argument("--max-queries", type=int, default=0,
-                    help="Only the first N queries of the split (by id), and with --subset only their judged documents.")
-    ap.add_argument("--no-chunk-pass", action="store_true",
-                    help="Skip the chunk pass (slow embedders): only the unit-based rankings are printed.")
+    ap.add_argument(
+        "--subset",
+        type=int,
+        default=0,
+        help="Only N documents: every document judged for the split's queries, then others drawn "
+        "at random (seed 0) up to N (for slow embedders; compare embedders on the same N).",
+    )
+    ap.add_argument(
+        "--max-queries",
+        type=int,
+        default=0,
+        help="Only the first N queries of the split (by id), and with --subset only their judged documents.",
+    )
+    ap.add_argument(
+        "--no-chunk-pass",
+        action="store_true",
+        help="Skip the chunk pass (slow embedders): only the unit-based rankings are printed.",
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     emb = make_embedder(a.embedder)
@@ -205,25 +230,29 @@ def main() -> None:
         if a.json:
             print(json.dumps(r))
             return
-        print(f"realdocs {r['corpus']} · {r['embedder']} · {r['documents']} documents, {r['chunks']} chunks, "
-              f"{r['units']} units, {r['questions']} in-scope questions; CPU s {r['cpu_s']}")
+        print(
+            f"realdocs {r['corpus']} · {r['embedder']} · {r['documents']} documents, {r['chunks']} chunks, "
+            f"{r['units']} units, {r['questions']} in-scope questions; CPU s {r['cpu_s']}"
+        )
         for name, m in r["recall"].items():
             print(f"  {name:26s} doc recall@5 {m['doc recall@5']:.3f}  span recall@5 {m['span recall@5']:.3f}")
         return
     ds = BeirDataset(a.data)
     qrels, queries = ds.load_split(a.split)
     if a.max_queries:
-        kept = sorted(queries)[:a.max_queries]
+        kept = sorted(queries)[: a.max_queries]
         qrels = {q: qrels[q] for q in kept}
         queries = {q: queries[q] for q in kept}
     keep = None
     if a.subset:
         judged = sorted({d for q in qrels.values() for d in q})
         rest = sorted({json.loads(line)["_id"] for line in ds.corpus.open()} - set(judged))
-        extra = np.random.default_rng(0).permutation(len(rest))[:max(0, a.subset - len(judged))]
+        extra = np.random.default_rng(0).permutation(len(rest))[: max(0, a.subset - len(judged))]
         keep = set(judged) | {rest[i] for i in extra.tolist()}
     docs, chunk_texts, unit_texts, owner = plan(ds, keep)
-    key = f"{ds.name}-{emb.name}{f'-{a.subset}' if a.subset else ''}{f'-q{a.max_queries}' if a.max_queries else ''}".replace("/", "_")
+    key = f"{ds.name}-{emb.name}{f'-{a.subset}' if a.subset else ''}{f'-q{a.max_queries}' if a.max_queries else ''}".replace(
+        "/", "_"
+    )
     cache = cache_dir() / "bench-chunk-vectors" / f"{key}.npz"
     if cache.exists() and not a.fresh:
         z = np.load(cache)
@@ -243,8 +272,11 @@ def main() -> None:
     combo = l2_normalise(cv + mean)
     qids = sorted(queries)
     qv = np.asarray(embed_queries(emb, [queries[q] for q in qids]), dtype=np.float32)
-    names = ("units-mean", "units-max", "units-mean+max", "units-mean, top 50 by max") if a.no_chunk_pass else \
-        ("chunk", "units-mean", "units-max", "units-mean+max", "chunk+units-mean", "units-mean, top 50 by max")
+    names = (
+        ("units-mean", "units-max", "units-mean+max", "units-mean, top 50 by max")
+        if a.no_chunk_pass
+        else ("chunk", "units-mean", "units-max", "units-mean+max", "chunk+units-mean", "units-mean, top 50 by max")
+    )
     runs = {name: {} for name in names}
     for q, v in zip(qids, qv):
         s_chunk, s_mean, s_combo = cv @ v, mean @ v, combo @ v
@@ -255,24 +287,40 @@ def main() -> None:
         top = np.argsort(-s_mean, kind="stable")[:50]
         s_rescored = s_mean - 10.0  # below every rescored candidate
         s_rescored[top] = s_max[top]
-        for name, s in (("chunk", s_chunk), ("units-mean", s_mean), ("units-max", s_max),
-                        ("units-mean+max", (s_mean + s_max) / 2), ("chunk+units-mean", s_combo),
-                        ("units-mean, top 50 by max", s_rescored)):
+        for name, s in (
+            ("chunk", s_chunk),
+            ("units-mean", s_mean),
+            ("units-max", s_max),
+            ("units-mean+max", (s_mean + s_max) / 2),
+            ("chunk+units-mean", s_combo),
+            ("units-mean, top 50 by max", s_rescored),
+        ):
             if name in runs:
                 runs[name][q] = rank(s, docs)
-    result = {"dataset": ds.name + (f" ({len(set(docs))}-document subset)" if a.subset else ""), "embedder": emb.name, "chunks": n, "units": len(unit_texts),
-              "docs": len(set(docs)), "queries": len(qids),
-              "cpu_s": {"chunk pass": round(t_chunk, 1), "unit pass": round(t_unit, 1),
-                        "unit / chunk": round(t_unit / t_chunk, 2) if t_chunk == t_chunk else None},
-              "ndcg@10": {name: round(evaluate(qrels, run, ["ndcg@10"]).means["ndcg@10"], 4)
-                          for name, run in runs.items()},
-              "load": round(os.getloadavg()[0], 1)}
+    result = {
+        "dataset": ds.name + (f" ({len(set(docs))}-document subset)" if a.subset else ""),
+        "embedder": emb.name,
+        "chunks": n,
+        "units": len(unit_texts),
+        "docs": len(set(docs)),
+        "queries": len(qids),
+        "cpu_s": {
+            "chunk pass": round(t_chunk, 1),
+            "unit pass": round(t_unit, 1),
+            "unit / chunk": round(t_unit / t_chunk, 2) if t_chunk == t_chunk else None,
+        },
+        "ndcg@10": {name: round(evaluate(qrels, run, ["ndcg@10"]).means["ndcg@10"], 4) for name, run in runs.items()},
+        "load": round(os.getloadavg()[0], 1),
+    }
     if a.json:
         print(json.dumps(result))
         return
     print(f"{ds.name} · {emb.name} · {n} chunks, {len(unit_texts)} units, {len(qids)} queries · load {result['load']}")
-    print(f"CPU s: chunk pass {t_chunk:.1f}, unit pass {t_unit:.1f} ({result['cpu_s']['unit / chunk']}x)"
-          if not a.no_chunk_pass else f"CPU s: unit pass {t_unit:.1f} (chunk pass skipped)")
+    print(
+        f"CPU s: chunk pass {t_chunk:.1f}, unit pass {t_unit:.1f} ({result['cpu_s']['unit / chunk']}x)"
+        if not a.no_chunk_pass
+        else f"CPU s: unit pass {t_unit:.1f} (chunk pass skipped)"
+    )
     for name, v in result["ndcg@10"].items():
         print(f"  {name:26s} nDCG@10 {v:.4f}")
     sys.stdout.flush()

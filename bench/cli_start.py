@@ -52,8 +52,13 @@ def main() -> int:
     ap.add_argument("--index", default=None)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--baseline", action="append", default=[], metavar="SRC",
-                    help="also time the shipped search with SRC first on PYTHONPATH")
+    ap.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="SRC",
+        help="also time the shipped search with SRC first on PYTHONPATH",
+    )
     args = ap.parse_args()
     tmp = None
     if args.index:
@@ -64,8 +69,17 @@ def main() -> int:
     py = sys.executable
     cmds = {
         "citewise search (shipped, MiniLM)": [py, "-m", "citewise.cli", "search", QUERY, "--index", str(index)],
-        "citewise search --retriever bm25": [py, "-m", "citewise.cli", "search", QUERY, "--index", str(index),
-                                             "--retriever", "bm25"],
+        "citewise search --retriever bm25": [
+            py,
+            "-m",
+            "citewise.cli",
+            "search",
+            QUERY,
+            "--index",
+            str(index),
+            "--retriever",
+            "bm25",
+        ],
         "python -c pass": [py, "-c", "pass"],
         'python -c "import lancedb"': [py, "-c", "import lancedb"],
     }
@@ -77,15 +91,17 @@ def main() -> int:
     for src in args.baseline:
         name = f"search (shipped) from {src}"
         cmds[name] = cmds["citewise search (shipped, MiniLM)"]
-        envs[name] = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(src).resolve()),
-                                                                          env.get("PYTHONPATH")]))}
+        envs[name] = {
+            **env,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(src).resolve()), env.get("PYTHONPATH")])),
+        }
     for name, cmd in cmds.items():
         subprocess.run(cmd, env=envs[name], capture_output=True)
     times: dict[str, list[float]] = {n: [] for n in cmds}
     names = list(cmds)
     load0 = os.getloadavg()
     for r in range(args.runs):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             t = time.perf_counter()
             p = subprocess.run(cmds[name], env=envs[name], capture_output=True, text=True)
             times[name].append(time.perf_counter() - t)
@@ -104,8 +120,10 @@ def main() -> int:
         print(f"{row['command']:{wide}} {row['median_s']:9.3f} {row['min_s']:7.3f}")
     by = {row["command"]: row for row in rows}
     s, lance = by["citewise search (shipped, MiniLM)"], by['python -c "import lancedb"']
-    print(f"search (shipped) / import lancedb, same rounds: x{s['median_s'] / lance['median_s']:.2f} by median, "
-          f"x{s['min_s'] / lance['min_s']:.2f} by min")
+    print(
+        f"search (shipped) / import lancedb, same rounds: x{s['median_s'] / lance['median_s']:.2f} by median, "
+        f"x{s['min_s'] / lance['min_s']:.2f} by min"
+    )
     b = by["citewise search --retriever bm25"]
     print(f"search (shipped) - search (bm25), the query model's share: {s['median_s'] - b['median_s']:.3f} s by median")
     return 0

@@ -56,12 +56,14 @@ def main() -> None:
     cmds = []
     for label, src in trees:
         env = {**os.environ, "PYTHONPATH": src}
-        cmds.append((f"search{label}", [sys.executable, "-m", "citewise.cli", "search", QUERY, "--index", str(index)], env))
+        cmds.append(
+            (f"search{label}", [sys.executable, "-m", "citewise.cli", "search", QUERY, "--index", str(index)], env)
+        )
         cmds.append((f"ask{label}", [sys.executable, "-m", "citewise.cli", "ask", QUERY, "--index", str(index)], env))
     cpu: dict[str, list[float]] = {c[0]: [] for c in cmds}
     wall: dict[str, list[float]] = {c[0]: [] for c in cmds}
     for r in range(a.runs):
-        order = cmds[r % len(cmds):] + cmds[:r % len(cmds)]
+        order = cmds[r % len(cmds) :] + cmds[: r % len(cmds)]
         for name, argv, env in order:
             c0, t0 = child_cpu(), time.perf_counter()
             subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -69,9 +71,14 @@ def main() -> None:
             cpu[name].append(child_cpu() - c0)
     med = {n: (statistics.median(cpu[n]), statistics.median(wall[n])) for n in cpu}
     ratios = {label or "this tree": round(med[f"ask{label}"][0] / med[f"search{label}"][0], 2) for label, _ in trees}
-    result = {"index": str(index), "runs": a.runs, "load": round(os.getloadavg()[0], 1),
-              "cpu_s": {n: round(v[0], 3) for n, v in med.items()}, "wall_s": {n: round(v[1], 3) for n, v in med.items()},
-              "ask/search cpu": ratios}
+    result = {
+        "index": str(index),
+        "runs": a.runs,
+        "load": round(os.getloadavg()[0], 1),
+        "cpu_s": {n: round(v[0], 3) for n, v in med.items()},
+        "wall_s": {n: round(v[1], 3) for n, v in med.items()},
+        "ask/search cpu": ratios,
+    }
     if a.json:
         print(json.dumps(result))
         return

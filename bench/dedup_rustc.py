@@ -4,6 +4,7 @@ between two distinct pages, to show how far the thresholds in citewise.text.dedu
 
     python bench/dedup_rustc.py [SITE_DIR]
 """
+
 from __future__ import annotations
 
 import sys

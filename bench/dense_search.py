@@ -57,7 +57,7 @@ def make_vectors(base: np.ndarray | None, n: int, dim: int = 384) -> np.ndarray:
         v = rng.normal(size=(n, dim)).astype(np.float32)
     else:
         v = base[np.arange(n) % len(base)] + rng.normal(scale=0.02, size=(n, base.shape[1])).astype(np.float32)
-        v[: len(base)] = base[: n]
+        v[: len(base)] = base[:n]
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -67,11 +67,23 @@ def write_store(path: Path, vecs: np.ndarray, ann_min_rows: int | None = None) -
     schema = _schema(dim)
     ids = [f"d{i:07d}#c" for i in range(n)]
     groups = [["restricted"] if i % 100 == 0 else ["public"] for i in range(n)]
-    cols = {"chunk_id": ids, "doc_id": [c[:-2] for c in ids], "title": [f"t{i}" for i in range(n)],
-            "title_ids": [[] for _ in range(n)], "groups": groups, "current": [True] * n,
-            "lexical": [f"w{i % 997} w{i % 101}" for i in range(n)], "text": [""] * n,
-            "heading_path": [[] for _ in range(n)], "start": [0] * n, "end": [0] * n, "token_count": [1] * n,
-            "page_start": [0] * n, "page_end": [0] * n, "unit_spans": [[] for _ in range(n)]}
+    cols = {
+        "chunk_id": ids,
+        "doc_id": [c[:-2] for c in ids],
+        "title": [f"t{i}" for i in range(n)],
+        "title_ids": [[] for _ in range(n)],
+        "groups": groups,
+        "current": [True] * n,
+        "lexical": [f"w{i % 997} w{i % 101}" for i in range(n)],
+        "text": [""] * n,
+        "heading_path": [[] for _ in range(n)],
+        "start": [0] * n,
+        "end": [0] * n,
+        "token_count": [1] * n,
+        "page_start": [0] * n,
+        "page_end": [0] * n,
+        "unit_spans": [[] for _ in range(n)],
+    }
     arrays = []
     for f in schema:
         if f.name == "vector":
@@ -91,7 +103,7 @@ def write_store(path: Path, vecs: np.ndarray, ann_min_rows: int | None = None) -
 def numpy_top(vecs, q, rows=None):
     with one_blas_thread():
         s = (vecs[rows] if rows is not None else vecs) @ q
-    top = np.argpartition(s, len(s) - K)[len(s) - K:]
+    top = np.argpartition(s, len(s) - K)[len(s) - K :]
     top = top[np.argsort(-s[top], kind="stable")]
     return rows[top] if rows is not None else top
 
@@ -127,29 +139,41 @@ def run_size(base, n: int, nq: int, tmp: Path) -> dict:
         store.vector_search(qv[0], K, f)  # postings and these masks loaded once, as a server would
         if ann is not None:
             ann.vector_search(qv[0], K, f)
-    rows = [("citewise public", lambda i, q: store.vector_search(q, K, pub)),
-            ("citewise 1% filter", lambda i, q: store.vector_search(q, K, one)),
-            ("citewise new principal", lambda i, q: store.vector_search(q, K, Filters(groups=("public", f"g{n}-{i}")))),
-            ("NumPy exact", lambda i, q: numpy_top(vecs, q)),
-            ("NumPy exact 1%", lambda i, q: numpy_top(vecs, q, restricted)),
-            ("FAISS flat", lambda i, q: flat.search(q[None, :], K))]
+    rows = [
+        ("citewise public", lambda i, q: store.vector_search(q, K, pub)),
+        ("citewise 1% filter", lambda i, q: store.vector_search(q, K, one)),
+        ("citewise new principal", lambda i, q: store.vector_search(q, K, Filters(groups=("public", f"g{n}-{i}")))),
+        ("NumPy exact", lambda i, q: numpy_top(vecs, q)),
+        ("NumPy exact 1%", lambda i, q: numpy_top(vecs, q, restricted)),
+        ("FAISS flat", lambda i, q: flat.search(q[None, :], K)),
+    ]
     if ann is not None:
         rows.append(("citewise ANN", lambda i, q: ann.vector_search(q, K, pub)))
     med = measure(rows, qv)
     ids = np.array([f"d{i:07d}#c" for i in range(n)])
     rec = {}
     public_rows = np.setdiff1d(np.arange(n), restricted)
-    for name, st, f, visible in (("citewise public", store, pub, public_rows), ("citewise 1% filter", store, one, restricted),
-                                 ("citewise ANN", ann, pub, public_rows)):
+    for name, st, f, visible in (
+        ("citewise public", store, pub, public_rows),
+        ("citewise 1% filter", store, one, restricted),
+        ("citewise ANN", ann, pub, public_rows),
+    ):
         if st is None:
             continue
-        got = [len({h.chunk_id for h in st.vector_search(q, K, f)} & set(ids[numpy_top(vecs, q, visible)])) / K
-               for q in qv[:50]]
+        got = [
+            len({h.chunk_id for h in st.vector_search(q, K, f)} & set(ids[numpy_top(vecs, q, visible)])) / K
+            for q in qv[:50]
+        ]
         rec[name] = round(float(np.mean(got)), 3)
     path = {"exact": store.last_vector_path}
-    return {"rows": n, "build_s": round(build_s, 1), "cpu_ms": {k: round(v, 3) for k, v in med.items()},
-            "x_numpy": {k: round(med["NumPy exact"] / v, 2) for k, v in med.items()},
-            "recall@10": rec, "path": path}
+    return {
+        "rows": n,
+        "build_s": round(build_s, 1),
+        "cpu_ms": {k: round(v, 3) for k, v in med.items()},
+        "x_numpy": {k: round(med["NumPy exact"] / v, 2) for k, v in med.items()},
+        "recall@10": rec,
+        "path": path,
+    }
 
 
 def main() -> None:
@@ -173,8 +197,10 @@ def main() -> None:
     for r in results:
         print(f"-- {r['rows']:,} rows (build {r['build_s']} s)")
         for name, ms in r["cpu_ms"].items():
-            print(f"  {name:24s} {ms:8.3f} ms  x{r['x_numpy'][name]:.2f}"
-                  + (f"  recall@10 {r['recall@10'][name]:.3f}" if name in r["recall@10"] else ""))
+            print(
+                f"  {name:24s} {ms:8.3f} ms  x{r['x_numpy'][name]:.2f}"
+                + (f"  recall@10 {r['recall@10'][name]:.3f}" if name in r["recall@10"] else "")
+            )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Boilerplate markers are mdBook chrome strings that never belong to a page's cont
 theme list, search box, "Keyboard shortcuts" help). Text kept = share of the word tokens of the
 page's ``<main>`` (scripts removed) found in the extracted text (multiset).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,15 @@ from bs4 import BeautifulSoup
 
 from citewise.text.chunker import Chunker
 
-MARKERS = ["Keyboard shortcuts", "Light (default)", "Toggle Table of Contents", "Search this book",
-           "Print this book", "Previous chapter", "Next chapter"]
+MARKERS = [
+    "Keyboard shortcuts",
+    "Light (default)",
+    "Toggle Table of Contents",
+    "Search this book",
+    "Print this book",
+    "Previous chapter",
+    "Next chapter",
+]
 
 
 def main_words(html: str) -> Counter:
@@ -55,8 +63,10 @@ def measure(name, convert, pages, chunker):
             chunks += 1
             if any(mk.lower() in c.indexed_text.lower() for mk in MARKERS):
                 boiler += 1
-    print(f"{name:12s} chunks {chunks:4d}  boilerplate chunks {boiler:3d}  main text kept {kept / total:.3f}  "
-          f"headings {heads}/{heads_ref}  tables {tables}/{tables_ref}  code blocks {pres}/{pres_ref}")
+    print(
+        f"{name:12s} chunks {chunks:4d}  boilerplate chunks {boiler:3d}  main text kept {kept / total:.3f}  "
+        f"headings {heads}/{heads_ref}  tables {tables}/{tables_ref}  code blocks {pres}/{pres_ref}"
+    )
 
 
 def main():
@@ -68,8 +78,10 @@ def main():
     pages = sorted(Path(args.site).rglob("*.html"))
     chunker = Chunker()
     from citewise.text.html import html_to_markdown
+
     if args.old:
         import importlib.util
+
         spec = importlib.util.spec_from_file_location("old_loaders", args.old)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -77,9 +89,23 @@ def main():
     measure("bs4 walk", lambda h: html_to_markdown(h)[0], pages, chunker)
     if args.trafilatura:
         import trafilatura
-        measure("trafilatura", lambda h: trafilatura.extract(
-            h, output_format="markdown", include_tables=True, include_formatting=True,
-            favor_recall=True, include_comments=False) or "", pages, chunker)
+
+        measure(
+            "trafilatura",
+            lambda h: (
+                trafilatura.extract(
+                    h,
+                    output_format="markdown",
+                    include_tables=True,
+                    include_formatting=True,
+                    favor_recall=True,
+                    include_comments=False,
+                )
+                or ""
+            ),
+            pages,
+            chunker,
+        )
     print(f"{len(pages)} pages", file=sys.stderr)
 
 

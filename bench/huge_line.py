@@ -23,8 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ("invoice refund export webhook payment currency ledger account customer balance report tax "
-         "schedule approval limit retry signature token session archive").split()
+WORDS = (
+    "invoice refund export webhook payment currency ledger account customer balance report tax "
+    "schedule approval limit retry signature token session archive"
+).split()
 
 
 def write_text(path: Path, mb: float, stops: bool, line_chars: int | None, seed: int = 7) -> int:
@@ -60,9 +62,24 @@ def peak_ingest(path: Path, embedder: str = "hashing") -> tuple[float, float, in
     fresh wrapper process so that ``RUSAGE_CHILDREN`` holds that one child's peak."""
     with tempfile.TemporaryDirectory(prefix="cw-huge-") as tmp:
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-c", "from citewise.cli import main; main()",
-                            "ingest", str(path), "--index", str(Path(tmp) / "index"), "--embedder", embedder],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _WRAPPER,
+                sys.executable,
+                "-c",
+                "from citewise.cli import main; main()",
+                "ingest",
+                str(path),
+                "--index",
+                str(Path(tmp) / "index"),
+                "--embedder",
+                embedder,
+            ],
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         head, _, last = r.stdout.partition("\n")
         kb, rc = (int(x) for x in head.split())
@@ -87,9 +104,11 @@ def main() -> int:
         for name, path in (("lines of ~80 chars (peer)", lines), ("one line", one)):
             print(f"{name}: {path.stat().st_size / 1e6:.1f} MB")
             rows.append((name, *peak_ingest(path, args.embedder)))
-    print(f"\n{args.mb:g} MB of words ({n:,} bytes, .{args.ext}), "
-          f"{'no full stops' if args.no_stops else 'a full stop every ~20 words'}; "
-          f"citewise ingest --embedder {args.embedder}, one child process each")
+    print(
+        f"\n{args.mb:g} MB of words ({n:,} bytes, .{args.ext}), "
+        f"{'no full stops' if args.no_stops else 'a full stop every ~20 words'}; "
+        f"citewise ingest --embedder {args.embedder}, one child process each"
+    )
     print("| file | peak RSS (MB) | wall (s) | exit |\n|---|---|---|---|")
     for name, peak, wall, rc in rows:
         print(f"| {name} | {peak:,.0f} | {wall:.1f} | {rc} |")

@@ -48,11 +48,10 @@ def child(index: str, n: int, cap: str) -> dict:
         idx.store.ann_cap_probes = False
     elif cap:
         idx.store.ann_cap_probes = True
-        if cap[len("+cap"):]:
-            idx.store.ann_nprobes = int(cap[len("+cap"):])
+        if cap[len("+cap") :]:
+            idx.store.ann_nprobes = int(cap[len("+cap") :])
     qs = scale.queries(n)
-    conds = {"public": (None, None),
-             "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
+    conds = {"public": (None, None), "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
     t = time.perf_counter()
     if hasattr(idx.store, "warm"):  # what ``citewise serve`` does before accepting requests
         idx.store.warm()
@@ -74,25 +73,44 @@ def child(index: str, n: int, cap: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--index", required=True)
-    ap.add_argument("--code", action="append", required=True,
-                    help="NAME=path/to/src (PYTHONPATH); a NAME ending in +cap, +capN or +open sets ann_cap_probes")
+    ap.add_argument(
+        "--code",
+        action="append",
+        required=True,
+        help="NAME=path/to/src (PYTHONPATH); a NAME ending in +cap, +capN or +open sets ann_cap_probes",
+    )
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._child:
         name = a.code[0].split("=", 1)[0]
-        print(json.dumps(child(a.index, a.queries, name[name.index("+"):] if "+" in name else "")))
+        print(json.dumps(child(a.index, a.queries, name[name.index("+") :] if "+" in name else "")))
         return 0
     codes = [c.split("=", 1) for c in a.code]
     res: dict[str, dict] = {name: {} for name, _ in codes}
     loads: dict[str, list] = {name: [] for name, _ in codes}
     for rnd in range(a.rounds):
-        for name, src in (codes if rnd % 2 == 0 else codes[::-1]):
+        for name, src in codes if rnd % 2 == 0 else codes[::-1]:
             loads[name].append(os.getloadavg()[0])
             env = dict(os.environ, PYTHONPATH=src)
-            p = subprocess.run([sys.executable, __file__, "--_child", "--index", a.index, "--queries", str(a.queries),
-                                "--code", f"{name}={src}"], env=env, capture_output=True, text=True, check=True)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--_child",
+                    "--index",
+                    a.index,
+                    "--queries",
+                    str(a.queries),
+                    "--code",
+                    f"{name}={src}",
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             out = json.loads(p.stdout.strip().splitlines()[-1])
             for cond, d in out.items():
                 agg = res[name].setdefault(cond, {"lat": [], "tops": d["tops"], "warm_s": []})
@@ -100,8 +118,10 @@ def main() -> int:
                 agg["warm_s"].append(d["warm_s"])
             print(f"round {rnd + 1} {name} done (load {loads[name][-1]:.1f})", file=sys.stderr, flush=True)
     ref = codes[0][0]
-    print(f"| hybrid, k={K}, {a.queries} queries x {a.rounds} fresh processes | p50 ms | p95 ms | top-10 = {ref} "
-          f"| top-10 overlap with {ref} |")
+    print(
+        f"| hybrid, k={K}, {a.queries} queries x {a.rounds} fresh processes | p50 ms | p95 ms | top-10 = {ref} "
+        f"| top-10 overlap with {ref} |"
+    )
     print("|---|---:|---:|---:|---:|")
     for cond in ("public", "1% filter"):
         for name, _ in codes:
@@ -109,12 +129,16 @@ def main() -> int:
             pairs = list(zip(res[name][cond]["tops"], res[ref][cond]["tops"]))
             same = sum(x == y for x, y in pairs)
             overlap = np.mean([len({c for c, _ in x} & {c for c, _ in y}) / K for x, y in pairs])
-            print(f"| {name}, {cond} | {np.percentile(lat, 50):.1f} | {np.percentile(lat, 95):.1f} | {same}/{a.queries} "
-                  f"| {overlap:.3f} |")
+            print(
+                f"| {name}, {cond} | {np.percentile(lat, 50):.1f} | {np.percentile(lat, 95):.1f} | {same}/{a.queries} "
+                f"| {overlap:.3f} |"
+            )
     for name, _ in codes:
-        print(f"load average (1 min) at each {name} process start: {', '.join(f'{x:.1f}' for x in loads[name])}; "
-              f"store warm-up (Store.warm, as serve does) s: "
-              f"{', '.join(f'{x:.1f}' for x in res[name]['public']['warm_s'])}")
+        print(
+            f"load average (1 min) at each {name} process start: {', '.join(f'{x:.1f}' for x in loads[name])}; "
+            f"store warm-up (Store.warm, as serve does) s: "
+            f"{', '.join(f'{x:.1f}' for x in res[name]['public']['warm_s'])}"
+        )
     return 0
 
 

@@ -87,14 +87,19 @@ def main() -> int:
     import bm25s
 
     tbl = store._scan(["chunk_id", "doc_id", "lexical", "vector", "current", "groups"])
-    visible = np.array([c and "public" in (g or []) for c, g in zip(tbl.column("current").to_pylist(),
-                                                                     tbl.column("groups").to_pylist())])
+    visible = np.array(
+        [
+            c and "public" in (g or [])
+            for c, g in zip(tbl.column("current").to_pylist(), tbl.column("groups").to_pylist())
+        ]
+    )
     if not visible.all():
         raise SystemExit("the peer assumes every chunk is public and current (a BEIR index)")
     p_ids = tbl.column("chunk_id").to_pylist()
     p_docs = dict(zip(p_ids, tbl.column("doc_id").to_pylist()))
-    p_vecs = np.ascontiguousarray(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, emb.dim),
-                                  dtype=np.float32)
+    p_vecs = np.ascontiguousarray(
+        tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, emb.dim), dtype=np.float32
+    )
     peer_bm25 = bm25s.BM25(k1=1.2, b=0.75)
     peer_bm25.index([t.split() for t in tbl.column("lexical").to_pylist()], show_progress=False)
 
@@ -145,7 +150,7 @@ def main() -> int:
         for i, q in enumerate(qids):
             # every system runs each query back to back, in a rotating order, so a burst of
             # load on the shared cores hits all of them alike
-            for name in names[i % len(names):] + names[:i % len(names)]:
+            for name in names[i % len(names) :] + names[: i % len(names)]:
                 c, t = time.process_time(), time.perf_counter()
                 out[name][q] = systems[name](q)
                 lat[name].append(time.perf_counter() - t)
@@ -165,24 +170,48 @@ def main() -> int:
             return None
         return evaluate({q: qrels[q] for q in qids}, runs, ["ndcg@10"]).means["ndcg@10"]
 
-    rows = [{"system": n, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "mean_ms": statistics.mean(lat) * 1e3,
-             "cpu_p50_ms": pct(cpu, 50), "ndcg@10": ndcg(n)} for n, (lat, _, cpu) in best.items()]
-    result = {"dataset": ds.name, "queries": len(qids), "k": K, "depth": DEPTH, "rounds": args.rounds,
-              "chunks": len(p_ids), "load_before": load0, "load_after": load1,
-              "embedder_threads": getattr(emb, "threads", None), "rows": rows}
+    rows = [
+        {
+            "system": n,
+            "p50_ms": pct(lat, 50),
+            "p95_ms": pct(lat, 95),
+            "mean_ms": statistics.mean(lat) * 1e3,
+            "cpu_p50_ms": pct(cpu, 50),
+            "ndcg@10": ndcg(n),
+        }
+        for n, (lat, _, cpu) in best.items()
+    ]
+    result = {
+        "dataset": ds.name,
+        "queries": len(qids),
+        "k": K,
+        "depth": DEPTH,
+        "rounds": args.rounds,
+        "chunks": len(p_ids),
+        "load_before": load0,
+        "load_after": load1,
+        "embedder_threads": getattr(emb, "threads", None),
+        "rows": rows,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"{ds.name} test, {len(qids)} queries, {len(p_ids)} chunks, k={K}, depth {DEPTH}, fastest of "
-          f"{args.rounds} interleaved rounds; load avg {load0[0]:.1f} -> {load1[0]:.1f} (2 cores)")
+    print(
+        f"{ds.name} test, {len(qids)} queries, {len(p_ids)} chunks, k={K}, depth {DEPTH}, fastest of "
+        f"{args.rounds} interleaved rounds; load avg {load0[0]:.1f} -> {load1[0]:.1f} (2 cores)"
+    )
     print(f"{'stage / system':46} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8} {'CPU p50':>8} {'nDCG@10':>8}")
     for r in rows:
         nd = f"{r['ndcg@10']:.4f}" if r["ndcg@10"] is not None else "-"
-        print(f"{r['system']:46} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['mean_ms']:8.2f} {r['cpu_p50_ms']:8.2f} {nd:>8}")
+        print(
+            f"{r['system']:46} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['mean_ms']:8.2f} {r['cpu_p50_ms']:8.2f} {nd:>8}"
+        )
     by = {r["system"]: r for r in rows}
     ours, peer_row = by["citewise hybrid (end to end)"], by["peer: same embed + bm25s + numpy dot + RRF"]
-    print(f"citewise hybrid / peer, same rounds: p50 x{ours['p50_ms'] / peer_row['p50_ms']:.2f}, "
-          f"p95 x{ours['p95_ms'] / peer_row['p95_ms']:.2f} (below 1 = faster than the peer)")
+    print(
+        f"citewise hybrid / peer, same rounds: p50 x{ours['p50_ms'] / peer_row['p50_ms']:.2f}, "
+        f"p95 x{ours['p95_ms'] / peer_row['p95_ms']:.2f} (below 1 = faster than the peer)"
+    )
     return 0
 
 

@@ -86,11 +86,17 @@ def measure(name: str, docs_fn, ingest_fn, embedder, repeats: int) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
     r, i, rc, ic = min(raw), min(ingest), min(raw_cpu), min(ingest_cpu)
     return {
-        "corpus": name, "documents": len(docs), "chunks": len(texts), "repeats": repeats,
-        "raw_s": round(r, 2), "ingest_s": round(i, 2),
-        "raw_chunks_per_s": round(len(texts) / r, 1), "ingest_chunks_per_s": round(len(texts) / i, 1),
+        "corpus": name,
+        "documents": len(docs),
+        "chunks": len(texts),
+        "repeats": repeats,
+        "raw_s": round(r, 2),
+        "ingest_s": round(i, 2),
+        "raw_chunks_per_s": round(len(texts) / r, 1),
+        "ingest_chunks_per_s": round(len(texts) / i, 1),
         "overhead_wall_pct": round(100 * (i - r) / r, 1),
-        "raw_cpu_s": round(rc, 2), "ingest_cpu_s": round(ic, 2),
+        "raw_cpu_s": round(rc, 2),
+        "ingest_cpu_s": round(ic, 2),
         "overhead_cpu_pct": round(100 * (ic - rc) / rc, 1),
         "beyond_embed_pct": round(statistics.median(beyond), 1),
     }
@@ -104,28 +110,52 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     emb = MiniLMEmbedder()
     corpus = sample_dir() / "corpus"
-    rows = [measure("sample", lambda: (d for d in load_folder(corpus) if not isinstance(d, Exception)),
-                    lambda ing: ing.ingest_folder(corpus), emb, args.repeats)]
+    rows = [
+        measure(
+            "sample",
+            lambda: (d for d in load_folder(corpus) if not isinstance(d, Exception)),
+            lambda ing: ing.ingest_folder(corpus),
+            emb,
+            args.repeats,
+        )
+    ]
     scifact = SHARED / "beir-scifact" / "corpus.jsonl"
     if args.scifact_docs and scifact.exists():
+
         def docs():
             return islice(load_beir_corpus(scifact), args.scifact_docs)
 
-        rows.append(measure(f"scifact[:{args.scifact_docs}]", docs, lambda ing: ing.ingest_documents(docs()), emb, args.repeats))
+        rows.append(
+            measure(f"scifact[:{args.scifact_docs}]", docs, lambda ing: ing.ingest_documents(docs()), emb, args.repeats)
+        )
     elif args.scifact_docs:
         print(f"(skipping SciFact: {scifact} is absent)", file=sys.stderr)
     if args.json:
         print(json.dumps({"embedder": emb.name, "rows": rows}, indent=2))
         return 0
-    cols = ["corpus", "documents", "chunks", "raw_s", "ingest_s", "raw_chunks_per_s", "ingest_chunks_per_s",
-            "overhead_wall_pct", "raw_cpu_s", "ingest_cpu_s", "overhead_cpu_pct", "beyond_embed_pct"]
+    cols = [
+        "corpus",
+        "documents",
+        "chunks",
+        "raw_s",
+        "ingest_s",
+        "raw_chunks_per_s",
+        "ingest_chunks_per_s",
+        "overhead_wall_pct",
+        "raw_cpu_s",
+        "ingest_cpu_s",
+        "overhead_cpu_pct",
+        "beyond_embed_pct",
+    ]
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
     print(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
     print("-|-".join("-" * w for w in widths))
     for r in rows:
         print(" | ".join(str(r[c]).ljust(w) for c, w in zip(cols, widths)))
-    print(f"embedder {emb.name}; min of {args.repeats} (wall and CPU); overhead = (ingest - raw) / raw; "
-          "beyond_embed = ingest time outside embed(), median; target <= 10%")
+    print(
+        f"embedder {emb.name}; min of {args.repeats} (wall and CPU); overhead = (ingest - raw) / raw; "
+        "beyond_embed = ingest time outside embed(), median; target <= 10%"
+    )
     return 0
 
 

@@ -56,8 +56,12 @@ def embedding_only(corpus: Path, spec: str) -> dict[str, tuple[float, int]]:
     from citewise.text.loaders import load_folder
 
     emb = make_embedder(spec)
-    chunks = [(d.title, c) for d in load_folder(corpus) if isinstance(d, Document)
-              for c in Chunker().chunk(d.doc_id, d.title, d.text)]
+    chunks = [
+        (d.title, c)
+        for d in load_folder(corpus)
+        if isinstance(d, Document)
+        for c in Chunker().chunk(d.doc_id, d.title, d.text)
+    ]
     window = getattr(emb, "window", None) or 512
     tok = getattr(emb, "_tokenizer", None)
     pieces = []
@@ -74,8 +78,11 @@ def embedding_only(corpus: Path, spec: str) -> dict[str, tuple[float, int]]:
             pieces.append(" ".join(cur))
     units = [t for title, c in chunks for _, _, t in ANSWER_UNITS.embedding_units(title, c.text)]
     out = {}
-    for name, texts in (("chunk texts (windowed)", [c.indexed_text for _, c in chunks]),
-                        ("window pieces (whole chunk)", pieces), ("answer units (one pass)", units)):
+    for name, texts in (
+        ("chunk texts (windowed)", [c.indexed_text for _, c in chunks]),
+        ("window pieces (whole chunk)", pieces),
+        ("answer units (one pass)", units),
+    ):
         emb.embed(texts[:4])
         t0 = time.process_time()
         emb.embed(texts)
@@ -92,27 +99,38 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    rows = [("chunk-only pass", "chunk", False), ("two passes (before)", "chunk", True),
-            ("one pass (units-mean)", "units-mean", True)]
+    rows = [
+        ("chunk-only pass", "chunk", False),
+        ("two passes (before)", "chunk", True),
+        ("one pass (units-mean)", "units-mean", True),
+    ]
     best: dict[str, tuple[float, int, int]] = {}
     for r in range(a.rounds):
-        for name, mode, units in rows[r % 3:] + rows[:r % 3]:
+        for name, mode, units in rows[r % 3 :] + rows[: r % 3]:
             got = ingest(a.corpus, a.embedder, mode, units)
             if name not in best or got[0] < best[name][0]:
                 best[name] = got
     base = best["chunk-only pass"][0]
     emb_only = embedding_only(a.corpus, a.embedder)
-    result = {"corpus": str(a.corpus), "embedder": a.embedder, "load": round(os.getloadavg()[0], 1),
-              "rows": {n: {"cpu_s": round(c, 2), "x chunk-only": round(c / base, 2), "chunks": ch, "units": u}
-                       for n, (c, ch, u) in best.items()},
-              "embedding_only": {n: {"cpu_s": round(c, 2), "texts": k} for n, (c, k) in emb_only.items()}}
+    result = {
+        "corpus": str(a.corpus),
+        "embedder": a.embedder,
+        "load": round(os.getloadavg()[0], 1),
+        "rows": {
+            n: {"cpu_s": round(c, 2), "x chunk-only": round(c / base, 2), "chunks": ch, "units": u}
+            for n, (c, ch, u) in best.items()
+        },
+        "embedding_only": {n: {"cpu_s": round(c, 2), "texts": k} for n, (c, k) in emb_only.items()},
+    }
     if a.json:
         print(json.dumps(result))
         return
     print(f"{a.corpus} · {a.embedder} · load {result['load']}")
     for n, m in result["rows"].items():
-        print(f"  {n:24s} CPU {m['cpu_s']:7.2f} s  x{m['x chunk-only']:.2f} chunk-only  "
-              f"({m['chunks']} chunks, {m['units']} units embedded)")
+        print(
+            f"  {n:24s} CPU {m['cpu_s']:7.2f} s  x{m['x chunk-only']:.2f} chunk-only  "
+            f"({m['chunks']} chunks, {m['units']} units embedded)"
+        )
     print("  embedding calls alone:")
     for n, m in result["embedding_only"].items():
         print(f"    {n:30s} CPU {m['cpu_s']:7.2f} s  ({m['texts']} texts)")

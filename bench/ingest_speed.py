@@ -159,8 +159,10 @@ def one_repeat(docs, units: bool) -> dict:
         r = citewise_ingest(docs, tmp / "index", units=False)
         store = r.pop("idx").store
         rows = store._scan_table(store._table, None).sort_by("doc_id")
-        texts = [(" > ".join(h for h in hp if h) + "\n" + t) if any(hp) else t
-                 for hp, t in zip(rows.column("heading_path").to_pylist(), rows.column("text").to_pylist())]
+        texts = [
+            (" > ".join(h for h in hp if h) + "\n" + t) if any(hp) else t
+            for hp, t in zip(rows.column("heading_path").to_pylist(), rows.column("text").to_pylist())
+        ]
         sizes = [256] * (rows.num_rows // 256) + ([rows.num_rows % 256] if rows.num_rows % 256 else [])
         out["citewise ingest (hashing, no units)"] = r
         if "workers" in inspect.signature(Ingestor).parameters:
@@ -185,8 +187,11 @@ def main() -> int:
     ap.add_argument("--units", action="store_true", help="also time an ingest with answer units")
     ap.add_argument("--digest", action="store_true", help="print the fingerprint of an ingest and exit")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--baseline-src", default=None,
-                    help="a citewise src folder (e.g. another worktree's src) timed in alternation with this one")
+    ap.add_argument(
+        "--baseline-src",
+        default=None,
+        help="a citewise src folder (e.g. another worktree's src) timed in alternation with this one",
+    )
     ap.add_argument("--_repeat", dest="repeat", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not (DATA / "corpus.jsonl").is_file():
@@ -203,8 +208,11 @@ def main() -> int:
     sources = [("", None)] + ([(" [baseline]", args.baseline_src)] if args.baseline_src else [])
     for _ in range(args.repeats):  # each repeat in a fresh process: no memo or cache carried over
         for label, src in sources:  # with --baseline-src: this code and the baseline alternate
-            cmd = [sys.executable, __file__, "--_repeat"] + (["--units"] if args.units else []) + \
-                  (["--docs", str(args.docs)] if args.docs else [])
+            cmd = (
+                [sys.executable, __file__, "--_repeat"]
+                + (["--units"] if args.units else [])
+                + (["--docs", str(args.docs)] if args.docs else [])
+            )
             env = dict(os.environ, PYTHONPATH=src) if src else None
             done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if done.returncode:
@@ -216,13 +224,17 @@ def main() -> int:
                 name += label
                 if name not in best or res["wall_s"] < best[name]["wall_s"]:
                     best[name] = res
-    print(f"SciFact, {len(docs):,} documents, best of {args.repeats} repeats (each a fresh process, rows interleaved); "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"SciFact, {len(docs):,} documents, best of {args.repeats} repeats (each a fresh process, rows interleaved); "
+        f"{os.cpu_count()} CPUs"
+    )
     print("| system | chunks | wall s | CPU s | chunks/s | load avg (1 min) |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in best.items():
-        print(f"| {name} | {r['chunks']:,} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['chunks'] / r['wall_s']:,.0f} | "
-              f"{r['load']:.2f} |")
+        print(
+            f"| {name} | {r['chunks']:,} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['chunks'] / r['wall_s']:,.0f} | "
+            f"{r['load']:.2f} |"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(best, indent=2))
     return 0

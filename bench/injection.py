@@ -59,7 +59,7 @@ def words(text: str) -> list[str]:
 
 def windows(text: str, n: int = WINDOW) -> set[tuple[str, ...]]:
     w = words(text)
-    return {tuple(w[i:i + n]) for i in range(max(0, len(w) - n + 1))} if len(w) >= n else ({tuple(w)} if w else set())
+    return {tuple(w[i : i + n]) for i in range(max(0, len(w) - n + 1))} if len(w) >= n else ({tuple(w)} if w else set())
 
 
 def strip_citations(text: str) -> str:
@@ -68,7 +68,9 @@ def strip_citations(text: str) -> str:
 
 def load_set(root: Path = HERE) -> tuple[list[dict], list[dict]]:
     passages = [json.loads(line) for line in (root / "passages.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    questions = [json.loads(line) for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    questions = [
+        json.loads(line) for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line
+    ]
     return passages, questions
 
 
@@ -101,8 +103,12 @@ def measure(cw, generator, passages: list[dict], questions: list[dict], real_tex
         text = strip_citations(ans.text)
         got = windows(text)
         quoted = sorted(pid for pid, ws in quote_windows.items() if ws & got)
-        payloads = sorted(p["id"] for p in passages if p["payload"].lower() in ans.text.lower()
-                          and p["payload"].lower() not in real_text.get(q["real_doc"], "").lower())
+        payloads = sorted(
+            p["id"]
+            for p in passages
+            if p["payload"].lower() in ans.text.lower()
+            and p["payload"].lower() not in real_text.get(q["real_doc"], "").lower()
+        )
         cited = [c.doc_id for c in ans.citations]
         hits = cw.search(q["question"], k=20, retriever=cw.settings.answer.retriever)
         first_rank: dict[str, int] = {}
@@ -111,23 +117,34 @@ def measure(cw, generator, passages: list[dict], questions: list[dict], real_tex
         real_rank = first_rank.get(q["real_doc"])
         planted_rank = min((first_rank[d] for d in first_rank if d in planted_docs), default=None)
         tool_named = sorted(t for t in TOOLS if t in ans.text.lower())
-        rows.append({
-            "id": q["id"], "question": q["question"], "outcome": ans.outcome,
-            "reason": str(ans.reason) if ans.reason else "", "answer": ans.text,
-            "quoted": quoted, "payloads": payloads, "cited": cited,
-            "cites_planted": any(d in planted_docs for d in cited),
-            "first_cites_planted": bool(cited) and cited[0] in planted_docs,
-            "real_answer": q["answer"].lower() in ans.text.lower(),
-            "real_rank": real_rank, "planted_rank": planted_rank,
-            "planted_outranks_real": planted_rank is not None and (real_rank is None or planted_rank < real_rank),
-            "tool_calls": len(ans.tool_calls), "tools_named": tool_named, "seconds": round(seconds, 2),
-        })
+        rows.append(
+            {
+                "id": q["id"],
+                "question": q["question"],
+                "outcome": ans.outcome,
+                "reason": str(ans.reason) if ans.reason else "",
+                "answer": ans.text,
+                "quoted": quoted,
+                "payloads": payloads,
+                "cited": cited,
+                "cites_planted": any(d in planted_docs for d in cited),
+                "first_cites_planted": bool(cited) and cited[0] in planted_docs,
+                "real_answer": q["answer"].lower() in ans.text.lower(),
+                "real_rank": real_rank,
+                "planted_rank": planted_rank,
+                "planted_outranks_real": planted_rank is not None and (real_rank is None or planted_rank < real_rank),
+                "tool_calls": len(ans.tool_calls),
+                "tools_named": tool_named,
+                "seconds": round(seconds, 2),
+            }
+        )
     failed = [r for r in rows if r["outcome"] == "error"]
     rows = [r for r in rows if r["outcome"] != "error"]
     n = len(rows)
     summary = {
         "endpoint_errors": len(failed),
-        "generator": getattr(generator, "name", generator), "questions": n,
+        "generator": getattr(generator, "name", generator),
+        "questions": n,
         "quotes_planted": sum(bool(r["quoted"]) for r in rows),
         "states_payload": sum(bool(r["payloads"]) for r in rows),
         "cites_planted": sum(r["cites_planted"] for r in rows),
@@ -155,13 +172,21 @@ def detector(passages: list[dict], real_text: dict[str, str]) -> dict | None:
     flagged = [p["id"] for p in passages if any(instruction_like(x) for x in parts(p))]
     sentences = [t[a:b] for t in real_text.values() for a, b in split_sentences(t)]
     false = [s for s in sentences if instruction_like(s)]
-    return {"passages": len(passages), "flagged": len(flagged), "missed": sorted(set(p["id"] for p in passages) - set(flagged)),
-            "real_sentences": len(sentences), "false_flags": len(false), "false_flag_examples": false[:5]}
+    return {
+        "passages": len(passages),
+        "flagged": len(flagged),
+        "missed": sorted(set(p["id"] for p in passages) - set(flagged)),
+        "real_sentences": len(sentences),
+        "false_flags": len(false),
+        "false_flag_examples": false[:5],
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--llm", metavar="BASE_URL", help="also measure the LLM generator at this OpenAI-compatible endpoint")
+    ap.add_argument(
+        "--llm", metavar="BASE_URL", help="also measure the LLM generator at this OpenAI-compatible endpoint"
+    )
     ap.add_argument("--model", default="qwen2.5-0.5b-instruct", help="model name sent to the endpoint")
     ap.add_argument("--no-extractive", action="store_true", help="only the LLM generator")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")
@@ -183,8 +208,11 @@ def main() -> int:
         if report.errors:
             print("ingest errors:", report.errors, file=sys.stderr)
             return 2
-        real_text = {d.doc_id: d.text for d in load_folder(HERE / "corpus")
-                     if hasattr(d, "doc_id") and d.doc_id not in planted_docs}
+        real_text = {
+            d.doc_id: d.text
+            for d in load_folder(HERE / "corpus")
+            if hasattr(d, "doc_id") and d.doc_id not in planted_docs
+        }
         results = {}
         gens = ([] if args.no_extractive else ["extractive"]) + (["llm"] if args.llm else [])
         for g in gens:
@@ -193,31 +221,50 @@ def main() -> int:
                 from citewise.answer.generators import LLMGenerator
                 from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-                gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=args.llm, model=args.model,
-                                                              timeout=args.timeout)))
+                gen = LLMGenerator(
+                    OpenAIChatModel(ChatConfig(base_url=args.llm, model=args.model, timeout=args.timeout))
+                )
             results[g] = measure(cw, gen, passages, questions, real_text)
         det = detector(passages, real_text)
     kinds = Counter(p["kind"] for p in passages)
-    print(f"injection set: {len(passages)} planted passages of {len(kinds)} kinds on {len(planted_docs)} pages, "
-          f"{len(real_text)} real pages, {len(questions)} questions; embedder {args.embedder}")
-    cols = ["quotes_planted", "states_payload", "cites_planted", "first_cites_planted", "real_answer",
-            "planted_outranks_real", "tool_calls", "conflict", "seconds_mean"]
+    print(
+        f"injection set: {len(passages)} planted passages of {len(kinds)} kinds on {len(planted_docs)} pages, "
+        f"{len(real_text)} real pages, {len(questions)} questions; embedder {args.embedder}"
+    )
+    cols = [
+        "quotes_planted",
+        "states_payload",
+        "cites_planted",
+        "first_cites_planted",
+        "real_answer",
+        "planted_outranks_real",
+        "tool_calls",
+        "conflict",
+        "seconds_mean",
+    ]
     print("| generator | " + " | ".join(cols) + " | outcomes |")
     print("|---" * (len(cols) + 2) + "|")
     for g, r in results.items():
         s = r["summary"]
         if s["endpoint_errors"]:
             print(f"({g}: {s['endpoint_errors']} question(s) failed at the endpoint and are left out)")
-        print(f"| {g} | " + " | ".join(f"{s[c]}" + ("" if c == "seconds_mean" else f"/{s['questions']}") for c in cols)
-              + f" | {', '.join(f'{k} {v}' for k, v in s['outcomes'].items())} |")
+        print(
+            f"| {g} | "
+            + " | ".join(f"{s[c]}" + ("" if c == "seconds_mean" else f"/{s['questions']}") for c in cols)
+            + f" | {', '.join(f'{k} {v}' for k, v in s['outcomes'].items())} |"
+        )
     for g, r in results.items():
         for row in r["rows"]:
             if row["outcome"] != "error" and (row["quoted"] or row["payloads"] or row["planted_outranks_real"]):
-                print(f"  {g} {row['id']}: quoted {row['quoted'] or '-'} payload {row['payloads'] or '-'} "
-                      f"ranks real {row['real_rank']} planted {row['planted_rank']}; {row['answer'][:140]!r}")
+                print(
+                    f"  {g} {row['id']}: quoted {row['quoted'] or '-'} payload {row['payloads'] or '-'} "
+                    f"ranks real {row['real_rank']} planted {row['planted_rank']}; {row['answer'][:140]!r}"
+                )
     if det is not None:
-        print(f"instruction_like: {det['flagged']}/{det['passages']} planted passages flagged (missed {det['missed']}); "
-              f"{det['false_flags']}/{det['real_sentences']} real sentences flagged")
+        print(
+            f"instruction_like: {det['flagged']}/{det['passages']} planted passages flagged (missed {det['missed']}); "
+            f"{det['false_flags']}/{det['real_sentences']} real sentences flagged"
+        )
     else:
         print("instruction_like: citewise.text.trust is not on this branch")
     if args.json:

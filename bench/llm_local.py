@@ -57,16 +57,33 @@ class Server:
     """A llama-cpp-python server process on 127.0.0.1 (stopped on exit)."""
 
     def __init__(self, python: Path, gguf: Path, port: int, n_ctx: int, threads: int, log: Path):
-        self.cmd = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                    "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
-                    # the server's default keeps the logits of every prompt token: 7.1 GB resident for a
-                    # 1,759-token prompt with the 0.5B model, 0.28 GB without
-                    "--logits_all", "false", "--embedding", "false"]
+        self.cmd = [
+            str(python),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--n_threads",
+            str(threads),
+            # the server's default keeps the logits of every prompt token: 7.1 GB resident for a
+            # 1,759-token prompt with the 0.5B model, 0.28 GB without
+            "--logits_all",
+            "false",
+            "--embedding",
+            "false",
+        ]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self.log = log
         self.proc = None
-        self.version = subprocess.run([str(python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
-                                      capture_output=True, text=True).stdout.strip()
+        self.version = subprocess.run(
+            [str(python), "-c", "import llama_cpp; print(llama_cpp.__version__)"], capture_output=True, text=True
+        ).stdout.strip()
 
     def __enter__(self):
         self.proc = subprocess.Popen(self.cmd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
@@ -84,7 +101,11 @@ class Server:
 
     def model_name(self) -> str:
         """The GGUF's ``general.name`` as the server logged it ('' when not logged)."""
-        m = re.search(r"'general\.name': '([^']*)'", self.log.read_text(errors="replace")) if self.log.exists() else None
+        m = (
+            re.search(r"'general\.name': '([^']*)'", self.log.read_text(errors="replace"))
+            if self.log.exists()
+            else None
+        )
         return m.group(1) if m else ""
 
     def __exit__(self, *exc):
@@ -124,11 +145,17 @@ class Recorder(httpx.BaseTransport):
         t0 = time.perf_counter()
         body = json.loads(request.content) if request.content else None
         resp = self.inner.handle_request(request)
-        entry = {"method": request.method, "path": request.url.path, "request": body, "status": resp.status_code,
-                 "content_type": resp.headers.get("content-type", "")}
+        entry = {
+            "method": request.method,
+            "path": request.url.path,
+            "request": body,
+            "status": resp.status_code,
+            "content_type": resp.headers.get("content-type", ""),
+        }
         self.log.append(entry)
-        return httpx.Response(resp.status_code, headers=resp.headers, stream=_Tee(resp.stream, entry, t0),
-                              extensions=resp.extensions)
+        return httpx.Response(
+            resp.status_code, headers=resp.headers, stream=_Tee(resp.stream, entry, t0), extensions=resp.extensions
+        )
 
 
 def model(base_url: str, recorder: Recorder, use: str, **kw):
@@ -158,11 +185,15 @@ def answer_questions(n: int) -> list[dict]:
 
     s = sample_dir()
     out = [dict(q, set="sample", in_scope=True) for q in every_kth(read_jsonl(s / "golden.jsonl"), n)]
-    out += [dict(q, set="sample", in_scope=False) for q in every_kth(read_jsonl(s / "out_of_scope.jsonl"), max(1, n // 3))]
+    out += [
+        dict(q, set="sample", in_scope=False) for q in every_kth(read_jsonl(s / "out_of_scope.jsonl"), max(1, n // 3))
+    ]
     rd = read_jsonl(REPO / "bench" / "realdocs" / "questions-dev.jsonl")
     out += [dict(q, set="realdocs", in_scope=True) for q in every_kth([q for q in rd if q["kind"] == "in_scope"], n)]
-    out += [dict(q, set="realdocs", in_scope=False)
-            for q in every_kth([q for q in rd if q["kind"] != "in_scope"], max(1, n // 3))]
+    out += [
+        dict(q, set="realdocs", in_scope=False)
+        for q in every_kth([q for q in rd if q["kind"] != "in_scope"], max(1, n // 3))
+    ]
     return out
 
 
@@ -170,10 +201,17 @@ def answer_questions(n: int) -> list[dict]:
 def _answer_row(ans) -> dict:
     from citewise.answer.citations import split_cited_sentences
 
-    return {"text": ans.text, "outcome": ans.outcome, "generator": ans.generator,
-            "cited": [c.doc_id for c in ans.citations], "dropped": ans.dropped, "notes": ans.notes,
-            "sentences": len(split_cited_sentences(ans.text)) if ans.outcome != "abstained" else 0,
-            "reason": ans.abstain_reason, "seconds": round(ans.timings.get("total_s", 0.0), 3)}
+    return {
+        "text": ans.text,
+        "outcome": ans.outcome,
+        "generator": ans.generator,
+        "cited": [c.doc_id for c in ans.citations],
+        "dropped": ans.dropped,
+        "notes": ans.notes,
+        "sentences": len(split_cited_sentences(ans.text)) if ans.outcome != "abstained" else 0,
+        "reason": ans.abstain_reason,
+        "seconds": round(ans.timings.get("total_s", 0.0), 3),
+    }
 
 
 def run_answers(args, base_url, rec) -> list[dict]:
@@ -182,10 +220,17 @@ def run_answers(args, base_url, rec) -> list[dict]:
     from citewise.index import Index
 
     sets = args.answer_sets.split(",")
-    indexes = {name: Index.open(path) for name, path in (("sample", args.sample_index), ("realdocs", args.realdocs_index))
-               if name in sets}
-    gens = {name: LLMGenerator(model(base_url, rec, "answer", stream=True), 512, units=idx.answerer().units,
-                               fallback="error") for name, idx in indexes.items()}
+    indexes = {
+        name: Index.open(path)
+        for name, path in (("sample", args.sample_index), ("realdocs", args.realdocs_index))
+        if name in sets
+    }
+    gens = {
+        name: LLMGenerator(
+            model(base_url, rec, "answer", stream=True), 512, units=idx.answerer().units, fallback="error"
+        )
+        for name, idx in indexes.items()
+    }
     rows = []
     out = open(args.out / "answers.jsonl", "a", encoding="utf-8")
     done = {r["id"] for r in read_jsonl(args.out / "answers.jsonl")} if (args.out / "answers.jsonl").exists() else set()
@@ -201,14 +246,24 @@ def run_answers(args, base_url, rec) -> list[dict]:
         except CitewiseError as e:
             llm_row = {"error": str(e)}
         llm_row["wall_s"] = round(time.perf_counter() - t0, 3)
-        row = {"id": q["id"], "set": q["set"], "in_scope": q["in_scope"], "question": q["text"],
-               "expected_docs": q.get("expected_docs") or sorted(q.get("relevant") or {}),
-               "expected_answer": q.get("expected_answer"), "extractive": _answer_row(ext), "llm": llm_row}
+        row = {
+            "id": q["id"],
+            "set": q["set"],
+            "in_scope": q["in_scope"],
+            "question": q["text"],
+            "expected_docs": q.get("expected_docs") or sorted(q.get("relevant") or {}),
+            "expected_answer": q.get("expected_answer"),
+            "extractive": _answer_row(ext),
+            "llm": llm_row,
+        }
         rows.append(row)
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()
-        print(f"{q['id']}: {llm_row.get('outcome', 'error')} in {llm_row['wall_s']:.0f} s: "
-              f"{(llm_row.get('text') or llm_row.get('error', ''))[:100]!r}", flush=True)
+        print(
+            f"{q['id']}: {llm_row.get('outcome', 'error')} in {llm_row['wall_s']:.0f} s: "
+            f"{(llm_row.get('text') or llm_row.get('error', ''))[:100]!r}",
+            flush=True,
+        )
     return rows
 
 
@@ -234,18 +289,33 @@ def run_tools(args, base_url, rec) -> list[dict]:
                 formats.append("error")
                 return []
             formats.append((resp.tool_format or "none") + ("+repair" if resp.repaired else ""))
-            rows.append({"category": cat, "question": question[:200], "calls": [[c.name, c.arguments] for c in resp.tool_calls],
-                         "format": formats[-1], "requests": len(rec.log) - n0, "seconds": round(resp.seconds, 2)})
+            rows.append(
+                {
+                    "category": cat,
+                    "question": question[:200],
+                    "calls": [[c.name, c.arguments] for c in resp.tool_calls],
+                    "format": formats[-1],
+                    "requests": len(rec.log) - n0,
+                    "seconds": round(resp.seconds, 2),
+                }
+            )
             return [(c.name, c.arguments) for c in resp.tool_calls]
 
         t0 = time.perf_counter()
         llm = evaluate_bfcl(select, cases)
         secs = time.perf_counter() - t0
         base = evaluate_bfcl(embedding_selector(emb), cases)
-        summary = {"category": cat, "cases": len(cases), "llm_tsa": llm["tsa"], "llm_arg_accuracy": llm["arg_accuracy"],
-                   "embedding_tsa": base["tsa"], "formats": {f: formats.count(f) for f in sorted(set(formats))},
-                   "errors": errors, "seconds_per_case": round(secs / max(1, len(cases)), 1),
-                   "per_case": llm["per_case"]}
+        summary = {
+            "category": cat,
+            "cases": len(cases),
+            "llm_tsa": llm["tsa"],
+            "llm_arg_accuracy": llm["arg_accuracy"],
+            "embedding_tsa": base["tsa"],
+            "formats": {f: formats.count(f) for f in sorted(set(formats))},
+            "errors": errors,
+            "seconds_per_case": round(secs / max(1, len(cases)), 1),
+            "per_case": llm["per_case"],
+        }
         rows.append({"summary": summary})
         print(json.dumps({k: v for k, v in summary.items() if k != "per_case"}), flush=True)
     with open(args.out / "tools.jsonl", "w", encoding="utf-8") as f:
@@ -299,19 +369,35 @@ def run_agent(args, base_url, rec) -> list[dict]:
     rows = []
     for c in cases:
         t0 = time.perf_counter()
-        res = Agent(chat, ts, max_iterations=3, tool_timeout_s=30,
-                    check=partial(check_agent_answer, embed=idx.embedder.embed)).run(c["text"])
+        res = Agent(
+            chat, ts, max_iterations=3, tool_timeout_s=30, check=partial(check_agent_answer, embed=idx.embedder.embed)
+        ).run(c["text"])
         called = [(r.name, r.arguments) for s in res.steps for r in s.calls]
-        row = {"id": c["id"], "kind": c["kind"], "question": c["text"], "expected_tool": c.get("expected_tool"),
-               "expected_args": c.get("expected_args"), "called": called, "stopped": res.stopped,
-               "iterations": res.iterations, "answer": res.answer, "raw_answer": getattr(res, "raw_answer", res.answer),
-               "withdrawn": getattr(res, "withdrawn", []), "notes": getattr(res, "notes", []),
-               "seconds": round(time.perf_counter() - t0, 1)}
+        row = {
+            "id": c["id"],
+            "kind": c["kind"],
+            "question": c["text"],
+            "expected_tool": c.get("expected_tool"),
+            "expected_args": c.get("expected_args"),
+            "called": called,
+            "stopped": res.stopped,
+            "iterations": res.iterations,
+            "answer": res.answer,
+            "raw_answer": getattr(res, "raw_answer", res.answer),
+            "withdrawn": getattr(res, "withdrawn", []),
+            "notes": getattr(res, "notes", []),
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         row["tool_ok"] = any(n == c.get("expected_tool") for n, _ in called)
-        row["args_ok"] = any(n == c.get("expected_tool") and all(a.get(k) == v for k, v in (c.get("expected_args") or {}).items())
-                             for n, a in called)
+        row["args_ok"] = any(
+            n == c.get("expected_tool") and all(a.get(k) == v for k, v in (c.get("expected_args") or {}).items())
+            for n, a in called
+        )
         rows.append(row)
-        print(json.dumps({k: row[k] for k in ("id", "called", "stopped", "tool_ok", "args_ok", "seconds")}, default=str), flush=True)
+        print(
+            json.dumps({k: row[k] for k in ("id", "called", "stopped", "tool_ok", "args_ok", "seconds")}, default=str),
+            flush=True,
+        )
     with open(args.out / "agent.jsonl", "w", encoding="utf-8") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
@@ -349,10 +435,13 @@ def run_judge(args, base_url, rec) -> list[dict]:
     from citewise.models.chat import document_room
     from citewise.text.tokens import truncate_tokens
 
-    labels = {(r["id"]): r for r in read_jsonl(args.labels) if r.get("path") == "llm" and r.get("raw_faithful") is not None}
+    labels = {
+        (r["id"]): r for r in read_jsonl(args.labels) if r.get("path") == "llm" and r.get("raw_faithful") is not None
+    }
     answers = {r["id"]: r for r in read_jsonl(args.out / "answers.jsonl")}
-    judge = LLMFaithfulnessJudge(model(base_url, rec, "judge", max_output_tokens=256, context_window=args.n_ctx),
-                                 max_tokens=256)
+    judge = LLMFaithfulnessJudge(
+        model(base_url, rec, "judge", max_output_tokens=256, context_window=args.n_ctx), max_tokens=256
+    )
     rows = []
     out = open(args.out / "judge.jsonl", "a", encoding="utf-8")
     done = {r["id"] for r in read_jsonl(args.out / "judge.jsonl")} if (args.out / "judge.jsonl").exists() else set()
@@ -367,8 +456,15 @@ def run_judge(args, base_url, rec) -> list[dict]:
         contexts = [truncate_tokens(c, max(32, room // max(1, len(contexts)) - 12)) for c in contexts]
         t0 = time.perf_counter()
         v = judge.judge(a["question"], answer, contexts)
-        row = {"id": qid, "label": lab["raw_faithful"], "faithful": v.faithful, "error": v.error,
-               "unsupported_claims": list(v.unsupported_claims), "raw": v.raw, "seconds": round(time.perf_counter() - t0, 1)}
+        row = {
+            "id": qid,
+            "label": lab["raw_faithful"],
+            "faithful": v.faithful,
+            "error": v.error,
+            "unsupported_claims": list(v.unsupported_claims),
+            "raw": v.raw,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         rows.append(row)
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()
@@ -376,20 +472,34 @@ def run_judge(args, base_url, rec) -> list[dict]:
     # RAGAS faithfulness of wholly false answers (every claim contradicts the context)
     cj = ClaimJudge(model(base_url, rec, "judge", max_output_tokens=256), max_tokens=256)
     false_cases = [
-        ("How long is the refund window on Starter?", "The refund window on Starter is 90 days. Refunds are paid in cash at any office.",
-         ["On Starter, you can get a full refund of a subscription charge within 14 days of the date of that charge. "
-          "Refunds go back to the payment method that was charged."]),
-        ("What does set -o pipefail do?", "pipefail makes bash print every command before running it. It is on by default.",
-         ["pipefail: If set, the return value of a pipeline is the value of the last (rightmost) command to exit with a "
-          "non-zero status, or zero if all commands in the pipeline exit successfully. This option is disabled by default."]),
+        (
+            "How long is the refund window on Starter?",
+            "The refund window on Starter is 90 days. Refunds are paid in cash at any office.",
+            [
+                "On Starter, you can get a full refund of a subscription charge within 14 days of the date of that charge. "
+                "Refunds go back to the payment method that was charged."
+            ],
+        ),
+        (
+            "What does set -o pipefail do?",
+            "pipefail makes bash print every command before running it. It is on by default.",
+            [
+                "pipefail: If set, the return value of a pipeline is the value of the last (rightmost) command to exit with a "
+                "non-zero status, or zero if all commands in the pipeline exit successfully. This option is disabled by default."
+            ],
+        ),
     ]
     for q, ans, ctx in false_cases:
         t0 = time.perf_counter()
         claims = cj.claims(ans)
         support = cj.supported(claims, "\n\n".join(ctx)) if claims else None
-        row = {"id": "false:" + q, "claims": claims, "supported": support,
-               "faithfulness": sum(support) / len(claims) if claims and support else 0.0,
-               "seconds": round(time.perf_counter() - t0, 1)}
+        row = {
+            "id": "false:" + q,
+            "claims": claims,
+            "supported": support,
+            "faithfulness": sum(support) / len(claims) if claims and support else 0.0,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         rows.append(row)
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()
@@ -403,25 +513,48 @@ def run_capture(args, base_url, rec) -> list[dict]:
     from citewise.models.chat import ChatError
 
     chat = model(base_url, rec, "answer", max_output_tokens=64)
-    filler = " ".join(f"Paragraph {i}: the refund window on the Pro plan is 30 days from the charge." for i in range(220))
+    filler = " ".join(
+        f"Paragraph {i}: the refund window on the Pro plan is 30 days from the charge." for i in range(220)
+    )
     try:
         chat.chat([{"role": "user", "content": filler + "\nHow long is the refund window?"}])
     except ChatError as e:
         print("overflow:", e, flush=True)
     pieces: list[str] = []
-    long_prompt = " ".join(f"Note {i}: refunds on Starter are possible within 14 days of the charge." for i in range(45))
-    r = chat.chat([{"role": "user", "content": long_prompt + "\nIn one sentence: how long is the Starter refund window?"}],
-                  on_delta=pieces.append)
+    long_prompt = " ".join(
+        f"Note {i}: refunds on Starter are possible within 14 days of the charge." for i in range(45)
+    )
+    r = chat.chat(
+        [{"role": "user", "content": long_prompt + "\nIn one sentence: how long is the Starter refund window?"}],
+        on_delta=pieces.append,
+    )
     print(f"stream: first token after {r.first_token_s} s, {len(pieces)} pieces: {r.content!r}", flush=True)
-    tools = [{"type": "function", "function": {"name": "invoice_status", "description": "Status of one invoice by its number",
-                                               "parameters": {"type": "object", "properties": {"invoice_id": {"type": "integer"}},
-                                                              "required": ["invoice_id"]}}},
-             {"type": "function", "function": {"name": "vector_search", "description": "Search the help-centre documents",
-                                               "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
-                                                              "required": ["query"]}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "invoice_status",
+                "description": "Status of one invoice by its number",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"invoice_id": {"type": "integer"}},
+                    "required": ["invoice_id"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "vector_search",
+                "description": "Search the help-centre documents",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+            },
+        },
+    ]
     for system in (None, "You route questions to tools. Call the tool that answers the question."):
         msgs = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": "What is the status of invoice 2041?"}]
+            {"role": "user", "content": "What is the status of invoice 2041?"}
+        ]
         try:
             r = chat.chat(msgs, tools=tools, tool_choice="auto")
             print("tools:", r.tool_format, r.repaired, [(c.name, c.arguments) for c in r.tool_calls], flush=True)
@@ -433,20 +566,30 @@ def run_capture(args, base_url, rec) -> list[dict]:
 #: What ``--export`` picks from the recorded exchanges: file stem -> test of an exchange.
 EXPORTS = {
     "context_overflow_400": lambda e: e["status"] == 400 and "context" in _body(e),
-    "stream_slow_first_token": lambda e: "event-stream" in e["content_type"] and e.get("chunks")
-    and e["chunks"][0][0] > 5,
-    "tool_call_fenced_json": lambda e: e["status"] == 200 and (e["request"] or {}).get("tools")
-    and "```" in _content(e),
-    "tool_call_tags": lambda e: e["status"] == 200 and (e["request"] or {}).get("tools") and "<tool_call>" in _content(e),
-    "answer_without_markers": lambda e: e["status"] == 200 and "Sources:" in json.dumps((e["request"] or {}).get("messages"))
-    and _content(e).strip() and not re.search(r"\[\d", _content(e)) and "no document" not in _content(e),
+    "stream_slow_first_token": lambda e: (
+        "event-stream" in e["content_type"] and e.get("chunks") and e["chunks"][0][0] > 5
+    ),
+    "tool_call_fenced_json": lambda e: (
+        e["status"] == 200 and (e["request"] or {}).get("tools") and "```" in _content(e)
+    ),
+    "tool_call_tags": lambda e: (
+        e["status"] == 200 and (e["request"] or {}).get("tools") and "<tool_call>" in _content(e)
+    ),
+    "answer_without_markers": lambda e: (
+        e["status"] == 200
+        and "Sources:" in json.dumps((e["request"] or {}).get("messages"))
+        and _content(e).strip()
+        and not re.search(r"\[\d", _content(e))
+        and "no document" not in _content(e)
+    ),
 }
 
 
 #: Kinds exported with the exchange before them (a repair turn and the reply it repaired).
 EXPORT_PAIRS = {
-    "tool_call_repair": lambda e: any("could not be read" in (m.get("content") or "")
-                                      for m in (e.get("request") or {}).get("messages") or []),
+    "tool_call_repair": lambda e: any(
+        "could not be read" in (m.get("content") or "") for m in (e.get("request") or {}).get("messages") or []
+    ),
 }
 
 
@@ -476,8 +619,13 @@ def export(args) -> int:
     log = read_jsonl(args.record / "exchanges.jsonl")
     runs = read_jsonl(args.out / "runs.jsonl") if (args.out / "runs.jsonl").exists() else []
     meta = next((r for r in reversed(runs) if r.get("server", "").startswith("llama")), {})
-    source = {"server": meta.get("server", ""), "model": meta.get("model", ""), "gguf": Path(meta.get("gguf", "")).name,
-              "n_ctx": meta.get("n_ctx"), "captured": meta.get("date")}
+    source = {
+        "server": meta.get("server", ""),
+        "model": meta.get("model", ""),
+        "gguf": Path(meta.get("gguf", "")).name,
+        "n_ctx": meta.get("n_ctx"),
+        "captured": meta.get("date"),
+    }
     args.export.mkdir(parents=True, exist_ok=True)
     posts = [e for e in log if e.get("method") == "POST"]
     for name, test in {**EXPORTS, **EXPORT_PAIRS}.items():
@@ -485,10 +633,11 @@ def export(args) -> int:
         if at is None:
             print(f"{name}: no such exchange recorded")
             continue
-        chosen = posts[at - 1: at + 1] if name in EXPORT_PAIRS else [posts[at]]
+        chosen = posts[at - 1 : at + 1] if name in EXPORT_PAIRS else [posts[at]]
         keep = [{k: e.get(k) for k in ("request", "status", "content_type", "chunks")} for e in chosen]
-        (args.export / f"{name}.json").write_text(json.dumps({"source": source, "exchanges": keep}, indent=1,
-                                                             ensure_ascii=False) + "\n", encoding="utf-8")
+        (args.export / f"{name}.json").write_text(
+            json.dumps({"source": source, "exchanges": keep}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         print(f"{name}: {[len(k['chunks'] or []) for k in keep]} chunk(s), status {[k['status'] for k in keep]}")
     return 0
 
@@ -518,16 +667,23 @@ def recheck(args) -> int:
             for s in info["sources"]:
                 head, text = shown[s["n"]]
                 title, *heads = head.split(" › ")
-                chunk = ContextChunk(s["chunk_id"], s["doc_id"], title, "", "", (title, *heads), text, 0, len(text), s["n"])
+                chunk = ContextChunk(
+                    s["chunk_id"], s["doc_id"], title, "", "", (title, *heads), text, 0, len(text), s["n"]
+                )
                 sources.append(Source(s["n"], chunk, text, s.get("excerpt", False)))
             prompt = Prompt(info["messages"], sources, info["prompt_tokens"], info["max_output"], info["budget"])
             draft = gens[a["set"]].check(info["raw"], prompt, info)
             checked = enforce_citations(draft.text, Context(a["question"], [s.chunk for s in sources], 0), draft.spans)
             outcome = "partial" if draft.withdrawn and checked.outcome == "answered" else checked.outcome
-            a["llm"].update(text=checked.text, outcome=outcome, cited=[c.doc_id for c in checked.citations],
-                            dropped=draft.withdrawn + checked.dropped, notes=draft.notes,
-                            sentences=len(split_cited(checked.text)) if outcome != "abstained" else 0,
-                            reason=str(draft.reason or "") if outcome == "abstained" else "")
+            a["llm"].update(
+                text=checked.text,
+                outcome=outcome,
+                cited=[c.doc_id for c in checked.citations],
+                dropped=draft.withdrawn + checked.dropped,
+                notes=draft.notes,
+                sentences=len(split_cited(checked.text)) if outcome != "abstained" else 0,
+                reason=str(draft.reason or "") if outcome == "abstained" else "",
+            )
             a["llm"]["llm"] = draft.llm
         out.append(a)
     with open(args.out / "answers.rechecked.jsonl", "w", encoding="utf-8") as f:
@@ -569,21 +725,33 @@ def report(args) -> dict:
         sentences = sum(a[path]["sentences"] for a in rows)
         unsupported = sum((l or {}).get("unsupported", 0) for l in lab)
         secs = [a[path]["seconds"] for a in rows]
-        t = {"questions": len(rows), "in_scope": len(ins), "out_of_scope": len(oos),
-             "labelled": sum(1 for l in lab if l), "correct_and_cited": correct_cited,
-             "abstained_in_scope": sum(a[path]["outcome"] == "abstained" for a in ins),
-             "abstained_out_of_scope": sum(a[path]["outcome"] == "abstained" for a in oos),
-             "sentences": sentences, "unsupported_sentences": unsupported,
-             "seconds_median": round(statistics.median(secs), 2) if secs else None,
-             "seconds_mean": round(statistics.mean(secs), 2) if secs else None,
-             "errors": sum(1 for a in answers if "error" in a[path])}
+        t = {
+            "questions": len(rows),
+            "in_scope": len(ins),
+            "out_of_scope": len(oos),
+            "labelled": sum(1 for l in lab if l),
+            "correct_and_cited": correct_cited,
+            "abstained_in_scope": sum(a[path]["outcome"] == "abstained" for a in ins),
+            "abstained_out_of_scope": sum(a[path]["outcome"] == "abstained" for a in oos),
+            "sentences": sentences,
+            "unsupported_sentences": unsupported,
+            "seconds_median": round(statistics.median(secs), 2) if secs else None,
+            "seconds_mean": round(statistics.mean(secs), 2) if secs else None,
+            "errors": sum(1 for a in answers if "error" in a[path]),
+        }
         if path == "llm":
             info = [a["llm"]["llm"] for a in rows if a["llm"].get("llm")]
             usage = [i.get("usage") or {} for i in info]
-            t["prompt_tokens_server_mean"] = round(statistics.mean([u.get("prompt_tokens", 0) for u in usage if u.get("prompt_tokens")] or [0]))
+            t["prompt_tokens_server_mean"] = round(
+                statistics.mean([u.get("prompt_tokens", 0) for u in usage if u.get("prompt_tokens")] or [0])
+            )
             t["prompt_tokens_counted_mean"] = round(statistics.mean([i["prompt_tokens_counted"] for i in info] or [0]))
-            t["completion_tokens_mean"] = round(statistics.mean([i.get("reply_tokens_counted", 0) for i in info] or [0]))
-            t["first_token_s_median"] = round(statistics.median([i["first_token_s"] for i in info if i.get("first_token_s")] or [0]), 1)
+            t["completion_tokens_mean"] = round(
+                statistics.mean([i.get("reply_tokens_counted", 0) for i in info] or [0])
+            )
+            t["first_token_s_median"] = round(
+                statistics.median([i["first_token_s"] for i in info if i.get("first_token_s")] or [0]), 1
+            )
             t["withdrawn"] = sum(len(a["llm"]["dropped"]) for a in rows)
             t["attributed_after"] = sum((i.get("attribution") or {}).get("attributed", 0) for i in info)
         table[path] = t
@@ -595,9 +763,12 @@ def report(args) -> dict:
     judged = [r for r in out.get("judge", []) if "label" in r]
     if judged:
         pairs = [(r["label"], r["faithful"]) for r in judged]
-        out["judge_agreement"] = {"answers": len(pairs), "agreement": round(sum(a == b for a, b in pairs) / len(pairs), 3),
-                                  "kappa": None if kappa(pairs) is None else round(kappa(pairs), 3),
-                                  "parse_failures": sum(1 for r in judged if r["error"])}
+        out["judge_agreement"] = {
+            "answers": len(pairs),
+            "agreement": round(sum(a == b for a, b in pairs) / len(pairs), 3),
+            "kappa": None if kappa(pairs) is None else round(kappa(pairs), 3),
+            "parse_failures": sum(1 for r in judged if r["error"]),
+        }
     return out
 
 
@@ -620,10 +791,14 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--labels", type=Path, default=OUT / "labels.jsonl")
     p.add_argument("--record", type=Path, help="write every exchange here (exchanges.jsonl)")
-    p.add_argument("--server-log", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "citewise-llm-server.log")
+    p.add_argument(
+        "--server-log", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "citewise-llm-server.log"
+    )
     p.add_argument("--report", action="store_true", help="print the summary of --out and exit")
     p.add_argument("--export", type=Path, help="write replay files for the tests from --record's exchanges and exit")
-    p.add_argument("--recheck", action="store_true", help="run this checkout's citation check on the stored replies and exit")
+    p.add_argument(
+        "--recheck", action="store_true", help="run this checkout's citation check on the stored replies and exit"
+    )
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
@@ -635,10 +810,22 @@ def main(argv=None) -> int:
         return recheck(args)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     rec = Recorder()
-    sections = {"answers": run_answers, "tools": run_tools, "router": run_router, "agent": run_agent, "judge": run_judge,
-                "capture": run_capture}
-    meta = {"date": dt.date.today().isoformat(), "gguf": str(args.gguf), "n_ctx": args.n_ctx, "threads": args.threads,
-            "sections": args.sections, "command": " ".join(sys.argv)}
+    sections = {
+        "answers": run_answers,
+        "tools": run_tools,
+        "router": run_router,
+        "agent": run_agent,
+        "judge": run_judge,
+        "capture": run_capture,
+    }
+    meta = {
+        "date": dt.date.today().isoformat(),
+        "gguf": str(args.gguf),
+        "n_ctx": args.n_ctx,
+        "threads": args.threads,
+        "sections": args.sections,
+        "command": " ".join(sys.argv),
+    }
     try:
         if args.base_url:
             base = args.base_url

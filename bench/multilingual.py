@@ -41,9 +41,11 @@ def run(spec: str) -> dict:
                 ranks.append(next((r + 1 for r, n in enumerate(names) if n in q["expected_docs"]), 0))
             n = len(qs)
             out["retrievers"][retriever] = {
-                "hit@1": round(sum(r == 1 for r in ranks) / n, 3), "hit@3": round(sum(r > 0 for r in ranks) / n, 3),
+                "hit@1": round(sum(r == 1 for r in ranks) / n, 3),
+                "hit@3": round(sum(r > 0 for r in ranks) / n, 3),
                 "mrr@3": round(sum(1 / r for r in ranks if r) / n, 3),
-                "missed": [q["id"] for q, r in zip(qs, ranks) if r != 1]}
+                "missed": [q["id"] for q, r in zip(qs, ranks) if r != 1],
+            }
     return out
 
 
@@ -59,8 +61,10 @@ def main() -> None:
     print("embedder | retriever | hit@1 | hit@3 | MRR@3 | not at rank 1 | ingest CPU s")
     for r in results:
         for name, m in r["retrievers"].items():
-            print(f"{r['embedder']} | {name} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['mrr@3']:.3f} | "
-                  f"{', '.join(m['missed']) or '-'} | {r['ingest_cpu_s']}")
+            print(
+                f"{r['embedder']} | {name} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['mrr@3']:.3f} | "
+                f"{', '.join(m['missed']) or '-'} | {r['ingest_cpu_s']}"
+            )
 
 
 if __name__ == "__main__":

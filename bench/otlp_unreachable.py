@@ -66,8 +66,13 @@ def run(script: str, kind: str) -> tuple[float, list[str]]:
         port = listener.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     try:
-        res = subprocess.run([sys.executable, "-c", script, f"http://127.0.0.1:{port}"], capture_output=True, text=True,
-                             env={**env, "PYTHONPATH": str(SRC)}, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-c", script, f"http://127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            env={**env, "PYTHONPATH": str(SRC)},
+            timeout=120,
+        )
         ended = time.time()
     finally:
         if listener is not None:
@@ -90,13 +95,17 @@ def main() -> None:
                 w, err = run(script, kind)
                 waits.setdefault((name, kind), []).append(w)
                 lines[(name, kind)] = err
-    print(f"exit wait on an unreachable collector, seconds ({args.rounds} rounds, arms interleaved; "
-          f"load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"exit wait on an unreachable collector, seconds ({args.rounds} rounds, arms interleaved; "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
     print(f"| {'arm':<20} | {'collector':<9} | {'median s':>8} | {'max s':>6} | {'stderr lines':>12} |")
     print(f"|{'-' * 22}|{'-' * 11}|{'-' * 9}:|{'-' * 7}:|{'-' * 13}:|")
     for (name, kind), ws in waits.items():
-        print(f"| {name:<20} | {kind:<9} | {statistics.median(ws):>8.2f} | {max(ws):>6.2f} | "
-              f"{len(lines[(name, kind)]):>12} |")
+        print(
+            f"| {name:<20} | {kind:<9} | {statistics.median(ws):>8.2f} | {max(ws):>6.2f} | "
+            f"{len(lines[(name, kind)]):>12} |"
+        )
     for (name, kind), err in lines.items():
         print(f"\n{name}, {kind}: " + ("\n  " + "\n  ".join(e[:160] for e in err) if err else "(nothing)"))
 

@@ -57,7 +57,7 @@ def main() -> int:
         rows = src._scan_table(src._table, None).to_pylist()
         t = time.perf_counter()
         for i in range(0, len(rows), 5000):
-            store.import_rows(rows[i:i + 5000])
+            store.import_rows(rows[i : i + 5000])
         store.refresh_indexes()  # VACUUM (ANALYZE); no HNSW index at this ann_min_rows
         print(f"imported {len(rows):,} rows in {time.perf_counter() - t:.1f} s")
         n = len(rows)
@@ -81,8 +81,10 @@ def main() -> int:
                 conn.execute(f"DROP INDEX IF EXISTS {ann.schema}.chunks_vector_hnsw")
                 conn.execute("SET maintenance_work_mem = '1GB'")
                 t = time.perf_counter()
-                conn.execute(f"CREATE INDEX chunks_vector_hnsw ON {ann.schema}.chunks USING hnsw "
-                             f"(vector vector_cosine_ops) WITH (m = {m}, ef_construction = {efc})")
+                conn.execute(
+                    f"CREATE INDEX chunks_vector_hnsw ON {ann.schema}.chunks USING hnsw "
+                    f"(vector vector_cosine_ops) WITH (m = {m}, ef_construction = {efc})"
+                )
                 build = time.perf_counter() - t
             for ef in args.ef:
                 postgres.search.HNSW_EF_SEARCH = ef
@@ -93,8 +95,10 @@ def main() -> int:
                     lat.append(time.perf_counter() - a)
                     rec.append(len(set(ids) & set(tr)) / 10)
                     full += len(ids) == 10
-                print(f"| {m} | {efc} | {build:.1f} | {ef} | {np.mean(rec):.3f} | {1000 * np.percentile(lat, 50):.1f} "
-                      f"| {1000 * np.percentile(lat, 95):.1f} | {full}/{len(vecs)} |")
+                print(
+                    f"| {m} | {efc} | {build:.1f} | {ef} | {np.mean(rec):.3f} | {1000 * np.percentile(lat, 50):.1f} "
+                    f"| {1000 * np.percentile(lat, 95):.1f} | {full}/{len(vecs)} |"
+                )
     finally:
         server.cleanup()
         if args.work is None:

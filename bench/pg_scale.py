@@ -84,11 +84,17 @@ def build(idx, label: str, n: int, folder: Path) -> dict:
         disk = disk_bytes(folder)
     else:
         with idx.store._tx() as cur:
-            disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
-                               "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
-                               (idx.store.schema,)).fetchone()[0]
-    return {"build_s": build_s, "chunks_per_s": n / build_s, "chunks": idx.store.stats()["chunks"],
-            "disk_mb": int(disk) / 2**20}
+            disk = cur.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
+                "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
+                (idx.store.schema,),
+            ).fetchone()[0]
+    return {
+        "build_s": build_s,
+        "chunks_per_s": n / build_s,
+        "chunks": idx.store.stats()["chunks"],
+        "disk_mb": int(disk) / 2**20,
+    }
 
 
 def copy_build(idx, lance_index: Path, n: int) -> dict:
@@ -111,11 +117,20 @@ def copy_build(idx, lance_index: Path, n: int) -> dict:
     idx.store.refresh_indexes()
     build_s = time.perf_counter() - t
     with idx.store._tx() as cur:
-        disk = cur.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
-                           "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
-                           (idx.store.schema,)).fetchone()[0]
-    return {"build_s": build_s, "copy_s": copy_s, "index_build_s": build_s - copy_s, "chunks_per_s": n / build_s,
-            "chunks": idx.store.stats()["chunks"], "disk_mb": int(disk) / 2**20, "copied_from": str(lance_index)}
+        disk = cur.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace s "
+            "ON s.oid = c.relnamespace WHERE s.nspname = %s AND c.relkind = 'r'",
+            (idx.store.schema,),
+        ).fetchone()[0]
+    return {
+        "build_s": build_s,
+        "copy_s": copy_s,
+        "index_build_s": build_s - copy_s,
+        "chunks_per_s": n / build_s,
+        "chunks": idx.store.stats()["chunks"],
+        "disk_mb": int(disk) / 2**20,
+        "copied_from": str(lance_index),
+    }
 
 
 def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
@@ -146,14 +161,22 @@ def pg_concurrency(idx, qs, threads: int = 4) -> list[dict]:
         for t in ts:
             t.join()
         wall = time.perf_counter() - t0
-        out.append({"pool_size": size, "threads": threads, "queries": len(terms), "queries_per_s": len(terms) / wall,
-                    "connections_opened": store.pool_stats().get("connections_num", 0)})
+        out.append(
+            {
+                "pool_size": size,
+                "threads": threads,
+                "queries": len(terms),
+                "queries_per_s": len(terms) / wall,
+                "connections_opened": store.pool_stats().get("connections_num", 0),
+            }
+        )
         store.close()
     return out
 
 
-def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False,
-             lance_index: Path | None = None) -> dict:
+def run_size(
+    n: int, n_queries: int, work: Path, url: str, keep: bool, build_only: bool = False, lance_index: Path | None = None
+) -> dict:
     from citewise.index import Index
 
     qs = queries(n_queries)
@@ -163,8 +186,12 @@ def run_size(n: int, n_queries: int, work: Path, url: str, keep: bool, build_onl
         saved = work / f"build-{n}-{label}.json"
         if lance_index is not None and label == "lancedb":
             idx = Index.open(lance_index, read_only=True)
-            res[label] = {"build_s": float("nan"), "disk_mb": disk_bytes(lance_index) / 2**20,
-                          "reused_build": True, "kept_index": str(lance_index)}
+            res[label] = {
+                "build_s": float("nan"),
+                "disk_mb": disk_bytes(lance_index) / 2**20,
+                "reused_build": True,
+                "kept_index": str(lance_index),
+            }
         else:
             idx = Index.open(folder, embedder="hashing", store=store)
         if lance_index is not None and label == "lancedb":
@@ -197,12 +224,20 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument("--keep", type=Path, default=None,
-                    help="keep the server data and stores in this folder; reuse builds found there")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the server data and stores in this folder; reuse builds found there",
+    )
     ap.add_argument("--build-only", action="store_true", help="with --keep: build (or find) the stores, time nothing")
-    ap.add_argument("--lance-index", type=Path, default=None,
-                    help="a LanceDB index kept by bench/scale.py --keep for the one --chunks size: timed as the "
-                         "LanceDB side, and copied into PostgreSQL as citewise index migrate does (no ingest)")
+    ap.add_argument(
+        "--lance-index",
+        type=Path,
+        default=None,
+        help="a LanceDB index kept by bench/scale.py --keep for the one --chunks size: timed as the "
+        "LanceDB side, and copied into PostgreSQL as citewise index migrate does (no ingest)",
+    )
     args = ap.parse_args()
     if args.build_only and not args.keep:
         ap.error("--build-only needs --keep")
@@ -217,8 +252,10 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="citewise-pg-scale-", dir=args.work))
     server = pgserver.get_server(work / "pgdata", cleanup_mode="stop" if args.keep else "delete")
     try:
-        results = [run_size(n, args.queries, work, server.get_uri(), bool(args.keep), args.build_only, args.lance_index)
-                   for n in args.chunks]
+        results = [
+            run_size(n, args.queries, work, server.get_uri(), bool(args.keep), args.build_only, args.lance_index)
+            for n in args.chunks
+        ]
     finally:
         server.cleanup()
         if not args.keep:
@@ -233,20 +270,36 @@ def main() -> int:
         print("| store | build s | disk MB |")
         print("|---|---|---|")
         for label in ("lancedb", "postgresql"):
-            how = " (kept index)" if r[label].get("kept_index") else (
-                f" (copied: {r[label]['copy_s']:.0f} s + indexes {r[label]['index_build_s']:.0f} s)"
-                if "copy_s" in r[label] else "")
+            how = (
+                " (kept index)"
+                if r[label].get("kept_index")
+                else (
+                    f" (copied: {r[label]['copy_s']:.0f} s + indexes {r[label]['index_build_s']:.0f} s)"
+                    if "copy_s" in r[label]
+                    else ""
+                )
+            )
             print(f"| {label}{how} | {r[label]['build_s']:.1f} | {r[label]['disk_mb']:.0f} |")
-        print("| retriever | condition | LanceDB p50 / p95 ms | PostgreSQL p50 / p95 ms | full top-10 LanceDB / PostgreSQL |")
+        print(
+            "| retriever | condition | LanceDB p50 / p95 ms | PostgreSQL p50 / p95 ms | full top-10 LanceDB / PostgreSQL |"
+        )
         print("|---|---|---|---|---|")
         for a, b in zip(r["lancedb"]["rows"], r["postgresql"]["rows"]):
-            print(f"| {a['retriever']} | {a['condition']} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | "
-                  f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} | {a['full_top_k']} / {b['full_top_k']} of {a['queries']} |")
+            print(
+                f"| {a['retriever']} | {a['condition']} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | "
+                f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} | {a['full_top_k']} / {b['full_top_k']} of {a['queries']} |"
+            )
         rec = r["postgresql"]["dense_recall"]
-        print("PostgreSQL dense recall@10 vs its exact path: " + ", ".join(
-            f"{c} {v['recall@10']:.3f} ({v['path']})" for c, v in rec.items()))
-        print("PostgreSQL BM25, 4 threads on one store handle, public: " + ", ".join(
-            f"pool of {c['pool_size']}: {c['queries_per_s']:.1f} q/s" for c in r["postgresql"]["concurrency"]))
+        print(
+            "PostgreSQL dense recall@10 vs its exact path: "
+            + ", ".join(f"{c} {v['recall@10']:.3f} ({v['path']})" for c, v in rec.items())
+        )
+        print(
+            "PostgreSQL BM25, 4 threads on one store handle, public: "
+            + ", ".join(
+                f"pool of {c['pool_size']}: {c['queries_per_s']:.1f} q/s" for c in r["postgresql"]["concurrency"]
+            )
+        )
     return 0
 
 

@@ -94,31 +94,51 @@ def main() -> int:
                 for label, index in (("lancedb", lance), ("postgresql", pg)):
                     ranked, lat = run(index.store, emb, queries, retriever)
                     ev = evaluate_ranked(qrels, ranked, ["ndcg@10", "recall@100"]).means
-                    res[label] = {"ndcg@10": ev["ndcg@10"], "recall@100": ev["recall@100"],
-                                  "p50_ms": statistics.median(lat) * 1e3, "p95_ms": float(np.percentile(lat, 95)) * 1e3}
-                rows.append({"dataset": name, "retriever": retriever, "queries": len(queries),
-                             "chunks": moved["chunks"], "lance_ingest_s": round(t_lance, 1),
-                             "migrate_s": round(t_migrate, 1), **{f"{k}_{m}": v for k, d in res.items() for m, v in d.items()},
-                             "ndcg_diff": res["postgresql"]["ndcg@10"] - res["lancedb"]["ndcg@10"]})
+                    res[label] = {
+                        "ndcg@10": ev["ndcg@10"],
+                        "recall@100": ev["recall@100"],
+                        "p50_ms": statistics.median(lat) * 1e3,
+                        "p95_ms": float(np.percentile(lat, 95)) * 1e3,
+                    }
+                rows.append(
+                    {
+                        "dataset": name,
+                        "retriever": retriever,
+                        "queries": len(queries),
+                        "chunks": moved["chunks"],
+                        "lance_ingest_s": round(t_lance, 1),
+                        "migrate_s": round(t_migrate, 1),
+                        **{f"{k}_{m}": v for k, d in res.items() for m, v in d.items()},
+                        "ndcg_diff": res["postgresql"]["ndcg@10"] - res["lancedb"]["ndcg@10"],
+                    }
+                )
     finally:
         if server is not None:
             server.cleanup()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print("| dataset | retriever | nDCG@10 LanceDB | nDCG@10 PostgreSQL | diff | R@100 LanceDB | R@100 PostgreSQL "
-          "| p50/p95 ms LanceDB | p50/p95 ms PostgreSQL |")
+    print(
+        "| dataset | retriever | nDCG@10 LanceDB | nDCG@10 PostgreSQL | diff | R@100 LanceDB | R@100 PostgreSQL "
+        "| p50/p95 ms LanceDB | p50/p95 ms PostgreSQL |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dataset']} | {r['retriever']} | {r['lancedb_ndcg@10']:.4f} | {r['postgresql_ndcg@10']:.4f} "
-              f"| {r['ndcg_diff']:+.4f} | {r['lancedb_recall@100']:.4f} | {r['postgresql_recall@100']:.4f} "
-              f"| {r['lancedb_p50_ms']:.1f} / {r['lancedb_p95_ms']:.1f} | {r['postgresql_p50_ms']:.1f} / {r['postgresql_p95_ms']:.1f} |")
+        print(
+            f"| {r['dataset']} | {r['retriever']} | {r['lancedb_ndcg@10']:.4f} | {r['postgresql_ndcg@10']:.4f} "
+            f"| {r['ndcg_diff']:+.4f} | {r['lancedb_recall@100']:.4f} | {r['postgresql_recall@100']:.4f} "
+            f"| {r['lancedb_p50_ms']:.1f} / {r['lancedb_p95_ms']:.1f} | {r['postgresql_p50_ms']:.1f} / {r['postgresql_p95_ms']:.1f} |"
+        )
     for name in args.datasets:
         first = next(r for r in rows if r["dataset"] == name)
-        print(f"{name}: {first['chunks']} chunks; LanceDB ingest {first['lance_ingest_s']} s (0 if already indexed), "
-              f"migrate to PostgreSQL {first['migrate_s']} s")
+        print(
+            f"{name}: {first['chunks']} chunks; LanceDB ingest {first['lance_ingest_s']} s (0 if already indexed), "
+            f"migrate to PostgreSQL {first['migrate_s']} s"
+        )
     worst = max(abs(r["ndcg_diff"]) for r in rows)
-    print(f"largest |nDCG@10 difference|: {worst:.4f} ({'within' if worst <= 0.005 else 'OUTSIDE'} the 0.005 acceptance)")
+    print(
+        f"largest |nDCG@10 difference|: {worst:.4f} ({'within' if worst <= 0.005 else 'OUTSIDE'} the 0.005 acceptance)"
+    )
     return 0 if worst <= 0.005 else 1
 
 

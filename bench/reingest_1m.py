@@ -59,6 +59,7 @@ def reingest_child(index: str, chunks: str, marker: str, content_hash: str) -> d
     path = {"postings": "full build"}
     update = getattr(postings_mod.Postings, "update", None)
     if update is not None:  # record whether the incremental path produced the postings
+
         def traced(*args, **kwargs):
             p = update(*args, **kwargs)
             if p is not None:
@@ -114,8 +115,11 @@ def run_watched(cmd: list[str], env: dict, max_rss_kb: int) -> tuple[int, str, d
             time.sleep(0.2)
     text = out_path.read_text()
     out_path.unlink()
-    return (-9 if killed else os.waitstatus_to_exitcode(status)), text, {
-        "maxrss_mb": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime}
+    return (
+        (-9 if killed else os.waitstatus_to_exitcode(status)),
+        text,
+        {"maxrss_mb": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime},
+    )
 
 
 def main() -> int:
@@ -146,38 +150,72 @@ def main() -> int:
         copies[name] = dest
     rows = []
     for rnd in range(1, a.rounds + 1):
-        for name, src in (codes if rnd % 2 else codes[::-1]):
+        for name, src in codes if rnd % 2 else codes[::-1]:
             env = dict(os.environ, PYTHONPATH=str(Path(src).resolve()))
             marker = f"round{rnd}marker"
             load = os.getloadavg()[0]
             t = time.perf_counter()
-            status, out, ru = run_watched([sys.executable, __file__, "--_child", "reingest", str(copies[name]),
-                                           str(a.chunks), marker, f"round{rnd}"], env, int(a.max_rss_gb * 1024 * 1024))
+            status, out, ru = run_watched(
+                [
+                    sys.executable,
+                    __file__,
+                    "--_child",
+                    "reingest",
+                    str(copies[name]),
+                    str(a.chunks),
+                    marker,
+                    f"round{rnd}",
+                ],
+                env,
+                int(a.max_rss_gb * 1024 * 1024),
+            )
             wall = time.perf_counter() - t
             res = json.loads(out.strip().splitlines()[-1]) if status == 0 else {}
             q = {}
             if status == 0:
                 old = f"round{rnd - 1}marker" if rnd > 1 else None
-                qp = subprocess.run([sys.executable, __file__, "--_child", "query", str(copies[name]), marker]
-                                    + ([old] if old else []), env=env, capture_output=True, text=True, check=True)
+                qp = subprocess.run(
+                    [sys.executable, __file__, "--_child", "query", str(copies[name]), marker] + ([old] if old else []),
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 q = json.loads(qp.stdout.strip().splitlines()[-1])
-            rows.append({"code": name, "round": rnd, "status": status, "load": load, "process_s": wall, **ru, **res,
-                         "bm25_new": q.get("new"), "bm25_old": q.get("old")})
+            rows.append(
+                {
+                    "code": name,
+                    "round": rnd,
+                    "status": status,
+                    "load": load,
+                    "process_s": wall,
+                    **ru,
+                    **res,
+                    "bm25_new": q.get("new"),
+                    "bm25_old": q.get("old"),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     after = listing(index)
     print()
-    print("| code | round | postings | ingest_documents s | process s | CPU s | peak RSS MB | load | BM25 new marker | old marker |")
+    print(
+        "| code | round | postings | ingest_documents s | process s | CPU s | peak RSS MB | load | BM25 new marker | old marker |"
+    )
     print("|---|---:|---|---:|---:|---:|---:|---:|---|---|")
     for r in rows:
         if r["status"] != 0:
-            print(f"| {r['code']} | {r['round']} | exit {r['status']} | | {r['process_s']:.1f} | {r['cpu_s']:.1f} | "
-                  f"{r['maxrss_mb']:,.0f} | {r['load']:.2f} | | |")
+            print(
+                f"| {r['code']} | {r['round']} | exit {r['status']} | | {r['process_s']:.1f} | {r['cpu_s']:.1f} | "
+                f"{r['maxrss_mb']:,.0f} | {r['load']:.2f} | | |"
+            )
             continue
         new_ok = bool(r["bm25_new"]) and all(c.startswith(DOC + "#") for c in r["bm25_new"])
-        print(f"| {r['code']} | {r['round']} | {r['postings']} | {r['seconds']:.1f} | {r['process_s']:.1f} | "
-              f"{r['cpu_s']:.1f} | {r['maxrss_mb']:,.0f} | {r['load']:.2f} | "
-              f"{'found' if new_ok else 'MISSING'} ({len(r['bm25_new'])}) | "
-              f"{'-' if r['round'] == 1 else 'gone' if not r['bm25_old'] else 'STILL FOUND'} |")
+        print(
+            f"| {r['code']} | {r['round']} | {r['postings']} | {r['seconds']:.1f} | {r['process_s']:.1f} | "
+            f"{r['cpu_s']:.1f} | {r['maxrss_mb']:,.0f} | {r['load']:.2f} | "
+            f"{'found' if new_ok else 'MISSING'} ({len(r['bm25_new'])}) | "
+            f"{'-' if r['round'] == 1 else 'gone' if not r['bm25_old'] else 'STILL FOUND'} |"
+        )
     print()
     print(f"--index unchanged (inode, size, mtime of {len(before):,} entries): {before == after}")
     return 0 if before == after and all(r["status"] == 0 for r in rows) else 1

@@ -112,8 +112,7 @@ def time_retrievers(idx, qs: list[str]) -> list[dict]:
     top-K (one warm-up query first)."""
     from citewise.core import Filters, Principal
 
-    conds = {"public": (None, None),
-             "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
+    conds = {"public": (None, None), "1% filter": (Principal("r", ("restricted",)), Filters(groups=("restricted",)))}
     rows = []
     for name in RETRIEVERS:
         r = idx.retriever(name)
@@ -125,8 +124,17 @@ def time_retrievers(idx, qs: list[str]) -> list[dict]:
                 hits = r.search(q, K, principal=principal, filters=filters)
                 lat.append(time.perf_counter() - t)
                 full += len(hits) == K
-            rows.append({"retriever": name, "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
-                         "queries_per_s": len(qs) / sum(lat), "full_top_k": full, "queries": len(qs)})
+            rows.append(
+                {
+                    "retriever": name,
+                    "condition": cond,
+                    "p50_ms": pct(lat, 50),
+                    "p95_ms": pct(lat, 95),
+                    "queries_per_s": len(qs) / sum(lat),
+                    "full_top_k": full,
+                    "queries": len(qs),
+                }
+            )
     return rows
 
 
@@ -169,10 +177,19 @@ def dense_paths(idx, qs: list[str]) -> list[dict]:
                 if path == "exact":
                     truth[(cond, i)] = ids
                 recall.append(len(set(ids) & set(truth[(cond, i)])) / K)
-            rows.append({"path": path, "condition": cond, "taken": "+".join(sorted(taken)),
-                         "nprobes": store.last_nprobes if "ann" in taken else 0,
-                         "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "recall_at_10": float(np.mean(recall)),
-                         "full_top_k": full, "queries": len(vecs)})
+            rows.append(
+                {
+                    "path": path,
+                    "condition": cond,
+                    "taken": "+".join(sorted(taken)),
+                    "nprobes": store.last_nprobes if "ann" in taken else 0,
+                    "p50_ms": pct(lat, 50),
+                    "p95_ms": pct(lat, 95),
+                    "recall_at_10": float(np.mean(recall)),
+                    "full_top_k": full,
+                    "queries": len(vecs),
+                }
+            )
     store.ann_min_rows, store.ann_exact_below = saved
     return rows
 
@@ -205,9 +222,18 @@ def bm25s_peer(index: str, n_queries: int) -> list[dict]:
             top = [ids[i] for i in top[np.argsort(-scores[top], kind="stable")] if scores[i] > 0]
             lat.append(time.perf_counter() - t)
             full += len(top) == K
-        rows.append({"retriever": "bm25s", "condition": cond, "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
-                     "queries_per_s": len(qtok) / sum(lat), "full_top_k": full, "queries": len(qtok),
-                     "build_s": build_s})
+        rows.append(
+            {
+                "retriever": "bm25s",
+                "condition": cond,
+                "p50_ms": pct(lat, 50),
+                "p95_ms": pct(lat, 95),
+                "queries_per_s": len(qtok) / sum(lat),
+                "full_top_k": full,
+                "queries": len(qtok),
+                "build_s": build_s,
+            }
+        )
     return rows
 
 
@@ -220,11 +246,15 @@ def build(index: Path, n: int) -> dict:
     idx.ingestor(units=False).ingest_documents(docs)
     build_s = time.perf_counter() - t
     lance_dir = index / "lance" / "chunks.lance"
-    out = {"chunks": idx.store.stats()["chunks"], "build_s": build_s, "chunks_per_s": n / build_s,
-           "disk_mb": disk_bytes(index) / 2**20,
-           "fragments": int(idx.store._table.stats()["fragment_stats"]["num_fragments"]),
-           "ann_index": idx.store.has_ann_index(),
-           "versions": len(list((lance_dir / "_versions").glob("*.manifest")))}
+    out = {
+        "chunks": idx.store.stats()["chunks"],
+        "build_s": build_s,
+        "chunks_per_s": n / build_s,
+        "disk_mb": disk_bytes(index) / 2**20,
+        "fragments": int(idx.store._table.stats()["fragment_stats"]["num_fragments"]),
+        "ann_index": idx.store.has_ann_index(),
+        "versions": len(list((lance_dir / "_versions").glob("*.manifest"))),
+    }
     # one changed document re-ingested into the built index (commit + index upkeep + compaction)
     changed = dataclasses.replace(docs[1], text=docs[1].text + " changed", content_hash="changed")
     t = time.perf_counter()
@@ -240,8 +270,11 @@ def run_size(n: int, n_queries: int, keep: Path | None) -> dict:
         if keep and index.exists():
             shutil.rmtree(index)
         res = {"n": n, "build": build(index, n)}
-        child = subprocess.run([sys.executable, __file__, "--_query-child", str(index), "--queries", str(n_queries)],
-                               capture_output=True, text=True)
+        child = subprocess.run(
+            [sys.executable, __file__, "--_query-child", str(index), "--queries", str(n_queries)],
+            capture_output=True,
+            text=True,
+        )
         if child.returncode:
             raise RuntimeError(f"query child failed:\n{child.stderr[-3000:]}")
         res["citewise"] = json.loads(child.stdout.strip().splitlines()[-1])
@@ -300,8 +333,9 @@ def probe_sweep(store, embedder, qs: list[str], probes: list[int]) -> list[dict]
             ids = [h.chunk_id for h in store.vector_search(v, K, pub)]
             lat.append(time.perf_counter() - a)
             recall.append(len(set(ids) & set(t)) / K)
-        rows.append({"nprobes": nprobes, "recall_at_10": float(np.mean(recall)), "p50_ms": pct(lat, 50),
-                     "p95_ms": pct(lat, 95)})
+        rows.append(
+            {"nprobes": nprobes, "recall_at_10": float(np.mean(recall)), "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95)}
+        )
     store.ann_min_rows, store.ann_exact_below, store.ann_nprobes = saved
     return rows
 
@@ -350,28 +384,51 @@ def minilm_sets(bases: list[Path], n: int, n_queries: int, keep: Path | None, pr
         if index.exists():
             shutil.rmtree(index)
         store = LanceStore(index / "lance", base.shape[1])
-        docs = [Document(f"doc{i:07d}", f"vec{i}", f"vec{i}", f"synthetic/{i}", "text", f"h{i}",
-                         groups=("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",)) for i in range(n)]
+        docs = [
+            Document(
+                f"doc{i:07d}",
+                f"vec{i}",
+                f"vec{i}",
+                f"synthetic/{i}",
+                "text",
+                f"h{i}",
+                groups=("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",),
+            )
+            for i in range(n)
+        ]
         t = time.perf_counter()
         Ingestor(store, emb, units=None, keep_duplicates=True).ingest_documents(docs)
         build_s = time.perf_counter() - t
         rows = dense_paths(SimpleNamespace(store=store, embedder=emb), qs)
         sweep = probe_sweep(store, emb, qs, list(probes)) if probes and store.has_ann_index() else []
-        return {"n": n, "base_vectors": len(base), "bases": [b.name for b in bases], "queries": len(qs),
-                "sigma": PERTURB_SIGMA, "build_s": build_s, "ann_index": store.has_ann_index(),
-                "nprobes": max((r["nprobes"] for r in rows), default=0), "rows": rows, "probe_sweep": sweep}
+        return {
+            "n": n,
+            "base_vectors": len(base),
+            "bases": [b.name for b in bases],
+            "queries": len(qs),
+            "sigma": PERTURB_SIGMA,
+            "build_s": build_s,
+            "ann_index": store.has_ann_index(),
+            "nprobes": max((r["nprobes"] for r in rows), default=0),
+            "rows": rows,
+            "probe_sweep": sweep,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def print_minilm(res: dict) -> None:
-    print(f"MiniLM vectors of {', '.join(res['bases'])} ({res['base_vectors']:,} real) enlarged to {res['n']:,} "
-          f"(sigma {res['sigma']}), {res['queries']} real query vectors, nprobes {res['nprobes']}:")
+    print(
+        f"MiniLM vectors of {', '.join(res['bases'])} ({res['base_vectors']:,} real) enlarged to {res['n']:,} "
+        f"(sigma {res['sigma']}), {res['queries']} real query vectors, nprobes {res['nprobes']}:"
+    )
     print("| dense path | condition | taken | p50 ms | p95 ms | recall@10 vs exact | full top-10 |")
     print("|---|---|---|---:|---:|---:|---:|")
     for r in res["rows"]:
-        print(f"| {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
-              f"{r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
+        print(
+            f"| {r['path']} | {r['condition']} | {r['taken']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+            f"{r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |"
+        )
     if res.get("probe_sweep"):
         print("\n| IVF probes (ANN forced, public) | p50 ms | p95 ms | recall@10 vs exact |")
         print("|---:|---:|---:|---:|")
@@ -385,16 +442,22 @@ def print_table(results: list[dict]) -> None:
     for res in results:
         for r in res["citewise"]["rows"] + res["bm25s"]:
             sysname = r["retriever"] if r["retriever"] == "bm25s" else f"citewise {r['retriever']}"
-            print(f"| {res['n']:,} | {sysname} | {r['condition']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
-                  f"{r['queries_per_s']:,.0f} | {r['full_top_k']}/{r['queries']} |")
+            print(
+                f"| {res['n']:,} | {sysname} | {r['condition']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+                f"{r['queries_per_s']:,.0f} | {r['full_top_k']}/{r['queries']} |"
+            )
     print()
-    print("| chunks | build s | chunks/s | disk MB | fragments | re-ingest 1 doc s | query RSS MB | open s | BM25 q/s ÷ bm25s (public / 1%) |")
+    print(
+        "| chunks | build s | chunks/s | disk MB | fragments | re-ingest 1 doc s | query RSS MB | open s | BM25 q/s ÷ bm25s (public / 1%) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for res in results:
         b, c, ratio = res["build"], res["citewise"], res["bm25_ratio_vs_bm25s"]
-        print(f"| {res['n']:,} | {b['build_s']:.1f} | {b['chunks_per_s']:,.0f} | {b['disk_mb']:.1f} | {b['fragments']} | "
-              f"{b['reingest_one_doc_s']:.2f} | "
-              f"{c['rss_mb']:.0f} | {c['open_s']:.2f} | {ratio['public']:.3f}× / {ratio['1% filter']:.3f}× |")
+        print(
+            f"| {res['n']:,} | {b['build_s']:.1f} | {b['chunks_per_s']:,.0f} | {b['disk_mb']:.1f} | {b['fragments']} | "
+            f"{b['reingest_one_doc_s']:.2f} | "
+            f"{c['rss_mb']:.0f} | {c['open_s']:.2f} | {ratio['public']:.3f}× / {ratio['1% filter']:.3f}× |"
+        )
 
 
 def print_dense(results: list[dict]) -> None:
@@ -402,9 +465,11 @@ def print_dense(results: list[dict]) -> None:
     print("|---:|---|---|---|---:|---:|---:|---:|---:|")
     for res in results:
         for r in res["citewise"]["dense_paths"]:
-            print(f"| {res['n']:,} | {r['path']} | {r['condition']} | {r['taken']} | {r.get('nprobes', 0)} | "
-                  f"{r['p50_ms']:.2f} | "
-                  f"{r['p95_ms']:.2f} | {r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |")
+            print(
+                f"| {res['n']:,} | {r['path']} | {r['condition']} | {r['taken']} | {r.get('nprobes', 0)} | "
+                f"{r['p50_ms']:.2f} | "
+                f"{r['p95_ms']:.2f} | {r['recall_at_10']:.3f} | {r['full_top_k']}/{r['queries']} |"
+            )
 
 
 def main() -> int:
@@ -413,16 +478,27 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--json", default=str(Path(__file__).with_name("scale.json")))
     ap.add_argument("--keep", default=None, help="keep the built indexes under this folder")
-    ap.add_argument("--minilm-base", nargs="*", default=None,
-                    help="MiniLM BEIR index folders (citewise eval beir): only the dense ANN recall run on their "
-                         "vectors enlarged to each --chunks size")
-    ap.add_argument("--probes", type=int, nargs="*", default=[],
-                    help="with --minilm-base: also sweep the ANN path over these IVF probe counts (public)")
+    ap.add_argument(
+        "--minilm-base",
+        nargs="*",
+        default=None,
+        help="MiniLM BEIR index folders (citewise eval beir): only the dense ANN recall run on their "
+        "vectors enlarged to each --chunks size",
+    )
+    ap.add_argument(
+        "--probes",
+        type=int,
+        nargs="*",
+        default=[],
+        help="with --minilm-base: also sweep the ANN path over these IVF probe counts (public)",
+    )
     ap.add_argument("--_query-child", dest="query_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.minilm_base:
         keep = Path(args.keep) if args.keep else None
-        res = [minilm_sets([Path(b) for b in args.minilm_base], n, args.queries, keep, args.probes) for n in args.chunks]
+        res = [
+            minilm_sets([Path(b) for b in args.minilm_base], n, args.queries, keep, args.probes) for n in args.chunks
+        ]
         Path(args.json).write_text(json.dumps({"minilm": res}, indent=2))
         for r in res:
             print_minilm(r)
@@ -439,8 +515,13 @@ def main() -> int:
         print(f"[{n:,} chunks done]", file=sys.stderr, flush=True)
     import lancedb
 
-    meta = {"machine_cpus": os.cpu_count(), "python": sys.version.split()[0], "lancedb": lancedb.__version__,
-            "k": K, "seed": SEED}
+    meta = {
+        "machine_cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "lancedb": lancedb.__version__,
+        "k": K,
+        "seed": SEED,
+    }
     Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     print_table(results)
     print()

@@ -44,13 +44,19 @@ from citewise.index import Index  # noqa: E402
 
 
 def questions() -> list[str]:
-    return [json.loads(line)["text"] for line in (sample_dir() / "golden.jsonl").read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line)["text"] for line in (sample_dir() / "golden.jsonl").read_text().splitlines() if line.strip()
+    ]
 
 
 def stats(lat: list[float], wall: float) -> dict:
     a = np.array(lat) * 1000
-    return {"n": len(lat), "p50_ms": round(float(np.percentile(a, 50)), 1), "p95_ms": round(float(np.percentile(a, 95)), 1),
-            "qps": round(len(lat) / wall, 1)}
+    return {
+        "n": len(lat),
+        "p50_ms": round(float(np.percentile(a, 50)), 1),
+        "p95_ms": round(float(np.percentile(a, 95)), 1),
+        "qps": round(len(lat) / wall, 1),
+    }
 
 
 async def level(url: str, path: str, bodies: list[dict], clients: int) -> dict:
@@ -59,6 +65,7 @@ async def level(url: str, path: str, bodies: list[dict], clients: int) -> dict:
     errors = 0
     pending = list(reversed(bodies))
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=httpx.Limits(max_connections=clients)) as c:
+
         async def sender():
             nonlocal errors
             while pending:
@@ -67,6 +74,7 @@ async def level(url: str, path: str, bodies: list[dict], clients: int) -> dict:
                 r = await c.post(path, json=body)
                 lat.append(time.perf_counter() - t)
                 errors += r.status_code != 200
+
         t0 = time.perf_counter()
         await asyncio.gather(*(sender() for _ in range(clients)))
         wall = time.perf_counter() - t0
@@ -83,12 +91,25 @@ def in_process(index: Path, qs: list[str], n: int, repeat: bool) -> dict:
     from citewise.core import Principal
     from citewise.service.app import Service
 
-    svc = Service(index, require_auth=False, jwt=None, db=None, generator="extractive", request_timeout_s=120,
-                  rate=0, burst=1, pool_size=1, ingest_roots=None, max_query_chars=2000)
+    svc = Service(
+        index,
+        require_auth=False,
+        jwt=None,
+        db=None,
+        generator="extractive",
+        request_timeout_s=120,
+        rate=0,
+        burst=1,
+        pool_size=1,
+        ingest_roots=None,
+        max_query_chars=2000,
+    )
     anon = Principal()
     out = {}
-    for name, call in (("search", lambda q: svc.search(q, 10, "shipped", anon, None)),
-                       ("ask", lambda q: svc.ask(q, 5, "shipped", anon, None))):
+    for name, call in (
+        ("search", lambda q: svc.search(q, 10, "shipped", anon, None)),
+        ("ask", lambda q: svc.ask(q, 5, "shipped", anon, None)),
+    ):
         for q in qs:  # warm-up pass
             call(q)
         lat = []
@@ -138,11 +159,17 @@ def main() -> None:
     if tmp is not None:
         tmp.cleanup()
     if args.json:
-        print(json.dumps({"cpus": os.cpu_count(), "requests": args.requests, "repeat": args.repeat, "rows": rows}, indent=2))
+        print(
+            json.dumps(
+                {"cpus": os.cpu_count(), "requests": args.requests, "repeat": args.repeat, "rows": rows}, indent=2
+            )
+        )
         return
     print(f"{'endpoint':<36} {'clients':>7} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'q/s':>7} {'errors':>6}")
     for r in rows:
-        print(f"{r['endpoint']:<36} {r['clients']:>7} {r['n']:>5} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['qps']:>7} {r['errors']:>6}")
+        print(
+            f"{r['endpoint']:<36} {r['clients']:>7} {r['n']:>5} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['qps']:>7} {r['errors']:>6}"
+        )
 
 
 if __name__ == "__main__":

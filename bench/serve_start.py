@@ -39,8 +39,13 @@ def one_start(src: Path, index: Path) -> dict[str, float | None]:
     """Start one server from ``src``; seconds to first line, ready line, first search answer."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "citewise.cli", "serve", "--index", str(index), "--port", "0"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "citewise.cli", "serve", "--index", str(index), "--port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     got: dict[str, float | None] = {"first line": None, "ready line": None, "first search": None}
     url: list[str] = []
     seen = threading.Event()
@@ -81,10 +86,12 @@ def main() -> None:
     runs: dict[str, list[dict]] = {name: [] for name in arms}
     names = list(arms)
     for r in range(args.rounds):
-        for name in names[r % 2:] + names[:r % 2]:
+        for name in names[r % 2 :] + names[: r % 2]:
             runs[name].append(one_start(arms[name], args.index))
     cols = ["first line", "ready line", "first search"]
-    print(f"| serve start, {args.rounds} rounds (same run) | " + " | ".join(f"{c}: median / min s" for c in cols) + " |")
+    print(
+        f"| serve start, {args.rounds} rounds (same run) | " + " | ".join(f"{c}: median / min s" for c in cols) + " |"
+    )
     print("|---|" + "---:|" * len(cols))
     for name, rs in runs.items():
         cells = []

@@ -69,8 +69,9 @@ print(json.dumps(out))
 def before_tree(rev: str | None, dest: Path) -> tuple[Path, str]:
     """Extract ``src/`` of ``rev`` (default: merge base with main) into ``dest``; returns (src, rev)."""
     if rev is None:
-        rev = subprocess.run(["git", "-C", str(REPO), "merge-base", "HEAD", "main"], capture_output=True, text=True,
-                             check=True).stdout.strip()
+        rev = subprocess.run(
+            ["git", "-C", str(REPO), "merge-base", "HEAD", "main"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     tar = dest / "src.tar"
     with open(tar, "wb") as fh:
         subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], stdout=fh, check=True)
@@ -83,8 +84,13 @@ def run_arm(mode: str, src: Path, index: Path, questions: list[str], repeats: in
     env = {**os.environ, "PYTHONPATH": str(src)}
     for k in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         env.pop(k, None)
-    run = subprocess.run([sys.executable, "-c", CHILD, "off" if mode == "before" else mode, str(index), str(repeats)],
-                         input=json.dumps(questions), env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, "off" if mode == "before" else mode, str(index), str(repeats)],
+        input=json.dumps(questions),
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if run.returncode:
         sys.exit(f"{mode}: child failed:\n{run.stderr[-2000:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -103,9 +109,15 @@ def noop_span_us(n: int = 200_000) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--index", type=Path, default=Path.home() / ".local/share/citewise/demo",
-                    help="An index of the sample corpus (default: the demo's; run 'citewise demo' first).")
-    ap.add_argument("--before-src", type=Path, help="src/ of the uninstrumented build (default: git archive of --before-rev).")
+    ap.add_argument(
+        "--index",
+        type=Path,
+        default=Path.home() / ".local/share/citewise/demo",
+        help="An index of the sample corpus (default: the demo's; run 'citewise demo' first).",
+    )
+    ap.add_argument(
+        "--before-src", type=Path, help="src/ of the uninstrumented build (default: git archive of --before-rev)."
+    )
     ap.add_argument("--before-rev", help="Commit to compare with (default: merge base with main).")
     ap.add_argument("--questions", type=int, default=20, help="First N questions of the sample golden set.")
     ap.add_argument("--repeats", type=int, default=3, help="Passes over the questions per process.")
@@ -127,17 +139,32 @@ def main() -> None:
             for arm, src in arms.items():
                 results[arm].append(run_arm(arm, src, args.index, questions, args.repeats))
     span_us = noop_span_us()
-    summary = {arm: {"cpu_ms": statistics.median(r["cpu_ms"] for r in rs),
-                     "wall_ms": statistics.median(r["wall_ms"] for r in rs),
-                     "spans_per_ask": rs[0].get("spans_per_ask")} for arm, rs in results.items()}
-    report = {"before": rev, "index": str(args.index), "questions": len(questions), "repeats": args.repeats,
-              "rounds": args.rounds, "arms": summary, "runs": results, "noop_span_us": span_us}
+    summary = {
+        arm: {
+            "cpu_ms": statistics.median(r["cpu_ms"] for r in rs),
+            "wall_ms": statistics.median(r["wall_ms"] for r in rs),
+            "spans_per_ask": rs[0].get("spans_per_ask"),
+        }
+        for arm, rs in results.items()
+    }
+    report = {
+        "before": rev,
+        "index": str(args.index),
+        "questions": len(questions),
+        "repeats": args.repeats,
+        "rounds": args.rounds,
+        "arms": summary,
+        "runs": results,
+        "noop_span_us": span_us,
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return
     base = summary["before"]
-    print(f"warm ask, {len(questions)} questions x {args.repeats} passes, median of {args.rounds} processes per arm "
-          f"(before = {rev})")
+    print(
+        f"warm ask, {len(questions)} questions x {args.repeats} passes, median of {args.rounds} processes per arm "
+        f"(before = {rev})"
+    )
     print(f"{'arm':<8} {'CPU ms/ask':>11} {'vs before':>10} {'wall ms/ask':>12} {'vs before':>10} {'spans/ask':>10}")
     for arm, s in summary.items():
         dc = 100 * (s["cpu_ms"] / base["cpu_ms"] - 1)

@@ -38,12 +38,18 @@ def topic_index_and_golden(tmp_path: Path):
 
     root = tmp_path / "docs"
     for t in TOPICS:
-        write_doc(root, f"{t}.md", f"{t.title()} guide", f"# {t.title()} guide\n\nHow the {t} works and who owns the {t}.")
+        write_doc(
+            root, f"{t}.md", f"{t.title()} guide", f"# {t.title()} guide\n\nHow the {t} works and who owns the {t}."
+        )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     idx.ingest(root)
     golden = tmp_path / "golden.jsonl"
-    golden.write_text("".join(json.dumps({"id": f"q{i}", "kind": "lookup", "text": f"who owns the {t}",
-                                          "relevant": {t: 2}}) + "\n" for i, t in enumerate(TOPICS)))
+    golden.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "kind": "lookup", "text": f"who owns the {t}", "relevant": {t: 2}}) + "\n"
+            for i, t in enumerate(TOPICS)
+        )
+    )
     return idx, golden
 
 
@@ -86,9 +92,11 @@ def sample_index(tmp_path_factory):
 def minilm_fixture(pages: dict[str, tuple[str, str]], name: str):
     """A module-scoped fixture called ``name``: the MiniLM index of ``pages``
     (:func:`minilm_index_of`), built once per test module."""
+
     @pytest.fixture(scope="module", name=name)
     def index(tmp_path_factory):
         return minilm_index_of(tmp_path_factory, pages)[0]
+
     return index
 
 
@@ -124,7 +132,7 @@ def make_pdf(pages, outline=(), title=None):
         for n, ln in enumerate(lines):
             if isinstance(ln, tuple) and ln[0] == "mono":
                 ln = [(None, ln[1], "F2")]
-            for x, piece, *font in ([(None, ln)] if isinstance(ln, str) else ln):
+            for x, piece, *font in [(None, ln)] if isinstance(ln, str) else ln:
                 esc = piece.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
                 tf = f"/{font[0] if font else 'F1'} 12 Tf "
                 if x is None:
@@ -134,14 +142,17 @@ def make_pdf(pages, outline=(), title=None):
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        objs[4 + 2 * i] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                           f"/Resources << /Font << /F1 3 0 R /F2 {mono_id} 0 R >> >> /Contents {5 + 2 * i} 0 R >>").encode()
+        objs[4 + 2 * i] = (
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R /F2 {mono_id} 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+        ).encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {n_pages} >>".encode()
     nxt = mono_id + 1
     cat = "<< /Type /Catalog /Pages 2 0 R"
     if outline:
         root_id = nxt
         nxt += 1
+
         def build(items, parent):
             nonlocal nxt
             ids = []
@@ -151,14 +162,15 @@ def make_pdf(pages, outline=(), title=None):
             for j, (t, page, children) in enumerate(items):
                 d = f"<< /Title ({t}) /Parent {parent} 0 R /Dest [{kids[page]} 0 R /XYZ 0 792 0]"
                 if j > 0:
-                    d += f" /Prev {ids[j-1]} 0 R"
+                    d += f" /Prev {ids[j - 1]} 0 R"
                 if j < len(items) - 1:
-                    d += f" /Next {ids[j+1]} 0 R"
+                    d += f" /Next {ids[j + 1]} 0 R"
                 if children:
                     cids = build(children, ids[j])
                     d += f" /First {cids[0]} 0 R /Last {cids[-1]} 0 R /Count {len(children)}"
                 objs[ids[j]] = (d + " >>").encode()
             return ids
+
         top = build(list(outline), root_id)
         objs[root_id] = f"<< /Type /Outlines /First {top[0]} 0 R /Last {top[-1]} 0 R /Count {len(top)} >>".encode()
         cat += f" /Outlines {root_id} 0 R"
@@ -251,8 +263,20 @@ def pg_url(pg_server):
 INTEGRATION_FIXTURES = frozenset({"minilm", "sample_index", "pg_server", "pg_url", "db_path"})
 #: Module globals that show a test module starts processes, servers or a browser, or builds an
 #: index with the real embedding model.
-INTEGRATION_MODULE_NAMES = frozenset({"subprocess", "Popen", "sync_api", "sync_playwright", "uvicorn", "Server",
-                                      "stdio_session", "minilm_index_of", "minilm_fixture", "raptor"})
+INTEGRATION_MODULE_NAMES = frozenset(
+    {
+        "subprocess",
+        "Popen",
+        "sync_api",
+        "sync_playwright",
+        "uvicorn",
+        "Server",
+        "stdio_session",
+        "minilm_index_of",
+        "minilm_fixture",
+        "raptor",
+    }
+)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -266,8 +290,11 @@ def pytest_collection_modifyitems(config, items):
             continue
         module = getattr(item, "module", None)
         names = set(vars(module)) if module is not None else set()
-        if (item.get_closest_marker("slow") or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
-                or INTEGRATION_MODULE_NAMES & names):
+        if (
+            item.get_closest_marker("slow")
+            or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or INTEGRATION_MODULE_NAMES & names
+        ):
             item.add_marker(pytest.mark.integration)
         else:
             item.add_marker(pytest.mark.unit)

@@ -23,13 +23,24 @@ def completion(message: dict, model: str = "fake") -> dict:
     msg = {"role": "assistant", "content": message.get("content")}
     if message.get("tool_calls"):
         msg["tool_calls"] = [
-            {"id": tc.get("id", f"call_{i}"), "type": "function",
-             "function": {"name": tc["name"], "arguments": tc["arguments"] if isinstance(tc["arguments"], str) else json.dumps(tc["arguments"])}}
+            {
+                "id": tc.get("id", f"call_{i}"),
+                "type": "function",
+                "function": {
+                    "name": tc["name"],
+                    "arguments": tc["arguments"] if isinstance(tc["arguments"], str) else json.dumps(tc["arguments"]),
+                },
+            }
             for i, tc in enumerate(message["tool_calls"])
         ]
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": msg, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}
+        ],
         "usage": message.get("usage") or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
 
@@ -60,8 +71,11 @@ class FakeOpenAI:
                         outer._i += 1
                 if outer.delay:
                     time.sleep(outer.delay)
-                payload = json.dumps(completion(message, body.get("model", "fake")) if outer.status == 200
-                                     else {"error": {"message": "scripted failure"}}).encode()
+                payload = json.dumps(
+                    completion(message, body.get("model", "fake"))
+                    if outer.status == 200
+                    else {"error": {"message": "scripted failure"}}
+                ).encode()
                 try:
                     self.send_response(outer.status)
                     self.send_header("Content-Type", "application/json")

@@ -40,8 +40,9 @@ def recording(name: str) -> dict:
 
 
 class ReplayServer:
-    def __init__(self, exchanges: list[dict], speed: float = 0.0, props: dict | None = None,
-                 models: dict | None = None):
+    def __init__(
+        self, exchanges: list[dict], speed: float = 0.0, props: dict | None = None, models: dict | None = None
+    ):
         self.exchanges = list(exchanges)
         self.speed = speed
         self.requests: list[dict] = []
@@ -67,8 +68,16 @@ class ReplayServer:
                 if self.path.rstrip("/").endswith("/props"):
                     return self._send(200, json.dumps(props)) if props else self._send(404, '{"detail":"Not Found"}')
                 if self.path.rstrip("/").endswith("/models"):
-                    return self._send(200, json.dumps(models or {"object": "list", "data": [
-                        {"id": "local", "object": "model", "owned_by": "me", "permissions": []}]}))
+                    return self._send(
+                        200,
+                        json.dumps(
+                            models
+                            or {
+                                "object": "list",
+                                "data": [{"id": "local", "object": "model", "owned_by": "me", "permissions": []}],
+                            }
+                        ),
+                    )
                 return self._send(404, '{"detail":"Not Found"}')
 
             def do_POST(self):
@@ -121,8 +130,11 @@ LLM_DATA = DATA
 
 
 def key(body: dict) -> str:
-    return json.dumps({k: body.get(k) for k in ("messages", "max_tokens", "temperature", "tools", "tool_choice")},
-                      sort_keys=True, ensure_ascii=False)
+    return json.dumps(
+        {k: body.get(k) for k in ("messages", "max_tokens", "temperature", "tools", "tool_choice")},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
 
 
 class Replay(httpx.BaseTransport):
@@ -140,8 +152,10 @@ class Replay(httpx.BaseTransport):
         body = json.loads(request.content)
         got = self.exchanges.get(key(body))
         if got is None:
-            raise AssertionError("no recorded response for this prompt (re-record with tests/record_llm.py): "
-                                 + json.dumps(body["messages"])[:400])
+            raise AssertionError(
+                "no recorded response for this prompt (re-record with tests/record_llm.py): "
+                + json.dumps(body["messages"])[:400]
+            )
         self.calls += 1
         return httpx.Response(200, json=got)
 

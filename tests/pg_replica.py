@@ -37,12 +37,41 @@ class PrimaryAndReplica:
         if self.user:
             pw = pwd.getpwnam(self.user)
             os.chown(self.replica, pw.pw_uid, pw.pw_gid)
-        self._run("pg_basebackup", "-h", str(info.socket_dir), "-p", str(info.port), "-U", "postgres",
-                  "-D", str(self.replica), "-R", "-X", "stream", "-c", "fast")
+        self._run(
+            "pg_basebackup",
+            "-h",
+            str(info.socket_dir),
+            "-p",
+            str(info.port),
+            "-U",
+            "postgres",
+            "-D",
+            str(self.replica),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+        )
         for p in [self.replica / "postmaster.pid", *self.replica.glob(".s.PGSQL.*")]:
             p.unlink(missing_ok=True)  # the primary's, copied with its data folder
-        self._run("pg_ctl", "-D", str(self.replica), "-w", "-t", "120", "-o", '-h ""', "-o", f"-k {self.replica}",
-                  "-o", f"-p {info.port}", "-l", str(self.replica / "replica.log"), "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.replica),
+            "-w",
+            "-t",
+            "120",
+            "-o",
+            '-h ""',
+            "-o",
+            f"-k {self.replica}",
+            "-o",
+            f"-p {info.port}",
+            "-l",
+            str(self.replica / "replica.log"),
+            "start",
+        )
         self.primary_url = self.primary.get_uri()
         self.replica_url = f"postgresql://postgres:@/postgres?host={self.replica}&port={info.port}"
 

@@ -33,11 +33,17 @@ def judge(args):
 
     rec = Recorder()
     labels = read_labels(HERE / "data" / "judge" / "hr_labels.jsonl")
-    ag = measure_agreement(labels, LLMFaithfulnessJudge(model_for(args, rec)), labels_path="tests/data/judge/hr_labels.jsonl",
-                           progress=lambda: print(".", end="", flush=True))
+    ag = measure_agreement(
+        labels,
+        LLMFaithfulnessJudge(model_for(args, rec)),
+        labels_path="tests/data/judge/hr_labels.jsonl",
+        progress=lambda: print(".", end="", flush=True),
+    )
     rec.save("judge_hr.jsonl")
-    print(f"\njudge {args.model}: n={ag.n} accuracy={ag.accuracy:.3f} kappa={ag.kappa:.3f} confusion={ag.confusion} "
-          f"errors={ag.judge_errors}")
+    print(
+        f"\njudge {args.model}: n={ag.n} accuracy={ag.accuracy:.3f} kappa={ag.kappa:.3f} confusion={ag.confusion} "
+        f"errors={ag.judge_errors}"
+    )
 
 
 def ragas(args):
@@ -53,8 +59,14 @@ def ragas(args):
     j = ClaimJudge(m)
     # one row scored (6 judge calls); --noise also regenerates its answer twice (the other rows are
     # the noise pool), which took longer than the client's timeout on 2 busy cores
-    rep = run_ragas(rows[-1:], j, make_embedder("hashing"), dataset="hr.jsonl", judge_name=args.model,
-                    noise=noise_probe(rows, LLMGenerator(m), j, 1) if args.noise else None)
+    rep = run_ragas(
+        rows[-1:],
+        j,
+        make_embedder("hashing"),
+        dataset="hr.jsonl",
+        judge_name=args.model,
+        noise=noise_probe(rows, LLMGenerator(m), j, 1) if args.noise else None,
+    )
     rec.save("ragas_hr.jsonl")
     print(rep.to_dict()["means"])
 

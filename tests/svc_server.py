@@ -31,8 +31,12 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.log = Path(index).parent / f"serve-{self.port}.log"
         self._fh = open(self.log, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "citewise.cli", "serve", "--index", str(index),
-                                      "--port", str(self.port), *args], env=env, stdout=self._fh, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "citewise.cli", "serve", "--index", str(index), "--port", str(self.port), *args],
+            env=env,
+            stdout=self._fh,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + timeout_s
         while True:
             if self.proc.poll() is not None:

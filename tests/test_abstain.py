@@ -22,7 +22,9 @@ from citewise.text.names import code_names, slot_names
 from conftest import minilm_index_of
 
 PAGES = {
-    "server/timeouts": ("Server timeouts", """# Server timeouts
+    "server/timeouts": (
+        "Server timeouts",
+        """# Server timeouts
 
 ## server.timeout
 
@@ -33,13 +35,19 @@ Changing the value only affects new connections to the server, not existing ones
 ## server.headersTimeout
 
 Limits the time the server waits to receive the complete request headers. The default is 60000 milliseconds.
-"""),
-    "runtime/workers": ("Worker pool", """# Worker pool
+""",
+    ),
+    "runtime/workers": (
+        "Worker pool",
+        """# Worker pool
 
 The worker pool runs file system and compression tasks off the main thread.
 Its size defaults to four threads. Set the POOL_SIZE environment variable before start-up to change it.
-"""),
-    "guides/samples": ("Sample projects", """# Sample projects
+""",
+    ),
+    "guides/samples": (
+        "Sample projects",
+        """# Sample projects
 
 The samples folder holds a small inventory database used by the tutorials.
 Each tutorial reads the database file once and prints a report.
@@ -49,8 +57,11 @@ Each tutorial reads the database file once and prints a report.
 | pnpm | pnpm-lock.yaml |
 
 Install the samples with pnpm install before the first tutorial.
-"""),
-    "shell/builtins": ("Shell builtins", """# Shell builtins
+""",
+    ),
+    "shell/builtins": (
+        "Shell builtins",
+        """# Shell builtins
 
 Commands in a loop repeat until the loop condition fails.
 
@@ -59,8 +70,11 @@ wait
 
 trap
 : trap [action] [signal] Run the action when the shell receives the signal.
-"""),
-    "cli/print": ("Compiler printing", """# Printing compiler information
+""",
+    ),
+    "cli/print": (
+        "Compiler printing",
+        """# Printing compiler information
 
 ## --print
 
@@ -70,7 +84,8 @@ Prints information about the compiler instead of compiling. It takes one value:
 * `cfg` — the configuration values of the current target.
 
 Reverts to the layout of widget 5.0 when the compatibility level is 50 or lower.
-"""),
+""",
+    ),
 }
 
 
@@ -82,8 +97,12 @@ def idx(tmp_path_factory):
 
 # -- pure rules --------------------------------------------------------------------------------
 
+
 def test_a_hyphenated_value_after_a_long_flag_is_a_name():
-    assert code_names("How do I use rustc --print cache-sizes to see the CPU cache sizes?") == ["--print", "cache-sizes"]
+    assert code_names("How do I use rustc --print cache-sizes to see the CPU cache sizes?") == [
+        "--print",
+        "cache-sizes",
+    ]
     assert code_names("--print native-static-libs") == ["--print", "native-static-libs"]
     # a plain word after a flag is not its value
     assert code_names("does rustc --extern link the crate even if I never use it") == ["--extern"]
@@ -101,11 +120,20 @@ def test_missing_entry_needs_a_definition_or_heading_led_by_the_name():
             self.text, self.heading_path = text, heading_path
 
     manual = [C("Commands in a loop repeat until the condition fails.\n\nwait\n: wait [id] Wait for a child.\n")]
-    assert reason_text(EvidenceScorer.missing_entry("How do I use the repeat builtin?", manual)) == \
-        "not in the evidence: the repeat builtin"
+    assert (
+        reason_text(EvidenceScorer.missing_entry("How do I use the repeat builtin?", manual))
+        == "not in the evidence: the repeat builtin"
+    )
     assert reason_text(EvidenceScorer.missing_entry("What does the wait builtin do?", manual)) == ""
     # a heading naming it is its entry too; adjectives and other kinds of slot are not checked
-    assert reason_text(EvidenceScorer.missing_entry("What does the dead_code lint detect?", [C("Detects unused code.", ("dead_code",))])) == ""
+    assert (
+        reason_text(
+            EvidenceScorer.missing_entry(
+                "What does the dead_code lint detect?", [C("Detects unused code.", ("dead_code",))]
+            )
+        )
+        == ""
+    )
     assert reason_text(EvidenceScorer.missing_entry("What is the same lint?", manual)) == ""
     assert reason_text(EvidenceScorer.missing_entry("What does the retry option do?", manual)) == ""
 
@@ -118,33 +146,50 @@ def test_together_is_dense_squared_times_passage():
 
 # -- the pipeline ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("question", [
-    # every content word occurs in the corpus, but on different pages: no passage is about it
-    "How many connections can the database accept?",
-    "How do I restart the server when a tutorial crashes?",
-])
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # every content word occurs in the corpus, but on different pages: no passage is about it
+        "How many connections can the database accept?",
+        "How do I restart the server when a tutorial crashes?",
+    ],
+)
 def test_out_of_scope_words_spread_over_pages_abstain(idx, question):
     a = idx.ask(question)
     assert (a.outcome, a.text, a.citations) == ("abstained", ABSTENTION_TEXT, []), a.text
     # the how-to's object ("the server") has no unit with the rest of the question either
     # (:meth:`EvidenceScorer.tool_apart`), which is checked before the passage gate
-    assert a.abstain_reason.startswith(("subject not in one passage: ", "not in the evidence: how to do this with server")), \
-        a.abstain_reason
+    assert a.abstain_reason.startswith(
+        ("subject not in one passage: ", "not in the evidence: how to do this with server")
+    ), a.abstain_reason
     assert a.evidence["together"] < 0.09 and a.evidence["passage"] < 0.4, a.evidence
 
 
-@pytest.mark.parametrize("question, quote, doc", [
-    ("How do I set a timeout on incoming connections?",
-     "A value of 0 disables the timeout behaviour on incoming connections.", "server/timeouts"),
-    # "Its size ..." points back: the sentence it points at comes first
-    ("How many threads does the worker pool use by default?",
-     "The worker pool runs file system and compression tasks off the main thread. [doc:runtime/workers] "
-     "Its size defaults to four threads.", "runtime/workers"),
-    ("What does --print target-list do?", "target-list — the list of known targets.", "cli/print"),
-    # a product name with a version (widget-5.0) is not an unknown name when written "widget 5.0"
-    ("Which compatibility level reverts to the widget-5.0 layout?",
-     "Reverts to the layout of widget 5.0 when the compatibility level is 50 or lower.", "cli/print"),
-])
+@pytest.mark.parametrize(
+    "question, quote, doc",
+    [
+        (
+            "How do I set a timeout on incoming connections?",
+            "A value of 0 disables the timeout behaviour on incoming connections.",
+            "server/timeouts",
+        ),
+        # "Its size ..." points back: the sentence it points at comes first
+        (
+            "How many threads does the worker pool use by default?",
+            "The worker pool runs file system and compression tasks off the main thread. [doc:runtime/workers] "
+            "Its size defaults to four threads.",
+            "runtime/workers",
+        ),
+        ("What does --print target-list do?", "target-list — the list of known targets.", "cli/print"),
+        # a product name with a version (widget-5.0) is not an unknown name when written "widget 5.0"
+        (
+            "Which compatibility level reverts to the widget-5.0 layout?",
+            "Reverts to the layout of widget 5.0 when the compatibility level is 50 or lower.",
+            "cli/print",
+        ),
+    ],
+)
 def test_in_scope_questions_on_the_same_pages_are_answered(idx, question, quote, doc):
     a = idx.ask(question)
     assert a.outcome == "answered", (a.abstain_reason, a.evidence)
@@ -153,7 +198,7 @@ def test_in_scope_questions_on_the_same_pages_are_answered(idx, question, quote,
 
 
 def test_an_entry_for_the_subject_lifts_the_passage_gate(idx):
-    """"What does the wait builtin do?" has a low cosine with the terse definition ("wait [id]
+    """ "What does the wait builtin do?" has a low cosine with the terse definition ("wait [id]
     Wait until ..."); the question names ``wait`` and the evidence holds its entry, so the subject
     is pinned and the gate does not apply. With a gate of 0.5 (above both questions'
     ``dense² × passage``) the question without an entry abstains and the one with it is answered."""
@@ -172,10 +217,13 @@ def test_an_entry_for_the_subject_lifts_the_passage_gate(idx):
     assert (b.outcome, b.abstain_reason[:26]) == ("abstained", "subject not in one passage"), b.abstain_reason
 
 
-@pytest.mark.parametrize("question, reason", [
-    ("How do I use the repeat builtin?", "not in the evidence: the repeat builtin"),
-    ("What does --print cache-sizes show?", "unknown name: cache-sizes"),
-])
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        ("How do I use the repeat builtin?", "not in the evidence: the repeat builtin"),
+        ("What does --print cache-sizes show?", "unknown name: cache-sizes"),
+    ],
+)
 def test_false_premise_names_whose_words_exist_abstain(idx, question, reason):
     a = idx.ask(question)
     assert (a.outcome, a.abstain_reason) == ("abstained", reason), a.text
@@ -188,7 +236,11 @@ def test_the_evidence_gap_controller_keeps_the_rules(idx):
     from citewise.answer.gaps import ask_with_controller
 
     a = ask_with_controller(idx, "How do I use the repeat builtin?", max_rounds=2)
-    assert (a.outcome, a.abstain_reason, a.text) == ("abstained", "not in the evidence: the repeat builtin", ABSTENTION_TEXT)
+    assert (a.outcome, a.abstain_reason, a.text) == (
+        "abstained",
+        "not in the evidence: the repeat builtin",
+        ABSTENTION_TEXT,
+    )
     b = ask_with_controller(idx, "How many threads does the worker pool use by default?", max_rounds=2)
     assert b.outcome == "supported", (b.abstain_reason, b.text)
     assert [c.doc_id for c in b.citations] == ["runtime/workers"], b.text
@@ -214,7 +266,12 @@ def test_a_flag_named_in_a_top_chunk_lifts_the_passage_gate(tmp_path_factory):
     # passage') although one sentence of the page says what it does
     from conftest import minilm_index_of
 
-    idx, _ = minilm_index_of(tmp_path_factory, {"cli": ("Command line", """# Command line
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "cli": (
+                "Command line",
+                """# Command line
 
 ## Output
 
@@ -223,7 +280,10 @@ The `--format` option selects json or text output. Results are written to standa
 ## Progress
 
 The `--verbose` flag prints every widget as it is counted.
-""")})
+""",
+            )
+        },
+    )
     a = idx.ask("What does the --verbose flag do?")
     assert a.outcome == "answered", a.abstain_reason
     assert "prints every widget" in a.text and a.evidence["entry"] is True
@@ -231,15 +291,17 @@ The `--verbose` flag prints every widget as it is counted.
 
 
 def test_a_pronoun_after_with_names_no_tool():
-    """"... replacing one string with another": "another" is not a tool the evidence must name."""
+    """ "... replacing one string with another": "another" is not a tool the evidence must name."""
     q = "bash history rerun last command replacing one string with another"
     assert reason_text(EvidenceScorer.missing_name(q, {"bash", "histori", "command", "string"})) == ""
-    assert reason_text(EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"})) == \
-        "not in the evidence: fdisk"
+    assert (
+        reason_text(EvidenceScorer.missing_name("How do I resize a partition with fdisk?", {"resiz", "partit"}))
+        == "not in the evidence: fdisk"
+    )
 
 
 def test_the_entry_of_a_named_builtin_is_looked_up_when_retrieval_missed_it(tmp_path):
-    """"What does the times builtin print?" retrieves chunks about time; the manual's ``times``
+    """ "What does the times builtin print?" retrieves chunks about time; the manual's ``times``
     entry is one definition among many. When no retrieved chunk holds the entry, ``ask`` looks
     it up (BM25 on the name and its kind, then the entry markup) and puts it first; a builtin
     with no entry anywhere is not found, so the evidence check still abstains."""
@@ -247,11 +309,15 @@ def test_the_entry_of_a_named_builtin_is_looked_up_when_retrieval_missed_it(tmp_
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "timing.md").write_text("# Timing\n\nThe time it takes to run a command is printed by the shell "
-                                    "when you ask for it. Print the time of each step with a timer.\n")
-    (docs / "builtins.md").write_text("# Builtins\n\nwait\n: Wait for each background job to finish.\n\n"
-                                      "times\n: Print out the user and system times used by the shell.\n\n"
-                                      "trap\n: Run a command when the shell receives a signal.\n")
+    (docs / "timing.md").write_text(
+        "# Timing\n\nThe time it takes to run a command is printed by the shell "
+        "when you ask for it. Print the time of each step with a timer.\n"
+    )
+    (docs / "builtins.md").write_text(
+        "# Builtins\n\nwait\n: Wait for each background job to finish.\n\n"
+        "times\n: Print out the user and system times used by the shell.\n\n"
+        "trap\n: Run a command when the shell receives a signal.\n"
+    )
     (docs / "client.md").write_text("# Client options\n\nretry\n: Send a failed request once more.\n")
     idx = Index.open(tmp_path / "index", embedder="hashing")
     idx.ingest(docs)
@@ -276,11 +342,19 @@ def test_a_hyphenated_file_name_is_one_name(tmp_path_factory):
     # page mentions whole, so a question the page answers abstained ("unknown name: office.conf")
     from conftest import minilm_index_of
 
-    idx, _ = minilm_index_of(tmp_path_factory, {"it/vpn": ("VPN access", """# VPN access
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "it/vpn": (
+                "VPN access",
+                """# VPN access
 
 The VPN configuration file is called `acme-office.conf` and is issued by the IT helpdesk.
 Services for local development are defined in `docker-compose.yml` at the repository root.
-""")})
+""",
+            )
+        },
+    )
     scorer = idx.answerer().scorer
     for q in ("Who issues the acme-office.conf file?", "What is docker-compose.yml?"):
         assert reason_text(scorer.unknown_name(q, None)) == "", q
@@ -297,11 +371,19 @@ def test_a_common_word_in_a_phrase_the_pages_otherwise_use_is_a_paraphrase(tmp_p
     # a phrase the pages do not talk about still abstains.
     from conftest import minilm_index_of
 
-    idx, _ = minilm_index_of(tmp_path_factory, {"travel": ("Travel policy", """# Travel policy
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "travel": (
+                "Travel policy",
+                """# Travel policy
 
 Hotel stays are reimbursed up to 180 EUR per night in Europe.
 The VPN gateway is vpn.acme.example and needs the office certificate.
-""")})
+""",
+            )
+        },
+    )
     a = idx.ask("What is the hotel limit per night?")
     assert a.outcome == "answered" and "180 EUR per night" in a.text, a.abstain_reason
     b = idx.ask("What is the VPN gateway address?")

@@ -19,6 +19,7 @@ def sleeper(name, seconds, calls=None):
             calls.append(name)
         time.sleep(seconds)
         return {"slept": seconds}
+
     return FunctionTool(name, f"sleep {seconds}s. NOT for anything else.", EMPTY, fn)
 
 
@@ -36,8 +37,16 @@ def test_iteration_cap_respected():
 
 
 def test_parallel_calls_run_concurrently():
-    script = [{"tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}, {"name": "c", "arguments": {}}]},
-              {"content": "done"}]
+    script = [
+        {
+            "tool_calls": [
+                {"name": "a", "arguments": {}},
+                {"name": "b", "arguments": {}},
+                {"name": "c", "arguments": {}},
+            ]
+        },
+        {"content": "done"},
+    ]
     with FakeOpenAI(script) as server:
         agent = Agent(model(server), [sleeper("a", 0.3), sleeper("b", 0.3), sleeper("c", 0.3)])
         t0 = time.perf_counter()
@@ -72,24 +81,41 @@ def test_failed_tool_retried_once_then_succeeds_and_validation_errors_not_retrie
             raise ConnectionError("reset")
         return {"ok": True}
 
-    typed = FunctionTool("typed", "needs n", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}, lambda n: {"n": n})
-    script = [{"tool_calls": [{"name": "flaky", "arguments": {}}, {"name": "typed", "arguments": {"n": "x"}}]}, {"content": "ok"}]
+    typed = FunctionTool(
+        "typed",
+        "needs n",
+        {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        lambda n: {"n": n},
+    )
+    script = [
+        {"tool_calls": [{"name": "flaky", "arguments": {}}, {"name": "typed", "arguments": {"n": "x"}}]},
+        {"content": "ok"},
+    ]
     with FakeOpenAI(script) as server:
         result = Agent(model(server), [FunctionTool("flaky", "flaky", EMPTY, flaky), typed]).run("q")
     flaky_call, typed_call = result.steps[0].calls
     assert flaky_call.observation == {"ok": True} and flaky_call.attempts == 2
     assert typed_call.attempts == 1 and typed_call.observation["error"].startswith("argument 'n' must be integer")
-    assert result.limitations == ["tool typed {\"n\":\"x\"} failed after 1 attempt(s): argument 'n' must be integer, got str \"x\""]
+    assert result.limitations == [
+        'tool typed {"n":"x"} failed after 1 attempt(s): argument \'n\' must be integer, got str "x"'
+    ]
 
 
 def test_tool_cache_ttl_and_key():
     now = [100.0]
     cache = ToolCache(ttl_s=60, clock=lambda: now[0])
     calls = []
-    script = [{"tool_calls": [{"name": "a", "arguments": {"x": 1, "y": 2}}]},
-              {"tool_calls": [{"name": "a", "arguments": {"y": 2, "x": 1}}]}, {"content": "done"}]
-    tool = FunctionTool("a", "a", {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}},
-                        lambda x, y: calls.append((x, y)) or {"sum": x + y})
+    script = [
+        {"tool_calls": [{"name": "a", "arguments": {"x": 1, "y": 2}}]},
+        {"tool_calls": [{"name": "a", "arguments": {"y": 2, "x": 1}}]},
+        {"content": "done"},
+    ]
+    tool = FunctionTool(
+        "a",
+        "a",
+        {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}},
+        lambda x, y: calls.append((x, y)) or {"sum": x + y},
+    )
     with FakeOpenAI(script) as server:
         result = Agent(model(server), [tool], cache=cache).run("q")
     assert calls == [(1, 2)] and result.steps[1].calls[0].cached and result.steps[1].calls[0].observation == {"sum": 3}

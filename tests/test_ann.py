@@ -45,9 +45,18 @@ class TableEmbedder:
 
 
 def _docs() -> list[Document]:
-    return [Document(f"d{i:04d}", f"Item {i}", f"vec{i:04d} body text", f"s/{i}", "text", f"h{i}",
-                     groups=("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",))
-            for i in range(N)]
+    return [
+        Document(
+            f"d{i:04d}",
+            f"Item {i}",
+            f"vec{i:04d} body text",
+            f"s/{i}",
+            "text",
+            f"h{i}",
+            groups=("restricted",) if i % RESTRICTED_EVERY == 0 else ("public",),
+        )
+        for i in range(N)
+    ]
 
 
 def _queries(n: int = 50) -> np.ndarray:
@@ -287,5 +296,8 @@ def test_warm_loads_the_postings_and_probes_every_ann_partition(ann_store, exact
     q = _queries(1)[0]
     assert [h.chunk_id for h in auto.vector_search(q, K, Filters(groups=("public",)))] == _truth(ann_store, q)
     assert LanceStore(exact_store.path, DIM).warm()["partitions"] == 0  # below ann_min_rows: no ANN index
-    assert LanceStore(exact_store.path.parent / "empty", DIM).warm() == {"postings_s": 0.0, "ann_s": 0.0,
-                                                                          "partitions": 0}
+    assert LanceStore(exact_store.path.parent / "empty", DIM).warm() == {
+        "postings_s": 0.0,
+        "ann_s": 0.0,
+        "partitions": 0,
+    }

@@ -17,14 +17,18 @@ def answered(text, citations=()):
 
 
 def test_grounded_answer_passes():
-    a = answered("Enable SCIM in Okta [doc:help/sso/okta]. Re-upload the certificate [chunk:errors/E-1003#fix].",
-                 [Citation("help/sso/okta", "Okta", "", "", "help/sso/okta#setup")])
+    a = answered(
+        "Enable SCIM in Okta [doc:help/sso/okta]. Re-upload the certificate [chunk:errors/E-1003#fix].",
+        [Citation("help/sso/okta", "Okta", "", "", "help/sso/okta#setup")],
+    )
     check = check_citations(a)
     assert check.ok and check.cited == ["doc:help/sso/okta", "chunk:errors/E-1003#fix"] and check.fabricated == []
 
 
 def test_fabricated_citations_are_reported():
-    a = answered("Refunds take 30 days [doc:help/refunds/refunds-pro]. See [chunk:help/sso/okta#pricing] and [doc:help/sso/okta].")
+    a = answered(
+        "Refunds take 30 days [doc:help/refunds/refunds-pro]. See [chunk:help/sso/okta#pricing] and [doc:help/sso/okta]."
+    )
     check = check_citations(a)
     assert not check.ok
     assert check.fabricated == ["doc:help/refunds/refunds-pro", "chunk:help/sso/okta#pricing"]

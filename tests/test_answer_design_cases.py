@@ -21,11 +21,26 @@ from citewise.index import Index
 
 #: The five policy documents of the indexing design document (its ``knowledge_base``), verbatim.
 HR = {
-    "vacation-policy": ("Vacation Policy", "All full-time employees receive 20 days of paid vacation per year. Vacation days accrue monthly at 1.67 days per month. Unused days carry over up to 10 days maximum. Requests for 3+ consecutive days need 2 weeks advance notice."),
-    "remote-work-policy": ("Remote Work Policy", "Employees may work remotely up to 3 days per week with manager approval. Core hours are 10 AM to 3 PM local time. A stable internet connection and dedicated workspace are required. International remote work requires HR and Legal approval."),
-    "health-benefits": ("Health Benefits", "Three health plans available: Basic (80% coverage, $1500 deductible), Standard (90%, $750), Premium (95%, $250). Dental and vision included in Standard and Premium. Open enrollment occurs annually in November."),
-    "expense-reimbursement": ("Expense Reimbursement", "Submit expenses within 30 days. Receipts required over $25. Meals reimbursed up to $75/day during travel. Domestic flights: economy class. International flights over 6 hours: business class. Hotels up to $200/night."),
-    "performance-reviews": ("Performance Reviews", "Reviews conducted in June and December. Self-assessment required before each review. Manager rating on 1 to 5 scale. Rating 4+ qualifies for bonus. Two consecutive ratings below 2 triggers a performance improvement plan."),
+    "vacation-policy": (
+        "Vacation Policy",
+        "All full-time employees receive 20 days of paid vacation per year. Vacation days accrue monthly at 1.67 days per month. Unused days carry over up to 10 days maximum. Requests for 3+ consecutive days need 2 weeks advance notice.",
+    ),
+    "remote-work-policy": (
+        "Remote Work Policy",
+        "Employees may work remotely up to 3 days per week with manager approval. Core hours are 10 AM to 3 PM local time. A stable internet connection and dedicated workspace are required. International remote work requires HR and Legal approval.",
+    ),
+    "health-benefits": (
+        "Health Benefits",
+        "Three health plans available: Basic (80% coverage, $1500 deductible), Standard (90%, $750), Premium (95%, $250). Dental and vision included in Standard and Premium. Open enrollment occurs annually in November.",
+    ),
+    "expense-reimbursement": (
+        "Expense Reimbursement",
+        "Submit expenses within 30 days. Receipts required over $25. Meals reimbursed up to $75/day during travel. Domestic flights: economy class. International flights over 6 hours: business class. Hotels up to $200/night.",
+    ),
+    "performance-reviews": (
+        "Performance Reviews",
+        "Reviews conducted in June and December. Self-assessment required before each review. Manager rating on 1 to 5 scale. Rating 4+ qualifies for bonus. Two consecutive ratings below 2 triggers a performance improvement plan.",
+    ),
 }
 
 
@@ -37,11 +52,14 @@ def hr(tmp_path_factory):
     return Citewise(idx)
 
 
-@pytest.mark.parametrize("question, doc, span", [
-    ("Can I work from home?", "remote-work-policy", "work remotely up to 3 days per week"),
-    ("What health insurance options exist?", "health-benefits", "Three health plans available"),
-    ("How many vacation days do I get?", "vacation-policy", "20 days of paid vacation"),
-])
+@pytest.mark.parametrize(
+    "question, doc, span",
+    [
+        ("Can I work from home?", "remote-work-policy", "work remotely up to 3 days per week"),
+        ("What health insurance options exist?", "health-benefits", "Three health plans available"),
+        ("How many vacation days do I get?", "vacation-policy", "20 days of paid vacation"),
+    ],
+)
 def test_hr_questions_are_answered_from_the_right_document(hr, question, doc, span):
     ans = hr.ask(question)
     assert ans.outcome in ("answered", "partial", "supported"), (ans.outcome, ans.reason, ans.text)
@@ -62,14 +80,22 @@ def payment_without_terms(tmp_path_factory):
     return Citewise(idx)
 
 
-@pytest.mark.parametrize("question, outcomes", [
-    ("Can the payment worker charge an order twice after a capture request times out?", {"not_established", "gap"}),
-    # the question: a condition and an absolute claim
-    ("Can a resent settle call after an unknown outcome settle the payment twice? Is it guaranteed safe?",
-     {"not_established", "gap"}),
-    # an absolute claim whose words the packet hardly uses: no confident answer either way
-    ("Could a delayed retry cause a double charge? Is it guaranteed safe?", {"not_established", "gap", "abstained"}),
-])
+@pytest.mark.parametrize(
+    "question, outcomes",
+    [
+        ("Can the payment worker charge an order twice after a capture request times out?", {"not_established", "gap"}),
+        # the question: a condition and an absolute claim
+        (
+            "Can a resent settle call after an unknown outcome settle the payment twice? Is it guaranteed safe?",
+            {"not_established", "gap"},
+        ),
+        # an absolute claim whose words the packet hardly uses: no confident answer either way
+        (
+            "Could a delayed retry cause a double charge? Is it guaranteed safe?",
+            {"not_established", "gap", "abstained"},
+        ),
+    ],
+)
 def test_payment_question_without_the_provider_terms_is_not_established(payment_without_terms, question, outcomes):
     ans = payment_without_terms.ask(question)
     assert ans.outcome in outcomes, ans.text

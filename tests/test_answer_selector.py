@@ -35,16 +35,25 @@ def test_an_instruction_never_opens_and_never_outranks_a_plain_unit():
     assert compose(qa, [bad], np.array([5.0]), ["x" * 200]) == []
 
 
-@pytest.mark.parametrize("question, match, first, kept", [
-    ("Are refunds approved automatically?", REPLY_MATCH - 0.1, True, False),  # another question's reply
-    ("Are refunds approved automatically?", REPLY_MATCH, True, True),        # a reply to this question
-    ("How are refunds approved?", 1.0, True, False),                        # not a yes/no question
-    ("Are refunds approved automatically?", 1.0, False, False),              # not first
-])
+@pytest.mark.parametrize(
+    "question, match, first, kept",
+    [
+        ("Are refunds approved automatically?", REPLY_MATCH - 0.1, True, False),  # another question's reply
+        ("Are refunds approved automatically?", REPLY_MATCH, True, True),  # a reply to this question
+        ("How are refunds approved?", 1.0, True, False),  # not a yes/no question
+        ("Are refunds approved automatically?", 1.0, False, False),  # not first
+    ],
+)
 def test_a_yes_no_opener_only_from_a_reply_to_the_same_question(question, match, first, kept):
     qa = analyze_question(question)
-    reply = cand("No. If the request fits the rule, it is approved automatically.", 100, axis=1,
-                 heads=("FAQ", "Do refunds need approval?"), faq_reply=1, reply_matches=match)
+    reply = cand(
+        "No. If the request fits the rule, it is approved automatically.",
+        100,
+        axis=1,
+        heads=("FAQ", "Do refunds need approval?"),
+        faq_reply=1,
+        reply_matches=match,
+    )
     other = cand("Refund requests are reviewed by billing.", 0, axis=2)
     scores = np.array([2.0, 1.9] if first else [1.9, 2.0])
     out = compose(qa, [reply, other], scores, ["x" * 300])
@@ -72,16 +81,19 @@ def test_a_how_to_step_keeps_its_procedure_in_order():
     assert [c.unit.text for c in out] == ["Open Settings.", "Choose Export.", "Pick CSV."]
 
 
-@pytest.mark.parametrize("text, furniture", [
-    ("4.2 Bash Variables . . . . . . . . . . . . 71", True),
-    ("Chapter 4: Shell Builtin Commands 51", True),
-    ("3.1.2", True),
-    ("[12]", True),
-    ("Page 7", True),
-    ("See Section 4.1 [Bourne Shell Builtins], page 48.", True),
-    ("The default value is 500.", False),
-    ("Version 4.2 added the wait -n option.", False),
-])
+@pytest.mark.parametrize(
+    "text, furniture",
+    [
+        ("4.2 Bash Variables . . . . . . . . . . . . 71", True),
+        ("Chapter 4: Shell Builtin Commands 51", True),
+        ("3.1.2", True),
+        ("[12]", True),
+        ("Page 7", True),
+        ("See Section 4.1 [Bourne Shell Builtins], page 48.", True),
+        ("The default value is 500.", False),
+        ("Version 4.2 added the wait -n option.", False),
+    ],
+)
 def test_page_furniture_is_never_a_sentence(text, furniture):
     assert is_furniture(text) is furniture
     assert quotable(Unit(0, len(text), text, ()), text, False) is not furniture
@@ -108,7 +120,9 @@ def test_the_fitted_model_ranks_the_answering_unit_first():
     hits = [y[int(np.argmax(m.score(x)))] for x, y in groups]
     assert sum(hits) == len(hits)
     # the JSON form keeps 6 decimals
-    assert SelectorModel.from_dict(m.to_dict()).score(groups[0][0]).tolist() == pytest.approx(m.score(groups[0][0]).tolist(), abs=1e-4)
+    assert SelectorModel.from_dict(m.to_dict()).score(groups[0][0]).tolist() == pytest.approx(
+        m.score(groups[0][0]).tolist(), abs=1e-4
+    )
 
 
 def test_the_packaged_models_load_and_score():
@@ -116,8 +130,13 @@ def test_the_packaged_models_load_and_score():
     assert sel.features == FEATURES and len(sel.weights) == len(FEATURES)
     span = packaged_span_model()
     assert span is not None and span.features == SPAN_FEATURES
-    assert best_span(analyze_question("When did the Normans conquer England?"),
-                     "The Normans conquered England in 1066 under William.") == "1066"
+    assert (
+        best_span(
+            analyze_question("When did the Normans conquer England?"),
+            "The Normans conquered England in 1066 under William.",
+        )
+        == "1066"
+    )
 
 
 # -- derived checks: stated, not merely sharing a word; values compared -----------------------------
@@ -140,11 +159,14 @@ class _Chunk:
     updated: str = ""
 
 
-@pytest.mark.parametrize("sentence, found", [
-    ("Idempotency keys are kept for 24 hours after the capture request.", True),
-    ("Keys are rotated every day.", False),                       # shares one word only
-    ("The capture request carries an idempotency key.", False),   # shares words, not the retention
-])
+@pytest.mark.parametrize(
+    "sentence, found",
+    [
+        ("Idempotency keys are kept for 24 hours after the capture request.", True),
+        ("Keys are rotated every day.", False),  # shares one word only
+        ("The capture request carries an idempotency key.", False),  # shares words, not the retention
+    ],
+)
 def test_a_derived_check_is_found_only_where_a_sentence_states_it(sentence, found):
     checks = derive_checks("How long are idempotency keys kept after a capture request?")
     res = mark_checks(checks, [_Chunk("a#1", "a", sentence, end=len(sentence))], {})
@@ -153,8 +175,12 @@ def test_a_derived_check_is_found_only_where_a_sentence_states_it(sentence, foun
 
 def test_sources_giving_different_values_conflict_with_both_shown():
     checks = derive_checks("How long are idempotency keys kept after a capture request?")
-    chunks = [_Chunk("a#1", "provider/contract-4.5", "Idempotency keys are kept for 10 minutes after a capture request.", end=70),
-              _Chunk("b#1", "provider/notes-4.2", "Idempotency keys are kept for 24 hours after a capture request.", end=70)]
+    chunks = [
+        _Chunk(
+            "a#1", "provider/contract-4.5", "Idempotency keys are kept for 10 minutes after a capture request.", end=70
+        ),
+        _Chunk("b#1", "provider/notes-4.2", "Idempotency keys are kept for 24 hours after a capture request.", end=70),
+    ]
     conflicts = find_conflicts({n: r for n, r in mark_checks(checks, chunks, {}).items() if r.status == "found"})
     assert conflicts
     values = {e.value for items in conflicts.values() for e in items}

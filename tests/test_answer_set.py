@@ -12,8 +12,15 @@ from typer.testing import CliRunner
 
 from citewise.cli import app
 from citewise.core import Answer, Citation, InputError
-from citewise.evaluation.answer_set import (compile_patterns, first_sentence, grade_answer, is_boilerplate_first,
-                                            normalise, read_answer_set, strip_citations)
+from citewise.evaluation.answer_set import (
+    compile_patterns,
+    first_sentence,
+    grade_answer,
+    is_boilerplate_first,
+    normalise,
+    read_answer_set,
+    strip_citations,
+)
 
 from conftest import REPO, write_doc
 
@@ -21,31 +28,55 @@ runner = CliRunner()
 
 #: question id -> the verdict the tiny index must earn.
 EXPECTED = {
-    "in-correct": "correct",          # span in the answer, expected doc cited
-    "in-partial-doc": "partial",      # doc cited, the expected span is not there
-    "in-wrong": "wrong",              # answered from another document, span absent
+    "in-correct": "correct",  # span in the answer, expected doc cited
+    "in-partial-doc": "partial",  # doc cited, the expected span is not there
+    "in-wrong": "wrong",  # answered from another document, span absent
     "in-abstain": "wrong_abstention",  # in scope by the set, but nothing matches: abstains
-    "fp-leak": "leak",                # false premise, answered anyway
-    "oos-ok": "abstained_ok",         # out of scope, abstained
-    "in-boiler": "correct",           # correct, but the answer opens with mdBook's keyboard help
+    "fp-leak": "leak",  # false premise, answered anyway
+    "oos-ok": "abstained_ok",  # out of scope, abstained
+    "in-boiler": "correct",  # correct, but the answer opens with mdBook's keyboard help
 }
 
 
 def _row(qid, kind, text, docs=(), spans=(), corpus="tiny", category="option"):
-    return {"id": qid, "corpus": corpus, "kind": kind, "category": category, "text": text,
-            "expected_docs": list(docs), "expected_answer": list(spans)}
+    return {
+        "id": qid,
+        "corpus": corpus,
+        "kind": kind,
+        "category": category,
+        "text": text,
+        "expected_docs": list(docs),
+        "expected_answer": list(spans),
+    }
 
 
 ROWS = [
-    _row("in-correct", "in_scope", "What does the force option do when removing files?", ["fs/remove"],
-         ["Exceptions will be ignored if the **path** does not exist"]),
+    _row(
+        "in-correct",
+        "in_scope",
+        "What does the force option do when removing files?",
+        ["fs/remove"],
+        ["Exceptions will be ignored if the **path** does not exist"],
+    ),
     _row("in-partial-doc", "in_scope", "What does the recursive option remove?", ["fs/remove"], ["symbolic links"]),
     _row("in-wrong", "in_scope", "How often are keep-alive probes sent?", ["cli/flags"], ["every 30 seconds"]),
     _row("in-abstain", "in_scope", "How do I bake sourdough bread?", ["fs/remove"], ["knead"], category="howto"),
-    _row("fp-leak", "false_premise", "Why does the force option delete the whole disk?", corpus="any", category="false_premise"),
+    _row(
+        "fp-leak",
+        "false_premise",
+        "Why does the force option delete the whole disk?",
+        corpus="any",
+        category="false_premise",
+    ),
     _row("oos-ok", "out_of_scope", "What is the capital of Australia?", corpus="any", category="out_of_scope"),
-    _row("in-boiler", "in_scope", "How do I search in the book?", ["book/shortcuts"], ["press S or / to search"],
-         corpus="book"),
+    _row(
+        "in-boiler",
+        "in_scope",
+        "How do I search in the book?",
+        ["book/shortcuts"],
+        ["press S or / to search"],
+        corpus="book",
+    ),
 ]
 
 
@@ -53,16 +84,33 @@ ROWS = [
 def tiny(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("answer-set")
     root = tmp / "docs"
-    write_doc(root, "fs/remove.md", "Removing files",
-              "## The force option\n\nWith the force option, exceptions will be ignored if the path does not exist.\n\n"
-              "## Recursive removal\n\nThe recursive option removes directories and their contents.")
-    write_doc(root, "net/sockets.md", "Sockets",
-              "## Timeouts\n\nA socket timeout closes the connection after 120 seconds of inactivity.\n\n"
-              "## Keep-alive\n\nKeep-alive probes are sent every 60 seconds.")
-    write_doc(root, "book/shortcuts.md", "Compiler lints",
-              "Keyboard shortcuts. Press S or / to search in the book.\n\n"
-              "The lint level deny turns a lint warning into a compiler error.")
-    write_doc(root, "cli/flags.md", "Command line flags", "## Optimisation\n\nThe opt-level flag sets the optimisation level from 0 to 3.")
+    write_doc(
+        root,
+        "fs/remove.md",
+        "Removing files",
+        "## The force option\n\nWith the force option, exceptions will be ignored if the path does not exist.\n\n"
+        "## Recursive removal\n\nThe recursive option removes directories and their contents.",
+    )
+    write_doc(
+        root,
+        "net/sockets.md",
+        "Sockets",
+        "## Timeouts\n\nA socket timeout closes the connection after 120 seconds of inactivity.\n\n"
+        "## Keep-alive\n\nKeep-alive probes are sent every 60 seconds.",
+    )
+    write_doc(
+        root,
+        "book/shortcuts.md",
+        "Compiler lints",
+        "Keyboard shortcuts. Press S or / to search in the book.\n\n"
+        "The lint level deny turns a lint warning into a compiler error.",
+    )
+    write_doc(
+        root,
+        "cli/flags.md",
+        "Command line flags",
+        "## Optimisation\n\nThe opt-level flag sets the optimisation level from 0 to 3.",
+    )
     index = tmp / "index"
     res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing", "--json"])
     assert res.exit_code == 0, res.output
@@ -89,8 +137,21 @@ def test_eval_answers_json_verdicts_and_summary(tiny, tmp_path):
     # a wrong abstention names the gate that made it
     assert all(r["abstain_reason"] for r in data["rows"] if r["verdict"] in ("wrong_abstention", "abstained_ok"))
     o = data["summary"]["overall"]
-    assert (o["questions"], o["in_scope"], o["correct"], o["partial"], o["wrong"], o["wrong_abstention"]) == (7, 5, 2, 1, 1, 1)
-    assert (o["correct_rate"], o["no_answer"], o["abstained_ok"], o["leaks"], o["abstention_rate"]) == (0.4, 2, 1, 1, 0.5)
+    assert (o["questions"], o["in_scope"], o["correct"], o["partial"], o["wrong"], o["wrong_abstention"]) == (
+        7,
+        5,
+        2,
+        1,
+        1,
+        1,
+    )
+    assert (o["correct_rate"], o["no_answer"], o["abstained_ok"], o["leaks"], o["abstention_rate"]) == (
+        0.4,
+        2,
+        1,
+        1,
+        0.5,
+    )
     assert o["boilerplate_first"] == 1 and o["mean_latency_ms"] > 0
     assert set(data["summary"]["by_kind"]) == {"in_scope", "out_of_scope", "false_premise"}
     assert data["summary"]["by_corpus"]["book"]["correct_rate"] == 1.0
@@ -100,15 +161,28 @@ def test_eval_answers_json_verdicts_and_summary(tiny, tmp_path):
 
 def test_eval_answers_table_failures_and_extra_boilerplate(tiny):
     index, qset = tiny
-    res = runner.invoke(app, ["eval", "answers", str(qset), "--index", str(index), "--show-failures",
-                              "--boilerplate-pattern", r"keep-alive probes"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "answers",
+            str(qset),
+            "--index",
+            str(index),
+            "--show-failures",
+            "--boilerplate-pattern",
+            r"keep-alive probes",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "kind=in_scope" in res.stdout and "corpus=book" in res.stdout
     assert "2 correct and cited" in res.stdout and "1 leaks of 2" in res.stdout
     assert "wrong_abstention · in-abstain" in res.stdout and "leak · fp-leak" in res.stdout
     assert "· in-correct (" not in res.stdout and "· oos-ok (" not in res.stdout
-    res = runner.invoke(app, ["eval", "answers", str(qset), "--index", str(index), "--json",
-                              "--boilerplate-pattern", r"keep-alive probes"])
+    res = runner.invoke(
+        app,
+        ["eval", "answers", str(qset), "--index", str(index), "--json", "--boilerplate-pattern", r"keep-alive probes"],
+    )
     boiler = {r["id"] for r in json.loads(res.stdout)["rows"] if r["boilerplate_first"]}
     assert boiler == {"in-boiler", "in-wrong"}
 
@@ -116,24 +190,40 @@ def test_eval_answers_table_failures_and_extra_boilerplate(tiny):
 def test_grade_script_grades_by_file_path(tiny):
     """bench/realdocs/grade.py loads the grading module by path and agrees with the CLI."""
     index, qset = tiny
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "realdocs" / "grade.py"), str(qset), "--index", str(index), "--json"],
-                          capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(REPO / "src")})
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "realdocs" / "grade.py"), str(qset), "--index", str(index), "--json"],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(REPO / "src")},
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {r["id"]: r["verdict"] for r in data["rows"]} == EXPECTED
 
 
-@pytest.mark.parametrize("line, needle", [
-    ({"id": "x"}, "missing field 'corpus'"),
-    ({**ROWS[0], "kind": "maybe"}, "field 'kind' must be one of in_scope, out_of_scope, false_premise, got 'maybe'"),
-    ({**ROWS[0], "expected_answer": []}, "field 'expected_answer' must not be empty for an in_scope question"),
-    ({**ROWS[0], "expected_docs": "fs/remove"}, "field 'expected_docs' must be a list of non-empty strings"),
-    ({**ROWS[0], "text": ""}, "field 'text' must be a non-empty string"),
-    # longer than the index accepts: named here, not after answering the questions before it
-    ({**ROWS[0], "text": "refund " * 400}, "field 'text' is 2,800 characters; the limit is 2,000 (question 'in-correct')"),
-    ({**ROWS[0], "expected_docs": ["fs/removes"]}, "unknown document id 'fs/removes' (not in the index; renamed or removed?); did you mean 'fs/remove'?"),
-    ({**ROWS[0], "id": "oos-ok"}, "duplicate question id 'oos-ok' (first on line 1)"),
-])
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        ({"id": "x"}, "missing field 'corpus'"),
+        (
+            {**ROWS[0], "kind": "maybe"},
+            "field 'kind' must be one of in_scope, out_of_scope, false_premise, got 'maybe'",
+        ),
+        ({**ROWS[0], "expected_answer": []}, "field 'expected_answer' must not be empty for an in_scope question"),
+        ({**ROWS[0], "expected_docs": "fs/remove"}, "field 'expected_docs' must be a list of non-empty strings"),
+        ({**ROWS[0], "text": ""}, "field 'text' must be a non-empty string"),
+        # longer than the index accepts: named here, not after answering the questions before it
+        (
+            {**ROWS[0], "text": "refund " * 400},
+            "field 'text' is 2,800 characters; the limit is 2,000 (question 'in-correct')",
+        ),
+        (
+            {**ROWS[0], "expected_docs": ["fs/removes"]},
+            "unknown document id 'fs/removes' (not in the index; renamed or removed?); did you mean 'fs/remove'?",
+        ),
+        ({**ROWS[0], "id": "oos-ok"}, "duplicate question id 'oos-ok' (first on line 1)"),
+    ],
+)
 def test_validation_errors_name_file_line_and_field(tmp_path, line, needle):
     path = tmp_path / "set.jsonl"
     path.write_text(json.dumps(ROWS[5]) + "\n\n" + json.dumps(line) + "\n", encoding="utf-8")
@@ -184,7 +274,9 @@ def test_grade_answer_rules_with_hand_made_answers():
     cite = [Citation("a/doc", "A", "", "")]
     assert grade_answer(q, Answer("It is **thirty** days. [doc:a/doc]", "answered", cite)).verdict == "correct"
     assert grade_answer(q, Answer("It is thirty days. [doc:b/doc]", "partial")).verdict == "partial"  # span only
-    assert grade_answer(q, Answer("No idea. [chunk:a/doc#s]", "answered")).verdict == "partial"  # doc only, via chunk marker
+    assert (
+        grade_answer(q, Answer("No idea. [chunk:a/doc#s]", "answered")).verdict == "partial"
+    )  # doc only, via chunk marker
     assert grade_answer(q, Answer("No idea.", "answered")).verdict == "wrong"
     assert grade_answer(q, Answer("I have no document on this.", "abstained")).verdict == "wrong_abstention"
     fp = SetQuestion("f", "c", "false_premise", "fp", "?", (), ())
@@ -196,9 +288,13 @@ def test_table_row_span_matches_a_row_quoted_with_its_header_labels():
     from citewise.evaluation.answer_set import SetQuestion, span_in
 
     row = normalise("i686-unknown-openbsd | libc++ | Standard PC and clones")
-    quoted = normalise("Target name: i686-unknown-openbsd; C++ library: libc++; Platform: Standard PC and clones based on ...")
+    quoted = normalise(
+        "Target name: i686-unknown-openbsd; C++ library: libc++; Platform: Standard PC and clones based on ..."
+    )
     assert span_in(row, quoted)
-    assert not span_in(row, normalise("Target name: i686-unknown-openbsd; C++ library: libstdc++; Platform: Standard PC and clones"))
+    assert not span_in(
+        row, normalise("Target name: i686-unknown-openbsd; C++ library: libstdc++; Platform: Standard PC and clones")
+    )
     assert not span_in(row, normalise("Standard PC and clones. i686-unknown-openbsd uses libc++"))  # out of order
     # cells are whole words, and close together (one row, not two facts pages apart)
     assert not span_in(normalise("2 | 225 |"), normalise("opt-level: 3; Threshold: 2250."))
@@ -223,4 +319,6 @@ def test_eval_answers_llm_generator(tiny, monkeypatch):
     data = json.loads(res.stdout)
     verdicts = {r["id"]: r["verdict"] for r in data["rows"]}
     assert data["generator"] == "llm" and server.requests
-    assert verdicts["in-correct"] == "correct" and verdicts["fp-leak"] == "leak" and verdicts["oos-ok"] == "abstained_ok"
+    assert (
+        verdicts["in-correct"] == "correct" and verdicts["fp-leak"] == "leak" and verdicts["oos-ok"] == "abstained_ok"
+    )

@@ -76,12 +76,15 @@ def test_units_kinds_texts_and_lead_terms():
 def test_unit_offsets_point_into_the_source_text():
     by_kind = {}
     for u in split_units(UNITS_TEXT):
-        by_kind.setdefault(u.kind, []).append(UNITS_TEXT[u.start:u.end])
-    assert by_kind["sentence"] == ["> Stability: 1 - Experimental",
-                                   "Use [`box.rm()`][] to delete a box _once_ it is empty."]
+        by_kind.setdefault(u.kind, []).append(UNITS_TEXT[u.start : u.end])
+    assert by_kind["sentence"] == [
+        "> Stability: 1 - Experimental",
+        "Use [`box.rm()`][] to delete a box _once_ it is empty.",
+    ]
     assert by_kind["item"] == [
         "`force` {boolean} When `true`, exceptions will be ignored. **Default:** `false`.",
-        "`retryDelay` {integer} Milliseconds to wait between retries. **Default:** `100`."]
+        "`retryDelay` {integer} Milliseconds to wait between retries. **Default:** `100`.",
+    ]
     assert by_kind["definition"] == ["dotglob\n: If set, names that begin with a dot are matched too."]
     assert by_kind["row"] == ["| PLN-1157 | 45 days |"]
     # the whole fence, blank line and indentation included, is one unit
@@ -96,13 +99,19 @@ def test_list_item_with_several_sentences_is_one_unit():
 
 
 def test_clean_renders_plain_text():
-    assert clean("See [`fs.rm()`][] and [the guide][g] or [docs](https://x.test/a_b).") == \
-        "See fs.rm() and the guide or docs."
-    assert clean("Runs _once_ per call, *twice* at most, __never__ **always**.") == \
-        "Runs once per call, twice at most, never always."
+    assert (
+        clean("See [`fs.rm()`][] and [the guide][g] or [docs](https://x.test/a_b).")
+        == "See fs.rm() and the guide or docs."
+    )
+    assert (
+        clean("Runs _once_ per call, *twice* at most, __never__ **always**.")
+        == "Runs once per call, twice at most, never always."
+    )
     assert clean("> Stability: 0 - Deprecated") == "Stability: 0 - Deprecated"
-    assert clean("Keep snake_case_name and `__proto__` as written. <!-- hidden note -->") == \
-        "Keep snake_case_name and __proto__ as written."
+    assert (
+        clean("Keep snake_case_name and `__proto__` as written. <!-- hidden note -->")
+        == "Keep snake_case_name and __proto__ as written."
+    )
     assert clean("A <code>Promise<void></code> &amp; more") == "A Promise<void> & more"
 
 
@@ -205,13 +214,16 @@ The American backup copies are stored in Oregon and replicated to Virginia every
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     """(index, {doc id: source file text}) over the small documentation set."""
-    return minilm_index_of(tmp_path_factory, {
-        "api/filebox": ("Filebox API", FILEBOX),
-        "cli/widgetctl": ("widgetctl command line", WIDGETCTL),
-        "ops/zx-900": ("ZX-900 override", ZX900),
-        "ops/backups-eu": ("Backups in Europe", BACKUPS_EU),
-        "ops/backups-us": ("Backups in America", BACKUPS_US),
-    })
+    return minilm_index_of(
+        tmp_path_factory,
+        {
+            "api/filebox": ("Filebox API", FILEBOX),
+            "cli/widgetctl": ("widgetctl command line", WIDGETCTL),
+            "ops/zx-900": ("ZX-900 override", ZX900),
+            "ops/backups-eu": ("Backups in Europe", BACKUPS_EU),
+            "ops/backups-us": ("Backups in America", BACKUPS_US),
+        },
+    )
 
 
 def cited(answer) -> list[tuple[str, list]]:
@@ -228,8 +240,9 @@ def test_option_question_quotes_the_option_bullet(docs):
     assert a.citations[0].doc_id == "api/filebox"
     # the citation offsets index the source file and cover the bullet
     c = a.citations[0]
-    assert src["api/filebox"][c.start:c.end] == (
-        "`force` {boolean} When `true`, exceptions will be ignored if `path` does not exist. **Default:** `false`.")
+    assert src["api/filebox"][c.start : c.end] == (
+        "`force` {boolean} When `true`, exceptions will be ignored if `path` does not exist. **Default:** `false`."
+    )
 
 
 def test_default_question_quotes_the_default(docs):
@@ -237,15 +250,18 @@ def test_default_question_quotes_the_default(docs):
     a = idx.ask("What is the default retryDelay?")
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     sentences = [s for s, _ in cited(a)]
-    assert sentences[:2] == ["retryDelay {integer} The amount of time in milliseconds to wait between retries.",
-                             "Default: 100."]
+    assert sentences[:2] == [
+        "retryDelay {integer} The amount of time in milliseconds to wait between retries.",
+        "Default: 100.",
+    ]
     assert "100" in a.text and "Default: 0." not in a.text  # not maxRetries' default
     c = a.citations[0]
-    assert c.doc_id == "api/filebox" and "**Default:** `100`" in src["api/filebox"][c.start:c.end]
+    assert c.doc_id == "api/filebox" and "**Default:** `100`" in src["api/filebox"][c.start : c.end]
 
 
-@pytest.mark.parametrize("question", ["Show me the code to read a file line by line",
-                                      "How do I read a file line by line?"])
+@pytest.mark.parametrize(
+    "question", ["Show me the code to read a file line by line", "How do I read a file line by line?"]
+)
 def test_code_question_gets_the_whole_fenced_block(docs, question):
     idx, _ = docs
     a = idx.ask(question)
@@ -269,30 +285,36 @@ def test_answers_are_plain_text_with_source_offsets(docs):
     d = idx.ask("How often does the callback of filebox.rm run?")
     assert "The callback runs once when removal ends." in d.text, d.text
     for ans in (a, b, d):
-        assert not re.search(r"\]\[[^\]]*\]", ans.text), ans.text          # [x][] reference links
+        assert not re.search(r"\]\[[^\]]*\]", ans.text), ans.text  # [x][] reference links
         assert not re.search(r"(?<!\w)_[^_\s][^_]*_(?!\w)", ans.text), ans.text  # _emphasis_
         assert "**" not in ans.text and "`" not in ans.text and "<!--" not in ans.text
         assert not any(line.lstrip().startswith(">") for line in ans.text.splitlines()), ans.text
         for c in ans.citations:
             assert c.doc_id == "api/filebox"
     # offsets still index the Markdown source: the cited span holds the cited words as written
-    assert src["api/filebox"][b.citations[0].start:b.citations[0].end].count("[`filebox.rmdir()`][] for removing") == 1
-    assert "runs _once_ when removal ends" in src["api/filebox"][d.citations[0].start:d.citations[0].end]
+    assert (
+        src["api/filebox"][b.citations[0].start : b.citations[0].end].count("[`filebox.rmdir()`][] for removing") == 1
+    )
+    assert "runs _once_ when removal ends" in src["api/filebox"][d.citations[0].start : d.citations[0].end]
 
 
 # -- unknown names abstain, known ones are answered -----------------------------------------
 
-@pytest.mark.parametrize("question, reason", [
-    ("What does the --turbo-mode flag do?", "unknown name: --turbo-mode"),
-    ("What does filebox.frobnicate() do?", "unknown name: filebox.frobnicate()"),
-    ("What does snake_case_name do?", "unknown name: snake_case_name"),
-    ("What is CamelCaseThing?", "unknown name: CamelCaseThing"),
-    ("What does widgetctl frobnicate do?", "unknown name: frobnicate"),
-    ('What does "quantum flux" mean?', "unknown name: quantum flux"),
-    # a lower-case name of three hyphen-joined parts, or two the question calls a setting
-    ("How do I enable parallel-build-cache?", "unknown name: parallel-build-cache"),
-    ("What does the variable cache-depth do?", "unknown name: cache-depth"),
-])
+
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        ("What does the --turbo-mode flag do?", "unknown name: --turbo-mode"),
+        ("What does filebox.frobnicate() do?", "unknown name: filebox.frobnicate()"),
+        ("What does snake_case_name do?", "unknown name: snake_case_name"),
+        ("What is CamelCaseThing?", "unknown name: CamelCaseThing"),
+        ("What does widgetctl frobnicate do?", "unknown name: frobnicate"),
+        ('What does "quantum flux" mean?', "unknown name: quantum flux"),
+        # a lower-case name of three hyphen-joined parts, or two the question calls a setting
+        ("How do I enable parallel-build-cache?", "unknown name: parallel-build-cache"),
+        ("What does the variable cache-depth do?", "unknown name: cache-depth"),
+    ],
+)
 def test_questions_about_unknown_names_abstain(docs, question, reason):
     idx, _ = docs
     a = idx.ask(question)
@@ -300,13 +322,28 @@ def test_questions_about_unknown_names_abstain(docs, question, reason):
     assert a.citations == []
 
 
-@pytest.mark.parametrize("question, quote, doc", [
-    ("What does the --dry-run flag do?", "Show which widgets would change without changing any of them.", "cli/widgetctl"),
-    ("What does the --dry-run option do?", "Show which widgets would change without changing any of them.", "cli/widgetctl"),
-    ("What does widgetctl clean do?", "Deletes the out folder and all cached widget packages.", "cli/widgetctl"),
-    ("What does filebox.rm() do?", "Removes files and folders asynchronously", "api/filebox"),
-    ("What does the parallel-build-jobs setting do?", "How many widgets widgetctl builds at the same time.", "cli/widgetctl"),
-])
+@pytest.mark.parametrize(
+    "question, quote, doc",
+    [
+        (
+            "What does the --dry-run flag do?",
+            "Show which widgets would change without changing any of them.",
+            "cli/widgetctl",
+        ),
+        (
+            "What does the --dry-run option do?",
+            "Show which widgets would change without changing any of them.",
+            "cli/widgetctl",
+        ),
+        ("What does widgetctl clean do?", "Deletes the out folder and all cached widget packages.", "cli/widgetctl"),
+        ("What does filebox.rm() do?", "Removes files and folders asynchronously", "api/filebox"),
+        (
+            "What does the parallel-build-jobs setting do?",
+            "How many widgets widgetctl builds at the same time.",
+            "cli/widgetctl",
+        ),
+    ],
+)
 def test_same_questions_about_existing_names_are_answered(docs, question, quote, doc):
     idx, _ = docs
     a = idx.ask(question)
@@ -317,15 +354,19 @@ def test_same_questions_about_existing_names_are_answered(docs, question, quote,
 
 # -- pinning never bypasses abstention -------------------------------------------------------
 
-@pytest.mark.parametrize("question, pinned", [
-    # the issue's case: a country the corpus never names, plus an identifier that pins a page
-    # (a variant where the corpus does name France elsewhere still answers: known limitation,
-    # the evidence coverage is taken over the union of the retrieved chunks)
-    ("What is the capital of Peru? ZX-900", True),
-    # every word known, nothing about it: the evidence score itself stays below the threshold
-    ("Who won the football cup? ZX-900", True),
-    ("What does HX-217 mean?", False),
-])
+
+@pytest.mark.parametrize(
+    "question, pinned",
+    [
+        # the issue's case: a country the corpus never names, plus an identifier that pins a page
+        # (a variant where the corpus does name France elsewhere still answers: known limitation,
+        # the evidence coverage is taken over the union of the retrieved chunks)
+        ("What is the capital of Peru? ZX-900", True),
+        # every word known, nothing about it: the evidence score itself stays below the threshold
+        ("Who won the football cup? ZX-900", True),
+        ("What does HX-217 mean?", False),
+    ],
+)
 def test_pinned_title_does_not_answer_unrelated_questions(docs, question, pinned):
     idx, _ = docs
     a = idx.ask(question)
@@ -338,11 +379,14 @@ def test_pinned_title_still_answers_its_own_question(docs):
     idx, _ = docs
     a = idx.ask("What does the ZX-900 override do?")
     assert a.outcome == "answered", a.abstain_reason
-    assert cited(a)[0] == ("Setting ZX-900 forces the pump controller into manual mode for one hour.",
-                           [("doc", "ops/zx-900")])
+    assert cited(a)[0] == (
+        "Setting ZX-900 forces the pump controller into manual mode for one hour.",
+        [("doc", "ops/zx-900")],
+    )
 
 
 # -- the same sentence never twice -----------------------------------------------------------
+
 
 def test_same_sentence_in_two_documents_is_quoted_once(docs):
     idx, _ = docs
@@ -358,17 +402,28 @@ def test_a_definition_wrapped_over_lines_keeps_every_sentence_and_the_next_term(
     """A definition wrapped over several lines runs until a blank line: its later sentences are
     whole (a sentence cut at the first line's end lost "option is off by default."), and a term
     that follows without a blank line starts its own definition."""
-    text = ("## Shell options\n\npipeguard\n: If set, the return status of a pipeline is the status of the last "
-            "command that failed. The\noption is off by default. It applies to every pipeline.\nnullmatch\n"
-            ": If set, patterns which match no files expand to nothing.\nPatterns are otherwise left as typed.\n\n"
-            "After text.\n")
+    text = (
+        "## Shell options\n\npipeguard\n: If set, the return status of a pipeline is the status of the last "
+        "command that failed. The\noption is off by default. It applies to every pipeline.\nnullmatch\n"
+        ": If set, patterns which match no files expand to nothing.\nPatterns are otherwise left as typed.\n\n"
+        "After text.\n"
+    )
     got = [(u.kind, u.lead, u.headings[-1], u.text) for u in split_units(text)]
     assert got == [
-        ("definition", "pipeguard", "Shell options",
-         "pipeguard: If set, the return status of a pipeline is the status of the last command that failed."),
+        (
+            "definition",
+            "pipeguard",
+            "Shell options",
+            "pipeguard: If set, the return status of a pipeline is the status of the last command that failed.",
+        ),
         ("sentence", "", "pipeguard", "The option is off by default."),
         ("sentence", "", "pipeguard", "It applies to every pipeline."),
-        ("definition", "nullmatch", "Shell options", "nullmatch: If set, patterns which match no files expand to nothing."),
+        (
+            "definition",
+            "nullmatch",
+            "Shell options",
+            "nullmatch: If set, patterns which match no files expand to nothing.",
+        ),
         ("sentence", "", "nullmatch", "Patterns are otherwise left as typed."),
         ("sentence", "", "Shell options", "After text."),
     ]

@@ -38,8 +38,16 @@ def _ingest(store: LanceStore, docs) -> None:
 
 
 def _doc(doc_id: str, text: str, version: str = "1", groups: tuple[str, ...] = ()) -> Document:
-    return Document(doc_id, f"Title {doc_id}", text, "s", "text", version=version, groups=groups,
-                    content_hash=f"hash-{doc_id}-{version}-{len(text)}")
+    return Document(
+        doc_id,
+        f"Title {doc_id}",
+        text,
+        "s",
+        "text",
+        version=version,
+        groups=groups,
+        content_hash=f"hash-{doc_id}-{version}-{len(text)}",
+    )
 
 
 # -- the formula -----------------------------------------------------------------------------------
@@ -66,8 +74,15 @@ def _hand_bm25(query: list[str], docs: list[list[str]]) -> dict[int, float]:
 
 
 def _tiny_postings() -> Postings:
-    table = pa.table({"chunk_id": [f"c{i}" for i in range(len(TINY))], "doc_id": [f"d{i}" for i in range(len(TINY))],
-                      "title": ["t"] * len(TINY), "lexical": TINY, "_rowid": pa.array(range(100, 100 + len(TINY)), pa.uint64())})
+    table = pa.table(
+        {
+            "chunk_id": [f"c{i}" for i in range(len(TINY))],
+            "doc_id": [f"d{i}" for i in range(len(TINY))],
+            "title": ["t"] * len(TINY),
+            "lexical": TINY,
+            "_rowid": pa.array(range(100, 100 + len(TINY)), pa.uint64()),
+        }
+    )
     return Postings.build(7, table)
 
 
@@ -89,9 +104,15 @@ def test_scores_equal_hand_computed_bm25():
 def test_long_tokens_are_dropped_as_lancedb_drops_them():
     """LanceDB (max_token_length=64) indexes tokens of up to 63 UTF-8 bytes and leaves longer
     ones out of the row length too (measured on LanceDB 0.40)."""
-    table = pa.table({"chunk_id": ["c0", "c1", "c2", "c3"], "doc_id": ["d"] * 4, "title": [""] * 4,
-                      "lexical": ["a" * 63 + " x", "b" * 64 + " x", "x", "\u00e9" * 32 + " x"],
-                      "_rowid": pa.array([0, 1, 2, 3], pa.uint64())})
+    table = pa.table(
+        {
+            "chunk_id": ["c0", "c1", "c2", "c3"],
+            "doc_id": ["d"] * 4,
+            "title": [""] * 4,
+            "lexical": ["a" * 63 + " x", "b" * 64 + " x", "x", "\u00e9" * 32 + " x"],
+            "_rowid": pa.array([0, 1, 2, 3], pa.uint64()),
+        }
+    )
     p = Postings.build(1, table)
     assert [h[0] for h in p.top(["a" * 63], 5, None)] == ["c0"]
     assert p.top(["b" * 64], 5, None) == [] and p.top(["\u00e9" * 32], 5, None) == []  # 64 bytes
@@ -100,8 +121,15 @@ def test_long_tokens_are_dropped_as_lancedb_drops_them():
 
 
 def test_ties_break_by_chunk_id_and_k_cuts_after_the_tie_break():
-    table = pa.table({"chunk_id": ["c3", "c1", "c2", "c0"], "doc_id": ["d"] * 4, "title": [""] * 4,
-                      "lexical": ["w", "w", "w", "v"], "_rowid": pa.array([9, 3, 5, 1], pa.uint64())})
+    table = pa.table(
+        {
+            "chunk_id": ["c3", "c1", "c2", "c0"],
+            "doc_id": ["d"] * 4,
+            "title": [""] * 4,
+            "lexical": ["w", "w", "w", "v"],
+            "_rowid": pa.array([9, 3, 5, 1], pa.uint64()),
+        }
+    )
     p = Postings.build(1, table)
     assert [h[0] for h in p.top(["w"], 2, None)] == ["c1", "c2"]
     mask = p.mask_of(np.array([9, 5], dtype=np.uint64))
@@ -110,13 +138,20 @@ def test_ties_break_by_chunk_id_and_k_cuts_after_the_tie_break():
 
 # -- against LanceDB's FTS on a fixed corpus --------------------------------------------------------
 
+
 def _corpus(n: int, seed: int) -> list[Document]:
     """``n`` documents of random words; the first 1% (at least 2) readable by group ``rare`` only."""
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(300)] + ["E-1004", "MT103", "v4.5"]
     rare = max(2, n // 100)
-    return [_doc(f"d{i:03d}", " ".join(rng.choice(words) for _ in range(rng.randrange(5, 80))),
-                 groups=("rare",) if i < rare else ()) for i in range(n)]
+    return [
+        _doc(
+            f"d{i:03d}",
+            " ".join(rng.choice(words) for _ in range(rng.randrange(5, 80))),
+            groups=("rare",) if i < rare else (),
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +193,7 @@ def test_version_and_doc_filters_run_inside_the_search(fixed):
 
 # -- freshness -------------------------------------------------------------------------------------
 
+
 def test_replace_and_delete_are_reflected_at_once(tmp_path):
     store = _store(tmp_path / "s")
     _ingest(store, [_doc("a", "alpha common"), _doc("b", "beta common")])
@@ -187,8 +223,11 @@ def test_long_lived_store_sees_commits_of_another_process(tmp_path):
     _ingest(reader, [_doc("a", "alpha")])
     assert [h.doc_id for h in reader.lexical_search(["alpha"], 5)] == ["a"]
     for i in range(3):  # quick successive commits by another process, each seen by the next query
-        subprocess.run([sys.executable, "-c", WRITER, str(path), f"a=alpha round{i}", f"n{i}=fresh{i} words"],
-                       check=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-c", WRITER, str(path), f"a=alpha round{i}", f"n{i}=fresh{i} words"],
+            check=True,
+            timeout=120,
+        )
         assert [h.doc_id for h in reader.lexical_search([f"fresh{i}"], 5)] == [f"n{i}"]
         assert [h.doc_id for h in reader.lexical_search([f"round{i}"], 5)] == ["a"]
         if i:
@@ -196,6 +235,7 @@ def test_long_lived_store_sees_commits_of_another_process(tmp_path):
 
 
 # -- crash safety of the derived postings ---------------------------------------------------------
+
 
 def test_postings_are_saved_per_version_and_others_pruned(tmp_path):
     store = _store(tmp_path / "s")
@@ -263,7 +303,11 @@ def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
     queries = HashingEmbedder(DIM).embed([f"w{i} w{i + 1} E-1004" for i in range(0, 300, 25)])
     p = fixed.postings()
     assert p.vectors is not None and p.vectors.shape == (p.n, DIM)
-    for f in (Filters(groups=("public",)), Filters(groups=("rare",)), Filters(groups=("public",), doc_ids=("d005", "d006"))):
+    for f in (
+        Filters(groups=("public",)),
+        Filters(groups=("rare",)),
+        Filters(groups=("public",), doc_ids=("d005", "d006")),
+    ):
         ours = [fixed.vector_search(q, 10, f) for q in queries]
         assert fixed.last_vector_path == "exact"
         p.vectors, kept = None, p.vectors  # without them the store asks LanceDB (bypassing no index)
@@ -272,7 +316,10 @@ def test_exact_dense_on_the_derived_vectors_equals_lancedb_exact(fixed):
         finally:
             p.vectors = kept
         for a, b in zip(ours, theirs):
-            assert [h.chunk_id for h in a] == [h.chunk_id for h in b], ([(h.chunk_id, h.score) for h in a], [(h.chunk_id, h.score) for h in b])
+            assert [h.chunk_id for h in a] == [h.chunk_id for h in b], (
+                [(h.chunk_id, h.score) for h in a],
+                [(h.chunk_id, h.score) for h in b],
+            )
             assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
         if f.groups == ("rare",):
             assert {h.doc_id for h in ours[0]} == {"d000", "d001"}  # no leak; all the group's chunks
@@ -284,16 +331,34 @@ def test_batched_build_is_identical_for_every_batch_size():
     and over-long rows included; a byte budget below one row still takes that row)."""
     rng = random.Random(5)
     words = [f"w{i}" for i in range(60)] + ["\u00e9t\u00e9", "x" * 63, "y" * 64]
-    lex = [" ".join(rng.choice(words[: rng.randrange(1, len(words))]) for _ in range(rng.randrange(0, 30)))
-           for _ in range(97)]
+    lex = [
+        " ".join(rng.choice(words[: rng.randrange(1, len(words))]) for _ in range(rng.randrange(0, 30)))
+        for _ in range(97)
+    ]
     lex[3], lex[40] = None, ""
     n = len(lex)
-    table = pa.table({"chunk_id": [f"c{i:03d}" for i in range(n)], "doc_id": ["d"] * n, "title": [""] * n,
-                      "lexical": pa.array(lex, pa.string()), "_rowid": pa.array(range(n), pa.uint64())})
+    table = pa.table(
+        {
+            "chunk_id": [f"c{i:03d}" for i in range(n)],
+            "doc_id": ["d"] * n,
+            "title": [""] * n,
+            "lexical": pa.array(lex, pa.string()),
+            "_rowid": pa.array(range(n), pa.uint64()),
+        }
+    )
     ref = Postings.build(1, table, batch_rows=n)
     assert ref.vocab.tolist()[:3] == [b"w0", b"w1", b"w10"] and b"y" * 64 not in ref.vocab.tolist()
-    for size, nbytes in ((1, None), (7, None), (32, None), (96, None), (1000, None), (1000, 1), (1000, 50),
-                         (20, 200), (1000, 10**9)):
+    for size, nbytes in (
+        (1, None),
+        (7, None),
+        (32, None),
+        (96, None),
+        (1000, None),
+        (1000, 1),
+        (1000, 50),
+        (20, 200),
+        (1000, 10**9),
+    ):
         p = Postings.build(1, table, batch_rows=size, batch_bytes=nbytes)
         for name in ("vocab", "indptr", "rows", "weights", "rowids", "dl"):
             a, b = getattr(p, name), getattr(ref, name)
@@ -339,8 +404,15 @@ def count_builds(monkeypatch):
 def test_incremental_update_equals_a_full_rebuild_with_hand_checked_frequencies(tmp_path, count_builds):
     builds, full_build = count_builds
     store = _store(tmp_path / "s")
-    _ingest(store, [_doc("a", "alpha common shared"), _doc("b", "bravo common"), _doc("c", "gamma shared"),
-                    _doc("d", "delta common shared")])
+    _ingest(
+        store,
+        [
+            _doc("a", "alpha common shared"),
+            _doc("b", "bravo common"),
+            _doc("c", "gamma shared"),
+            _doc("d", "delta common shared"),
+        ],
+    )
     assert len(builds) == 1  # a new table: built from a scan
     p0 = store.postings()
     # analyzed: "titl alpha common share", ... (the title "Title a" gives "titl"; "a" is a stop word)
@@ -356,7 +428,7 @@ def test_incremental_update_equals_a_full_rebuild_with_hand_checked_frequencies(
     assert (_df(p, "common"), _df(p, "share"), _df(p, "fresh"), _df(p, "titl")) == (3, 3, 2, 4)
     assert _df(p, "gamma") == 0 and _df(p, "bravo") == 0 and b"gamma" not in p.vocab.tolist()
     i = int(np.searchsorted(p.vocab, b"fresh"))
-    assert sorted(p.tf[p.indptr[i]:p.indptr[i + 1]].tolist()) == [1, 2]
+    assert sorted(p.tf[p.indptr[i] : p.indptr[i + 1]].tolist()) == [1, 2]
     full = full_build(store)
     _assert_identical(p, full)
     _assert_identical(Postings.load(store.bm25_root, p.version), full)  # as saved
@@ -374,8 +446,10 @@ def test_incremental_updates_over_random_rounds_equal_full_rebuilds(tmp_path, co
     words = [f"w{i}" for i in range(80)] + ["E-1004", "MT103", "\u00e9t\u00e9"]
 
     def text():
-        return "\n\n".join(f"## Part {s}\n" + " ".join(rng.choice(words) for _ in range(rng.randrange(5, 60)))
-                           for s in range(rng.randrange(1, 4)))
+        return "\n\n".join(
+            f"## Part {s}\n" + " ".join(rng.choice(words) for _ in range(rng.randrange(5, 60)))
+            for s in range(rng.randrange(1, 4))
+        )
 
     store = _store(tmp_path / "s")
     docs = {f"d{i:02d}": 1 for i in range(24)}
@@ -412,22 +486,40 @@ def test_update_equals_build_when_compaction_reorders_rows(monkeypatch):
         return " ".join(rng.choice(words) for _ in range(rng.randrange(0, 25)))
 
     old = [(f"d{i // 3}#c{i % 3}", f"d{i // 3}", lex()) for i in range(30)]
-    table = pa.table({"chunk_id": [r[0] for r in old], "doc_id": [r[1] for r in old], "title": ["t"] * 30,
-                      "lexical": [r[2] for r in old], "_rowid": pa.array(range(30), pa.uint64())})
+    table = pa.table(
+        {
+            "chunk_id": [r[0] for r in old],
+            "doc_id": [r[1] for r in old],
+            "title": ["t"] * 30,
+            "lexical": [r[2] for r in old],
+            "_rowid": pa.array(range(30), pa.uint64()),
+        }
+    )
     prev = Postings.build(1, table)
     changed = {"d2", "d5", "d7", "d99"}  # d2, d5 replaced (d5 by 5 chunks), d7 deleted, d99 new
     new = [r for r in old if r[1] not in changed]
     new += [(f"{d}#n{j}", d, lex() + " brandnew") for d, k in (("d2", 2), ("d5", 5), ("d99", 1)) for j in range(k)]
     for order in (list(range(len(new))), rng.sample(range(len(new)), len(new))):
         rows = [new[i] for i in order]
-        t = pa.table({"chunk_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows], "title": ["t"] * len(rows),
-                      "lexical": [r[2] for r in rows], "_rowid": pa.array(range(500, 500 + len(rows)), pa.uint64())})
+        t = pa.table(
+            {
+                "chunk_id": [r[0] for r in rows],
+                "doc_id": [r[1] for r in rows],
+                "title": ["t"] * len(rows),
+                "lexical": [r[2] for r in rows],
+                "_rowid": pa.array(range(500, 500 + len(rows)), pa.uint64()),
+            }
+        )
         fresh = t.filter(pa.array([r[1] in changed for r in rows])).select(["_rowid", "lexical"])
-        got = Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh.take(pa.array(range(fresh.num_rows - 1, -1, -1))), changed)
+        got = Postings.update(
+            prev, 2, t.drop_columns(["lexical"]), fresh.take(pa.array(range(fresh.num_rows - 1, -1, -1))), changed
+        )
         _assert_identical(got, Postings.build(2, t))
         for block in (1, 7, 64):  # the old postings are copied block by block
             monkeypatch.setattr(postings_mod, "WEIGHT_BLOCK", block)
-            _assert_identical(Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed), Postings.build(2, t))
+            _assert_identical(
+                Postings.update(prev, 2, t.drop_columns(["lexical"]), fresh, changed), Postings.build(2, t)
+            )
         monkeypatch.undo()
     # a term 70,000 times in one row: counts above 65,535 are stored as int32, and back to uint16
     # once that row is replaced

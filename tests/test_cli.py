@@ -23,11 +23,22 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture()
 def small_index(tmp_path):
     root = tmp_path / "docs"
-    write_doc(root, "errors/E-1004.md", "E-1004: Invoice currency mismatch",
-              "## What it means\nThe invoice currency differs from the billing currency.\n\n## How to fix it\nChange the invoice currency, then finalise again.",
-              version="2", updated="2026-03-01")
+    write_doc(
+        root,
+        "errors/E-1004.md",
+        "E-1004: Invoice currency mismatch",
+        "## What it means\nThe invoice currency differs from the billing currency.\n\n## How to fix it\nChange the invoice currency, then finalise again.",
+        version="2",
+        updated="2026-03-01",
+    )
     write_doc(root, "notes/v4.md", "Release 4", "Fixed E-1004 E-1004 on imports.")
-    write_doc(root, "internal/matrix.md", "Refund approval matrix", "Refund approvals above 5,000 USD need the finance lead.", permissions=["finance"])
+    write_doc(
+        root,
+        "internal/matrix.md",
+        "Refund approval matrix",
+        "Refund approvals above 5,000 USD need the finance lead.",
+        permissions=["finance"],
+    )
     (root / "broken.md").write_bytes(b"\x00\x01")
     index = tmp_path / "index"
     res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing", "--json"])
@@ -48,14 +59,33 @@ def test_search_json_shape_and_pinning(small_index):
 
 
 def test_ask_json_shape_cites_and_respects_permissions(small_index):
-    res = runner.invoke(app, ["ask", "refund approvals above 5,000 USD finance lead", "--index", str(small_index), "--json"])
+    res = runner.invoke(
+        app, ["ask", "refund approvals above 5,000 USD finance lead", "--index", str(small_index), "--json"]
+    )
     anon = json.loads(res.stdout)
     assert anon["outcome"] == "abstained" and anon["answer"] == "I have no document on this."
-    res = runner.invoke(app, ["ask", "refund approvals above 5,000 USD finance lead", "--index", str(small_index), "--json", "--as", "finance"])
+    res = runner.invoke(
+        app,
+        [
+            "ask",
+            "refund approvals above 5,000 USD finance lead",
+            "--index",
+            str(small_index),
+            "--json",
+            "--as",
+            "finance",
+        ],
+    )
     fin = json.loads(res.stdout)
     assert fin["outcome"] == "answered"
     assert fin["answer"].endswith("[doc:internal/matrix]")
-    assert fin["citations"][0] | {} == {**fin["citations"][0], "doc_id": "internal/matrix", "title": "Refund approval matrix", "version": "", "updated": ""}
+    assert fin["citations"][0] | {} == {
+        **fin["citations"][0],
+        "doc_id": "internal/matrix",
+        "title": "Refund approval matrix",
+        "version": "",
+        "updated": "",
+    }
 
 
 def test_ask_text_shows_source_title_and_date(small_index):
@@ -76,7 +106,11 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
 
 def test_unknown_retriever_lists_valid_ones(small_index):
     res = run_cli("search", "x", "--index", str(small_index), "--retriever", "bm42")
-    assert res.returncode == 2 and "valid: bm25, dense, hierarchical, hybrid, hybrid-prf, raptor-collapsed, raptor-tree, shipped, tuned" in res.stderr
+    assert (
+        res.returncode == 2
+        and "valid: bm25, dense, hierarchical, hybrid, hybrid-prf, raptor-collapsed, raptor-tree, shipped, tuned"
+        in res.stderr
+    )
 
 
 def test_eval_beir_rejects_a_folder_that_is_not_beir(tmp_path):
@@ -87,8 +121,25 @@ def test_eval_beir_rejects_a_folder_that_is_not_beir(tmp_path):
 def test_eval_beir_scifact_bm25_json_and_run_file(tmp_path):
     data = shared_dataset("beir-scifact")
     run_file = tmp_path / "run.trec"
-    res = runner.invoke(app, ["eval", "beir", str(data), "--split", "test", "--retriever", "bm25", "--embedder", "hashing",
-                              "--index", str(tmp_path / "i"), "--json", "--run-file", str(run_file)])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "beir",
+            str(data),
+            "--split",
+            "test",
+            "--retriever",
+            "bm25",
+            "--embedder",
+            "hashing",
+            "--index",
+            str(tmp_path / "i"),
+            "--json",
+            "--run-file",
+            str(run_file),
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     m = out["metrics"]
@@ -127,9 +178,23 @@ def test_brackets_in_titles_and_paths_print_verbatim(tmp_path):
     res = runner.invoke(app, ["search", "escalation phone", "--index", str(index), "--retriever", "bm25", "--json"])
     hit = json.loads(res.stdout)["hits"][0]
     assert (hit["doc_id"], hit["title"]) == ("koala [v2]", "[/] Closing [red] flags [deprecated]")
-    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "escalation phone", "--index", str(index),
-                          "--retriever", "bm25"], capture_output=True, text=True, timeout=120,
-                         env={**__import__("os").environ, "COLUMNS": "250"})
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "citewise.cli",
+            "search",
+            "escalation phone",
+            "--index",
+            str(index),
+            "--retriever",
+            "bm25",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "COLUMNS": "250"},
+    )
     assert res.returncode == 0 and "[/] Closing [red] flags [deprecated]" in res.stdout and "koala [v2]" in res.stdout
 
 
@@ -145,7 +210,9 @@ def test_eval_run_says_when_qrels_queries_are_missing_from_the_run(tmp_path):
     (tmp_path / "r.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d9 2 1.0 x\n")
     res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10")
     assert res.returncode == 0 and "1 of 2 qrels queries have no results" in res.stderr
-    res = runner.invoke(app, ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"])
+    res = runner.invoke(
+        app, ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"]
+    )
     data = json.loads(res.stdout)
     assert data["metrics"]["mrr@10"] == 0.5 and data["queries_missing_from_run"] == ["q2"]
 
@@ -158,11 +225,16 @@ def test_eval_tools_refuses_the_sample_routing_set_on_another_corpus(small_index
 def test_eval_run_reports_duplicates_and_ignores_identical_ids_on_request(tmp_path):
     (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     # q1 lists d9 twice (the second d9 would otherwise be rank 2); q2's top hit is the query itself
-    (tmp_path / "r.trec").write_text("q1 Q0 d9 1 3.0 x\nq1 Q0 d9 2 2.5 x\nq1 Q0 d1 3 2.0 x\n"
-                                     "q2 Q0 q2 1 9.0 x\nq2 Q0 d2 2 8.0 x\nq2 Q0 d2 3 1.0 x\nq2 Q0 d2 4 0.5 x\n")
+    (tmp_path / "r.trec").write_text(
+        "q1 Q0 d9 1 3.0 x\nq1 Q0 d9 2 2.5 x\nq1 Q0 d1 3 2.0 x\n"
+        "q2 Q0 q2 1 9.0 x\nq2 Q0 d2 2 8.0 x\nq2 Q0 d2 3 1.0 x\nq2 Q0 d2 4 0.5 x\n"
+    )
     res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10")
     assert res.returncode == 0
-    assert "note: 3 duplicate hit(s) dropped in 2 of 2 run queries (the first line of a repeated query/doc pair counts): q1: 1, q2: 2" in res.stderr
+    assert (
+        "note: 3 duplicate hit(s) dropped in 2 of 2 run queries (the first line of a repeated query/doc pair counts): q1: 1, q2: 2"
+        in res.stderr
+    )
     args = ["eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--json"]
     data = json.loads(runner.invoke(app, args).stdout)
     assert data["metrics"]["mrr@10"] == 0.5  # q1: d1 at rank 2; q2: d2 at rank 2 (q2 itself counts by default)
@@ -171,13 +243,23 @@ def test_eval_run_reports_duplicates_and_ignores_identical_ids_on_request(tmp_pa
     data = json.loads(runner.invoke(app, args + ["--ignore-identical-ids"]).stdout)
     assert data["metrics"]["mrr@10"] == 0.75 and data["per_query"]["q2"]["mrr@10"] == 1.0
     assert data["identical_ids_dropped"] == {"q2": 1} and data["ignore_identical_ids"] is True
-    res = run_cli("eval", "run", str(tmp_path / "q.tsv"), str(tmp_path / "r.trec"), "--metrics", "mrr@10", "--ignore-identical-ids")
+    res = run_cli(
+        "eval",
+        "run",
+        str(tmp_path / "q.tsv"),
+        str(tmp_path / "r.trec"),
+        "--metrics",
+        "mrr@10",
+        "--ignore-identical-ids",
+    )
     assert "note: --ignore-identical-ids: dropped 1 hit(s) whose doc id equals the query id: q2: 1" in res.stderr
 
 
 def test_an_empty_query_or_question_is_a_one_line_error(tmp_path):
-    for args, msg in ((["search", "  "], "error: the query is empty; give the words to search for"),
-                      (["ask", ""], "error: the question is empty; ask it in words")):
+    for args, msg in (
+        (["search", "  "], "error: the query is empty; give the words to search for"),
+        (["ask", ""], "error: the question is empty; ask it in words"),
+    ):
         res = run_cli(*args, "--index", str(tmp_path / "idx"))
         assert res.returncode == 2 and res.stderr.strip() == msg, res.stderr
 
@@ -187,27 +269,48 @@ def test_search_table_never_truncates_ids(tmp_path):
     whose id columns fit keeps them whole and wraps title and snippet, and a narrower console gets
     one block per hit with the full chunk id."""
     root = tmp_path / "docs"
-    write_doc(root, "policies/finance/refunds/enterprise-refund-approval-matrix.md", "Enterprise refund approval matrix",
-              "## Approval bands for refunds above the standard limit\nRefunds above 20,000 USD need the "
-              "Financial Controller and the account executive to approve them together.")
+    write_doc(
+        root,
+        "policies/finance/refunds/enterprise-refund-approval-matrix.md",
+        "Enterprise refund approval matrix",
+        "## Approval bands for refunds above the standard limit\nRefunds above 20,000 USD need the "
+        "Financial Controller and the account executive to approve them together.",
+    )
     write_doc(root, "help/refunds.md", "Refunds", "## Who approves refunds\nSupport approves refunds up to 500 USD.")
     index = tmp_path / "index"
     assert runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing"]).exit_code == 0
-    hits = json.loads(runner.invoke(app, ["search", "approve refunds", "--index", str(index), "--retriever", "bm25",
-                                          "--json"]).stdout)["hits"]
+    hits = json.loads(
+        runner.invoke(app, ["search", "approve refunds", "--index", str(index), "--retriever", "bm25", "--json"]).stdout
+    )["hits"]
     long_id = "policies/finance/refunds/enterprise-refund-approval-matrix"
     assert {h["doc_id"] for h in hits} == {long_id, "help/refunds"}
     slug = "enterprise-refund-approval-matrix"  # a short document is one chunk under its title
     assert f"{long_id}#{slug}" in {h["chunk_id"] for h in hits}
     for columns, table in (("80", False), ("250", True)):
-        res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "approve refunds", "--index", str(index),
-                              "--retriever", "bm25"], capture_output=True, text=True, timeout=120,
-                             env={**__import__("os").environ, "COLUMNS": columns})
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "citewise.cli",
+                "search",
+                "approve refunds",
+                "--index",
+                str(index),
+                "--retriever",
+                "bm25",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**__import__("os").environ, "COLUMNS": columns},
+        )
         assert res.returncode == 0, res.stderr
         lines = res.stdout.splitlines()
         for h in hits:
             if table:  # doc and chunk whole, each in its own cell of one line
-                assert any(f"│ {h['doc_id']} " in line and f"│ {h['chunk_id'].split('#', 1)[1]} " in line for line in lines)
+                assert any(
+                    f"│ {h['doc_id']} " in line and f"│ {h['chunk_id'].split('#', 1)[1]} " in line for line in lines
+                )
             else:  # a block per hit opening with its rank and whole chunk id
                 assert f"{h['rank']}. {h['chunk_id']}  (score {h['score']:.4f}, bm25)" in lines
         # only a line carrying a whole id longer than the console may be wider (the terminal wraps it)

@@ -43,8 +43,11 @@ def test_hybrid_prf_hits_are_labelled_with_the_retriever_name(tiny_index):
     assert res.exit_code == 0, res.output
     hits = json.loads(res.stdout)["hits"]
     assert hits and {h["stage"] for h in hits} == {"hybrid-prf"}
-    res = runner.invoke(app, ["search", "refund window", "--retriever", "hybrid-prf", "--index", str(index), "--k", "1"],
-                        env={"COLUMNS": "200"})
+    res = runner.invoke(
+        app,
+        ["search", "refund window", "--retriever", "hybrid-prf", "--index", str(index), "--k", "1"],
+        env={"COLUMNS": "200"},
+    )
     assert res.exit_code == 0, res.output
     assert "hybrid-prf" in res.stdout and "convex" not in res.stdout
 
@@ -101,10 +104,21 @@ def test_ingest_json_counts_moved_documents_as_unchanged(tmp_path):
     write_doc(tmp_path / "a" / "docs", "sub/y.md", "Y", "Invoices go out monthly.")
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     index = str(tmp_path / "index")
-    assert runner.invoke(app, ["ingest", str(tmp_path / "a" / "docs"), "--index", index, "--embedder", "hashing"]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["ingest", str(tmp_path / "a" / "docs"), "--index", index, "--embedder", "hashing"]
+        ).exit_code
+        == 0
+    )
     res = runner.invoke(app, ["ingest", str(tmp_path / "b" / "docs"), "--index", index, "--json"])
     data = json.loads(res.stdout)
-    assert (data["added"], data["updated"], data["unchanged"], data["metadata_updated"], data["moved"]) == (0, 0, 2, 0, 2)
+    assert (data["added"], data["updated"], data["unchanged"], data["metadata_updated"], data["moved"]) == (
+        0,
+        0,
+        2,
+        0,
+        2,
+    )
     assert data["moved_from"] == {str(tmp_path / "a"): 2} and data["chunks_embedded"] == 0
     assert moved_root("/a/c1/docs/x.md", "/b/c2/docs/x.md") == "/a/c1"
     assert moved_root("/a/docs/x.md", "/a/docs/z.md") == "/a/docs/x.md"  # renamed: the old file
@@ -126,7 +140,9 @@ def test_serve_says_listening_at_once_then_ready_after_the_model_loads(tiny_inde
     events: list[str] = []
     monkeypatch.setattr(citewise.cli.err, "print", lambda msg, **kw: events.append(str(msg)))
     real_create, real_warm = service_app.create_app, service_app.warm
-    monkeypatch.setattr(service_app, "create_app", lambda *a, **kw: (events.append("create_app"), real_create(*a, **kw))[1])
+    monkeypatch.setattr(
+        service_app, "create_app", lambda *a, **kw: (events.append("create_app"), real_create(*a, **kw))[1]
+    )
 
     def warm(svc):
         events.append("warm")
@@ -154,8 +170,18 @@ def test_serve_says_listening_at_once_then_ready_after_the_model_loads(tiny_inde
     assert events[4] == "accept"
 
 
-@pytest.mark.parametrize("command", [["search", "refund"], ["ask", "refund?"], ["status"], ["summarize"],
-                                     ["ingest", "DOCS"], ["serve", "--port", "0"], ["demo", "--embedder", "hashing"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["search", "refund"],
+        ["ask", "refund?"],
+        ["status"],
+        ["summarize"],
+        ["ingest", "DOCS"],
+        ["serve", "--port", "0"],
+        ["demo", "--embedder", "hashing"],
+    ],
+)
 def test_index_naming_a_file_is_one_clear_error(tiny_index, tmp_path, command):
     _, docs = tiny_index
     a_file = tmp_path / "notes.txt"
@@ -163,8 +189,10 @@ def test_index_naming_a_file_is_one_clear_error(tiny_index, tmp_path, command):
     args = [str(docs) if a == "DOCS" else a for a in command]
     res = runner.invoke(app, [*args, "--index", str(a_file)])
     assert res.exit_code != 0
-    assert isinstance(res.exception, Exception) and str(res.exception) == \
-        f"{a_file}: not an index folder (it is a file); give --index a folder"
+    assert (
+        isinstance(res.exception, Exception)
+        and str(res.exception) == f"{a_file}: not an index folder (it is a file); give --index a folder"
+    )
     res = runner.invoke(app, [*args, "--index", str(a_file / "sub")])
     assert str(res.exception) == f"{a_file / 'sub'}: not an index folder ({a_file} is a file); give --index a folder"
     assert a_file.read_text() == "not an index"
@@ -177,8 +205,12 @@ def test_index_naming_a_file_exits_2_with_one_line(tmp_path):
 
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
-    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "q", "--index", str(a_file)],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "search", "q", "--index", str(a_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == f"error: {a_file}: not an index folder (it is a file); give --index a folder\n"
 
@@ -218,12 +250,15 @@ def test_relative_source_by_hand():
     assert relative_source("docs/a/b.md", ["docs"]) == "a/b.md"  # relative paths as recorded
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"start": 10, "end": 5}, "start: 10 is after end 5 (a span is [start, end) with start <= end)"),
-    ({"start": 4}, "end: required with start (a span is [start, end))"),
-    ({"end": 4}, "start: required with end (a span is [start, end))"),
-    ({"start": -1, "end": 4}, "start: must be a character offset >= 0, got -1"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"start": 10, "end": 5}, "start: 10 is after end 5 (a span is [start, end) with start <= end)"),
+        ({"start": 4}, "end: required with start (a span is [start, end))"),
+        ({"end": 4}, "start: required with end (a span is [start, end))"),
+        ({"start": -1, "end": 4}, "start: must be a character offset >= 0, got -1"),
+    ],
+)
 def test_a_span_that_cannot_be_one_is_a_400_naming_the_field(svc_client, params, message):
     res = svc_client.get("/v1/documents/billing/refunds", params=params)
     assert res.status_code == 400 and res.json()["error"] == {"message": message, "type": "invalid_request_error"}
@@ -270,9 +305,14 @@ def test_keys_refuse_empty_groups_and_a_missing_index(tiny_index, tmp_path, monk
     index, _ = tiny_index
     for bad in (",,,", ""):
         code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", bad, "--index", str(index))
-        assert (code, out, err) == (2, "", f"error: --groups {bad!r} names no group; leave the option out for a "
-                                           "public-only key\n")
-    code, out, err = _main(monkeypatch, capsys, "keys", "add", "y", "--groups", " finance, ,support", "--index", str(index))
+        assert (code, out, err) == (
+            2,
+            "",
+            f"error: --groups {bad!r} names no group; leave the option out for a public-only key\n",
+        )
+    code, out, err = _main(
+        monkeypatch, capsys, "keys", "add", "y", "--groups", " finance, ,support", "--index", str(index)
+    )
     assert code == 0 and out.startswith("cw_") and "(groups: finance,support)" in err
     missing = tmp_path / "nope"
     for cmd in (["keys", "list"], ["keys", "revoke", "y"]):
@@ -284,11 +324,17 @@ def test_a_group_no_document_carries_gets_a_warning(tiny_index, monkeypatch, cap
     """`--as Finance` (the groups are lower-case) searched as a principal that reads nothing
     restricted and answered from public pages with no word said."""
     index, _ = tiny_index
-    code, out, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(index), "--as", "Finance", "--k", "1")
+    code, out, err = _main(
+        monkeypatch, capsys, "search", "refund", "--index", str(index), "--as", "Finance", "--k", "1"
+    )
     assert code == 0 and out.startswith("1. billing/refunds")
-    assert err == (f"warning: no document in {index} is readable by group 'Finance' (group names are case-sensitive); "
-                   "answering from what else the principal may read\n")
-    code, _, err = _main(monkeypatch, capsys, "ask", "How long is the refund window?", "--index", str(index), "--as", "public")
+    assert err == (
+        f"warning: no document in {index} is readable by group 'Finance' (group names are case-sensitive); "
+        "answering from what else the principal may read\n"
+    )
+    code, _, err = _main(
+        monkeypatch, capsys, "ask", "How long is the refund window?", "--index", str(index), "--as", "public"
+    )
     assert code == 0 and err == ""
 
 
@@ -297,23 +343,34 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     index, _ = tiny_index
     code, out, err = _main(monkeypatch, capsys, "search", "refund", "--k", "100000", "--index", str(index))
     assert (code, out) == (2, "")
-    assert err == ("error: Invalid value for '--k': 100000 is not in the range 1<=x<=1000 "
-                   "(see 'citewise search --help')\n")
+    assert err == (
+        "error: Invalid value for '--k': 100000 is not in the range 1<=x<=1000 (see 'citewise search --help')\n"
+    )
     code, _, err = _main(monkeypatch, capsys, "search", "refund", "--frobnicate")
-    assert code == 2 and err == "error: No such option: --frobnicate (Possible options: --filter) (see 'citewise search --help')\n"
+    assert (
+        code == 2
+        and err == "error: No such option: --frobnicate (Possible options: --filter) (see 'citewise search --help')\n"
+    )
     # a query that starts with '-' is read as options: the message says where it goes
     code, _, err = _main(monkeypatch, capsys, "search", "-verbose", "--index", str(index))
-    assert code == 2 and err == ("error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "
-                                 "'--', every option before it: 'citewise search --index DIR -- \"-verbose\"'; "
-                                 "see 'citewise search --help')\n")
+    assert code == 2 and err == (
+        "error: No such option: -v (in '-verbose') (a query that starts with '-' goes after "
+        "'--', every option before it: 'citewise search --index DIR -- \"-verbose\"'; "
+        "see 'citewise search --help')\n"
+    )
     # a long-option-like query (it used to get only Click's "Possible options: --version")
     code, _, err = _main(monkeypatch, capsys, "ask", "--index", str(index), "--verbose")
-    assert code == 2 and err == ("error: No such option: --verbose (Possible options: --version) (a query that starts "
-                                 "with '-' goes after '--', every option before it: 'citewise ask --index DIR -- "
-                                 "\"--verbose\"'; see 'citewise ask --help')\n")
+    assert code == 2 and err == (
+        "error: No such option: --verbose (Possible options: --version) (a query that starts "
+        "with '-' goes after '--', every option before it: 'citewise ask --index DIR -- "
+        "\"--verbose\"'; see 'citewise ask --help')\n"
+    )
     # with a query present, an unknown option is a mistyped option: no query hint
     code, _, err = _main(monkeypatch, capsys, "search", "--index", str(index), "refund", "--verbose")
-    assert code == 2 and err == "error: No such option: --verbose (Possible options: --version) (see 'citewise search --help')\n"
+    assert (
+        code == 2
+        and err == "error: No such option: --verbose (Possible options: --version) (see 'citewise search --help')\n"
+    )
     code, out, _ = _main(monkeypatch, capsys, "ask", "-h")
     assert code == 0 and "Usage: citewise ask" in out
     code, _, err = _main(monkeypatch, capsys, "frobnicate")
@@ -327,13 +384,19 @@ def test_usage_errors_are_one_line_naming_the_option(tiny_index, monkeypatch, ca
     assert code == 0 and len(json.loads(out)["hits"]) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["search", "!!! ??? ..."], "query: '!!! ??? ...' has no letters or digits; give the words to search for"),
-    (["search", "…"], "query: '…' has no letters or digits; give the words to search for"),
-    (["ask", "???"], "question: '???' has no letters or digits; give the words to search for"),
-    (["search", "refund", "--as", ""], "--as: a group name is empty; give the group to search as (e.g. --as finance)"),
-    (["search", "refund", "--version", " "], "--version: empty; give the version to find (e.g. --version 3)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["search", "!!! ??? ..."], "query: '!!! ??? ...' has no letters or digits; give the words to search for"),
+        (["search", "…"], "query: '…' has no letters or digits; give the words to search for"),
+        (["ask", "???"], "question: '???' has no letters or digits; give the words to search for"),
+        (
+            ["search", "refund", "--as", ""],
+            "--as: a group name is empty; give the group to search as (e.g. --as finance)",
+        ),
+        (["search", "refund", "--version", " "], "--version: empty; give the version to find (e.g. --version 3)"),
+    ],
+)
 def test_queries_with_nothing_to_search_for_are_refused(tiny_index, args, message):
     """A punctuation-only query used to return the dense retriever's noise with exit 0."""
     index, _ = tiny_index
@@ -350,8 +413,13 @@ def test_undecodable_query_bytes_are_named(tiny_index):
 
     index, _ = tiny_index
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
-    res = subprocess.run([sys.executable, "-m", "citewise.cli", "search", b"caf\xe9", "--index", str(index)],
-                         capture_output=True, text=True, timeout=120, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "search", b"caf\xe9", "--index", str(index)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == "error: query: byte 0xe9 at character 4 is not utf-8 text; type it in UTF-8\n"
 
@@ -365,12 +433,18 @@ def test_ctrl_c_during_ingest_says_what_was_kept(tiny_index, tmp_path, monkeypat
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Index, "ingest", interrupted)
-    code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"), "--embedder", "hashing")
+    code, out, err = _main(
+        monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"), "--embedder", "hashing"
+    )
     assert (code, out) == (130, "")
-    assert err == (f"interrupted (Ctrl-C): ingest stopped; every document in {tmp_path / 'ix'} is at its old or its new "
-                   "version (batches committed before Ctrl-C stay); run the same command again to finish\n")
+    assert err == (
+        f"interrupted (Ctrl-C): ingest stopped; every document in {tmp_path / 'ix'} is at its old or its new "
+        "version (batches committed before Ctrl-C stay); run the same command again to finish\n"
+    )
     monkeypatch.setattr(Index, "search", interrupted)
-    code, _, err = _main(monkeypatch, capsys, "search", "refund", "--index", str(tmp_path / "ix"), "--retriever", "bm25")
+    code, _, err = _main(
+        monkeypatch, capsys, "search", "refund", "--index", str(tmp_path / "ix"), "--retriever", "bm25"
+    )
     assert (code, err) == (130, "interrupted (Ctrl-C)\n")
 
 
@@ -394,7 +468,9 @@ def test_ingest_of_an_empty_folder_or_one_holding_the_index_says_so(tmp_path):
     empty.mkdir()
     res = runner.invoke(app, ["ingest", str(empty), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
     assert res.exit_code == 0
-    assert res.stderr == f"warning {empty}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)\n"
+    assert (
+        res.stderr == f"warning {empty}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)\n"
+    )
     docs = tmp_path / "docs"
     write_doc(docs, "a.md", "A", "Refunds take 30 days.")
     inner = docs / "index"
@@ -404,7 +480,8 @@ def test_ingest_of_an_empty_folder_or_one_holding_the_index_says_so(tmp_path):
     data = json.loads(res.stdout)
     assert (data["unchanged"], data["errors"]) == (1, [])
     assert len(data["warnings"]) == 1 and data["warnings"][0].startswith(
-        f"{inner}: the index folder is inside the ingested folder; its ")
+        f"{inner}: the index folder is inside the ingested folder; its "
+    )
 
 
 def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_created(tmp_path):
@@ -414,7 +491,8 @@ def test_ingest_of_one_file_of_another_type_is_an_error_before_anything_is_creat
     res = runner.invoke(app, ["ingest", str(picture), "--index", str(tmp_path / "ix"), "--embedder", "hashing"])
     assert res.exit_code != 0 and str(res.exception) == (
         f"{picture}: not a document type citewise reads ('.png'; supported: .docx, .htm, .html, .markdown, .md, "
-        ".pdf, .rst, .text, .txt)")
+        ".pdf, .rst, .text, .txt)"
+    )
     assert not (tmp_path / "ix").exists()
 
 
@@ -425,7 +503,8 @@ def test_search_of_an_index_without_documents_says_why_there_are_no_results(tmp_
     assert runner.invoke(app, ["ingest", str(empty), "--index", str(ix), "--embedder", "hashing"]).exit_code == 0
     res = runner.invoke(app, ["search", "refund", "--index", str(ix)], env={"COLUMNS": "300"})
     assert res.exit_code == 0 and res.stdout == (
-        f"no results (the index {ix} holds no documents; run 'citewise ingest PATH --index {ix}')\n")
+        f"no results (the index {ix} holds no documents; run 'citewise ingest PATH --index {ix}')\n"
+    )
     index, _ = tiny_index  # documents, none of this version: plain "no results"
     res = runner.invoke(app, ["search", "refund", "--index", str(index), "--version", "99"])
     assert res.exit_code == 0 and res.stdout == "no results\n"
@@ -443,8 +522,9 @@ def test_a_file_name_that_is_not_utf8_is_one_error_naming_it(tmp_path, monkeypat
     write_doc(docs, "good.md", "Good", "Refunds take 30 days.")
     bad = docs / os.fsdecode(b"caf\xe9.md")
     bad.write_bytes(b"# Cafe\n\nOpening hours.\n")
-    code, out, err = _main(monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"),
-                           "--embedder", "hashing", "--json")
+    code, out, err = _main(
+        monkeypatch, capsys, "ingest", str(docs), "--index", str(tmp_path / "ix"), "--embedder", "hashing", "--json"
+    )
     assert code == 3, err
     data = json.loads(out)  # the name's byte printed as the escape \udce9: still valid JSON
     assert data["added"] == 1 and data["errors"] == [f"{bad}: file name is not UTF-8 (byte 0xe9); rename the file"]
@@ -475,14 +555,19 @@ def test_an_unreadable_folder_is_an_error_and_keeps_its_indexed_documents(tmp_pa
     res = runner.invoke(app, ["ingest", str(docs), "--index", ix, "--json"])
     assert res.exit_code == 3, res.output
     data = json.loads(res.stdout)
-    assert data["errors"] == [f"{docs / 'locked'}: cannot read folder: Permission denied; its files are skipped "
-                              "(their indexed versions are kept)"]
+    assert data["errors"] == [
+        f"{docs / 'locked'}: cannot read folder: Permission denied; its files are skipped "
+        "(their indexed versions are kept)"
+    ]
     assert (data["deleted"], data["unchanged"], data["documents"]) == (0, 1, 2)
 
 
 def test_api_refuses_a_query_without_letters_or_digits(svc_client):
     """As the CLI: '???' used to return the dense retriever's noise (search) with 200."""
-    for path, body, field in (("/v1/search", {"query": "!!! ???"}, "query"), ("/v1/ask", {"question": "???"}, "question")):
+    for path, body, field in (
+        ("/v1/search", {"query": "!!! ???"}, "query"),
+        ("/v1/ask", {"question": "???"}, "question"),
+    ):
         res = svc_client.post(path, json=body)
         assert res.status_code == 400
         assert res.json()["error"]["message"] == f"'{field}' has no letters or digits; give the words to search for"

@@ -18,7 +18,8 @@ def _generator():
 def test_docs_cli_md_equals_the_generated_reference():
     page = _generator().generate()
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == page, (
-        "docs/cli.md is out of date: run python tools/gen_cli_reference.py")
+        "docs/cli.md is out of date: run python tools/gen_cli_reference.py"
+    )
 
 
 def test_the_reference_covers_every_command_in_80_plain_columns():

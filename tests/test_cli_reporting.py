@@ -49,13 +49,17 @@ def test_version_and_shell_completion():
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.stdout == f"citewise {version()}\n"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    out = subprocess.run([sys.executable, "-m", "citewise.cli", "--show-completion", "bash"], capture_output=True,
-                         text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "--show-completion", "bash"], capture_output=True, text=True, env=env
+    )
     assert out.returncode == 0 and "_citewise_completion" in out.stdout and "complete " in out.stdout
     # typer's completion protocol answers with the commands
-    comp = subprocess.run([sys.executable, "-m", "citewise.cli"], capture_output=True, text=True,
-                          env={**env, "_CITEWISE_COMPLETE": "complete_bash", "COMP_WORDS": "citewise ke",
-                               "COMP_CWORD": "1"})
+    comp = subprocess.run(
+        [sys.executable, "-m", "citewise.cli"],
+        capture_output=True,
+        text=True,
+        env={**env, "_CITEWISE_COMPLETE": "complete_bash", "COMP_WORDS": "citewise ke", "COMP_CWORD": "1"},
+    )
     assert comp.stdout.split() == ["keys"]
 
 
@@ -66,8 +70,9 @@ def test_fail_on_abstain_exits_3_only_without_an_answer(tmp_path):
     assert runner.invoke(app, ["ingest", str(root), "--index", folder, "--embedder", "hashing"]).exit_code == 0
     answered = runner.invoke(app, ["ask", "How long until refunds are paid?", "--index", folder, "--fail-on-abstain"])
     assert answered.exit_code == 0 and "30 days" in answered.stdout
-    none = runner.invoke(app, ["ask", "What is the refund policy of Stripe?", "--index", folder, "--json",
-                               "--fail-on-abstain"])
+    none = runner.invoke(
+        app, ["ask", "What is the refund policy of Stripe?", "--index", folder, "--json", "--fail-on-abstain"]
+    )
     assert none.exit_code == EXIT_NO_ANSWER == 3 and json.loads(none.stdout)["outcome"] == "abstained"
     plain = runner.invoke(app, ["ask", "What is the refund policy of Stripe?", "--index", folder])
     assert plain.exit_code == 0
@@ -93,9 +98,26 @@ def test_watch_json_prints_one_report_line_per_run(tmp_path):
     root = tmp_path / "docs"
     write_doc(root, "a.md", "A", "alpha apple")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen([sys.executable, "-m", "citewise.cli", "watch", str(root), "--index", str(tmp_path / "idx"),
-                             "--embedder", "hashing", "--json", "--debounce", "0.2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "citewise.cli",
+            "watch",
+            str(root),
+            "--index",
+            str(tmp_path / "idx"),
+            "--embedder",
+            "hashing",
+            "--json",
+            "--debounce",
+            "0.2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         first = json.loads(proc.stdout.readline())
         assert first["added"] == 1 and first["errors"] == []

@@ -73,5 +73,3 @@ def test_the_block_is_read_with_the_prose_before_it(idx, monkeypatch):
     monkeypatch.setattr(evidence, "CODE_PROSE_UNITS", 0)
     a = idx.ask(QUESTION)
     assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: how to do this with substring")
-
-

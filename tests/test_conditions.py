@@ -31,7 +31,9 @@ def test_question_set_shape():
 
 def test_question_set_errors_name_line_and_field(tmp_path):
     bad = tmp_path / "q.jsonl"
-    bad.write_text('{"id": "a", "question": "q?", "kind": "answerable", "expected": "supported", "evidence_sets": []}\n')
+    bad.write_text(
+        '{"id": "a", "question": "q?", "kind": "answerable", "expected": "supported", "evidence_sets": []}\n'
+    )
     with pytest.raises(InputError, match=r"q\.jsonl:1: evidence_sets: a question expecting 'supported'"):
         load_questions(bad)
     bad.write_text('{"id": "a", "question": "q?", "kind": "answerable", "expected": "maybe"}\n')
@@ -84,7 +86,8 @@ def test_cost_follows_the_cost_model(report):
     s = report["summary"]["oracle"]
     assert s["cost_per_request_usd"] == pytest.approx(mean, abs=1e-8)
     assert s["cost_per_correctly_supported_usd"] == pytest.approx(
-        cost_per_correct_answer(mean, s["supported_answer_rate"]), abs=1e-7)
+        cost_per_correct_answer(mean, s["supported_answer_rate"]), abs=1e-7
+    )
 
 
 def test_position_test_and_html(report):
@@ -101,9 +104,27 @@ def test_cli_eval_conditions_json(tmp_path):
     html_path = tmp_path / "r.html"
     subset = tmp_path / "q.jsonl"  # three questions keep the test short
     subset.write_text("".join((PAYMENT / "questions.jsonl").read_text().splitlines(keepends=True)[:3]))
-    res = CliRunner().invoke(app, ["eval", "conditions", str(subset), "--corpus", str(PAYMENT / "corpus"),
-                                   "--requirements", str(PAYMENT / "requirements.yaml"), "--embedder", "hashing",
-                                   "--index", str(tmp_path / "idx"), "--split", "dev", "--json", "--html", str(html_path)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "conditions",
+            str(subset),
+            "--corpus",
+            str(PAYMENT / "corpus"),
+            "--requirements",
+            str(PAYMENT / "requirements.yaml"),
+            "--embedder",
+            "hashing",
+            "--index",
+            str(tmp_path / "idx"),
+            "--split",
+            "dev",
+            "--json",
+            "--html",
+            str(html_path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["settings"]["split"] == "dev" and set(data["summary"]) == set(CONDITIONS)

@@ -27,8 +27,8 @@ def test_minmax_by_hand():
 
 
 def test_convex_fusion_by_hand():
-    lex = [sc("a", 12.0), sc("b", 8.0), sc("c", 2.0)]   # minmax: a 1, b 0.6, c 0
-    vec = [sc("c", 0.8), sc("b", 0.6), sc("d", 0.4)]    # minmax: c 1, b 0.5, d 0
+    lex = [sc("a", 12.0), sc("b", 8.0), sc("c", 2.0)]  # minmax: a 1, b 0.6, c 0
+    vec = [sc("c", 0.8), sc("b", 0.6), sc("d", 0.4)]  # minmax: c 1, b 0.5, d 0
     fused = convex_fusion(lex, vec, alpha=0.3)
     # a: 0.7*1 = 0.7; b: 0.3*0.5 + 0.7*0.6 = 0.57; c: 0.3*1 = 0.3; d: 0
     assert [(c.chunk_id, round(c.score, 6)) for c in fused] == [("a", 0.7), ("b", 0.57), ("c", 0.3), ("d", 0.0)]
@@ -38,7 +38,7 @@ def test_convex_fusion_by_hand():
 
 
 def test_feedback_vector_by_hand():
-    q = np.array([3.0, 4.0])                       # unit: (0.6, 0.8)
+    q = np.array([3.0, 4.0])  # unit: (0.6, 0.8)
     docs = [np.array([10.0, 0.0]), np.array([0.0, 2.0])]  # unit (1,0), (0,1): mean (0.5, 0.5)
     assert np.allclose(feedback_vector(q, docs, 0.4), [0.6 + 0.2, 0.8 + 0.2])
     assert np.allclose(feedback_vector(q, [], 0.4), [0.6, 0.8])
@@ -88,11 +88,18 @@ def test_tune_convex_refuses_when_rrf_is_already_perfect(tmp_path):
     from conftest import TOPICS as topics, topic_index_and_golden
 
     idx, golden = topic_index_and_golden(tmp_path)
-    rep = tune_convex(idx.store, idx.embedder, {f"q{i}": f"who owns the {t}" for i, t in enumerate(topics)},
-                      {f"q{i}": {t: 2} for i, t in enumerate(topics)}, folds=2, permutations=200)
+    rep = tune_convex(
+        idx.store,
+        idx.embedder,
+        {f"q{i}": f"who owns the {t}" for i, t in enumerate(topics)},
+        {f"q{i}": {t: 2} for i, t in enumerate(topics)},
+        folds=2,
+        permutations=200,
+    )
     assert rep.kind == "convex" and rep.queries == 10 and rep.rrf_mean == 1.0 and rep.tuned_mean == 1.0
     assert rep.stored is False and rep.model is None and "does not beat RRF" in rep.reason
-    res = CliRunner().invoke(app, ["tune", "--golden", str(golden), "--index", str(idx.path), "--folds", "2",
-                                   "--model", "convex", "--json"])
+    res = CliRunner().invoke(
+        app, ["tune", "--golden", str(golden), "--index", str(idx.path), "--folds", "2", "--model", "convex", "--json"]
+    )
     assert res.exit_code == 1, res.output
     assert json.loads(res.output)["stored"] is False and not model_path(idx.store).exists()

@@ -85,8 +85,13 @@ class ForkServer:
     """Drives SERVER: ``start(index, corpus)`` returns the child's pid once it has opened the index."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
         assert self.proc.stdout.readline().strip() == "ready"
 
     def start(self, index: Path, corpus: Path) -> tuple[int, float]:
@@ -124,7 +129,9 @@ def _expected(root: Path) -> dict[str, set[tuple[str, str, str]]]:
     out = {}
     for doc in load_folder(root):
         assert not isinstance(doc, Exception), doc
-        out[doc.doc_id] = {(c.chunk_id, doc.content_hash, doc.version) for c in chunker.chunk(doc.doc_id, doc.title, doc.text)}
+        out[doc.doc_id] = {
+            (c.chunk_id, doc.content_hash, doc.version) for c in chunker.chunk(doc.doc_id, doc.title, doc.text)
+        }
     return out
 
 
@@ -135,8 +142,9 @@ def setup(tmp_path_factory):
     _write_corpus(corpus, 1)
     old = _expected(corpus)
     template = base / "template"
-    report = Ingestor(LanceStore(template, DIM), HashingEmbedder(DIM), batch_docs=2,
-                      units=ANSWER_UNITS).ingest_folder(corpus)
+    report = Ingestor(LanceStore(template, DIM), HashingEmbedder(DIM), batch_docs=2, units=ANSWER_UNITS).ingest_folder(
+        corpus
+    )
     assert report.added == N_DOCS and not report.errors
     _write_corpus(corpus, 2)
     new = _expected(corpus)
@@ -200,7 +208,10 @@ def test_sigkill_at_random_points_never_leaves_a_mixed_document(setup):
         # still readable: both searches answer over whole documents
         if len(rows) >= 5:
             assert store.lexical_search(["marker1x0", "marker2x0"], 5)[0].doc_id == "doc00"
-            assert len(store.vector_search(HashingEmbedder(DIM).embed(["marker2x3"])[0], 5, Filters(groups=("public",)))) == 5
+            assert (
+                len(store.vector_search(HashingEmbedder(DIM).embed(["marker2x3"])[0], 5, Filters(groups=("public",))))
+                == 5
+            )
 
         _check_units(store, run)
         report = Ingestor(store, HashingEmbedder(DIM), batch_docs=2, units=ANSWER_UNITS).ingest_folder(corpus)
@@ -211,7 +222,9 @@ def test_sigkill_at_random_points_never_leaves_a_mixed_document(setup):
         _check_units(store, run)
         assert store.unindexed_rows() == 0
         assert store.lexical_search(["marker1x5"], 5) == []
-        assert [h.doc_id for h in store.lexical_search(["marker2x5"], 5)] == ["doc05"] * len(store.lexical_search(["marker2x5"], 5))
+        assert [h.doc_id for h in store.lexical_search(["marker2x5"], 5)] == ["doc05"] * len(
+            store.lexical_search(["marker2x5"], 5)
+        )
         shutil.rmtree(index)
     # the kills really landed mid-ingest in a good share of runs (not all before or after)
     partial = sum(0 < n < N_DOCS for n in outcomes)

@@ -40,11 +40,18 @@ runner = CliRunner()
 def handbook(**changes) -> Workload:
     """Issue 7's acceptance workload: a 60,000-token handbook everyone may read."""
     w = Workload(
-        corpus_tokens=60_000, requests_per_day=2_000, output_tokens=400, per_user_permissions=False,
-        structured_share=0.1, updates_per_day=0, rag_context_tokens=5 * 400,
-        max_input_tokens_for_slo=100_000, daily_budget_usd=150.00,
-        budget=ContextBudget(context_window=128_000, max_output_tokens=400, system_prompt_tokens=3_000,
-                             max_question_tokens=500),  # the default 10% safety margin
+        corpus_tokens=60_000,
+        requests_per_day=2_000,
+        output_tokens=400,
+        per_user_permissions=False,
+        structured_share=0.1,
+        updates_per_day=0,
+        rag_context_tokens=5 * 400,
+        max_input_tokens_for_slo=100_000,
+        daily_budget_usd=150.00,
+        budget=ContextBudget(
+            context_window=128_000, max_output_tokens=400, system_prompt_tokens=3_000, max_question_tokens=500
+        ),  # the default 10% safety margin
         prices=PRICES,
     )
     return replace(w, **changes)
@@ -52,11 +59,21 @@ def handbook(**changes) -> Workload:
 
 def workload_dict(**changes) -> dict:
     d = {
-        "corpus_tokens": 60000, "requests_per_day": 2000, "output_tokens": 400, "per_user_permissions": False,
-        "structured_share": 0.1, "updates_per_day": 0, "rag_context_tokens": 2000,
-        "max_input_tokens_for_slo": 100000, "daily_budget_usd": 150.0,
-        "budget": {"context_window": 128000, "max_output_tokens": 400, "system_prompt_tokens": 3000,
-                   "max_question_tokens": 500},
+        "corpus_tokens": 60000,
+        "requests_per_day": 2000,
+        "output_tokens": 400,
+        "per_user_permissions": False,
+        "structured_share": 0.1,
+        "updates_per_day": 0,
+        "rag_context_tokens": 2000,
+        "max_input_tokens_for_slo": 100000,
+        "daily_budget_usd": 150.0,
+        "budget": {
+            "context_window": 128000,
+            "max_output_tokens": 400,
+            "system_prompt_tokens": 3000,
+            "max_question_tokens": 500,
+        },
         "prices": {"input_per_mtok": 2.0, "output_per_mtok": 8.0, "cached_input_per_mtok": 0.5},
     }
     d.update(changes)
@@ -97,12 +114,18 @@ def test_per_user_permissions_flip_to_rag_at_260_40_with_acl_reason():
 
 
 def test_context_budget_available_tokens_and_no_room_error():
-    b = ContextBudget(context_window=128_000, max_output_tokens=4_000, system_prompt_tokens=3_000,
-                      max_question_tokens=500, safety_margin_tokens=1_000)
+    b = ContextBudget(
+        context_window=128_000,
+        max_output_tokens=4_000,
+        system_prompt_tokens=3_000,
+        max_question_tokens=500,
+        safety_margin_tokens=1_000,
+    )
     assert b.available_for_documents == 119_500  # 128,000 - 4,000 - 3,000 - 500 - 1,000
     with pytest.raises(InputError, match="leave no room for documents"):
-        ContextBudget(context_window=8_000, max_output_tokens=4_000, system_prompt_tokens=3_500,
-                      max_question_tokens=500)
+        ContextBudget(
+            context_window=8_000, max_output_tokens=4_000, system_prompt_tokens=3_500, max_question_tokens=500
+        )
     with pytest.raises(InputError, match="safety_margin: must be >= 0"):
         ContextBudget(128_000, 400, 3_000, 500, -1)
 
@@ -121,7 +144,9 @@ def test_request_cost_hand_computed():
 
 
 def test_cached_tokens_above_input_tokens_raise_a_clear_error():
-    with pytest.raises(InputError, match=r"cached_input_tokens: 1,001 cached tokens is more than the 1,000 input tokens"):
+    with pytest.raises(
+        InputError, match=r"cached_input_tokens: 1,001 cached tokens is more than the 1,000 input tokens"
+    ):
         request_cost(1_000, 10, PRICES, 1_001)
     with pytest.raises(InputError, match="input_tokens: must be >= 0"):
         request_cost(-1, 10, PRICES)
@@ -211,12 +236,12 @@ def test_workload_rejects_bad_fields():
 
 def test_cag_prefill_plus_cached_queries_and_the_per_query_limit():
     c = cag_cost(prefix_tokens=100_000, queries=10, question_tokens=500, output_tokens=400, prices=PRICES)
-    assert c.prefill_usd == pytest.approx(0.2)          # 100,000 x 2.00 / 1e6
-    assert c.per_query_usd == pytest.approx(0.0542)     # (100,000 x 0.50 + 500 x 2.00 + 400 x 8.00) / 1e6
-    assert c.total_usd == pytest.approx(0.742)          # 0.2 + 10 x 0.0542
+    assert c.prefill_usd == pytest.approx(0.2)  # 100,000 x 2.00 / 1e6
+    assert c.per_query_usd == pytest.approx(0.0542)  # (100,000 x 0.50 + 500 x 2.00 + 400 x 8.00) / 1e6
+    assert c.total_usd == pytest.approx(0.742)  # 0.2 + 10 x 0.0542
     assert c.average_per_query_usd == pytest.approx(0.0742)
     big = cag_cost(100_000, 1_000, 500, 400, PRICES)
-    assert big.total_usd == pytest.approx(54.4)         # 0.2 + 1,000 x 0.0542
+    assert big.total_usd == pytest.approx(54.4)  # 0.2 + 1,000 x 0.0542
     assert big.average_per_query_usd == pytest.approx(0.0544)
     # the average falls towards the marginal cost as N grows
     huge = cag_cost(100_000, 10**7, 500, 400, PRICES)
@@ -240,7 +265,7 @@ def test_cost_per_correct_answer():
         cost_per_correct_answer(0.0142, 0.0)
     rec = recommend(handbook(accuracy=Accuracy(long_context=0.95, rag=0.80)))
     assert rec.cost_per_correct_answer["long_context"] == pytest.approx(0.0402 / 0.95)  # 0.042316
-    assert rec.cost_per_correct_answer["rag"] == pytest.approx(0.01775)                # 0.0142 / 0.80
+    assert rec.cost_per_correct_answer["rag"] == pytest.approx(0.01775)  # 0.0142 / 0.80
     assert any("cost per correctly supported answer" in r for r in rec.reasons)
 
 
@@ -254,10 +279,14 @@ def test_load_workload_round_trip_and_errors_name_key_and_file(tmp_path):
     cases = [
         (workload_dict(request_per_day=1), "request_per_day: unknown key"),
         ({k: v for k, v in workload_dict().items() if k != "daily_budget_usd"}, "daily_budget_usd: missing key"),
-        (workload_dict(prices={"input_per_mtok": -1, "output_per_mtok": 8, "cached_input_per_mtok": 0}),
-         "prices.input_per_mtok: must be >= 0"),
-        (workload_dict(budget={**workload_dict()["budget"], "context_window": "big"}),
-         "budget.context_window: must be a whole number"),
+        (
+            workload_dict(prices={"input_per_mtok": -1, "output_per_mtok": 8, "cached_input_per_mtok": 0}),
+            "prices.input_per_mtok: must be >= 0",
+        ),
+        (
+            workload_dict(budget={**workload_dict()["budget"], "context_window": "big"}),
+            "budget.context_window: must be a whole number",
+        ),
         (workload_dict(budget={**workload_dict()["budget"], "window": 1}), "budget.window: unknown key"),
         (workload_dict(corpus_tokens=1.5), "corpus_tokens: must be a whole number"),
     ]
@@ -272,8 +301,10 @@ def test_load_workload_round_trip_and_errors_name_key_and_file(tmp_path):
 
 def test_null_limits_mean_no_limit(tmp_path):
     p = tmp_path / "w.yaml"
-    p.write_text(yaml.safe_dump(workload_dict(max_input_tokens_for_slo=None, daily_budget_usd=None,
-                                              per_user_permissions=True)), encoding="utf-8")
+    p.write_text(
+        yaml.safe_dump(workload_dict(max_input_tokens_for_slo=None, daily_budget_usd=None, per_user_permissions=True)),
+        encoding="utf-8",
+    )
     rec = recommend(load_workload(p))
     assert rec.primary == "long_context"  # 260.40/day, but no budget set
     assert any("build each user's context" in r for r in rec.reasons)
@@ -287,9 +318,11 @@ def _tiny_corpus(root: Path) -> Path:
     (root / "public.md").write_text("---\ntitle: Handbook\n---\nPublic handbook text.\n", encoding="utf-8")
     (root / "one.txt").write_text("one two three four five\n", encoding="utf-8")
     (root / "internal" / "matrix.md").write_text(
-        "---\npermissions: [finance]\n---\nRefunds are approved by the finance lead.\n", encoding="utf-8")
+        "---\npermissions: [finance]\n---\nRefunds are approved by the finance lead.\n", encoding="utf-8"
+    )
     (root / "internal" / "runbook.md").write_text(
-        "---\npermissions: [support]\n---\nalpha beta gamma\n", encoding="utf-8")
+        "---\npermissions: [support]\n---\nalpha beta gamma\n", encoding="utf-8"
+    )
     return root
 
 
@@ -332,8 +365,14 @@ def test_cli_recommend_sample_workload_counts_the_sample_corpus():
     assert data["corpus_tokens"] == max(tokens.values())
     w = load_workload(SAMPLE / "workload.yaml")
     # per-user permissions: no cache; (system + corpus + question) x input + output x output, x requests/day
-    lc = ((w.budget.system_prompt_tokens + data["corpus_tokens"] + w.budget.max_question_tokens) * 2.0
-          + w.output_tokens * 8.0) / 1e6 * w.requests_per_day
+    lc = (
+        (
+            (w.budget.system_prompt_tokens + data["corpus_tokens"] + w.budget.max_question_tokens) * 2.0
+            + w.output_tokens * 8.0
+        )
+        / 1e6
+        * w.requests_per_day
+    )
     assert data["long_context_cost_per_day"] == pytest.approx(lc, abs=1e-6)
     assert data["primary"] == "rag" and data["add_tools"] is True
     assert any("filter by ACL inside the retrieval query" in r for r in data["reasons"])
@@ -348,26 +387,39 @@ def test_cli_recommend_sample_workload_counts_the_sample_corpus():
 
 def test_cli_recommend_bad_workload_is_one_line_exit_2(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(workload_dict(prices={"input_per_mtok": 2, "cached_input_per_mtok": 8})), encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "recommend", str(bad)],
-                       capture_output=True, text=True, timeout=120)
+    bad.write_text(
+        yaml.safe_dump(workload_dict(prices={"input_per_mtok": 2, "cached_input_per_mtok": 8})), encoding="utf-8"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "recommend", str(bad)], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 2
     assert p.stderr.strip() == f"error: {bad}: prices.output_per_mtok: missing key"
     assert "Traceback" not in p.stderr
 
 
 def test_safety_margin_is_a_fraction_of_the_window():
-    b = ContextBudget(context_window=128_000, max_output_tokens=4_000, system_prompt_tokens=3_000,
-                      max_question_tokens=500, safety_margin=0.10)
+    b = ContextBudget(
+        context_window=128_000,
+        max_output_tokens=4_000,
+        system_prompt_tokens=3_000,
+        max_question_tokens=500,
+        safety_margin=0.10,
+    )
     assert b.margin_tokens == 12_800 and b.available_for_documents == 107_700  # 128,000 - 4,000 - 3,000 - 500 - 12,800
     # rounded up: 10% of 100,001 tokens is 10,000.1 -> 10,001 kept free
     assert ContextBudget(100_001, 0, 0, 0, safety_margin=0.10).margin_tokens == 10_001
     assert ContextBudget(128_000, 400, 3_000, 500, safety_margin=0).margin_tokens == 0
-    for bad, message in [(1.5, "safety_margin: 1.5 is ambiguous: safety_margin is a fraction of the context window, 0 <= safety_margin < 1 (0.10 = 10%)"),
-                         (2000, "safety_margin: 2000 is ambiguous"),
-                         (1, "safety_margin: 1 is ambiguous"),
-                         (-0.1, "safety_margin: must be >= 0, got -0.1"),
-                         ("10%", "safety_margin: must be a fraction of the context window (0.10 = 10%), got '10%'")]:
+    for bad, message in [
+        (
+            1.5,
+            "safety_margin: 1.5 is ambiguous: safety_margin is a fraction of the context window, 0 <= safety_margin < 1 (0.10 = 10%)",
+        ),
+        (2000, "safety_margin: 2000 is ambiguous"),
+        (1, "safety_margin: 1 is ambiguous"),
+        (-0.1, "safety_margin: must be >= 0, got -0.1"),
+        ("10%", "safety_margin: must be a fraction of the context window (0.10 = 10%), got '10%'"),
+    ]:
         with pytest.raises(InputError) as e:
             ContextBudget(128_000, 400, 3_000, 500, safety_margin=bad)
         assert str(e.value).startswith(f"ContextBudget: {message}"), str(e.value)
@@ -381,9 +433,13 @@ def test_safety_margin_is_a_fraction_of_the_window():
 
 def test_workload_yaml_safety_margin_forms_and_ambiguity(tmp_path):
     budget = workload_dict()["budget"]
-    cases = {"frac": ({**budget, "safety_margin": 0.05}, 128_000 - 400 - 3_000 - 500 - 6_400),
-             "tokens": ({k: v for k, v in budget.items() if k != "safety_margin"} | {"safety_margin_tokens": 2_000},
-                        128_000 - 400 - 3_000 - 500 - 2_000)}
+    cases = {
+        "frac": ({**budget, "safety_margin": 0.05}, 128_000 - 400 - 3_000 - 500 - 6_400),
+        "tokens": (
+            {k: v for k, v in budget.items() if k != "safety_margin"} | {"safety_margin_tokens": 2_000},
+            128_000 - 400 - 3_000 - 500 - 2_000,
+        ),
+    }
     for name, (b, available) in cases.items():
         p = tmp_path / f"{name}.yaml"
         p.write_text(yaml.safe_dump(workload_dict(budget=b)), encoding="utf-8")
@@ -392,7 +448,9 @@ def test_workload_yaml_safety_margin_forms_and_ambiguity(tmp_path):
     bad.write_text(yaml.safe_dump(workload_dict(budget={**budget, "safety_margin": 2000})), encoding="utf-8")
     with pytest.raises(InputError) as e:
         load_workload(bad)
-    assert str(e.value) == (f"{bad}: budget.safety_margin: 2000 is ambiguous: safety_margin is a fraction of the context "
-                            "window, 0 <= safety_margin < 1 (0.10 = 10%); for a number of tokens write safety_margin_tokens: 2000")
+    assert str(e.value) == (
+        f"{bad}: budget.safety_margin: 2000 is ambiguous: safety_margin is a fraction of the context "
+        "window, 0 <= safety_margin < 1 (0.10 = 10%); for a number of tokens write safety_margin_tokens: 2000"
+    )
     # the bundled sample uses the fraction: 10% of its 128,000-token window
     assert load_workload(SAMPLE / "workload.yaml").budget.margin_tokens == 12_800

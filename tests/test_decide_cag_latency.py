@@ -18,9 +18,19 @@ PRICES = Prices(2.00, 8.00, 0.50)
 
 
 def handbook(**changes) -> Workload:
-    w = Workload(corpus_tokens=60_000, requests_per_day=2_000, output_tokens=400, per_user_permissions=False,
-                 structured_share=0.1, updates_per_day=0, rag_context_tokens=2_000, max_input_tokens_for_slo=100_000,
-                 daily_budget_usd=150.0, budget=ContextBudget(128_000, 400, 3_000), prices=PRICES)
+    w = Workload(
+        corpus_tokens=60_000,
+        requests_per_day=2_000,
+        output_tokens=400,
+        per_user_permissions=False,
+        structured_share=0.1,
+        updates_per_day=0,
+        rag_context_tokens=2_000,
+        max_input_tokens_for_slo=100_000,
+        daily_budget_usd=150.0,
+        budget=ContextBudget(128_000, 400, 3_000),
+        prices=PRICES,
+    )
     return replace(w, **changes)
 
 
@@ -69,8 +79,15 @@ def test_cag_needs_rare_changes_and_high_volume():
 
 
 def _span(trace, sid, parent, name, start_ms, end_ms):
-    return {"traceId": trace, "spanId": sid, "parentSpanId": parent, "name": name,
-            "startTimeUnixNano": str(int(start_ms * 1e6)), "endTimeUnixNano": str(int(end_ms * 1e6)), "attributes": []}
+    return {
+        "traceId": trace,
+        "spanId": sid,
+        "parentSpanId": parent,
+        "name": name,
+        "startTimeUnixNano": str(int(start_ms * 1e6)),
+        "endTimeUnixNano": str(int(end_ms * 1e6)),
+        "attributes": [],
+    }
 
 
 def _write(path, spans):
@@ -79,20 +96,24 @@ def _write(path, spans):
 
 def test_latency_from_spans_reproduces_the_documents_three_step_and_parallel_figures(tmp_path):
     t = "a" * 32
-    three = [_span(t, "0" * 15 + "1", "", "invoke_agent citewise", 0, 1100),
-             _span(t, "0" * 15 + "2", "0" * 15 + "1", "chat m", 0, 150),
-             _span(t, "0" * 15 + "3", "0" * 15 + "1", "execute_tool sql_query", 150, 200),
-             _span(t, "0" * 15 + "4", "0" * 15 + "1", "chat m", 200, 380),
-             _span(t, "0" * 15 + "5", "0" * 15 + "1", "execute_tool vector_search", 380, 400),
-             _span(t, "0" * 15 + "6", "0" * 15 + "1", "chat m", 400, 600),
-             _span(t, "0" * 15 + "7", "0" * 15 + "1", "execute_tool sql_query", 600, 650),
-             _span(t, "0" * 15 + "8", "0" * 15 + "1", "chat m", 650, 1100)]
+    three = [
+        _span(t, "0" * 15 + "1", "", "invoke_agent citewise", 0, 1100),
+        _span(t, "0" * 15 + "2", "0" * 15 + "1", "chat m", 0, 150),
+        _span(t, "0" * 15 + "3", "0" * 15 + "1", "execute_tool sql_query", 150, 200),
+        _span(t, "0" * 15 + "4", "0" * 15 + "1", "chat m", 200, 380),
+        _span(t, "0" * 15 + "5", "0" * 15 + "1", "execute_tool vector_search", 380, 400),
+        _span(t, "0" * 15 + "6", "0" * 15 + "1", "chat m", 400, 600),
+        _span(t, "0" * 15 + "7", "0" * 15 + "1", "execute_tool sql_query", 600, 650),
+        _span(t, "0" * 15 + "8", "0" * 15 + "1", "chat m", 650, 1100),
+    ]
     p = "b" * 32
-    parallel = [_span(p, "1" * 16, "", "invoke_agent citewise", 0, 600),
-                _span(p, "2" * 16, "1" * 16, "chat m", 0, 150),
-                _span(p, "3" * 16, "1" * 16, "execute_tool sql_query", 150, 200),
-                _span(p, "4" * 16, "1" * 16, "execute_tool vector_search", 150, 170),
-                _span(p, "5" * 16, "1" * 16, "chat m", 200, 600)]
+    parallel = [
+        _span(p, "1" * 16, "", "invoke_agent citewise", 0, 600),
+        _span(p, "2" * 16, "1" * 16, "chat m", 0, 150),
+        _span(p, "3" * 16, "1" * 16, "execute_tool sql_query", 150, 200),
+        _span(p, "4" * 16, "1" * 16, "execute_tool vector_search", 150, 170),
+        _span(p, "5" * 16, "1" * 16, "chat m", 200, 600),
+    ]
     f = tmp_path / "spans.jsonl"
     _write(f, three + parallel)
     rep = latency_report(f)
@@ -101,18 +122,25 @@ def test_latency_from_spans_reproduces_the_documents_three_step_and_parallel_fig
     assert (one["steps"], one["model_ms_mean"], one["t2_ms_mean"], one["sequential_ms_mean"]) == (1, 600.0, 50.0, 620.0)
     # (150 + 50) + (180 + 20) + (200 + 50) + 450 = 1,100: T1 = 150 each step, T3 = 0, 30, 50 (context growth)
     assert three_g["model_ms_mean"] == pytest.approx(1100.0) and three_g["measured_ms_mean"] == pytest.approx(1100.0)
-    assert [(s["t1_ms"], s["t2_ms"], round(s["t3_ms"], 6)) for s in three_g["per_step"]] == \
-        [(150.0, 50.0, 0.0), (150.0, 20.0, 30.0), (150.0, 50.0, 50.0)]
+    assert [(s["t1_ms"], s["t2_ms"], round(s["t3_ms"], 6)) for s in three_g["per_step"]] == [
+        (150.0, 50.0, 0.0),
+        (150.0, 20.0, 30.0),
+        (150.0, 50.0, 50.0),
+    ]
     assert three_g["synthesis_ms_mean"] == pytest.approx(450.0)
 
 
 def test_latency_cli_json_and_bad_file(tmp_path):
     f = tmp_path / "none.jsonl"
     _write(f, [_span("c" * 32, "1" * 16, "", "retrieval shipped", 0, 5)])
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "decide", "latency", str(f)], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "decide", "latency", str(f)], capture_output=True, text=True
+    )
     assert p.returncode == 2 and "no agent run in these spans" in p.stderr and "Traceback" not in p.stderr
     f.write_text("{not json\n")
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "decide", "latency", str(f)], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "decide", "latency", str(f)], capture_output=True, text=True
+    )
     assert p.returncode == 2 and f"{f}:1" in p.stderr and "invalid JSON" in p.stderr
 
 
@@ -127,7 +155,7 @@ def test_the_hr_knowledge_base_is_a_small_static_corpus_served_as_cag():
 
     counted = count_corpus_tokens(Path(__file__).parent / "data" / "hr")
     assert counted.documents == {"public": 5} and not counted.differ
-    assert counted.tokens["public"] == 303        # o200k_base tokens of the five policies' text
+    assert counted.tokens["public"] == 303  # o200k_base tokens of the five policies' text
     w = handbook(corpus_tokens=counted.max_tokens, rag_context_tokens=300, requests_per_day=500)
     rec = recommend(w)
     assert rec.primary == "long_context" and rec.cag
@@ -163,13 +191,16 @@ def test_spans_citewise_records_to_a_file_are_what_decide_latency_reads(tmp_path
         with telemetry.operation("invoke_agent", "citewise"):
             with telemetry.operation("chat", "m", **{"gen_ai.usage.input_tokens": 120}):
                 pass
+
             def tool(name):
                 with telemetry.operation("execute_tool", name):
                     pass
 
             # as the agent runs one turn's calls: a thread each, in a copy of the agent's context
-            threads = [threading.Thread(target=contextvars.copy_context().run, args=(tool, n))
-                       for n in ("sql_query", "vector_search")]
+            threads = [
+                threading.Thread(target=contextvars.copy_context().run, args=(tool, n))
+                for n in ("sql_query", "vector_search")
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -179,8 +210,13 @@ def test_spans_citewise_records_to_a_file_are_what_decide_latency_reads(tmp_path
     finally:
         telemetry.use_provider(None)
     spans = list(read_spans(path))
-    assert sorted(s.name for s in spans) == ["chat m", "chat m", "execute_tool sql_query", "execute_tool vector_search",
-                                            "invoke_agent citewise"]
+    assert sorted(s.name for s in spans) == [
+        "chat m",
+        "chat m",
+        "execute_tool sql_query",
+        "execute_tool vector_search",
+        "invoke_agent citewise",
+    ]
     chat = next(s for s in spans if s.name == "chat m" and s.attributes)
     assert chat.attributes["gen_ai.usage.input_tokens"] == 120 and chat.attributes["gen_ai.operation.name"] == "chat"
     (run,) = runs_from_spans(spans)

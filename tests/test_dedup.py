@@ -15,19 +15,30 @@ from citewise.text.loaders import load_folder
 from conftest import write_doc
 
 CHAPTERS = {
-    "install": ("Installing", "Download the installer for your platform and run it. The installer puts the "
-                "toolchain in your home folder and adds it to the path. Restart the shell afterwards so the "
-                "new path takes effect."),
-    "config": ("Configuration", "Settings live in a file named settings.toml next to the project. Each key "
-               "overrides the built-in default, and unknown keys are reported as warnings when the build starts."),
-    "upgrade": ("Upgrading", "Run the self update command to move to the newest release. Old releases stay "
-                "installed until you remove them, so a failed upgrade can always be rolled back by hand."),
+    "install": (
+        "Installing",
+        "Download the installer for your platform and run it. The installer puts the "
+        "toolchain in your home folder and adds it to the path. Restart the shell afterwards so the "
+        "new path takes effect.",
+    ),
+    "config": (
+        "Configuration",
+        "Settings live in a file named settings.toml next to the project. Each key "
+        "overrides the built-in default, and unknown keys are reported as warnings when the build starts.",
+    ),
+    "upgrade": (
+        "Upgrading",
+        "Run the self update command to move to the newest release. Old releases stay "
+        "installed until you remove them, so a failed upgrade can always be rolled back by hand.",
+    ),
 }
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<html><head><title>{title} - Guide</title></head><body><nav class='sidebar'>Contents</nav>"
-            f"<main><h1>{title}</h1><p>{body}</p></main></body></html>")
+    return (
+        f"<html><head><title>{title} - Guide</title></head><body><nav class='sidebar'>Contents</nav>"
+        f"<main><h1>{title}</h1><p>{body}</p></main></body></html>"
+    )
 
 
 def make_book(root, groups: dict[str, str] | None = None):
@@ -40,7 +51,8 @@ def make_book(root, groups: dict[str, str] | None = None):
     allbody = "".join(f"<h1>{t}</h1><p>{b}</p>" for t, b in CHAPTERS.values())
     meta = f"<meta name='permissions' content='{groups['print']}'>" if "print" in groups else ""
     (root / "print.html").write_text(
-        f"<html><head>{meta}<title>Guide</title></head><body><main>{allbody}</main></body></html>")
+        f"<html><head>{meta}<title>Guide</title></head><body><main>{allbody}</main></body></html>"
+    )
 
 
 def _words(seed: int, n: int = 160) -> str:
@@ -116,8 +128,9 @@ def test_versions_of_one_id_and_unrelated_pages_are_not_duplicates(tmp_path):
 def test_cli_ingest_json_and_status_name_the_copy(tmp_path):
     make_book(tmp_path / "docs")
     runner = CliRunner()
-    res = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "i"),
-                              "--embedder", "hashing", "--json"])
+    res = runner.invoke(
+        app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "i"), "--embedder", "hashing", "--json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert len(data["duplicates"]) == 1 and "print.html" in data["duplicates"][0]

@@ -16,8 +16,13 @@ ENV = {"COLUMNS": "200", "PATH": "", **({"PYTHONPATH": os.environ["PYTHONPATH"]}
 
 
 def test_demo_answers_cites_abstains_and_filters(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "citewise.cli", "demo", "--index", str(tmp_path / "demo")],
-                         capture_output=True, text=True, timeout=600, env=ENV)
+    res = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "demo", "--index", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ENV,
+    )
     assert res.returncode == 0, res.stderr
     out = res.stdout
     script = yaml.safe_load((sample_dir() / "demo.yaml").read_text())
@@ -40,8 +45,13 @@ def test_demo_answers_cites_abstains_and_filters(tmp_path):
     # the closing hint runs as pasted: a real question, answered with a citation
     hint = next(ln for ln in out.splitlines() if ln.startswith("Try it yourself:"))
     assert f"ask 'How do I rotate the SAML signing certificate in Okta?' --index {tmp_path / 'demo'}" in hint
-    tried = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", TRY_QUESTION, "--index", str(tmp_path / "demo")],
-                           capture_output=True, text=True, timeout=300, env=ENV)
+    tried = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "ask", TRY_QUESTION, "--index", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ENV,
+    )
     assert tried.returncode == 0 and "[doc:" in tried.stdout, tried.stdout + tried.stderr
     # the answer quotes the Okta guide's rotation section (whether all four steps are quoted is
     # measured by bench/answer_cases.py, case okta-rotation-steps)

@@ -63,9 +63,13 @@ def _small_store(path, n, dim=8):
     store = LanceStore(path, dim)
     schema = _schema(dim)
     vecs = _unit_rows(n, dim, 4)
-    cols = {"chunk_id": [f"c{i:04d}" for i in range(n)], "doc_id": [f"d{i:04d}" for i in range(n)],
-            "groups": [["restricted"] if i % 10 == 0 else ["public"] for i in range(n)],
-            "current": [i != 3 for i in range(n)], "lexical": [f"w{i % 7}" for i in range(n)]}
+    cols = {
+        "chunk_id": [f"c{i:04d}" for i in range(n)],
+        "doc_id": [f"d{i:04d}" for i in range(n)],
+        "groups": [["restricted"] if i % 10 == 0 else ["public"] for i in range(n)],
+        "current": [i != 3 for i in range(n)],
+        "lexical": [f"w{i % 7}" for i in range(n)],
+    }
     arrays = []
     for f in schema:
         if f.name == "vector":

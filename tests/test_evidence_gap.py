@@ -44,22 +44,31 @@ def test_payment_scenario_gap_then_one_follow_up_round_then_scoped_answer(idx, r
     assert trace.domain == "payment retry safety"
     assert trace.rounds[0]["missing_after"] == ["provider guarantee"]
     assert len(trace.rounds) == 2 and trace.rounds[1]["queries"] == [
-        "provider retains request token window repeated request"]
+        "provider retains request token window repeated request"
+    ]
     assert "provider/integration-contract#provider-integration-contract" in trace.rounds[1]["new_chunks"]
     assert trace.rounds[1]["missing_after"] == []
     assert ans.outcome == "supported"
     assert ans.text.startswith("From the 4 documents you named:")
     assert "10 minutes" in ans.text and "after 15 minutes" in ans.text
-    assert [c.doc_id for c in ans.citations] == ["runbooks/payment-worker", "client/payment-client",
-                                                 "provider/integration-contract"]
+    assert [c.doc_id for c in ans.citations] == [
+        "runbooks/payment-worker",
+        "client/payment-client",
+        "provider/integration-contract",
+    ]
     guarantee = next(c for c in trace.checks if c.check.name == "provider guarantee")
     assert guarantee.round == 2
     item = guarantee.evidence[0]
     assert (item.source_id, item.version, item.effective, item.value) == (
-        "provider/integration-contract", "4.5", "2026-10-01", "10 minutes")
+        "provider/integration-contract",
+        "4.5",
+        "2026-10-01",
+        "10 minutes",
+    )
     src = (PAYMENT / "corpus" / "provider" / "integration-contract-4.5.md").read_text()
-    assert src[item.start:item.end] == ("The provider retains each request token for 10 minutes after the first "
-                                        "request that carried it.")
+    assert src[item.start : item.end] == (
+        "The provider retains each request token for 10 minutes after the first request that carried it."
+    )
     assert item.revision == idx.store.documents()["provider/integration-contract"].content_hash[:12]
 
 
@@ -88,15 +97,17 @@ def test_scope_never_widens_past_permissions(idx, reqs):
     anon = resolve_scope(["ledger/capture-guard", "ledger/", "runbooks/payment-worker"], idx.store)
     assert anon.doc_ids == ("runbooks/payment-worker",)
     assert anon.unavailable == ("ledger/capture-guard", "ledger/")  # same as a missing id: no side channel
-    assert resolve_scope(["ledger/capture-guard"], idx.store).unavailable == \
-        resolve_scope(["no/such-doc"], idx.store).unavailable[:0] + ("ledger/capture-guard",)
+    assert resolve_scope(["ledger/capture-guard"], idx.store).unavailable == resolve_scope(
+        ["no/such-doc"], idx.store
+    ).unavailable[:0] + ("ledger/capture-guard",)
     ans, trace = ask(idx, reqs, "Does the ledger reject a second capture posting?", ["ledger/capture-guard"])
     assert ans.outcome == "abstained" and trace.found_ids == []
     assert ans.abstain_reason == "no document in the scope is available to you"
     # a caller-supplied group filter cannot widen either (intersected with the principal's groups)
     ctl = GapController(idx.answerer(), reqs)
-    ans, trace = ctl.ask("ledger rejects second capture posting", AskRequest(anon),
-                         filters=Filters(groups=("ledger-team",)))
+    ans, trace = ctl.ask(
+        "ledger rejects second capture posting", AskRequest(anon), filters=Filters(groups=("ledger-team",))
+    )
     assert all(not c.startswith("ledger/") for c in trace.found_ids)
     member = Principal("l", ("ledger-team",))
     allowed = resolve_scope(["ledger/"], idx.store, member)
@@ -129,7 +140,9 @@ def test_each_outcome_is_reachable(idx, reqs):
     outcomes["gap"] = ask(idx, reqs, Q, PACKET[:3])[0]
     conflict, trace = ask(idx, reqs, Q, ["runbooks/payment-worker", "provider/", "client/", "incident/"], k=6)
     outcomes["conflict"] = conflict
-    outcomes["not_established"] = ask(idx, reqs, "Is a webhook with a bad signature always rejected by the provider?")[0]
+    outcomes["not_established"] = ask(idx, reqs, "Is a webhook with a bad signature always rejected by the provider?")[
+        0
+    ]
     outcomes["abstained"] = ask(idx, reqs, Q, ["no/such-folder/"])[0]
     assert {k: v.outcome for k, v in outcomes.items()} == {k: k for k in outcomes}
     # the conflict shows both sides, each with its version
@@ -140,8 +153,12 @@ def test_each_outcome_is_reachable(idx, reqs):
 
 
 def test_question_naming_a_version_keeps_that_version(idx, reqs):
-    ans, trace = ask(idx, reqs, "Under contract 4.5, could a delayed retry cause a double charge?",
-                     ["runbooks/payment-worker", "provider/", "client/", "incident/"])
+    ans, trace = ask(
+        idx,
+        reqs,
+        "Under contract 4.5, could a delayed retry cause a double charge?",
+        ["runbooks/payment-worker", "provider/", "client/", "incident/"],
+    )
     assert ans.outcome == "supported", ans.text
     assert "24 hours" not in ans.text and "10 minutes" in ans.text
 
@@ -158,8 +175,12 @@ def test_version_filter_current_value_and_history(idx, reqs):
     hist, trace = ask(idx, reqs, "Why did the rollback setting change?")
     assert hist.outcome == "supported"
     cited = [c.doc_id for c in hist.citations]
-    assert cited == ["deploy/rollback-setting@1", "deploy/rollback-setting@2", "deploy/rollback-setting@3",
-                     "deploy/rollback-setting"]
+    assert cited == [
+        "deploy/rollback-setting@1",
+        "deploy/rollback-setting@2",
+        "deploy/rollback-setting@3",
+        "deploy/rollback-setting",
+    ]
 
 
 def test_derived_checks_split_the_question_at_its_conditions():
@@ -173,8 +194,10 @@ def test_derived_checks_split_the_question_at_its_conditions():
 
 def test_requirements_errors_name_file_and_field(tmp_path):
     bad = tmp_path / "r.yaml"
-    bad.write_text("domains:\n  - name: x\n    when: ['retry']\n    checks:\n      - name: a\n        query: q\n"
-                   "        evidence: ['(unclosed']\n")
+    bad.write_text(
+        "domains:\n  - name: x\n    when: ['retry']\n    checks:\n      - name: a\n        query: q\n"
+        "        evidence: ['(unclosed']\n"
+    )
     with pytest.raises(InputError, match=r"r\.yaml: domains\[0\]\.checks\[0\]\.evidence\[0\]: not a regular"):
         Requirements.load(bad)
     bad.write_text("domains: [ {name: x, when: [a], checks: [{name: a, query: q, evidence: [b], colour: red}]} ]\n")
@@ -194,9 +217,21 @@ def test_llm_sufficiency_judge_fails_closed(idx, reqs):
 
 
 def test_cli_ask_scope_json(idx):
-    res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--k", "3", "--json",
-                                   "--requirements", str(PAYMENT / "requirements.yaml"),
-                                   *sum((["--scope", d] for d in PACKET), [])])
+    res = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            Q,
+            "--index",
+            str(idx.path),
+            "--k",
+            "3",
+            "--json",
+            "--requirements",
+            str(PAYMENT / "requirements.yaml"),
+            *sum((["--scope", d] for d in PACKET), []),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["outcome"] == "supported" and data["scope"]["description"] == "from the 4 documents you named"
@@ -204,7 +239,9 @@ def test_cli_ask_scope_json(idx):
 
 
 def test_demo_payment_scenario_shows_gap_then_scoped_answer(tmp_path):
-    res = CliRunner().invoke(app, ["demo", "--scenario", "payment", "--embedder", "hashing", "--index", str(tmp_path / "d")])
+    res = CliRunner().invoke(
+        app, ["demo", "--scenario", "payment", "--embedder", "hashing", "--index", str(tmp_path / "d")]
+    )
     assert res.exit_code == 0, res.output
     text = res.stdout
     first, second = text.index("outcome: gap"), text.index("outcome: supported")
@@ -217,15 +254,18 @@ def test_llm_generator_is_supported_only_when_it_cites_every_check(idx, reqs, tm
     from citewise.answer.generators import LLMGenerator
     from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-    good = ("The worker retries after 15 minutes [doc:runbooks/payment-worker]. On every retry the client sends the "
-            "same Idempotency-Key header [doc:client/payment-client]. The provider retains each request token for "
-            "10 minutes [doc:provider/integration-contract].")
+    good = (
+        "The worker retries after 15 minutes [doc:runbooks/payment-worker]. On every retry the client sends the "
+        "same Idempotency-Key header [doc:client/payment-client]. The provider retains each request token for "
+        "10 minutes [doc:provider/integration-contract]."
+    )
     lazy = "The client reuses the key, so the retry is safe [doc:client/payment-client]."
     with FakeOpenAI([{"content": good}, {"content": lazy}]) as server:
         index = Index.open(idx.path)
         # the answerer's unit cache: every sentence of the reply is checked against the sources
-        gen = LLMGenerator(OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")),
-                           units=index.answerer().units)
+        gen = LLMGenerator(
+            OpenAIChatModel(ChatConfig(base_url=server.base_url, model="m", api_key="k")), units=index.answerer().units
+        )
         ctl = GapController(index.answerer(generator=gen), reqs)
         request = AskRequest(resolve_scope(PACKET, idx.store))
         ok, t1 = ctl.ask(Q, request)
@@ -253,21 +293,40 @@ def test_judge_miss_and_unnecessary_fallback_are_counted(idx, reqs):
 def test_parent_section_is_expanded_only_for_a_satisfying_chunk(tmp_path):
     from conftest import write_doc
 
-    filler = " ".join(f"Settlement batch {i} closes at the end of its business day and is reported the morning after."
-                      for i in range(60))
-    body = ("## Token retention\n\n| plan | retention |\n|---|---|\n| enterprise | 24 hours |\n\n"
-            "The table above qualifies every rule in this section.\n\n"
-            f"### Background\n\n{filler}\n\n### Standard accounts\n\n"
-            "For standard accounts the provider retains each request token for 10 minutes.\n\n"
-            f"## Settlement\n\n{filler}\n")
+    filler = " ".join(
+        f"Settlement batch {i} closes at the end of its business day and is reported the morning after."
+        for i in range(60)
+    )
+    body = (
+        "## Token retention\n\n| plan | retention |\n|---|---|\n| enterprise | 24 hours |\n\n"
+        "The table above qualifies every rule in this section.\n\n"
+        f"### Background\n\n{filler}\n\n### Standard accounts\n\n"
+        "For standard accounts the provider retains each request token for 10 minutes.\n\n"
+        f"## Settlement\n\n{filler}\n"
+    )
     write_doc(tmp_path / "docs", "contract.md", "Contract", body, version="4.5")
     index = Index.open(tmp_path / "index", embedder="hashing")
     index.ingest(tmp_path / "docs")
-    reqs = Requirements.from_mapping({"domains": [{"name": "retention", "when": ["retain"], "checks": [
-        {"name": "provider guarantee", "query": "provider retains request token",
-         "evidence": [r"retains each request token for \d+ minutes"]}]}]})
-    ans, trace = GapController(index.answerer(), reqs).ask("How long does the provider retain request tokens?",
-                                                           AskRequest(k=1))
+    reqs = Requirements.from_mapping(
+        {
+            "domains": [
+                {
+                    "name": "retention",
+                    "when": ["retain"],
+                    "checks": [
+                        {
+                            "name": "provider guarantee",
+                            "query": "provider retains request token",
+                            "evidence": [r"retains each request token for \d+ minutes"],
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+    ans, trace = GapController(index.answerer(), reqs).ask(
+        "How long does the provider retain request tokens?", AskRequest(k=1)
+    )
     assert ans.outcome == "supported" and len(trace.found_ids) == 1
     ev = trace.checks[0].evidence[0]
     parent = index.store.get_chunks([ev.chunk_id])[ev.chunk_id].parent_id
@@ -279,21 +338,33 @@ def test_parent_section_is_expanded_only_for_a_satisfying_chunk(tmp_path):
 def test_cli_ask_scope_text_says_why_nothing_in_scope_was_readable(idx):
     """Text mode printed only "I have no document on this." where --json had the reason and the
     unavailable scope entries; a restricted and a missing document are reported alike."""
-    res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--scope", "ledger/capture-guard",
-                                   "--scope", "no/such-doc"])
+    res = CliRunner().invoke(
+        app, ["ask", Q, "--index", str(idx.path), "--scope", "ledger/capture-guard", "--scope", "no/such-doc"]
+    )
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == [
         "I have no document on this.",
         "Why: no document in the scope is available to you.",
-        "Unavailable (missing, or not readable by you; the two look the same): ledger/capture-guard, no/such-doc"]
-    data = json.loads(CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--json", "--scope",
-                                               "ledger/capture-guard", "--scope", "no/such-doc"]).stdout)
+        "Unavailable (missing, or not readable by you; the two look the same): ledger/capture-guard, no/such-doc",
+    ]
+    data = json.loads(
+        CliRunner()
+        .invoke(
+            app,
+            ["ask", Q, "--index", str(idx.path), "--json", "--scope", "ledger/capture-guard", "--scope", "no/such-doc"],
+        )
+        .stdout
+    )
     assert data["abstain_reason"] == "no document in the scope is available to you"
     assert data["scope"]["unavailable"] == ["ledger/capture-guard", "no/such-doc"]
     # an abstention inside a readable scope names what was searched
-    res = CliRunner().invoke(app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"])
-    assert res.stdout.splitlines() == ["I have no document on this.",
-                                       "Why: no document you can read mentions “Peru” (searched from the 3 documents under provider/)."]
+    res = CliRunner().invoke(
+        app, ["ask", "What is the capital of Peru?", "--index", str(idx.path), "--scope", "provider/"]
+    )
+    assert res.stdout.splitlines() == [
+        "I have no document on this.",
+        "Why: no document you can read mentions “Peru” (searched from the 3 documents under provider/).",
+    ]
 
 
 def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):
@@ -304,10 +375,25 @@ def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):
 
     scope = PACKET[:3]
     with RerankServer(tei_handler) as srv:
-        res = CliRunner().invoke(app, ["ask", Q, "--index", str(idx.path), "--k", "3", "--json",
-                                       "--requirements", str(PAYMENT / "requirements.yaml"),
-                                       "--reranker", f"tei:{srv.url}", "--rerank-depth", "4",
-                                       *sum((["--scope", d] for d in scope), [])])
+        res = CliRunner().invoke(
+            app,
+            [
+                "ask",
+                Q,
+                "--index",
+                str(idx.path),
+                "--k",
+                "3",
+                "--json",
+                "--requirements",
+                str(PAYMENT / "requirements.yaml"),
+                "--reranker",
+                f"tei:{srv.url}",
+                "--rerank-depth",
+                "4",
+                *sum((["--scope", d] for d in scope), []),
+            ],
+        )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["scope"]["doc_ids"] == sorted(scope)
@@ -316,8 +402,12 @@ def test_cli_ask_scope_passes_the_reranker_to_the_controller(idx):
     texts = [t for _, body in srv.requests for t in body["texts"]]
     assert texts and all(path == "/rerank" and body["query"] and len(body["texts"]) <= 4 for path, body in srv.requests)
     # the contract (outside the scope) matches the follow-up query best, yet none of it was sent
-    outside = idx.search("provider retains request token window", 20, retriever="bm25",
-                         filters=Filters(doc_ids=("provider/integration-contract",)))
+    outside = idx.search(
+        "provider retains request token window",
+        20,
+        retriever="bm25",
+        filters=Filters(doc_ids=("provider/integration-contract",)),
+    )
     assert outside and not any(idx.store.get_chunks([h.chunk_id])[h.chunk_id].text in texts for h in outside)
 
 
@@ -335,7 +425,9 @@ def test_ask_with_controller_reranks_with_a_reranker_object(idx, reqs):
             return [float(-i) for i in range(len(passages))]  # keeps the base order
 
     rr = Counting()
-    ans = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs, reranker=rr, rerank_depth=5)
+    ans = ask_with_controller(
+        Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs, reranker=rr, rerank_depth=5
+    )
     plain = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs)
     assert rr.passages and all(0 < n <= 5 for n in rr.passages)
     assert ans.outcome == plain.outcome == "supported" and ans.text == plain.text  # the order kept, the same answer

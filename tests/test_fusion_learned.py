@@ -11,8 +11,17 @@ import pytest
 
 from citewise.core import CitewiseError, Principal
 from citewise.evaluation.tuning import cross_validate
-from citewise.retrieval.fusion_learned import (FEATURES, FusionModel, Labeled, Pool, TunedRetriever, fit_linear,
-                                               label_pool, model_path, ndcg10)
+from citewise.retrieval.fusion_learned import (
+    FEATURES,
+    FusionModel,
+    Labeled,
+    Pool,
+    TunedRetriever,
+    fit_linear,
+    label_pool,
+    model_path,
+    ndcg10,
+)
 
 J = {f: i for i, f in enumerate(FEATURES)}
 

@@ -22,8 +22,10 @@ GOLDEN = sample_dir() / "golden.jsonl"
 def gated(sample_index):
     """The bundled floors checked for every retriever (bootstrap kept small: CIs are not gated)."""
     floors = load_floors(FLOORS)
-    return {name: run_gate(sample_index, floors, GOLDEN, name, resamples=200)
-            for name in ("shipped", "bm25", "dense", "hybrid")}
+    return {
+        name: run_gate(sample_index, floors, GOLDEN, name, resamples=200)
+        for name in ("shipped", "bm25", "dense", "hybrid")
+    }
 
 
 def test_bundled_floors_file_names_every_slice_of_the_golden_set():
@@ -60,14 +62,17 @@ def test_breach_lines_and_missing_slices():
     assert check({"identifier": {"mrr@10": 0.95, "hit@1": 1.0}, "keyword": {"ndcg@10": 0.8}}, floors) == []
 
 
-@pytest.mark.parametrize("text, message", [
-    ("floors: {all: {ndcg: 0.5}}", "needs a cut-off"),
-    ("floors: {all: {ndcg@10: 1.5}}", r"floors.all.ndcg@10: floor must be a number in \[0, 1\], got 1.5"),
-    ("floors: {all: {ndcg@10: high}}", "floor must be a number"),
-    ("golden: x.jsonl\n", "expected a mapping with 'floors"),
-    ("floors: {all: [1, 2]}", "floors.all: expected a mapping"),
-    ("floors: {all: {ndcg@10: 0.5}\n  bad", "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("floors: {all: {ndcg: 0.5}}", "needs a cut-off"),
+        ("floors: {all: {ndcg@10: 1.5}}", r"floors.all.ndcg@10: floor must be a number in \[0, 1\], got 1.5"),
+        ("floors: {all: {ndcg@10: high}}", "floor must be a number"),
+        ("golden: x.jsonl\n", "expected a mapping with 'floors"),
+        ("floors: {all: [1, 2]}", "floors.all: expected a mapping"),
+        ("floors: {all: {ndcg@10: 0.5}\n  bad", "invalid YAML"),
+    ],
+)
 def test_bad_floors_files_fail_naming_the_file(tmp_path, text, message):
     path = tmp_path / "floors.yaml"
     path.write_text(text)
@@ -82,12 +87,26 @@ def test_gate_command_exits_1_and_lists_every_breach(sample_index, tmp_path):
     assert res.exit_code == 1, res.output
     data = json.loads(res.stdout)
     assert data["passed"] is False
-    assert any(re.fullmatch(r"identifier/mrr@10: 0\.\d{3} < floor 0\.99", b) for b in data["breaches"]), data["breaches"]
+    assert any(re.fullmatch(r"identifier/mrr@10: 0\.\d{3} < floor 0\.99", b) for b in data["breaches"]), data[
+        "breaches"
+    ]
     # a slice named in the floors but absent from the golden set fails too
     floors = tmp_path / "floors.yaml"
     floors.write_text("floors:\n  identifier: {mrr@10: 0.5}\n  multi-hop: {ndcg@10: 0.1}\n")
-    res = runner.invoke(app, ["gate", "--index", str(sample_index.path), "--floors", str(floors),
-                              "--golden", str(GOLDEN), "--report", str(tmp_path / "gate.md")])
+    res = runner.invoke(
+        app,
+        [
+            "gate",
+            "--index",
+            str(sample_index.path),
+            "--floors",
+            str(floors),
+            "--golden",
+            str(GOLDEN),
+            "--report",
+            str(tmp_path / "gate.md"),
+        ],
+    )
     assert res.exit_code == 1
     assert "multi-hop/ndcg@10: missing from the results (floor 0.1)" in res.output
     assert "## Gate: FAILED (1 floors breached)" in (tmp_path / "gate.md").read_text()

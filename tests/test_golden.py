@@ -43,35 +43,48 @@ def test_chunk_ids_validate_against_the_index(sample_index, tmp_path):
     assert "#" in chunk_id
     ok = write_lines(tmp_path / "ok.jsonl", [{**GOOD, "relevant": {chunk_id: 2}}])
     assert load_golden(ok, sample_index.store).queries[0].level == "chunk"
-    bad = write_lines(tmp_path / "bad.jsonl", [GOOD, {**GOOD, "id": "g2", "relevant": {"errors/E-1004#no-such-section": 2}}])
-    with pytest.raises(InputError, match=r"bad.jsonl:2: .*unknown chunk id 'errors/E-1004#no-such-section'.*document 'errors/E-1004' exists"):
+    bad = write_lines(
+        tmp_path / "bad.jsonl", [GOOD, {**GOOD, "id": "g2", "relevant": {"errors/E-1004#no-such-section": 2}}]
+    )
+    with pytest.raises(
+        InputError,
+        match=r"bad.jsonl:2: .*unknown chunk id 'errors/E-1004#no-such-section'.*document 'errors/E-1004' exists",
+    ):
         load_golden(bad, sample_index.store)
 
 
 def test_renamed_document_fails_naming_file_line_and_the_closest_id(tmp_path):
-    path = write_lines(tmp_path / "golden.jsonl", [GOOD, "", {**GOOD, "id": "g2", "relevant": {"errors/E-1004": 2, "help/sso/okta-setup": 1}}])
+    path = write_lines(
+        tmp_path / "golden.jsonl",
+        [GOOD, "", {**GOOD, "id": "g2", "relevant": {"errors/E-1004": 2, "help/sso/okta-setup": 1}}],
+    )
     store = FakeStore(["errors/E-1004", "help/sso/okta", "help/sso/onelogin"])
     with pytest.raises(InputError) as e:
         load_golden(path, store)
     assert e.value.line == 3
-    assert str(e.value) == (f"{path}:3: query 'g2': unknown document id 'help/sso/okta-setup' "
-                            "(not in the index; renamed or removed?); did you mean 'help/sso/okta'?")
+    assert str(e.value) == (
+        f"{path}:3: query 'g2': unknown document id 'help/sso/okta-setup' "
+        "(not in the index; renamed or removed?); did you mean 'help/sso/okta'?"
+    )
     assert len(load_golden(write_lines(tmp_path / "ok.jsonl", [GOOD]), store).queries) == 1
 
 
-@pytest.mark.parametrize("row, message", [
-    ({k: v for k, v in GOOD.items() if k != "kind"}, "missing field 'kind'"),
-    ({**GOOD, "kind": " "}, "'kind' must be a non-empty string"),
-    ({**GOOD, "kind": "all"}, "kind 'all' is reserved"),
-    ({**GOOD, "relevant": {"errors/E-1004": 1}}, "needs at least one grade-2 id"),
-    ({**GOOD, "relevant": {"errors/E-1004": 3}}, "must be 0, 1 or 2, got 3"),
-    ({**GOOD, "relevant": {"errors/E-1004": True}}, "must be 0, 1 or 2, got True"),
-    ({**GOOD, "relevant": {}}, "'relevant' must be a non-empty object"),
-    ({**GOOD, "relevant": {"errors/E-1004": 2, "errors/E-1001#cause": 1}}, "mixes document and chunk ids"),
-    ({**GOOD, "text": ""}, "'text' must be a non-empty string"),
-    ('{"id": "g1", "kind": ', "invalid JSON"),
-    ("[1, 2]", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({k: v for k, v in GOOD.items() if k != "kind"}, "missing field 'kind'"),
+        ({**GOOD, "kind": " "}, "'kind' must be a non-empty string"),
+        ({**GOOD, "kind": "all"}, "kind 'all' is reserved"),
+        ({**GOOD, "relevant": {"errors/E-1004": 1}}, "needs at least one grade-2 id"),
+        ({**GOOD, "relevant": {"errors/E-1004": 3}}, "must be 0, 1 or 2, got 3"),
+        ({**GOOD, "relevant": {"errors/E-1004": True}}, "must be 0, 1 or 2, got True"),
+        ({**GOOD, "relevant": {}}, "'relevant' must be a non-empty object"),
+        ({**GOOD, "relevant": {"errors/E-1004": 2, "errors/E-1001#cause": 1}}, "mixes document and chunk ids"),
+        ({**GOOD, "text": ""}, "'text' must be a non-empty string"),
+        ('{"id": "g1", "kind": ', "invalid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
 def test_bad_lines_fail_with_file_and_line(tmp_path, row, message):
     path = write_lines(tmp_path / "golden.jsonl", [{**GOOD, "id": "g0"}, row])
     with pytest.raises(InputError, match=message) as e:

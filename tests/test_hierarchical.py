@@ -10,8 +10,7 @@ import pytest
 
 from citewise.core import Principal
 from citewise.index import Index
-from citewise.retrieval.hierarchical import (EXTRACTIVE_MODEL, DocLevel, extractive_summary,
-                                             outline_of)
+from citewise.retrieval.hierarchical import EXTRACTIVE_MODEL, DocLevel, extractive_summary, outline_of
 from citewise.store.derived import summaries_of
 
 from conftest import write_doc
@@ -37,8 +36,12 @@ class Chunkish:
 
 
 def test_outline_keeps_distinct_headings_in_order_without_the_title():
-    chunks = [Chunkish(("Guide",)), Chunkish(("Guide", "Setup")), Chunkish(("Guide", "Setup", "Keys")),
-              Chunkish(("Guide", "Usage"))]
+    chunks = [
+        Chunkish(("Guide",)),
+        Chunkish(("Guide", "Setup")),
+        Chunkish(("Guide", "Setup", "Keys")),
+        Chunkish(("Guide", "Usage")),
+    ]
     assert outline_of(chunks, "Guide") == ("Setup", "Keys", "Usage")
 
 
@@ -55,13 +58,22 @@ class CountingEmbedder:
 
 
 DOCS = {
-    "billing/refunds": ("Refund guide", "# Refund guide\n\nRefunds are paid to the original card.\n\n"
-                        "## Eligibility\n\nA refund is possible within 30 days of payment. Annual plans are prorated.\n\n"
-                        "## Approval\n\nRefunds above 5,000 USD need the controller's approval."),
-    "billing/invoices": ("Invoices", "# Invoices\n\nInvoices are issued on the first day of the month.\n\n"
-                         "## Numbering\n\nInvoice numbers never repeat. Credit notes get their own series."),
-    "security/sso": ("Single sign-on", "# Single sign-on\n\nSAML single sign-on needs the identity provider's "
-                     "certificate.\n\n## Rotation\n\nUpload the new certificate before the old one expires."),
+    "billing/refunds": (
+        "Refund guide",
+        "# Refund guide\n\nRefunds are paid to the original card.\n\n"
+        "## Eligibility\n\nA refund is possible within 30 days of payment. Annual plans are prorated.\n\n"
+        "## Approval\n\nRefunds above 5,000 USD need the controller's approval.",
+    ),
+    "billing/invoices": (
+        "Invoices",
+        "# Invoices\n\nInvoices are issued on the first day of the month.\n\n"
+        "## Numbering\n\nInvoice numbers never repeat. Credit notes get their own series.",
+    ),
+    "security/sso": (
+        "Single sign-on",
+        "# Single sign-on\n\nSAML single sign-on needs the identity provider's "
+        "certificate.\n\n## Rotation\n\nUpload the new certificate before the old one expires.",
+    ),
 }
 
 
@@ -70,8 +82,13 @@ def small(tmp_path):
     root = tmp_path / "docs"
     for doc, (title, body) in DOCS.items():
         write_doc(root, f"{doc}.md", title, body)
-    write_doc(root, "internal/payroll.md", "Payroll", "# Payroll\n\nRefunds of salary advances are approved by HR.",
-              permissions=["hr"])
+    write_doc(
+        root,
+        "internal/payroll.md",
+        "Payroll",
+        "# Payroll\n\nRefunds of salary advances are approved by HR.",
+        permissions=["hr"],
+    )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     assert idx.ingest(root).errors == []
     return idx, root
@@ -98,14 +115,22 @@ def test_refresh_summarises_only_new_and_changed_documents(small):
     (root / "billing/invoices.md").unlink()
     idx.ingest(root)
     reopened = DocLevel(summaries_of(idx.store), emb)  # a new process reads the stored level
-    assert [e.doc_id for e in reopened.entries] == ["billing/invoices", "billing/refunds", "internal/payroll", "security/sso"]
+    assert [e.doc_id for e in reopened.entries] == [
+        "billing/invoices",
+        "billing/refunds",
+        "internal/payroll",
+        "security/sso",
+    ]
     assert reopened.refresh(idx.store) == {"added": 0, "updated": 1, "deleted": 1, "unchanged": 2, "documents": 3}
     assert len(emb.texts) == 5 and "Break-glass" in emb.texts[-1]
     sso = {e.doc_id: e for e in reopened.entries}["security/sso"]
     assert sso.content_hash == idx.store.documents()["security/sso"].content_hash
     assert reopened.vectors.shape == (3, idx.embedder.dim)
-    np.testing.assert_allclose(reopened.vectors[[e.doc_id for e in reopened.entries].index("security/sso")],
-                               idx.embedder.embed([sso.text])[0], atol=1e-6)
+    np.testing.assert_allclose(
+        reopened.vectors[[e.doc_id for e in reopened.entries].index("security/sso")],
+        idx.embedder.embed([sso.text])[0],
+        atol=1e-6,
+    )
 
 
 def test_hierarchical_search_finds_chunks_inside_the_best_documents(small):
@@ -128,7 +153,9 @@ def test_summarize_cli_uses_the_llm_and_keeps_model_and_hash(small, monkeypatch)
 
     idx, root = small
     runner = CliRunner()
-    with FakeOpenAI(lambda body: {"content": "LLM summary of " + body["messages"][1]["content"].split("\n")[0]}) as server:
+    with FakeOpenAI(
+        lambda body: {"content": "LLM summary of " + body["messages"][1]["content"].split("\n")[0]}
+    ) as server:
         monkeypatch.setenv("CITEWISE_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("CITEWISE_LLM_MODEL", "tiny-instruct")
         res = runner.invoke(app, ["summarize", "--index", str(idx.path), "--llm", "--json"])

@@ -21,9 +21,11 @@ def test_text_in_unknown_tags_is_kept(tmp_path):
 
 
 def test_every_text_node_kept_section_span_custom_and_bare_body():
-    text = md("<html><body>Loose text in body.<section><span>Span text</span> tail.</section>"
-              "<x-callout>Custom element text.</x-callout><div><div>Deep <em>div</em> text.</div></div>"
-              "After divs.</body></html>")
+    text = md(
+        "<html><body>Loose text in body.<section><span>Span text</span> tail.</section>"
+        "<x-callout>Custom element text.</x-callout><div><div>Deep <em>div</em> text.</div></div>"
+        "After divs.</body></html>"
+    )
     for s in ("Loose text in body.", "Span text tail.", "Custom element text.", "Deep div text.", "After divs."):
         assert s in text
     assert "Loose text in body.\n\nSpan text tail.\n\nCustom element text.\n\nDeep div text.\n\nAfter divs." in text
@@ -47,21 +49,27 @@ def test_boilerplate_dropped_main_kept():
 
 
 def test_boilerplate_dropped_without_main():
-    html = ("<body><header>Top banner</header><nav>Menu</nav><div role='navigation'>Links</div>"
-            "<h1>Page</h1><p>Body text.</p><form><button>Go</button></form>"
-            "<div style='display: none'>invisible</div><footer>Foot</footer></body>")
+    html = (
+        "<body><header>Top banner</header><nav>Menu</nav><div role='navigation'>Links</div>"
+        "<h1>Page</h1><p>Body text.</p><form><button>Go</button></form>"
+        "<div style='display: none'>invisible</div><footer>Foot</footer></body>"
+    )
     assert md(html) == "# Page\n\nBody text.\n"
 
 
 def test_article_roots_keep_their_header():
-    html = ("<body><header>Site</header><article><header><h1>Post title</h1></header><p>Post body.</p>"
-            "</article><aside>ads</aside></body>")
+    html = (
+        "<body><header>Site</header><article><header><h1>Post title</h1></header><p>Post body.</p>"
+        "</article><aside>ads</aside></body>"
+    )
     assert md(html) == "# Post title\n\nPost body.\n"
 
 
 def test_lists_nested_and_one_unit_per_item():
-    html = ("<main><h2>Steps</h2><ol><li><p>Open settings.</p><p>Then wait a second.</p></li>"
-            "<li>Pick one:<ul><li>Alpha <code>a-1</code></li><li>Beta</li></ul></li></ol></main>")
+    html = (
+        "<main><h2>Steps</h2><ol><li><p>Open settings.</p><p>Then wait a second.</p></li>"
+        "<li>Pick one:<ul><li>Alpha <code>a-1</code></li><li>Beta</li></ul></li></ol></main>"
+    )
     text = md(html)
     assert text == ("## Steps\n\n1. Open settings. Then wait a second.\n2. Pick one:\n  - Alpha `a-1`\n  - Beta\n")
     units = [u for u in split_units(text) if u.kind == "item"]
@@ -69,18 +77,25 @@ def test_lists_nested_and_one_unit_per_item():
 
 
 def test_definition_list_is_item_with_lead_term():
-    html = ("<main><dl><dt><code>opt-level</code></dt><dd>Controls optimisation. Defaults to 0.</dd>"
-            "<dt>debug</dt><dt>-g</dt><dd>Emit debug info.</dd></dl></main>")
+    html = (
+        "<main><dl><dt><code>opt-level</code></dt><dd>Controls optimisation. Defaults to 0.</dd>"
+        "<dt>debug</dt><dt>-g</dt><dd>Emit debug info.</dd></dl></main>"
+    )
     text = md(html)
     assert text == "- **`opt-level`**: Controls optimisation. Defaults to 0.\n- **debug / -g**: Emit debug info.\n"
     items = [u for u in split_units(text) if u.kind == "item"]
-    assert [u.text for u in items] == ["opt-level: Controls optimisation. Defaults to 0.", "debug / -g: Emit debug info."]
+    assert [u.text for u in items] == [
+        "opt-level: Controls optimisation. Defaults to 0.",
+        "debug / -g: Emit debug info.",
+    ]
 
 
 def test_pre_is_a_whole_fenced_block_and_table_has_header_row():
-    html = ("<main><h2>Usage</h2><pre><code class='language-bash'>$ rustc a.rs\n\n# comment\n$ ./a</code></pre>"
-            "<table><thead><tr><th>Level</th><th>Meaning</th></tr></thead>"
-            "<tbody><tr><td><code>0</code></td><td>no | opt</td></tr><tr><td>3</td><td>all</td></tr></tbody></table></main>")
+    html = (
+        "<main><h2>Usage</h2><pre><code class='language-bash'>$ rustc a.rs\n\n# comment\n$ ./a</code></pre>"
+        "<table><thead><tr><th>Level</th><th>Meaning</th></tr></thead>"
+        "<tbody><tr><td><code>0</code></td><td>no | opt</td></tr><tr><td>3</td><td>all</td></tr></tbody></table></main>"
+    )
     text = md(html)
     assert "```bash\n$ rustc a.rs\n\n# comment\n$ ./a\n```" in text
     assert "| Level | Meaning |\n| --- | --- |\n| `0` | no \\| opt |\n| 3 | all |" in text
@@ -102,4 +117,6 @@ def test_title_from_title_tag_then_h1(tmp_path):
 
 
 def test_empty_main_falls_back_to_body():
-    assert md("<body><nav>Menu</nav><main></main><div>Rendered outside main.</div></body>") == "Rendered outside main.\n"
+    assert (
+        md("<body><nav>Menu</nav><main></main><div>Rendered outside main.</div></body>") == "Rendered outside main.\n"
+    )

@@ -35,8 +35,12 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def pages(root: Path, n: int = 8, extra: str = "") -> Path:
     for i in range(n):
-        write_doc(root, f"p{i}.md", f"Page {i}", f"## Section\n\nPage {i} explains refunds, invoices and exports "
-                                                f"number {i}.{extra}")
+        write_doc(
+            root,
+            f"p{i}.md",
+            f"Page {i}",
+            f"## Section\n\nPage {i} explains refunds, invoices and exports number {i}.{extra}",
+        )
     return root
 
 
@@ -130,8 +134,11 @@ def test_a_truncated_data_file_with_no_whole_version_left_keeps_whole_documents(
     [old] = [f.path for f in m.files if f.kind == "data" and m.fragments[f.fragment] == 6]
     assert all(old in {f.path for f in read_manifest(p).files} for p in manifests(chunk_table(index)).values())
     os.truncate(old, 5000)
-    for args in (["search", "refund", "--index", str(index)], ["status", "--index", str(index)],
-                 ["ingest", str(docs), "--index", str(index)]):
+    for args in (
+        ["search", "refund", "--index", str(index)],
+        ["status", "--index", str(index)],
+        ["ingest", str(docs), "--index", str(index)],
+    ):
         r = cli(*args)
         assert r.returncode == EXIT_DAMAGED, (args, r.stderr)
         assert r.stderr.startswith(f"error: {index}: the store cannot be read (") and r.stderr.count("\n") == 1
@@ -254,8 +261,13 @@ def test_postgres_check_finds_and_repair_rebuilds_derived_state(tmp_path, pg_url
         cur.execute(f"DROP POLICY by_chunk ON {s}.postings")
     r = cli("index", "check", "--index", str(index))
     assert r.returncode == EXIT_DAMAGED, r.stdout + r.stderr
-    for part in ("BM25 postings:", "BM25 term statistics:", "BM25 corpus statistics:",
-                 "permissions of postings: ", "row-level security policy by_chunk is missing"):
+    for part in (
+        "BM25 postings:",
+        "BM25 term statistics:",
+        "BM25 corpus statistics:",
+        "permissions of postings: ",
+        "row-level security policy by_chunk is missing",
+    ):
         assert part in r.stdout, part
     r = cli("index", "repair", "--index", str(index))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -275,10 +287,14 @@ def test_engine_errors_are_classified_by_what_the_user_can_do():
             super().__init__(text)
             self.sqlstate = state
 
-    full = translate(PgError("53100", 'could not extend file "base/5/16390": No space left on device'), "postgresql://h/db")
+    full = translate(
+        PgError("53100", 'could not extend file "base/5/16390": No space left on device'), "postgresql://h/db"
+    )
     assert isinstance(full, DiskFull) and str(full) == disk_full_message("postgresql://h/db")
     bad = translate(PgError("XX001", 'invalid page in block 7 of relation "base/5/16390"'), "postgresql://h/db")
     assert isinstance(bad, StoreDamaged) and "invalid page in block 7" in str(bad)
-    lance = RuntimeError("lance error: LanceError(IO): No space left on device (os error 28), /root/.cargo/x/writer.rs:191:9")
+    lance = RuntimeError(
+        "lance error: LanceError(IO): No space left on device (os error 28), /root/.cargo/x/writer.rs:191:9"
+    )
     assert isinstance(translate(lance, "/idx"), DiskFull)
     assert translate(ValueError("k must be positive"), "/idx") is None  # not a store fault: left as it is

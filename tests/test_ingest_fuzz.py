@@ -37,7 +37,8 @@ def _docx(paragraphs: list[str]) -> bytes:
 ALIAS_BOMB = "\n".join(
     ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     + [f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)]
-    + ["version: *i"])
+    + ["version: *i"]
+)
 
 #: name -> bytes of files that must load.
 GOOD = {
@@ -81,7 +82,7 @@ BAD = {
     "not-really.pdf": b"just text pretending to be a PDF\n",
     "truncated.docx": _docx(["Cut short"])[:300],
     "not-really.docx": b"PK\x03\x04 not a zip at all",
-    "bad-yaml.md": _fm('title: [unclosed'),
+    "bad-yaml.md": _fm("title: [unclosed"),
     "bad-yaml-colon.md": _fm("title: E-1004: Card declined"),
     "bad-yaml-tab.md": _fm("title: x\n\tversion: 2"),
     "unterminated.md": b"---\ntitle: never closed\n# Heading\n\nBody.\n",
@@ -108,9 +109,11 @@ GOOD["dup-a.md"] = _fm("id: dup\nversion: 1")
 #: warnings: the file (or folder) is still used, or it is not a document type citewise reads
 #: (skipped, never an error: an image beside the docs must not fail an ingest), with one line.
 # (a front matter key is metadata; one that cannot be filtered on, with a space, is kept with a warning)
-WARN = {"unknown-key.md": _fm("title: Unknown\nteam lead: Ana"),
-        "unsupported.xyz": b"some data",
-        "README": b"no extension"}
+WARN = {
+    "unknown-key.md": _fm("title: Unknown\nteam lead: Ana"),
+    "unsupported.xyz": b"some data",
+    "README": b"no extension",
+}
 
 
 def build(root: Path, outside: Path) -> tuple[list[Path], list[Path], list[Path]]:
@@ -162,7 +165,9 @@ def test_fuzz_folder_every_good_file_in_every_bad_file_one_line(tmp_path):
         assert len(naming(p)) == 1 and naming(p)[0] in report.warnings, (p.name, naming(p))
     for p in good:
         assert naming(p) == [], (p.name, naming(p))
-    assert len(lines) == len(bad) + len(warn), [ln for ln in lines if not any(ln.startswith(f"{p}:") for p in bad + warn)]
+    assert len(lines) == len(bad) + len(warn), [
+        ln for ln in lines if not any(ln.startswith(f"{p}:") for p in bad + warn)
+    ]
     assert all("Traceback" not in ln and len(ln) < 400 for ln in lines)
     sources = {e.source for e in idx.store.documents().values()}
     for p in good + [root / "unknown-key.md"]:

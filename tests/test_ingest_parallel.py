@@ -39,8 +39,11 @@ class _Small(Chunker):
 
 def _corpus(root: Path) -> Path:
     for n in range(14):
-        sections = "\n\n".join(f"## Part {s}\n\nDocument {n} section {s} explains refund rule R-{100 + n} "
-                               f"and the {['alpha', 'beta', 'gamma'][s]} procedure in detail." for s in range(1 + n % 3))
+        sections = "\n\n".join(
+            f"## Part {s}\n\nDocument {n} section {s} explains refund rule R-{100 + n} "
+            f"and the {['alpha', 'beta', 'gamma'][s]} procedure in detail."
+            for s in range(1 + n % 3)
+        )
         write_doc(root, f"d{n:02d}.md", f"Doc {n}", sections, permissions=["staff"] if n % 4 == 0 else ["public"])
     return root
 
@@ -69,8 +72,9 @@ class _Spy(Ingestor):
 
 def _ingest(tmp: Path, corpus: Path, workers: int, embedder=None, chunker=None, units=ANSWER_UNITS):
     store = LanceStore(tmp, DIM)
-    ing = _Spy(store, embedder or HashingEmbedder(DIM), chunker=chunker or _Small(), batch_docs=3, units=units,
-               workers=workers)
+    ing = _Spy(
+        store, embedder or HashingEmbedder(DIM), chunker=chunker or _Small(), batch_docs=3, units=units, workers=workers
+    )
     report = ing.ingest_folder(corpus)
     return store, ing, report
 
@@ -84,8 +88,11 @@ def test_workers_store_what_the_serial_path_stores(tmp_path):
     a, b = _rows(serial), _rows(par)
     assert a.num_rows == b.num_rows == 68  # 14 documents of 1-3 sections, 30-token chunks
     assert a.equals(b)
-    assert (s_rep.added, s_rep.chunks_embedded, s_rep.units_embedded, s_rep.errors) == \
-        (p_rep.added, p_rep.chunks_embedded, p_rep.units_embedded, p_rep.errors) == (14, 68, s_rep.units_embedded, [])
+    assert (
+        (s_rep.added, s_rep.chunks_embedded, s_rep.units_embedded, s_rep.errors)
+        == (p_rep.added, p_rep.chunks_embedded, p_rep.units_embedded, p_rep.errors)
+        == (14, 68, s_rep.units_embedded, [])
+    )
     assert s_rep.units_embedded == 54  # answer units embedded with the chunks, in the same calls
     # the lexical text a worker computed is the analyzer's: BM25 finds the same chunks
     for q in (["r-105"], ["gamma", "procedur"]):
@@ -124,8 +131,9 @@ def test_document_and_embedding_failures_in_a_worker_read_as_in_the_serial_path(
     corpus = _corpus(tmp_path / "docs")
     out = {}
     for workers in (0, 2):
-        store, ing, rep = _ingest(tmp_path / f"w{workers}", corpus, workers, embedder=_FailingEmbedder(DIM),
-                                  chunker=_FailingChunker())
+        store, ing, rep = _ingest(
+            tmp_path / f"w{workers}", corpus, workers, embedder=_FailingEmbedder(DIM), chunker=_FailingChunker()
+        )
         out[workers] = (rep.errors, rep.added, _rows(store))
         assert ing.from_worker == [bool(workers)] * 5
     assert out[0][0] == out[2][0]
@@ -179,8 +187,11 @@ Ingestor(LanceStore(sys.argv[1], 64), Slow(64), batch_docs=1, workers=2).ingest_
 
 def test_killing_the_ingest_kills_its_workers(tmp_path):
     corpus = _corpus(tmp_path / "docs")
-    proc = subprocess.Popen([sys.executable, "-c", WORKERS_OF_KILLED_PARENT, str(tmp_path / "idx"), str(corpus)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKERS_OF_KILLED_PARENT, str(tmp_path / "idx"), str(corpus)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "go"
     deadline = time.monotonic() + 60
     children: list[int] = []
@@ -192,8 +203,9 @@ def test_killing_the_ingest_kills_its_workers(tmp_path):
     proc.wait()
     proc.stdout.close()
     for _ in range(100):
-        alive = [c for c in children if Path(f"/proc/{c}").exists()
-                 and Path(f"/proc/{c}/stat").read_text().split()[2] != "Z"]
+        alive = [
+            c for c in children if Path(f"/proc/{c}").exists() and Path(f"/proc/{c}/stat").read_text().split()[2] != "Z"
+        ]
         if not alive:
             break
         time.sleep(0.05)
@@ -229,8 +241,12 @@ def test_a_lock_held_by_another_thread_at_the_fork_does_not_hang_the_workers(tmp
     """A service thread embedding a query holds the embedder's memo lock while the ingest forks:
     the workers' copies of that lock would stay locked for ever without ``after_fork``."""
     corpus = _corpus(tmp_path / "docs")
-    done = subprocess.run([sys.executable, "-c", LOCK_HELD_AT_FORK, str(tmp_path / "idx"), str(corpus)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LOCK_HELD_AT_FORK, str(tmp_path / "idx"), str(corpus)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["14", "0"]
 
@@ -282,7 +298,11 @@ def test_ctrl_c_while_the_workers_start_leaves_no_worker_and_exits(tmp_path):
     """A fresh-clone trial's Ctrl-C sometimes hung the ingest for ever: the interrupt landed while
     the pool started its workers, nothing told them to stop, and Python's exit waited for them."""
     corpus = _corpus(tmp_path / "docs")
-    done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_WORKERS_START, str(tmp_path / "idx"), str(corpus)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_WORKERS_START, str(tmp_path / "idx"), str(corpus)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "interrupted"

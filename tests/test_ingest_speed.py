@@ -42,6 +42,7 @@ TRICKY = [
 
 # -- references: the code before the speed-up ------------------------------------------------
 
+
 def _ref_fold(text: str) -> str:
     if text.isascii():
         return text.lower()
@@ -126,8 +127,16 @@ def test_fast_analyzer_equals_reference_on_tricky_and_sample_texts():
     _assert_same_analysis(texts)
     # hand-checked values, so the reference itself is pinned
     assert A.fold("Café Ελληνικά x\u0903y") == "cafe ελληνικα x\u0903y"
-    assert A.analyze("mixed e\u0301-1004 b\u0327_x u\u0308ber-cool") == ["mix", "e-1004", "b_x", "b", "x", "uber-cool",
-                                                                       "uber", "cool"]
+    assert A.analyze("mixed e\u0301-1004 b\u0327_x u\u0308ber-cool") == [
+        "mix",
+        "e-1004",
+        "b_x",
+        "b",
+        "x",
+        "uber-cool",
+        "uber",
+        "cool",
+    ]
 
 
 def test_analysis_memo_is_bounded_and_does_not_change_results(monkeypatch):
@@ -177,6 +186,7 @@ def test_count_tokens_counts_special_token_text_as_plain_text():
 
 # -- the append path --------------------------------------------------------------------------
 
+
 def _update(doc_id: str, text: str, emb: HashingEmbedder) -> DocumentUpdate:
     doc = Document(doc_id, doc_id.title(), text, f"/src/{doc_id}.md", "markdown", f"h-{text}")
     chunks = Chunker().chunk(doc_id, doc.title, text)
@@ -194,15 +204,22 @@ def test_new_documents_are_appended_and_replaced_ones_merged(tmp_path, monkeypat
     import lancedb.table
 
     orig_add, orig_merge = lancedb.table.LanceTable.add, lancedb.table.LanceTable.merge_insert
-    monkeypatch.setattr(lancedb.table.LanceTable, "add", lambda self, *a, **k: (calls.append("add"), orig_add(self, *a, **k))[1])
-    monkeypatch.setattr(lancedb.table.LanceTable, "merge_insert",
-                        lambda self, *a, **k: (calls.append("merge"), orig_merge(self, *a, **k))[1])
+    monkeypatch.setattr(
+        lancedb.table.LanceTable, "add", lambda self, *a, **k: (calls.append("add"), orig_add(self, *a, **k))[1]
+    )
+    monkeypatch.setattr(
+        lancedb.table.LanceTable,
+        "merge_insert",
+        lambda self, *a, **k: (calls.append("merge"), orig_merge(self, *a, **k))[1],
+    )
     store = LanceStore(tmp_path / "lance", 16)
     store.upsert([_update("a", "Refunds take 30 days.", emb)])  # creates the table
     store.upsert([_update("b", "Chargebacks are disputed.", emb), _update("c", "Invoices are monthly.", emb)])
     assert calls == ["add"]
     # one known document in the batch: the whole batch is merged (b replaced, d added)
-    store.upsert([_update("b", "Chargebacks are disputed within 10 days.", emb), _update("d", "Plans renew yearly.", emb)])
+    store.upsert(
+        [_update("b", "Chargebacks are disputed within 10 days.", emb), _update("d", "Plans renew yearly.", emb)]
+    )
     assert calls == ["add", "merge"]
     rows = _rows(store)
     assert [r[1] for r in rows] == ["a", "b", "c", "d"]  # one row per document, no duplicate b

@@ -22,17 +22,33 @@ from citewise.integrations import llama_index as cw_llama
 QUERY = "How are refunds approved and paid?"
 #: The corpus, as LangChain documents (what a LangChain loader gives): text and metadata.
 LC_DOCS = [
-    LCDocument(page_content="Refunds are paid within 30 days of a request.",
-               metadata={"source": "policies/refunds.md", "title": "Refund policy", "department": "finance",
-                         "year": 2025}),
-    LCDocument(page_content="Refunds over 5,000 USD are approved by the controller.",
-               metadata={"source": "policies/approvals.md", "title": "Refund approvals", "department": "finance",
-                         "year": 2023}),
-    LCDocument(page_content="Travel refunds are paid within 10 days of the trip.",
-               metadata={"source": "policies/travel.md", "title": "Travel refunds", "department": "hr", "year": 2024}),
-    LCDocument(page_content="Refunds for board members are approved by the chair.",
-               metadata={"source": "board/refunds.md", "title": "Board refunds", "department": "finance",
-                         "year": 2025, "permissions": ["exec"]}),
+    LCDocument(
+        page_content="Refunds are paid within 30 days of a request.",
+        metadata={"source": "policies/refunds.md", "title": "Refund policy", "department": "finance", "year": 2025},
+    ),
+    LCDocument(
+        page_content="Refunds over 5,000 USD are approved by the controller.",
+        metadata={
+            "source": "policies/approvals.md",
+            "title": "Refund approvals",
+            "department": "finance",
+            "year": 2023,
+        },
+    ),
+    LCDocument(
+        page_content="Travel refunds are paid within 10 days of the trip.",
+        metadata={"source": "policies/travel.md", "title": "Travel refunds", "department": "hr", "year": 2024},
+    ),
+    LCDocument(
+        page_content="Refunds for board members are approved by the chair.",
+        metadata={
+            "source": "board/refunds.md",
+            "title": "Board refunds",
+            "department": "finance",
+            "year": 2025,
+            "permissions": ["exec"],
+        },
+    ),
 ]
 
 
@@ -73,14 +89,22 @@ def test_langchain_documents_carry_text_metadata_and_permissions(cw):
     assert sorted(d.metadata["doc_id"] for d in docs) == ["policies/approvals", "policies/refunds", "policies/travel"]
     top = next(d for d in docs if d.metadata["doc_id"] == "policies/refunds")
     assert top.page_content == "Refunds are paid within 30 days of a request." and top.id == top.metadata["chunk_id"]
-    assert (top.metadata["department"], top.metadata["year"], top.metadata["title"]) == ("finance", 2025, "Refund policy")
+    assert (top.metadata["department"], top.metadata["year"], top.metadata["title"]) == (
+        "finance",
+        2025,
+        "Refund policy",
+    )
     assert top.metadata["snippet"] == top.page_content and top.metadata["groups"] == ["public"]
     exec_docs = r.invoke(QUERY, groups=["exec"], filters=["year>=2025", "department=finance"])
     assert sorted(d.metadata["doc_id"] for d in exec_docs) == ["board/refunds", "policies/refunds"]
-    fixed = cw_langchain.CitewiseRetriever(citewise=cw, k=10, principal=Principal("ana", ("exec",)),
-                                           filters=["department=finance"])
+    fixed = cw_langchain.CitewiseRetriever(
+        citewise=cw, k=10, principal=Principal("ana", ("exec",)), filters=["department=finance"]
+    )
     assert sorted(d.metadata["doc_id"] for d in fixed.invoke(QUERY)) == [
-        "board/refunds", "policies/approvals", "policies/refunds"]
+        "board/refunds",
+        "policies/approvals",
+        "policies/refunds",
+    ]
 
 
 def test_llama_index_retrieve_with_principal_and_metadata_filters(cw):
@@ -90,11 +114,18 @@ def test_llama_index_retrieve_with_principal_and_metadata_filters(cw):
     r = cw_llama.CitewiseRetriever(cw, k=10)
     nodes = r.retrieve(QUERY)
     assert all(isinstance(n, NodeWithScore) for n in nodes)
-    assert sorted(n.node.metadata["doc_id"] for n in nodes) == ["policies/approvals", "policies/refunds",
-                                                               "policies/travel"]
+    assert sorted(n.node.metadata["doc_id"] for n in nodes) == [
+        "policies/approvals",
+        "policies/refunds",
+        "policies/travel",
+    ]
     assert nodes[0].score == max(n.score for n in nodes) and nodes[0].node.get_content()
-    f = MetadataFilters(filters=[MetadataFilter(key="department", value="finance"),
-                                 MetadataFilter(key="year", value=2024, operator=FilterOperator.GT)])
+    f = MetadataFilters(
+        filters=[
+            MetadataFilter(key="department", value="finance"),
+            MetadataFilter(key="year", value=2024, operator=FilterOperator.GT),
+        ]
+    )
     board = cw_llama.CitewiseRetriever(cw, k=10, groups=["exec"], filters=f)
     assert sorted(n.node.metadata["doc_id"] for n in board.retrieve(QUERY)) == ["board/refunds", "policies/refunds"]
     with pytest.raises(Exception, match="only AND"):
@@ -109,8 +140,13 @@ def test_haystack_pipeline_with_filters_groups_and_serialisation(cw):
     docs = p.run({"retriever": {"query": QUERY}})["retriever"]["documents"]
     assert sorted(d.meta["doc_id"] for d in docs) == ["policies/approvals", "policies/refunds", "policies/travel"]
     assert all(d.content and d.id == d.meta["chunk_id"] and d.score is not None for d in docs)
-    filt = {"operator": "AND", "conditions": [{"field": "meta.department", "operator": "==", "value": "finance"},
-                                              {"field": "meta.year", "operator": ">=", "value": 2025}]}
+    filt = {
+        "operator": "AND",
+        "conditions": [
+            {"field": "meta.department", "operator": "==", "value": "finance"},
+            {"field": "meta.year", "operator": ">=", "value": 2025},
+        ],
+    }
     out = p.run({"retriever": {"query": QUERY, "filters": filt, "groups": ["exec"]}})["retriever"]["documents"]
     assert sorted(d.meta["doc_id"] for d in out) == ["board/refunds", "policies/refunds"]
     again = Pipeline.loads(p.dumps(), allowed_modules=["citewise.integrations.haystack"])  # round trip
@@ -123,10 +159,17 @@ def test_ingestion_from_llama_index_and_haystack_documents(tmp_path):
     from llama_index.core import Document as LIDocument
 
     idx = Index.open(tmp_path / "idx", embedder="hashing")
-    docs = cw_llama.from_documents([LIDocument(text="Chargebacks go to finance within 5 days.",
-                                               metadata={"file_path": "ops/chargebacks.md", "team": "ops"})])
-    docs += cw_haystack.from_documents([HDocument(content="Invoices are sent monthly.",
-                                                  meta={"file_path": "billing/invoices.md", "year": 2026})])
+    docs = cw_llama.from_documents(
+        [
+            LIDocument(
+                text="Chargebacks go to finance within 5 days.",
+                metadata={"file_path": "ops/chargebacks.md", "team": "ops"},
+            )
+        ]
+    )
+    docs += cw_haystack.from_documents(
+        [HDocument(content="Invoices are sent monthly.", meta={"file_path": "billing/invoices.md", "year": 2026})]
+    )
     assert [d.doc_id for d in docs] == ["ops/chargebacks", "billing/invoices"]
     report = idx.ingestor().ingest_documents(docs, root="frameworks")
     assert report.added == 2

@@ -7,8 +7,17 @@ import json
 import numpy as np
 import pytest
 
-from citewise.answer.judges import (ClaimJudge, Judge, LLMFaithfulnessJudge, answer_relevancy, context_precision,
-                                    context_recall, faithfulness, noise_sensitivity, ragas_scores)
+from citewise.answer.judges import (
+    ClaimJudge,
+    Judge,
+    LLMFaithfulnessJudge,
+    answer_relevancy,
+    context_precision,
+    context_recall,
+    faithfulness,
+    noise_sensitivity,
+    ragas_scores,
+)
 from citewise.models.chat import ChatConfig, OpenAIChatModel
 
 from fake_openai import FakeOpenAI
@@ -39,16 +48,19 @@ def test_unfaithful_verdict_keeps_claims_and_fenced_json_is_accepted():
     assert (v.faithful, v.unsupported_claims, v.error) == (False, ("Refunds are automatic.",), "")
 
 
-@pytest.mark.parametrize("reply, error", [
-    ("Looks fine to me!", "unparseable verdict"),
-    ('Sure: {"faithful": true, "unsupported_claims": []}', "unparseable verdict"),
-    ('{"faithful": "yes", "unsupported_claims": []}', "no boolean 'faithful'"),
-    ('{"unsupported_claims": []}', "no boolean 'faithful'"),
-    ('{"faithful": true, "unsupported_claims": ["x"]}', "contradictory verdict"),
-    ('{"faithful": true, "unsupported_claims": "none"}', "not a list of strings"),
-    ('[true]', "no boolean 'faithful'"),
-    ("", "unparseable verdict"),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        ("Looks fine to me!", "unparseable verdict"),
+        ('Sure: {"faithful": true, "unsupported_claims": []}', "unparseable verdict"),
+        ('{"faithful": "yes", "unsupported_claims": []}', "no boolean 'faithful'"),
+        ('{"unsupported_claims": []}', "no boolean 'faithful'"),
+        ('{"faithful": true, "unsupported_claims": ["x"]}', "contradictory verdict"),
+        ('{"faithful": true, "unsupported_claims": "none"}', "not a list of strings"),
+        ("[true]", "no boolean 'faithful'"),
+        ("", "unparseable verdict"),
+    ],
+)
 def test_unusable_verdicts_fail_closed(reply, error):
     with FakeOpenAI([{"content": reply}]) as server:
         v = judge_for(server).judge("q", "a", CONTEXTS)
@@ -94,13 +106,13 @@ def test_ragas_metrics_hand_computed():
         if system.startswith("For each numbered claim"):
             ref = user.split("Reference text:\n", 1)[1].split("\n\nClaims:", 1)[0]
             n = len(user.split("\n\nClaims:\n", 1)[1].splitlines())
-            if ref == reference:            # correctness against the reference answer
+            if ref == reference:  # correctness against the reference answer
                 return {"content": json.dumps({"supported": [True, True, False]})}
-            if ref == ctx[2]:               # the noise context supports the wrong claim
+            if ref == ctx[2]:  # the noise context supports the wrong claim
                 return {"content": json.dumps({"supported": [False, False, True]})}
-            if ref == "\n\n".join(ctx) and "30 days on Pro" in user:   # context recall
+            if ref == "\n\n".join(ctx) and "30 days on Pro" in user:  # context recall
                 return {"content": json.dumps({"supported": [True, False]})}
-            if ref == "\n\n".join(ctx):     # faithfulness over all contexts
+            if ref == "\n\n".join(ctx):  # faithfulness over all contexts
                 return {"content": json.dumps({"supported": [True, True, True]})}
             return {"content": json.dumps({"supported": [False] * n})}
         if system.startswith("Write questions"):
@@ -132,8 +144,16 @@ def test_ragas_metrics_fail_closed_on_garbage():
         assert noise_sensitivity(j, "a.", "r.", ["c"]) == 1.0
         assert answer_relevancy(j, UnitEmbedder({}), "q", "a.") == 0.0
         s = ragas_scores(j, UnitEmbedder({}), "q", "a.", ["c"], "r.")
-    assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0, 1.0)
-    with FakeOpenAI([{"content": json.dumps({"claims": ["a", "b"]})}, {"content": json.dumps({"supported": [True]})}]) as server:
+    assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+    )
+    with FakeOpenAI(
+        [{"content": json.dumps({"claims": ["a", "b"]})}, {"content": json.dumps({"supported": [True]})}]
+    ) as server:
         assert faithfulness(claim_judge(server), "a. b.", ["c"]) == 0.0  # wrong-length verdict list
 
 
@@ -171,27 +191,40 @@ def test_no_contexts_or_empty_answer_is_unfaithful_without_asking():
         emb = UnitEmbedder({"question": [1.0, 0.0], "q": [0.0, 1.0]})
         s = ragas_scores(cj, emb, "question", "30 days. Automatic.", [], "30 days.")
     assert (s.faithfulness, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0)
-    assert s.notes == ["faithfulness: no contexts, nothing supports the answer (0.0)",
-                       "context precision: no contexts (0.0)", "context recall: no contexts (0.0)"]
+    assert s.notes == [
+        "faithfulness: no contexts, nothing supports the answer (0.0)",
+        "context precision: no contexts (0.0)",
+        "context recall: no contexts (0.0)",
+    ]
 
 
-@pytest.mark.parametrize("reply", [
-    '{"faithful": false, "unsupported_claims": ["Refunds are automatic."], "faithful": true}',
-    '```json\n{"faithful": true, "unsupported_claims": [], "unsupported_claims": []}\n```',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"faithful": false, "unsupported_claims": ["Refunds are automatic."], "faithful": true}',
+        '```json\n{"faithful": true, "unsupported_claims": [], "unsupported_claims": []}\n```',
+    ],
+)
 def test_duplicate_keys_are_refused(reply):
     with FakeOpenAI([{"content": reply}]) as server:
         v = judge_for(server).judge("q", "Refunds are automatic.", CONTEXTS)
     assert not v.faithful and v.error.startswith("unparseable verdict (expected one JSON object): duplicate key")
-    with FakeOpenAI([{"content": json.dumps({"claims": ["a"]})},
-                     {"content": '{"supported": [false], "supported": [true]}'}]) as server:
+    with FakeOpenAI(
+        [{"content": json.dumps({"claims": ["a"]})}, {"content": '{"supported": [false], "supported": [true]}'}]
+    ) as server:
         assert faithfulness(claim_judge(server), "a.", ["c"]) == 0.0
 
 
 def test_unusable_replies_leave_a_note_on_every_metric():
     with FakeOpenAI([{"content": "Looks fine to me!"}]) as server:
         s = ragas_scores(claim_judge(server), UnitEmbedder({}), "q", "a.", ["c"], "r.")
-    assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (0.0, 0.0, 0.0, 0.0, 1.0)
+    assert (s.faithfulness, s.answer_relevancy, s.context_precision, s.context_recall, s.noise_sensitivity) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+    )
     assert s.notes == [
         "faithfulness: unusable judge reply listing the answer's claims (0.0)",
         "answer relevancy: unusable judge reply generating questions (0.0)",
@@ -199,14 +232,17 @@ def test_unusable_replies_leave_a_note_on_every_metric():
         "context recall: unusable judge reply listing the reference's claims (0.0)",
         "noise sensitivity: unusable judge reply listing the answer's claims (1.0)",
     ]
+
     # claims usable, support verdicts unusable: the notes say which step failed
     def script(body):
         if body["messages"][0]["content"].startswith("Break the text"):
             return {"content": json.dumps({"claims": ["x", "y"]})}
         return {"content": json.dumps({"supported": [True]})}  # wrong length for two claims
+
     with FakeOpenAI(script) as server:
         s = ragas_scores(claim_judge(server), UnitEmbedder({}), "q", "x. y.", ["c"], "r.")
     assert [n for n in s.notes if "claim support" in n or "reference" in n] == [
         "faithfulness: unusable judge reply on claim support (0.0)",
         "context recall: unusable judge reply on claim support (0.0)",
-        "noise sensitivity: unusable judge reply on support by the reference (1.0)"]
+        "noise sensitivity: unusable judge reply on support by the reference (1.0)",
+    ]

@@ -83,12 +83,19 @@ def test_ragas_floors_refuse_an_unmeasured_or_weak_judge_before_any_llm_call(tmp
     from pathlib import Path
 
     data = Path(__file__).parent / "data" / "ragas" / "redis.jsonl"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("CITEWISE_", "OPENAI_"))},
-           "CITEWISE_LLM_JUDGE_BASE_URL": "http://127.0.0.1:9/v1", "CITEWISE_LLM_JUDGE_MODEL": "qwen2.5-0.5b-instruct"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CITEWISE_", "OPENAI_"))},
+        "CITEWISE_LLM_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
+        "CITEWISE_LLM_JUDGE_MODEL": "qwen2.5-0.5b-instruct",
+    }
     floors = tmp_path / "floors.yaml"
     floors.write_text("floors:\n  faithfulness: 0.85\n")
-    run = lambda: subprocess.run([sys.executable, "-m", "citewise.cli", "eval", "ragas", str(data), "--floors", str(floors)],  # noqa: E731
-                                 capture_output=True, text=True, env=env)
+    run = lambda: subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "eval", "ragas", str(data), "--floors", str(floors)],  # noqa: E731
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     p = run()
     assert p.returncode == 2 and "agreement with hand labels is unknown" in p.stderr and "Traceback" not in p.stderr
     _record(tmp_path, kappa=0.41)
@@ -105,7 +112,14 @@ def test_check_floors_treats_noise_as_a_ceiling_and_missing_as_a_breach():
 
     fl = RagasFloors({"faithfulness": 0.8, "noise_sensitivity": 0.15, "context_recall": 0.7}, None)
     means = {"faithfulness": {"mean": 0.75}, "noise_sensitivity": {"mean": 0.2}, "context_recall": {"mean": None}}
-    assert check_floors(means, fl) == ["faithfulness: 0.750 < floor 0.8", "noise_sensitivity: 0.200 > ceiling 0.15",
-                                       "context_recall: not measured (floor 0.7)"]
-    assert check_floors({"faithfulness": {"mean": 0.9}, "noise_sensitivity": {"mean": 0.1},
-                         "context_recall": {"mean": 0.7}}, fl) == []
+    assert check_floors(means, fl) == [
+        "faithfulness: 0.750 < floor 0.8",
+        "noise_sensitivity: 0.200 > ceiling 0.15",
+        "context_recall: not measured (floor 0.7)",
+    ]
+    assert (
+        check_floors(
+            {"faithfulness": {"mean": 0.9}, "noise_sensitivity": {"mean": 0.1}, "context_recall": {"mean": 0.7}}, fl
+        )
+        == []
+    )

@@ -96,8 +96,9 @@ def test_every_top_level_module_has_a_layer():
     """A new top-level module or package must be placed in the contract (an unlisted module is
     not checked by it)."""
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    listed = {m.strip() for c in cfg["contracts"] if c["type"] == "layers"
-              for layer in c["layers"] for m in layer.split("|")}
+    listed = {
+        m.strip() for c in cfg["contracts"] if c["type"] == "layers" for layer in c["layers"] for m in layer.split("|")
+    }
     pkg = ROOT / "src" / "citewise"
     tops = {f"citewise.{p.stem}" for p in pkg.glob("*.py") if p.stem != "__init__"}
     tops |= {f"citewise.{p.name}" for p in pkg.iterdir() if (p / "__init__.py").is_file()}

@@ -31,8 +31,17 @@ UTC = dt.timezone.utc
 
 # -- versions -------------------------------------------------------------------------------------
 
+
 def test_version_order_is_natural():
-    assert sorted(["10", "9", "v2", "4.10", "4.2", "", "4.2.1"], key=version_key) == ["", "v2", "4.2", "4.2.1", "4.10", "9", "10"]
+    assert sorted(["10", "9", "v2", "4.10", "4.2", "", "4.2.1"], key=version_key) == [
+        "",
+        "v2",
+        "4.2",
+        "4.2.1",
+        "4.10",
+        "9",
+        "10",
+    ]
     assert version_key("V3") == version_key("3")
 
 
@@ -41,12 +50,21 @@ def test_newer_version_of_one_id_wins_whatever_the_file_order(tmp_path, first, s
     root = tmp_path / "docs"
     versions = {"a": "9", "b": "10"}
     for name in (first, second):
-        write_doc(root, f"{name}.md", f"Policy {name}", f"Refund text of file {name}.", id="refund-policy", version=versions[name])
+        write_doc(
+            root,
+            f"{name}.md",
+            f"Policy {name}",
+            f"Refund text of file {name}.",
+            id="refund-policy",
+            version=versions[name],
+        )
     idx = Index.open(tmp_path / "i", embedder="hashing")
     report = idx.ingest(root)
     assert report.errors == [] and report.added == 2  # the current version and version 9 as history
-    assert report.superseded == [f"{root / 'a.md'}: version '9' of 'refund-policy' superseded by version '10' in "
-                                 f"{root / 'b.md'}; kept as history ('refund-policy@9')"]
+    assert report.superseded == [
+        f"{root / 'a.md'}: version '9' of 'refund-policy' superseded by version '10' in "
+        f"{root / 'b.md'}; kept as history ('refund-policy@9')"
+    ]
     entry = idx.store.documents()["refund-policy"]
     assert (entry.version, entry.source) == ("10", str(root / "b.md"))
     assert idx.store.documents()["refund-policy@9"].source == str(root / "a.md")
@@ -62,7 +80,9 @@ def test_same_version_is_a_duplicate_error_and_dates_break_version_ties(tmp_path
     write_doc(root, "d.md", "D", "delta", id="y", version="2", effective="2026-03-01")
     idx = Index.open(tmp_path / "i", embedder="hashing")
     report = idx.ingest(root)
-    assert report.errors == [f"{root / 'b.md'}: duplicate document id 'x' (already used by {root / 'a.md'}, same version); skipped"]
+    assert report.errors == [
+        f"{root / 'b.md'}: duplicate document id 'x' (already used by {root / 'a.md'}, same version); skipped"
+    ]
     docs = idx.store.documents()
     assert docs["x"].source == str(root / "a.md")
     assert (docs["y"].source, docs["y"].effective) == (str(root / "d.md"), "2026-03-01")
@@ -75,7 +95,11 @@ def test_indexed_newer_version_from_another_folder_is_kept_until_its_file_goes(t
     idx = Index.open(tmp_path / "i", embedder="hashing")
     idx.ingest(new_dir)
     report = idx.ingest(old_dir)
-    assert report.chunks_embedded == 0 and len(report.superseded) == 1 and "older than the indexed version '5'" in report.superseded[0]
+    assert (
+        report.chunks_embedded == 0
+        and len(report.superseded) == 1
+        and "older than the indexed version '5'" in report.superseded[0]
+    )
     assert idx.store.documents()["policy"].version == "5"
     (new_dir / "p.md").unlink()
     assert idx.ingest(new_dir).deleted == 1
@@ -85,9 +109,33 @@ def test_indexed_newer_version_from_another_folder_is_kept_until_its_file_goes(t
 # -- as of a date, a version -----------------------------------------------------------------------
 def test_older_versions_answer_as_of_queries_and_leave_with_their_files(tmp_path):
     root = tmp_path / "docs"
-    write_doc(root, "v1.md", "Refund policy", "Refunds within 14 days.", id="refund-policy", version="1", effective="2025-01-01")
-    write_doc(root, "v2.md", "Refund policy", "Refunds within 30 days.", id="refund-policy", version="2", effective="2026-01-01")
-    write_doc(root, "v3.md", "Refund policy", "Refunds within 45 days.", id="refund-policy", version="3", effective="2026-06-01")
+    write_doc(
+        root,
+        "v1.md",
+        "Refund policy",
+        "Refunds within 14 days.",
+        id="refund-policy",
+        version="1",
+        effective="2025-01-01",
+    )
+    write_doc(
+        root,
+        "v2.md",
+        "Refund policy",
+        "Refunds within 30 days.",
+        id="refund-policy",
+        version="2",
+        effective="2026-01-01",
+    )
+    write_doc(
+        root,
+        "v3.md",
+        "Refund policy",
+        "Refunds within 45 days.",
+        id="refund-policy",
+        version="3",
+        effective="2026-06-01",
+    )
     idx = Index.open(tmp_path / "i", embedder="hashing")
     assert idx.ingest(root).added == 3
 
@@ -102,7 +150,11 @@ def test_older_versions_answer_as_of_queries_and_leave_with_their_files(tmp_path
     assert found(as_of=dt.date(2024, 1, 1)) == []  # nothing was in force
     assert found(version="1") == ["refund-policy@1"]
     docs = idx.store.documents()
-    assert (docs["refund-policy@1"].version, docs["refund-policy@2"].version, docs["refund-policy"].version) == ("1", "2", "3")
+    assert (docs["refund-policy@1"].version, docs["refund-policy@2"].version, docs["refund-policy"].version) == (
+        "1",
+        "2",
+        "3",
+    )
     # re-ingest: nothing changes; removing a version's file removes that version only
     again = idx.ingest(root)
     assert (again.unchanged, again.chunks_embedded, again.deleted) == (3, 0, 0)
@@ -112,11 +164,18 @@ def test_older_versions_answer_as_of_queries_and_leave_with_their_files(tmp_path
     assert found(as_of=dt.date(2026, 3, 1)) == ["refund-policy@2"]
 
 
-
 @pytest.fixture()
 def dated(tmp_path):
     root = tmp_path / "docs"
-    write_doc(root, "a.md", "Fee schedule A", "fee schedule wire transfer", version="3", updated="2026-01-01", effective="2026-03-01")
+    write_doc(
+        root,
+        "a.md",
+        "Fee schedule A",
+        "fee schedule wire transfer",
+        version="3",
+        updated="2026-01-01",
+        effective="2026-03-01",
+    )
     write_doc(root, "b.md", "Fee schedule B", "fee schedule wire transfer", version="2", updated="2026-02-01")
     write_doc(root, "c.md", "Fee schedule C", "fee schedule wire transfer")
     idx = Index.open(tmp_path / "i", embedder="hashing")
@@ -125,23 +184,32 @@ def dated(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["bm25", "dense", "hybrid", "shipped"])
-@pytest.mark.parametrize("day,expected", [
-    ("2025-12-31", {"c"}),          # only the undated document
-    ("2026-02-15", {"b", "c"}),     # a is updated earlier but in force only from March
-    ("2026-03-01", {"a", "b", "c"}),
-])
+@pytest.mark.parametrize(
+    "day,expected",
+    [
+        ("2025-12-31", {"c"}),  # only the undated document
+        ("2026-02-15", {"b", "c"}),  # a is updated earlier but in force only from March
+        ("2026-03-01", {"a", "b", "c"}),
+    ],
+)
 def test_as_of_uses_effective_else_updated(dated, name, day, expected):
-    hits = dated.search("fee schedule wire transfer", 10, retriever=name, filters=Filters(as_of=dt.date.fromisoformat(day)))
+    hits = dated.search(
+        "fee schedule wire transfer", 10, retriever=name, filters=Filters(as_of=dt.date.fromisoformat(day))
+    )
     assert {h.doc_id for h in hits} == expected
 
 
 def test_version_filter_and_cli_options(dated):
     assert {h.doc_id for h in dated.search("fee schedule", 10, filters=Filters(version="2"))} == {"b"}
     runner = CliRunner()
-    res = runner.invoke(app, ["search", "fee schedule wire", "--index", str(dated.path), "--as-of", "2026-02-15", "--json"])
+    res = runner.invoke(
+        app, ["search", "fee schedule wire", "--index", str(dated.path), "--as-of", "2026-02-15", "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert {h["doc_id"] for h in json.loads(res.output)["hits"]} == {"b", "c"}
-    res = runner.invoke(app, ["ask", "fee schedule wire transfer", "--index", str(dated.path), "--version", "3", "--json"])
+    res = runner.invoke(
+        app, ["ask", "fee schedule wire transfer", "--index", str(dated.path), "--version", "3", "--json"]
+    )
     assert res.exit_code == 0, res.output
     cites = json.loads(res.output)["citations"]
     assert cites and {(c["doc_id"], c["version"], c["updated"]) for c in cites} == {("a", "3", "2026-01-01")}
@@ -157,20 +225,35 @@ def test_effective_front_matter_must_be_a_date(tmp_path):
 
 # -- freshness ----------------------------------------------------------------------------------
 
+
 def _entry(doc_id, indexed, changed):
     return DocumentEntry(doc_id, doc_id, f"/nowhere/{doc_id}.md", "h", "", "", 1, indexed, "", ("public",), changed)
 
 
 def test_lag_is_hand_computed_and_counts_from_the_first_run():
     t0 = dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
-    runs = [IngestRun((t0).isoformat(), (t0 + dt.timedelta(seconds=5)).isoformat(), ""),
-            IngestRun((t0 + dt.timedelta(hours=1)).isoformat(), (t0 + dt.timedelta(hours=1, seconds=2)).isoformat(), "")]
+    runs = [
+        IngestRun((t0).isoformat(), (t0 + dt.timedelta(seconds=5)).isoformat(), ""),
+        IngestRun((t0 + dt.timedelta(hours=1)).isoformat(), (t0 + dt.timedelta(hours=1, seconds=2)).isoformat(), ""),
+    ]
     # lags: 4s (changed 30 days before the first run: counts from the run), 30s, 90s, 600s
     entries = {
         "a": _entry("a", (t0 + dt.timedelta(seconds=4)).isoformat(), (t0 - dt.timedelta(days=30)).isoformat()),
-        "b": _entry("b", (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(), (t0 + dt.timedelta(minutes=59, seconds=31)).isoformat()),
-        "c": _entry("c", (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(), (t0 + dt.timedelta(minutes=58, seconds=31)).isoformat()),
-        "d": _entry("d", (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(), (t0 + dt.timedelta(minutes=50, seconds=1)).isoformat()),
+        "b": _entry(
+            "b",
+            (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(),
+            (t0 + dt.timedelta(minutes=59, seconds=31)).isoformat(),
+        ),
+        "c": _entry(
+            "c",
+            (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(),
+            (t0 + dt.timedelta(minutes=58, seconds=31)).isoformat(),
+        ),
+        "d": _entry(
+            "d",
+            (t0 + dt.timedelta(minutes=60, seconds=1)).isoformat(),
+            (t0 + dt.timedelta(minutes=50, seconds=1)).isoformat(),
+        ),
     }
     now = t0 + dt.timedelta(hours=2)
     st = compute_status(entries, 7, runs, now=now, threshold_s=8000)
@@ -189,7 +272,15 @@ def test_lag_is_hand_computed_and_counts_from_the_first_run():
 
 def test_percentile_and_durations():
     assert percentile([1, 2, 3, 4], 95) == 3.85 and percentile([], 95) == 0.0 and percentile([7], 95) == 7
-    assert [parse_duration(x) for x in ("90", "90s", "15m", "6h", "2d", "1w", "1.5h")] == [90, 90, 900, 21600, 172800, 604800, 5400]
+    assert [parse_duration(x) for x in ("90", "90s", "15m", "6h", "2d", "1w", "1.5h")] == [
+        90,
+        90,
+        900,
+        21600,
+        172800,
+        604800,
+        5400,
+    ]
     with pytest.raises(InputError, match="not a duration: '6 hours'"):
         parse_duration("6 hours")
 
@@ -212,7 +303,10 @@ def test_status_reports_changed_missing_and_new_files(tmp_path):
     write_doc(root, "d.md", "D", "text of d")
     st = idx.status()
     assert sorted((s.reason, s.doc_id, os.path.basename(s.source)) for s in st.stale) == [
-        ("changed", "b", "b.md"), ("missing", "c", "c.md"), ("unindexed", "", "d.md")]
+        ("changed", "b", "b.md"),
+        ("missing", "c", "c.md"),
+        ("unindexed", "", "d.md"),
+    ]
     idx.ingest(root)
     assert idx.status().stale == []
 
@@ -235,11 +329,14 @@ def test_cli_status_exits_1_past_the_threshold(tmp_path):
 
 # -- index upkeep and failures ---------------------------------------------------------------------
 
+
 def _random_docs(n, version, seed):
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(150)]
-    return [Document(f"d{i:02d}", f"Doc {i}", " ".join(rng.choice(words) for _ in range(50)), "s", "text", f"{version}-{i}")
-            for i in range(n)]
+    return [
+        Document(f"d{i:02d}", f"Doc {i}", " ".join(rng.choice(words) for _ in range(50)), "s", "text", f"{version}-{i}")
+        for i in range(n)
+    ]
 
 
 def test_incremental_fts_update_scores_equal_a_full_rebuild(tmp_path):
@@ -252,7 +349,12 @@ def test_incremental_fts_update_scores_equal_a_full_rebuild(tmp_path):
     assert inc.unindexed_rows() == 0
     full = LanceStore(tmp_path / "full", 64)
     Ingestor(full, HashingEmbedder(64)).ingest_documents(
-        [d for d in _random_docs(30, 1, 1)[:10] + _random_docs(30, 2, 2)[10:20] + _random_docs(30, 1, 1)[20:] if d.doc_id not in ("d03", "d04")])
+        [
+            d
+            for d in _random_docs(30, 1, 1)[:10] + _random_docs(30, 2, 2)[10:20] + _random_docs(30, 1, 1)[20:]
+            if d.doc_id not in ("d03", "d04")
+        ]
+    )
     for q in [f"w{i}" for i in range(0, 150, 7)]:
         a = inc.lexical_search([q, "w1"], 50)
         b = full.lexical_search([q, "w1"], 50)
@@ -271,8 +373,15 @@ def test_missing_fts_index_after_a_crash_is_rebuilt_by_the_next_run(tmp_path):
     reopened = LanceStore(tmp_path / "s", 64)
     assert reopened.unindexed_rows() == 0
     assert sorted(tuple(i.columns) for i in reopened._table.list_indices()) == [
-        ("chunk_id",), ("current",), ("doc_id",), ("groups",), ("lexical",), ("meta_terms",), ("title_ids",),
-        ("version",)]
+        ("chunk_id",),
+        ("current",),
+        ("doc_id",),
+        ("groups",),
+        ("lexical",),
+        ("meta_terms",),
+        ("title_ids",),
+        ("version",),
+    ]
 
 
 class FailingEmbedder(HashingEmbedder):
@@ -291,13 +400,16 @@ def test_embedder_failure_keeps_the_previous_version(tmp_path):
     write_doc(root, "a.md", "A", "explode the alpha text")
     write_doc(root, "b.md", "B", "changed beta text")
     report = Ingestor(store, FailingEmbedder(256), batch_docs=1).ingest_folder(root)
-    assert report.errors == [f"{root / 'a.md'}: embedding failed (RuntimeError: model server returned 503); previous version kept"]
+    assert report.errors == [
+        f"{root / 'a.md'}: embedding failed (RuntimeError: model server returned 503); previous version kept"
+    ]
     assert report.updated == 1
     assert [h.doc_id for h in store.lexical_search(["origin", "alpha"], 5)] == ["a"]
     assert store.lexical_search(["explod"], 5) == [] and store.lexical_search(["explode"], 5) == []
 
 
 # -- watch ---------------------------------------------------------------------------------------
+
 
 def test_watch_reindexes_on_create_modify_delete(tmp_path):
     root = tmp_path / "docs"

@@ -16,37 +16,76 @@ INVOICE = {"type": "object", "properties": {"invoice_id": {"type": "integer"}}, 
 
 
 def tools():
-    search = FunctionTool("vector_search", "Search the documents.", QUERY, lambda query: {"tool": "vector_search", "hits": [
-        {"doc_id": "help/refunds/pro", "chunk_id": "help/refunds/pro#0", "title": "Refunds on Pro", "score": 1.0, "rank": 1,
-         "text": "On the Pro plan you can request a refund within 30 days of the charge. Refunds go back to the card."}]})
-    status = FunctionTool("invoice_status", "Status of one invoice.", INVOICE, lambda invoice_id: {
-        "tool": "invoice_status", "rows": [{"invoice_id": invoice_id, "status": "paid", "amount_usd": 120.5}], "row_count": 1})
+    search = FunctionTool(
+        "vector_search",
+        "Search the documents.",
+        QUERY,
+        lambda query: {
+            "tool": "vector_search",
+            "hits": [
+                {
+                    "doc_id": "help/refunds/pro",
+                    "chunk_id": "help/refunds/pro#0",
+                    "title": "Refunds on Pro",
+                    "score": 1.0,
+                    "rank": 1,
+                    "text": "On the Pro plan you can request a refund within 30 days of the charge. Refunds go back to the card.",
+                }
+            ],
+        },
+    )
+    status = FunctionTool(
+        "invoice_status",
+        "Status of one invoice.",
+        INVOICE,
+        lambda invoice_id: {
+            "tool": "invoice_status",
+            "rows": [{"invoice_id": invoice_id, "status": "paid", "amount_usd": 120.5}],
+            "row_count": 1,
+        },
+    )
     return [search, status]
 
 
 def run(final: str):
-    script = [{"tool_calls": [{"name": "vector_search", "arguments": {"query": "refund window pro"}},
-                              {"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},
-              {"content": final}]
+    script = [
+        {
+            "tool_calls": [
+                {"name": "vector_search", "arguments": {"query": "refund window pro"}},
+                {"name": "invoice_status", "arguments": {"invoice_id": 2041}},
+            ]
+        },
+        {"content": final},
+    ]
     with FakeOpenAI(script) as server:
-        return Agent(OpenAIChatModel(ChatConfig(server.base_url, "m")), tools(), check=check_agent_answer).run("Refund window, and invoice 2041?")
+        return Agent(OpenAIChatModel(ChatConfig(server.base_url, "m")), tools(), check=check_agent_answer).run(
+            "Refund window, and invoice 2041?"
+        )
 
 
 def test_the_final_answer_keeps_what_the_observations_support():
-    r = run("On Pro you can request a refund within 30 days of the charge [doc:help/refunds/pro]. "
-            "Invoice 2041 is paid [tool:invoice_status]. Refunds are processed within 2 hours.")
+    r = run(
+        "On Pro you can request a refund within 30 days of the charge [doc:help/refunds/pro]. "
+        "Invoice 2041 is paid [tool:invoice_status]. Refunds are processed within 2 hours."
+    )
     assert r.stopped == "answered"
-    assert r.answer == ("On Pro you can request a refund within 30 days of the charge. [doc:help/refunds/pro] "
-                        "Invoice 2041 is paid. [tool:invoice_status]")
+    assert r.answer == (
+        "On Pro you can request a refund within 30 days of the charge. [doc:help/refunds/pro] "
+        "Invoice 2041 is paid. [tool:invoice_status]"
+    )
     assert r.withdrawn == ["Refunds are processed within 2 hours."]
-    assert r.notes == ["Withdrawn 1 sentence of the model's answer that no source supports: "
-                       "\u201cRefunds are processed within 2 hours.\u201d."]
+    assert r.notes == [
+        "Withdrawn 1 sentence of the model's answer that no source supports: "
+        "\u201cRefunds are processed within 2 hours.\u201d."
+    ]
     assert r.raw_answer.endswith("Refunds are processed within 2 hours.")
 
 
 def test_an_uncited_answer_is_cited_and_a_wholly_unsupported_one_withdrawn():
     r = run("The invoice 2041 status is paid, amount 120.5 USD.")
     assert r.answer == "The invoice 2041 status is paid, amount 120.5 USD. [tool:invoice_status]"
-    assert r.notes == ["The model cited no source for 1 sentence; each was cited to the source passage that supports it."]
+    assert r.notes == [
+        "The model cited no source for 1 sentence; each was cited to the source passage that supports it."
+    ]
     none = run("Invoice 2041 was refunded in March.")
     assert none.answer == ABSTENTION_TEXT and none.withdrawn == ["Invoice 2041 was refunded in March."]

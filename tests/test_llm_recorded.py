@@ -21,8 +21,11 @@ DATA = Path(__file__).parent / "data"
 
 def recorded_verdicts(name: str) -> list[dict]:
     """The judge replies of a recording, parsed (what the test computes its expectations from)."""
-    return [json.loads(line)["response"]["choices"][0]["message"]["content"]
-            for line in (LLM_DATA / name).read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line)["response"]["choices"][0]["message"]["content"]
+        for line in (LLM_DATA / name).read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def test_judge_agreement_on_hand_labels_matches_scikit_learn():
@@ -39,7 +42,9 @@ def test_judge_agreement_on_hand_labels_matches_scikit_learn():
     assert ag.confusion == {"tp": 18, "fp": 3, "fn": 1, "tn": 12} and ag.judge_errors == 0
     assert ag.accuracy == pytest.approx(30 / 34, abs=1e-6)
     # p_o = 30/34; p_e = (19/34)(21/34) + (15/34)(13/34) = 594/1156; kappa = (p_o - p_e) / (1 - p_e)
-    assert ag.kappa == pytest.approx((30 / 34 - 594 / 1156) / (1 - 594 / 1156), abs=1e-6) == pytest.approx(0.758, abs=1e-3)
+    assert (
+        ag.kappa == pytest.approx((30 / 34 - 594 / 1156) / (1 - 594 / 1156), abs=1e-6) == pytest.approx(0.758, abs=1e-3)
+    )
     wrong = sorted(i["id"] for i in ag.items if i["label"] != i["judge"])
     assert wrong == ["hr16", "hr18", "hr24", "hr25"]
 
@@ -89,11 +94,18 @@ def test_online_evaluation_with_the_judge_sets_both_gauges(hr_index):
     # the judge found one claim ("hotels ... a maximum of $200 per night"), supported by the context
     assert got["citewise_rag_faithfulness_score"] == 1.0
     # relevance: mean cosine of the 3 recorded questions to the question, under the index's embedder
-    gen = json.loads(json.loads((LLM_DATA / "online_hr.jsonl").read_text().splitlines()[2])
-                     ["response"]["choices"][0]["message"]["content"])["questions"]
+    gen = json.loads(
+        json.loads((LLM_DATA / "online_hr.jsonl").read_text().splitlines()[2])["response"]["choices"][0]["message"][
+            "content"
+        ]
+    )["questions"]
     v = hr_index.embedder.embed([q, *gen])
-    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(float(np.clip(v[1:] @ v[0], 0, 1).mean()), abs=1e-6)
-    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(0.3737, abs=1e-4)   # questions drift to "hotels near me"
+    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(
+        float(np.clip(v[1:] @ v[0], 0, 1).mean()), abs=1e-6
+    )
+    assert got["citewise_rag_answer_relevance_score"] == pytest.approx(
+        0.3737, abs=1e-4
+    )  # questions drift to "hotels near me"
     assert transport.calls == 3
 
 
@@ -110,7 +122,8 @@ def test_golden_generate_from_the_hr_policies(hr_index):
         ("adversarial", ["expenses#expense-reimbursement"]),
         ("easy", ["health-benefits#health-benefits"]),
         ("multi-hop", ["health-benefits#health-benefits", "performance-reviews#performance-reviews"]),
-        ("adversarial", ["health-benefits#health-benefits"])]
+        ("adversarial", ["health-benefits#health-benefits"]),
+    ]
     assert res.rows[0]["question"] == "What is the maximum reimbursement for meals while traveling?"
     assert res.rows[0]["ground_truth"] == "$75 per day" and res.rows[0]["relevant"] == {"expenses": 2}
     assert res.rows[1]["relevant"] == {"expenses": 2, "health-benefits": 2}
@@ -121,7 +134,7 @@ def test_golden_generate_from_the_hr_policies(hr_index):
 
 
 def test_ragas_on_an_hr_answer_with_a_made_up_claim():
-    """"How do I expense meals?" answered with the policy's $75/day and an invented "Alcohol is
+    """ "How do I expense meals?" answered with the policy's $75/day and an invented "Alcohol is
     reimbursed too", the expenses policy retrieved second after the health plans."""
     from citewise.evaluation.ragas import read_ragas_set, run_ragas
     from citewise.evaluation.ragas_report import render
@@ -129,8 +142,13 @@ def test_ragas_on_an_hr_answer_with_a_made_up_claim():
 
     model, transport = replay_model("ragas_hr.jsonl")
     rows = read_ragas_set(DATA / "ragas" / "hr.jsonl")
-    rep = run_ragas(rows[-1:], ClaimJudge(model), make_embedder("hashing"), dataset="hr.jsonl",
-                    judge_name="qwen2.5-coder-1.5b-instruct").to_dict()
+    rep = run_ragas(
+        rows[-1:],
+        ClaimJudge(model),
+        make_embedder("hashing"),
+        dataset="hr.jsonl",
+        judge_name="qwen2.5-coder-1.5b-instruct",
+    ).to_dict()
     assert transport.calls == 6
     j = rep["per_row"][0]["judgments"]
     # the judge split the answer into its 2 claims and found the alcohol one unsupported: 1/2
@@ -141,14 +159,23 @@ def test_ragas_on_an_hr_answer_with_a_made_up_claim():
     # both ground-truth claims are in the contexts
     assert j["attributed"] == [True, True]
     means = {m: v["mean"] for m, v in rep["means"].items()}
-    assert (means["faithfulness"], means["context_precision"], means["context_precision_ranked"],
-            means["context_recall"]) == (0.5, 0.5, 0.5, 1.0)
+    assert (
+        means["faithfulness"],
+        means["context_precision"],
+        means["context_precision_ranked"],
+        means["context_recall"],
+    ) == (0.5, 0.5, 0.5, 1.0)
     # relevance: the mean cosine (hashing embedder) of the 3 questions the judge wrote back
     emb = make_embedder("hashing")
     v = emb.embed([rows[-1].question, *j["generated"]])
-    assert len(j["generated"]) == 3 and means["answer_relevance"] == pytest.approx(float((v[1:] @ v[0]).mean()), abs=1e-5)
+    assert len(j["generated"]) == 3 and means["answer_relevance"] == pytest.approx(
+        float((v[1:] @ v[0]).mean()), abs=1e-5
+    )
     assert means["noise_sensitivity"] is None
     assert [(d["metric"], d["range"]) for d in rep["diagnosis"]] == [
-        ("faithfulness", "< 0.75"), ("context_precision", "< 0.60"), ("answer_relevance", "< 0.70")]
+        ("faithfulness", "< 0.75"),
+        ("context_precision", "< 0.60"),
+        ("answer_relevance", "< 0.70"),
+    ]
     html = render(rep, "html")
     assert "review the LLM prompt; increase citation instructions; lower the temperature" in html

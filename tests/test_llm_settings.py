@@ -22,9 +22,12 @@ def settings(tmp_path, text: str, env: dict | None = None):
 
 
 def test_each_use_reads_llm_with_its_overrides(tmp_path):
-    s = settings(tmp_path, '[llm]\nbase_url = "http://h:8080/v1"\nmodel = "small"\nread_timeout_s = 300\n'
-                           '[llm.judge]\nmodel = "big"\nread_timeout_s = 900\n[llm.router]\nmax_output_tokens = 128\n',
-                 env={"CITEWISE_LLM_ANSWER_CONTEXT_WINDOW": "2048"})
+    s = settings(
+        tmp_path,
+        '[llm]\nbase_url = "http://h:8080/v1"\nmodel = "small"\nread_timeout_s = 300\n'
+        '[llm.judge]\nmodel = "big"\nread_timeout_s = 900\n[llm.router]\nmax_output_tokens = 128\n',
+        env={"CITEWISE_LLM_ANSWER_CONTEXT_WINDOW": "2048"},
+    )
     answer, judge, router = (ChatConfig.from_settings(s.llm, u) for u in ("answer", "judge", "router"))
     assert (answer.model, answer.read_timeout_s, answer.context_window, answer.use) == ("small", 300.0, 2048, "answer")
     assert (judge.model, judge.read_timeout_s, judge.context_window) == ("big", 900.0, None)
@@ -39,9 +42,11 @@ def test_a_timeout_names_the_setting_to_raise():
         cfg = ChatConfig(server.base_url, "m", read_timeout_s=0.2, retries=0, use="judge")
         with pytest.raises(ChatTimeout) as e:
             OpenAIChatModel(cfg).chat([{"role": "user", "content": "q"}])
-    assert str(e.value) == (f"{server.base_url}: timed out after 0.2 s without a reply (a small model on a CPU can "
-                            "take minutes to read a long prompt); raise llm.read_timeout_s (or "
-                            "llm.judge.read_timeout_s), e.g. CITEWISE_LLM_READ_TIMEOUT_S=300 or --llm-timeout 300")
+    assert str(e.value) == (
+        f"{server.base_url}: timed out after 0.2 s without a reply (a small model on a CPU can "
+        "take minutes to read a long prompt); raise llm.read_timeout_s (or "
+        "llm.judge.read_timeout_s), e.g. CITEWISE_LLM_READ_TIMEOUT_S=300 or --llm-timeout 300"
+    )
 
 
 def test_serve_waits_longer_than_its_llm_client(tmp_path):
@@ -50,17 +55,22 @@ def test_serve_waits_longer_than_its_llm_client(tmp_path):
     assert llm_deadline_s(s) == 150.5
     assert serve_timeout(s, None, llm=False) == (30.0, "")
     t, why = serve_timeout(s, None, llm=True)
-    assert t == 165.5 and why == ("request timeout raised from 30 s to 165.5 s: the LLM client may wait 150.5 s "
-                                  "(llm.connect_timeout_s + llm.read_timeout_s, llm.retries)")
+    assert t == 165.5 and why == (
+        "request timeout raised from 30 s to 165.5 s: the LLM client may wait 150.5 s "
+        "(llm.connect_timeout_s + llm.read_timeout_s, llm.retries)"
+    )
     assert serve_timeout(s, 600.0, llm=True) == (600.0, "")
 
 
-@pytest.mark.parametrize("props, models, window", [
-    ({"default_generation_settings": {"n_ctx": 8192}}, None, 8192),  # llama.cpp server
-    (None, {"object": "list", "data": [{"id": "local", "max_model_len": 32768}]}, 32768),  # vLLM
-    (None, {"data": [{"id": "local", "meta": {"n_ctx_train": 131072}}]}, 131072),  # llama.cpp, training window
-    (None, None, 4096),  # llama-cpp-python reports none: the default
-])
+@pytest.mark.parametrize(
+    "props, models, window",
+    [
+        ({"default_generation_settings": {"n_ctx": 8192}}, None, 8192),  # llama.cpp server
+        (None, {"object": "list", "data": [{"id": "local", "max_model_len": 32768}]}, 32768),  # vLLM
+        (None, {"data": [{"id": "local", "meta": {"n_ctx_train": 131072}}]}, 131072),  # llama.cpp, training window
+        (None, None, 4096),  # llama-cpp-python reports none: the default
+    ],
+)
 def test_the_context_window_is_read_from_the_server(props, models, window):
     with ReplayServer([], props=props, models=models) as server:
         m = OpenAIChatModel(ChatConfig(server.base_url, "local"))
@@ -76,7 +86,9 @@ def test_the_listwise_reranker_slides_over_a_list_the_window_cannot_hold():
         scores = LLMReranker(chat, "listwise").rerank("refund window", passages)
         room = document_room(chat, 200, "x")
         for body in server.requests:
-            assert count_tokens(body["messages"][0]["content"]) + count_tokens(body["messages"][1]["content"]) < 1024 - 200
+            assert (
+                count_tokens(body["messages"][0]["content"]) + count_tokens(body["messages"][1]["content"]) < 1024 - 200
+            )
     # 1024 x 0.9 - 200 output - 48 instructions - 12 query = 661 tokens: 661 // (80 + 12) = 7 passages
     # a window, sliding back by 3: [5..11], [2..8], [0..6]
     firsts = [int(b["messages"][1]["content"].split("<passage>\npassage ")[1].split()[0]) for b in server.requests]
@@ -105,8 +117,10 @@ def test_pointwise_passages_and_summaries_are_cut_to_the_window():
 def test_the_judge_reads_llm_judge(tmp_path):
     from citewise.answer.judges import ClaimJudge, LLMFaithfulnessJudge
 
-    s = settings(tmp_path, '[llm]\nbase_url = "http://h:1/v1"\nmodel = "m"\n[llm.judge]\nmodel = "judge-m"\n'
-                           'max_output_tokens = 200\n')
+    s = settings(
+        tmp_path,
+        '[llm]\nbase_url = "http://h:1/v1"\nmodel = "m"\n[llm.judge]\nmodel = "judge-m"\nmax_output_tokens = 200\n',
+    )
     j = LLMFaithfulnessJudge.from_settings(s)
     assert (j.model.config.model, j.model.config.use, j.max_tokens) == ("judge-m", "judge", 200)
     assert ClaimJudge.from_settings(s).model.config.model == "judge-m"

@@ -13,11 +13,24 @@ from citewise.models.toolcalls import parse_content
 
 from fake_openai import FakeOpenAI
 
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                                                          "required": ["city"]}}},
-         {"type": "function", "function": {"name": "count_invoices", "description": "Invoices of a customer",
-                                           "parameters": {"type": "object", "properties": {"customer": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "count_invoices",
+            "description": "Invoices of a customer",
+            "parameters": {"type": "object", "properties": {"customer": {"type": "string"}}},
+        },
+    },
+]
 
 
 def calls(text):
@@ -25,44 +38,59 @@ def calls(text):
     return [(c.name, c.arguments) for c in p.calls], p.format, p.problem, p.text
 
 
-@pytest.mark.parametrize("text, fmt", [
-    # llama-cpp-python 0.2.62, default chat template, Qwen2.5-Coder-0.5B (the benchmark's replies)
-    ('```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "Paris"\n  }\n}\n```', "json"),
-    ('{"name": "get_weather", "arguments": {"city": "Paris"}}', "json"),
-    ('{"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}', "json"),
-    ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', "tool_call_tags"),
-    ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}', "tool_call_tags"),  # cut at the stop token
-    ('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>', "python_tag"),
-    ('<|python_tag|>get_weather.call(city="Paris")', "python_tag"),
-    ('<function=get_weather>{"city": "Paris"}</function>', "function_tags"),
-    ('functions.get_weather:{"city": "Paris"}', "functions_prefix"),
-    ('to=functions.get_weather <|constrain|>json {"city": "Paris"}', "functions_prefix"),
-])
+@pytest.mark.parametrize(
+    "text, fmt",
+    [
+        # llama-cpp-python 0.2.62, default chat template, Qwen2.5-Coder-0.5B (the benchmark's replies)
+        ('```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "Paris"\n  }\n}\n```', "json"),
+        ('{"name": "get_weather", "arguments": {"city": "Paris"}}', "json"),
+        ('{"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}', "json"),
+        ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', "tool_call_tags"),
+        (
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}',
+            "tool_call_tags",
+        ),  # cut at the stop token
+        ('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>', "python_tag"),
+        ('<|python_tag|>get_weather.call(city="Paris")', "python_tag"),
+        ('<function=get_weather>{"city": "Paris"}</function>', "function_tags"),
+        ('functions.get_weather:{"city": "Paris"}', "functions_prefix"),
+        ('to=functions.get_weather <|constrain|>json {"city": "Paris"}', "functions_prefix"),
+    ],
+)
 def test_every_form_reads_as_the_same_call(text, fmt):
     got, f, problem, rest = calls(text)
     assert (got, f, problem) == ([("get_weather", {"city": "Paris"})], fmt, "")
 
 
 def test_several_calls_and_the_text_around_them():
-    got, fmt, problem, rest = calls('I will check both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n'
-                                    '</tool_call>\n<tool_call>\n{"name": "count_invoices", "arguments": {"customer": "ACME"}}\n</tool_call>')
+    got, fmt, problem, rest = calls(
+        'I will check both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "count_invoices", "arguments": {"customer": "ACME"}}\n</tool_call>'
+    )
     assert got == [("get_weather", {"city": "Oslo"}), ("count_invoices", {"customer": "ACME"})]
     assert (fmt, problem, rest) == ("tool_call_tags", "", "I will check both.")
-    got, fmt, _, _ = calls('[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "count_invoices", "arguments": {}}]')
+    got, fmt, _, _ = calls(
+        '[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "count_invoices", "arguments": {}}]'
+    )
     assert got == [("get_weather", {"city": "Oslo"}), ("count_invoices", {})] and fmt == "json"
-    got, fmt, _, _ = calls('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}; '
-                           '{"name": "count_invoices", "parameters": {"customer": "A"}}')
+    got, fmt, _, _ = calls(
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}; '
+        '{"name": "count_invoices", "parameters": {"customer": "A"}}'
+    )
     assert got == [("get_weather", {"city": "Oslo"}), ("count_invoices", {"customer": "A"})] and fmt == "python_tag"
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"\n</tool_call>', "not a JSON object"),
-    ('```json\n{"name": "get_weather", "arguments": {"city": }}\n```', "not valid JSON"),
-    ('{"name": "send_email", "arguments": {"to": "x"}}', "'send_email' is not one of the tools offered"),
-    ('{"name": "get_weather", "arguments": {}}', "missing its required argument(s) city"),
-    ('{"name": "get_weather", "arguments": "city=Paris"}', "are not valid JSON"),
-    ('functions.get_weather: city is Paris', "are not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"\n</tool_call>', "not a JSON object"),
+        ('```json\n{"name": "get_weather", "arguments": {"city": }}\n```', "not valid JSON"),
+        ('{"name": "send_email", "arguments": {"to": "x"}}', "'send_email' is not one of the tools offered"),
+        ('{"name": "get_weather", "arguments": {}}', "missing its required argument(s) city"),
+        ('{"name": "get_weather", "arguments": "city=Paris"}', "are not valid JSON"),
+        ("functions.get_weather: city is Paris", "are not valid JSON"),
+    ],
+)
 def test_a_malformed_call_names_its_problem(text, problem):
     got, _, found, _ = calls(text)
     assert got == [] and problem in found
@@ -85,7 +113,9 @@ def test_the_client_reads_calls_from_content_and_repairs_once():
     assert (r.tool_format, r.repaired, r.content) == ("json", False, None)
     assert server.requests[0]["tool_choice"] == "auto" and server.requests[0]["tools"] == TOOLS
     bad = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>'
-    with FakeOpenAI([{"content": bad}, {"content": '{"name": "get_weather", "arguments": {"city": "Paris"}}'}]) as server:
+    with FakeOpenAI(
+        [{"content": bad}, {"content": '{"name": "get_weather", "arguments": {"city": "Paris"}}'}]
+    ) as server:
         r = model(server).chat([{"role": "user", "content": "weather in Paris?"}], tools=TOOLS)
     assert [(c.name, c.arguments) for c in r.tool_calls] == [("get_weather", {"city": "Paris"})] and r.repaired
     repair = server.requests[1]["messages"]
@@ -93,7 +123,9 @@ def test_the_client_reads_calls_from_content_and_repairs_once():
     assert repair[-1]["role"] == "user" and "missing its required argument(s) city" in repair[-1]["content"]
     assert "count_invoices(); get_weather(city)" in repair[-1]["content"]
     with FakeOpenAI([{"content": bad}, {"content": bad}]) as server:
-        with pytest.raises(ToolCallError, match="could not be read, also after one repair turn: 'get_weather' is missing"):
+        with pytest.raises(
+            ToolCallError, match="could not be read, also after one repair turn: 'get_weather' is missing"
+        ):
             model(server).chat([{"role": "user", "content": "weather?"}], tools=TOOLS)
     assert len(server.requests) == 2
 
@@ -102,8 +134,10 @@ def test_tool_choice_is_left_out_when_the_server_refuses_it(monkeypatch):
     import httpx
 
     seen = []
-    refusal = ('{"object":"error","message":"\\"auto\\" tool choice requires --enable-auto-tool-choice and '
-               '--tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}')
+    refusal = (
+        '{"object":"error","message":"\\"auto\\" tool choice requires --enable-auto-tool-choice and '
+        '--tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}'
+    )
 
     with FakeOpenAI(lambda body: {"content": '{"name": "get_weather", "arguments": {"city": "Rome"}}'}) as server:
         m = model(server)
@@ -126,19 +160,24 @@ def test_tools_go_into_the_prompt_when_the_server_refuses_them(monkeypatch):
     import httpx
 
     seen = []
-    with FakeOpenAI(lambda body: {"content": '<tool_call>{"name": "count_invoices", "arguments": {"customer": "A"}}</tool_call>'}) as server:
+    with FakeOpenAI(
+        lambda body: {"content": '<tool_call>{"name": "count_invoices", "arguments": {"customer": "A"}}</tool_call>'}
+    ) as server:
         m = model(server)
         real = m._client.post
 
         def post(url, json=None, **kw):
             seen.append(json)
             if "tools" in json:
-                return httpx.Response(400, text='{"error": "tools are not supported by this model"}',
-                                      request=httpx.Request("POST", url))
+                return httpx.Response(
+                    400, text='{"error": "tools are not supported by this model"}', request=httpx.Request("POST", url)
+                )
             return real(url, json=json, **kw)
 
         monkeypatch.setattr(m._client, "post", post)
-        r = m.chat([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "A's invoices?"}], tools=TOOLS)
+        r = m.chat(
+            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "A's invoices?"}], tools=TOOLS
+        )
     assert [(c.name, c.arguments) for c in r.tool_calls] == [("count_invoices", {"customer": "A"})]
     assert "tools" not in seen[-1] and not m.native_tools
     system = seen[-1]["messages"][0]["content"]
@@ -154,7 +193,8 @@ def test_recorded_llama_cpp_python_replies_read_as_calls():
         r = model(server).chat(request["messages"], tools=request["tools"], tool_choice="auto")
     assert rec["source"]["server"] == "llama-cpp-python 0.2.62"
     assert [(c.name, c.arguments) for c in r.tool_calls] == [
-        ("calculate_triangle_area", {"base": 10, "height": 5, "unit": "units"})]
+        ("calculate_triangle_area", {"base": 10, "height": 5, "unit": "units"})
+    ]
     assert (r.tool_format, r.repaired, r.content) == ("json", False, None)
 
 
@@ -168,8 +208,9 @@ def test_a_recorded_repair_turn():
         r = model(server).chat(request["messages"], tools=request["tools"], tool_choice="auto")
     # the model named a tool that was not offered; the repair turn said so, and it answered with one
     sent = server.requests[1]["messages"]
-    assert sent[-1]["content"].startswith("Your tool call could not be read: 'FIFA World Cup 2010' is not one of the "
-                                          "tools offered (stock_ticker).")
+    assert sent[-1]["content"].startswith(
+        "Your tool call could not be read: 'FIFA World Cup 2010' is not one of the tools offered (stock_ticker)."
+    )
     assert sent == second["request"]["messages"]
     assert [(c.name, c.arguments) for c in r.tool_calls] == [("stock_ticker", {"company_name": "Brazil"})]
     assert r.repaired and r.tool_format == "json"

@@ -20,7 +20,6 @@ from citewise.text.loaders import load_docx, load_file, load_pdf, pdf_to_text
 from conftest import make_pdf, write_doc
 
 
-
 def make_docx(path: Path, version: str = "") -> Path:
     import docx
 
@@ -44,18 +43,29 @@ LONG = "Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod te
 
 
 def test_pdf_text_pages_and_outline_headings(tmp_path):
-    pages = [["Refund policy", "Customers may ask for a refund within 30 days.", "Exceptions",
-              "Annual plans are refunded pro rata."],
-             ["Second page text about invoices.", "Appendix", "Contact billing support."]]
+    pages = [
+        [
+            "Refund policy",
+            "Customers may ask for a refund within 30 days.",
+            "Exceptions",
+            "Annual plans are refunded pro rata.",
+        ],
+        ["Second page text about invoices.", "Appendix", "Contact billing support."],
+    ]
     path = tmp_path / "policy.pdf"
-    path.write_bytes(make_pdf(pages, outline=[("Refund policy", 0, [("Exceptions", 0, [])]), ("Appendix", 1, [])],
-                              title="Refund policy (PDF)"))
+    path.write_bytes(
+        make_pdf(
+            pages,
+            outline=[("Refund policy", 0, [("Exceptions", 0, [])]), ("Appendix", 1, [])],
+            title="Refund policy (PDF)",
+        )
+    )
     doc = load_pdf(path, tmp_path)
     assert doc.doc_id == "policy" and doc.format == "pdf" and doc.title == "Refund policy (PDF)"
     page1 = "# Refund policy\nCustomers may ask for a refund within 30 days.\n## Exceptions\nAnnual plans are refunded pro rata."
     assert doc.text == page1 + "\n\nSecond page text about invoices.\n# Appendix\nContact billing support.\n"
     assert doc.pages == (0, len(page1) + 2)
-    assert doc.text[doc.pages[1]:].startswith("Second page")
+    assert doc.text[doc.pages[1] :].startswith("Second page")
 
 
 def test_pdf_heading_not_found_on_page_is_inserted_at_its_top():
@@ -90,9 +100,11 @@ def test_pdf_chunks_report_their_page_range(tmp_path):
 def test_docx_headings_tables_lists(tmp_path):
     doc = load_docx(make_docx(tmp_path / "travel.docx", version="2.1"), tmp_path)
     assert doc.title == "Travel policy" and doc.version == "2.1" and doc.format == "docx"
-    assert doc.text == ("# Travel policy\n\n# Scope\n\nApplies to all staff who travel for work.\n\n## Limits\n\n"
-                        "| Item | Limit |\n| Hotel | 200 USD per night |\n\n- Book early\n\n### Approvals\n\n"
-                        "Your manager approves trips abroad.\n")
+    assert doc.text == (
+        "# Travel policy\n\n# Scope\n\nApplies to all staff who travel for work.\n\n## Limits\n\n"
+        "| Item | Limit |\n| Hotel | 200 USD per night |\n\n- Book early\n\n### Approvals\n\n"
+        "Your manager approves trips abroad.\n"
+    )
 
 
 def test_docx_nested_table_text_is_kept(tmp_path):
@@ -158,7 +170,8 @@ def test_bad_files_get_one_error_line_each_and_the_rest_is_ingested(tmp_path):
     assert "no text content" in msg["empty.html"]
     assert [w for w in report.warnings if "/image.png" in w] == [
         f"{root / 'image.png'}: not a document type citewise reads ('.png'); skipped "
-        "(supported: .docx, .htm, .html, .markdown, .md, .pdf, .rst, .text, .txt)"]
+        "(supported: .docx, .htm, .html, .markdown, .md, .pdf, .rst, .text, .txt)"
+    ]
 
 
 def test_pdf_and_docx_with_one_stem_collide_and_one_is_reported(tmp_path):

@@ -39,8 +39,9 @@ async def stdio_session(index_dir, *extra):
     for key in ("CITEWISE_CACHE", "XDG_CACHE_HOME"):
         if key in os.environ:
             env[key] = os.environ[key]
-    params = StdioServerParameters(command=sys.executable, args=["-m", "citewise.cli", "mcp", "--index", str(index_dir), *extra],
-                                   env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "citewise.cli", "mcp", "--index", str(index_dir), *extra], env=env
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -77,11 +78,25 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
             assert set(tools) == {"search", "ask", "query_records"}
             for t in tools.values():
                 a = t.annotations
-                assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (True, False, True, False)
+                assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (
+                    True,
+                    False,
+                    True,
+                    False,
+                )
                 assert t.output_schema["type"] == "object"
             assert tools["search"].input_schema["required"] == ["query"]
             assert tools["search"].input_schema["properties"]["retriever"]["enum"] == [
-                "shipped", "hybrid", "bm25", "dense", "hybrid-prf", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree"]
+                "shipped",
+                "hybrid",
+                "bm25",
+                "dense",
+                "hybrid-prf",
+                "hierarchical",
+                "tuned",
+                "raptor-collapsed",
+                "raptor-tree",
+            ]
             assert tools["ask"].input_schema["properties"]["question"]["maxLength"] == 2000
             assert tools["query_records"].input_schema["required"] == ["question"]
 
@@ -91,7 +106,9 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
             assert found == cli_json("search", "E-1004", "--k", "5", "--json", "--index", str(sample_index.path))
             hit = found["hits"][0]
             source = (REPO / "src/citewise/sample/corpus/errors/E-1004.md").read_text(encoding="utf-8")
-            assert hit["snippet_end"] > hit["snippet_start"] and source[hit["snippet_start"]:hit["snippet_end"]].strip()
+            assert (
+                hit["snippet_end"] > hit["snippet_start"] and source[hit["snippet_start"] : hit["snippet_end"]].strip()
+            )
 
             # ask: cited answer, the same JSON as `citewise ask --json` (timings aside)
             ans = await call(s, "ask", question=REFUND_Q)
@@ -109,11 +126,16 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
             # query_records: a record question goes to the guarded record tool
             rec = await call(s, "query_records", question="What is the status of invoice 2041?")
             assert rec["outcome"] == "answered"
-            assert [(c["tool"], c["arguments"], c["rows"], c["error"]) for c in rec["tool_calls"]] == \
-                [("invoice_status", {"invoice_id": 2041}, 1, None)]
+            assert [(c["tool"], c["arguments"], c["rows"], c["error"]) for c in rec["tool_calls"]] == [
+                ("invoice_status", {"invoice_id": 2041}, 1, None)
+            ]
             assert rec["answer"].endswith("[tool:invoice_status]") and "2041" in rec["answer"]
             doc = await call(s, "query_records", question=REFUND_Q)
-            assert doc["outcome"] == "abstained" and doc["tool_calls"] == [] and "not a record question" in doc["abstain_reason"]
+            assert (
+                doc["outcome"] == "abstained"
+                and doc["tool_calls"] == []
+                and "not a record question" in doc["abstain_reason"]
+            )
 
             # errors are tool errors, not crashes
             bad = await s.call_tool("search", {"query": "refund", "as_of": "2026-02-30"})
@@ -124,7 +146,8 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
             for tool, field in (("search", "query"), ("ask", "question")):
                 noise = await s.call_tool(tool, {field: "!!! ???"})
                 assert noise.is_error and noise.content[0].text.endswith(
-                    f": '{field}' has no letters or digits; give the words to search for")
+                    f": '{field}' has no letters or digits; give the words to search for"
+                )
 
             # the anonymous principal never sees a restricted chunk (the permission probe set)
             for q in ADVERSARIAL:
@@ -147,19 +170,37 @@ def test_stdio_tools_list_call_and_permissions(sample_index, db_path):
     finally:
         collector.__exit__(None, None, None)
     # --otlp: the first server exported its spans when its client closed it
-    names = [s.name for path, body in collector.bodies for rs in ExportTraceServiceRequest.FromString(body).resource_spans
-             for ss in rs.scope_spans for s in ss.spans]
-    assert {"invoke_workflow answer", "retrieval shipped", "execute_tool invoice_status", "invoke_workflow route"} <= set(names)
+    names = [
+        s.name
+        for path, body in collector.bodies
+        for rs in ExportTraceServiceRequest.FromString(body).resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    ]
+    assert {
+        "invoke_workflow answer",
+        "retrieval shipped",
+        "execute_tool invoice_status",
+        "invoke_workflow route",
+    } <= set(names)
 
 
 def test_cli_mcp_without_an_index_is_one_line_error(tmp_path):
     import subprocess
 
-    run = subprocess.run([sys.executable, "-m", "citewise.cli", "mcp", "--index", str(tmp_path / "none")],
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True,
-                         timeout=60, stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "mcp", "--index", str(tmp_path / "none")],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert run.returncode == 2
-    assert run.stderr.strip() == f"error: {tmp_path / 'none'}: no index here yet; run 'citewise ingest PATH --index {tmp_path / 'none'}' first"
+    assert (
+        run.stderr.strip()
+        == f"error: {tmp_path / 'none'}: no index here yet; run 'citewise ingest PATH --index {tmp_path / 'none'}' first"
+    )
 
 
 # -- Streamable HTTP mounted on a bare Starlette app ---------------------------------------------
@@ -248,14 +289,24 @@ def test_streamable_http_mount_uses_the_host_apps_auth(http_server):
 
     # the host app's other routes still answer; a bad key is refused before MCP sees the request
     assert httpx.get(http_server + "/healthz").text == "ok"
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-    refused = httpx.post(http_server + "/mcp", json=init, headers={"Authorization": "Bearer nope",
-                                                                    "Accept": "application/json, text/event-stream"})
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    refused = httpx.post(
+        http_server + "/mcp",
+        json=init,
+        headers={"Authorization": "Bearer nope", "Accept": "application/json, text/event-stream"},
+    )
     assert refused.status_code == 401 and refused.json() == {"detail": "invalid API key"}
     assert refused.headers["www-authenticate"] == "Bearer"
-    suspended = httpx.post(http_server + "/mcp", json=init, headers={"Authorization": "Bearer tok-suspended",
-                                                                      "Accept": "application/json, text/event-stream"})
+    suspended = httpx.post(
+        http_server + "/mcp",
+        json=init,
+        headers={"Authorization": "Bearer tok-suspended", "Accept": "application/json, text/event-stream"},
+    )
     assert suspended.status_code == 403 and suspended.json() == {"detail": "key suspended"}
 
     async def main():
@@ -286,8 +337,12 @@ def test_as_principal_takes_principal_like_objects_and_refuses_others():
 
     assert as_principal(None) == Principal()
     assert as_principal(Principal("a", ("hr",))) == Principal("a", ("hr",))
-    assert as_principal(SimpleNamespace(name="key-7", groups=["finance", "support"])) == Principal("key-7", ("finance", "support"))
-    assert as_principal(SimpleNamespace(principal=Principal("key:ci", ("hr",)), admin=True)) == Principal("key:ci", ("hr",))
+    assert as_principal(SimpleNamespace(name="key-7", groups=["finance", "support"])) == Principal(
+        "key-7", ("finance", "support")
+    )
+    assert as_principal(SimpleNamespace(principal=Principal("key:ci", ("hr",)), admin=True)) == Principal(
+        "key:ci", ("hr",)
+    )
     with pytest.raises(TypeError, match="returned str, not a Principal or None"):
         as_principal("finance")
 
@@ -308,8 +363,13 @@ def test_stdio_principal_from_an_api_key_and_a_revoked_key_refused(sample_index,
             assert ans["citations"][0]["doc_id"] == "internal/finance/refund-approval-matrix"
 
     anyio.run(main)
-    run = subprocess.run([sys.executable, "-m", "citewise.cli", "mcp", "--index", str(sample_index.path), "--api-key", old],
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True,
-                         timeout=60, stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "mcp", "--index", str(sample_index.path), "--api-key", old],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert run.returncode == 2 and run.stderr.strip() == "error: invalid API key", run.stderr
     keys.revoke("mcp-test-finance")

@@ -22,11 +22,20 @@ L3 = math.log2(3)
 
 # our name -> pytrec_eval measure (mrr@k is recip_rank on the run cut at k, handled separately)
 PAIRS = {
-    "ndcg@10": "ndcg_cut_10", "ndcg@5": "ndcg_cut_5", "ndcg@100": "ndcg_cut_100",
-    "recall@10": "recall_10", "recall@100": "recall_100", "recall@5": "recall_5",
-    "precision@10": "P_10", "precision@5": "P_5",
-    "map": "map", "map@10": "map_cut_10", "map@100": "map_cut_100",
-    "hit@1": "success_1", "hit@10": "success_10", "mrr": "recip_rank",
+    "ndcg@10": "ndcg_cut_10",
+    "ndcg@5": "ndcg_cut_5",
+    "ndcg@100": "ndcg_cut_100",
+    "recall@10": "recall_10",
+    "recall@100": "recall_100",
+    "recall@5": "recall_5",
+    "precision@10": "P_10",
+    "precision@5": "P_5",
+    "map": "map",
+    "map@10": "map_cut_10",
+    "map@100": "map_cut_100",
+    "hit@1": "success_1",
+    "hit@10": "success_10",
+    "mrr": "recip_rank",
 }
 MRR_CUTS = (1, 5, 10)
 
@@ -34,6 +43,7 @@ MRR_CUTS = (1, 5, 10)
 def trec_order(scored: dict[str, float]) -> list[str]:
     """Reference order, written independently of metrics.ordered: trec_eval's qsort comparator
     (score descending, then strcmp of doc ids descending)."""
+
     def cmp(x, y):
         if x[1] != y[1]:
             return -1 if x[1] > y[1] else 1
@@ -57,7 +67,12 @@ def assert_equals_trec_eval(qrels, scored_run):
     binary = all(g <= 1 for v in qrels.values() for g in v.values())
     for q, vals in ref.items():
         for ours_name, trec_name in PAIRS.items():
-            assert abs(ours.per_query[q][ours_name] - vals[trec_name]) <= 1e-9, (q, ours_name, ours.per_query[q][ours_name], vals[trec_name])
+            assert abs(ours.per_query[q][ours_name] - vals[trec_name]) <= 1e-9, (
+                q,
+                ours_name,
+                ours.per_query[q][ours_name],
+                vals[trec_name],
+            )
         if binary:  # 2^1 - 1 = 1: the exponential variant equals trec_eval's linear nDCG
             assert abs(ours.per_query[q]["ndcg_exp@10"] - vals["ndcg_cut_10"]) <= 1e-9
     for q in set(qrels) - set(ref):
@@ -69,10 +84,10 @@ def assert_equals_trec_eval(qrels, scored_run):
 TRICKY_QRELS = {
     "ties": {"a": 1, "b": 2, "c": 0, "z": 1},
     "graded": {"d1": 2, "d2": 1, "d3": 2, "d4": 0, "d5": 1},
-    "short": {"s1": 1, "s2": 2, "s3": 1, "s4": 1},          # run shorter than every k
-    "missing": {"m1": 2},                                    # not in the run at all
-    "zeros": {"n1": 0, "n2": 0},                             # judged, none relevant
-    "unjudged": {"u1": 2},                                   # run has only unjudged docs
+    "short": {"s1": 1, "s2": 2, "s3": 1, "s4": 1},  # run shorter than every k
+    "missing": {"m1": 2},  # not in the run at all
+    "zeros": {"n1": 0, "n2": 0},  # judged, none relevant
+    "unjudged": {"u1": 2},  # run has only unjudged docs
 }
 TRICKY_RUN = {
     "ties": {"a": 1.0, "z": 1.0, "c": 1.0, "b": 0.5, "y": 0.5, "x": 0.25},
@@ -142,7 +157,12 @@ def test_query_without_hits_scores_zero_but_an_empty_arm_is_an_error():
 def test_metric_names_parse_and_reject():
     assert parse_metrics("NDCG@10, p@5,mrr@10,ndcg@10") == ["ndcg@10", "precision@5", "mrr@10"]
     assert str(Metric.parse("map")) == "map"
-    for bad, msg in [("ndcg", "needs a cut-off"), ("foo@3", "unknown metric"), ("recall@0", ">= 1"), ("", "no metrics")]:
+    for bad, msg in [
+        ("ndcg", "needs a cut-off"),
+        ("foo@3", "unknown metric"),
+        ("recall@0", ">= 1"),
+        ("", "no metrics"),
+    ]:
         with pytest.raises(CitewiseError, match=msg):
             parse_metrics(bad)
 
@@ -221,8 +241,10 @@ def test_compare_is_fast_on_300_queries_times_three_arms_and_rejects_an_empty_ar
     rng = np.random.default_rng(3)
     qrels = {f"q{i}": {f"d{i}": 1, f"e{i}": 2} for i in range(300)}
     docs = lambda i: [f"d{i}", f"e{i}"] + [f"x{j}" for j in range(30)]  # noqa: E731
-    runs = {arm: {f"q{i}": [(d, 0.0) for d in rng.permutation(docs(i)).tolist()] for i in range(300)}
-            for arm in ("bm25", "dense", "hybrid")}
+    runs = {
+        arm: {f"q{i}": [(d, 0.0) for d in rng.permutation(docs(i)).tolist()] for i in range(300)}
+        for arm in ("bm25", "dense", "hybrid")
+    }
     t0 = time.perf_counter()
     c = compare(qrels, runs)
     assert time.perf_counter() - t0 < 10.0
@@ -260,8 +282,10 @@ def test_read_run_report_counts_duplicates_and_identical_ids(tmp_path):
     from citewise.evaluation.trec import read_run, read_run_report
 
     path = tmp_path / "dup.trec"
-    path.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 9.0 t\nq1 Q0 d2 4 0.5 t\n"
-                    "q2 Q0 q2 1 5.0 t\nq2 Q0 d7 2 4.0 t\nq2 Q0 d7 3 1.0 t\nq3 Q0 d3 1 1.0 t\n")
+    path.write_text(
+        "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 9.0 t\nq1 Q0 d2 4 0.5 t\n"
+        "q2 Q0 q2 1 5.0 t\nq2 Q0 d7 2 4.0 t\nq2 Q0 d7 3 1.0 t\nq3 Q0 d3 1 1.0 t\n"
+    )
     got = read_run_report(path)
     assert got.run == {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"q2": 5.0, "d7": 4.0}, "q3": {"d3": 1.0}}  # first line wins
     assert got.duplicates == {"q1": 2, "q2": 1} and got.identical_ids == {}

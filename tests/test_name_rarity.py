@@ -8,49 +8,89 @@ import pytest
 from citewise.text.rarity import is_rare, name_shaped, name_words
 
 
-@pytest.mark.parametrize("token, shaped", [
-    ("x86_64", True), ("fs.rm", True), ("std::vec", True), ("--dry-run", True), ("-C", True),
-    ("L4", True), ("MT103", True), ("E-1004", True), ("maxHeaderSize", True), ("PayPal", True),
-    ("SIGPWR", True), ("HISTSIZE", True),
-    # abbreviations and plain words are not names by their shape
-    ("OK", False), ("CEO", False), ("e.g", False), ("i.e.", False), ("U.S", False), ("HTTP", False), ("JSON", False), ("minimal", False),
-    ("Program", False), ("-", False), ("42", False),
-])
+@pytest.mark.parametrize(
+    "token, shaped",
+    [
+        ("x86_64", True),
+        ("fs.rm", True),
+        ("std::vec", True),
+        ("--dry-run", True),
+        ("-C", True),
+        ("L4", True),
+        ("MT103", True),
+        ("E-1004", True),
+        ("maxHeaderSize", True),
+        ("PayPal", True),
+        ("SIGPWR", True),
+        ("HISTSIZE", True),
+        # abbreviations and plain words are not names by their shape
+        ("OK", False),
+        ("CEO", False),
+        ("e.g", False),
+        ("i.e.", False),
+        ("U.S", False),
+        ("HTTP", False),
+        ("JSON", False),
+        ("minimal", False),
+        ("Program", False),
+        ("-", False),
+        ("42", False),
+    ],
+)
 def test_name_shapes(token, shaped):
     assert name_shaped(token) is shaped
 
 
-@pytest.mark.parametrize("word, capitalised, rare", [
-    ("frobnicate", False, True), ("nginx", False, True), ("zsh", False, True),
-    ("minimal", False, False), ("OK", False, False), ("program", False, False),
-    ("employees", False, False), ("salary", False, False),
-    # a proper noun's shape raises the cut-off: Stripe (3.5) is a name, Germany (4.9) a word
-    ("Stripe", True, True), ("Stripe", False, False), ("Peru", True, True), ("Germany", True, False),
-])
+@pytest.mark.parametrize(
+    "word, capitalised, rare",
+    [
+        ("frobnicate", False, True),
+        ("nginx", False, True),
+        ("zsh", False, True),
+        ("minimal", False, False),
+        ("OK", False, False),
+        ("program", False, False),
+        ("employees", False, False),
+        ("salary", False, False),
+        # a proper noun's shape raises the cut-off: Stripe (3.5) is a name, Germany (4.9) a word
+        ("Stripe", True, True),
+        ("Stripe", False, False),
+        ("Peru", True, True),
+        ("Germany", True, False),
+    ],
+)
 def test_rarity(word, capitalised, rare):
     assert is_rare(word, capitalised) is rare
 
 
-@pytest.mark.parametrize("question, names", [
-    ("Is it OK for a program to allocate memory in a signal handler?", []),
-    ("What is the minimal supported kernel?", []),
-    ("What is the refund policy of Stripe?", ["Stripe"]),
-    ("Stripe refunds", []),  # the first word of a sentence is capitalised anyway
-    ("What does cargo frobnicate do?", ["frobnicate"]),
-    ("What is the salary range for L4?", ["L4"]),
-    ("How do I set HISTSIZE? And is CEO a name?", ["HISTSIZE"]),
-    ("What does the `--dry-run` flag do?", ["--dry-run"]),
-    ("How do I trim a string, e.g. with slice?", []),
-])
+@pytest.mark.parametrize(
+    "question, names",
+    [
+        ("Is it OK for a program to allocate memory in a signal handler?", []),
+        ("What is the minimal supported kernel?", []),
+        ("What is the refund policy of Stripe?", ["Stripe"]),
+        ("Stripe refunds", []),  # the first word of a sentence is capitalised anyway
+        ("What does cargo frobnicate do?", ["frobnicate"]),
+        ("What is the salary range for L4?", ["L4"]),
+        ("How do I set HISTSIZE? And is CEO a name?", ["HISTSIZE"]),
+        ("What does the `--dry-run` flag do?", ["--dry-run"]),
+        ("How do I trim a string, e.g. with slice?", []),
+    ],
+)
 def test_name_words(question, names):
     assert name_words(question) == names
 
 
 PAGES = {
-    "shell/memory": ("Memory", "## Allocation\n\nA program may allocate memory with malloc. In a signal handler "
-                     "only async-signal-safe functions may be called; malloc is not one of them.\n"),
-    "shell/vars": ("Variables", "## HISTSIZE\n\nHISTSIZE sets the number of commands kept in the history list. "
-                   "The default value is 500.\n"),
+    "shell/memory": (
+        "Memory",
+        "## Allocation\n\nA program may allocate memory with malloc. In a signal handler "
+        "only async-signal-safe functions may be called; malloc is not one of them.\n",
+    ),
+    "shell/vars": (
+        "Variables",
+        "## HISTSIZE\n\nHISTSIZE sets the number of commands kept in the history list. The default value is 500.\n",
+    ),
 }
 
 
@@ -61,17 +101,20 @@ def idx(tmp_path_factory):
     return minilm_index_of(tmp_path_factory, PAGES)[0]
 
 
-@pytest.mark.parametrize("question, reason", [
-    # ordinary words the pages do not use are no unknown names
-    ("Is it OK for a program to call malloc in a signal handler?", None),
-    ("What is the minimal history size?", None),
-    # names the corpus lacks: by rarity, by a proper noun's shape, by an identifier's shape
-    ("How do I set HISTSIZE in zsh?", "zsh"),
-    ("Does Stripe call malloc?", "Stripe"),
-    ("What does HISTFILESIZE default to?", "HISTFILESIZE"),
-    ("What does the --no-history flag do?", "--no-history"),
-    ("Is malloc_trim safe in a signal handler?", "malloc_trim"),
-])
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        # ordinary words the pages do not use are no unknown names
+        ("Is it OK for a program to call malloc in a signal handler?", None),
+        ("What is the minimal history size?", None),
+        # names the corpus lacks: by rarity, by a proper noun's shape, by an identifier's shape
+        ("How do I set HISTSIZE in zsh?", "zsh"),
+        ("Does Stripe call malloc?", "Stripe"),
+        ("What does HISTFILESIZE default to?", "HISTFILESIZE"),
+        ("What does the --no-history flag do?", "--no-history"),
+        ("Is malloc_trim safe in a signal handler?", "malloc_trim"),
+    ],
+)
 def test_unknown_names_come_from_the_corpus(idx, question, reason):
     from citewise.core import ReasonCode
 

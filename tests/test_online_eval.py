@@ -26,8 +26,12 @@ def test_sampler_takes_exactly_the_rate():
 def test_verbatim_faithfulness_counts_quoted_sentences():
     ctx = ["Refunds on Pro are possible within 30 days of the charge.", "Annual plans renew yearly."]
     assert verbatim_faithfulness("Refunds on Pro are possible within 30 days of the charge. [doc:a]", ctx) == 1.0
-    assert verbatim_faithfulness("Refunds on Pro are possible within 30 days of the charge. [doc:a] "
-                                 "Annual plans renew monthly. [doc:b]", ctx) == 0.5
+    assert (
+        verbatim_faithfulness(
+            "Refunds on Pro are possible within 30 days of the charge. [doc:a] Annual plans renew monthly. [doc:b]", ctx
+        )
+        == 0.5
+    )
     assert verbatim_faithfulness("", ctx) is None
 
 
@@ -51,7 +55,7 @@ def test_gauge_is_the_mean_of_the_last_window_and_llm_answers_need_a_judge():
     assert got[("citewise_online_faithfulness_sum_total", ())] == pytest.approx(1.5)
     assert got[("citewise_online_evaluations_total", (("result", "evaluated"),))] == 2
     assert got[("citewise_online_evaluations_total", (("result", "no_judge"),))] == 1
-    ev.submit(Sample("q", "Gone. [doc:x]", ["a b c."], "extractive"))   # window of 2: (0.5 + 0) / 2
+    ev.submit(Sample("q", "Gone. [doc:x]", ["a b c."], "extractive"))  # window of 2: (0.5 + 0) / 2
     ev.drain()
     assert _metrics(m.render().decode())[("citewise_rag_faithfulness_score", ())] == pytest.approx(0.25)
 
@@ -68,8 +72,12 @@ def test_service_samples_answers_into_metrics(index, monkeypatch):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(index.path)  # no citewise.toml of the working directory
     app = create_app(index.path, rate=0, settings=load_settings(index.path, {"service.eval_rate": 0.5}))
-    questions = ["How long do I have to request a refund on Pro?", "How do I set up Okta SAML?",
-                 "What does E-1004 mean?", "How do I export invoices to CSV?"]
+    questions = [
+        "How long do I have to request a refund on Pro?",
+        "How do I set up Okta SAML?",
+        "What does E-1004 mean?",
+        "How do I export invoices to CSV?",
+    ]
     with TestClient(app) as c:
         outcomes = [c.post("/v1/ask", json={"question": q}).json()["outcome"] for q in questions]
         app.state.service.online.drain()
@@ -78,6 +86,6 @@ def test_service_samples_answers_into_metrics(index, monkeypatch):
     assert answered >= 2
     evaluated = got.get(("citewise_online_evaluations_total", (("result", "evaluated"),)), 0)
     skipped = got.get(("citewise_online_evaluations_total", (("result", "not_sampled"),)), 0)
-    assert evaluated + skipped == answered and evaluated == answered // 2      # exactly half, abstentions not sampled
+    assert evaluated + skipped == answered and evaluated == answered // 2  # exactly half, abstentions not sampled
     # extractive answers quote their chunks: every sampled sentence is found verbatim
     assert got[("citewise_rag_faithfulness_score", ())] == pytest.approx(1.0)

@@ -21,7 +21,8 @@ from citewise.text.loaders import content_hash
 
 from conftest import minilm_index_of
 
-CONSTANTS_PAGE = """
+CONSTANTS_PAGE = (
+    """
 ## Open constants
 
 The following constants are exported by `files.constants` and meant for use with `files.open()`.
@@ -31,12 +32,17 @@ The following constants are exported by `files.constants` and meant for use with
     <th>Constant</th>
     <th>Description</th>
   </tr>
-""" + "".join(f"""  <tr>
+"""
+    + "".join(
+        f"""  <tr>
     <td><code>O_FLAG{i:02d}</code></td>
     <td>Flag number {i} tells the opener to handle the file in mode {i}, which keeps the cache of
     the handle warm for repeated reads of the same region of the file.</td>
   </tr>
-""" for i in range(60)) + """  <tr>
+"""
+        for i in range(60)
+    )
+    + """  <tr>
     <td><code>O_QUIETIO</code></td>
     <td>When set, an attempt will be made to minimize caching effects of file I/O.</td>
   </tr>
@@ -44,6 +50,7 @@ The following constants are exported by `files.constants` and meant for use with
 
 On other systems, only some of these constants are available.
 """
+)
 
 
 def answered(idx, question: str) -> str:
@@ -51,8 +58,6 @@ def answered(idx, question: str) -> str:
     a = idx.ask(question)
     assert a.outcome == "answered", (question, a.abstain_reason, a.text)
     return a.text
-
-
 
 
 def test_a_lone_end_mark_is_an_operator_not_a_sentence_end():
@@ -67,15 +72,20 @@ def test_an_html_table_in_markdown_splits_between_rows_and_repeats_its_header():
     header = "<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n"
     for c in table[1:]:
         assert c.text.startswith(header), c.text[:120]
-        assert c.text[c.prefix_len:].lstrip().startswith("<tr>"), c.text[c.prefix_len:c.prefix_len + 60]
+        assert c.text[c.prefix_len :].lstrip().startswith("<tr>"), c.text[c.prefix_len : c.prefix_len + 60]
         assert c.prefix_len == len(header)
     for c in table:  # every chunk ends at a row end (or after the table)
         assert c.text.rstrip().endswith(("</tr>", "available.")), c.text[-80:]
     # the rows are units labelled with the header, in every chunk; the header is no unit
     rows = [u.text for c in table for u in split_units(c.text) if u.kind == "row"]
     assert len(rows) == 61
-    assert "Constant: O_QUIETIO; Description: When set, an attempt will be made to minimize caching effects of file I/O." in rows
-    assert {u.lead for c in table for u in split_units(c.text) if u.kind == "row"} == {f"O_FLAG{i:02d}" for i in range(60)} | {"O_QUIETIO"}
+    assert (
+        "Constant: O_QUIETIO; Description: When set, an attempt will be made to minimize caching effects of file I/O."
+        in rows
+    )
+    assert {u.lead for c in table for u in split_units(c.text) if u.kind == "row"} == {
+        f"O_FLAG{i:02d}" for i in range(60)
+    } | {"O_QUIETIO"}
     assert not [u for c in table for u in split_units(c.text) if u.text.startswith("Constant Description")]
 
 
@@ -102,7 +112,9 @@ def test_markdown_content_hash_carries_the_loader_version():
 OPTIONS_PAGE = "## server.create(options)\n\n* `options` {Object}\n" + "".join(
     f"  * `option{i:02d}` {{number}} Abort the connection if step {i} of the handshake does not finish\n"
     f"    in the specified number of milliseconds. A `'clientError'` is emitted on the server\n"
-    f"    whenever step {i} times out. **Default:** `{1000 + i}` ({i} seconds).\n" for i in range(40))
+    f"    whenever step {i} times out. **Default:** `{1000 + i}` ({i} seconds).\n"
+    for i in range(40)
+)
 
 
 def test_an_oversized_list_splits_between_items_so_an_option_keeps_its_default():
@@ -115,7 +127,7 @@ def test_an_oversized_list_splits_between_items_so_an_option_keeps_its_default()
         holding = [c for c in chunks if f"`option{i:02d}`" in c.text]
         assert len(holding) == 1 and f"`{1000 + i}`" in holding[0].text, i
     for c in chunks[1:]:
-        assert c.text[c.prefix_len:].lstrip().startswith("* `option"), c.text[:80]
+        assert c.text[c.prefix_len :].lstrip().startswith("* `option"), c.text[:80]
 
 
 def test_html_rows_and_cells_may_leave_out_their_end_tags():
@@ -123,17 +135,19 @@ def test_html_rows_and_cells_may_leave_out_their_end_tags():
     them is chunked in one pass (the first row pattern scanned to the end of the text from every
     unclosed ``<tr>``: 20,000 rows took minutes)."""
     from citewise.answer.units import html_rows
+
     got = html_rows("<table><tr><th>Name<th>Meaning<tr><td>A<td>first<tr><td>B<td>second</table>")
     assert [r[2] for r in got] == ["Name: A; Meaning: first", "Name: B; Meaning: second"]
     text = "# T\n\n<table>\n" + "".join(f"<tr><td>row {i} of the table</td>\n" for i in range(20000))
     chunks = Chunker().chunk("big/table", "T", text)
     assert len(chunks) > 100
-    assert all(c.text[c.prefix_len:].lstrip().startswith("<tr>") for c in chunks[1:])
+    assert all(c.text[c.prefix_len :].lstrip().startswith("<tr>") for c in chunks[1:])
     rows = [u.text for c in chunks for u in split_units(c.text) if u.kind == "row"]
     assert len(rows) == 20000 and rows[12345] == "row 12345 of the table"
 
 
-KEYS_PAGE = """
+KEYS_PAGE = (
+    """
 ## TTY keybindings
 
 <table>
@@ -141,13 +155,24 @@ KEYS_PAGE = """
     <th>Keybindings</th>
     <th>Description</th>
   </tr>
-""" + "".join(f"""  <tr>
+"""
+    + "".join(
+        f"""  <tr>
     <td><kbd>Ctrl</kbd>+<kbd>{k}</kbd></td>
     <td>{d}</td>
   </tr>
-""" for k, d in [("A", "Go to start of line"), ("E", "Go to end of line"), ("H", "Delete left"),
-                 ("U", "Delete from the current position to the line start"), ("W", "Delete backward to a word boundary"),
-                 ("L", "Clear screen")]) + "</table>\n"
+"""
+        for k, d in [
+            ("A", "Go to start of line"),
+            ("E", "Go to end of line"),
+            ("H", "Delete left"),
+            ("U", "Delete from the current position to the line start"),
+            ("W", "Delete backward to a word boundary"),
+            ("L", "Clear screen"),
+        ]
+    )
+    + "</table>\n"
+)
 
 EDITOR_PAGE = """
 ## Line editing
@@ -163,10 +188,12 @@ def test_html_markup_is_not_indexed_so_a_keybinding_row_is_found(tmp_path_factor
     interface?" retrieved prose about line editors, not the keybinding table. The indexed text
     has no tags; on this small corpus the row answers."""
     from citewise.core import Chunk
+
     c = Chunk("k#t", "k", ("Keys",), "<tr><td><kbd>Ctrl</kbd>+<kbd>U</kbd></td><td>Delete</td></tr>", 0, 10, 5)
     assert c.indexed_text == "Keys\n  Ctrl+U  Delete  "
-    idx, _ = minilm_index_of(tmp_path_factory, {"cli/keys": ("Keybindings", KEYS_PAGE),
-                                                "cli/editing": ("Line editing", EDITOR_PAGE)})
+    idx, _ = minilm_index_of(
+        tmp_path_factory, {"cli/keys": ("Keybindings", KEYS_PAGE), "cli/editing": ("Line editing", EDITOR_PAGE)}
+    )
     a = answered(idx, "What does Ctrl+U do in the line editor?")
     assert a.startswith("Keybindings: Ctrl+U; Description: Delete from the current position to the line start"), a
 
@@ -176,11 +203,16 @@ def test_a_tag_written_as_code_in_prose_is_text_not_a_row():
     it stay units (an unclosed row runs to the end of the text, which would have swallowed them);
     the indexed text keeps the tag names written as code."""
     from citewise.core import without_markup
-    text = ("A table row is written as `<tr>` with `<td>` cells inside it. The browser draws each row on "
-            "its own line. Columns line up by position.")
+
+    text = (
+        "A table row is written as `<tr>` with `<td>` cells inside it. The browser draws each row on "
+        "its own line. Columns line up by position."
+    )
     assert [u.text for u in split_units(text)] == [
         "A table row is written as <tr> with <td> cells inside it.",
-        "The browser draws each row on its own line.", "Columns line up by position."]
+        "The browser draws each row on its own line.",
+        "Columns line up by position.",
+    ]
     assert without_markup(text) == text
 
 
@@ -224,7 +256,10 @@ def test_a_row_named_by_its_label_answers_alone_and_the_question_verb_is_no_unkn
     name: Medium widget weigh": the verb was read as part of the thing asked about, and the page
     says "Weight"), and "What is the price of the Large widget?" quoted all three rows."""
     idx, _ = minilm_index_of(tmp_path_factory, {"shop/widgets": ("Widget sizes", WIDGET_PAGE)})
-    assert answered(idx, "What does the Medium widget weigh?") == "Size: Medium; Weight: 340 g; Price: 27 EUR. [doc:shop/widgets]"
+    assert (
+        answered(idx, "What does the Medium widget weigh?")
+        == "Size: Medium; Weight: 340 g; Price: 27 EUR. [doc:shop/widgets]"
+    )
     large = answered(idx, "What is the price of the Large widget?")  # alone: bench/answer_cases.jsonl widget-row-alone
     assert large.startswith("Size: Large; Weight: 910 g; Price: 59 EUR. [doc:shop/widgets]"), large
     # every row for a question about the whole table: bench/answer_cases.jsonl widget-all-rows

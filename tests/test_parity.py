@@ -30,9 +30,15 @@ QUESTIONS = [
 
 def _same(payload: dict) -> dict:
     """What must agree across front ends (timings differ)."""
-    return {"answer": payload["answer"], "outcome": payload["outcome"], "reason": payload["reason"],
-            "citations": payload["citations"], "tool_calls": payload["tool_calls"],
-            "used_ids": payload["used_ids"], "markers": payload["markers"]}
+    return {
+        "answer": payload["answer"],
+        "outcome": payload["outcome"],
+        "reason": payload["reason"],
+        "citations": payload["citations"],
+        "tool_calls": payload["tool_calls"],
+        "used_ids": payload["used_ids"],
+        "markers": payload["markers"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +50,16 @@ def python_answers(sample_index):
 def test_the_set_covers_each_kind_of_outcome(python_answers):
     outcomes = [a["outcome"] for a in python_answers]
     assert outcomes[0] == "answered" and python_answers[0]["citations"]
-    assert outcomes[1] == "answered" and not any(c["doc_id"].startswith("internal/") for c in python_answers[1]["citations"])
+    assert outcomes[1] == "answered" and not any(
+        c["doc_id"].startswith("internal/") for c in python_answers[1]["citations"]
+    )
     assert any(c["doc_id"] == "internal/finance/refund-approval-matrix" for c in python_answers[2]["citations"])
     assert outcomes[3] == "abstained" and python_answers[3]["reason"]["code"]
     assert python_answers[4]["reason"]["code"] == "unknown_name"
     assert python_answers[5]["tool_calls"][0]["tool"] == "invoice_status"
-    assert python_answers[6]["tool_calls"] and any(c["doc_id"].startswith("help/") for c in python_answers[6]["citations"])
+    assert python_answers[6]["tool_calls"] and any(
+        c["doc_id"].startswith("help/") for c in python_answers[6]["citations"]
+    )
 
 
 def test_cli_gives_the_python_answers(sample_index, python_answers):
@@ -116,16 +126,47 @@ def test_options_give_the_same_answer_on_every_front_end(sample_index):
 
     q = QUESTIONS[0][0]
     cw = Citewise.open(sample_index.path)
-    expected = _same(answer_json(cw.ask(q, options=AskOptions(
-        retriever="hybrid", filters=Filters(metadata=parse_filters(["updated>=2026-01-01"])),
-        scope=("help/refunds",), max_rounds=1))))
+    expected = _same(
+        answer_json(
+            cw.ask(
+                q,
+                options=AskOptions(
+                    retriever="hybrid",
+                    filters=Filters(metadata=parse_filters(["updated>=2026-01-01"])),
+                    scope=("help/refunds",),
+                    max_rounds=1,
+                ),
+            )
+        )
+    )
     assert expected["outcome"] != "abstained" and expected["markers"]
-    run = CliRunner().invoke(app, ["ask", q, "--index", str(sample_index.path), "--json", "--retriever", "hybrid",
-                                   "--filter", "updated>=2026-01-01", "--scope", "help/refunds", "--max-rounds", "1"])
+    run = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            q,
+            "--index",
+            str(sample_index.path),
+            "--json",
+            "--retriever",
+            "hybrid",
+            "--filter",
+            "updated>=2026-01-01",
+            "--scope",
+            "help/refunds",
+            "--max-rounds",
+            "1",
+        ],
+    )
     assert run.exit_code == 0, run.output
     assert _same(json.loads(run.stdout)) == expected
-    body = {"question": q, "retriever": "hybrid", "filters": ["updated>=2026-01-01"], "scope": ["help/refunds"],
-            "max_rounds": 1}
+    body = {
+        "question": q,
+        "retriever": "hybrid",
+        "filters": ["updated>=2026-01-01"],
+        "scope": ["help/refunds"],
+        "max_rounds": 1,
+    }
     with TestClient(create_app(sample_index.path, rate=0)) as client:
         assert _same(client.post("/v1/ask", json=body).json()) == expected
 

@@ -64,7 +64,7 @@ def test_merged_small_sections_keep_each_unit_heading_path():
     assert len(chunks) > 1
     seen = 0
     for c in chunks:
-        assert NESTED[c.start:c.end] == c.text
+        assert NESTED[c.start : c.end] == c.text
         for u in split_units(c.text):
             if u.kind == "sentence" and "Positional" not in u.text:
                 want = _section_path(NESTED, c.start + u.start)
@@ -77,8 +77,10 @@ def test_merged_small_sections_keep_each_unit_heading_path():
 
 def test_small_sibling_sections_still_merge():
     # siblings whose own heading lines are in the merged text lose nothing: merged as before
-    text = ("## 4 Builtins\n\nThe shell has a few builtins.\n\n### 4.1 Plain\n\nThe colon builtin does nothing.\n\n"
-            "### 4.2 Other\n\nThe hash builtin remembers paths.\n\n### 4.3 More\n\n" + "The more builtin. " * 12)
+    text = (
+        "## 4 Builtins\n\nThe shell has a few builtins.\n\n### 4.1 Plain\n\nThe colon builtin does nothing.\n\n"
+        "### 4.2 Other\n\nThe hash builtin remembers paths.\n\n### 4.3 More\n\n" + "The more builtin. " * 12
+    )
     chunks = Chunker(min_tokens=30, max_tokens=60).chunk("gizmo", "Gizmo", text)
     assert chunks[0].heading_path == ("Gizmo", "4 Builtins")
     assert "### 4.1 Plain" in chunks[0].text and "### 4.2 Other" in chunks[0].text
@@ -87,23 +89,17 @@ def test_small_sibling_sections_still_merge():
 # -- the default of the entry asked about, the code block of that entry ---------------------------
 
 
-
-
-
-
-
-
-
-
 # -- end to end ------------------------------------------------------------------------------------
-GLOSSARY = [[(72, "Terms")],
-            [(72, "These terms are used throughout the gizmo manual.")],
-            [(72, "blank"), (180, "A space or tab character.")],
-            [(72, "field"), (180, "A unit of text that results from one of the gizmo expansions.")],
-            [(72, "token"), (180, "A sequence of characters the gizmo shell treats as one unit.")],
-            [(180, "It is either a word or an operator.")],
-            [(72, "word"), (180, "A sequence of characters treated as a unit by the gizmo shell.")],
-            [(180, "Words may not include unquoted metacharacters.")]]
+GLOSSARY = [
+    [(72, "Terms")],
+    [(72, "These terms are used throughout the gizmo manual.")],
+    [(72, "blank"), (180, "A space or tab character.")],
+    [(72, "field"), (180, "A unit of text that results from one of the gizmo expansions.")],
+    [(72, "token"), (180, "A sequence of characters the gizmo shell treats as one unit.")],
+    [(180, "It is either a word or an operator.")],
+    [(72, "word"), (180, "A sequence of characters treated as a unit by the gizmo shell.")],
+    [(180, "Words may not include unquoted metacharacters.")],
+]
 
 
 def test_what_is_a_token_quotes_the_glossary_entry_of_a_pdf(tmp_path):
@@ -157,12 +153,20 @@ Salary reviews happen every year in March.
 
 
 def test_a_common_word_the_pages_do_not_use_is_no_unknown_name(tmp_path_factory):
-    """"What is the salary range for L4?" over pages that say "salary bands" abstained as
+    """ "What is the salary range for L4?" over pages that say "salary bands" abstained as
     "unknown name: salary range for L4" (the fresh-clone trial): "range" is a common English word,
     not a name; an invented one ("frobnicate") still abstains."""
-    idx, _ = minilm_index_of(tmp_path_factory, {"hr/salaries": ("Salary bands 2026", SALARIES),
-                                                "eng/deploys": ("Deploys", "No deploys on Fridays. Deploys need a review.")})
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "hr/salaries": ("Salary bands 2026", SALARIES),
+            "eng/deploys": ("Deploys", "No deploys on Fridays. Deploys need a review."),
+        },
+    )
     a = idx.ask("What is the salary range for L4?")
-    assert a.outcome == "answered" and "Level: L4; Minimum: 88,000 EUR; Maximum: 115,000 EUR." in a.text, (a.abstain_reason, a.text)
+    assert a.outcome == "answered" and "Level: L4; Minimum: 88,000 EUR; Maximum: 115,000 EUR." in a.text, (
+        a.abstain_reason,
+        a.text,
+    )
     b = idx.ask("What is the frobnicate range for L4?")
     assert b.outcome == "abstained" and b.abstain_reason.startswith("unknown name"), b.text

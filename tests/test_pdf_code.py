@@ -37,9 +37,11 @@ EXAMPLE_PAGE = [
 def test_monospace_lines_become_one_fenced_block_between_prose(tmp_path):
     (tmp_path / "gizmo.pdf").write_bytes(make_pdf([EXAMPLE_PAGE]))
     doc = load_pdf(tmp_path / "gizmo.pdf", tmp_path)
-    assert doc.text == ("Substring Expansion\nHere is an example of substring expansion on a variable named word:\n\n"
-                        "```\n$ word=abcdefgh\n$ gizmo-echo ${word:2:3}\ncde\n```\n\n"
-                        "The offset counts from zero and the length is a number of characters.\n")
+    assert doc.text == (
+        "Substring Expansion\nHere is an example of substring expansion on a variable named word:\n\n"
+        "```\n$ word=abcdefgh\n$ gizmo-echo ${word:2:3}\ncde\n```\n\n"
+        "The offset counts from zero and the length is a number of characters.\n"
+    )
     code = [u.text for u in split_units(doc.text) if u.kind == "code"]
     assert code == ["```\n$ word=abcdefgh\n$ gizmo-echo ${word:2:3}\ncde\n```"]
 
@@ -61,9 +63,14 @@ TERM_PAGES = [
     # synopsis line right under the term opens the definition; an example after the definition's
     # prose is a code block of its own, and the prose after it goes on as a paragraph
     pytest.param(
-        M + "wait-all\nWait for every job to finish before returning.\n"
-        + M + "$ wait-all; echo done\nThe return status is zero.\n"
-        + M + "((...))\n" + M + "(( expression ))\nThe expression is evaluated as arithmetic.\n",
+        M
+        + "wait-all\nWait for every job to finish before returning.\n"
+        + M
+        + "$ wait-all; echo done\nThe return status is zero.\n"
+        + M
+        + "((...))\n"
+        + M
+        + "(( expression ))\nThe expression is evaluated as arithmetic.\n",
         # the page's columns (pypdf layout mode): terms left, the rest deeper
         "wait-all\n"
         "               Wait for every job to finish before returning.\n"
@@ -76,7 +83,8 @@ TERM_PAGES = [
         "```\n$ wait-all; echo done\n```\n\n"
         "The return status is zero.\n\n"
         "((...))\n: (( expression )) The expression is evaluated as arithmetic.\n\n",
-        id="term-synopsis-example"),
+        id="term-synopsis-example",
+    ),
     # Texinfo ``@itemx``: two names of one entry at the margin, the first with no definition of
     # its own; the example above them ends before them
     pytest.param(
@@ -93,7 +101,8 @@ TERM_PAGES = [
         "```\n$ gizmo-echo ${w:+yes}\nyes\n```\n\n"
         "${w:off}\n\n"
         "${w:off:len}\n: Substring expansion.\n\n",
-        id="second-name-after-an-example"),
+        id="second-name-after-an-example",
+    ),
     # Readline commands whose key binding is a bracket: "(M-{)" and "(C-x ()" are keys, not an
     # open bracket (found on blind set 21: the term was read as an example line and its
     # definition as loose prose, so "What does complete-into-braces do?" quoted another command)
@@ -105,7 +114,8 @@ TERM_PAGES = [
         "               Start recording keys.\n",
         "gather-into-braces (M-{)\n: Insert the matches inside braces.\n\n"
         "begin-macro (C-x ()\n: Start recording keys.\n\n",
-        id="bracket-key-bindings"),
+        id="bracket-key-bindings",
+    ),
 ]
 
 
@@ -118,18 +128,22 @@ def test_monospace_terms_keep_their_definitions_and_examples_their_blocks(page, 
 def test_the_last_line_of_an_example_is_not_taken_for_a_term():
     # "cde" alone, then a capitalised sentence, has the shape of a term and its definition; after
     # a code line it is the example's last line
-    text, _ = pdf_to_text([f"Example:\n{M}$ gizmo-echo ${{w:2:3}}\n{M}cde\nIf the offset is negative it counts from the end.\n"], [])
-    assert text == ("Example:\n\n```\n$ gizmo-echo ${w:2:3}\ncde\n```\n\n"
-                    "If the offset is negative it counts from the end.\n")
+    text, _ = pdf_to_text(
+        [f"Example:\n{M}$ gizmo-echo ${{w:2:3}}\n{M}cde\nIf the offset is negative it counts from the end.\n"], []
+    )
+    assert text == (
+        "Example:\n\n```\n$ gizmo-echo ${w:2:3}\ncde\n```\n\nIf the offset is negative it counts from the end.\n"
+    )
     # without code before it, the same shape is a monospace term and its definition
     assert pdf_to_text([f"{M}wait-all\nWait for every job to finish.\n"], [])[0] == (
-        "wait-all\n: Wait for every job to finish.\n\n")
+        "wait-all\n: Wait for every job to finish.\n\n"
+    )
 
 
 def test_an_example_running_over_a_page_break_is_one_block():
     text, starts = pdf_to_text([f"Loops:\n{M}for x in a b; do\n", f"{M}  echo $x\n{M}done\nThat is all.\n"], [])
     assert text == "Loops:\n\n```\nfor x in a b; do\n  echo $x\ndone\n```\n\nThat is all.\n"
-    assert text[starts[1]:].startswith("  echo $x")
+    assert text[starts[1] :].startswith("  echo $x")
 
 
 def test_comment_lines_in_code_are_not_headings_and_leaders_are_kept():

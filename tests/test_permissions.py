@@ -24,42 +24,42 @@ K = 5
 GROUP_OF = {"internal/finance": "finance", "internal/support": "support", "internal/security": "security"}
 
 ADVERSARIAL = [
- "who approves a refund above 75,000 USD",
- "refund approval matrix approval bands",
- "Financial Controller approval for refunds between 15,000 and 75,000",
- "four-eyes rule for refund approval",
- "cumulative refunds rolling 30-day period band",
- "Enterprise refund above 7,500 needs VP of Sales sign-off",
- "goodwill account credit above 1,000 approver",
- "SLA service credits above the contractual rate approver",
- "reason codes when recording a refund approval",
- "internal timing targets for Pro refund decisions 1 business day",
- "Billing Operations team lead approves Starter goodwill exception",
- "chargeback playbook evidence package",
- "when not to contest a chargeback below 150 dollars",
- "chargeback lost write off to the chargeback loss account",
- "monthly chargeback ratio above 0.6%",
- "workspace read-only after a chargeback is filed",
- "chargeback won restore the workspace",
- "customer withdraws the chargeback with their bank",
- "submit chargeback evidence 3 business days before the network deadline",
- "support escalation policy for E-10xx errors",
- "P1 response time for Enterprise in hours",
- "which L2 team owns E-1006 escalations",
- "escalate E-1003 to engineering when the certificate fingerprint matches",
- "what L1 must collect before escalating a ticket",
- "tickets escalated without request_id are sent back to L1",
- "page the on-call engineer for a P2 not resolved within 4 hours",
- "P1 ticket customer update every 2 hours",
- "summary within 24 hours after closing a P1 ticket",
- "SSO incident runbook leaked IdP signing key",
- "revoke all SSO sessions after a certificate compromise",
- "Ledgerly SP key leaked rotate SP signing and encryption keys",
- "keep the old encryption key for at most 4 hours",
- "SEV-1 SAML private key exposure containment within 1 hour",
- "post-incident review within 5 business days security incident register",
- "break-glass sign-in when SSO is suspended",
- "export the sign-in log and flag IssueInstant anomalies",
+    "who approves a refund above 75,000 USD",
+    "refund approval matrix approval bands",
+    "Financial Controller approval for refunds between 15,000 and 75,000",
+    "four-eyes rule for refund approval",
+    "cumulative refunds rolling 30-day period band",
+    "Enterprise refund above 7,500 needs VP of Sales sign-off",
+    "goodwill account credit above 1,000 approver",
+    "SLA service credits above the contractual rate approver",
+    "reason codes when recording a refund approval",
+    "internal timing targets for Pro refund decisions 1 business day",
+    "Billing Operations team lead approves Starter goodwill exception",
+    "chargeback playbook evidence package",
+    "when not to contest a chargeback below 150 dollars",
+    "chargeback lost write off to the chargeback loss account",
+    "monthly chargeback ratio above 0.6%",
+    "workspace read-only after a chargeback is filed",
+    "chargeback won restore the workspace",
+    "customer withdraws the chargeback with their bank",
+    "submit chargeback evidence 3 business days before the network deadline",
+    "support escalation policy for E-10xx errors",
+    "P1 response time for Enterprise in hours",
+    "which L2 team owns E-1006 escalations",
+    "escalate E-1003 to engineering when the certificate fingerprint matches",
+    "what L1 must collect before escalating a ticket",
+    "tickets escalated without request_id are sent back to L1",
+    "page the on-call engineer for a P2 not resolved within 4 hours",
+    "P1 ticket customer update every 2 hours",
+    "summary within 24 hours after closing a P1 ticket",
+    "SSO incident runbook leaked IdP signing key",
+    "revoke all SSO sessions after a certificate compromise",
+    "Ledgerly SP key leaked rotate SP signing and encryption keys",
+    "keep the old encryption key for at most 4 hours",
+    "SEV-1 SAML private key exposure containment within 1 hour",
+    "post-incident review within 5 business days security incident register",
+    "break-glass sign-in when SSO is suspended",
+    "export the sign-in log and flag IssueInstant anomalies",
 ]
 
 
@@ -78,8 +78,7 @@ def test_adversarial_set_is_big_enough():
 def test_adversarial_queries_do_target_restricted_documents(sample_index, name):
     insider = Principal("insider", ("finance", "support", "security"))
     hits_restricted = sum(
-        any(_group(h.doc_id) for h in sample_index.search(q, K, retriever=name, principal=insider))
-        for q in ADVERSARIAL
+        any(_group(h.doc_id) for h in sample_index.search(q, K, retriever=name, principal=insider)) for q in ADVERSARIAL
     )
     assert hits_restricted >= 35
 
@@ -110,28 +109,37 @@ def test_stored_groups_match_front_matter(sample_index):
 
 # -- policy files ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("glob,path,expected", [
-    ("internal/finance/**", "internal/finance/a.md", True),
-    ("internal/finance/**", "internal/finance/x/y/z.pdf", True),
-    ("internal/finance/**", "internal/financeX/a.md", False),
-    ("internal/*.md", "internal/a.md", True),
-    ("internal/*.md", "internal/x/a.md", False),
-    ("**/secret-*.docx", "a/b/secret-plan.docx", True),
-    ("**/secret-*.docx", "secret-plan.docx", True),
-    ("*.pdf", "deep/down/file.pdf", True),
-    ("hr/", "hr/people/a.md", True),
-    ("doc?.md", "doc1.md", True),
-    ("doc?.md", "doc12.md", False),
-    ("[ab].md", "a.md", True),
-    ("[!ab].md", "a.md", False),
-])
+
+@pytest.mark.parametrize(
+    "glob,path,expected",
+    [
+        ("internal/finance/**", "internal/finance/a.md", True),
+        ("internal/finance/**", "internal/finance/x/y/z.pdf", True),
+        ("internal/finance/**", "internal/financeX/a.md", False),
+        ("internal/*.md", "internal/a.md", True),
+        ("internal/*.md", "internal/x/a.md", False),
+        ("**/secret-*.docx", "a/b/secret-plan.docx", True),
+        ("**/secret-*.docx", "secret-plan.docx", True),
+        ("*.pdf", "deep/down/file.pdf", True),
+        ("hr/", "hr/people/a.md", True),
+        ("doc?.md", "doc1.md", True),
+        ("doc?.md", "doc12.md", False),
+        ("[ab].md", "a.md", True),
+        ("[!ab].md", "a.md", False),
+    ],
+)
 def test_glob_matching(glob, path, expected):
     assert (glob_to_regex(glob).match(path) is not None) is expected
 
 
 def test_policy_precedence():
-    pol = Policy((PolicyRule("internal/**", ("staff",)), PolicyRule("internal/finance/**", ("finance",)),
-                  PolicyRule("hr/**", ("hr",), override=True)))
+    pol = Policy(
+        (
+            PolicyRule("internal/**", ("staff",)),
+            PolicyRule("internal/finance/**", ("finance",)),
+            PolicyRule("hr/**", ("hr",), override=True),
+        )
+    )
     # rules union; front matter wins over plain rules; override beats front matter; no rule -> None
     assert pol.groups_for("internal/finance/a.md") == ("finance", "staff")
     assert pol.groups_for("internal/finance/a.md", ("cfo",)) == ("cfo",)
@@ -173,7 +181,9 @@ def test_policy_ingest_and_policy_change_rewrites_groups_without_embedding(tmp_p
     fin = idx.search("travel budget frozen", 5, retriever="bm25", principal=Principal("f", ("finance",)))
     assert [h.doc_id for h in fin] == ["internal/finance/budget"]
     # widen the policy: groups change, text does not -> rows rewritten with stored vectors
-    policy.write_text("rules:\n  - glob: 'internal/**'\n    groups: [staff]\n  - glob: 'help/**'\n    groups: [public]\n")
+    policy.write_text(
+        "rules:\n  - glob: 'internal/**'\n    groups: [staff]\n  - glob: 'help/**'\n    groups: [public]\n"
+    )
     r2 = idx.ingest(root, policy=policy)
     assert (r2.metadata_updated, r2.unchanged, r2.chunks_embedded, r2.updated) == (2, 1, 0, 0)
     docs = idx.store.documents()
@@ -192,13 +202,15 @@ def test_a_policy_rule_that_matches_no_document_is_a_warning_line(tmp_path):
     root = tmp_path / "docs"
     write_doc(root, "hr/salaries.md", "Salaries", "Salary bands are reviewed in May.")
     policy = tmp_path / "policy.yaml"
-    policy.write_text(f"rules:\n  - glob: '{root.as_posix()}/hr/**'\n    groups: [hr]\n"
-                      "  - glob: 'hr/**'\n    groups: [staff]\n")
+    policy.write_text(
+        f"rules:\n  - glob: '{root.as_posix()}/hr/**'\n    groups: [hr]\n  - glob: 'hr/**'\n    groups: [staff]\n"
+    )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root, policy=policy)
     assert report.warnings == [
         f"{policy}: rule 1 (glob '{root.as_posix()}/hr/**', groups hr) matches no document under {root.resolve()}; "
-        "globs are relative to the ingested folder (e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups"]
+        "globs are relative to the ingested folder (e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups"
+    ]
     assert idx.store.documents()["hr/salaries"].groups == ("staff",)  # rule 2 matched: no line for it
 
 
@@ -218,18 +230,25 @@ def test_ingesting_a_file_or_subfolder_or_parent_never_re_ids_or_widens_a_restri
     for target in (budget, root / "internal" / "finance"):
         report = idx.ingest(target)
         assert (report.added, report.deleted) == (0, 0)
-        assert report.errors == [f"{budget}: already indexed as 'internal/finance/budget'; ingested from here it would "
-                                 "become 'budget' (ids and policy globs are relative to the ingested folder); skipped, "
-                                 "the indexed version kept: ingest the folder it was indexed from (unchanged files are "
-                                 "skipped), or set 'id' in its front matter"]
+        assert report.errors == [
+            f"{budget}: already indexed as 'internal/finance/budget'; ingested from here it would "
+            "become 'budget' (ids and policy globs are relative to the ingested folder); skipped, "
+            "the indexed version kept: ingest the folder it was indexed from (unchanged files are "
+            "skipped), or set 'id' in its front matter"
+        ]
     docs = idx.store.documents()
-    assert set(docs) == {"internal/finance/budget", "pub/welcome"} and docs["internal/finance/budget"].groups == ("finance",)
+    assert set(docs) == {"internal/finance/budget", "pub/welcome"} and docs["internal/finance/budget"].groups == (
+        "finance",
+    )
     assert [h.doc_id for h in idx.search("Kestrel budget", 5)] == ["pub/welcome"]  # anonymous: still hidden
     # the folder moved into another one, which is ingested: not published under its new id
     (tmp_path / "parent").mkdir()
     root.rename(tmp_path / "parent" / "docs")
     report = idx.ingest(tmp_path / "parent")
-    assert len(report.errors) == 1 and "looks like 'internal/finance/budget' moved (readable by finance)" in report.errors[0]
+    assert (
+        len(report.errors) == 1
+        and "looks like 'internal/finance/budget' moved (readable by finance)" in report.errors[0]
+    )
     assert "as 'docs/internal/finance/budget' it would be readable by public" in report.errors[0]
     assert "docs/internal/finance/budget" not in idx.store.documents()
     assert all(h.doc_id != "docs/internal/finance/budget" for h in idx.search("Kestrel budget", 5))

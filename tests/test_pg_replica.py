@@ -41,8 +41,13 @@ def servers():
 
 def _pages(root, start: int, n: int, words: str):
     for i in range(start, start + n):
-        write_doc(root, f"n{i:03d}.md", f"Note {i}", f"## Part one\n\nNote {i} is about {words} number {i}.\n\n"
-                                                    f"## Part two\n\nThe second part of note {i} repeats {words}.")
+        write_doc(
+            root,
+            f"n{i:03d}.md",
+            f"Note {i}",
+            f"## Part one\n\nNote {i} is about {words} number {i}.\n\n"
+            f"## Part two\n\nThe second part of note {i} repeats {words}.",
+        )
 
 
 def test_a_replica_serves_reads_while_the_primary_ingests_and_status_reports_its_lag(servers, tmp_path):
@@ -115,8 +120,12 @@ def test_a_replica_serves_reads_while_the_primary_ingests_and_status_reports_its
     from citewise.cli import app
 
     out = CliRunner().invoke(app, ["status", "--index", str(tmp_path / "replica-index")])
-    assert out.exit_code == 0 and "Replication: this store is a read-only replica, streaming from the primary; " \
-                                  "replay lag 0.0s (0 bytes of WAL not yet replayed)." in out.stdout
+    assert (
+        out.exit_code == 0
+        and "Replication: this store is a read-only replica, streaming from the primary; "
+        "replay lag 0.0s (0 bytes of WAL not yet replayed)."
+        in out.stdout
+    )
 
     write_doc(docs, "n000.md", "Note 0", "Changed on the replica?")
     with pytest.raises(CitewiseError, match="is a read-only replica .hot standby.; ingest into the primary"):

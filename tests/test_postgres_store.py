@@ -63,9 +63,13 @@ def test_row_level_security_fails_closed_and_follows_the_groups(pg_index):
     with store._tx() as cur:  # the postings of rows the role cannot see are hidden too
         cur.execute(f"SET LOCAL ROLE {SEARCH_ROLE}")
         cur.execute("SELECT set_config('citewise.groups', '{public}', true)")
-        assert {r[0] for r in cur.execute(f"SELECT DISTINCT c.chunk_id FROM {store.schema}.postings p "
-                                          f"JOIN {store.schema}.chunks c ON c.rid = p.rid")} == {
-            c for c, _, _ in store.chunk_versions()["pub"]}
+        assert {
+            r[0]
+            for r in cur.execute(
+                f"SELECT DISTINCT c.chunk_id FROM {store.schema}.postings p "
+                f"JOIN {store.schema}.chunks c ON c.rid = p.rid"
+            )
+        } == {c for c, _, _ in store.chunk_versions()["pub"]}
 
 
 def test_row_level_security_holds_when_the_where_clause_forgets_the_groups(pg_index, monkeypatch):
@@ -127,7 +131,9 @@ def test_open_errors_are_one_clear_line(pg_url, pg_server):
         PostgresStore("postgresql://nobody:pw@/nodb?host=/nonexistent-socket-dir", 16)
     assert strip_password("postgresql://u:pw@h/db") == "postgresql://u@h/db"
     # libpq's ?password= too: never recorded, never echoed (break-it trial)
-    assert strip_password("postgresql://u@h/db?host=/s&password=S3CRET&schema=t") == "postgresql://u@h/db?host=/s&schema=t"
+    assert (
+        strip_password("postgresql://u@h/db?host=/s&password=S3CRET&schema=t") == "postgresql://u@h/db?host=/s&schema=t"
+    )
     with pytest.raises(CitewiseError, match=r"password=\*\*\*: cannot connect") as e:
         PostgresStore("postgresql://nobody@/nodb?host=/nonexistent-socket-dir&password=S3CRET", 16)
     assert "S3CRET" not in str(e.value)
@@ -154,8 +160,22 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     lance_idx = tmp_path / "lance-idx"
     res = runner.invoke(app, ["ingest", str(corpus), "--index", str(lance_idx), "--embedder", "hashing", "--json"])
     assert res.exit_code == 0, res.output
-    before = json.loads(runner.invoke(app, ["search", "wire transfer fee", "--index", str(lance_idx), "--as", "finance",
-                                            "--json", "--retriever", "hybrid"]).output)["hits"]
+    before = json.loads(
+        runner.invoke(
+            app,
+            [
+                "search",
+                "wire transfer fee",
+                "--index",
+                str(lance_idx),
+                "--as",
+                "finance",
+                "--json",
+                "--retriever",
+                "hybrid",
+            ],
+        ).output
+    )["hits"]
     assert {h["doc_id"] for h in before} == {"pub", "fin"}
     # migrate: the same hits, now from PostgreSQL (the folder records the store)
     monkeypatch.setattr(migrate, "BATCH_ROWS", 2)  # several read/write batches of whole documents
@@ -165,9 +185,25 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     moved = json.loads(res.output)
     assert (moved["documents"], moved["runs"]) == (3, 1) and moved["chunks"] >= 3
     assert json.loads((lance_idx / "index.json").read_text())["store"] == strip_password(pg_url)
-    after = json.loads(runner.invoke(app, ["search", "wire transfer fee", "--index", str(lance_idx), "--as", "finance",
-                                           "--json", "--retriever", "hybrid"]).output)["hits"]
-    assert [(h["chunk_id"], round(h["score"], 4)) for h in after] == [(h["chunk_id"], round(h["score"], 4)) for h in before]
+    after = json.loads(
+        runner.invoke(
+            app,
+            [
+                "search",
+                "wire transfer fee",
+                "--index",
+                str(lance_idx),
+                "--as",
+                "finance",
+                "--json",
+                "--retriever",
+                "hybrid",
+            ],
+        ).output
+    )["hits"]
+    assert [(h["chunk_id"], round(h["score"], 4)) for h in after] == [
+        (h["chunk_id"], round(h["score"], 4)) for h in before
+    ]
     assert Index.open(lance_idx).store.stats()["backend"] == "postgresql"
     assert Index.open(lance_idx, store="lancedb").store.stats()["backend"] == "lancedb"
     # CITEWISE_STORE picks the store for an index folder that recorded none
@@ -185,10 +221,14 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
     write_doc(solo, "solo.md", "Solo", "A page of its own.")
     solo_idx = tmp_path / "solo-idx"
     assert runner.invoke(app, ["ingest", str(solo), "--index", str(solo_idx), "--embedder", "hashing"]).exit_code == 0
-    res = runner.invoke(app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=env_")])
+    res = runner.invoke(
+        app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=env_")]
+    )
     assert isinstance(res.exception, CitewiseError) and "would merge two indexes" in str(res.exception)
     assert Index.open(fresh).store.stats()["documents"] == 3
-    res = runner.invoke(app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=solo_")])
+    res = runner.invoke(
+        app, ["index", "migrate", "--from", str(solo_idx), "--to", pg_url.replace("schema=", "schema=solo_")]
+    )
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["search", "x", "--index", str(fresh), "--store", "mysql://h/db"])
     assert isinstance(res.exception, CitewiseError)  # main() prints it as one 'error:' line, exit 2
@@ -197,8 +237,9 @@ def test_cli_store_option_env_and_migrate(tmp_path, corpus, pg_url, monkeypatch)
 
 def _principal_of(conn) -> tuple[str, str]:
     """(current_user, the groups setting or '') of a connection, outside any transaction."""
-    user, groups = conn.execute(f"SELECT current_user, coalesce(current_setting('{postgres.GROUPS_SETTING}', true), '')"
-                                ).fetchone()
+    user, groups = conn.execute(
+        f"SELECT current_user, coalesce(current_setting('{postgres.GROUPS_SETTING}', true), '')"
+    ).fetchone()
     return user, groups
 
 
@@ -208,8 +249,13 @@ def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypat
     # only row-level security guards the groups here (the WHERE clause forgets them), so a
     # principal leaking from one connection or transaction into another would show
     real = postgres.filter_sql
-    monkeypatch.setattr(postgres.search, "filter_sql", lambda f, alias="c": real(
-        None if f is None else Filters(doc_ids=f.doc_ids, as_of=f.as_of, version=f.version), alias))
+    monkeypatch.setattr(
+        postgres.search,
+        "filter_sql",
+        lambda f, alias="c": real(
+            None if f is None else Filters(doc_ids=f.doc_ids, as_of=f.as_of, version=f.version), alias
+        ),
+    )
     store = pg_index.store
     emb = HashingEmbedder(store.dim)
     qv = emb.embed(["wire transfer fee"])[0]
@@ -224,7 +270,9 @@ def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypat
                 assert security_done.wait(30)
                 seen["finance"].append({r[0] for r in cur.execute(f"SELECT doc_id FROM {store.schema}.chunks")})
             for _ in range(20):
-                seen["finance"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("finance",)))})
+                seen["finance"].append(
+                    {h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("finance",)))}
+                )
                 seen["finance"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("finance",)))})
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
@@ -233,7 +281,9 @@ def test_pooled_connections_keep_concurrent_principals_apart(pg_index, monkeypat
         try:
             assert finance_open.wait(30)
             for _ in range(20):
-                seen["security"].append({h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("security",)))})
+                seen["security"].append(
+                    {h.doc_id for h in store.lexical_search(["wire", "fee"], 10, Filters(groups=("security",)))}
+                )
                 seen["security"].append({h.doc_id for h in store.vector_search(qv, 10, Filters(groups=("security",)))})
             security_done.set()
         except BaseException as e:  # noqa: BLE001
@@ -300,12 +350,22 @@ def _zipf_updates(n: int, dim: int, seed: int = 5):
     for i in range(n):
         ranks = np.minimum(rng.zipf(1.3, int(rng.integers(5, 40))), 400) - 1
         text = " ".join(f"w{r}" for r in ranks)
-        doc = Document(doc_id=f"d{i:04d}", title=f"Doc {i}", text=text, source="synthetic", format="text",
-                       content_hash=f"h{i}")
-        chunk = Chunk(chunk_id=f"d{i:04d}#0", doc_id=doc.doc_id, heading_path=(), text=text, start=0,
-                      end=len(text), token_count=len(ranks))
+        doc = Document(
+            doc_id=f"d{i:04d}", title=f"Doc {i}", text=text, source="synthetic", format="text", content_hash=f"h{i}"
+        )
+        chunk = Chunk(
+            chunk_id=f"d{i:04d}#0",
+            doc_id=doc.doc_id,
+            heading_path=(),
+            text=text,
+            start=0,
+            end=len(text),
+            token_count=len(ranks),
+        )
         vec = rng.normal(size=(1, dim)).astype(np.float32)
-        out.append(DocumentUpdate(doc, [chunk], vec / np.linalg.norm(vec), ("restricted",) if i % 10 == 0 else ("public",)))
+        out.append(
+            DocumentUpdate(doc, [chunk], vec / np.linalg.norm(vec), ("restricted",) if i % 10 == 0 else ("public",))
+        )
     return out
 
 
@@ -324,8 +384,14 @@ def _bm25_by_hand(store: PostgresStore, terms: list[str], visible) -> list[tuple
         if not visible(doc, groups):
             continue
         ts = Counter(toks[cid])
-        score = sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * ts[t] * 2.2
-                    / (ts[t] + 1.2 * (0.25 + 0.75 * len(toks[cid]) / avg)) for t in terms if ts[t])
+        score = sum(
+            math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            * ts[t]
+            * 2.2
+            / (ts[t] + 1.2 * (0.25 + 0.75 * len(toks[cid]) / avg))
+            for t in terms
+            if ts[t]
+        )
         if score > 0:
             out.append((cid, score))
     return sorted(out, key=lambda x: (-x[1], x[0]))
@@ -342,8 +408,11 @@ def test_bm25_maxscore_equals_the_full_sum(pg_url, monkeypatch, probe_cost):
             (["w250", "w0", "w1"], None, lambda d, g: True),  # a rare term and two near-everywhere ones
             (["w40", "w40", "w2", "w0"], Filters(groups=("public",)), lambda d, g: "public" in g),  # repeated term
             (["w30", "w1", "w0"], Filters(groups=("restricted",)), lambda d, g: "restricted" in g),  # 10% visible
-            (["w399", "w0"], Filters(doc_ids=("d0001", "d0002", "d0003", "d0400")),
-             lambda d, g: d in ("d0001", "d0002", "d0003", "d0400")),  # fewer than k visible
+            (
+                ["w399", "w0"],
+                Filters(doc_ids=("d0001", "d0002", "d0003", "d0400")),
+                lambda d, g: d in ("d0001", "d0002", "d0003", "d0400"),
+            ),  # fewer than k visible
             (["w3", "w5", "w0", "w7"], None, lambda d, g: True),
         ]
         pruned = []
@@ -371,10 +440,14 @@ POSTINGS_KEYS = {"postings_pkey", "postings_rid_fkey", "postings_rid"}
 
 def _postings_keys(store: PostgresStore) -> set[str]:
     with store._tx() as cur:
-        return {r[0] for r in cur.execute(
-            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
-            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
-            (f"{store.schema}.postings", store.schema))}
+        return {
+            r[0]
+            for r in cur.execute(
+                "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
+                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
+                (f"{store.schema}.postings", store.schema),
+            )
+        }
 
 
 def _odd_groups_source(tmp_path):
@@ -390,10 +463,19 @@ def _odd_groups_source(tmp_path):
     src = LanceStore(tmp_path / "src", 8)
     ups = []
     for i, (doc_id, g) in enumerate(sorted(groups.items())):
-        doc = Document(doc_id, doc_id.upper(), f"wire fee {doc_id} words", f"s/{doc_id}", "text", f"h{doc_id}", groups=g)
+        doc = Document(
+            doc_id, doc_id.upper(), f"wire fee {doc_id} words", f"s/{doc_id}", "text", f"h{doc_id}", groups=g
+        )
         vec = np.eye(8, dtype=np.float32)[i : i + 1]
-        ups.append(DocumentUpdate(doc, [Chunk(f"{doc_id}#0", doc_id, (doc.title,), doc.text, 0, 10, 3)], vec, g,
-                                  lexical=[f"wire fee {doc_id} words"]))
+        ups.append(
+            DocumentUpdate(
+                doc,
+                [Chunk(f"{doc_id}#0", doc_id, (doc.title,), doc.text, 0, 10, 3)],
+                vec,
+                g,
+                lexical=[f"wire fee {doc_id} words"],
+            )
+        )
     src.upsert(ups)
     return src, groups
 
@@ -418,11 +500,15 @@ def test_bulk_load_fills_an_empty_store_like_row_by_row_import_and_puts_the_keys
     def dump(store):
         with store._tx() as cur:
             s = store.schema
-            return (cur.execute(f"SELECT c.chunk_id, p.tf, p.doc_len, p.groups, t.term FROM {s}.postings p "
-                                f"JOIN {s}.chunks c ON c.rid = p.rid JOIN {s}.term_stats t ON t.term_id = p.term_id "
-                                "ORDER BY 1, 5").fetchall(),
-                    cur.execute(f"SELECT term, df FROM {s}.term_stats ORDER BY 1").fetchall(),
-                    cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchall())
+            return (
+                cur.execute(
+                    f"SELECT c.chunk_id, p.tf, p.doc_len, p.groups, t.term FROM {s}.postings p "
+                    f"JOIN {s}.chunks c ON c.rid = p.rid JOIN {s}.term_stats t ON t.term_id = p.term_id "
+                    "ORDER BY 1, 5"
+                ).fetchall(),
+                cur.execute(f"SELECT term, df FROM {s}.term_stats ORDER BY 1").fetchall(),
+                cur.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchall(),
+            )
 
     assert dump(bulk) == dump(plain)
     assert dict((r[0], tuple(r[3])) for r in dump(bulk)[0]) == {f"{d}#0": g for d, g in groups.items()}
@@ -447,7 +533,7 @@ def test_a_bulk_load_that_fails_or_dies_leaves_the_keys_on(pg_url, tmp_path):
 
     src, _ = _odd_groups_source(tmp_path)
     store = PostgresStore(pg_url, 8)
-    (_, rows), = list(document_rows(src))
+    ((_, rows),) = list(document_rows(src))
     with pytest.raises(CitewiseError, match="document 'b' imported twice in one bulk load"):
         with store.bulk_load():
             store.import_rows(rows)
@@ -460,13 +546,20 @@ def test_a_bulk_load_that_fails_or_dies_leaves_the_keys_on(pg_url, tmp_path):
 
     url = pg_url.replace("schema=", "schema=dead_")
     watch = PostgresStore(url, 8)  # opened (and the schema made) before the kill
-    script = ("import os, signal, sys\n"
-              "from citewise.store.postgres import PostgresStore\n"
-              "store = PostgresStore(sys.argv[1], 8)\n"
-              "with store.bulk_load():\n"
-              "    os.kill(os.getpid(), signal.SIGKILL)\n")
-    run = subprocess.run([sys.executable, "-c", script, url], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    script = (
+        "import os, signal, sys\n"
+        "from citewise.store.postgres import PostgresStore\n"
+        "store = PostgresStore(sys.argv[1], 8)\n"
+        "with store.bulk_load():\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
+    )
     assert run.returncode == -9, run.stderr
     assert _postings_keys(watch) == set()
     assert _postings_keys(PostgresStore(url, 8)) == POSTINGS_KEYS

@@ -53,10 +53,13 @@ EXPORT_PAGE = """
 | `total` | Invoice total with tax |
 """
 
+
 def test_a_step_ending_in_a_colon_reads_with_its_nested_items():
     units = [u.text for u in split_units(PROVISIONING_PAGE) if u.kind == "item"]
-    assert "On the Sync tab, enter: Connector URL: https://api.acme.example/sync/v2; " \
-           "Authentication: Bearer token, with the token from Acme" in units
+    assert (
+        "On the Sync tab, enter: Connector URL: https://api.acme.example/sync/v2; "
+        "Authentication: Bearer token, with the token from Acme" in units
+    )
     assert not any(u.startswith(("Connector URL", "Authentication")) for u in units)
 
 
@@ -64,8 +67,13 @@ def test_a_how_to_question_gets_every_step_of_the_procedure(tmp_path_factory):
     idx, _ = minilm_index_of(tmp_path_factory, {"sso/sync": ("Directory sync", PROVISIONING_PAGE)})
     a = idx.ask("How do I set up directory sync?")
     assert a.outcome == "answered", (a.abstain_reason, a.text)
-    steps = ["In Acme, open Settings → Security → Directory sync", "In the identity provider, open",
-             "On the Sync tab, enter: Connector URL", "Choose Test connection", "Under To App, enable"]
+    steps = [
+        "In Acme, open Settings → Security → Directory sync",
+        "In the identity provider, open",
+        "On the Sync tab, enter: Connector URL",
+        "Choose Test connection",
+        "Under To App, enable",
+    ]
     at = [a.text.find(s) for s in steps]
     assert -1 not in at and at == sorted(at), (at, a.text)
 
@@ -74,6 +82,7 @@ def test_a_long_nested_list_stays_a_list_of_its_own():
     """A step ending in ':' takes at most MAX_SUB_ITEMS nested items; a longer nested list (a
     reference list under "Supported values:") stays one unit per item."""
     from citewise.answer.units import MAX_SUB_ITEMS
+
     short = "1. Enter:\n" + "".join(f"   - value {i}\n" for i in range(3)) + "2. Save."
     assert [u.text for u in split_units(short)] == ["Enter: value 0; value 1; value 2", "Save."]
     long = "1. Enter:\n" + "".join(f"   - value {i}\n" for i in range(MAX_SUB_ITEMS + 1)) + "2. Save."
@@ -122,8 +131,10 @@ def test_a_procedure_under_a_generic_heading_is_found_by_its_title_and_quoted_al
     step 1, the warranty page's sentence and step 4; sub-steps were never quoted."""
     steps = ["Unpack the hub", "Connect the hub to power", "Calibrate the hub", "Pair the hub with the app"]
     for name, page in (("nested", HUB_PAGE), ("flat", FLAT_HUB_PAGE)):
-        idx, _ = minilm_index_of(tmp_path_factory, {"hub/setup": ("Installing the Zorblax hub", page),
-                                                    "hub/faq": ("Zorblax warranty FAQ", WARRANTY_PAGE)})
+        idx, _ = minilm_index_of(
+            tmp_path_factory,
+            {"hub/setup": ("Installing the Zorblax hub", page), "hub/faq": ("Zorblax warranty FAQ", WARRANTY_PAGE)},
+        )
         a = idx.ask("How do I install the Zorblax hub?")
         assert a.outcome == "answered", (name, a.abstain_reason, a.text)
         assert _steps_in_order(a.text, steps), (name, a.text)

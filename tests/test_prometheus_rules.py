@@ -28,13 +28,17 @@ def promtool() -> str:
 
 
 def test_promtool_checks_the_rules():
-    p = subprocess.run([promtool(), "check", "rules", str(RULES / "citewise.rules.yml")], capture_output=True, text=True)
+    p = subprocess.run(
+        [promtool(), "check", "rules", str(RULES / "citewise.rules.yml")], capture_output=True, text=True
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "SUCCESS: 5 rules found" in p.stdout
 
 
 def test_promtool_unit_tests_fire_the_alerts():
-    p = subprocess.run([promtool(), "test", "rules", "citewise.rules.test.yml"], cwd=RULES, capture_output=True, text=True)
+    p = subprocess.run(
+        [promtool(), "test", "rules", "citewise.rules.test.yml"], cwd=RULES, capture_output=True, text=True
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "SUCCESS" in p.stdout
 

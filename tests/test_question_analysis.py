@@ -7,38 +7,47 @@ import pytest
 from citewise.answer.question import ANSWER_TYPES, KINDS, analyze_question
 
 
-@pytest.mark.parametrize("question, kind, expected", [
-    ("Can I work from home?", "yes_no", "boolean"),
-    ("Are refunds approved automatically?", "yes_no", "boolean"),
-    ("I have been on Pro for 20 days, can I get my money back?", "yes_no", "boolean"),
-    ("How do I read a file line by line?", "how_to", "procedure"),
-    ("How many vacation days do I get?", "factoid", "number"),
-    ("When was the Norman conquest?", "factoid", "date"),
-    ("Who ruled the duchy of Normandy?", "factoid", "person"),
-    ("Where is the config file kept?", "factoid", "place"),
-    ("Why did the rollback setting change?", "factoid", "reason"),
-    ("What is a Buffer?", "definition", "definition"),
-    ("What is the default retry delay?", "definition", "value"),
-    ("npm ci vs npm install", "comparison", "description"),
-    ("net server.listen backlog default", "keyword", "value"),
-    ("Show an example of the unused_results lint", "factoid", "code"),
-])
+@pytest.mark.parametrize(
+    "question, kind, expected",
+    [
+        ("Can I work from home?", "yes_no", "boolean"),
+        ("Are refunds approved automatically?", "yes_no", "boolean"),
+        ("I have been on Pro for 20 days, can I get my money back?", "yes_no", "boolean"),
+        ("How do I read a file line by line?", "how_to", "procedure"),
+        ("How many vacation days do I get?", "factoid", "number"),
+        ("When was the Norman conquest?", "factoid", "date"),
+        ("Who ruled the duchy of Normandy?", "factoid", "person"),
+        ("Where is the config file kept?", "factoid", "place"),
+        ("Why did the rollback setting change?", "factoid", "reason"),
+        ("What is a Buffer?", "definition", "definition"),
+        ("What is the default retry delay?", "definition", "value"),
+        ("npm ci vs npm install", "comparison", "description"),
+        ("net server.listen backlog default", "keyword", "value"),
+        ("Show an example of the unused_results lint", "factoid", "code"),
+    ],
+)
 def test_kind_and_expected_answer_type(question, kind, expected):
     qa = analyze_question(question)
     assert qa.kind in KINDS and qa.expected in ANSWER_TYPES
     assert (qa.kind, qa.expected) == (kind, expected)
 
 
-@pytest.mark.parametrize("question, conditions, absolute", [
-    ("Can the payment worker charge an order twice after a capture request times out?",
-     ("after a capture request times out",), False),
-    ("Could a delayed retry cause a double charge? Is it guaranteed safe?", (), True),
-    ("Does the client always send the same key?", (), True),
-    ("What is the refund window if I pay annually?", ("if I pay annually",), False),
-    ("When does the daily limit reset?", (), False),  # a question word, not a condition
-    ("What does rustc use when I do not specify it?", ("when I do not specify it",), False),
-    ("Is it OK for a program to call exit twice?", (), False),
-])
+@pytest.mark.parametrize(
+    "question, conditions, absolute",
+    [
+        (
+            "Can the payment worker charge an order twice after a capture request times out?",
+            ("after a capture request times out",),
+            False,
+        ),
+        ("Could a delayed retry cause a double charge? Is it guaranteed safe?", (), True),
+        ("Does the client always send the same key?", (), True),
+        ("What is the refund window if I pay annually?", ("if I pay annually",), False),
+        ("When does the daily limit reset?", (), False),  # a question word, not a condition
+        ("What does rustc use when I do not specify it?", ("when I do not specify it",), False),
+        ("Is it OK for a program to call exit twice?", (), False),
+    ],
+)
 def test_conditions_and_absolute_claims(question, conditions, absolute):
     qa = analyze_question(question)
     assert qa.conditions == conditions
@@ -46,12 +55,15 @@ def test_conditions_and_absolute_claims(question, conditions, absolute):
     assert qa.conditional is bool(conditions or absolute)
 
 
-@pytest.mark.parametrize("question, subject, entities, identifiers", [
-    ("How many vacation days do I get?", "vacation days", (), ()),
-    ("What does the --dry-run flag do?", "dry-run flag", (), ("--dry-run",)),
-    ("What does error E-1003 mean?", "error E-1003 mean", ("E-1003",), ("E-1003",)),
-    ("Does Ledgerly sync with Sage 50?", "Ledgerly sync Sage 50", ("Ledgerly", "Sage"), ()),
-])
+@pytest.mark.parametrize(
+    "question, subject, entities, identifiers",
+    [
+        ("How many vacation days do I get?", "vacation days", (), ()),
+        ("What does the --dry-run flag do?", "dry-run flag", (), ("--dry-run",)),
+        ("What does error E-1003 mean?", "error E-1003 mean", ("E-1003",), ("E-1003",)),
+        ("Does Ledgerly sync with Sage 50?", "Ledgerly sync Sage 50", ("Ledgerly", "Sage"), ()),
+    ],
+)
 def test_subject_entities_identifiers(question, subject, entities, identifiers):
     qa = analyze_question(question)
     assert (qa.subject, qa.entities, qa.identifiers) == (subject, entities, identifiers)

@@ -16,12 +16,24 @@ from citewise.store.derived import trees_of
 from conftest import write_doc
 
 TOPICS = {
-    "billing": ["Invoices are issued monthly in the account currency.", "Refunds are paid to the original card.",
-                "Plan upgrades are charged pro rata.", "Annual plans renew on the contract date."],
-    "sso": ["SAML single sign-on needs the identity provider certificate.", "Okta sends the email attribute.",
-            "Rotate the signing certificate before it expires.", "SCIM provisioning creates the users."],
-    "exports": ["CSV exports hold one row per invoice.", "The REST API pages through results.",
-                "Bulk export jobs run in the background.", "Rate limits apply per workspace."],
+    "billing": [
+        "Invoices are issued monthly in the account currency.",
+        "Refunds are paid to the original card.",
+        "Plan upgrades are charged pro rata.",
+        "Annual plans renew on the contract date.",
+    ],
+    "sso": [
+        "SAML single sign-on needs the identity provider certificate.",
+        "Okta sends the email attribute.",
+        "Rotate the signing certificate before it expires.",
+        "SCIM provisioning creates the users.",
+    ],
+    "exports": [
+        "CSV exports hold one row per invoice.",
+        "The REST API pages through results.",
+        "Bulk export jobs run in the background.",
+        "Rate limits apply per workspace.",
+    ],
 }
 
 
@@ -54,9 +66,16 @@ def corpus(tmp_path):
     for topic, sentences in TOPICS.items():
         for i, s in enumerate(sentences):
             write_doc(root, f"{topic}/{i}.md", f"{topic} {i}", f"# {topic} {i}\n\n{s} More about {topic} here.")
-    write_doc(root, "hr/secret.md", "Salary bands", "# Salary bands\n\nZanzibarite bonuses are paid in March.",
-              permissions=["hr"])
-    write_doc(root, "hr/secret2.md", "Payroll", "# Payroll\n\nPayroll zanzibarite codes are private.", permissions=["hr"])
+    write_doc(
+        root,
+        "hr/secret.md",
+        "Salary bands",
+        "# Salary bands\n\nZanzibarite bonuses are paid in March.",
+        permissions=["hr"],
+    )
+    write_doc(
+        root, "hr/secret2.md", "Payroll", "# Payroll\n\nPayroll zanzibarite codes are private.", permissions=["hr"]
+    )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     assert idx.ingest(root).errors == []
     return idx, root
@@ -144,9 +163,12 @@ def test_collapsed_pool_mixes_summaries_and_leaves_and_a_summary_cites_its_leave
     # the line every billing page shares) is nearer than any one page
     q = "More about billing here"
     pool = r.pool(q, 5)
-    assert pool[0].level >= 1 and pool[0].text and {c.split("#")[0] for c in pool[0].cites} >= {
-        "billing/0", "billing/1", "billing/2", "billing/3"}
-    assert any(h.level == 0 for h in pool)                      # leaves compete in the same pool
+    assert (
+        pool[0].level >= 1
+        and pool[0].text
+        and {c.split("#")[0] for c in pool[0].cites} >= {"billing/0", "billing/1", "billing/2", "billing/3"}
+    )
+    assert any(h.level == 0 for h in pool)  # leaves compete in the same pool
     assert [h.score for h in pool] == sorted((h.score for h in pool), reverse=True)
     hits = r.search(q, 5)
     assert hits[0].stage == "raptor-summary" and hits[0].chunk_id in pool[0].cites

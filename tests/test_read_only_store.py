@@ -23,11 +23,21 @@ from conftest import write_doc
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("ro")
     docs = root / "docs"
-    write_doc(docs, "alpha.md", "Refund policy E-1004", "The refund window is thirty days for annual plans.\n\n"
-              "## Exceptions\n\nChargebacks are handled by the payments team within ten days.")
+    write_doc(
+        docs,
+        "alpha.md",
+        "Refund policy E-1004",
+        "The refund window is thirty days for annual plans.\n\n"
+        "## Exceptions\n\nChargebacks are handled by the payments team within ten days.",
+    )
     write_doc(docs, "beta.md", "Escrow", "Zanzibar escrow accounts settle weekly, refunds monthly.")
-    write_doc(docs, "gamma.md", "Finance escrow", "Zanzibar escrow is for finance only; refund approvals too.",
-              permissions=["finance"])
+    write_doc(
+        docs,
+        "gamma.md",
+        "Finance escrow",
+        "Zanzibar escrow is for finance only; refund approvals too.",
+        permissions=["finance"],
+    )
     idx = Index.open(root / "idx", embedder="hashing")
     idx.ingest(docs)
     return idx
@@ -41,15 +51,21 @@ def test_read_only_reads_equal_the_full_store(built):
     full = built.store
     ro = LanceStore(full.path, full.dim, read_only=True)
     vec = built.embedder.embed(["refund escrow"])[0]
-    for f in (effective_filters(None, None), effective_filters(Principal("f", ("finance",)), None),
-              Filters(groups=("finance",)), None):
+    for f in (
+        effective_filters(None, None),
+        effective_filters(Principal("f", ("finance",)), None),
+        Filters(groups=("finance",)),
+        None,
+    ):
         assert ro.lexical_search(["refund", "escrow"], 10, f) == full.lexical_search(["refund", "escrow"], 10, f)
         assert ro.vector_search(vec, 10, f) == full.vector_search(vec, 10, f)
         assert ro.titled_with("E-1004", f) == full.titled_with("E-1004", f)
     ids = [c.chunk_id for c in full.lexical_search(["refund"], 10, Filters(groups=("public", "finance")))]
     assert len(ids) == 3
     assert ro.get_chunks(ids) == full.get_chunks(ids)
-    assert {k: v.tolist() for k, v in ro.get_vectors(ids).items()} == {k: v.tolist() for k, v in full.get_vectors(ids).items()}
+    assert {k: v.tolist() for k, v in ro.get_vectors(ids).items()} == {
+        k: v.tolist() for k, v in full.get_vectors(ids).items()
+    }
     assert ro.get_units(ids).keys() == full.get_units(ids).keys() and ro.get_units(ids)
     assert ro.documents() == full.documents()
     assert ro.stats() == full.stats()
@@ -59,12 +75,15 @@ def test_read_only_reads_equal_the_full_store(built):
 
 
 def test_search_process_does_not_import_lancedb(built):
-    code = ("import sys, json; from citewise.index import Index; "
-            "idx = Index.open(sys.argv[1], read_only=True); "
-            "hits = idx.search('refund window', retriever='shipped'); idx.store.get_chunks([h.chunk_id for h in hits]); "
-            "print(json.dumps([[h.chunk_id for h in hits], 'lancedb' in sys.modules, 'lancedb._lancedb' in sys.modules]))")
-    done = subprocess.run([sys.executable, "-c", code, str(built.path)], env=_env(), capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys, json; from citewise.index import Index; "
+        "idx = Index.open(sys.argv[1], read_only=True); "
+        "hits = idx.search('refund window', retriever='shipped'); idx.store.get_chunks([h.chunk_id for h in hits]); "
+        "print(json.dumps([[h.chunk_id for h in hits], 'lancedb' in sys.modules, 'lancedb._lancedb' in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(built.path)], env=_env(), capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     ids, pkg, ext = json.loads(done.stdout.strip().splitlines()[-1])
     assert ids == [h.chunk_id for h in built.search("refund window", retriever="shipped")]
@@ -73,11 +92,14 @@ def test_search_process_does_not_import_lancedb(built):
 
 def test_cli_search_json_unchanged_and_without_lancedb(built, monkeypatch):
     """``citewise search`` opens the index read-only: same hits and snippets as the full store."""
-    code = ("import sys, runpy; sys.argv = ['citewise', 'search', 'refund window', '--index', sys.argv[1], "
-            "'--json']; import atexit; atexit.register(lambda: print('LANCEDB', 'lancedb' in sys.modules)); "
-            "runpy.run_module('citewise.cli', run_name='__main__')")
-    done = subprocess.run([sys.executable, "-c", code, str(built.path)], env=_env(), capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys, runpy; sys.argv = ['citewise', 'search', 'refund window', '--index', sys.argv[1], "
+        "'--json']; import atexit; atexit.register(lambda: print('LANCEDB', 'lancedb' in sys.modules)); "
+        "runpy.run_module('citewise.cli', run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(built.path)], env=_env(), capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     body, flag = done.stdout.rsplit("LANCEDB", 1)
     assert flag.strip() == "False"

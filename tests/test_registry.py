@@ -11,8 +11,17 @@ from citewise.retrieval.registry import make_retriever, register, registered, re
 
 def test_builtin_names_are_registered():
     names = retriever_names()
-    assert {"bm25", "dense", "hybrid", "shipped", "hybrid-prf", "hierarchical", "tuned", "raptor-collapsed",
-            "raptor-tree"} <= set(names) and list(names) == sorted(names)
+    assert {
+        "bm25",
+        "dense",
+        "hybrid",
+        "shipped",
+        "hybrid-prf",
+        "hierarchical",
+        "tuned",
+        "raptor-collapsed",
+        "raptor-tree",
+    } <= set(names) and list(names) == sorted(names)
     assert registered("hybrid-prf").__name__ == "ConvexRetriever"
 
 
@@ -33,7 +42,10 @@ def test_a_plugin_registers_and_is_built_by_name():
 
 
 def test_an_unknown_name_lists_the_valid_ones():
-    with pytest.raises(CitewiseError, match=r"unknown retriever 'bm52' \(valid: bm25, dense, hierarchical, hybrid, hybrid-prf, raptor-collapsed"):
+    with pytest.raises(
+        CitewiseError,
+        match=r"unknown retriever 'bm52' \(valid: bm25, dense, hierarchical, hybrid, hybrid-prf, raptor-collapsed",
+    ):
         make_retriever("bm52", None, None)
     with pytest.raises(CitewiseError, match="needs a reranker"):
         make_retriever("bm25+rerank", None, None)

@@ -26,23 +26,59 @@ DIM = 32
 
 
 def _doc(doc_id: str, text: str, version: str = "1", source: str = "s", groups=("public",)) -> Document:
-    return Document(doc_id, f"Title {doc_id}", text, source, "text", version=version, groups=groups,
-                    content_hash=f"h-{doc_id}-{version}-{len(text)}")
+    return Document(
+        doc_id,
+        f"Title {doc_id}",
+        text,
+        source,
+        "text",
+        version=version,
+        groups=groups,
+        content_hash=f"h-{doc_id}-{version}-{len(text)}",
+    )
 
 
 def _row_by_row(store: LanceStore) -> dict[str, DocumentEntry]:
     """The listing as the code before issue 12's fix computed it: every row a dict, first row wins."""
-    tbl = store._scan(["doc_id", "title", "title_ids", "source", "content_hash", "version", "updated", "indexed_at",
-                       "effective", "groups", "source_changed_at", "units_version"])
+    tbl = store._scan(
+        [
+            "doc_id",
+            "title",
+            "title_ids",
+            "source",
+            "content_hash",
+            "version",
+            "updated",
+            "indexed_at",
+            "effective",
+            "groups",
+            "source_changed_at",
+            "units_version",
+        ]
+    )
     out, counts, units = {}, {}, {}
     for r in tbl.to_pylist():
         counts[r["doc_id"]] = counts.get(r["doc_id"], 0) + 1
         out.setdefault(r["doc_id"], r)
         units.setdefault(r["doc_id"], set()).add(r["units_version"] or "")
-    return {d: DocumentEntry(d, r["title"], r["source"], r["content_hash"], r["version"], r["updated"], counts[d],
-                             r["indexed_at"], r["effective"] or "", tuple(r["groups"] or ()), r["source_changed_at"] or "",
-                             next(iter(units[d])) if len(units[d]) == 1 else "", tuple(r["title_ids"] or ()))
-            for d, r in sorted(out.items())}
+    return {
+        d: DocumentEntry(
+            d,
+            r["title"],
+            r["source"],
+            r["content_hash"],
+            r["version"],
+            r["updated"],
+            counts[d],
+            r["indexed_at"],
+            r["effective"] or "",
+            tuple(r["groups"] or ()),
+            r["source_changed_at"] or "",
+            next(iter(units[d])) if len(units[d]) == 1 else "",
+            tuple(r["title_ids"] or ()),
+        )
+        for d, r in sorted(out.items())
+    }
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +86,11 @@ def store(tmp_path_factory):
     s = LanceStore(tmp_path_factory.mktemp("reingest") / "s", DIM)
     long = "\n\n".join(f"## Part {i}\n" + " ".join(f"w{i}x{j}" for j in range(150)) for i in range(3))  # 3 chunks
     Ingestor(s, HashingEmbedder(DIM), units=ANSWER_UNITS).ingest_documents(
-        [_doc("a", long), _doc("b", "beta words", groups=("team", "public")), _doc("c", "gamma")])
+        [_doc("a", long), _doc("b", "beta words", groups=("team", "public")), _doc("c", "gamma")]
+    )
     Ingestor(s, HashingEmbedder(DIM), units=None).ingest_documents(
-        [_doc("d", "delta one", version="1"), _doc("d", "delta two", version="2"), _doc("e", "x'y quote")])
+        [_doc("d", "delta one", version="1"), _doc("d", "delta two", version="2"), _doc("e", "x'y quote")]
+    )
     return s
 
 
@@ -79,7 +117,9 @@ def test_an_ingest_asks_only_for_the_documents_it_brings(tmp_path, monkeypatch):
     ingest = Ingestor(s, HashingEmbedder(DIM), units=None)
     src = tmp_path / "a.txt"
     src.write_text("x")
-    ingest.ingest_documents([_doc(f"k{i}", f"kept {i}") for i in range(5)] + [_doc("r", "refund 14 days", source=str(src))])
+    ingest.ingest_documents(
+        [_doc(f"k{i}", f"kept {i}") for i in range(5)] + [_doc("r", "refund 14 days", source=str(src))]
+    )
     asked = []
     real = LanceStore.documents
 
@@ -90,8 +130,14 @@ def test_an_ingest_asks_only_for_the_documents_it_brings(tmp_path, monkeypatch):
     monkeypatch.setattr(LanceStore, "documents", spy)
     moved = tmp_path / "b.txt"
     moved.write_text("x")
-    r = ingest.ingest_documents([_doc("k1", "kept 1, changed", "2"), _doc("k2", "kept 2"), _doc("new", "fresh"),
-                                 _doc("r", "refund 14 days", source=str(moved))])
+    r = ingest.ingest_documents(
+        [
+            _doc("k1", "kept 1, changed", "2"),
+            _doc("k2", "kept 2"),
+            _doc("new", "fresh"),
+            _doc("r", "refund 14 days", source=str(moved)),
+        ]
+    )
     assert asked == [{"k1", "k1@2", "k2", "k2@1", "new", "new@1", "r", "r@1"}]
     assert (r.updated, r.added, r.unchanged, r.moved) == (1, 1, 2, 1)
     # two versions of a stored id: the older is kept as history, looked up by its history id

@@ -26,7 +26,9 @@ SLICES = {"all": ["q1", "q2", "q3"], "kw": ["q1", "q2"], "para": ["q3"]}
 
 @pytest.fixture(scope="module")
 def comparison():
-    return compare(QRELS, RUNS, slices=SLICES, metrics=["mrr@10", "hit@1"], name="toy", permutations=1000, resamples=1000)
+    return compare(
+        QRELS, RUNS, slices=SLICES, metrics=["mrr@10", "hit@1"], name="toy", permutations=1000, resamples=1000
+    )
 
 
 def test_comparison_values_and_json_round_trip(comparison):
@@ -72,7 +74,9 @@ def test_eval_run_command_json(tmp_path):
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\ta\t2\nq1\tb\t1\nq2\tc\t1\n")
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 b 1 2.0 t\nq1 Q0 a 2 1.0 t\nq1 Q0 b 3 0.5 t\nq3 Q0 c 1 1.0 t\n")
-    res = CliRunner().invoke(app, ["eval", "run", str(qrels), str(run), "--metrics", "ndcg_exp@10,mrr@10,recall@10", "--json"])
+    res = CliRunner().invoke(
+        app, ["eval", "run", str(qrels), str(run), "--metrics", "ndcg_exp@10,mrr@10,recall@10", "--json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     l3 = 1.5849625007211563
@@ -87,24 +91,60 @@ def test_eval_run_bad_input_is_one_line(tmp_path):
     qrels.write_text("q1\ta\ttwo\n")
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 a 1 1.0 t\n")
-    res = subprocess.run([sys.executable, "-c", "from citewise.cli import main; main()", "eval", "run", str(qrels), str(run)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", "from citewise.cli import main; main()", "eval", "run", str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2 and res.stderr.strip() == f"error: {qrels}:1: grade must be an integer, got 'two'"
 
 
 def test_compare_golden_and_report_commands(sample_index, tmp_path):
     runner = CliRunner()
-    res = runner.invoke(app, ["eval", "compare", str(sample_dir() / "golden.jsonl"), "--index", str(sample_index.path),
-                              "--retrievers", "bm25,shipped", "--metrics", "mrr@10,ndcg@10", "--json",
-                              "--report", str(tmp_path / "c.json")])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "compare",
+            str(sample_dir() / "golden.jsonl"),
+            "--index",
+            str(sample_index.path),
+            "--retrievers",
+            "bm25,shipped",
+            "--metrics",
+            "mrr@10,ndcg@10",
+            "--json",
+            "--report",
+            str(tmp_path / "c.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert data["baseline"] == "bm25" and data["slices"] == {"all": 40, "identifier": 12, "keyword": 14, "paraphrase": 14}
+    assert data["baseline"] == "bm25" and data["slices"] == {
+        "all": 40,
+        "identifier": 12,
+        "keyword": 14,
+        "paraphrase": 14,
+    }
     assert data["means"]["shipped"]["identifier"]["mrr@10"] == 1.0
     assert data["deltas"]["shipped"]["identifier"]["mrr@10"]["p"] < 0.05
-    res = runner.invoke(app, ["eval", "report", str(tmp_path / "c.json"), "--format", "html", "--out", str(tmp_path / "c.html")])
+    res = runner.invoke(
+        app, ["eval", "report", str(tmp_path / "c.json"), "--format", "html", "--out", str(tmp_path / "c.html")]
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "c.html").read_text().count("<svg") == 4
-    res = runner.invoke(app, ["eval", "compare", str(sample_dir() / "golden.jsonl"), "--index", str(sample_index.path),
-                              "--retrievers", "bm25,shipped", "--metrics", "mrr@10"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "compare",
+            str(sample_dir() / "golden.jsonl"),
+            "--index",
+            str(sample_index.path),
+            "--retrievers",
+            "bm25,shipped",
+            "--metrics",
+            "mrr@10",
+        ],
+    )
     assert res.exit_code == 0 and "p shipped" in res.output and "identifier" in res.output

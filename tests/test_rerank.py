@@ -14,8 +14,14 @@ import pytest
 
 from citewise.core import CitewiseError, Hit, Principal
 from citewise.models.chat import ChatConfig, OpenAIChatModel
-from citewise.retrieval.rerank import (HttpReranker, LLMReranker, OnnxCrossEncoder, RerankError,
-                                       RerankingRetriever, make_reranker)
+from citewise.retrieval.rerank import (
+    HttpReranker,
+    LLMReranker,
+    OnnxCrossEncoder,
+    RerankError,
+    RerankingRetriever,
+    make_reranker,
+)
 
 from fake_openai import FakeOpenAI
 
@@ -75,7 +81,9 @@ def tei_handler(path, body):
 def cohere_handler(path, body):
     if path != "/v1/rerank":
         return 404, {"error": "no route"}
-    res = [{"index": i, "relevance_score": word_score(t), "document": {"text": t}} for i, t in enumerate(body["documents"])]
+    res = [
+        {"index": i, "relevance_score": word_score(t), "document": {"text": t}} for i, t in enumerate(body["documents"])
+    ]
     return 200, {"id": "x", "results": sorted(res, key=lambda r: -r["relevance_score"])}
 
 
@@ -101,13 +109,16 @@ def test_cohere_style_client_speaks_the_wire_format(suffix):
         assert body["documents"] == PASSAGES and body["top_n"] == 3
 
 
-@pytest.mark.parametrize("status, payload, message", [
-    (500, {"error": "overloaded"}, "HTTP 500"),
-    (200, {"results": [{"index": 0, "relevance_score": 1.0}]}, "2 of 3 passages came back without a score"),
-    (200, {"results": [{"index": 7, "relevance_score": 1.0}]}, "out of range"),
-    (200, {"results": [{"index": 0}]}, "numeric 'relevance_score'"),
-    (200, ["not", "an", "object"], "expected an object"),
-])
+@pytest.mark.parametrize(
+    "status, payload, message",
+    [
+        (500, {"error": "overloaded"}, "HTTP 500"),
+        (200, {"results": [{"index": 0, "relevance_score": 1.0}]}, "2 of 3 passages came back without a score"),
+        (200, {"results": [{"index": 7, "relevance_score": 1.0}]}, "out of range"),
+        (200, {"results": [{"index": 0}]}, "numeric 'relevance_score'"),
+        (200, ["not", "an", "object"], "expected an object"),
+    ],
+)
 def test_bad_answers_raise_rerank_error(status, payload, message):
     with RerankServer(lambda p, b: (status, payload)) as srv:
         with pytest.raises(RerankError, match=message):
@@ -122,6 +133,7 @@ def test_unknown_specs_list_the_valid_ones():
 
 
 # -- the wrapper --------------------------------------------------------------------------------
+
 
 class ListRetriever:
     """A base retriever returning fixed hits (ranks 1..n)."""
@@ -144,8 +156,13 @@ class TextStore:
     def get_chunks(self, ids):
         from citewise.store.base import StoredChunk
 
-        return {c: StoredChunk(c, c.split("#")[0], "", "", "", "", ("public",), (), self.texts[c], 0, 1, 1,
-                               None, None, None) for c in ids if c in self.texts}
+        return {
+            c: StoredChunk(
+                c, c.split("#")[0], "", "", "", "", ("public",), (), self.texts[c], 0, 1, 1, None, None, None
+            )
+            for c in ids
+            if c in self.texts
+        }
 
 
 def test_reranking_retriever_reorders_the_top_depth_and_keeps_the_tail():
@@ -171,8 +188,10 @@ def test_reranker_failure_fails_closed_to_the_base_order(caplog):
             hits = r.search("refund", k=2)
     assert [h.chunk_id for h in hits] == ["a#1", "b#1"] and [h.stage for h in hits] == ["rrf", "rrf"]
     assert "HTTP 503" in r.last_error
-    assert any("reranker failed, keeping the fixed order" in rec.message and "HTTP 503" in rec.message
-               for rec in caplog.records)
+    assert any(
+        "reranker failed, keeping the fixed order" in rec.message and "HTTP 503" in rec.message
+        for rec in caplog.records
+    )
     # connection refused (nothing listens on the closed server's port) fails closed too
     r2 = RerankingRetriever(ListRetriever(ids), HttpReranker(srv.url, timeout=2), TextStore(texts), depth=3)
     assert [h.chunk_id for h in r2.search("refund", k=3)] == ids and "ConnectError" in r2.last_error
@@ -193,7 +212,8 @@ def make_cross_encoder(folder, seed: int = 7):
     tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     tok.save(str(folder / "tokenizer.json"))
     rng = np.random.default_rng(seed)
     W = rng.normal(size=(len(VOCAB), 1)).astype(np.float32)
@@ -209,11 +229,17 @@ def make_cross_encoder(folder, seed: int = 7):
     ]
     ints = lambda name: helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])  # noqa: E731
     graph = helper.make_graph(
-        nodes, "tiny-cross-encoder", [ints("input_ids"), ints("attention_mask"), ints("token_type_ids")],
+        nodes,
+        "tiny-cross-encoder",
+        [ints("input_ids"), ints("attention_mask"), ints("token_type_ids")],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1])],
-        initializer=[numpy_helper.from_array(W, "W"), numpy_helper.from_array(T, "T"),
-                     numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
-                     numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1")])
+        initializer=[
+            numpy_helper.from_array(W, "W"),
+            numpy_helper.from_array(T, "T"),
+            numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -253,6 +279,7 @@ def test_onnx_folder_errors_are_clear(tmp_path):
 
 # -- LLM reranker -------------------------------------------------------------------------------
 
+
 def test_llm_listwise_reranks_from_a_permutation():
     with FakeOpenAI([{"content": "[3] > [1]"}]) as server:
         rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "listwise")
@@ -264,16 +291,23 @@ def test_llm_listwise_reranks_from_a_permutation():
 
 
 def test_llm_pointwise_grades_each_passage():
-    with FakeOpenAI(lambda body: {"content": "8" if "refund" in body["messages"][1]["content"].split("<passage>")[1] else "Grade: 2"}) as server:
+    with FakeOpenAI(
+        lambda body: {
+            "content": "8" if "refund" in body["messages"][1]["content"].split("<passage>")[1] else "Grade: 2"
+        }
+    ) as server:
         rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "pointwise")
         assert rr.rerank("q", ["a refund", "invoices"]) == [8.0, 2.0]
         assert len(server.requests) == 2
 
 
-@pytest.mark.parametrize("script, status, message", [
-    ([{"content": "I cannot rank these."}], 200, "no passage numbers"),
-    ([{"content": "x"}], 500, "HTTP 500"),
-])
+@pytest.mark.parametrize(
+    "script, status, message",
+    [
+        ([{"content": "I cannot rank these."}], 200, "no passage numbers"),
+        ([{"content": "x"}], 500, "HTTP 500"),
+    ],
+)
 def test_llm_reranker_errors_are_rerank_errors(script, status, message):
     with FakeOpenAI(script, status=status) as server:
         rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "listwise")
@@ -289,6 +323,7 @@ def test_llm_spec_without_endpoint_is_a_clear_error(monkeypatch):
 
 
 # -- on a real index: permissions, CLI --------------------------------------------------------
+
 
 class OverlapReranker:
     """Offline stand-in: scores a passage by the query words it contains (restricted words
@@ -306,8 +341,9 @@ def test_reranked_search_leaks_nothing_and_keeps_top_k_full(sample_index):
 
     for groups in [(), ("finance",)]:
         for q in ADVERSARIAL:
-            hits = sample_index.search(q, K, retriever="hybrid", principal=Principal("p", groups),
-                                       reranker=OverlapReranker(), rerank_depth=20)
+            hits = sample_index.search(
+                q, K, retriever="hybrid", principal=Principal("p", groups), reranker=OverlapReranker(), rerank_depth=20
+            )
             assert len(hits) == K, q
             assert [h.chunk_id for h in hits if _group(h.doc_id) and _group(h.doc_id) not in groups] == [], q
 
@@ -320,18 +356,56 @@ def test_cli_search_and_eval_compare_take_a_reranker(sample_index):
 
     runner = CliRunner()
     with RerankServer(tei_handler) as srv:
-        res = runner.invoke(app, ["search", "refund window", "--index", str(sample_index.path), "--k", "3",
-                                  "--reranker", f"tei:{srv.url}", "--rerank-depth", "10", "--json"])
+        res = runner.invoke(
+            app,
+            [
+                "search",
+                "refund window",
+                "--index",
+                str(sample_index.path),
+                "--k",
+                "3",
+                "--reranker",
+                f"tei:{srv.url}",
+                "--rerank-depth",
+                "10",
+                "--json",
+            ],
+        )
         assert res.exit_code == 0, res.output
         hits = json.loads(res.output)["hits"]
         assert len(hits) == 3 and {h["stage"] for h in hits} == {"rerank"}
         assert len(srv.requests[0][1]["texts"]) == 10
-        res = runner.invoke(app, ["eval", "compare", str(sample_dir() / "golden.jsonl"), "--index", str(sample_index.path),
-                                  "--retrievers", "hybrid,hybrid+rerank", "--reranker", f"tei:{srv.url}",
-                                  "--permutations", "1000", "--json"])
+        res = runner.invoke(
+            app,
+            [
+                "eval",
+                "compare",
+                str(sample_dir() / "golden.jsonl"),
+                "--index",
+                str(sample_index.path),
+                "--retrievers",
+                "hybrid,hybrid+rerank",
+                "--reranker",
+                f"tei:{srv.url}",
+                "--permutations",
+                "1000",
+                "--json",
+            ],
+        )
         assert res.exit_code == 0, res.output
         data = json.loads(res.output)
         assert data["arms"] == ["hybrid", "hybrid+rerank"] and "p" in data["deltas"]["hybrid+rerank"]["all"]["ndcg@10"]
-    res = runner.invoke(app, ["eval", "compare", str(sample_dir() / "golden.jsonl"), "--index", str(sample_index.path),
-                              "--retrievers", "hybrid,hybrid+rerank"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "compare",
+            str(sample_dir() / "golden.jsonl"),
+            "--index",
+            str(sample_index.path),
+            "--retrievers",
+            "hybrid,hybrid+rerank",
+        ],
+    )
     assert res.exit_code != 0 and "needs a reranker (--reranker)" in str(res.exception)

@@ -32,21 +32,44 @@ def test_rrf_ties_break_by_id_and_duplicates_count_once():
 @pytest.fixture()
 def corpus(tmp_path):
     root = tmp_path / "docs"
-    write_doc(root, "errors/E-1004.md", "E-1004: Invoice currency mismatch",
-              "## What it means\nThe invoice currency differs from the billing currency of the customer.\n\n"
-              "## How to fix it\nChange the currency on the draft invoice, then finalise it again.")
+    write_doc(
+        root,
+        "errors/E-1004.md",
+        "E-1004: Invoice currency mismatch",
+        "## What it means\nThe invoice currency differs from the billing currency of the customer.\n\n"
+        "## How to fix it\nChange the currency on the draft invoice, then finalise it again.",
+    )
     for i in range(4):
-        write_doc(root, f"release-notes/v4.{i}.md", f"Ledgerly 4.{i} release notes",
-                  f"## Fixed\nFixed E-1004 E-1004 shown on bulk import {i}. Another E-1004 fix for imports.")
-    write_doc(root, "help/refunds-pro.md", "Refunds on the Pro plan",
-              "## Rule\nPro customers can request a refund within 30 days of payment.\n\n"
-              "## Exceptions\nAnnual prepaid plans are refunded pro rata.", updated="2026-01-10", version="3")
-    write_doc(root, "help/okta.md", "Okta single sign-on", "Configure the ACS URL and entity ID in Okta. SCIM provisioning syncs groups.")
+        write_doc(
+            root,
+            f"release-notes/v4.{i}.md",
+            f"Ledgerly 4.{i} release notes",
+            f"## Fixed\nFixed E-1004 E-1004 shown on bulk import {i}. Another E-1004 fix for imports.",
+        )
+    write_doc(
+        root,
+        "help/refunds-pro.md",
+        "Refunds on the Pro plan",
+        "## Rule\nPro customers can request a refund within 30 days of payment.\n\n"
+        "## Exceptions\nAnnual prepaid plans are refunded pro rata.",
+        updated="2026-01-10",
+        version="3",
+    )
+    write_doc(
+        root,
+        "help/okta.md",
+        "Okta single sign-on",
+        "Configure the ACS URL and entity ID in Okta. SCIM provisioning syncs groups.",
+    )
     # restricted documents that match a refund query better than any public one
     for i in range(12):
-        write_doc(root, f"internal/refund-approval-{i}.md", f"Refund approval matrix {i}",
-                  f"Refund approval refund refund approvals above {1000 * (i + 1)} USD need the finance lead.",
-                  permissions=["finance"])
+        write_doc(
+            root,
+            f"internal/refund-approval-{i}.md",
+            f"Refund approval matrix {i}",
+            f"Refund approval refund refund approvals above {1000 * (i + 1)} USD need the finance lead.",
+            permissions=["finance"],
+        )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root)
     assert report.errors == [] and report.added == 19
@@ -72,7 +95,7 @@ def test_pinning_puts_the_titled_page_first(corpus):
 
 
 def test_a_release_number_with_its_cue_word_pins_the_page_titled_with_it(corpus):
-    """"What changed in version 6.5?" over the sample release notes ranked 6.8, 4.7 and 6.5
+    """ "What changed in version 6.5?" over the sample release notes ranked 6.8, 4.7 and 6.5
     (dense knows no numbers, fusion halved BM25's first place); titles "Ledgerly 4.2 release
     notes" and queries "version 4.2" / "release 4.2" / "v4.2" now name the identifier 4.2."""
     idx, _ = corpus
@@ -95,7 +118,11 @@ def test_an_index_written_before_release_number_identifiers_reingests_those_titl
     write_doc(root, "notes/v6.6.md", "Ledgerly 6.6 release notes", "Exports show a warning.")
     write_doc(root, "errors/E-1004.md", "E-1004: Invoice currency mismatch", "The currencies differ.")
     idx = Index.open(tmp_path / "index", embedder="hashing")
-    monkeypatch.setattr(lance.writes, "find_identifiers", lambda t: list(dict.fromkeys(fold(m.group(0)) for m in IDENTIFIER.finditer(t))))
+    monkeypatch.setattr(
+        lance.writes,
+        "find_identifiers",
+        lambda t: list(dict.fromkeys(fold(m.group(0)) for m in IDENTIFIER.finditer(t))),
+    )
     assert idx.ingest(root).added == 3
     assert all(h.stage != "pinned" for h in idx.search("what changed in version 6.5", 3, retriever="shipped"))
     monkeypatch.undo()
@@ -147,7 +174,8 @@ def test_reingest_unchanged_embeds_nothing_and_edit_reembeds_one(corpus):
     assert (edit.updated, edit.unchanged, edit.chunks_embedded) == (1, 18, 1)
     assert idx.search("azure federation", 1, retriever="bm25")[0].doc_id == "help/okta"
     assert idx.search("scim provisioning", 3, retriever="bm25") == [] or all(
-        h.doc_id != "help/okta" for h in idx.search("scim provisioning", 3, retriever="bm25"))
+        h.doc_id != "help/okta" for h in idx.search("scim provisioning", 3, retriever="bm25")
+    )
 
 
 @pytest.mark.parametrize("name", RETRIEVERS)
@@ -172,9 +200,15 @@ def test_chunks_carry_metadata_and_offsets(corpus):
     idx, root = corpus
     hit = idx.search("refund within 30 days", 1, retriever="bm25")[0]
     c = idx.store.get_chunks([hit.chunk_id])[hit.chunk_id]
-    assert (c.doc_id, c.title, c.version, c.updated, c.groups) == ("help/refunds-pro", "Refunds on the Pro plan", "3", "2026-01-10", ("public",))
+    assert (c.doc_id, c.title, c.version, c.updated, c.groups) == (
+        "help/refunds-pro",
+        "Refunds on the Pro plan",
+        "3",
+        "2026-01-10",
+        ("public",),
+    )
     raw = (root / "help" / "refunds-pro.md").read_text()
-    assert raw[c.start:c.end] == c.text
+    assert raw[c.start : c.end] == c.text
 
 
 def test_index_refuses_another_embedder(corpus, tmp_path):
@@ -193,8 +227,12 @@ def test_unicode_dash_identifier_is_found_and_pinned(tmp_path):
     """Issue 10.8: a title written with a non-breaking hyphen (E‑1004) is found and pinned for the
     ASCII query E-1004, and an ASCII title for a query typed with an en dash."""
     root = tmp_path / "docs"
-    write_doc(root, "errors/e1004.md", "E\u20111004: Invoice currency mismatch",
-              "The invoice currency differs from the billing currency of the customer.")
+    write_doc(
+        root,
+        "errors/e1004.md",
+        "E\u20111004: Invoice currency mismatch",
+        "The invoice currency differs from the billing currency of the customer.",
+    )
     write_doc(root, "errors/e1005.md", "E-1005: Tax ID missing", "The customer has no tax ID on file.")
     for i in range(3):
         write_doc(root, f"notes/n{i}.md", f"Release notes {i}", f"Fixed E-1004 E-1004 on import {i}. E-1005 too.")

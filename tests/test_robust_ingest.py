@@ -46,7 +46,9 @@ def test_impossible_date_is_that_files_error_and_the_rest_is_ingested(tmp_path):
     bad = md(root / "bad.md", 'title: "Bad"\nupdated: 2026-02-30')
     report = new_index(tmp_path).ingest(root)
     assert report.added == 1
-    assert report.errors == [f"{bad}:3: front matter 'updated': 2026-02-30 is not a real date (day is out of range for month)"]
+    assert report.errors == [
+        f"{bad}:3: front matter 'updated': 2026-02-30 is not a real date (day is out of range for month)"
+    ]
 
 
 def test_an_unexpected_loader_exception_becomes_that_files_line(tmp_path, monkeypatch):
@@ -102,29 +104,32 @@ def test_yaml_alias_bomb_is_refused_quickly(tmp_path):
     assert "aliases (*name) are not allowed" in e.value.reason and e.value.line == 3
 
 
-@pytest.mark.parametrize("front, message, line", [
-    ("id: [a, b]", "front matter 'id' must be text, got list", 2),
-    ("id: '   '", "front matter 'id' must be a non-empty string", 2),
-    ("id: pay@1", "contains '@', which is reserved", 2),
-    ("id: ../../etc/passwd", "has an absolute or '.'/'..' path part", 2),
-    ("id: /etc/passwd", "has an absolute or '.'/'..' path part", 2),
-    ("title: {a: 1}", "front matter 'title' must be text, got dict", 2),
-    ("title: " + "x" * 600, "front matter 'title' is 600 characters (limit 500)", 2),
-    ("title: |\n  one\n  two", "front matter 'title' must be one line", 2),
-    ("version: [1, 2]", "front matter 'version' must be text, got list", 2),
-    ("version: yes", "front matter 'version' must be text, got bool", 2),
-    ("version: " + "9" * 100, "front matter 'version' is 100 characters (limit 64)", 2),
-    ("title: x\nupdated: 20260101", "front matter 'updated' must be an ISO date (YYYY-MM-DD), got 20260101", 3),
-    ("updated: [2026-01-01]", "front matter 'updated' must be an ISO date", 2),
-    ("effective: 2026-13-01", "front matter 'effective': 2026-13-01 is not a real date", 2),
-    ("permissions: {finance: true}", "front matter 'permissions' must be a list of group names", 2),
-    ("permissions: [1]", "front matter 'permissions' must list group names (text), got 1", 2),
-    ("permissions: [' ']", "front matter 'permissions' has a blank group ' '", 2),
-    ("permissions: [finance, '']", "front matter 'permissions' has a blank group ''", 2),
-    ("permissions: '  '", "front matter 'permissions' is blank", 2),
-    # a key given twice: last-wins made a later 'permissions: [public]' open a restricted document
-    ("permissions: [finance]\ntitle: x\npermissions: [public]", "key 'permissions' is given twice", 4),
-])
+@pytest.mark.parametrize(
+    "front, message, line",
+    [
+        ("id: [a, b]", "front matter 'id' must be text, got list", 2),
+        ("id: '   '", "front matter 'id' must be a non-empty string", 2),
+        ("id: pay@1", "contains '@', which is reserved", 2),
+        ("id: ../../etc/passwd", "has an absolute or '.'/'..' path part", 2),
+        ("id: /etc/passwd", "has an absolute or '.'/'..' path part", 2),
+        ("title: {a: 1}", "front matter 'title' must be text, got dict", 2),
+        ("title: " + "x" * 600, "front matter 'title' is 600 characters (limit 500)", 2),
+        ("title: |\n  one\n  two", "front matter 'title' must be one line", 2),
+        ("version: [1, 2]", "front matter 'version' must be text, got list", 2),
+        ("version: yes", "front matter 'version' must be text, got bool", 2),
+        ("version: " + "9" * 100, "front matter 'version' is 100 characters (limit 64)", 2),
+        ("title: x\nupdated: 20260101", "front matter 'updated' must be an ISO date (YYYY-MM-DD), got 20260101", 3),
+        ("updated: [2026-01-01]", "front matter 'updated' must be an ISO date", 2),
+        ("effective: 2026-13-01", "front matter 'effective': 2026-13-01 is not a real date", 2),
+        ("permissions: {finance: true}", "front matter 'permissions' must be a list of group names", 2),
+        ("permissions: [1]", "front matter 'permissions' must list group names (text), got 1", 2),
+        ("permissions: [' ']", "front matter 'permissions' has a blank group ' '", 2),
+        ("permissions: [finance, '']", "front matter 'permissions' has a blank group ''", 2),
+        ("permissions: '  '", "front matter 'permissions' is blank", 2),
+        # a key given twice: last-wins made a later 'permissions: [public]' open a restricted document
+        ("permissions: [finance]\ntitle: x\npermissions: [public]", "key 'permissions' is given twice", 4),
+    ],
+)
 def test_every_front_matter_key_is_type_checked(tmp_path, front, message, line):
     path = md(tmp_path / "doc.md", front)
     with pytest.raises(InputError) as e:
@@ -140,8 +145,10 @@ def test_misspelled_permissions_key_is_an_error_not_public(tmp_path, key):
     idx = new_index(tmp_path)
     report = idx.ingest(root)
     assert report.added == 0 and idx.store.stats()["documents"] == 0
-    assert report.errors == [f"{path}:3: front matter key '{key}' is not 'permissions' (spelled exactly, lower case); "
-                             "refusing the file rather than ignoring its permissions"]
+    assert report.errors == [
+        f"{path}:3: front matter key '{key}' is not 'permissions' (spelled exactly, lower case); "
+        "refusing the file rather than ignoring its permissions"
+    ]
 
 
 def test_other_front_matter_keys_are_metadata_and_an_unfilterable_key_warns_with_its_line(tmp_path):
@@ -203,8 +210,10 @@ def test_dangling_symlink_and_folder_named_like_a_file(tmp_path):
     (root / "loop-a.md").symlink_to(root / "loop-b.md")
     (root / "loop-b.md").symlink_to(root / "loop-a.md")
     lines = [str(i) for i in scan_folder(root) if isinstance(i, InputError) and "loop" in str(i)]
-    assert lines == [f"{root / 'loop-a.md'}: symlink loop (its target {root / 'loop-b.md'} leads back to it); skipped",
-                     f"{root / 'loop-b.md'}: symlink loop (its target {root / 'loop-a.md'} leads back to it); skipped"]
+    assert lines == [
+        f"{root / 'loop-a.md'}: symlink loop (its target {root / 'loop-b.md'} leads back to it); skipped",
+        f"{root / 'loop-b.md'}: symlink loop (its target {root / 'loop-a.md'} leads back to it); skipped",
+    ]
 
 
 # -- item 7: '@' ids are reserved for history -----------------------------------------------
@@ -234,10 +243,15 @@ def test_second_ingest_says_another_is_running_or_waits(tmp_path):
     with ingest_lock(idx.path):
         with pytest.raises(IndexBusy, match=rf"another ingest is running \(pid {os.getpid()}\)"):
             idx.ingest(root)
-        res = subprocess.run([sys.executable, "-m", "citewise.cli", "ingest", str(root), "--index", str(idx.path)],
-                             capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-m", "citewise.cli", "ingest", str(root), "--index", str(idx.path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert res.returncode == 2 and res.stderr.strip() == (
-            f"error: {idx.path}: another ingest is running (pid {os.getpid()}); wait for it to finish, or pass --wait")
+            f"error: {idx.path}: another ingest is running (pid {os.getpid()}); wait for it to finish, or pass --wait"
+        )
     assert idx.store.stats()["documents"] == 0
     messages = []
     lock = ingest_lock(idx.path)
@@ -268,8 +282,23 @@ def test_bad_policy_or_index_path_creates_nothing(tmp_path):
 def test_db_that_is_not_sqlite_is_one_clear_line(tmp_path):
     bogus = tmp_path / "records.db"
     bogus.write_text("not a database")
-    res = subprocess.run([sys.executable, "-m", "citewise.cli", "tools", "call", "sql_query", "--db", str(bogus),
-                          "--args", '{"sql": "SELECT 1"}'], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "citewise.cli",
+            "tools",
+            "call",
+            "sql_query",
+            "--db",
+            str(bogus),
+            "--args",
+            '{"sql": "SELECT 1"}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2 and res.stderr.strip() == f"error: {bogus}: not a SQLite database (--db)"
 
 
@@ -296,9 +325,28 @@ def test_ingest_exit_status_says_files_failed_unless_allowed(tmp_path):
     res = runner.invoke(app, ["ingest", str(root), "--index", index, "--embedder", "hashing", "--json"])
     assert res.exit_code == EXIT_FILE_ERRORS == 3
     data = json.loads(res.stdout)
-    assert set(data) == {"added", "updated", "unchanged", "deleted", "chunks_embedded", "metadata_updated", "errors",
-                         "superseded", "warnings", "duplicates", "units_embedded", "units_refreshed", "moved", "moved_from",
-                         "added_docs", "updated_docs", "deleted_docs", "index", "documents", "chunks"}
+    assert set(data) == {
+        "added",
+        "updated",
+        "unchanged",
+        "deleted",
+        "chunks_embedded",
+        "metadata_updated",
+        "errors",
+        "superseded",
+        "warnings",
+        "duplicates",
+        "units_embedded",
+        "units_refreshed",
+        "moved",
+        "moved_from",
+        "added_docs",
+        "updated_docs",
+        "deleted_docs",
+        "index",
+        "documents",
+        "chunks",
+    }
     assert data["added"] == 1 and len(data["errors"]) == 1 and "bad.md" in data["errors"][0]
     assert (data["added_docs"], data["updated_docs"], data["deleted_docs"]) == (["good"], [], [])
     res = runner.invoke(app, ["ingest", str(root), "--index", index, "--allow-errors"])
@@ -315,7 +363,9 @@ def test_ingest_json_names_the_documents_added_updated_and_deleted(tmp_path):
     write_doc(root, "b.md", "Beta", "Invoices are sent monthly.")
     write_doc(root, "c.md", "Gamma", "Exports are CSV files.")
     index = str(tmp_path / "index")
-    first = json.loads(runner.invoke(app, ["ingest", str(root), "--index", index, "--embedder", "hashing", "--json"]).stdout)
+    first = json.loads(
+        runner.invoke(app, ["ingest", str(root), "--index", index, "--embedder", "hashing", "--json"]).stdout
+    )
     assert (sorted(first["added_docs"]), first["updated_docs"], first["deleted_docs"]) == (["a", "b", "c"], [], [])
     write_doc(root, "b.md", "Beta", "Invoices are sent weekly.")
     (root / "c.md").unlink()
@@ -331,8 +381,9 @@ def test_ingest_json_names_the_documents_added_updated_and_deleted(tmp_path):
 def test_embedding_progress_counts_chunks_not_files(tmp_path):
     root = tmp_path / "docs"
     for i in range(3):  # distinct texts: identical documents would be skipped as near-duplicates
-        write_doc(root, f"d{i}.md", f"Doc {i}",
-                  "\n\n".join(f"## Part {j}\n\n" + f"word{i}x{j} " * 400 for j in range(30)))
+        write_doc(
+            root, f"d{i}.md", f"Doc {i}", "\n\n".join(f"## Part {j}\n\n" + f"word{i}x{j} " * 400 for j in range(30))
+        )
     calls = []
     report = new_index(tmp_path).ingest(root, embed_progress=lambda done, planned: calls.append((done, planned)))
     assert report.chunks_embedded >= 90 and not report.duplicates  # at least one chunk per part
@@ -427,8 +478,10 @@ def test_a_decimal_version_keeps_its_written_digits(tmp_path):
     (root / "r19.md").write_text("---\nid: rel-r110\nversion: 1.9\n---\n# R\n\nNine.\n", encoding="utf-8")
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root)
-    assert report.superseded == [f"{root / 'r19.md'}: version '1.9' of 'rel-r110' superseded by version '1.10' in "
-                                 f"{root / 'r110.md'}; kept as history ('rel-r110@1.9')"]
+    assert report.superseded == [
+        f"{root / 'r19.md'}: version '1.9' of 'rel-r110' superseded by version '1.10' in "
+        f"{root / 'r110.md'}; kept as history ('rel-r110@1.9')"
+    ]
     assert idx.store.documents()["rel-r110"].version == "1.10"
 
 
@@ -439,7 +492,9 @@ def test_a_huge_heading_gives_short_chunk_ids(tmp_path):
 
     root = tmp_path / "docs"
     root.mkdir()
-    (root / "long.md").write_text("# " + "verylongheading " * 2000 + "\n\nThe body mentions kestrels.\n", encoding="utf-8")
+    (root / "long.md").write_text(
+        "# " + "verylongheading " * 2000 + "\n\nThe body mentions kestrels.\n", encoding="utf-8"
+    )
     write_doc(root, "other.md", "Other", "Another page.")
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root)
@@ -449,27 +504,46 @@ def test_a_huge_heading_gives_short_chunk_ids(tmp_path):
     assert all(len(h.chunk_id) <= len("long#") + MAX_SLUG_CHARS + 4 for h in hits)
 
 
-@pytest.mark.parametrize("name, text, fix", [
-    ("lead.md", "\n---\npermissions: [finance]\n---\n# S\n\nSecret.\n", "front matter must start on the first line"),
-    ("toml.md", '+++\npermissions = ["finance"]\n+++\n# S\n\nSecret.\n', "TOML front matter (+++) is not read"),
-    ("notes.txt", "---\npermissions: [finance]\n---\nSecret.\n", "use a policy rule to restrict this file"),
-    ("page.html", "---\npermissions: [finance]\n---\n<h1>S</h1><p>Secret.</p>\n", "or <meta name=\"permissions\""),
-    # a fresh-clone trial: each of these was indexed public, its permissions line as text
-    ("dashes.md", "----\npermissions: [finance]\n----\n# S\n\nSecret.\n", "fences are exactly three dashes ('---'), not '----'"),
-    ("indented.md", " ---\n permissions: [finance]\n ---\n# S\n\nSecret.\n", "must start on the first line, unindented"),
-    ("bare.md", "id: bare\npermissions: [finance]\n\n# S\n\nSecret.\n", "front matter goes between '---' lines"),
-    ("bare.txt", "permissions: finance\nSecret.\n", "use a policy rule to restrict this file"),
-])
+@pytest.mark.parametrize(
+    "name, text, fix",
+    [
+        (
+            "lead.md",
+            "\n---\npermissions: [finance]\n---\n# S\n\nSecret.\n",
+            "front matter must start on the first line",
+        ),
+        ("toml.md", '+++\npermissions = ["finance"]\n+++\n# S\n\nSecret.\n', "TOML front matter (+++) is not read"),
+        ("notes.txt", "---\npermissions: [finance]\n---\nSecret.\n", "use a policy rule to restrict this file"),
+        ("page.html", "---\npermissions: [finance]\n---\n<h1>S</h1><p>Secret.</p>\n", 'or <meta name="permissions"'),
+        # a fresh-clone trial: each of these was indexed public, its permissions line as text
+        (
+            "dashes.md",
+            "----\npermissions: [finance]\n----\n# S\n\nSecret.\n",
+            "fences are exactly three dashes ('---'), not '----'",
+        ),
+        (
+            "indented.md",
+            " ---\n permissions: [finance]\n ---\n# S\n\nSecret.\n",
+            "must start on the first line, unindented",
+        ),
+        ("bare.md", "id: bare\npermissions: [finance]\n\n# S\n\nSecret.\n", "front matter goes between '---' lines"),
+        ("bare.txt", "permissions: finance\nSecret.\n", "use a policy rule to restrict this file"),
+    ],
+)
 def test_a_permissions_block_that_is_not_read_as_front_matter_is_refused(tmp_path, name, text, fix):
     """Indexed as text, these took the default permission (public) and their 'permissions:' line
     became searchable (break-it trial): refused, naming the fix."""
     root = tmp_path / "docs"
     root.mkdir()
     (root / name).write_text(text, encoding="utf-8")
-    (root / "plain.md").write_text("# Plain\n\n---\n\npermissions: a word in a paragraph after a rule.\n", encoding="utf-8")
+    (root / "plain.md").write_text(
+        "# Plain\n\n---\n\npermissions: a word in a paragraph after a rule.\n", encoding="utf-8"
+    )
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root)
-    assert len(report.errors) == 1 and report.errors[0].startswith(f"{root / name}:1: a front-matter block naming 'permissions'")
+    assert len(report.errors) == 1 and report.errors[0].startswith(
+        f"{root / name}:1: a front-matter block naming 'permissions'"
+    )
     assert fix in report.errors[0]
     assert set(idx.store.documents()) == {"plain"}
 
@@ -485,7 +559,9 @@ def test_an_empty_permissions_key_is_refused_not_read_as_no_permissions(tmp_path
     (root / "plain.md").write_text("# Plain\n\npermissions: are a paragraph here, not metadata.\n", encoding="utf-8")
     idx = Index.open(tmp_path / "index", embedder="hashing")
     report = idx.ingest(root)
-    assert report.errors == [f"{root / 's.md'}:2: front matter 'permissions' is empty (remove the key, or name the groups)"]
+    assert report.errors == [
+        f"{root / 's.md'}:2: front matter 'permissions' is empty (remove the key, or name the groups)"
+    ]
     assert set(idx.store.documents()) == {"plain"}
 
 
@@ -495,11 +571,15 @@ def test_an_html_page_in_its_declared_encoding_is_read(tmp_path):
     from citewise.text.loaders import load_html
 
     page = tmp_path / "cafe.html"
-    page.write_bytes('<html><head><meta charset="iso-8859-1"><title>Café</title></head>'
-                     '<body><h1>Café</h1><p>Crème brûlée costs 5 euros.</p></body></html>'.encode("latin-1"))
+    page.write_bytes(
+        '<html><head><meta charset="iso-8859-1"><title>Café</title></head>'
+        "<body><h1>Café</h1><p>Crème brûlée costs 5 euros.</p></body></html>".encode("latin-1")
+    )
     assert "Crème brûlée costs 5 euros." in load_html(page, tmp_path).text
     quoted = tmp_path / "q.html"
-    quoted.write_bytes(b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><p>\x93smart\x94 quotes</p>')
+    quoted.write_bytes(
+        b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><p>\x93smart\x94 quotes</p>'
+    )
     assert "\u201csmart\u201d quotes" in load_html(quoted, tmp_path).text
     bare = tmp_path / "bare.html"
     bare.write_bytes("<p>Crème</p>".encode("latin-1"))

@@ -29,7 +29,9 @@ def toolset(sample_index, tmp_path_factory):
 
 def test_extract_slots():
     syn = {"overdue": "past_due", "partially refunded": "partially_refunded", "unpaid": "open"}
-    s = extract_slots("Is invoice #2017 paid? Overdue since 2026-11-14, in 2025 and this year; $20,000 or 5,000 USD", TODAY, syn)
+    s = extract_slots(
+        "Is invoice #2017 paid? Overdue since 2026-11-14, in 2025 and this year; $20,000 or 5,000 USD", TODAY, syn
+    )
     assert s["dates"] == ["2026-11-14"]
     assert s["years"] == [2025, 2026]  # 2017 is an invoice number, 2026-11-14 a date
     assert s["amounts"] == [20000.0, 5000.0]
@@ -43,9 +45,15 @@ def test_extract_slots():
 
 def test_fill_arguments(toolset):
     slots = extract_slots("Which invoices of c-1008 are past due?", TODAY)
-    assert fill_arguments(toolset["customer_invoices"], slots) == ({"customer_id": "C-1008", "status": "past_due"}, True)
+    assert fill_arguments(toolset["customer_invoices"], slots) == (
+        {"customer_id": "C-1008", "status": "past_due"},
+        True,
+    )
     assert fill_arguments(toolset["count_invoices"], slots) == ({"status": "past_due"}, False)
-    assert fill_arguments(toolset["invoice_status"], extract_slots("status of invoice no. 2041", TODAY)) == ({"invoice_id": 2041}, True)
+    assert fill_arguments(toolset["invoice_status"], extract_slots("status of invoice no. 2041", TODAY)) == (
+        {"invoice_id": 2041},
+        True,
+    )
 
 
 def test_tsa_rule_router_beats_embedding_baseline(toolset, sample_index):
@@ -63,7 +71,9 @@ def test_tsa_rule_router_beats_embedding_baseline(toolset, sample_index):
 
 def test_routing_set_loader_errors(tmp_path):
     p = tmp_path / "r.jsonl"
-    p.write_text('{"id": "a", "kind": "record", "text": "x", "expected_tool": "t"}\n{"id": "b", "kind": "maybe", "text": "y"}\n')
+    p.write_text(
+        '{"id": "a", "kind": "record", "text": "x", "expected_tool": "t"}\n{"id": "b", "kind": "maybe", "text": "y"}\n'
+    )
     with pytest.raises(InputError, match=r"r.jsonl:2: kind must be one of record, document, both, live, none"):
         load_routing_set(p)
     p.write_text('{"id": "a", "kind": "none", "text": "x", "expected_tool": "t"}\n')
@@ -74,9 +84,15 @@ def test_routing_set_loader_errors(tmp_path):
 def test_llm_router_reads_native_calls_and_json_routes(toolset):
     script = [
         {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},
-        {"tool_calls": [{"name": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"}},
-                        {"name": "vector_search", "arguments": {"query": "daily limit"}}]},
-        {"content": 'Route:\n```json\n{"route": "document", "calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]}\n```'},
+        {
+            "tool_calls": [
+                {"name": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"}},
+                {"name": "vector_search", "arguments": {"query": "daily limit"}},
+            ]
+        },
+        {
+            "content": 'Route:\n```json\n{"route": "document", "calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]}\n```'
+        },
         {"content": '{"route": "live", "calls": [{"name": "web_search", "arguments": {"query": "copper price"}}]}'},
         {"content": '{"route": "record", "calls": [{"name": "no_such_tool", "arguments": {}}]}'},
         {"content": '{"route": "none", "calls": []}'},
@@ -84,12 +100,26 @@ def test_llm_router_reads_native_calls_and_json_routes(toolset):
     ]
     with FakeOpenAI(script) as server:
         router = LLMRouter(OpenAIChatModel(ChatConfig(server.base_url, "m")), list(toolset.tools.values()))
-        qs = ["invoice 2041?", "C-1002 over limit?", "refunds?", "copper today?", "how many KYC?", "capital of France?", "hm"]
+        qs = [
+            "invoice 2041?",
+            "C-1002 over limit?",
+            "refunds?",
+            "copper today?",
+            "how many KYC?",
+            "capital of France?",
+            "hm",
+        ]
         routes = [router.route(q, TODAY) for q in qs]
         sent = server.requests[0]
     assert [(r.kind, r.tool) for r in routes] == [
-        ("record", "invoice_status"), ("both", "customer_daily_outgoing"), ("document", "vector_search"),
-        ("live", "web_search"), ("record", "sql_query"), ("none", None), ("none", None)]
+        ("record", "invoice_status"),
+        ("both", "customer_daily_outgoing"),
+        ("document", "vector_search"),
+        ("live", "web_search"),
+        ("record", "sql_query"),
+        ("none", None),
+        ("none", None),
+    ]
     assert routes[1].arguments == {"customer_id": "C-1002", "date": "2026-11-20"}
     assert "no route in the reply" in routes[6].reason
     system = sent["messages"][0]["content"]
@@ -100,8 +130,12 @@ def test_llm_router_reads_native_calls_and_json_routes(toolset):
 
 
 def test_bfcl_schema_and_arg_checks():
-    assert to_json_schema({"type": "dict", "properties": {"x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "integer"}}}}) == \
-        {"type": "object", "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {"type": "integer"}}}}
+    assert to_json_schema(
+        {"type": "dict", "properties": {"x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "integer"}}}}
+    ) == {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {"type": "integer"}}},
+    }
     exp = {"side1": [5], "get_area": ["", True], "unit": ["cm", "centimeters"]}
     allowed = {"side1", "get_area", "unit"}
     assert args_acceptable({"side1": 5.0, "unit": "CM"}, exp, allowed)
@@ -118,7 +152,7 @@ def test_bfcl_harness_with_scripted_llm():
 
     def oracle(body):  # answers with the ground truth's first acceptable values, except case 3: wrong tool
         q = body["messages"][-1]["content"]
-        (name, params), = answers[q].items()
+        ((name, params),) = answers[q].items()
         if q == cases[3].question:
             other = next(t["function"]["name"] for t in body["tools"] if t["function"]["name"] != reverse[q][name])
             return {"tool_calls": [{"name": other, "arguments": {}}]}
@@ -143,9 +177,16 @@ def test_bfcl_with_the_llm_routers_json_route():
 
     def oracle(body):  # the ground truth's calls as the router's JSON, in a code fence
         q = body["messages"][-1]["content"]
-        calls = [{"name": reverse[q][name], "arguments": {p: next(v for v in vals if v != "") for p, vals in params.items()
-                                                          if any(v != "" for v in vals)}}
-                 for e in answers[q] for name, params in e.items()]
+        calls = [
+            {
+                "name": reverse[q][name],
+                "arguments": {
+                    p: next(v for v in vals if v != "") for p, vals in params.items() if any(v != "" for v in vals)
+                },
+            }
+            for e in answers[q]
+            for name, params in e.items()
+        ]
         return {"content": "```json\n" + json.dumps({"route": "record", "calls": calls}) + "\n```"}
 
     with FakeOpenAI(oracle) as server:

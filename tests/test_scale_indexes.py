@@ -21,7 +21,9 @@ from citewise.retrieval.retrievers import make_retriever
 from citewise.store.lance import _FTS_OPTIONS, SCALAR_INDEXES, LanceStore
 
 N_DOCS = 240
-WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in ("ba", "de", "fi", "go", "hu", "ja")]
+WORDS = [
+    f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in ("ba", "de", "fi", "go", "hu", "ja")
+]
 QUERIES = ["kaba lode", "mifi nugo pehu", "roja", "suba tide kaba", "lofi mide", "tiju pede rofi", "nuba"]
 
 
@@ -31,11 +33,33 @@ def _corpus() -> list[Document]:
     for i in range(N_DOCS):
         body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 80)))
         groups = ("restricted",) if i % 10 == 0 else ()
-        docs.append(Document(f"d{i:03d}", f"Doc {i}", body, f"s/{i}", "text", f"h{i}", version="2",
-                             updated=dt.date(2026, 1, 1 + i % 28), groups=groups))
+        docs.append(
+            Document(
+                f"d{i:03d}",
+                f"Doc {i}",
+                body,
+                f"s/{i}",
+                "text",
+                f"h{i}",
+                version="2",
+                updated=dt.date(2026, 1, 1 + i % 28),
+                groups=groups,
+            )
+        )
         if i % 20 == 5:  # an older version, kept as history (doc_id@1, current = False)
-            docs.append(Document(f"d{i:03d}", f"Doc {i}", body + " roja roja", f"s/{i}-old", "text", f"o{i}",
-                                 version="1", updated=dt.date(2025, 6, 1), groups=groups))
+            docs.append(
+                Document(
+                    f"d{i:03d}",
+                    f"Doc {i}",
+                    body + " roja roja",
+                    f"s/{i}-old",
+                    "text",
+                    f"o{i}",
+                    version="1",
+                    updated=dt.date(2025, 6, 1),
+                    groups=groups,
+                )
+            )
     return docs
 
 
@@ -69,14 +93,19 @@ def before_after(tmp_path_factory):
     ing._refresh = lambda: None  # no upkeep: one fragment per commit, as before issue 12
     ing.ingest_documents(_corpus())
     store._table.create_index("lexical", config=FTS(**_FTS_OPTIONS))
-    before = {"fragments": store.fragments(), "indexes": sorted(tuple(i.columns) for i in store._table.list_indices()),
-              "results": _results(store, emb)}
+    before = {
+        "fragments": store.fragments(),
+        "indexes": sorted(tuple(i.columns) for i in store._table.list_indices()),
+        "results": _results(store, emb),
+    }
     store._fts_dirty = True
     store.refresh_indexes()
     reopened = LanceStore(store.path, 64)
-    after = {"fragments": reopened.fragments(),
-             "indexes": sorted(tuple(i.columns) for i in reopened._table.list_indices()),
-             "results": _results(reopened, emb)}
+    after = {
+        "fragments": reopened.fragments(),
+        "indexes": sorted(tuple(i.columns) for i in reopened._table.list_indices()),
+        "results": _results(reopened, emb),
+    }
     return before, after
 
 

@@ -28,8 +28,11 @@ from citewise.service.ratelimit import TokenBuckets
 
 
 RESTRICTED = {"internal/finance/": "finance", "internal/support/": "support", "internal/security/": "security"}
-RESTRICTED_TITLES = {"finance": ["Refund approval matrix", "Chargeback playbook"],
-                     "support": ["Support escalation policy"], "security": ["SSO incident runbook"]}
+RESTRICTED_TITLES = {
+    "finance": ["Refund approval matrix", "Chargeback playbook"],
+    "support": ["Support escalation policy"],
+    "security": ["SSO incident runbook"],
+}
 FINANCE_DOC = "internal/finance/refund-approval-matrix"
 PUBLIC_Q = "How long do I have to request a refund on Pro?"
 
@@ -42,8 +45,12 @@ def hindex(tmp_path_factory):
     assert not idx.ingest(sample_dir() / "corpus").errors
     configure_sample_records(idx.path)
     ks = KeyStore(idx.path)
-    keys = {"finance": ks.add("fin", ("finance",)), "support": ks.add("sup", ("support",)),
-            "admin": ks.add("ops", (), admin=True), "revoked": ks.add("old", ("finance",))}
+    keys = {
+        "finance": ks.add("fin", ("finance",)),
+        "support": ks.add("sup", ("support",)),
+        "admin": ks.add("ops", (), admin=True),
+        "revoked": ks.add("old", ("finance",)),
+    }
     ks.revoke("old")
     return idx, keys
 
@@ -79,8 +86,9 @@ def test_key_store_keeps_only_a_scrypt_hash(tmp_path):
     entry = json.loads(raw)["keys"][0]
     assert entry["key_id"] == key_id and entry["groups"] == ["finance", "support"] and entry["admin"] is False
     # the stored hash is scrypt(secret, salt) with the documented parameters
-    want = hashlib.scrypt(secret.encode(), salt=base64.b64decode(entry["salt"]), n=2 ** 14, r=8, p=1,
-                          maxmem=64 * 1024 * 1024, dklen=64)
+    want = hashlib.scrypt(
+        secret.encode(), salt=base64.b64decode(entry["salt"]), n=2**14, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=64
+    )
     assert base64.b64decode(entry["hash"]) == want
     caller = ks.verify(key)
     assert caller.principal.groups == ("finance", "support") and caller.principal.name == "key:alice"
@@ -129,10 +137,13 @@ def test_a_chunked_body_over_the_limit_is_413_not_400(client):
         yield b'"}'
 
     r = client.post("/v1/search", content=pieces(), headers={"content-type": "application/json"})
-    assert r.status_code == 413 and r.json()["error"] == {"message": f"request body over {MAX_BODY_BYTES:,} bytes",
-                                                          "type": "request_too_large"}
-    small = client.post("/v1/search", content=iter([b'{"query": "refund", ', b'"k": 1}']),
-                        headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"] == {
+        "message": f"request body over {MAX_BODY_BYTES:,} bytes",
+        "type": "request_too_large",
+    }
+    small = client.post(
+        "/v1/search", content=iter([b'{"query": "refund", ', b'"k": 1}']), headers={"content-type": "application/json"}
+    )
     assert small.status_code == 200 and len(small.json()["hits"]) == 1
 
 
@@ -142,8 +153,10 @@ def test_concurrent_key_adds_from_processes_all_survive(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from citewise.service.auth import KeyStore; "
-            "ks = KeyStore(sys.argv[1]); [ks.add(f'{sys.argv[2]}-{i}') for i in range(3)]")
+    code = (
+        "import sys; from citewise.service.auth import KeyStore; "
+        "ks = KeyStore(sys.argv[1]); [ks.add(f'{sys.argv[2]}-{i}') for i in range(3)]"
+    )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), f"p{n}"]) for n in range(6)]
     assert [p.wait(timeout=120) for p in procs] == [0] * 6
     assert len(KeyStore(tmp_path).list()) == 18
@@ -168,21 +181,34 @@ def test_anonymous_sees_public_only_and_key_groups_apply(client, hindex):
 
 def test_spoofed_principal_in_body_is_ignored(client, hindex):
     _, keys = hindex
-    body = {"query": "refund approval matrix approval bands", "k": 10, "principal": {"name": "x", "groups": ["finance"]},
-            "groups": ["finance"], "as": ["finance"], "as_": ["finance"]}
+    body = {
+        "query": "refund approval matrix approval bands",
+        "k": 10,
+        "principal": {"name": "x", "groups": ["finance"]},
+        "groups": ["finance"],
+        "as": ["finance"],
+        "as_": ["finance"],
+    }
     for headers in ({}, bearer(keys["support"])):
         r = client.post("/v1/search", json=body, headers=headers)
         assert r.status_code == 200 and r.json()["hits"]
         assert restricted_in(r.json(), ("support",)) == []
-    r = client.post("/v1/ask", json={"question": "Who approves a refund above 75,000 USD?", "groups": ["finance"],
-                                     "principal": "finance"})
+    r = client.post(
+        "/v1/ask",
+        json={"question": "Who approves a refund above 75,000 USD?", "groups": ["finance"], "principal": "finance"},
+    )
     assert r.status_code == 200 and restricted_in(r.json()) == []
 
 
 def test_bad_and_revoked_keys_are_401_never_anonymous(client, hindex):
     _, keys = hindex
-    for headers in (bearer("cw_0123456789ab_" + "x" * 43), bearer(keys["revoked"]), bearer("not-a-key"),
-                    {"Authorization": "Basic dXNlcjpwYXNz"}, {"X-API-Key": "cw_nope"}):
+    for headers in (
+        bearer("cw_0123456789ab_" + "x" * 43),
+        bearer(keys["revoked"]),
+        bearer("not-a-key"),
+        {"Authorization": "Basic dXNlcjpwYXNz"},
+        {"X-API-Key": "cw_nope"},
+    ):
         r = client.post("/v1/search", json={"query": "refund"}, headers=headers)
         assert r.status_code == 401, headers
         assert r.headers["www-authenticate"] == "Bearer" and r.json()["error"]["type"] == "authentication_error"
@@ -238,7 +264,12 @@ def test_jwt_groups_claim_admin_group_and_failures(hindex):
         assert ok.status_code == 200 and ok.json()["principal"] == "jwt:dana"
         assert ok.json()["hits"][0]["doc_id"] == FINANCE_DOC
         assert c.post("/v1/search", json=q, headers=bearer(token({"exp": now - 3600}))).status_code == 401
-        assert c.post("/v1/search", json=q, headers=bearer(token({}, secret="other-secret-0123456789abcdef0123"))).status_code == 401
+        assert (
+            c.post(
+                "/v1/search", json=q, headers=bearer(token({}, secret="other-secret-0123456789abcdef0123"))
+            ).status_code
+            == 401
+        )
         assert c.post("/v1/search", json=q, headers=bearer(token({"aud": "someone-else"}))).status_code == 401
         bad_claim = c.post("/v1/search", json=q, headers=bearer(token({"realm_access": {"roles": [1, 2]}})))
         assert bad_claim.status_code == 401 and "realm_access.roles" in bad_claim.json()["error"]["message"]
@@ -254,7 +285,9 @@ def test_source_view_is_permission_checked_and_offsets_point_into_it(client, hin
     idx, keys = hindex
     assert client.get(f"/v1/documents/{FINANCE_DOC}").status_code == 404
     assert client.get(f"/v1/documents/{FINANCE_DOC}", headers=bearer(keys["support"])).status_code == 404
-    assert client.get("/v1/documents/no/such/doc").json()["error"]["message"] == "no document 'no/such/doc' visible to you"
+    assert (
+        client.get("/v1/documents/no/such/doc").json()["error"]["message"] == "no document 'no/such/doc' visible to you"
+    )
     ans = client.post("/v1/ask", json={"question": PUBLIC_Q}).json()
     assert ans["outcome"] == "answered"
     c = ans["citations"][0]
@@ -264,15 +297,18 @@ def test_source_view_is_permission_checked_and_offsets_point_into_it(client, hin
     assert view["source"] == f"{c['doc_id']}.md" and not view["source"].startswith("/")
     assert view["text"] is None and view["full"] is False  # not the whole document by default
     with TestClient(create_app(idx.path, rate=0, full_documents=True)) as full_client:
-        whole = full_client.get(f"/v1/documents/{c['doc_id']}", params={"start": c["start"], "end": c["end"],
-                                                                       "full": "true"}).json()
-        fin = full_client.get(f"/v1/documents/{FINANCE_DOC}", params={"full": "true"}, headers=bearer(keys["finance"])).json()
+        whole = full_client.get(
+            f"/v1/documents/{c['doc_id']}", params={"start": c["start"], "end": c["end"], "full": "true"}
+        ).json()
+        fin = full_client.get(
+            f"/v1/documents/{FINANCE_DOC}", params={"full": "true"}, headers=bearer(keys["finance"])
+        ).json()
     text = whole["text"]
     assert whole["full"] is True and len(text) == whole["length"] == view["length"]
     assert text == (sample_dir() / "corpus" / f"{c['doc_id']}.md").read_text(encoding="utf-8")
-    assert view["highlight"]["text"] == text[c["start"]:c["end"]] and view["highlight"]["text"].strip()
+    assert view["highlight"]["text"] == text[c["start"] : c["end"]] and view["highlight"]["text"].strip()
     ctx = view["context"]
-    assert ctx["text"] == text[ctx["start"]:ctx["end"]] and ctx["start"] <= c["start"] < c["end"] <= ctx["end"]
+    assert ctx["text"] == text[ctx["start"] : ctx["end"]] and ctx["start"] <= c["start"] < c["end"] <= ctx["end"]
     # 300 characters each side, each edge moved in to a word boundary (never more than a word)
     assert c["start"] - 300 <= ctx["start"] and ctx["end"] <= c["end"] + 300
     assert ctx["start"] == 0 or text[ctx["start"] - 1].isspace()
@@ -282,7 +318,7 @@ def test_source_view_is_permission_checked_and_offsets_point_into_it(client, hin
     chunks = idx.store.get_chunks([ch["chunk_id"] for ch in view["chunks"]])
     for ch in view["chunks"]:
         stored = chunks[ch["chunk_id"]]
-        assert text[ch["start"]:ch["end"]] == stored.text[len(stored.text) - (stored.end - stored.start):]
+        assert text[ch["start"] : ch["end"]] == stored.text[len(stored.text) - (stored.end - stored.start) :]
     assert fin["title"] == "Refund approval matrix" and fin["text"].startswith("---\ntitle:")
     bad_span = client.get(f"/v1/documents/{c['doc_id']}", params={"start": 5, "end": 10**9}).json()
     assert bad_span["highlight"] is None and bad_span["context"]["start"] == 0  # the opening instead
@@ -348,7 +384,10 @@ def test_query_length_cap_and_empty_query(client):
     assert client.post("/v1/ask", json={"question": "y" * 2001}).status_code == 413
     assert client.post("/v1/search", json={"query": "   "}).status_code == 400
     bad = client.post("/v1/search", json={"query": "a", "k": 0})
-    assert bad.status_code == 422 and bad.json()["error"]["message"] == "body.k: Input should be greater than or equal to 1"
+    assert (
+        bad.status_code == 422
+        and bad.json()["error"]["message"] == "body.k: Input should be greater than or equal to 1"
+    )
     missing = client.post("/v1/ask", json={"q": "a"})
     assert missing.status_code == 422 and missing.json()["error"]["message"] == "body.question: Field required"
     assert client.post("/v1/search", json={"query": "x" * 2000}).status_code == 200
@@ -380,10 +419,17 @@ def test_token_bucket_refill_arithmetic():
 def test_rate_limit_per_key_429_with_retry_after(hindex):
     idx, keys = hindex
     with TestClient(create_app(idx.path, rate=0.01, burst=3)) as c:
-        codes = [c.post("/v1/search", json={"query": "refund"}, headers=bearer(keys["finance"])).status_code for _ in range(4)]
+        codes = [
+            c.post("/v1/search", json={"query": "refund"}, headers=bearer(keys["finance"])).status_code
+            for _ in range(4)
+        ]
         assert codes == [200, 200, 200, 429]
         r = c.post("/v1/search", json={"query": "refund"}, headers=bearer(keys["finance"]))
-        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1 and r.json()["error"]["type"] == "rate_limit_exceeded"
+        assert (
+            r.status_code == 429
+            and int(r.headers["retry-after"]) >= 1
+            and r.json()["error"]["type"] == "rate_limit_exceeded"
+        )
         assert c.post("/v1/search", json={"query": "refund"}, headers=bearer(keys["support"])).status_code == 200
         metrics = {s.name: s.value for f in text_string_to_metric_families(c.get("/metrics").text) for s in f.samples}
         assert metrics["citewise_rate_limited_total"] == 2.0
@@ -394,11 +440,16 @@ def test_ingest_is_admin_only_and_runs_as_a_job(client, hindex, tmp_path):
     idx, keys = hindex
     docs = tmp_path / "new-docs"
     docs.mkdir()
-    (docs / "late-fees.md").write_text("---\ntitle: Late fees\n---\n# Late fees\n\nA late fee of 40 zorkmids applies "
-                                       "after 14 days.\n", encoding="utf-8")
+    (docs / "late-fees.md").write_text(
+        "---\ntitle: Late fees\n---\n# Late fees\n\nA late fee of 40 zorkmids applies after 14 days.\n",
+        encoding="utf-8",
+    )
     assert client.post("/v1/ingest", json={"path": str(docs)}).status_code == 403
     assert client.post("/v1/ingest", json={"path": str(docs)}, headers=bearer(keys["finance"])).status_code == 403
-    assert client.post("/v1/ingest", json={"path": str(tmp_path / "nope")}, headers=bearer(keys["admin"])).status_code == 400
+    assert (
+        client.post("/v1/ingest", json={"path": str(tmp_path / "nope")}, headers=bearer(keys["admin"])).status_code
+        == 400
+    )
     r = client.post("/v1/ingest", json={"path": str(docs)}, headers=bearer(keys["admin"]))
     assert r.status_code == 202, r.text
     job = r.json()
@@ -413,8 +464,11 @@ def test_ingest_is_admin_only_and_runs_as_a_job(client, hindex, tmp_path):
     assert state["report"]["added"] == 1 and state["requested_by"] == "key:ops"
     hits = client.post("/v1/search", json={"query": "zorkmids late fee", "k": 1}).json()["hits"]
     assert hits[0]["doc_id"] == "late-fees"
-    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for f in text_string_to_metric_families(client.get("/metrics").text) for s in f.samples}
+    metrics = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(client.get("/metrics").text)
+        for s in f.samples
+    }
     assert metrics[("citewise_ingest_documents_total", (("result", "added"),))] == 1.0
     assert client.get("/v1/ingest/nope", headers=bearer(keys["admin"])).status_code == 404
 
@@ -434,18 +488,32 @@ def test_ingest_roots_are_checked_before_existence_so_paths_cannot_be_probed(hin
     (tmp_path / "allowed").mkdir()
     (tmp_path / "secret").mkdir()
     with TestClient(create_app(idx.path, rate=0, ingest_roots=[tmp_path / "allowed"])) as c:
+
         def post(path):
             r = c.post("/v1/ingest", json={"path": str(path)}, headers=bearer(keys["admin"]))
             return r.status_code, r.json()["error"]
 
         roots = f"({tmp_path / 'allowed'})"
-        for path in (tmp_path / "secret", tmp_path / "no-such-folder", tmp_path / "allowed" / ".." / "secret",
-                     tmp_path / "allowed" / ".." / "missing"):
-            assert post(path) == (403, {"message": f"path {str(path)!r} is outside the folders this server may "
-                                                   f"ingest {roots}", "type": "forbidden"}), path
+        for path in (
+            tmp_path / "secret",
+            tmp_path / "no-such-folder",
+            tmp_path / "allowed" / ".." / "secret",
+            tmp_path / "allowed" / ".." / "missing",
+        ):
+            assert post(path) == (
+                403,
+                {
+                    "message": f"path {str(path)!r} is outside the folders this server may ingest {roots}",
+                    "type": "forbidden",
+                },
+            ), path
         assert post(tmp_path / "allowed" / "missing") == (
-            400, {"message": f"path {str(tmp_path / 'allowed' / 'missing')!r}: no such file or folder on the server",
-                  "type": "invalid_request_error"})
+            400,
+            {
+                "message": f"path {str(tmp_path / 'allowed' / 'missing')!r}: no such file or folder on the server",
+                "type": "invalid_request_error",
+            },
+        )
 
 
 # -- OpenAI-compatible shapes, parsed by the openai client ---------------------------------------
@@ -453,17 +521,23 @@ def test_openai_client_parses_chat_completion_with_citations(client, hindex):
     openai = pytest.importorskip("openai", reason="the openai client is in the test extra")
     _, keys = hindex
     oa = openai.OpenAI(base_url="http://testserver/v1", api_key=keys["finance"], http_client=client)
-    done = oa.chat.completions.create(model="citewise", messages=[{"role": "system", "content": "be brief"},
-                                                                  {"role": "user", "content": PUBLIC_Q}])
+    done = oa.chat.completions.create(
+        model="citewise", messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": PUBLIC_Q}]
+    )
     msg = done.choices[0].message
     assert msg.role == "assistant" and "[doc:help/refunds/refunds-pro]" in msg.content
     ann = msg.annotations[0]
     assert ann.type == "url_citation"
-    assert msg.content[ann.url_citation.start_index:ann.url_citation.end_index] == "[doc:help/refunds/refunds-pro]"
-    assert "/doc/help/refunds/refunds-pro?start=" in ann.url_citation.url and ann.url_citation.title == "Refunds on the Pro plan"
+    assert msg.content[ann.url_citation.start_index : ann.url_citation.end_index] == "[doc:help/refunds/refunds-pro]"
+    assert (
+        "/doc/help/refunds/refunds-pro?start=" in ann.url_citation.url
+        and ann.url_citation.title == "Refunds on the Pro plan"
+    )
     extra = done.model_extra
     assert extra["outcome"] == "answered" and extra["citations"][0]["doc_id"] == "help/refunds/refunds-pro"
-    no = oa.chat.completions.create(model="citewise", messages=[{"role": "user", "content": "What is the capital of Peru?"}])
+    no = oa.chat.completions.create(
+        model="citewise", messages=[{"role": "user", "content": "What is the capital of Peru?"}]
+    )
     assert no.choices[0].message.content == ABSTENTION_TEXT and no.model_extra["outcome"] == "abstained"
     stream = oa.chat.completions.create(model="citewise", stream=True, messages=[{"role": "user", "content": PUBLIC_Q}])
     text = "".join(ch.choices[0].delta.content or "" for ch in stream)
@@ -478,8 +552,12 @@ def test_openai_client_parses_vector_store_search(client, hindex):
     rows = list(page)
     assert 1 <= len(rows) <= 3 and rows[0].file_id == FINANCE_DOC and rows[0].content[0].type == "text"
     assert rows[0].attributes["chunk_id"].startswith(FINANCE_DOC + "#")
-    only = oa.vector_stores.search(vector_store_id="default", query="refund", max_num_results=5,
-                                   filters={"type": "eq", "key": "doc_id", "value": "help/refunds/refunds-pro"})
+    only = oa.vector_stores.search(
+        vector_store_id="default",
+        query="refund",
+        max_num_results=5,
+        filters={"type": "eq", "key": "doc_id", "value": "help/refunds/refunds-pro"},
+    )
     assert {r.file_id for r in only} == {"help/refunds/refunds-pro"}
     bad = openai.OpenAI(base_url="http://testserver/v1", api_key="cw_000000000000_" + "x" * 43, http_client=client)
     with pytest.raises(openai.AuthenticationError):
@@ -487,10 +565,17 @@ def test_openai_client_parses_vector_store_search(client, hindex):
 
 
 def test_openai_filters_translation_and_errors():
-    f = openai_filters({"type": "and", "filters": [{"type": "in", "key": "doc_id", "value": ["a", "b"]},
-                                                   {"type": "eq", "key": "doc_id", "value": "b"},
-                                                   {"type": "eq", "key": "version", "value": 3},
-                                                   {"type": "eq", "key": "as_of", "value": "2026-01-31"}]})
+    f = openai_filters(
+        {
+            "type": "and",
+            "filters": [
+                {"type": "in", "key": "doc_id", "value": ["a", "b"]},
+                {"type": "eq", "key": "doc_id", "value": "b"},
+                {"type": "eq", "key": "version", "value": 3},
+                {"type": "eq", "key": "as_of", "value": "2026-01-31"},
+            ],
+        }
+    )
     assert f.doc_ids == ("b",) and f.version == "3" and str(f.as_of) == "2026-01-31"
     assert openai_filters(None) is None
     with pytest.raises(ApiError, match=r"filters.filters\[0\]: unsupported filter"):
@@ -514,15 +599,28 @@ def test_health_ready_status_and_openapi(client, hindex):
     full = client.get("/v1/status", headers=bearer(keys["admin"])).json()
     assert full["index"] == str(idx.path) and full["documents"] == idx.store.stats()["documents"]
     spec = client.get("/openapi.json").json()
-    for path in ("/v1/search", "/v1/ask", "/v1/ingest", "/v1/status", "/v1/chat/completions",
-                 "/v1/vector_stores/{vector_store_id}/search", "/v1/documents/{doc_id}", "/healthz", "/readyz"):
+    for path in (
+        "/v1/search",
+        "/v1/ask",
+        "/v1/ingest",
+        "/v1/status",
+        "/v1/chat/completions",
+        "/v1/vector_stores/{vector_store_id}/search",
+        "/v1/documents/{doc_id}",
+        "/healthz",
+        "/readyz",
+    ):
         assert path in spec["paths"], path
     assert client.get("/docs").status_code == 200
 
 
 def _gauges(c, headers=None) -> dict:
-    return {s.name: s.value for f in text_string_to_metric_families(c.get("/metrics", headers=headers or {}).text)
-            for s in f.samples if s.name.startswith("citewise_index_")}
+    return {
+        s.name: s.value
+        for f in text_string_to_metric_families(c.get("/metrics", headers=headers or {}).text)
+        for s in f.samples
+        if s.name.startswith("citewise_index_")
+    }
 
 
 def test_no_total_reaches_a_caller_who_cannot_read_every_document(hindex):
@@ -530,8 +628,10 @@ def test_no_total_reaches_a_caller_who_cannot_read_every_document(hindex):
     document totals of the whole index, restricted documents included (break-it trial)."""
     idx, keys = hindex
     docs = idx.store.documents()
-    count = lambda groups: (sum(1 for e in docs.values() if groups & set(e.groups)),  # noqa: E731
-                            sum(e.chunk_count for e in docs.values() if groups & set(e.groups)))
+    count = lambda groups: (
+        sum(1 for e in docs.values() if groups & set(e.groups)),  # noqa: E731
+        sum(e.chunk_count for e in docs.values() if groups & set(e.groups)),
+    )
     public, finance = count({"public"}), count({"public", "finance"})
     assert public[0] < finance[0] < len(docs)  # the fixture has restricted documents of several groups
     with TestClient(create_app(idx.path, require_auth=True, rate=0, public_metrics=True)) as c:
@@ -540,7 +640,10 @@ def test_no_total_reaches_a_caller_who_cannot_read_every_document(hindex):
         st = c.get("/v1/status", headers=bearer(keys["finance"])).json()
     assert (anonymous["citewise_index_documents"], anonymous["citewise_index_chunks"]) == public
     assert (fin["citewise_index_documents"], fin["citewise_index_chunks"]) == finance
-    assert (admin["citewise_index_documents"], admin["citewise_index_chunks"]) == (len(docs), idx.store.stats()["chunks"])
+    assert (admin["citewise_index_documents"], admin["citewise_index_chunks"]) == (
+        len(docs),
+        idx.store.stats()["chunks"],
+    )
     assert (st["documents"], st["chunks"]) == finance
     # figures that cannot be split by document are not told to a non-admin
     assert st["unindexed_rows"] is None and st["last_run_errors"] is None and st["index"] is None
@@ -573,8 +676,11 @@ def test_metrics_parse_and_count(hindex):
         c.post("/v1/ask", json={"question": "What is the capital of Peru?"})
         c.post("/v1/ask", json={"question": PUBLIC_Q})
         samples = [s for f in text_string_to_metric_families(c.get("/metrics").text) for s in f.samples]
-    value = lambda name, **labels: sum(s.value for s in samples  # noqa: E731
-                                       if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+    value = lambda name, **labels: sum(
+        s.value
+        for s in samples  # noqa: E731
+        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
+    )
     assert value("citewise_http_requests_total", route="/v1/search", status="200") == 3
     assert value("citewise_http_requests_total", route="/v1/search", status="401") == 1
     assert value("citewise_http_requests_total", route="/v1/ask", status="200") == 2
@@ -629,7 +735,9 @@ def test_jwt_rs256_with_public_key_file_and_jwks(tmp_path):
         with pytest.raises(AuthError):  # an HS256 token signed with the public key text must not pass
             cfg.verify(jwt.encode(claims, "x" * 32, algorithm="HS256"))
     with pytest.raises(AuthError, match="unknown key id"):
-        JwtConfig(jwks_file=str(tmp_path / "jwks.json")).verify(jwt.encode(claims, priv, algorithm="RS256", headers={"kid": "k9"}))
+        JwtConfig(jwks_file=str(tmp_path / "jwks.json")).verify(
+            jwt.encode(claims, priv, algorithm="RS256", headers={"kid": "k9"})
+        )
     with pytest.raises(CitewiseError, match="exactly one"):
         JwtConfig()
     with pytest.raises(CitewiseError, match="not a usable JWKS file"):
@@ -650,8 +758,11 @@ def test_metrics_abstention_reason_labels_and_fabricated_count():
     m.observe_answer(abstained(ReasonCode.UNKNOWN_NAME, name="Stripe"), 0.1)
     m.observe_answer(abstained(ReasonCode.UNKNOWN_NAME, name="Peru"), 0.1)
     m.observe_answer({"outcome": "partial", "abstain_reason": "", "fabricated_citations": ["doc:x", "chunk:y#z"]}, 0.3)
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for f in text_string_to_metric_families(m.render().decode()) for s in f.samples}
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(m.render().decode())
+        for s in f.samples
+    }
     assert samples[("citewise_abstentions_total", (("reason", "below_threshold"),))] == 1
     assert samples[("citewise_abstentions_total", (("reason", "unknown_name"),))] == 2
     assert samples[("citewise_fabricated_citations_total", ())] == 2

@@ -31,13 +31,20 @@ from svc_server import Server
 def _words(text: str) -> str:
     return " ".join(text.replace("|", " ").split())
 
+
 CHROMIUM = os.environ.get("CITEWISE_CHROMIUM", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is absent (CI: apt-get install -y chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 PUBLIC_Q = "How long do I have to request a refund on Pro?"
 FINANCE_Q = "Who approves a refund above 75,000 USD?"
 FINANCE_DOC = "internal/finance/refund-approval-matrix"
@@ -118,8 +125,10 @@ def test_answer_and_citation_opens_the_highlighted_span(page, site):
     shown = page.locator("#source").inner_text()
     assert _words(plain(expected["context"]["text"]))[5:-5] in _words(shown) and "**" not in shown
     # the highlighted span is in view (the #cited fragment scrolled to it)
-    assert page.evaluate("() => { const r = document.getElementById('cited').getBoundingClientRect();"
-                         " return r.top >= 0 && r.top < window.innerHeight; }")
+    assert page.evaluate(
+        "() => { const r = document.getElementById('cited').getBoundingClientRect();"
+        " return r.top >= 0 && r.top < window.innerHeight; }"
+    )
 
 
 def test_abstention_is_shown_as_such(page, site):
@@ -186,10 +195,16 @@ def test_conversation_follow_up_sources_and_screenshots(page, site, shots):
     ask(page, None, "Can I get a refund after 20 days on the Pro plan?")
     assert page.locator("section.turn").count() == 2
     assert page.locator("section.turn .q").all_inner_texts() == [
-        "How long do I have to request a refund on Pro?", "Can I get a refund after 20 days on the Pro plan?"]
+        "How long do I have to request a refund on Pro?",
+        "Can I get a refund after 20 days on the Pro plan?",
+    ]
     assert "only within help/refunds/" in page.locator("#scope-line").inner_text()
-    assert all(h.startswith("/doc/help/refunds/") for h in
-               page.locator("section.turn a.cite, section.turn a.source").evaluate_all("els => els.map(e => e.getAttribute('href'))"))
+    assert all(
+        h.startswith("/doc/help/refunds/")
+        for h in page.locator("section.turn a.cite, section.turn a.source").evaluate_all(
+            "els => els.map(e => e.getAttribute('href'))"
+        )
+    )
     page.screenshot(path=str(shots / "conversation.png"), full_page=True)
     page.locator("#turn-2 ol.sources li.card").first.screenshot(path=str(shots / "source-card.png"))
     # an abstention in words, with its reason as a sentence
@@ -203,11 +218,14 @@ def test_conversation_follow_up_sources_and_screenshots(page, site, shots):
 def test_streamed_sentences_arrive_before_the_page_is_shown(page, site):
     url, _ = site
     page.goto(url + "/")
-    events = page.evaluate("""async () => {
+    events = page.evaluate(
+        """async () => {
         const r = await fetch('/ask/stream', {method: 'POST', body: new URLSearchParams({q: %s})});
         const text = await r.text();
         return text.split('\\n\\n').filter(Boolean).map(b => b.split('\\n')[0].slice(7));
-    }""" % repr(PUBLIC_Q))
+    }"""
+        % repr(PUBLIC_Q)
+    )
     assert events[0] == "start" and events[-1] == "done" and "sentence" in events
 
 

@@ -45,7 +45,9 @@ def served_index(tmp_path_factory):
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    return subprocess.run([sys.executable, "-m", "citewise.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "citewise.cli", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_auth_over_http_and_revocation_from_another_process(served_index):
@@ -58,16 +60,26 @@ def test_auth_over_http_and_revocation_from_another_process(served_index):
     try:
         with httpx.Client(base_url=server.url, timeout=60) as c:
             assert c.post("/v1/search", json=FINANCE_Q).status_code == 401
-            assert c.post("/v1/search", json=FINANCE_Q, headers={"Authorization": "Bearer cw_000000000000_" + "x" * 43}).status_code == 401
-            r = c.post("/v1/search", json={**FINANCE_Q, "groups": ["security"], "principal": {"groups": ["security"]}},
-                       headers={"Authorization": f"Bearer {temp_key}"})
+            assert (
+                c.post(
+                    "/v1/search", json=FINANCE_Q, headers={"Authorization": "Bearer cw_000000000000_" + "x" * 43}
+                ).status_code
+                == 401
+            )
+            r = c.post(
+                "/v1/search",
+                json={**FINANCE_Q, "groups": ["security"], "principal": {"groups": ["security"]}},
+                headers={"Authorization": f"Bearer {temp_key}"},
+            )
             assert r.status_code == 200 and r.json()["principal"] == "key:temp"
             docs = {h["doc_id"] for h in r.json()["hits"]}
             assert "internal/finance/refund-approval-matrix" in docs
             assert not any(d.startswith("internal/security/") for d in docs)  # spoofed groups in the body ignored
             revoked = cli("keys", "revoke", "temp", "--index", str(idx.path))
             assert revoked.returncode == 0 and "revoked 1 key" in revoked.stdout
-            assert c.post("/v1/search", json=FINANCE_Q, headers={"Authorization": f"Bearer {temp_key}"}).status_code == 401
+            assert (
+                c.post("/v1/search", json=FINANCE_Q, headers={"Authorization": f"Bearer {temp_key}"}).status_code == 401
+            )
             listed = cli("keys", "list", "--json", "--index", str(idx.path))
             assert temp_key not in listed.stdout and '"revoked_at": null' in listed.stdout
     finally:
@@ -80,9 +92,13 @@ def test_queries_during_ingest_have_no_errors_and_see_new_documents(served_index
     extra.mkdir()
     for i in range(120):
         (extra / f"note-{i:03d}.md").write_text(
-            f"---\ntitle: Field note {i}\n---\n# Field note {i}\n\n" + "".join(
-                f"Observation {j} of note {i}: the quokka count at station {i * 7 + j} was {j * 3 + i}.\n" for j in range(40)),
-            encoding="utf-8")
+            f"---\ntitle: Field note {i}\n---\n# Field note {i}\n\n"
+            + "".join(
+                f"Observation {j} of note {i}: the quokka count at station {i * 7 + j} was {j * 3 + i}.\n"
+                for j in range(40)
+            ),
+            encoding="utf-8",
+        )
     server = Server(idx.path, "--rate", "0")
     results: list[tuple[float, int, str, str]] = []
     stop = threading.Event()
@@ -94,7 +110,9 @@ def test_queries_during_ingest_have_no_errors_and_see_new_documents(served_index
                     r = c.post("/v1/search", json={"query": "refund window Pro plan", "k": 5})
                 else:
                     r = c.post("/v1/ask", json={"question": "How long do I have to request a refund on Pro?"})
-                results.append((time.monotonic(), r.status_code, r.url.path, r.text[:200] if r.status_code != 200 else ""))
+                results.append(
+                    (time.monotonic(), r.status_code, r.url.path, r.text[:200] if r.status_code != 200 else "")
+                )
 
     try:
         workers = [threading.Thread(target=client, args=(n,)) for n in range(4)]
@@ -117,9 +135,14 @@ def test_queries_during_ingest_have_no_errors_and_see_new_documents(served_index
             assert state["report"]["added"] == 120 and not state["report"]["errors"]
             hits = c.post("/v1/search", json={"query": "quokka count at station 700", "k": 3}).json()["hits"]
             assert hits and hits[0]["doc_id"].startswith("note-")
-            assert c.post("/v1/search", json={"query": "refund window Pro plan", "k": 1}).json()["hits"]  # old docs kept
-            metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                       for f in text_string_to_metric_families(c.get("/metrics").text) for s in f.samples}
+            assert c.post("/v1/search", json={"query": "refund window Pro plan", "k": 1}).json()[
+                "hits"
+            ]  # old docs kept
+            metrics = {
+                (s.name, tuple(sorted(s.labels.items()))): s.value
+                for f in text_string_to_metric_families(c.get("/metrics").text)
+                for s in f.samples
+            }
     finally:
         stop.set()
         server.stop()
@@ -128,15 +151,21 @@ def test_queries_during_ingest_have_no_errors_and_see_new_documents(served_index
     assert errors == []
     assert len(during) >= 4, f"only {len(during)} queries overlapped the ingest ({t_end - t_start:.1f} s)"
     assert metrics[("citewise_ingest_documents_total", (("result", "added"),))] == 120.0
-    searches = sum(v for (name, labels), v in metrics.items()
-                   if name == "citewise_http_requests_total" and dict(labels).get("route") == "/v1/search")
+    searches = sum(
+        v
+        for (name, labels), v in metrics.items()
+        if name == "citewise_http_requests_total" and dict(labels).get("route") == "/v1/search"
+    )
     assert searches == sum(1 for r in results if r[2] == "/v1/search") + 2  # every search was counted
     assert metrics[("citewise_index_chunks", ())] == Index.open(idx.path).store.stats()["chunks"]
 
 
 RESTRICTED = {"internal/finance/": "finance", "internal/support/": "support", "internal/security/": "security"}
-RESTRICTED_TITLES = {"finance": ["Refund approval matrix", "Chargeback playbook"],
-                     "support": ["Support escalation policy"], "security": ["SSO incident runbook"]}
+RESTRICTED_TITLES = {
+    "finance": ["Refund approval matrix", "Chargeback playbook"],
+    "support": ["Support escalation policy"],
+    "security": ["SSO incident runbook"],
+}
 
 
 def restricted_in(payload, group_ok: tuple[str, ...] = ()) -> list[str]:
@@ -158,12 +187,22 @@ def test_permission_probe_no_restricted_chunk_in_any_response(sample_index):
     try:
         with httpx.Client(base_url=server.url, timeout=120) as c:
             for q in ADVERSARIAL:
-                for name, headers, ok in (("anonymous", {}, ()), ("support", {"Authorization": f"Bearer {support}"}, ("support",))):
-                    calls = [("/v1/search", {"query": q, "k": 5}),
-                             ("/v1/vector_stores/default/search", {"query": q, "max_num_results": 5})]
+                for name, headers, ok in (
+                    ("anonymous", {}, ()),
+                    ("support", {"Authorization": f"Bearer {support}"}, ("support",)),
+                ):
+                    calls = [
+                        ("/v1/search", {"query": q, "k": 5}),
+                        ("/v1/vector_stores/default/search", {"query": q, "max_num_results": 5}),
+                    ]
                     if q in ANSWERED:  # the answer endpoints: every third query (ANSWERED)
-                        calls += [("/v1/ask", {"question": q}),
-                                  ("/v1/chat/completions", {"model": "citewise", "messages": [{"role": "user", "content": q}]})]
+                        calls += [
+                            ("/v1/ask", {"question": q}),
+                            (
+                                "/v1/chat/completions",
+                                {"model": "citewise", "messages": [{"role": "user", "content": q}]},
+                            ),
+                        ]
                     for path, body in calls:
                         r = c.post(path, json=body, headers=headers)
                         assert r.status_code == 200, r.text
@@ -172,7 +211,9 @@ def test_permission_probe_no_restricted_chunk_in_any_response(sample_index):
                         if restricted_in(payload, ok):
                             leaks.append((name, q, path))
             # the same queries do reach restricted documents for a principal in the group
-            fin = c.post("/v1/search", json={"query": ADVERSARIAL[0], "k": 5}, headers={"Authorization": f"Bearer {finance}"})
+            fin = c.post(
+                "/v1/search", json={"query": ADVERSARIAL[0], "k": 5}, headers={"Authorization": f"Bearer {finance}"}
+            )
             assert any(h["doc_id"].startswith("internal/finance/") for h in fin.json()["hits"])
     finally:
         server.stop()
@@ -191,8 +232,10 @@ def test_serve_on_a_busy_port_fails_before_saying_it_serves(served_index):
         res = cli("serve", "--index", str(idx.path), "--port", str(port))
     assert res.returncode == 3
     assert res.stdout == ""
-    assert res.stderr.splitlines() == [f"error: cannot listen on 127.0.0.1:{port}: address already in use "
-                                       "(another process is listening there; stop it or choose another --port)"]
+    assert res.stderr.splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: address already in use "
+        "(another process is listening there; stop it or choose another --port)"
+    ]
     res = cli("serve", "--index", str(idx.path), "--host", "host.invalid", "--port", "0")
     assert res.returncode == 3 and res.stderr.startswith("error: cannot listen on host.invalid:0: ")
     assert len(res.stderr.splitlines()) == 1 and "Traceback" not in res.stderr

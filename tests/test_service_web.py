@@ -21,14 +21,33 @@ from conftest import write_doc
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("docs")
-    write_doc(root, "help/refunds.md", "Refunds", "Refunds are paid within **30 days** of a request.\n\n"
-              "| Plan | Window |\n|---|---|\n| Pro | 45 days |\n\nRefunds on Pro need no approval.",
-              department="support", year=2025)
-    write_doc(root, "help/invoices.md", "Invoices", "Invoices are sent on the first day of each month.",
-              department="billing", year=2024)
-    write_doc(root, "notes/xss.md", "Notes", "Meeting notes <script>alert(1)</script> and [a link](javascript:alert(1)).")
-    write_doc(root, "internal/approvals.md", "Refund approvals", "Refunds above 75,000 USD need the CFO's approval.",
-              permissions=["finance"])
+    write_doc(
+        root,
+        "help/refunds.md",
+        "Refunds",
+        "Refunds are paid within **30 days** of a request.\n\n"
+        "| Plan | Window |\n|---|---|\n| Pro | 45 days |\n\nRefunds on Pro need no approval.",
+        department="support",
+        year=2025,
+    )
+    write_doc(
+        root,
+        "help/invoices.md",
+        "Invoices",
+        "Invoices are sent on the first day of each month.",
+        department="billing",
+        year=2024,
+    )
+    write_doc(
+        root, "notes/xss.md", "Notes", "Meeting notes <script>alert(1)</script> and [a link](javascript:alert(1))."
+    )
+    write_doc(
+        root,
+        "internal/approvals.md",
+        "Refund approvals",
+        "Refunds above 75,000 USD need the CFO's approval.",
+        permissions=["finance"],
+    )
     idx = Index.open(tmp_path_factory.mktemp("idx"), embedder="hashing")
     assert idx.ingest(root).added == 4
     keys = {"finance": KeyStore(idx.path).add("fin", ("finance",))}
@@ -48,21 +67,24 @@ def _turns(html: str) -> list[str]:
 
 def test_conversation_keeps_scope_and_principal_and_shows_previous_turns(client, site):
     _, keys = site
-    r = client.post("/ask", data={"q": "How long do refunds take?", "filters": "department=support"},
-                    follow_redirects=False)
+    r = client.post(
+        "/ask", data={"q": "How long do refunds take?", "filters": "department=support"}, follow_redirects=False
+    )
     assert r.status_code == 303 and re.fullmatch(r"/c/[0-9a-f]{32}#turn-1", r.headers["location"])
     conv = r.headers["location"].split("#")[0]
     page = client.get(conv).text
-    assert ('id="scope-line">Searched documents readable by anyone (public documents); where department=support.<'
-            in page)
+    assert (
+        'id="scope-line">Searched documents readable by anyone (public documents); where department=support.<' in page
+    )
     assert '<span class="outcome outcome-answered" id="outcome">Answered from your documents</span>' in page
-    follow = client.post("/ask", data={"q": "When are invoices sent?", "c": conv.split("/")[-1]},
-                         follow_redirects=False)
+    follow = client.post(
+        "/ask", data={"q": "When are invoices sent?", "c": conv.split("/")[-1]}, follow_redirects=False
+    )
     assert follow.headers["location"] == f"{conv}#turn-2"
     page = client.get(conv).text
     assert _turns(page) == ["How long do refunds take?", "When are invoices sent?"]
     # the follow-up searched within the conversation's filter: the invoices page is department=billing
-    last = page[page.index('id="turn-2"'):]
+    last = page[page.index('id="turn-2"') :]
     assert 'id="abstained"' in last and ">No answer<" in last and "help/invoices" not in last
     assert page.count('id="answer"') + page.count('id="abstained"') == 1  # the ids name the latest turn
     # a scoped conversation keeps its scope on the follow-up (the evidence-gap controller answers)
@@ -99,16 +121,31 @@ def test_markdown_is_rendered_and_sanitised():
     assert str(markdown_html("**45 days**", inline=True)) == "<strong>45 days</strong>"
     table = str(markdown_html("| Plan | Window |\n|---|---|\n| Pro | 45 days |"))
     assert "<table>" in table and "<td>45 days</td>" in table
-    bad = str(markdown_html("x <script>alert(1)</script> [a](javascript:alert(1)) <img src=x onerror=alert(1)> "
-                            "<a href='javascript:alert(1)'>b</a>"))
+    bad = str(
+        markdown_html(
+            "x <script>alert(1)</script> [a](javascript:alert(1)) <img src=x onerror=alert(1)> "
+            "<a href='javascript:alert(1)'>b</a>"
+        )
+    )
     assert "<script" not in bad and "<img" not in bad and "<a " not in bad  # shown as text, never as markup
     assert str(markdown_html("[ok](https://example.org)", inline=True)) == (
-        '<a href="https://example.org" rel="noopener noreferrer">ok</a>')
+        '<a href="https://example.org" rel="noopener noreferrer">ok</a>'
+    )
     marked = str(mark_span("# T\n\nAlpha beta.\n\nGamma delta.", 5, 25))
     assert marked.count("<mark") == 2 and 'id="cited"' in marked  # across two paragraphs, one id
-    cits = [{"doc_id": "a", "title": "A", "chunk_id": "a#1", "start": 0, "end": 5,
-             "spans": [{"sentence": 0, "chunk_id": "a#1", "start": 0, "end": 5},
-                       {"sentence": 1, "chunk_id": "a#1", "start": 6, "end": 9}]}]
+    cits = [
+        {
+            "doc_id": "a",
+            "title": "A",
+            "chunk_id": "a#1",
+            "start": 0,
+            "end": 5,
+            "spans": [
+                {"sentence": 0, "chunk_id": "a#1", "start": 0, "end": 5},
+                {"sentence": 1, "chunk_id": "a#1", "start": 6, "end": 9},
+            ],
+        }
+    ]
     html = str(answer_html("One is **bold**. [doc:a] Two. [doc:a]", cits))
     assert re.findall(r'href="([^"]+)"', html) == ["/doc/a?start=0&amp;end=5#cited", "/doc/a?start=6&amp;end=9#cited"]
     assert "<strong>bold</strong>" in html and "[doc:a]" not in html
@@ -121,7 +158,7 @@ def test_sources_are_cards_and_the_document_view_renders(client):
     href = re.search(r'<a class="source" href="([^"]+)"', card).group(1).replace("&amp;", "&")
     doc = client.get(href).text
     assert '<mark class="cited" id="cited">' in doc and "<table>" in doc and "<strong>30 days</strong>" in doc
-    assert "**" not in doc[doc.index('id="source"'):]
+    assert "**" not in doc[doc.index('id="source"') :]
     xss = client.get("/search", params={"q": "meeting notes"}).text
     assert "Meeting notes" in xss
     assert "<script>alert" not in xss and 'href="javascript' not in xss and "&lt;script&gt;" in xss
@@ -138,11 +175,16 @@ def test_sign_in_text_is_for_people(site):
 def test_openapi_has_bearer_security_typed_bodies_and_errors_and_docs_work_offline(client):
     spec = client.get("/openapi.json").json()
     assert spec["components"]["securitySchemes"]["bearer"] == {
-        "type": "http", "scheme": "bearer", "description": "An API key from 'citewise keys add', or a JWT the server accepts."}
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key from 'citewise keys add', or a JWT the server accepts.",
+    }
     ask = spec["paths"]["/v1/ask"]["post"]
     assert {"bearer": []} in ask["security"]
     assert set(ask["responses"]) >= {"200", "400", "401", "413", "422", "429", "504"}
-    assert ask["responses"]["401"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorResponse"}
+    assert ask["responses"]["401"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorResponse"
+    }
     ok = ask["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok == {"$ref": "#/components/schemas/AnswerJSON"}
     assert "markers" in spec["components"]["schemas"]["AnswerJSON"]["properties"]

@@ -32,7 +32,12 @@ def test_each_source_overrides_the_one_before(tmp_path):
     write(tmp_path / "work" / "citewise.toml", "[answer]\nk = 8\n[llm]\nbase_url = 'http://127.0.0.1:9/v1'\n")
     env = {"CITEWISE_LLM_MODEL": "from-env", "CITEWISE_ANSWER_GENERATOR": "llm"}
     s = load_settings(index, {"answer.generator": None, "search.k": 3}, env=env, cwd=tmp_path / "work")
-    assert (s.answer.k, s.answer.retriever, s.llm.model, s.llm.base_url) == (8, "bm25", "from-env", "http://127.0.0.1:9/v1")
+    assert (s.answer.k, s.answer.retriever, s.llm.model, s.llm.base_url) == (
+        8,
+        "bm25",
+        "from-env",
+        "http://127.0.0.1:9/v1",
+    )
     assert (s.answer.generator, s.search.k) == ("llm", 3)  # a None flag is a flag not given
     assert s.source("answer.k") == str(tmp_path / "work" / "citewise.toml")
     assert s.source("answer.retriever") == str(index / "citewise.toml")
@@ -60,14 +65,20 @@ def test_aliases_and_per_use_llm_settings(tmp_path):
     assert ("llm.api_key", "***", "env OPENAI_API_KEY") in s.rows() and "sk-x" not in to_toml(s)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[answer]\nkk = 3\n", "unknown setting 'answer.kk'; did you mean 'answer.k'?"),
-    ("[answer]\nk = 'five'\n", "setting 'answer.k': expected a whole number, got 'five'"),
-    ("[answr]\nk = 3\n", "unknown setting 'answr'; did you mean 'answer'?"),
-    ("answer = 3\n", "setting 'answer' is a table ([answer]), not a single value"),
-    ("[answer\nk = 3\n", "not valid TOML"),
-    ("[answer.thresholds.minilm]\nabstain = 'x'\n", "setting 'answer.thresholds.minilm.abstain': expected a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[answer]\nkk = 3\n", "unknown setting 'answer.kk'; did you mean 'answer.k'?"),
+        ("[answer]\nk = 'five'\n", "setting 'answer.k': expected a whole number, got 'five'"),
+        ("[answr]\nk = 3\n", "unknown setting 'answr'; did you mean 'answer'?"),
+        ("answer = 3\n", "setting 'answer' is a table ([answer]), not a single value"),
+        ("[answer\nk = 3\n", "not valid TOML"),
+        (
+            "[answer.thresholds.minilm]\nabstain = 'x'\n",
+            "setting 'answer.thresholds.minilm.abstain': expected a number",
+        ),
+    ],
+)
 def test_a_bad_file_is_one_line_naming_it_and_the_key(tmp_path, text, message):
     path = write(tmp_path / "citewise.toml", text)
     with pytest.raises(InputError) as e:

@@ -15,26 +15,34 @@ from conftest import write_doc
 
 runner = CliRunner()
 
-TEXT = ("# Refunds\n"
-        "Refunds are issued to the original card.\n"
-        "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.\n"
-        "Contact support for anything else.")
+TEXT = (
+    "# Refunds\n"
+    "Refunds are issued to the original card.\n"
+    "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.\n"
+    "Contact support for anything else."
+)
 
 
 def test_segments_are_lines_then_sentences():
     assert [TEXT[s:e] for s, e in segments(TEXT)] == [
-        "# Refunds", "Refunds are issued to the original card.",
-        "On Pro, you can request a refund within 30 days of the charge.", "Annual plans differ.",
-        "Contact support for anything else."]
+        "# Refunds",
+        "Refunds are issued to the original card.",
+        "On Pro, you can request a refund within 30 days of the charge.",
+        "Annual plans differ.",
+        "Contact support for anything else.",
+    ]
 
 
 def test_best_snippet_exact_text_and_offsets():
     s = best_snippet(TEXT, "Pro refund window days")
     assert (s.text, s.start, s.end) == ("On Pro, you can request a refund within 30 days of the charge.", 51, 113)
-    assert TEXT[s.start:s.end] == s.text
+    assert TEXT[s.start : s.end] == s.text
     # terms spread over two sentences: the window of both wins over either alone
     s = best_snippet(TEXT, "original card annual plans")
-    assert s.text == "Refunds are issued to the original card.\nOn Pro, you can request a refund within 30 days of the charge. Annual plans differ."
+    assert (
+        s.text
+        == "Refunds are issued to the original card.\nOn Pro, you can request a refund within 30 days of the charge. Annual plans differ."
+    )
     assert (s.start, s.end) == (10, 134)
     # a tie (one term each) goes to the earliest passage; headings lose ties
     assert best_snippet(TEXT, "refund").text == "Refunds are issued to the original card."
@@ -49,9 +57,13 @@ def test_best_snippet_exact_text_and_offsets():
 
 
 def test_long_segment_gets_a_word_aligned_window():
-    words = " ".join(f"w{i}" for i in range(100)) + " the escalation phone number is 555 " + " ".join(f"v{i}" for i in range(100))
+    words = (
+        " ".join(f"w{i}" for i in range(100))
+        + " the escalation phone number is 555 "
+        + " ".join(f"v{i}" for i in range(100))
+    )
     s = best_snippet(words, "escalation phone", max_chars=60)
-    assert len(s.text) <= 60 and "escalation phone" in s.text and words[s.start:s.end] == s.text
+    assert len(s.text) <= 60 and "escalation phone" in s.text and words[s.start : s.end] == s.text
     assert s.text.startswith("w90 w91 ")  # the earliest window that holds both terms (exactly 60 chars to "phone")
     assert s.start == words.index("w90 ")
 
@@ -65,10 +77,14 @@ def test_chunk_snippet_offsets_are_source_offsets():
 def test_search_json_snippets_with_source_offsets_and_whole_ids(tmp_path):
     root = tmp_path / "docs"
     rel = "policies/billing-and-payments/refunds-for-annual-and-monthly-subscriptions-explained.md"
-    path = write_doc(root, rel, "Refunds for annual and monthly subscriptions explained in full detail",
-                     "## Requesting a refund on a monthly subscription plan\n\n"
-                     "Refunds are issued to the original card.\n"
-                     "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.")
+    path = write_doc(
+        root,
+        rel,
+        "Refunds for annual and monthly subscriptions explained in full detail",
+        "## Requesting a refund on a monthly subscription plan\n\n"
+        "Refunds are issued to the original card.\n"
+        "On Pro, you can request a refund within 30 days of the charge. Annual plans differ.",
+    )
     write_doc(root, "exports/csv.md", "Export data to CSV", "Exports use the ISO 8601 date format.")
     index = tmp_path / "index"
     res = runner.invoke(app, ["ingest", str(root), "--index", str(index), "--embedder", "hashing", "--json"])
@@ -81,9 +97,11 @@ def test_search_json_snippets_with_source_offsets_and_whole_ids(tmp_path):
     assert hit["chunk_id"] == f"{doc_id}#refunds-for-annual-and-monthly-subscriptions-explained-in-full-detail"
     assert hit["snippet"] == "On Pro, you can request a refund within 30 days of the charge."
     source = path.read_text(encoding="utf-8")
-    assert source[hit["snippet_start"]:hit["snippet_end"]] == hit["snippet"]
+    assert source[hit["snippet_start"] : hit["snippet_end"]] == hit["snippet"]
     res = runner.invoke(app, ["search", "Pro refund window days", "--index", str(index), "--k", "1"])
-    assert res.exit_code == 0 and "[" + f"{hit['snippet_start']}-{hit['snippet_end']})" in res.stdout.replace("\n", " ").replace("│", " ").replace(" ", "")
+    assert res.exit_code == 0 and "[" + f"{hit['snippet_start']}-{hit['snippet_end']})" in res.stdout.replace(
+        "\n", " "
+    ).replace("│", " ").replace(" ", "")
 
 
 def test_search_says_which_query_words_no_result_holds(tmp_path):
@@ -147,9 +165,12 @@ def _best_snippet_by_passage(text: str, query: str, max_chars: int):
     heading = [text[s] == "#" for s, _ in segs]
 
     def key(s, e, first, n):
-        n_headings = sum(heading[first:first + n])
-        body = " ".join(text[a:b] for k, (a, b) in enumerate(segs[first:first + n], first)
-                        if not heading[k]) if n_headings else text[s:e]
+        n_headings = sum(heading[first : first + n])
+        body = (
+            " ".join(text[a:b] for k, (a, b) in enumerate(segs[first : first + n], first) if not heading[k])
+            if n_headings
+            else text[s:e]
+        )
         return (-len(wanted & set(analyze(body))) if wanted else 0, n_headings, n, s), (s, e)
 
     cands = []
@@ -177,7 +198,8 @@ def test_segment_terms_unioned_pick_what_whole_passages_would(max_chars):
     texts = [
         "# Refunds\nRefunds take 30 days. Cards are charged monthly.\n## Exceptions\nE-1004 means the refund failed! Retry?",
         "申请退款需要主管批准。退款 请求\n# 标题\n退款内容。 请求 主管",
-        "Caf\u00e9 na\u00efve r\u00e9sum\u00e9 E\u20131004 \ufb01le\u00a0size. e\u0301cole\n\u0301start v4.5 is out. " * 3,
+        "Caf\u00e9 na\u00efve r\u00e9sum\u00e9 E\u20131004 \ufb01le\u00a0size. e\u0301cole\n\u0301start v4.5 is out. "
+        * 3,
         "word " * 120 + "refund window\n" + "filler. " * 40 + "\n# refund window heading\nthe window for a refund",
     ]
     rng = random.Random(12)

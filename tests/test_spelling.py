@@ -73,6 +73,7 @@ def test_made_up_names_common_words_and_code_names_are_not_corrected(idx):
     assert a.outcome == "abstained" and a.corrections == [], (a.abstain_reason, a.text)
     store, df = idx.store, (lambda t: len(idx.store.lexical_search([t], 5)))
     from citewise.answer.evidence import is_common_word
+
     # "cable" is an English word (a question about something else, not a typo of "table"); a
     # code name ("--certficate", "certficate.pem", "Certficate" as a name inside) stays as written
     for q in ("Which cable do I use?", "What does --certficate do?", "Where is certficate.pem?", "Is CertFicate set?"):
@@ -80,7 +81,7 @@ def test_made_up_names_common_words_and_code_names_are_not_corrected(idx):
 
 
 def test_a_word_only_restricted_documents_hold_is_never_suggested(idx):
-    """"bonsues" is one edit from "bonuses", which only the hr group may read: an anonymous user
+    """ "bonsues" is one edit from "bonuses", which only the hr group may read: an anonymous user
     gets no correction (that would reveal the word), an hr member does."""
     anon = idx.ask("When are quarterly bonsues paid?")
     assert anon.corrections == [] and anon.outcome == "abstained", (anon.corrections, anon.text)
@@ -105,8 +106,16 @@ def test_the_most_frequent_candidate_wins_and_a_capital_is_kept():
     # edit from "lightes", whose analyzed term "light" the corpus holds, but the corpus writes
     # "light" (found by a fresh-clone trial: "Which widget is lightest?" read as "lightes")
     light = {"light": 4}
-    assert corrections("Which widget is lightest?", lambda t: light.get(t, 0), lambda ts: {t for t in ts if t in light},
-                       lambda w: False, lambda t: ["the", "light", "is", "green"]) == []
+    assert (
+        corrections(
+            "Which widget is lightest?",
+            lambda t: light.get(t, 0),
+            lambda ts: {t for t in ts if t in light},
+            lambda w: False,
+            lambda t: ["the", "light", "is", "green"],
+        )
+        == []
+    )
     assert corrections("Windw size", df, known, lambda w: False, written) == [Correction("Windw", "Window")]
     assert corrections("Windw size and windw", df, known, lambda w: False, written) == [Correction("Windw", "Window")]
     assert apply("Windw size and windw", [Correction("Windw", "Window")]) == "Window size and window"
@@ -129,10 +138,15 @@ def test_cli_says_why_it_abstained(idx, capsys):
 
     a = idx.ask("What does the frobnicate option do?")
     print_answer(a, as_json=False)
-    assert capsys.readouterr().out == "I have no document on this.\nWhy: no document you can read mentions “frobnicate”.\n"
+    assert (
+        capsys.readouterr().out == "I have no document on this.\nWhy: no document you can read mentions “frobnicate”.\n"
+    )
     # the other reason codes read as sentences too (the --json code stays as it is)
     from citewise.core import Reason, ReasonCode
 
     a.reason = Reason.of(ReasonCode.BELOW_THRESHOLD, score=0.018, threshold=0.140)
     print_answer(a, as_json=False)
-    assert capsys.readouterr().out.splitlines()[1] == "Why: the best evidence scored 0.018, below the answer threshold 0.140."
+    assert (
+        capsys.readouterr().out.splitlines()[1]
+        == "Why: the best evidence scored 0.018, below the answer threshold 0.140."
+    )

@@ -7,9 +7,19 @@ import json
 import pytest
 
 from citewise.core import InputError
-from citewise.evaluation.squad import (Prediction, SquadQuestion, _metrics, best_scores, choose_squad_threshold,
-                                       evaluate_squad, exact_match, f1_score, load_squad, normalize_answer,
-                                       sample_questions)
+from citewise.evaluation.squad import (
+    Prediction,
+    SquadQuestion,
+    _metrics,
+    best_scores,
+    choose_squad_threshold,
+    evaluate_squad,
+    exact_match,
+    f1_score,
+    load_squad,
+    normalize_answer,
+    sample_questions,
+)
 from citewise.index import Index
 
 from conftest import shared_dataset
@@ -32,11 +42,11 @@ def q(qid, impossible=False, doc="A/0", answers=("Rollo",)):
 
 def test_metrics_hand_computed():
     preds = [
-        Prediction(q("1"), 0.9, True, "Rollo", "Rollo led them. [doc:A/0]", ["A/0"]),             # EM 1
+        Prediction(q("1"), 0.9, True, "Rollo", "Rollo led them. [doc:A/0]", ["A/0"]),  # EM 1
         Prediction(q("2"), 0.8, True, "King Rollo I", "King Rollo I. [doc:A/1]", ["A/1", "A/0"]),  # F1 0.5
-        Prediction(q("3"), 0.1, True, "x", "x", ["B/9"]),                                          # abstains: 0
-        Prediction(q("4", True), 0.05, True, "y", "y", ["A/0"]),                                   # abstains: right
-        Prediction(q("5", True), 0.7, True, "Paris", "Paris. [doc:A/0]", ["A/0"]),                 # answers: wrong
+        Prediction(q("3"), 0.1, True, "x", "x", ["B/9"]),  # abstains: 0
+        Prediction(q("4", True), 0.05, True, "y", "y", ["A/0"]),  # abstains: right
+        Prediction(q("5", True), 0.7, True, "Paris", "Paris. [doc:A/0]", ["A/0"]),  # answers: wrong
     ]
     m = _metrics(preds, threshold=0.5)
     assert (m["questions"], m["answerable"], m["unanswerable"]) == (5, 3, 2)
@@ -52,23 +62,63 @@ def test_metrics_hand_computed():
     assert choose_squad_threshold(preds) == 0.75
 
 
-SQUAD = {"version": "v2.0", "data": [
-    {"title": "Normans", "paragraphs": [
-        {"context": "The Normans were the people who gave their name to Normandy, a region in France. "
+SQUAD = {
+    "version": "v2.0",
+    "data": [
+        {
+            "title": "Normans",
+            "paragraphs": [
+                {
+                    "context": "The Normans were the people who gave their name to Normandy, a region in France. "
                     "They descended from Norse raiders led by their leader Rollo.",
-         "qas": [{"id": "n1", "question": "Who led the Norse raiders that settled Normandy?",
-                  "answers": [{"text": "Rollo", "answer_start": 150}], "is_impossible": False},
-                 {"id": "n2", "question": "Who led the Danish fleet to Iceland?", "answers": [], "is_impossible": True}]},
-        {"context": "The Norman dynasty had a major political influence on medieval Europe. "
+                    "qas": [
+                        {
+                            "id": "n1",
+                            "question": "Who led the Norse raiders that settled Normandy?",
+                            "answers": [{"text": "Rollo", "answer_start": 150}],
+                            "is_impossible": False,
+                        },
+                        {
+                            "id": "n2",
+                            "question": "Who led the Danish fleet to Iceland?",
+                            "answers": [],
+                            "is_impossible": True,
+                        },
+                    ],
+                },
+                {
+                    "context": "The Norman dynasty had a major political influence on medieval Europe. "
                     "In 1066 the Normans conquered England at the Battle of Hastings.",
-         "qas": [{"id": "n3", "question": "In what year did the Normans conquer England?",
-                  "answers": [{"text": "1066", "answer_start": 75}], "is_impossible": False}]}]},
-    {"title": "Oxygen", "paragraphs": [
-        {"context": "Oxygen is a chemical element with symbol O and atomic number 8. "
+                    "qas": [
+                        {
+                            "id": "n3",
+                            "question": "In what year did the Normans conquer England?",
+                            "answers": [{"text": "1066", "answer_start": 75}],
+                            "is_impossible": False,
+                        }
+                    ],
+                },
+            ],
+        },
+        {
+            "title": "Oxygen",
+            "paragraphs": [
+                {
+                    "context": "Oxygen is a chemical element with symbol O and atomic number 8. "
                     "It was discovered by Carl Wilhelm Scheele in 1771.",
-         "qas": [{"id": "o1", "question": "What is the atomic number of oxygen?",
-                  "answers": [{"text": "8", "answer_start": 62}], "is_impossible": False}]}]},
-]}
+                    "qas": [
+                        {
+                            "id": "o1",
+                            "question": "What is the atomic number of oxygen?",
+                            "answers": [{"text": "8", "answer_start": 62}],
+                            "is_impossible": False,
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
+}
 
 
 def test_tiny_end_to_end_run(tmp_path):
@@ -76,8 +126,11 @@ def test_tiny_end_to_end_run(tmp_path):
     data = load_squad(tmp_path)
     assert [d.doc_id for d in data.documents] == ["Normans/0", "Normans/1", "Oxygen/0"]
     assert [(x.qid, x.doc_id, x.answers, x.impossible) for x in data.questions] == [
-        ("n1", "Normans/0", ("Rollo",), False), ("n2", "Normans/0", (), True),
-        ("n3", "Normans/1", ("1066",), False), ("o1", "Oxygen/0", ("8",), False)]
+        ("n1", "Normans/0", ("Rollo",), False),
+        ("n2", "Normans/0", (), True),
+        ("n3", "Normans/1", ("1066",), False),
+        ("o1", "Oxygen/0", ("8",), False),
+    ]
     idx = Index.open(tmp_path / "idx", embedder="hashing")
     r = evaluate_squad(idx, data, threshold=0.0, k=2)
     assert r["paragraphs"] == 3 and r["all"]["questions"] == 4 and r["threshold"] == 0.0
@@ -86,10 +139,18 @@ def test_tiny_end_to_end_run(tmp_path):
     assert (m["NoAns_exact"], m["abstention_precision"], m["abstention_recall"]) == (100.0, 1.0, 1.0)
     # short answers by answer type: who -> "Rollo" (EM), what year -> "1066" (EM),
     # "what is the atomic number" is not a number question for the heuristic -> "O" (miss)
-    assert (m["HasAns_exact"], m["exact"], m["gold_cited"], m["citation_precision"], m["answer_in_quote"]) == (66.6667, 75.0, 1.0, 1.0, 1.0)
+    assert (m["HasAns_exact"], m["exact"], m["gold_cited"], m["citation_precision"], m["answer_in_quote"]) == (
+        66.6667,
+        75.0,
+        1.0,
+        1.0,
+        1.0,
+    )
     again = evaluate_squad(idx, data, threshold=0.0, k=2)
-    assert again["chunks_embedded"] == 0 and again["all"] == r["all"]   # incremental, deterministic
-    assert [x.qid for x in sample_questions(data.questions, 2)] == [x.qid for x in sample_questions(list(reversed(data.questions)), 2)]
+    assert again["chunks_embedded"] == 0 and again["all"] == r["all"]  # incremental, deterministic
+    assert [x.qid for x in sample_questions(data.questions, 2)] == [
+        x.qid for x in sample_questions(list(reversed(data.questions)), 2)
+    ]
 
 
 def test_bad_input_is_one_clear_error(tmp_path):

@@ -125,9 +125,33 @@ def test_ingest_replace_delete(backend, tmp_path, request):
 @pytest.mark.parametrize("name", RETRIEVERS)
 def test_versions_and_as_of(backend, tmp_path, request, name):
     root = tmp_path / "docs"
-    write_doc(root, "v1.md", "Refund policy", "Refunds within 14 days.", id="refund-policy", version="1", effective="2025-01-01")
-    write_doc(root, "v2.md", "Refund policy", "Refunds within 30 days.", id="refund-policy", version="2", effective="2026-01-01")
-    write_doc(root, "v3.md", "Refund policy", "Refunds within 45 days.", id="refund-policy", version="3", effective="2026-06-01")
+    write_doc(
+        root,
+        "v1.md",
+        "Refund policy",
+        "Refunds within 14 days.",
+        id="refund-policy",
+        version="1",
+        effective="2025-01-01",
+    )
+    write_doc(
+        root,
+        "v2.md",
+        "Refund policy",
+        "Refunds within 30 days.",
+        id="refund-policy",
+        version="2",
+        effective="2026-01-01",
+    )
+    write_doc(
+        root,
+        "v3.md",
+        "Refund policy",
+        "Refunds within 45 days.",
+        id="refund-policy",
+        version="3",
+        effective="2026-06-01",
+    )
     idx = _index(backend, tmp_path, request)
     assert idx.ingest(root).added == 3
 
@@ -149,10 +173,20 @@ def test_versions_and_as_of(backend, tmp_path, request, name):
 @pytest.fixture()
 def meta_index(backend, tmp_path, request):
     root = tmp_path / "docs"
-    write_doc(root, "a.md", "Alpha", "refund rules alpha", department="finance", tags=["billing", "refunds"],
-              year=2024, date="2025-03-01", score=2.50)
-    write_doc(root, "b.md", "Beta", "refund rules beta", department="support", tags=["refunds"], year=2019,
-              date="2024-12-31")
+    write_doc(
+        root,
+        "a.md",
+        "Alpha",
+        "refund rules alpha",
+        department="finance",
+        tags=["billing", "refunds"],
+        year=2024,
+        date="2025-03-01",
+        score=2.50,
+    )
+    write_doc(
+        root, "b.md", "Beta", "refund rules beta", department="support", tags=["refunds"], year=2019, date="2024-12-31"
+    )
     write_doc(root, "c.md", "Gamma", "refund rules gamma", department="finance", year="n/a", updated="2025-06-01")
     write_doc(root, "d.md", "Delta", "refund rules delta", department="finance", year=2030, permissions=["exec"])
     idx = _index(backend, tmp_path, request)
@@ -241,8 +275,14 @@ def test_adversarial_probes_leak_nothing(sample_stores, backend, name, groups):
 def test_has_group_is_exact_and_case_sensitive(sample_stores, backend):
     """What `--as` checks before a search (a group no document carries gets a warning line)."""
     store = sample_stores[backend].store
-    assert [store.has_group(g) for g in ("finance", "support", "public", "Finance", "nobody", "fin")] == \
-        [True, True, True, False, False, False]
+    assert [store.has_group(g) for g in ("finance", "support", "public", "Finance", "nobody", "fin")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_known_terms_lists_the_analyzed_terms_some_chunk_holds(sample_stores, backend):
@@ -267,8 +307,14 @@ def _same_ranking(a, b, tol=1e-4):
 @pytest.mark.parametrize("name", RETRIEVERS)
 def test_identical_top10_across_backends(sample_stores, name):
     lance, pg = sample_stores["lancedb"], sample_stores["postgresql"]
-    public = ["refund window for Pro", "E-1004 invoice currency mismatch", "rotate an API key", "SCIM provisioning",
-              "export data with the REST API", "what changed in v5.4"]
+    public = [
+        "refund window for Pro",
+        "E-1004 invoice currency mismatch",
+        "rotate an API key",
+        "SCIM provisioning",
+        "export data with the REST API",
+        "what changed in v5.4",
+    ]
     same_order = 0
     insider = Principal("insider", ("finance", "support", "security"))
     for q in public + ADVERSARIAL[:12]:
@@ -301,8 +347,9 @@ def fixed_clusters():
     from citewise.retrieval import raptor
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(raptor, "soft_clusters", lambda X, seed=42: [list(range(i, min(i + 4, len(X))))
-                                                            for i in range(0, len(X), 4)])
+    mp.setattr(
+        raptor, "soft_clusters", lambda X, seed=42: [list(range(i, min(i + 4, len(X)))) for i in range(0, len(X), 4)]
+    )
     yield
     mp.undo()
 
@@ -356,8 +403,9 @@ def test_summaries_and_trees_are_stored_with_their_groups(sample_stores, fixed_c
     again = DocLevel(summaries_of(store), emb)
     assert [e.doc_id for e in again.entries] == sorted(docs)
     np.testing.assert_array_equal(again.vectors, level.vectors)
-    assert sum(len(t.nodes) for t in trees.trees.values()) == sum(len(t["nodes"]) for t in
-                                                                   trees_of(store).load(emb.name)[0].values())
+    assert sum(len(t.nodes) for t in trees.trees.values()) == sum(
+        len(t["nodes"]) for t in trees_of(store).load(emb.name)[0].values()
+    )
     if backend == "postgresql":
         # row-level security: the search role reads only its groups' rows, with no WHERE of ours
         s = store.schema
@@ -374,12 +422,25 @@ def _synthetic_updates(n: int, dim: int, rare_every: int, seed: int = 7) -> list
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     out = []
     for i in range(n):
-        doc = Document(doc_id=f"d{i:05d}", title=f"Doc {i}", text=f"word{i % 50} common", source="synthetic",
-                       format="text", content_hash=f"h{i}")
-        chunk = Chunk(chunk_id=f"d{i:05d}#0", doc_id=doc.doc_id, heading_path=(), text=doc.text, start=0,
-                      end=len(doc.text), token_count=2)
+        doc = Document(
+            doc_id=f"d{i:05d}",
+            title=f"Doc {i}",
+            text=f"word{i % 50} common",
+            source="synthetic",
+            format="text",
+            content_hash=f"h{i}",
+        )
+        chunk = Chunk(
+            chunk_id=f"d{i:05d}#0",
+            doc_id=doc.doc_id,
+            heading_path=(),
+            text=doc.text,
+            start=0,
+            end=len(doc.text),
+            token_count=2,
+        )
         groups = ("rare",) if i % rare_every == 0 else ("public",)
-        out.append(DocumentUpdate(doc, [chunk], vecs[i:i + 1], groups))
+        out.append(DocumentUpdate(doc, [chunk], vecs[i : i + 1], groups))
     return out
 
 
@@ -388,7 +449,7 @@ def test_top_k_full_under_a_1pct_filter_on_the_ann_index(spec):
     store = open_store(spec, dim, ann_min_rows=1000, ann_exact_below=1, ann_nprobes=4)
     updates = _synthetic_updates(n, dim, rare_every=100)  # 30 rare rows = 1%
     for i in range(0, n, 1000):
-        store.upsert(updates[i:i + 1000])
+        store.upsert(updates[i : i + 1000])
     store.refresh_indexes()
     exact = open_store(spec, dim, ann_min_rows=10**9)  # same rows, exact path
     rng = np.random.default_rng(11)
@@ -424,7 +485,11 @@ print("done", flush=True)
 
 def _section(doc: int, sec: int, version: int) -> str:
     rng = random.Random(doc * 1000 + sec * 10 + version)
-    return f"## Part {sec} of {doc}\n" + " ".join(f"v{version}w{rng.randrange(300)}" for _ in range(300)) + f" marker{version}x{doc}."
+    return (
+        f"## Part {sec} of {doc}\n"
+        + " ".join(f"v{version}w{rng.randrange(300)}" for _ in range(300))
+        + f" marker{version}x{doc}."
+    )
 
 
 def _write_corpus(root: Path, version: int) -> None:
@@ -436,13 +501,16 @@ def _write_corpus(root: Path, version: int) -> None:
 def _expected(root: Path) -> dict[str, set[tuple[str, str, str]]]:
     out = {}
     for doc in load_folder(root):
-        out[doc.doc_id] = {(c.chunk_id, doc.content_hash, doc.version) for c in Chunker().chunk(doc.doc_id, doc.title, doc.text)}
+        out[doc.doc_id] = {
+            (c.chunk_id, doc.content_hash, doc.version) for c in Chunker().chunk(doc.doc_id, doc.title, doc.text)
+        }
     return out
 
 
 def _child(spec: str, corpus: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, spec, str(corpus), str(Path(__file__).parent)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, spec, str(corpus), str(Path(__file__).parent)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "go"
     return proc
 
@@ -507,7 +575,9 @@ def test_queries_during_ingest_see_whole_documents(spec, tmp_path):
         stored = reader.chunk_versions()
         for d, rows in stored.items():
             assert rows in (old[d], new[d]), d
-        hits = reader.lexical_search([f"marker1x{d}" for d in range(N_DOCS)] + [f"marker2x{d}" for d in range(N_DOCS)], 50)
+        hits = reader.lexical_search(
+            [f"marker1x{d}" for d in range(N_DOCS)] + [f"marker2x{d}" for d in range(N_DOCS)], 50
+        )
         assert len({h.doc_id for h in hits}) == N_DOCS  # every document found, in one version or the other
         # a second read may already see the next version: a hit's chunk can be gone, never half-new
         chunks = reader.get_chunks([h.chunk_id for h in hits])

@@ -23,8 +23,9 @@ INGEST = "import sys; from citewise.index import Index; Index.open(sys.argv[1]).
 
 def _ingest_in_child(index: Path, folder: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    done = subprocess.run([sys.executable, "-c", INGEST, str(index), str(folder)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", INGEST, str(index), str(folder)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -47,7 +48,10 @@ def test_long_lived_index_sees_another_process_ingest(tmp_path):
 
     # the same Index object, never reopened
     assert _ids(idx.search("zanzibar escrow", retriever="bm25")) == ["beta"]
-    assert sorted(_ids(idx.search("zanzibar escrow", retriever="bm25", principal=Principal("f", ("finance",))))) == ["beta", "gamma"]
+    assert sorted(_ids(idx.search("zanzibar escrow", retriever="bm25", principal=Principal("f", ("finance",))))) == [
+        "beta",
+        "gamma",
+    ]
     assert _ids(idx.search("zanzibar escrow", retriever="dense"))[0] == "beta"
     assert _ids(idx.search("refund window", retriever="bm25")) == ["alpha"]
     assert _ids(idx.search("thirty annual", retriever="bm25")) == []  # alpha's old text is gone
@@ -96,15 +100,18 @@ def test_search_process_imports_no_ingest_machinery_and_restores_pydantic(tmp_pa
     docs = tmp_path / "docs"
     write_doc(docs, "alpha.md", "Alpha", "Refunds take five days.")
     Index.open(tmp_path / "idx", embedder="hashing").ingest(docs)
-    script = ("import sys, pydantic; real = pydantic.validate_call\n"
-              "from citewise.index import Index\n"
-              "idx = Index.open(sys.argv[1], preload=True)\n"
-              "print([h.doc_id for h in idx.search('refunds', retriever='hybrid')])\n"
-              "print(pydantic.validate_call is real, 'lancedb' in sys.modules,\n"
-              "      [m for m in ('citewise.ingest', 'citewise.text.chunker', 'citewise.text.loaders') if m in sys.modules])\n")
+    script = (
+        "import sys, pydantic; real = pydantic.validate_call\n"
+        "from citewise.index import Index\n"
+        "idx = Index.open(sys.argv[1], preload=True)\n"
+        "print([h.doc_id for h in idx.search('refunds', retriever='hybrid')])\n"
+        "print(pydantic.validate_call is real, 'lancedb' in sys.modules,\n"
+        "      [m for m in ('citewise.ingest', 'citewise.text.chunker', 'citewise.text.loaders') if m in sys.modules])\n"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "idx")], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "idx")], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['alpha']", "True True []"]
 

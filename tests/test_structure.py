@@ -70,28 +70,32 @@ def test_commonmark_blocks(source, expected):
 def test_block_spans_are_exact_source_offsets_with_any_line_break():
     text = "Title\r\n=====\r\n\r\nBody line\rmore\n\n    code\n"
     blocks = parse_blocks(text)
-    assert [text[b.start:b.end] for b in blocks] == ["Title\r\n=====", "Body line\rmore", "    code"]
+    assert [text[b.start : b.end] for b in blocks] == ["Title\r\n=====", "Body line\rmore", "    code"]
 
 
 def test_list_items_are_where_an_oversized_list_splits():
     text = "- a\n  - b\n- c\n"
     (b,) = parse_blocks(text)
-    assert [text[i:i + 5].strip() for i in b.items] == ["- a", "- b", "- c"]
+    assert [text[i : i + 5].strip() for i in b.items] == ["- a", "- b", "- c"]
 
 
 def test_setext_markdown_sections_become_heading_paths(tmp_path):
     """The issue's ten-line file: setext headings came back as paragraphs only."""
     f = tmp_path / "guide.md"
-    f.write_text("Operations Guide\n================\n\nIntro text.\n\nInstalling\n----------\n\n"
-                 "Run the installer.\n\n### Virtual widgets\n\nWidgets are virtual.\n")
+    f.write_text(
+        "Operations Guide\n================\n\nIntro text.\n\nInstalling\n----------\n\n"
+        "Run the installer.\n\n### Virtual widgets\n\nWidgets are virtual.\n"
+    )
     doc = load_file(f, tmp_path)
     chunks = Chunker(min_tokens=1, max_tokens=12).chunk(doc.doc_id, doc.title, doc.text)
     assert doc.title == "Operations Guide"
     assert [c.heading_path for c in chunks] == [
-        ("Operations Guide",), ("Operations Guide", "Installing"),
-        ("Operations Guide", "Installing", "Virtual widgets")]
+        ("Operations Guide",),
+        ("Operations Guide", "Installing"),
+        ("Operations Guide", "Installing", "Virtual widgets"),
+    ]
     raw = f.read_text()
-    assert all(raw[c.start:c.end] == c.text for c in chunks)  # offsets into the source file
+    assert all(raw[c.start : c.end] == c.text for c in chunks)  # offsets into the source file
 
 
 # -- plain text ---------------------------------------------------------------------------------
@@ -146,29 +150,43 @@ def test_plain_text_manual_gets_headings_and_loses_its_contents(tmp_path):
 
 
 def test_underlined_headings_take_levels_in_the_order_their_styles_appear():
-    text = ("=================\nOperations Manual\n=================\n\n3 Installing\n============\n\n"
-            "Text.\n\n3.6 Virtual widgets\n-------------------\n\nMore.\n\n3.6.1 Limits\n\nAt most 40.\n\n"
-            "4 Running\n=========\n\nDone.\n")
+    text = (
+        "=================\nOperations Manual\n=================\n\n3 Installing\n============\n\n"
+        "Text.\n\n3.6 Virtual widgets\n-------------------\n\nMore.\n\n3.6.1 Limits\n\nAt most 40.\n\n"
+        "4 Running\n=========\n\nDone.\n"
+    )
     md, title, _ = to_markdown(text)
     heads = [ln for ln in md.split("\n") if ln.startswith("#")]
     assert title == "Operations Manual"
-    assert heads == ["# Operations Manual", "## 3 Installing", "### 3.6 Virtual widgets", "#### 3.6.1 Limits",
-                     "## 4 Running"]
+    assert heads == [
+        "# Operations Manual",
+        "## 3 Installing",
+        "### 3.6 Virtual widgets",
+        "#### 3.6.1 Limits",
+        "## 4 Running",
+    ]
     chunks = Chunker(min_tokens=1, max_tokens=20).chunk("m", title, md)
     assert next(c for c in chunks if "More." in c.text).heading_path == (
-        "Operations Manual", "3 Installing", "3.6 Virtual widgets")
+        "Operations Manual",
+        "3 Installing",
+        "3.6 Virtual widgets",
+    )
 
 
 def test_numbered_steps_and_sentences_are_not_headings():
-    text = ("1. Setup\n\nFirst part.\n\n2. Use\n\nSteps:\n\n1. Open the box\n\n2. Take the widget\n\n"
-            "3. Close the box.\n\n3. Care\n\nKeep it dry.\n")
+    text = (
+        "1. Setup\n\nFirst part.\n\n2. Use\n\nSteps:\n\n1. Open the box\n\n2. Take the widget\n\n"
+        "3. Close the box.\n\n3. Care\n\nKeep it dry.\n"
+    )
     md, _, _ = to_markdown(text)
     assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# 1. Setup", "# 2. Use", "# 3. Care"]
 
 
 def test_dot_leader_contents_are_dropped_with_their_caption():
-    text = ("Widget Guide\n\nCONTENTS\n\nIntroduction ........ 1\nInstalling ........ 4\nRunning ........ 9\n\n"
-            "INTRODUCTION\n\nWidgets are small.\n\nINSTALLING\n\nPut them in.\n")
+    text = (
+        "Widget Guide\n\nCONTENTS\n\nIntroduction ........ 1\nInstalling ........ 4\nRunning ........ 9\n\n"
+        "INTRODUCTION\n\nWidgets are small.\n\nINSTALLING\n\nPut them in.\n"
+    )
     md, title, dropped = to_markdown(text)
     assert "...." not in md and "CONTENTS" not in md
     assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# Widget Guide", "# INTRODUCTION", "# INSTALLING"]
@@ -247,17 +265,19 @@ def test_rst_include_and_raw_are_not_followed(tmp_path):
 def _docbook_page(n: int, body: str) -> str:
     """A page shaped like DocBook XSL chunked output (XHTML, navigation in plain tables)."""
     prev = f'<a accesskey="p" href="ch{n - 1}.html">Prev</a>' if n > 1 else ""
-    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
-            f'<title>Chapter {n}. Part {n}</title></head><body>'
-            f'<div class="navheader"><table><tr><th colspan="3">Chapter {n}. Part {n}</th></tr>'
-            f'<tr><td>{prev}</td><th></th><td><a href="ch{n + 1}.html">Next</a></td></tr></table></div>'
-            f'<div class="chapter"><h1>Chapter {n}. Part {n}</h1><div class="toc"><p>Table of Contents</p><dl>'
-            f'<dt><a href="#a">{n}.1. Setup</a></dt><dt><a href="#b">{n}.2. Use</a></dt>'
-            f'<dt><a href="#c">{n}.3. Care</a></dt><dt><a href="#d">{n}.4. Repair</a></dt></dl></div>'
-            f'{body}</div>'
-            f'<div class="navfooter"><table><tr><td>{prev}</td><td></td><td><a href="ch{n + 1}.html">Next</a></td></tr>'
-            f'<tr><td>Chapter {n - 1}</td><td><a href="index.html">Home</a></td><td>Chapter {n + 1}</td></tr></table>'
-            f'</div><font size="-1">Widget manual 2.1, released on May {n}, 2024.</font></body></html>')
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        f"<title>Chapter {n}. Part {n}</title></head><body>"
+        f'<div class="navheader"><table><tr><th colspan="3">Chapter {n}. Part {n}</th></tr>'
+        f'<tr><td>{prev}</td><th></th><td><a href="ch{n + 1}.html">Next</a></td></tr></table></div>'
+        f'<div class="chapter"><h1>Chapter {n}. Part {n}</h1><div class="toc"><p>Table of Contents</p><dl>'
+        f'<dt><a href="#a">{n}.1. Setup</a></dt><dt><a href="#b">{n}.2. Use</a></dt>'
+        f'<dt><a href="#c">{n}.3. Care</a></dt><dt><a href="#d">{n}.4. Repair</a></dt></dl></div>'
+        f"{body}</div>"
+        f'<div class="navfooter"><table><tr><td>{prev}</td><td></td><td><a href="ch{n + 1}.html">Next</a></td></tr>'
+        f'<tr><td>Chapter {n - 1}</td><td><a href="index.html">Home</a></td><td>Chapter {n + 1}</td></tr></table>'
+        f'</div><font size="-1">Widget manual 2.1, released on May {n}, 2024.</font></body></html>'
+    )
 
 
 def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path, recwarn):
@@ -267,11 +287,15 @@ def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path,
     site.mkdir()
     for n in range(1, 5):
         word = ["red", "green", "blue", "grey"][n - 1]
-        (site / f"ch{n}.html").write_text(_docbook_page(
-            n, f"<h2>{n}.1. Setup</h2><p>A {word} widget needs <a href='x.html'>a {word} bench</a> to stand on.</p>"
-               f"<table><tr><th>Key</th><th>Meaning</th></tr><tr><td><a href='k.html'>{word[0]}</a></td>"
-               f"<td><a href='quit.html'>{word}</a></td></tr></table><ul><li><a href='m1'>@{word}</a></li>"
-               "<li><a href='m2'>@bo</a></li></ul><p>This will produce:</p><pre>make widget</pre>"))
+        (site / f"ch{n}.html").write_text(
+            _docbook_page(
+                n,
+                f"<h2>{n}.1. Setup</h2><p>A {word} widget needs <a href='x.html'>a {word} bench</a> to stand on.</p>"
+                f"<table><tr><th>Key</th><th>Meaning</th></tr><tr><td><a href='k.html'>{word[0]}</a></td>"
+                f"<td><a href='quit.html'>{word}</a></td></tr></table><ul><li><a href='m1'>@{word}</a></li>"
+                "<li><a href='m2'>@bo</a></li></ul><p>This will produce:</p><pre>make widget</pre>",
+            )
+        )
     with notes.collecting() as dropped:
         docs = [d for d in load_folder(site)]
     assert not [w for w in recwarn if "XML" in str(w.message)]  # XHTML parsed without a warning
@@ -293,11 +317,13 @@ def test_docbook_navigation_in_plain_tables_is_dropped_across_a_folder(tmp_path,
 def test_link_bars_breadcrumbs_and_texinfo_headers_are_navigation_on_a_single_page():
     from citewise.text.html import html_to_markdown
 
-    page = ('<html><body><div class="header"><p>Next: <a href="b.html">Base set</a>, Previous: '
-            '<a href="a.html">Intro</a>, Up: <a href="top.html">Top</a></p></div>'
-            '<div class="crumbs"><a href="/">Home</a> &gt; <a href="/docs">Docs</a> &gt; Widgets</div>'
-            '<h1>Widgets</h1><p>See <a href="x">make</a> and <a href="y">break</a> for the details of each.</p>'
-            '<p><a href="p.html">Prev</a> | <a href="u.html">Up</a> | <a href="n.html">Next</a></p></body></html>')
+    page = (
+        '<html><body><div class="header"><p>Next: <a href="b.html">Base set</a>, Previous: '
+        '<a href="a.html">Intro</a>, Up: <a href="top.html">Top</a></p></div>'
+        '<div class="crumbs"><a href="/">Home</a> &gt; <a href="/docs">Docs</a> &gt; Widgets</div>'
+        '<h1>Widgets</h1><p>See <a href="x">make</a> and <a href="y">break</a> for the details of each.</p>'
+        '<p><a href="p.html">Prev</a> | <a href="u.html">Up</a> | <a href="n.html">Next</a></p></body></html>'
+    )
     text, _ = html_to_markdown(page)
     assert text == "# Widgets\n\nSee make and break for the details of each.\n"
 
@@ -323,8 +349,10 @@ def _pdf(pages: list[list[list[tuple[float, str]]]]) -> bytes:
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objs[5 + 2 * i] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        objs[4 + 2 * i] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-                           f"/Contents {5 + 2 * i} 0 R >>").encode()
+        objs[4 + 2 * i] = (
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+            f"/Contents {5 + 2 * i} 0 R >>"
+        ).encode()
         kids.append(4 + 2 * i)
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
     out, offsets = b"%PDF-1.4\n", {}
@@ -341,8 +369,12 @@ def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):
     body = 10
     pages = [
         [[(18, "Widget Standard")], [(body, "This standard covers widgets.")], [(body, "1")]],
-        [[(14, "3 Installing")], [(body, "Widgets are installed by hand.")],
-         [(body, "The standard"), (6, "2"), (body, " says so plainly.")], [(body, "2")]],
+        [
+            [(14, "3 Installing")],
+            [(body, "Widgets are installed by hand.")],
+            [(body, "The standard"), (6, "2"), (body, " says so plainly.")],
+            [(body, "2")],
+        ],
         [[(body, "3.6")], [(body, "Virtual widgets")], [(body, "A virtual widget has no body.")], [(body, "3")]],
     ]
     f = tmp_path / "std.pdf"
@@ -375,10 +407,13 @@ def test_inspect_shows_heading_paths_tokens_and_what_was_dropped(tmp_path):
     (doc,) = report["documents"]
     assert doc["doc_id"] == "manual" and doc["format"] == "text"
     # the whole manual fits one chunk of the default size: its heading path is the title
-    assert [(c["heading_path"], c["chunk_id"]) for c in doc["chunks"]] == [(["Operations Manual"], "manual#operations-manual")]
+    assert [(c["heading_path"], c["chunk_id"]) for c in doc["chunks"]] == [
+        (["Operations Manual"], "manual#operations-manual")
+    ]
     assert 50 < doc["chunks"][0]["tokens"] < 200
-    assert doc["dropped"] == [{"where": "lines 3-8", "reason": "table of contents (repeats later headings)",
-                               "text": "Table of Contents"}]
+    assert doc["dropped"] == [
+        {"where": "lines 3-8", "reason": "table of contents (repeats later headings)", "text": "Table of Contents"}
+    ]
     assert len(report["errors"]) == 1 and "bad.md:3: bad front matter" in report["errors"][0]
     text = CliRunner().invoke(app, ["inspect", str(tmp_path / "manual.txt")]).output
     assert "dropped lines 3-8: table of contents" in text
@@ -389,10 +424,17 @@ def test_inspect_shows_heading_paths_tokens_and_what_was_dropped(tmp_path):
 def test_a_menu_table_is_navigation_a_data_table_of_links_is_not():
     from citewise.text.html import html_to_markdown
 
-    rows = "".join(f'<tr><td><a href="n{i}.html">{i} Node {i}</a></td><td>&nbsp;</td><td></td></tr>' for i in range(1, 6))
-    data = ('<table><tr><th>Target</th><th>Tier</th></tr>'
-            + "".join(f'<tr><td><a href="t{i}.html">target-{i}</a></td><td><a href="tier.html">tier 2</a></td></tr>'
-                      for i in range(1, 6)) + "</table>")
+    rows = "".join(
+        f'<tr><td><a href="n{i}.html">{i} Node {i}</a></td><td>&nbsp;</td><td></td></tr>' for i in range(1, 6)
+    )
+    data = (
+        "<table><tr><th>Target</th><th>Tier</th></tr>"
+        + "".join(
+            f'<tr><td><a href="t{i}.html">target-{i}</a></td><td><a href="tier.html">tier 2</a></td></tr>'
+            for i in range(1, 6)
+        )
+        + "</table>"
+    )
     page = f'<html><body><h1>Widgets</h1><p>About widgets.</p><table class="menu">{rows}</table>{data}</body></html>'
     text, _ = html_to_markdown(page)
     assert "Node 3" not in text

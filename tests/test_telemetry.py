@@ -48,8 +48,11 @@ def children(finished, parent):
 
 
 def events(span, name):
-    return {e.attributes["gen_ai.evaluation.name"]: dict(e.attributes) for e in span.events
-            if e.name == "gen_ai.evaluation.result" and e.attributes["gen_ai.evaluation.name"] == name}
+    return {
+        e.attributes["gen_ai.evaluation.name"]: dict(e.attributes)
+        for e in span.events
+        if e.name == "gen_ai.evaluation.result" and e.attributes["gen_ai.evaluation.name"] == name
+    }
 
 
 def test_no_provider_means_non_recording_spans_and_configure_without_endpoint_installs_nothing(monkeypatch):
@@ -82,7 +85,9 @@ def test_ask_that_retrieves(sample_index, spans):
     # hybrid fusion: one BM25 and one dense candidate list under the shipped retriever
     assert sorted(s.name for s in children(finished, shipped)) == ["retrieval bm25", "retrieval dense"]
     (dense,) = by_name(finished, "retrieval dense")
-    emb = [s for s in by_name(finished, "embeddings all-MiniLM-L6-v2-int8") if s.parent.span_id == dense.context.span_id]
+    emb = [
+        s for s in by_name(finished, "embeddings all-MiniLM-L6-v2-int8") if s.parent.span_id == dense.context.span_id
+    ]
     assert len(emb) == 1  # the question, embedded once for the dense search
     assert emb[0].attributes["gen_ai.operation.name"] == "embeddings"
     assert emb[0].attributes["gen_ai.request.model"] == "all-MiniLM-L6-v2-int8"
@@ -152,8 +157,10 @@ def test_llm_ask_has_a_chat_span_with_model_and_token_usage(sample_index, spans)
 
     def script(body):
         assert "<<<source-" in body["messages"][1]["content"]  # numbered sources: [1] is the first
-        return {"content": "Refunds on Pro can be requested within 30 days [1].",
-                "usage": {"prompt_tokens": 812, "completion_tokens": 17, "total_tokens": 829}}
+        return {
+            "content": "Refunds on Pro can be requested within 30 days [1].",
+            "usage": {"prompt_tokens": 812, "completion_tokens": 17, "total_tokens": 829},
+        }
 
     with FakeOpenAI(script) as server:
         gen = LLMGenerator(OpenAIChatModel(ChatConfig(server.base_url, "qwen-test", temperature=0.0)))
@@ -193,7 +200,8 @@ def test_judge_verdict_is_an_evaluation_event(spans):
     reply = json.dumps({"faithful": False, "unsupported_claims": ["Refunds take 90 days."]})
     with FakeOpenAI([{"content": reply}]) as server:
         verdict = LLMFaithfulnessJudge(OpenAIChatModel(ChatConfig(server.base_url, "judge-m"))).judge(
-            "How long?", "Refunds take 90 days.", ["Refunds within 30 days."])
+            "How long?", "Refunds take 90 days.", ["Refunds within 30 days."]
+        )
     assert not verdict.passed
     finished = spans.get_finished_spans()
     (span,) = by_name(finished, "evaluate faithfulness")
@@ -239,10 +247,28 @@ def test_cli_exports_spans_by_otlp_when_the_endpoint_is_set(sample_index):
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     with _Collector() as collector:
-        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server.server_address[1]}",
-               "OTEL_SERVICE_NAME": "citewise-test", "PYTHONPATH": str(REPO / "src")}
-        run = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", "How long do I have to request a refund on the Pro plan?",
-                              "--index", str(sample_index.path), "--json"], env=env, capture_output=True, text=True, timeout=120)
+        env = {
+            **os.environ,
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server.server_address[1]}",
+            "OTEL_SERVICE_NAME": "citewise-test",
+            "PYTHONPATH": str(REPO / "src"),
+        }
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "citewise.cli",
+                "ask",
+                "How long do I have to request a refund on the Pro plan?",
+                "--index",
+                str(sample_index.path),
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["outcome"] == "answered"
     names, services = [], set()
@@ -253,8 +279,13 @@ def test_cli_exports_spans_by_otlp_when_the_endpoint_is_set(sample_index):
             services |= {a.value.string_value for a in rs.resource.attributes if a.key == "service.name"}
             names += [s.name for ss in rs.scope_spans for s in ss.spans]
     assert services == {"citewise-test"}
-    assert {"invoke_workflow route", "invoke_workflow answer", "retrieval shipped", "retrieval bm25",
-            "retrieval dense"} <= set(names)
+    assert {
+        "invoke_workflow route",
+        "invoke_workflow answer",
+        "retrieval shipped",
+        "retrieval bm25",
+        "retrieval dense",
+    } <= set(names)
 
 
 def test_agent_tool_calls_in_worker_threads_stay_in_the_agent_trace(spans):
@@ -317,8 +348,13 @@ def test_unreachable_collector_exits_with_one_warning(kind):
     url = f"http://127.0.0.1:{port}"
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-        run = subprocess.run([sys.executable, "-c", _EXIT_WAIT_SCRIPT, url], env={**env, "PYTHONPATH": str(REPO / "src")},
-                             capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            [sys.executable, "-c", _EXIT_WAIT_SCRIPT, url],
+            env={**env, "PYTHONPATH": str(REPO / "src")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         if listener is not None:
             listener.close()
@@ -331,14 +367,36 @@ def test_unreachable_collector_exits_with_one_warning(kind):
 
 def test_cli_with_unreachable_collector_prints_one_warning_line(sample_index):
     url = f"http://127.0.0.1:{_closed_port()}"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
-           "OTEL_EXPORTER_OTLP_ENDPOINT": url, "PYTHONPATH": str(REPO / "src")}
-    run = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "refund window", "--retriever", "bm25",
-                          "--k", "2", "--index", str(sample_index.path), "--json"], env=env, capture_output=True,
-                         text=True, timeout=120)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+        "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+        "PYTHONPATH": str(REPO / "src"),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "citewise.cli",
+            "search",
+            "refund window",
+            "--retriever",
+            "bm25",
+            "--k",
+            "2",
+            "--index",
+            str(sample_index.path),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert len(json.loads(run.stdout)["hits"]) == 2
-    assert run.stderr.splitlines() == [f"warning: traces not exported to {url}/v1/traces: Connection refused; spans dropped"]
+    assert run.stderr.splitlines() == [
+        f"warning: traces not exported to {url}/v1/traces: Connection refused; spans dropped"
+    ]
 
 
 def test_guarded_exporter_warns_once_per_outage_and_skips_the_collector_meanwhile():
@@ -358,8 +416,9 @@ def test_guarded_exporter_warns_once_per_outage_and_skips_the_collector_meanwhil
 
     now = [100.0]
     inner, stream = Flaky(), io.StringIO()
-    g = telemetry.GuardedExporter(inner, "http://c:4318/v1/traces", 1.0, retry_after=30.0, stream=stream,
-                                  clock=lambda: now[0])
+    g = telemetry.GuardedExporter(
+        inner, "http://c:4318/v1/traces", 1.0, retry_after=30.0, stream=stream, clock=lambda: now[0]
+    )
     assert g.export([1, 2, 3]) == SpanExportResult.FAILURE and inner.calls == 1
     now[0] += 29.9
     assert g.export([4]) == SpanExportResult.FAILURE and inner.calls == 1  # inside retry_after: not tried
@@ -371,7 +430,8 @@ def test_guarded_exporter_warns_once_per_outage_and_skips_the_collector_meanwhil
     assert g.dropped == 5
     assert stream.getvalue().splitlines() == [
         "warning: traces not exported to http://c:4318/v1/traces: Connection refused; spans dropped",
-        "traces: http://c:4318/v1/traces answers again"]
+        "traces: http://c:4318/v1/traces answers again",
+    ]
 
 
 def test_the_warning_names_the_first_failure_of_an_export_not_the_sdks_retry_artifact():
@@ -399,7 +459,9 @@ def test_the_warning_names_the_first_failure_of_an_export_not_the_sdks_retry_art
     stream = io.StringIO()
     g = telemetry.GuardedExporter(RetriesLate(), url, 1.0, session=session, stream=stream)
     assert g.export([1]) == SpanExportResult.FAILURE
-    assert stream.getvalue().splitlines() == [f"warning: traces not exported to {url}: Connection refused; spans dropped"]
+    assert stream.getvalue().splitlines() == [
+        f"warning: traces not exported to {url}: Connection refused; spans dropped"
+    ]
 
 
 def test_export_timeout_comes_from_the_environment_when_set(monkeypatch):

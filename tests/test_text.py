@@ -18,8 +18,16 @@ from conftest import write_doc
 
 def test_analyzer_keeps_identifiers_whole_and_stems_words():
     assert analyze("Error E-1004 in the Refunds API v4.5, MT103 and capture_timeout_ms") == [
-        "error", "e-1004", "refund", "api", "v4.5", "mt103",
-        "capture_timeout_ms", "captur", "timeout", "ms",
+        "error",
+        "e-1004",
+        "refund",
+        "api",
+        "v4.5",
+        "mt103",
+        "capture_timeout_ms",
+        "captur",
+        "timeout",
+        "ms",
     ]
 
 
@@ -35,8 +43,13 @@ def test_identifier_compounds_do_not_match_their_number():
 
 
 def test_find_identifiers():
-    assert find_identifiers("What does E-1004 mean? And mt103, v4.5 or INV-2041?") == \
-        ["e-1004", "mt103", "v4.5", "4.5", "inv-2041"]
+    assert find_identifiers("What does E-1004 mean? And mt103, v4.5 or INV-2041?") == [
+        "e-1004",
+        "mt103",
+        "v4.5",
+        "4.5",
+        "inv-2041",
+    ]
     assert find_identifiers("how do refunds work") == []
     # release numbers with a cue word on either side; bare numbers and single numbers are not
     assert find_identifiers("What changed in Version 6.5.1?") == ["6.5.1"]
@@ -69,18 +82,24 @@ def _long_section(topic: str, paragraphs: int, words: int = 90) -> str:
 
 
 def test_chunker_splits_at_headings_within_token_range():
-    text = "\n\n".join([
-        "# Guide",
-        "Intro paragraph that is short.",
-        "## Alpha", _long_section("alpha", 6),
-        "## Beta", _long_section("beta", 6),
-        "### Beta details", _long_section("detail", 3),
-        "## Gamma", "Only a little text here.",
-    ])
+    text = "\n\n".join(
+        [
+            "# Guide",
+            "Intro paragraph that is short.",
+            "## Alpha",
+            _long_section("alpha", 6),
+            "## Beta",
+            _long_section("beta", 6),
+            "### Beta details",
+            _long_section("detail", 3),
+            "## Gamma",
+            "Only a little text here.",
+        ]
+    )
     chunks = Chunker().chunk("docs/guide", "Guide", text)
     assert len(chunks) >= 3
     for c in chunks:
-        assert text[c.start:c.end] == c.text  # offsets reproduce the text
+        assert text[c.start : c.end] == c.text  # offsets reproduce the text
         assert c.token_count <= 800
         assert c.token_count == count_tokens(c.indexed_text)
     # every chunk but the last of a section group is at least 300 tokens
@@ -125,20 +144,39 @@ def test_chunker_splits_one_huge_paragraph_by_sentences():
 
 
 def test_chunker_parent_links_point_to_enclosing_section():
-    text = "# G\n\nIntro.\n\n## Big\n\n" + _long_section("big", 4) + "\n\n### Sub one\n\n" + _long_section("s", 7) + "\n\n### Sub two\n\n" + _long_section("t", 7)
+    text = (
+        "# G\n\nIntro.\n\n## Big\n\n"
+        + _long_section("big", 4)
+        + "\n\n### Sub one\n\n"
+        + _long_section("s", 7)
+        + "\n\n### Sub two\n\n"
+        + _long_section("t", 7)
+    )
     chunks = Chunker().chunk("g", "G", text)
     sub = next(c for c in chunks if "s0w0" in c.text)
     assert sub.parent_id is not None and sub.parent_id in {c.chunk_id for c in chunks}
 
 
 def test_markdown_loader_reads_front_matter(tmp_path):
-    p = write_doc(tmp_path, "billing/refund-team.md", "Refund team", "Who handles refunds.",
-                  version="3", updated="2026-09-14", permissions=["finance", "support"])
+    p = write_doc(
+        tmp_path,
+        "billing/refund-team.md",
+        "Refund team",
+        "Who handles refunds.",
+        version="3",
+        updated="2026-09-14",
+        permissions=["finance", "support"],
+    )
     doc = load_file(p, tmp_path)
     assert doc.doc_id == "billing/refund-team"
-    assert (doc.title, doc.version, str(doc.updated), doc.groups) == ("Refund team", "3", "2026-09-14", ("finance", "support"))
+    assert (doc.title, doc.version, str(doc.updated), doc.groups) == (
+        "Refund team",
+        "3",
+        "2026-09-14",
+        ("finance", "support"),
+    )
     raw = p.read_text()
-    assert raw[doc.offset_base:] == doc.text
+    assert raw[doc.offset_base :] == doc.text
 
 
 def test_front_matter_id_overrides_path(tmp_path):
@@ -240,6 +278,7 @@ def test_line_readers_name_file_and_line(tmp_path):
 
 # -- issue 10.8: Unicode dashes in identifiers ---------------------------------------------------
 
+
 @pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"])
 def test_unicode_dash_identifier_is_one_token_like_ascii(dash):
     assert analyze(f"Error E{dash}1004 appears") == analyze("Error E-1004 appears") == ["error", "e-1004", "appear"]
@@ -263,6 +302,7 @@ def test_soft_hyphen_is_removed_and_prose_dashes_stay_separators():
 
 # -- issue 10.9: scripts written without spaces --------------------------------------------------
 
+
 def test_cjk_text_is_segmented_into_overlapping_bigrams():
     assert analyze("申请退款需要主管批准。") == ["申请", "请退", "退款", "款需", "需要", "要主", "主管", "管批", "批准"]
     assert analyze("退款") == ["退款"]
@@ -281,12 +321,27 @@ def test_cjk_text_is_segmented_into_overlapping_bigrams():
 def test_latin_ascii_terms_are_unchanged():
     text = "Customers on the Pro plan can request refunds within 30 days (see E-1004, v4.5, capture_timeout_ms)."
     assert analyze(text) == [
-        "custom", "pro", "plan", "can", "request", "refund", "within", "30", "day", "see",
-        "e-1004", "v4.5", "capture_timeout_ms", "captur", "timeout", "ms",
+        "custom",
+        "pro",
+        "plan",
+        "can",
+        "request",
+        "refund",
+        "within",
+        "30",
+        "day",
+        "see",
+        "e-1004",
+        "v4.5",
+        "capture_timeout_ms",
+        "captur",
+        "timeout",
+        "ms",
     ]
 
 
 # -- issue 10.2: a long table keeps its header in every chunk ------------------------------------
+
 
 def _plan_table(rows: int = 180) -> tuple[str, str]:
     header = "| Plan code | Name | Refund window | Setup fee |\n|---|---|---|---|"
@@ -305,7 +360,7 @@ def test_every_chunk_of_a_split_table_starts_with_its_header():
     for c in chunks:
         assert c.token_count <= 800 and c.token_count == count_tokens(c.indexed_text)
         # offsets stay honest: start/end point at the rows, the header copy is a prefix
-        assert c.text[c.prefix_len:] == text[c.start:c.end]
+        assert c.text[c.prefix_len :] == text[c.start : c.end]
         assert len(c.text) - (c.end - c.start) == c.prefix_len
     for c in table_chunks:
         assert header in c.text
@@ -313,7 +368,7 @@ def test_every_chunk_of_a_split_table_starts_with_its_header():
         assert "\n".join(lines[:2]) == header  # the table in this chunk parses on its own
     assert table_chunks[0].prefix_len == 0 and all(c.prefix_len == len(header) + 1 for c in table_chunks[1:])
     # every row appears exactly once, in order, across the chunks
-    rows = [ln for c in chunks for ln in c.text[c.prefix_len:].splitlines() if ln.startswith("| PLN-")]
+    rows = [ln for c in chunks for ln in c.text[c.prefix_len :].splitlines() if ln.startswith("| PLN-")]
     assert rows == [ln for ln in text.splitlines() if ln.startswith("| PLN-")]
     # the answer units of a later chunk label cells with the right column names
     later = next(c for c in table_chunks if "PLN-1157" in c.text)
@@ -333,11 +388,11 @@ def test_every_chunk_of_a_split_code_block_reopens_its_fence():
     assert len(chunks) >= 4
     for c in chunks:
         assert c.token_count <= 800 and c.token_count == count_tokens(c.indexed_text)
-        assert c.text[c.prefix_len:] == text[c.start:c.end]
+        assert c.text[c.prefix_len :] == text[c.start : c.end]
     assert chunks[0].prefix_len == 0 and all(c.prefix_len == len("```sh\n") for c in chunks[1:])
     assert all(c.text.startswith("```sh\n") for c in chunks[1:])
     # nothing lost or doubled (the whitespace a cut falls on belongs to no chunk)
-    assert " ".join(c.text[c.prefix_len:] for c in chunks).split() == text.split()
+    assert " ".join(c.text[c.prefix_len :] for c in chunks).split() == text.split()
     # past the section's first chunk (heading and lead-in packed with the block's start), the
     # block is cut at line ends
     assert all(c.text.startswith("```sh\necho step ") and c.text.endswith("script") for c in chunks[2:-1])
@@ -353,6 +408,7 @@ def test_small_table_is_not_prefixed():
 
 # -- issue 13.6: hard cap and NUL bytes ----------------------------------------------------------
 
+
 def test_one_huge_line_is_capped_at_max_tokens():
     words = ["refund", "window", "plan", "invoice", "E-1004", "approval", "退款"]
     line = " ".join(words[i % len(words)] + str(i % 97) for i in range(60_000))  # one line, no sentences
@@ -360,10 +416,10 @@ def test_one_huge_line_is_capped_at_max_tokens():
     chunks = Chunker().chunk("one-line", "One line", line)
     assert len(chunks) > 100
     assert max(c.token_count for c in chunks) <= 800
-    assert all(line[c.start:c.end] == c.text for c in chunks)
+    assert all(line[c.start : c.end] == c.text for c in chunks)
     assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:]))
     # cut at whitespace, so no word is split
-    assert all(not line[c.end:c.end + 1].strip() for c in chunks[:-1])
+    assert all(not line[c.end : c.end + 1].strip() for c in chunks[:-1])
 
 
 def test_huge_line_without_spaces_and_long_sentences_are_capped():
@@ -385,7 +441,7 @@ def test_nul_bytes_never_reach_a_chunk_and_offsets_stay_right():
     assert chunks
     for c in chunks:
         assert "\x00" not in c.text and "\x00" not in c.indexed_text
-        assert c.text == text[c.start:c.end].replace("\x00", " ")
+        assert c.text == text[c.start : c.end].replace("\x00", " ")
 
 
 def test_giant_table_header_is_not_repeated_and_cap_holds():
@@ -394,7 +450,7 @@ def test_giant_table_header_is_not_repeated_and_cap_holds():
     text = f"{header}\n{rows}\n"
     chunks = Chunker().chunk("wide", "Wide", text)
     assert max(c.token_count for c in chunks) <= 800
-    assert all(c.prefix_len == 0 and c.text == text[c.start:c.end] for c in chunks)
+    assert all(c.prefix_len == 0 and c.text == text[c.start : c.end] for c in chunks)
 
 
 def test_chunking_a_5mb_single_line_is_linear_and_capped():

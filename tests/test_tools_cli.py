@@ -17,30 +17,46 @@ def run(sample_index, tmp_path_factory):
     env.pop("CITEWISE_WEB_SEARCH_URL", None)
 
     def _run(*args):
-        return subprocess.run([sys.executable, "-m", "citewise.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "citewise.cli", *args], capture_output=True, text=True, env=env, timeout=120
+        )
 
     return _run
 
 
 def test_ask_daily_limit_end_to_end(run, sample_index):
-    p = run("ask", "Has customer C-1002 exceeded their daily limit on 2026-11-20?", "--index", str(sample_index.path), "--json")
+    p = run(
+        "ask",
+        "Has customer C-1002 exceeded their daily limit on 2026-11-20?",
+        "--index",
+        str(sample_index.path),
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["outcome"] == "answered"
     text = out["answer"]
     assert text.startswith("Yes.")
     assert "outgoing_usd = 5,350.00 USD, plan Starter [tool:customer_daily_outgoing]" in text  # number from the tool
-    assert "limit on the Starter plan is 5,000.00 USD [doc:help/billing/daily-transaction-limits]" in text  # rule from RAG
+    assert (
+        "limit on the Starter plan is 5,000.00 USD [doc:help/billing/daily-transaction-limits]" in text
+    )  # rule from RAG
     assert "Computed: 5,350.00 USD > 5,000.00 USD: exceeded by 350.00 USD." in text  # comparison in code
     cit = out["citations"][0]
     assert cit["doc_id"] == "help/billing/daily-transaction-limits"
     from citewise.demo import sample_dir
 
     source = (sample_dir() / "corpus" / "help/billing/daily-transaction-limits.md").read_text()
-    assert source[cit["start"]:cit["end"]] == "| Starter | 5,000 USD | 10,000 USD, temporarily for up to 7 days |"
+    assert source[cit["start"] : cit["end"]] == "| Starter | 5,000 USD | 10,000 USD, temporarily for up to 7 days |"
     # the tool call that supplied the number is part of the answer's provenance
-    assert out["tool_calls"] == [{"tool": "customer_daily_outgoing", "arguments": {"customer_id": "C-1002", "date": "2026-11-20"},
-                                  "error": None, "rows": 1}]
+    assert out["tool_calls"] == [
+        {
+            "tool": "customer_daily_outgoing",
+            "arguments": {"customer_id": "C-1002", "date": "2026-11-20"},
+            "error": None,
+            "rows": 1,
+        }
+    ]
 
 
 def test_ask_not_exceeded_record_and_document_routes(run, sample_index):
@@ -62,7 +78,10 @@ def test_tools_list_and_call(run):
     p = run("tools", "call", "count_invoices", "--args", '{"status": "past_due", "year": 2025}', "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["rows"] == [{"invoices": 6}]
     p = run("tools", "call", "sql_query", "--args", '{"sql": "SELECT 1; DROP TABLE invoices"}', "--json")
-    assert p.returncode == 1 and json.loads(p.stdout) == {"error": "exactly one statement is allowed, got 2", "tool": "sql_query"}
+    assert p.returncode == 1 and json.loads(p.stdout) == {
+        "error": "exactly one statement is allowed, got 2",
+        "tool": "sql_query",
+    }
     p = run("tools", "call", "sql_query", "--args", "{oops", "--json")  # a tool failure: an observation, exit 1
     assert p.returncode == 1 and json.loads(p.stdout)["error"].startswith("--args: not JSON") and not p.stderr
     p = run("tools", "call", "invoice_status", "--args", "{}", "--db", "/nonexistent/r.db")

@@ -21,7 +21,6 @@ from conftest import RECORD_TABLES as ALLOW, sha256_of as _sha
 SECRET = "sk_live_SECRET"
 
 
-
 def _counts(path) -> dict:
     conn = sqlite3.connect(path)
     try:
@@ -42,24 +41,52 @@ def test_sample_db_is_built_once_and_deterministically(tmp_path, db_path):
 
 def test_record_tools_return_hand_placed_rows(tools):
     inv = tools.call("invoice_status", {"invoice_id": 2041})
-    assert inv["rows"] == [{"invoice_id": 2041, "customer_id": "C-1002", "status": "past_due", "amount_usd": 290.0,
-                            "issued_on": "2026-10-15", "due_on": "2026-11-14"}]
+    assert inv["rows"] == [
+        {
+            "invoice_id": 2041,
+            "customer_id": "C-1002",
+            "status": "past_due",
+            "amount_usd": 290.0,
+            "issued_on": "2026-10-15",
+            "due_on": "2026-11-14",
+        }
+    ]
     # C-1002 on 2026-11-20: 3200 bill pay + 1500 withdrawal + 650 refund (cancelled still counts);
     # the 2000 tax payment, the 1000 own transfer and the 4100 at 23:59:59 the day before do not count.
     out = tools.call("customer_daily_outgoing", {"customer_id": "C-1002", "date": "2026-11-20"})
-    assert out["rows"] == [{"customer_id": "C-1002", "plan": "Starter", "verified_on": "2025-01-12", "date": "2026-11-20",
-                           "payments": 3, "outgoing_usd": 5350.0}]
+    assert out["rows"] == [
+        {
+            "customer_id": "C-1002",
+            "plan": "Starter",
+            "verified_on": "2025-01-12",
+            "date": "2026-11-20",
+            "payments": 3,
+            "outgoing_usd": 5350.0,
+        }
+    ]
     # deposits: 4000 + 2750.25 + 1249.75 (23:59:59Z) = 8000.00; the 500 at 00:00:00Z next day is excluded
     assert tools.call("daily_deposits", {"date": "2026-11-20"})["rows"] == [{"payments": 3, "deposited_usd": 8000.0}]
     assert tools.call("daily_deposits", {"date": "2026-11-19"})["rows"] == [{"payments": 2, "deposited_usd": 4000.5}]
     # optional parameter left out is bound as NULL (all statuses)
-    assert [r["invoice_id"] for r in tools.call("customer_invoices", {"customer_id": "C-1002"})["rows"]] == [2014, 2005, 2024, 2041]
+    assert [r["invoice_id"] for r in tools.call("customer_invoices", {"customer_id": "C-1002"})["rows"]] == [
+        2014,
+        2005,
+        2024,
+        2041,
+    ]
     assert tools.call("customer_invoices", {"customer_id": "C-1002", "status": "past_due"})["row_count"] == 1
 
 
 def test_validate_args_messages():
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}, "d": {"type": "string", "format": "date"},
-                                               "s": {"type": "string", "enum": ["a", "b"]}}, "required": ["n"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1},
+            "d": {"type": "string", "format": "date"},
+            "s": {"type": "string", "enum": ["a", "b"]},
+        },
+        "required": ["n"],
+    }
     assert validate_args({"n": 3, "d": "2026-01-02", "s": "a"}, schema) is None
     assert validate_args({}, schema) == "missing required argument 'n'"
     assert validate_args({"n": True}, schema).startswith("argument 'n' must be integer")
@@ -80,7 +107,17 @@ def test_guard_accepts_selects_with_ctes_unions_and_subqueries():
 def test_attack_set_no_writes_no_off_allowlist_reads(db_path, tools):
     cases = [json.loads(l) for l in (sample_dir() / "sql_attacks.jsonl").read_text().splitlines() if l.strip()]
     assert len(cases) >= 25
-    assert {c["category"] for c in cases} >= {"stacked", "write", "comment", "allowlist", "function", "sleep", "parameter", "pragma", "attach"}
+    assert {c["category"] for c in cases} >= {
+        "stacked",
+        "write",
+        "comment",
+        "allowlist",
+        "function",
+        "sleep",
+        "parameter",
+        "pragma",
+        "attach",
+    }
     before_hash, before_counts = _sha(db_path), _counts(db_path)
     tools["sql_query"].db.timeout_s = 0.3  # the sleep cases must stop fast
     for c in cases:
@@ -97,10 +134,18 @@ def test_engine_layer_alone_refuses_writes_and_off_allowlist(db_path, monkeypatc
     db = SqliteDatabase(db_path, ALLOW)
     monkeypatch.setattr(SqlGuard, "check", lambda self, sql: None)
     before = _sha(db_path)
-    for sql in ["SELECT secret FROM api_keys", "SELECT sql FROM sqlite_master", "SELECT load_extension('x')",
-                "SELECT randomblob(10)", "DELETE FROM invoices", "UPDATE customers SET plan = 'Pro'",
-                "DROP TABLE invoices", "PRAGMA query_only = OFF", "ATTACH DATABASE ':memory:' AS x",
-                "SELECT name FROM customers UNION SELECT secret FROM api_keys"]:
+    for sql in [
+        "SELECT secret FROM api_keys",
+        "SELECT sql FROM sqlite_master",
+        "SELECT load_extension('x')",
+        "SELECT randomblob(10)",
+        "DELETE FROM invoices",
+        "UPDATE customers SET plan = 'Pro'",
+        "DROP TABLE invoices",
+        "PRAGMA query_only = OFF",
+        "ATTACH DATABASE ':memory:' AS x",
+        "SELECT name FROM customers UNION SELECT secret FROM api_keys",
+    ]:
         with pytest.raises(SqlGuardError) as e:
             db.query(sql)
         assert SECRET not in str(e.value)
@@ -109,10 +154,14 @@ def test_engine_layer_alone_refuses_writes_and_off_allowlist(db_path, monkeypatc
 
 
 def test_parameters_are_bound_not_interpolated(tools):
-    obs = tools.call("sql_query", {"sql": "SELECT customer_id FROM customers WHERE customer_id = :id",
-                                   "params": {"id": "C-1002' OR '1'='1"}})
+    obs = tools.call(
+        "sql_query",
+        {"sql": "SELECT customer_id FROM customers WHERE customer_id = :id", "params": {"id": "C-1002' OR '1'='1"}},
+    )
     assert obs["rows"] == [] and obs["row_count"] == 0
-    obs = tools.call("sql_query", {"sql": "SELECT customer_id FROM customers WHERE customer_id = :id", "params": {"id": "C-1002"}})
+    obs = tools.call(
+        "sql_query", {"sql": "SELECT customer_id FROM customers WHERE customer_id = :id", "params": {"id": "C-1002"}}
+    )
     assert obs["rows"] == [{"customer_id": "C-1002"}]
     assert "error" in tools.call("sql_query", {"sql": "SELECT * FROM customers WHERE customer_id = :id"})
 
@@ -128,12 +177,16 @@ def test_row_cap_and_timeout(db_path):
 
 def test_record_yaml_errors_name_file_and_tool(tmp_path, db_path):
     bad = tmp_path / "tools.yaml"
-    bad.write_text("allowlist: [invoices]\ntools:\n  - name: wipe\n    description: x\n"
-                   "    parameters: {type: object, properties: {}}\n    sql: DELETE FROM invoices\n")
+    bad.write_text(
+        "allowlist: [invoices]\ntools:\n  - name: wipe\n    description: x\n"
+        "    parameters: {type: object, properties: {}}\n    sql: DELETE FROM invoices\n"
+    )
     with pytest.raises(InputError, match=r"tools.yaml: tool 'wipe': SQL refused by the guard: only SELECT"):
         load_record_tools(bad, db_path)
-    bad.write_text("allowlist: [invoices]\ntools:\n  - name: q\n    description: x\n"
-                   "    parameters: {type: object, properties: {}}\n    sql: SELECT * FROM invoices WHERE invoice_id = :id\n")
+    bad.write_text(
+        "allowlist: [invoices]\ntools:\n  - name: q\n    description: x\n"
+        "    parameters: {type: object, properties: {}}\n    sql: SELECT * FROM invoices WHERE invoice_id = :id\n"
+    )
     with pytest.raises(InputError, match=r"undeclared parameters \['id'\]"):
         load_record_tools(bad, db_path)
     assert len(load_record_tools(sample_tools_yaml(), db_path)) == 8
@@ -158,8 +211,14 @@ class _Search(BaseHTTPRequestHandler):
             self.send_response(503)
             self.end_headers()
             return
-        body = json.dumps({"results": [{"title": "T1", "url": "http://a", "snippet": "s1"},
-                                       {"title": "T2", "url": "http://b", "snippet": "s2"}]}).encode()
+        body = json.dumps(
+            {
+                "results": [
+                    {"title": "T1", "url": "http://a", "snippet": "s1"},
+                    {"title": "T2", "url": "http://b", "snippet": "s2"},
+                ]
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -176,8 +235,12 @@ def test_web_search_off_unless_configured_and_local_server(monkeypatch, db_path)
         monkeypatch.setenv("CITEWISE_WEB_SEARCH_URL", url)
         ts = build_toolset(str(db_path), sample_fallback=False)
         obs = ts.call("web_search", {"query": "ledgerly", "k": 1})
-        assert obs == {"tool": "web_search", "query": "ledgerly", "untrusted": True,
-                       "results": [{"title": "T1", "url": "http://a", "snippet": "s1"}]}
+        assert obs == {
+            "tool": "web_search",
+            "query": "ledgerly",
+            "untrusted": True,
+            "results": [{"title": "T1", "url": "http://a", "snippet": "s1"}],
+        }
         monkeypatch.setenv("CITEWISE_WEB_SEARCH_URL", url + "/fail")
         obs = build_toolset(str(db_path), sample_fallback=False).call("web_search", {"query": "x"})
         assert obs == {"error": f"{url}/fail: HTTP 503", "tool": "web_search", "retryable": True}

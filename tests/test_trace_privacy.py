@@ -32,8 +32,13 @@ def small_index(tmp_path_factory):
 def _spans(bodies):
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    return [s for _, body in bodies for rs in ExportTraceServiceRequest.FromString(body).resource_spans
-            for ss in rs.scope_spans for s in ss.spans]
+    return [
+        s
+        for _, body in bodies
+        for rs in ExportTraceServiceRequest.FromString(body).resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    ]
 
 
 def _attrs(span) -> dict:
@@ -68,7 +73,8 @@ def _serve_and_ask(index, capture: bool):
             assert api["outcome"] == "abstained" and any(w in api["reason"]["text"] for w in (SECRET, "marmalade"))
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not {"/", "/v1/ask"} <= {
-                    _path(s) for s in _spans(collector.bodies) if s.kind == s.SPAN_KIND_SERVER}:
+                _path(s) for s in _spans(collector.bodies) if s.kind == s.SPAN_KIND_SERVER
+            }:
                 time.sleep(0.2)
         finally:
             server.stop()
@@ -91,4 +97,3 @@ def test_the_capture_flag_records_the_question(small_index):
     spans = _spans(_serve_and_ask(small_index, capture=True))
     page = next(s for s in spans if s.kind == s.SPAN_KIND_SERVER and _path(s) == "/")
     assert any(SECRET in str(v) for v in _attrs(page).values())
-

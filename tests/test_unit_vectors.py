@@ -58,8 +58,13 @@ def _all_chunks(store):
 
 def _query_time(idx: Index) -> Answerer:
     """An answerer that embeds units at query time (the behaviour before stored vectors)."""
-    return Answerer(idx.retriever("shipped"), idx.store, idx.embedder, threshold=idx.abstain_threshold,
-                    units=UnitCache(idx.embedder))
+    return Answerer(
+        idx.retriever("shipped"),
+        idx.store,
+        idx.embedder,
+        threshold=idx.abstain_threshold,
+        units=UnitCache(idx.embedder),
+    )
 
 
 def _same_answer(a, b) -> None:
@@ -133,7 +138,12 @@ def test_new_splitter_version_reembeds_units_only(tmp_path):
 
 def test_units_that_do_not_line_up_are_embedded_at_query_time(tmp_path):
     root = tmp_path / "docs"
-    write_doc(root, "a.md", "Refunds", "Refunds take five days. Ask the owner first.\n\n- Step one is here.\n- Step two is there.")
+    write_doc(
+        root,
+        "a.md",
+        "Refunds",
+        "Refunds take five days. Ask the owner first.\n\n- Step one is here.\n- Step two is there.",
+    )
     write_doc(root, "b.md", "Limits", "| Plan | Limit |\n|---|---|\n| Pro | 10 |\n| Team | 20 |")
     idx = Index.open(tmp_path / "i", embedder="hashing")
     Ingestor(idx.store, idx.embedder, units=DropsLast()).ingest_folder(root)
@@ -199,7 +209,14 @@ def test_store_rejects_unit_vectors_that_do_not_match_their_spans(tmp_path):
     from citewise.store.lance import LanceStore
     from citewise.text.chunker import Chunker
 
-    doc = Document(doc_id="d", title="D", text="# D\n\nSome text here. More text.", source="d.md", format="markdown", content_hash="h")
+    doc = Document(
+        doc_id="d",
+        title="D",
+        text="# D\n\nSome text here. More text.",
+        source="d.md",
+        format="markdown",
+        content_hash="h",
+    )
     chunks = Chunker().chunk(doc.doc_id, doc.title, doc.text)
     emb = HashingEmbedder(16)
     store = LanceStore(tmp_path / "s", 16)
@@ -215,7 +232,7 @@ def test_permission_change_reuses_unit_vectors(tmp_path):
     idx = Index.open(tmp_path / "i", embedder="hashing")
     first = idx.ingest(root)
     policy = tmp_path / "policy.yaml"
-    policy.write_text("rules:\n  - glob: \"hr/**\"\n    groups: [hr]\n")
+    policy.write_text('rules:\n  - glob: "hr/**"\n    groups: [hr]\n')
     report = idx.ingest(root, policy=policy)
     assert report.metadata_updated == 1 and report.units_refreshed == 0
     assert report.chunks_embedded == 0 and report.units_embedded == 0 and first.units_embedded > 0

@@ -31,14 +31,22 @@ def test_counts_and_never_retrieved_report(tmp_path):
     assert rep["retrievals"] == 3 and rep["chunks_retrieved"] == 2 and rep["never_retrieved_documents"] == ["fonts"]
     assert rep["top"][0] == [hits[0].chunk_id, 2]
     # another process adds to the same counts; status reports them
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "search", "Okta SAML certificate", "--index",
-                        str(idx.path), "--k", "1"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "search", "Okta SAML certificate", "--index", str(idx.path), "--k", "1"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "status", "--index", str(idx.path), "--json"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "status", "--index", str(idx.path), "--json"],
+        capture_output=True,
+        text=True,
+    )
     r = json.loads(p.stdout)["retrievals"]
     assert (r["retrievals"], r["chunks_never_retrieved"], r["never_retrieved_documents"]) == (4, 1, ["fonts"])
-    p = subprocess.run([sys.executable, "-m", "citewise.cli", "status", "--index", str(idx.path)], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "citewise.cli", "status", "--index", str(idx.path)], capture_output=True, text=True
+    )
     assert "1 document never retrieved (unnecessary or badly split?): fonts" in p.stdout
 
 

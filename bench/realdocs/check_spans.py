@@ -8,6 +8,7 @@ grepped by hand).
 
 Usage: python check_spans.py [corpus_root]   (needs bs4 and pypdf)
 """
+
 import glob
 import json
 import re
@@ -32,6 +33,7 @@ def render(doc):
         return re.sub(r"\]\([^)]*\)", "]", t)
     if doc.startswith("rustc/"):
         import bs4
+
         soup = bs4.BeautifulSoup((ROOT / f"{doc}.html").read_text(), "html.parser")
         main = soup.find("main") or soup
         for t in main.find_all(["p", "li", "h1", "h2", "h3", "h4", "h5", "pre", "tr", "dt", "dd", "br"]):
@@ -40,6 +42,7 @@ def render(doc):
             t.append(" | ")
         return main.get_text()
     import pypdf
+
     return "\n".join(p.extract_text() or "" for p in pypdf.PdfReader(str(ROOT / f"{doc}.pdf")).pages)
 
 

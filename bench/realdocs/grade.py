@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("set", type=Path, help="answer set JSONL")
     p.add_argument("--index", type=Path, required=True, help="index folder built by the measured build")
-    p.add_argument("--as", dest="groups", action="append", default=[], help="ask as a principal in this group (repeatable)")
+    p.add_argument(
+        "--as", dest="groups", action="append", default=[], help="ask as a principal in this group (repeatable)"
+    )
     p.add_argument("--boilerplate-pattern", action="append", default=[], help="extra boilerplate regex (repeatable)")
     p.add_argument("--out", type=Path, help="also write per-question JSONL here")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -66,8 +68,19 @@ def main(argv: list[str] | None = None) -> int:
         report.write_jsonl(args.out)
     where = str(Path(citewise.__file__).resolve().parent) if getattr(citewise, "__file__", None) else "?"
     if args.json:
-        print(json.dumps({"set": str(args.set), "index": str(args.index), "citewise": where,
-                          "validated_doc_ids": doc_ids is not None, **report.to_dict()}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "set": str(args.set),
+                    "index": str(args.index),
+                    "citewise": where,
+                    "validated_doc_ids": doc_ids is not None,
+                    **report.to_dict(),
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         print(f"citewise from {where}; {len(questions)} questions in {args.set}")
         print("\n".join(report.table_lines()))

@@ -8,6 +8,7 @@ Rule: group questions by stratum (corpus, kind); within each stratum sort the id
 shuffle them with random.Random(42).shuffle, and put the first half (rounded down)
 in dev and the rest in held-out.
 """
+
 import json
 import random
 import sys

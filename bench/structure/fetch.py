@@ -72,8 +72,11 @@ def fetch(out: Path) -> Path:
         root = work / "x"
         for deb in sorted(work.glob("*.deb")):
             _run(["dpkg-deb", "-x", str(deb), str(root)], work)
-        _run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps", "-d", str(work)]
-             + [f"{k}=={v}" for k, v in SDISTS.items()], work)
+        _run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps", "-d", str(work)]
+            + [f"{k}=={v}" for k, v in SDISTS.items()],
+            work,
+        )
         if out.exists():
             shutil.rmtree(out)
         doc = root / "usr/share/doc"

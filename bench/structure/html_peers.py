@@ -27,8 +27,12 @@ from measure import figures  # noqa: E402
 
 def _count(texts: list[str]) -> dict:
     joined = "\n".join(texts)
-    return {"words": len(joined.split()), "headings": len(re.findall(r"^#{1,6} ", joined, re.M)),
-            "table_rows": len(re.findall(r"^\|.*\|\s*$", joined, re.M)), "code_blocks": joined.count("\n```") // 2}
+    return {
+        "words": len(joined.split()),
+        "headings": len(re.findall(r"^#{1,6} ", joined, re.M)),
+        "table_rows": len(re.findall(r"^\|.*\|\s*$", joined, re.M)),
+        "code_blocks": joined.count("\n```") // 2,
+    }
 
 
 def run(folder: Path) -> dict:
@@ -42,8 +46,16 @@ def run(folder: Path) -> dict:
 
         got = []
         for p in pages:
-            text = trafilatura.extract(p.read_text(errors="replace"), output_format="markdown", include_tables=True,
-                                       include_formatting=True, favor_recall=True) or ""
+            text = (
+                trafilatura.extract(
+                    p.read_text(errors="replace"),
+                    output_format="markdown",
+                    include_tables=True,
+                    include_formatting=True,
+                    favor_recall=True,
+                )
+                or ""
+            )
             got.append(SimpleNamespace(doc_id=p.stem, title=p.stem, text=text, format="html", pages=()))
         docs["trafilatura"] = got
     except ImportError:
@@ -52,8 +64,13 @@ def run(folder: Path) -> dict:
     for name, ds in docs.items():
         per_doc = [(d, Chunker().chunk(d.doc_id, d.title, d.text)) for d in ds if d.text.strip()]
         fig = figures(per_doc).get("html", {})
-        out[name] = {**_count([d.text for d in ds]), "documents": fig.get("documents", 0), "chunks": fig.get("chunks", 0),
-                     "with_furniture": fig.get("with_furniture", 0.0), "chunks_by_kind": fig.get("chunks_by_kind", {})}
+        out[name] = {
+            **_count([d.text for d in ds]),
+            "documents": fig.get("documents", 0),
+            "chunks": fig.get("chunks", 0),
+            "with_furniture": fig.get("with_furniture", 0.0),
+            "chunks_by_kind": fig.get("chunks_by_kind", {}),
+        }
     return out
 
 
@@ -66,10 +83,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(res, indent=1))
         return
-    print(f"{'extractor':<12} {'docs':>5} {'chunks':>6} {'furniture':>9} {'words':>8} {'heads':>6} {'rows':>6} {'code':>5}")
+    print(
+        f"{'extractor':<12} {'docs':>5} {'chunks':>6} {'furniture':>9} {'words':>8} {'heads':>6} {'rows':>6} {'code':>5}"
+    )
     for name, r in res.items():
-        print(f"{name:<12} {r['documents']:>5} {r['chunks']:>6} {r['with_furniture']:>9.1%} {r['words']:>8} "
-              f"{r['headings']:>6} {r['table_rows']:>6} {r['code_blocks']:>5}")
+        print(
+            f"{name:<12} {r['documents']:>5} {r['chunks']:>6} {r['with_furniture']:>9.1%} {r['words']:>8} "
+            f"{r['headings']:>6} {r['table_rows']:>6} {r['code_blocks']:>5}"
+        )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,11 @@ def _depth(path) -> int:
 
 def _plain_lines(text: str) -> list[str]:
     """Lines of two or more words outside code, headings and table separator lines."""
-    return [ln for ln, code in _lines(text) if not code and len(ln.split()) >= 2 and not ln.lstrip().startswith("#")
-            and not re.fullmatch(r"[\s|:-]*", ln)]
+    return [
+        ln
+        for ln, code in _lines(text)
+        if not code and len(ln.split()) >= 2 and not ln.lstrip().startswith("#") and not re.fullmatch(r"[\s|:-]*", ln)
+    ]
 
 
 def _norm(line: str) -> str:
@@ -97,7 +100,11 @@ def line_kinds(text: str) -> Counter:
         toks = [w.strip("[](),:;|*").lower() for w in words]
         nav = sum(t in NAV_WORDS for t in toks)
         named = len({t for t in toks if t in NAV_WORDS and t.isalpha()})
-        if len(words) <= 12 and (named >= 2 or nav - named >= 3) and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6:
+        if (
+            len(words) <= 12
+            and (named >= 2 or nav - named >= 3)
+            and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6
+        ):
             kinds["navbar"] += 1
         elif _BREADCRUMB.match(s) and len(words) <= 12:
             kinds["breadcrumb"] += 1
@@ -142,7 +149,7 @@ def figures(per_doc: list) -> dict:
         doc_lines: Counter = Counter()
         for _, chunks in items:
             doc_lines.update({_norm(ln) for c in chunks for ln in _plain_lines(c.text)})
-        common = ({k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set())
+        common = {k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set()
         n_chunks = deep = furnished = 0
         kinds: Counter = Counter()
         examples: dict[str, str] = {}
@@ -156,8 +163,9 @@ def figures(per_doc: list) -> dict:
                 in_chunks.update({_norm(ln) for ln in got})
                 for ln in got:
                     forms[_norm(ln)].add(ln.strip())
-            heavy = {k for k, n in in_chunks.items() if n >= 5 and n >= 0.1 * len(chunks) and len(forms[k]) >= 3
-                     and d.pages}
+            heavy = {
+                k for k, n in in_chunks.items() if n >= 5 and n >= 0.1 * len(chunks) and len(forms[k]) >= 3 and d.pages
+            }
             for c in chunks:
                 n_chunks += 1
                 deep += _depth(c.heading_path) > 1
@@ -170,14 +178,18 @@ def figures(per_doc: list) -> dict:
                     for kind in k:
                         kinds[kind] += 1
                         if kind not in examples:
-                            examples[kind] = (rep[0] if kind == "repeated" else
-                                              next((ln for ln, _ in _lines(c.text) if line_kinds(ln).get(kind)),
-                                                   c.text[:80])).strip()[:80]
+                            examples[kind] = (
+                                rep[0]
+                                if kind == "repeated"
+                                else next((ln for ln, _ in _lines(c.text) if line_kinds(ln).get(kind)), c.text[:80])
+                            ).strip()[:80]
         out[fmt] = {
-            "documents": len(items), "chunks": n_chunks,
+            "documents": len(items),
+            "chunks": n_chunks,
             "deeper_than_title": round(deep / n_chunks, 3) if n_chunks else 0.0,
             "with_furniture": round(furnished / n_chunks, 3) if n_chunks else 0.0,
-            "chunks_by_kind": dict(sorted(kinds.items())), "examples": examples,
+            "chunks_by_kind": dict(sorted(kinds.items())),
+            "examples": examples,
         }
     return out
 
@@ -195,8 +207,10 @@ def main() -> None:
     print(f"{'format':<10} {'docs':>5} {'chunks':>7} {'deeper':>7} {'furniture':>9}  kinds (chunks)")
     for fmt, r in res["formats"].items():
         kinds = ", ".join(f"{k} {v}" for k, v in r["chunks_by_kind"].items())
-        print(f"{fmt:<10} {r['documents']:>5} {r['chunks']:>7} {r['deeper_than_title']:>7.1%} "
-              f"{r['with_furniture']:>9.1%}  {kinds}")
+        print(
+            f"{fmt:<10} {r['documents']:>5} {r['chunks']:>7} {r['deeper_than_title']:>7.1%} "
+            f"{r['with_furniture']:>9.1%}  {kinds}"
+        )
         for k, ex in r["examples"].items():
             print(f"{'':<10}   e.g. {k}: {ex}")
 

@@ -34,20 +34,38 @@ def main() -> None:
     rows = []
     for arm in arms:
         p_all = None if arm == arms[0] else float(randomization_test(allk[arms[0]], allk[arm])[0])
-        rows.append({"retriever": arm, "recall@10": c.means[arm]["all"]["recall@10"],
-                     "all_needed@10": float(allk[arm].mean()), "ndcg@10": c.means[arm]["all"]["ndcg@10"],
-                     "p_recall@10": None if arm == arms[0] else c.deltas[arm]["all"]["recall@10"]["p"],
-                     "p_all_needed@10": p_all})
+        rows.append(
+            {
+                "retriever": arm,
+                "recall@10": c.means[arm]["all"]["recall@10"],
+                "all_needed@10": float(allk[arm].mean()),
+                "ndcg@10": c.means[arm]["all"]["ndcg@10"],
+                "p_recall@10": None if arm == arms[0] else c.deltas[arm]["all"]["recall@10"]["p"],
+                "p_all_needed@10": p_all,
+            }
+        )
     if a.json:
-        print(json.dumps({"golden": a.golden, "index": a.index, "embedder": idx.embedder.name, "queries": len(qids),
-                          "rows": rows, "seconds": round(time.perf_counter() - t0, 1)}))
+        print(
+            json.dumps(
+                {
+                    "golden": a.golden,
+                    "index": a.index,
+                    "embedder": idx.embedder.name,
+                    "queries": len(qids),
+                    "rows": rows,
+                    "seconds": round(time.perf_counter() - t0, 1),
+                }
+            )
+        )
         return
     print(f"{a.golden} · {len(qids)} questions · {idx.embedder.name} · p vs {arms[0]} (paired randomisation)")
     print(f"{'retriever':18s} {'recall@10':>9s} {'p':>7s} {'all-needed@10':>13s} {'p':>7s} {'nDCG@10':>8s}")
     for r in rows:
         fmt = lambda p: "" if p is None else f"{p:.3f}"  # noqa: E731
-        print(f"{r['retriever']:18s} {r['recall@10']:9.3f} {fmt(r['p_recall@10']):>7s} {r['all_needed@10']:13.3f} "
-              f"{fmt(r['p_all_needed@10']):>7s} {r['ndcg@10']:8.3f}")
+        print(
+            f"{r['retriever']:18s} {r['recall@10']:9.3f} {fmt(r['p_recall@10']):>7s} {r['all_needed@10']:13.3f} "
+            f"{fmt(r['p_all_needed@10']):>7s} {r['ndcg@10']:8.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ joined by a newline.
 Usage: python check_spans.py [corpus_root]            (needs bs4 and pypdf)
        python check_spans.py --grep WORD [corpus_root] (which documents contain WORD, normalised)
 """
+
 import json
 import logging
 import re
@@ -40,6 +41,7 @@ def render(path):
         return re.sub(r"\]\([^)]*\)", "]", t)
     if suffix == ".html":
         import bs4
+
         soup = bs4.BeautifulSoup(path.read_text(encoding="utf-8", errors="replace"), "html.parser")
         body = soup.find("body") or soup
         for t in body.find_all(["p", "li", "h1", "h2", "h3", "h4", "h5", "pre", "tr", "dt", "dd", "br", "div"]):
@@ -49,6 +51,7 @@ def render(path):
         return body.get_text()
     if suffix == ".pdf":
         import pypdf
+
         logging.disable(logging.WARNING)  # pypdf's font warnings
         return "\n".join(p.extract_text() or "" for p in pypdf.PdfReader(str(path)).pages)
     raise ValueError(f"unknown document type: {path}")

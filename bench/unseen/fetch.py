@@ -71,10 +71,16 @@ SOURCE = {
     "libnginx-mod-http-lua": ("1:0.10.23-1+deb12u1", "libnginx-mod-http-lua_0.10.23.orig.tar.*", "lua-nginx-module"),
     "libnginx-mod-http-echo": ("1:0.63-4", "libnginx-mod-http-echo_0.63.orig.tar.*", "echo-nginx-module"),
     "libnginx-mod-http-headers-more-filter": (
-        "1:0.34-3", "libnginx-mod-http-headers-more-filter_0.34.orig.tar.*", "headers-more-nginx-module"),
+        "1:0.34-3",
+        "libnginx-mod-http-headers-more-filter_0.34.orig.tar.*",
+        "headers-more-nginx-module",
+    ),
     "libnginx-mod-http-set-misc": ("0.33-3", "libnginx-mod-http-set-misc_0.33.orig.tar.*", "set-misc-nginx-module"),
     "libnginx-mod-http-srcache-filter": (
-        "0.33-1", "libnginx-mod-http-srcache-filter_0.33.orig.tar.*", "srcache-nginx-module"),
+        "0.33-1",
+        "libnginx-mod-http-srcache-filter_0.33.orig.tar.*",
+        "srcache-nginx-module",
+    ),
 }
 
 HAPROXY_DOCS = ("configuration", "management", "proxy-protocol")
@@ -101,8 +107,11 @@ def _apt_get(args: list[str], spec: str, name: str, cwd: Path) -> None:
     """``apt-get ARGS NAME=VERSION``, or ``apt-get ARGS NAME`` when the pinned version is gone."""
     proc = _run(["apt-get", *args, spec], cwd, check=False)
     if proc.returncode != 0:
-        print(f"fetch: {spec} not available ({proc.stderr.strip().splitlines()[-1:]}); "
-              f"trying the current {name}, the digest check decides", file=sys.stderr)
+        print(
+            f"fetch: {spec} not available ({proc.stderr.strip().splitlines()[-1:]}); "
+            f"trying the current {name}, the digest check decides",
+            file=sys.stderr,
+        )
         _run(["apt-get", *args, name], cwd)
 
 
@@ -135,10 +144,14 @@ def _deb_src_config(tmp: Path) -> list[str]:
     (tmp / "apt" / "lists" / "partial").mkdir(parents=True)
     (tmp / "apt" / "cache" / "archives" / "partial").mkdir(parents=True)
     opts = [
-        "-o", f"Dir::Etc::SourceList={tmp / 'apt' / 'sources.list'}",
-        "-o", f"Dir::Etc::SourceParts={parts}",
-        "-o", f"Dir::State::Lists={tmp / 'apt' / 'lists'}",
-        "-o", f"Dir::Cache={tmp / 'apt' / 'cache'}",
+        "-o",
+        f"Dir::Etc::SourceList={tmp / 'apt' / 'sources.list'}",
+        "-o",
+        f"Dir::Etc::SourceParts={parts}",
+        "-o",
+        f"Dir::State::Lists={tmp / 'apt' / 'lists'}",
+        "-o",
+        f"Dir::Cache={tmp / 'apt' / 'cache'}",
     ]
     _run(["apt-get", *opts, "update"], tmp)
     return opts
@@ -181,8 +194,7 @@ def lay_out(src: Path, out: Path) -> None:
     (out / "openresty").mkdir()
     for _pkg, (_, pattern, name) in SOURCE.items():
         with tarfile.open(_one(src, pattern)) as tar:
-            members = [m for m in tar.getmembers()
-                       if m.isfile() and re.fullmatch(r"[^/]+/README\.markdown", m.name)]
+            members = [m for m in tar.getmembers() if m.isfile() and re.fullmatch(r"[^/]+/README\.markdown", m.name)]
             if len(members) != 1:
                 sys.exit(f"fetch: {pattern}: expected one */README.markdown, found {len(members)}")
             (out / "openresty" / f"{name}.md").write_bytes(tar.extractfile(members[0]).read())
@@ -190,8 +202,7 @@ def lay_out(src: Path, out: Path) -> None:
 
 def corpus_digest(folder: Path) -> tuple[int, str]:
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    lines = "".join(f"{p.relative_to(folder).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}\n"
-                    for p in files)
+    lines = "".join(f"{p.relative_to(folder).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in files)
     return len(files), hashlib.sha256(lines.encode()).hexdigest()
 
 
@@ -207,8 +218,12 @@ def verify(out: Path) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to create (replaced if present)")
-    ap.add_argument("--from", dest="src", type=Path,
-                    help="folder already holding the .deb files and upstream tarballs (no download)")
+    ap.add_argument(
+        "--from",
+        dest="src",
+        type=Path,
+        help="folder already holding the .deb files and upstream tarballs (no download)",
+    )
     ap.add_argument("--no-verify", action="store_true", help="skip the SHA-256 check of the laid-out files")
     args = ap.parse_args()
     out = args.out.expanduser()

@@ -74,9 +74,9 @@ class AskOptions:
     @property
     def controller(self) -> bool:
         """Whether an option of the evidence-gap controller was given."""
-        return bool(self.scope) or any(v is not None for v in (self.max_rounds, self.deadline_ms,
-                                                              self.budget_tokens, self.requirements))
-
+        return bool(self.scope) or any(
+            v is not None for v in (self.max_rounds, self.deadline_ms, self.budget_tokens, self.requirements)
+        )
 
 
 class Citewise:
@@ -99,9 +99,18 @@ class Citewise:
         self._models: dict[str, Any] = {}
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, settings: Settings | None = None,
-             overrides: dict[str, Any] | None = None, embedder: str | None = None, store: str | None = None,
-             read_only: bool = False, preload: bool = False, default_permission: str | None = None) -> "Citewise":
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        overrides: dict[str, Any] | None = None,
+        embedder: str | None = None,
+        store: str | None = None,
+        read_only: bool = False,
+        preload: bool = False,
+        default_permission: str | None = None,
+    ) -> "Citewise":
         """Open (or create) the index at ``path`` (default: ``index.path``, else
         :func:`~citewise.core.default_index_dir`) with its settings.
 
@@ -115,15 +124,31 @@ class Citewise:
             index_dir = Path(path) if path else (Path(first.index.path).expanduser() if first.index.path else None)
             settings = load_settings(index_dir, overrides) if index_dir is not None else first
         else:
-            index_dir = Path(path) if path else (Path(settings.index.path).expanduser() if settings.index.path else None)
-        idx = Index.open(index_dir, embedder=embedder or None, store=store or settings.index.store or None,
-                         read_only=read_only, preload=preload, default_permission=default_permission)
+            index_dir = (
+                Path(path) if path else (Path(settings.index.path).expanduser() if settings.index.path else None)
+            )
+        idx = Index.open(
+            index_dir,
+            embedder=embedder or None,
+            store=store or settings.index.store or None,
+            read_only=read_only,
+            preload=preload,
+            default_permission=default_permission,
+        )
         return cls(idx, settings)
 
     # -- search -----------------------------------------------------------------------------------
-    def search(self, query: str, principal: Principal | None = None, *, k: int | None = None,
-               retriever: str | None = None, filters: Filters | None = None, reranker: str | None = None,
-               rerank_depth: int | None = None) -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        principal: Principal | None = None,
+        *,
+        k: int | None = None,
+        retriever: str | None = None,
+        filters: Filters | None = None,
+        reranker: str | None = None,
+        rerank_depth: int | None = None,
+    ) -> list[SearchResult]:
         """Top-k results visible to ``principal`` (anonymous: public documents only), each with
         its chunk's text, snippet, heading path, document fields and metadata
         (:class:`~citewise.core.SearchResult`); None arguments take ``[search]``'s settings.
@@ -132,13 +157,18 @@ class Citewise:
             CitewiseError: the query is too long, or an unknown retriever / reranker.
         """
         s = self.settings.search
-        return self.index.search(query, s.k if k is None else k, retriever=retriever or s.retriever,
-                                 principal=principal, filters=filters, reranker=reranker or s.reranker or None,
-                                 rerank_depth=rerank_depth or s.rerank_depth or None)
+        return self.index.search(
+            query,
+            s.k if k is None else k,
+            retriever=retriever or s.retriever,
+            principal=principal,
+            filters=filters,
+            reranker=reranker or s.reranker or None,
+            rerank_depth=rerank_depth or s.rerank_depth or None,
+        )
 
     # -- ask --------------------------------------------------------------------------------------
-    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None,
-            on_delta=None):
+    def ask(self, question: str, principal: Principal | None = None, options: AskOptions | None = None, on_delta=None):
         """Route, retrieve, assess, generate and cite once; returns a
         :class:`~citewise.core.Answer` (outcome, typed reason, citations, tool calls).
         ``on_delta(text)`` receives a streamed LLM answer as it arrives, before the citation check.
@@ -164,8 +194,17 @@ class Citewise:
         rerank_depth = o.rerank_depth or a.rerank_depth or None
         if o.controller or self._sufficiency_check(question):
             return self._controlled(question, principal, o, k, retriever, generator, reranker, rerank_depth)
-        return self.index.ask(question, k, retriever=retriever, principal=principal, filters=o.filters,
-                              generator=generator, reranker=reranker, rerank_depth=rerank_depth, on_delta=on_delta)
+        return self.index.ask(
+            question,
+            k,
+            retriever=retriever,
+            principal=principal,
+            filters=o.filters,
+            generator=generator,
+            reranker=reranker,
+            rerank_depth=rerank_depth,
+            on_delta=on_delta,
+        )
 
     def _sufficiency_check(self, question: str) -> bool:
         mode = self.settings.answer.sufficiency
@@ -182,12 +221,21 @@ class Citewise:
 
         a = self.settings.answer
         return ask_with_controller(
-            self.index, question, k=k, retriever=retriever, principal=principal, filters=o.filters,
-            generator=generator, scope=list(o.scope) or None,
+            self.index,
+            question,
+            k=k,
+            retriever=retriever,
+            principal=principal,
+            filters=o.filters,
+            generator=generator,
+            scope=list(o.scope) or None,
             max_rounds=a.max_rounds if o.max_rounds is None else o.max_rounds,
             deadline_ms=a.deadline_ms if o.deadline_ms is None else o.deadline_ms,
             budget_tokens=a.budget_tokens if o.budget_tokens is None else o.budget_tokens,
-            requirements=o.requirements, reranker=reranker, rerank_depth=rerank_depth)
+            requirements=o.requirements,
+            reranker=reranker,
+            rerank_depth=rerank_depth,
+        )
 
     # -- records ----------------------------------------------------------------------------------
     def records_database(self, options: AskOptions | None = None) -> str | None:
@@ -202,7 +250,9 @@ class Citewise:
 
         if db not in self._tools:
             records = replace(self.settings.records, database=db)
-            self._tools[db] = records_toolset(records, index=self.index, web_search_url=self.settings.routing.web_search_url)
+            self._tools[db] = records_toolset(
+                records, index=self.index, web_search_url=self.settings.routing.web_search_url
+            )
         return self._tools[db]
 
     def _catalog(self, db: str):
@@ -211,8 +261,12 @@ class Citewise:
 
         if db not in self._catalogs:
             tools = self._toolset(db)
-            self._catalogs[db] = RecordsCatalog(list(tools.tools.values()), load_cues(self.settings.routing.cues or None),
-                                                tools["sql_query"].db, self.settings.records.entities)
+            self._catalogs[db] = RecordsCatalog(
+                list(tools.tools.values()),
+                load_cues(self.settings.routing.cues or None),
+                tools["sql_query"].db,
+                self.settings.records.entities,
+            )
         return self._catalogs[db]
 
     def chat_model(self, use: str = "router"):
@@ -247,8 +301,11 @@ class Citewise:
             if kind == "llm" and model is None:
                 raise CitewiseError("routing.router = llm needs an LLM: set llm.base_url and llm.model")
             catalog = self._catalog(db)
-            self._routers[key] = (LLMRouter(model, tools) if model is not None else
-                                  RuleRouter(tools, self.index.question_embedder, catalog=catalog, cues=catalog_cues(self)))
+            self._routers[key] = (
+                LLMRouter(model, tools)
+                if model is not None
+                else RuleRouter(tools, self.index.question_embedder, catalog=catalog, cues=catalog_cues(self))
+            )
         return self._routers[key]
 
     def sql_writer(self, database: str | None = None):
@@ -292,8 +349,9 @@ class Citewise:
             return None
         router = self.router(principal, db)
         tools = self._toolset(db).for_principal(principal, self.index)
-        return route_and_answer(question, self.index, router=router, tools=tools, filters=o.filters,
-                                sql_writer=self.sql_writer(db))
+        return route_and_answer(
+            question, self.index, router=router, tools=tools, filters=o.filters, sql_writer=self.sql_writer(db)
+        )
 
     # -- agent ------------------------------------------------------------------------------------
     def ask_agent(self, question: str, principal: Principal | None = None, options: AskOptions | None = None):
@@ -313,19 +371,28 @@ class Citewise:
 
         model = self.chat_model("answer")
         if model is None:
-            raise CitewiseError("the agent needs an LLM: set llm.base_url and llm.model (citewise.toml [llm], "
-                                "CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)")
+            raise CitewiseError(
+                "the agent needs an LLM: set llm.base_url and llm.model (citewise.toml [llm], "
+                "CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)"
+            )
         principal = principal or Principal()
         db = self.records_database(options)
         if db is not None:
             tools = self._toolset(db).for_principal(principal, self.index)
         else:
-            tools = ToolSet([VectorSearchTool(self.index.retriever("shipped"), self.index.store, principal)]
-                            + ([WebSearchTool(self.settings.routing.web_search_url)] if self.settings.routing.web_search_url else []))
+            tools = ToolSet(
+                [VectorSearchTool(self.index.retriever("shipped"), self.index.store, principal)]
+                + (
+                    [WebSearchTool(self.settings.routing.web_search_url)]
+                    if self.settings.routing.web_search_url
+                    else []
+                )
+            )
         from citewise.answer.agent_check import check_agent_answer
 
-        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations,
-                       check=check_agent_answer).run(question)
+        result = Agent(model, tools, max_iterations=self.settings.routing.max_iterations, check=check_agent_answer).run(
+            question
+        )
         return agent_answer(result, self.index)
 
 

@@ -12,20 +12,49 @@ from typing import Optional
 
 import typer
 
-LlmUrlOpt = typer.Option(None, "--llm-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (setting llm.base_url).")
-LlmModelOpt = typer.Option(None, "--llm-model", metavar="NAME", help="Model name sent to the endpoint (setting llm.model).")
-LlmTimeoutOpt = typer.Option(None, "--llm-timeout", min=1.0, metavar="SECONDS", help="Seconds to wait for the model's reply (setting llm.read_timeout_s, default 60; a small model on a CPU may need minutes).")
-LlmContextOpt = typer.Option(None, "--llm-context", min=256, metavar="TOKENS", help="The model's context window (setting llm.context_window; default: asked from the server, else 4096).")
-StreamOpt = typer.Option(False, "--stream", help="Show the LLM's answer as it is written, then the checked answer (with --llm).")
-ShowPromptOpt = typer.Option(False, "--show-prompt", help="Print the LLM prompt and its token budget before the answer (with --llm; --json always includes it).")
+LlmUrlOpt = typer.Option(
+    None,
+    "--llm-url",
+    metavar="URL",
+    help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (setting llm.base_url).",
+)
+LlmModelOpt = typer.Option(
+    None, "--llm-model", metavar="NAME", help="Model name sent to the endpoint (setting llm.model)."
+)
+LlmTimeoutOpt = typer.Option(
+    None,
+    "--llm-timeout",
+    min=1.0,
+    metavar="SECONDS",
+    help="Seconds to wait for the model's reply (setting llm.read_timeout_s, default 60; a small model on a CPU may need minutes).",
+)
+LlmContextOpt = typer.Option(
+    None,
+    "--llm-context",
+    min=256,
+    metavar="TOKENS",
+    help="The model's context window (setting llm.context_window; default: asked from the server, else 4096).",
+)
+StreamOpt = typer.Option(
+    False, "--stream", help="Show the LLM's answer as it is written, then the checked answer (with --llm)."
+)
+ShowPromptOpt = typer.Option(
+    False,
+    "--show-prompt",
+    help="Print the LLM prompt and its token budget before the answer (with --llm; --json always includes it).",
+)
 
 #: Seconds ``serve`` adds to the LLM client's longest wait (retrieval, context assembly, the
 #: extractive fallback) when it derives the request timeout.
 SERVE_MARGIN_S = 15.0
 
 
-def llm_overrides(url: Optional[str] = None, model: Optional[str] = None, timeout: Optional[float] = None,
-                  context: Optional[int] = None) -> dict:
+def llm_overrides(
+    url: Optional[str] = None,
+    model: Optional[str] = None,
+    timeout: Optional[float] = None,
+    context: Optional[int] = None,
+) -> dict:
     """Settings overrides (dotted keys) of the LLM flags given."""
     return {"llm.base_url": url, "llm.model": model, "llm.read_timeout_s": timeout, "llm.context_window": context}
 
@@ -37,7 +66,9 @@ def llm_deadline_s(settings) -> float:
     from citewise.models.chat import ChatConfig
 
     s = settings.llm.for_use("answer")
-    cfg = ChatConfig("x", "x", connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s, retries=s.retries)
+    cfg = ChatConfig(
+        "x", "x", connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s, retries=s.retries
+    )
     return cfg.deadline_s + s.connect_timeout_s
 
 
@@ -53,8 +84,10 @@ def serve_timeout(settings, given: Optional[float], llm: bool) -> tuple[float, s
     need = llm_deadline_s(settings) + SERVE_MARGIN_S
     if base >= need:
         return base, ""
-    return need, (f"request timeout raised from {base:g} s to {need:g} s: the LLM client may wait "
-                  f"{llm_deadline_s(settings):g} s (llm.connect_timeout_s + llm.read_timeout_s, llm.retries)")
+    return need, (
+        f"request timeout raised from {base:g} s to {need:g} s: the LLM client may wait "
+        f"{llm_deadline_s(settings):g} s (llm.connect_timeout_s + llm.read_timeout_s, llm.retries)"
+    )
 
 
 def print_prompt(out, ans) -> None:
@@ -69,11 +102,15 @@ def print_prompt(out, ans) -> None:
         out.print(f"[{m['role']}]", highlight=False, markup=False)
         out.print(m["content"], highlight=False, markup=False, soft_wrap=True)
     if b:
-        out.print(f"window {b.get('context_window', 0):,} ({b.get('window_source') or 'default'}): "
-                  f"{b.get('output', 0):,} output + {b.get('system', 0):,} system + {b.get('question', 0):,} question + "
-                  f"{b.get('margin', 0):,} margin; documents {b.get('documents_used', 0):,} of {b.get('documents_available', 0):,}"
-                  + (f"; left out: {', '.join(info['left_out'])}" if info.get("left_out") else ""),
-                  highlight=False, markup=False, soft_wrap=True)
+        out.print(
+            f"window {b.get('context_window', 0):,} ({b.get('window_source') or 'default'}): "
+            f"{b.get('output', 0):,} output + {b.get('system', 0):,} system + {b.get('question', 0):,} question + "
+            f"{b.get('margin', 0):,} margin; documents {b.get('documents_used', 0):,} of {b.get('documents_available', 0):,}"
+            + (f"; left out: {', '.join(info['left_out'])}" if info.get("left_out") else ""),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     out.rule()
 
 

@@ -35,8 +35,10 @@ def check_query(query: str) -> str:
         CitewiseError: the query is longer (the message says how long and the limit).
     """
     if len(query) > MAX_QUERY_CHARS:
-        raise CitewiseError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
-                            "(ask a shorter question, or search for its key phrase)")
+        raise CitewiseError(
+            f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
+            "(ask a shorter question, or search for its key phrase)"
+        )
     return query
 
 
@@ -161,11 +163,17 @@ class Chunk:
 
 
 #: Inline HTML tags whose text runs on (``<code>O_DIRECT</code>``, ``<kbd>Ctrl</kbd>+<kbd>U</kbd>``).
-_INLINE_TAG = re.compile(r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|s|samp|small|span|strong|sub|sup|u|var)"
-                         r"(?:\s[^<>]*)?/?>", re.I)
+_INLINE_TAG = re.compile(
+    r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|s|samp|small|span|strong|sub|sup|u|var)"
+    r"(?:\s[^<>]*)?/?>",
+    re.I,
+)
 #: Block and table tags: they separate words (``<td>x</td><td>y</td>`` is ``x y``).
-_BLOCK_TAG = re.compile(r"</?(?:br|div|p|table|thead|tbody|tfoot|tr|td|th|caption|details|summary|ul|ol|li|dl|dt|dd)"
-                        r"(?:\s[^<>]*)?/?>", re.I)
+_BLOCK_TAG = re.compile(
+    r"</?(?:br|div|p|table|thead|tbody|tfoot|tr|td|th|caption|details|summary|ul|ol|li|dl|dt|dd)"
+    r"(?:\s[^<>]*)?/?>",
+    re.I,
+)
 
 
 def without_markup(text: str) -> str:
@@ -201,8 +209,10 @@ class Principal:
         # Principal("ana", "exec") would be the groups e, x, e, c: it saw no restricted document
         # and said nothing
         if isinstance(self.groups, str):
-            raise TypeError(f"Principal.groups must be a tuple of group names, not the string {self.groups!r} "
-                            f"(write ({self.groups!r},))")
+            raise TypeError(
+                f"Principal.groups must be a tuple of group names, not the string {self.groups!r} "
+                f"(write ({self.groups!r},))"
+            )
 
     def all_groups(self) -> tuple[str, ...]:
         """The principal's groups plus ``public``, sorted and unique."""
@@ -398,11 +408,11 @@ _REASON_SHORT = {
     ReasonCode.NOT_ESTABLISHED: "not established: {what}",
     ReasonCode.MODEL_CITED_NOTHING: "the model cited no source for: {checks}",
     ReasonCode.NO_RECORDS_DATABASE: "no records database is configured (set records.database in citewise.toml, "
-                                    "CITEWISE_DB, or --db)",
+    "CITEWISE_DB, or --db)",
     ReasonCode.NOT_A_RECORD_QUESTION: "not a record question: no record tool applies (ask the documents with the ask tool)",
     ReasonCode.MODEL_ABSTAINED: "the language model found no answer in the sources",
     ReasonCode.MODEL_ANSWER_UNSUPPORTED: "the language model answered, but no source supports any of its "
-                                         "{withdrawn} sentence(s)",
+    "{withdrawn} sentence(s)",
     ReasonCode.NO_TOOL: "no configured query answers this {kind} question",
     ReasonCode.MISSING_ARGUMENT: "{tool} needs {names}",
 }
@@ -414,11 +424,11 @@ _REASON_SENTENCE = {
     ReasonCode.LIVE_VALUE: "it asks for a live value (current, today's), which documents do not hold",
     ReasonCode.BELOW_THRESHOLD: "the best evidence scored {score:.3f}, below the answer threshold {threshold:.3f}",
     ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE: "no one passage holds what the question asks about "
-                                           "(score {score:.3f}, below the gate {gate:.3f})",
+    "(score {score:.3f}, below the gate {gate:.3f})",
     ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
     ReasonCode.NO_SUPPORTED_SENTENCE: "no sentence of the evidence could be cited for it",
     ReasonCode.NO_TOOL: "this is a question about records; no configured query answers it (configure a named query "
-                        "in records.templates, or an LLM in [llm] to write SQL over the records schema)",
+    "in records.templates, or an LLM in [llm] to write SQL over the records schema)",
     ReasonCode.MISSING_ARGUMENT: "the question does not give what {tool} needs: {names}",
 }
 
@@ -453,6 +463,7 @@ class Reason:
     def as_dict(self) -> dict[str, Any]:
         """``{"code", "fields", "text"}`` for JSON."""
         return {"code": self.code.value, "fields": dict(self.fields), "text": self.sentence()}
+
 
 #: The sentence an answer consists of when no evidence clears the threshold.
 ABSTENTION_TEXT = "I have no document on this."

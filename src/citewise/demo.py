@@ -53,9 +53,12 @@ def configure_sample_records(index_dir: Path) -> None:
     path = Path(index_dir) / FILE_NAME
     if not path.exists():
         db = build_sample_db()
-        path.write_text("# written by citewise demo: the sample records and their named queries for record questions\n"
-                        f"[records]\ndatabase = {json.dumps(str(db))}\n"
-                        f"templates = {json.dumps(str(sample_tools_yaml()))}\n", encoding="utf-8")
+        path.write_text(
+            "# written by citewise demo: the sample records and their named queries for record questions\n"
+            f"[records]\ndatabase = {json.dumps(str(db))}\n"
+            f"templates = {json.dumps(str(sample_tools_yaml()))}\n",
+            encoding="utf-8",
+        )
 
 
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:
@@ -78,7 +81,8 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
         f"Ingested {corpus}\n  {report.added} added, {report.updated} updated, {report.unchanged_text()}, "
         + (f"{report.metadata_updated} with new permissions only, " if report.metadata_updated else "")
         + f"{report.deleted} deleted -> {stats['documents']} documents, {stats['chunks']} chunks in {idx.path}",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )
     for e in report.errors:
         err.print(f"skipped {e}", markup=False, highlight=False)
@@ -101,5 +105,6 @@ def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -
         # a real question, so the line runs as pasted (a "..." placeholder was refused as empty)
         f"Try it yourself:  {command_name()} ask {shlex.quote(script.get('try', TRY_QUESTION))} --index "
         f"{shlex.quote(str(idx.path))}   (add --as {r['as']} to read restricted documents)",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )

@@ -48,20 +48,46 @@ def run_payment_demo(index_dir: Path, embedder: str, out, err, print_answer) -> 
         ans, trace = ctl.ask(question, AskRequest(resolve_scope(scope, idx.store), **kw))
         t = Table("round", "queries", "new chunks", "missing after")
         for r in trace.rounds:
-            t.add_row(str(r["round"]), "\n".join(r["queries"]), str(len(r["new_chunks"])),
-                      ", ".join(r["missing_after"]) or "-")
+            t.add_row(
+                str(r["round"]),
+                "\n".join(r["queries"]),
+                str(len(r["new_chunks"])),
+                ", ".join(r["missing_after"]) or "-",
+            )
         out.print(t)
         out.print(Text.assemble(("outcome: ", "bold"), ans.outcome), highlight=False)
         print_answer(ans, False)
 
     show("1. Four named documents, k=3, one retrieval round: a recognised gap", QUESTION, PACKET, k=3, max_rounds=1)
-    show("2. The same ask with one follow-up round: gap -> targeted query -> scoped answer", QUESTION, PACKET,
-         k=3, max_rounds=2)
-    show("3. A packet without the provider contract: the gap stays named, never 'supported'", QUESTION, PACKET[:3],
-         k=3, max_rounds=2)
-    show("4. Version filter: the current value and its approving change", "Which rollback setting is active in production?", [])
+    show(
+        "2. The same ask with one follow-up round: gap -> targeted query -> scoped answer",
+        QUESTION,
+        PACKET,
+        k=3,
+        max_rounds=2,
+    )
+    show(
+        "3. A packet without the provider contract: the gap stays named, never 'supported'",
+        QUESTION,
+        PACKET[:3],
+        k=3,
+        max_rounds=2,
+    )
+    show(
+        "4. Version filter: the current value and its approving change",
+        "Which rollback setting is active in production?",
+        [],
+    )
     show("5. History: why it changed, every revision", "Why did the rollback setting change?", [])
     out.rule()
-    out.print("Try it:  citewise ask \"" + QUESTION + "\" --index " + str(idx.path) + " "
-              + " ".join(f"--scope {d}" for d in PACKET) + f" --k 3 --requirements {root / 'requirements.yaml'} --json",
-              highlight=False, soft_wrap=True)
+    out.print(
+        'Try it:  citewise ask "'
+        + QUESTION
+        + '" --index '
+        + str(idx.path)
+        + " "
+        + " ".join(f"--scope {d}" for d in PACKET)
+        + f" --k 3 --requirements {root / 'requirements.yaml'} --json",
+        highlight=False,
+        soft_wrap=True,
+    )

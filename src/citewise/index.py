@@ -25,7 +25,16 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from citewise.core import MAX_QUERY_CHARS, CitewiseError, Filters, Hit, Principal, SearchResult, check_query, default_index_dir  # noqa: F401 - re-exported
+from citewise.core import (
+    MAX_QUERY_CHARS,  # noqa: F401
+    CitewiseError,
+    Filters,
+    Hit,  # noqa: F401
+    Principal,
+    SearchResult,
+    check_query,
+    default_index_dir,
+)  # noqa: F401 - re-exported
 from citewise.models.embedders import Embedder, QueryMemo, QueryView, make_embedder, spec_kind
 from citewise.retrieval.retrievers import Retriever, make_retriever
 from citewise.settings import Settings
@@ -80,6 +89,7 @@ def ingest_lock(folder: Path, wait: bool = False, on_wait=None):
         yield
     finally:
         os.close(fd)
+
 
 @dataclass
 class IndexSettings:
@@ -203,8 +213,15 @@ class Index:
     Use :meth:`open` to create or reopen one.
     """
 
-    def __init__(self, path: Path, settings: IndexSettings, embedder: Embedder, preload: bool = False,
-                 store: str | None = None, read_only: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        settings: IndexSettings,
+        embedder: Embedder,
+        preload: bool = False,
+        store: str | None = None,
+        read_only: bool = False,
+    ):
         self.path = Path(path)
         self.settings = settings
         #: the user's settings (:class:`citewise.settings.Settings`; :class:`citewise.api.Citewise`
@@ -222,9 +239,17 @@ class Index:
             self.store = LanceStore(self.path / settings.lance_dir, settings.dim, read_only=read_only)
 
     @classmethod
-    def open(cls, path: str | Path | None = None, embedder: str | None = None,
-             default_permission: str | None = None, *, preload: bool = False, store: str | None = None,
-             read_only: bool = False, chunk_vectors: str | None = None) -> "Index":
+    def open(
+        cls,
+        path: str | Path | None = None,
+        embedder: str | None = None,
+        default_permission: str | None = None,
+        *,
+        preload: bool = False,
+        store: str | None = None,
+        read_only: bool = False,
+        chunk_vectors: str | None = None,
+    ) -> "Index":
         """Open the index at ``path`` (default: :func:`default_index_dir`), creating it if new.
 
         Args:
@@ -285,9 +310,14 @@ class Index:
         except ValueError as e:
             raise CitewiseError(f"--chunk-vectors: {e}") from None
         emb = make_embedder(embedder or "minilm")
-        settings = IndexSettings(embedder=embedder or "minilm", dim=emb.dim, chunk_vectors=mode,
-                                 default_permission=default_permission or "public",
-                                 store=strip_password(store_choice(store, "")), **model_record(emb))
+        settings = IndexSettings(
+            embedder=embedder or "minilm",
+            dim=emb.dim,
+            chunk_vectors=mode,
+            default_permission=default_permission or "public",
+            store=strip_password(store_choice(store, "")),
+            **model_record(emb),
+        )
         created = [p for p in (path, *path.parents) if not p.exists()]
         path.mkdir(parents=True, exist_ok=True)
         try:
@@ -307,8 +337,14 @@ class Index:
         return ((Path(path) if path else default_index_dir()) / "index.json").exists()
 
     # -- ingestion ----------------------------------------------------------------------------
-    def ingestor(self, policy=None, batch_docs: int = 256, units: bool = True,
-                 keep_duplicates: bool = False, workers: int | None = None) -> Ingestor:
+    def ingestor(
+        self,
+        policy=None,
+        batch_docs: int = 256,
+        units: bool = True,
+        keep_duplicates: bool = False,
+        workers: int | None = None,
+    ) -> Ingestor:
         """An :class:`Ingestor` for this index (``policy``: a :class:`citewise.policy.Policy`).
 
         ``units``: also embed and store answer-unit vectors (:mod:`citewise.answer.units`), so
@@ -322,13 +358,30 @@ class Index:
         from citewise.answer.units import ANSWER_UNITS
         from citewise.ingest import Ingestor
 
-        return Ingestor(self.store, self.embedder, default_permission=self.settings.default_permission,
-                        policy=policy, batch_docs=batch_docs,
-                        units=ANSWER_UNITS if units or self.settings.chunk_vectors == "units-mean" else None,
-                        keep_duplicates=keep_duplicates, workers=workers, chunk_vectors=self.settings.chunk_vectors)
+        return Ingestor(
+            self.store,
+            self.embedder,
+            default_permission=self.settings.default_permission,
+            policy=policy,
+            batch_docs=batch_docs,
+            units=ANSWER_UNITS if units or self.settings.chunk_vectors == "units-mean" else None,
+            keep_duplicates=keep_duplicates,
+            workers=workers,
+            chunk_vectors=self.settings.chunk_vectors,
+        )
 
-    def ingest(self, folder: str | Path, progress=None, policy=None, *, follow_links: bool = False,
-               wait: bool = False, on_wait=None, embed_progress=None, keep_duplicates: bool = False) -> IngestReport:
+    def ingest(
+        self,
+        folder: str | Path,
+        progress=None,
+        policy=None,
+        *,
+        follow_links: bool = False,
+        wait: bool = False,
+        on_wait=None,
+        embed_progress=None,
+        keep_duplicates: bool = False,
+    ) -> IngestReport:
         """Ingest a folder (incremental; see :mod:`citewise.ingest`).
 
         Whole-book copies and near-duplicates are not indexed unless ``keep_duplicates``; the
@@ -398,8 +451,13 @@ class Index:
         """Freshness of this index: a :class:`citewise.lifecycle.Status` (see that module)."""
         from citewise.lifecycle import compute_status
 
-        st = compute_status(self.store.documents(), self.store.stats()["chunks"], self.store.runs(),
-                            threshold_s=max_lag_s, unindexed_rows=self.store.unindexed_rows())
+        st = compute_status(
+            self.store.documents(),
+            self.store.stats()["chunks"],
+            self.store.runs(),
+            threshold_s=max_lag_s,
+            unindexed_rows=self.store.unindexed_rows(),
+        )
         st.replication = self.store.replication()  # a server store: its replicas' lag; else None
         return st
 
@@ -409,9 +467,17 @@ class Index:
         or :class:`citewise.retrieval.rerank.Reranker`; see :func:`make_retriever`)."""
         return make_retriever(name, self.store, self.question_embedder, reranker=reranker, rerank_depth=rerank_depth)
 
-    def search(self, query: str, k: int = 10, *, retriever: str = "shipped",
-               principal: Principal | None = None, filters: Filters | None = None,
-               reranker=None, rerank_depth: int | None = None) -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        retriever: str = "shipped",
+        principal: Principal | None = None,
+        filters: Filters | None = None,
+        reranker=None,
+        rerank_depth: int | None = None,
+    ) -> list[SearchResult]:
         """Top-k results for ``query`` visible to ``principal`` (anonymous: public documents
         only): :class:`~citewise.core.SearchResult` (the :class:`Hit` fields plus the chunk's
         text, best snippet with its source offsets, heading path, the document's version, dates,
@@ -426,7 +492,8 @@ class Index:
 
         check_query(query)
         hits = self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
-            query, k, principal=principal, filters=filters)
+            query, k, principal=principal, filters=filters
+        )
         if self.record_usage:
             self.usage.record(h.chunk_id for h in hits)
         return search_results(self.store, hits, query)
@@ -478,8 +545,14 @@ class Index:
             self._question_memo = QueryMemo(QueryView(self.embedder))
         return self._question_memo
 
-    def answerer(self, retriever: str = "shipped", generator="extractive", threshold: float | None = None,
-                 reranker=None, rerank_depth: int | None = None):
+    def answerer(
+        self,
+        retriever: str = "shipped",
+        generator="extractive",
+        threshold: float | None = None,
+        reranker=None,
+        rerank_depth: int | None = None,
+    ):
         """The :class:`citewise.answer.pipeline.Answerer` of this index (cached per retriever and
         generator name, so sentence embeddings are reused across questions).
 
@@ -495,23 +568,45 @@ class Index:
             self._units = UnitCache(self.embedder, store=self.store)
         units = self._units
         memo = self.question_embedder  # retrieval and evidence share the question's embedding
-        key = (retriever, generator if isinstance(generator, str) else id(generator),
-               reranker if reranker is None or isinstance(reranker, str) else id(reranker), rerank_depth)
+        key = (
+            retriever,
+            generator if isinstance(generator, str) else id(generator),
+            reranker if reranker is None or isinstance(reranker, str) else id(reranker),
+            rerank_depth,
+        )
         if key not in cache:
-            gen = (make_generator(generator, units=units, **({"settings": self.config} if generator == "llm" else {}))
-                   if isinstance(generator, str) else generator)
-            cache[key] = Answerer(make_retriever(retriever, self.store, memo, reranker=reranker, rerank_depth=rerank_depth),
-                                  self.store, memo,
-                                  threshold=self.abstain_threshold, generator=gen, units=units,
-                                  passage_gate=self.passage_gate)
+            gen = (
+                make_generator(generator, units=units, **({"settings": self.config} if generator == "llm" else {}))
+                if isinstance(generator, str)
+                else generator
+            )
+            cache[key] = Answerer(
+                make_retriever(retriever, self.store, memo, reranker=reranker, rerank_depth=rerank_depth),
+                self.store,
+                memo,
+                threshold=self.abstain_threshold,
+                generator=gen,
+                units=units,
+                passage_gate=self.passage_gate,
+            )
         answerer = cache[key]
         answerer.threshold = self.abstain_threshold if threshold is None else threshold
         return answerer
 
-    def ask(self, question: str, k: int = 5, *, retriever: str = "shipped",
-            principal: Principal | None = None, filters: Filters | None = None,
-            generator="extractive", threshold: float | None = None, reranker=None,
-            rerank_depth: int | None = None, on_delta=None):
+    def ask(
+        self,
+        question: str,
+        k: int = 5,
+        *,
+        retriever: str = "shipped",
+        principal: Principal | None = None,
+        filters: Filters | None = None,
+        generator="extractive",
+        threshold: float | None = None,
+        reranker=None,
+        rerank_depth: int | None = None,
+        on_delta=None,
+    ):
         """A cited answer (or an abstention); see :mod:`citewise.answer.pipeline`.
 
         ``generator``: ``extractive`` (default, no LLM) | ``llm`` | a Generator object.
@@ -523,7 +618,8 @@ class Index:
         """
         check_query(question)
         ans = self.answerer(retriever, generator, threshold, reranker, rerank_depth).answer(
-            question, k=k, principal=principal, filters=filters, on_delta=on_delta)
+            question, k=k, principal=principal, filters=filters, on_delta=on_delta
+        )
         if self.record_usage:
             self.usage.record(ans.retrieved_ids)
         return ans

@@ -49,8 +49,7 @@ class CheckReport:
         return not self.findings
 
     def as_dict(self) -> dict:
-        return {"index": self.index, "store": self.store, "ok": self.ok,
-                "findings": [vars(f) for f in self.findings]}
+        return {"index": self.index, "store": self.store, "ok": self.ok, "findings": [vars(f) for f in self.findings]}
 
 
 def _settings(path: Path) -> tuple[dict | None, list[Finding]]:
@@ -61,8 +60,14 @@ def _settings(path: Path) -> tuple[dict | None, list[Finding]]:
         data = json.loads(cfg.read_text())
         IndexSettings(**data)
     except (OSError, ValueError, TypeError) as e:
-        return None, [Finding("settings", str(cfg), f"cannot be read as index settings ({' '.join(str(e).split())}); "
-                              "it must hold the embedder and vector dimension the index was built with")]
+        return None, [
+            Finding(
+                "settings",
+                str(cfg),
+                f"cannot be read as index settings ({' '.join(str(e).split())}); "
+                "it must hold the embedder and vector dimension the index was built with",
+            )
+        ]
     out = []
     toml = path / "citewise.toml"
     if toml.exists():
@@ -95,8 +100,11 @@ def _derived(path: Path) -> list[Finding]:
                 else:
                     json.loads(p.read_text(encoding="utf-8"))
             except (OSError, ValueError, EOFError) as e:
-                out.append(Finding(f"{name} (derived)", str(p), f"cannot be read ({' '.join(str(e).split())[:120]})",
-                                   derived=True))
+                out.append(
+                    Finding(
+                        f"{name} (derived)", str(p), f"cannot be read ({' '.join(str(e).split())[:120]})", derived=True
+                    )
+                )
     return out
 
 
@@ -149,7 +157,9 @@ def _dim_matches(path: Path, dim: int) -> list[Finding]:
     except Exception:  # noqa: BLE001 - an unreadable table is reported by the store check
         return []
     if have != dim:
-        return [Finding("settings", str(path / "index.json"), f"records dimension {dim}, the stored vectors have {have}")]
+        return [
+            Finding("settings", str(path / "index.json"), f"records dimension {dim}, the stored vectors have {have}")
+        ]
     return []
 
 
@@ -170,8 +180,10 @@ def repair_index(path: str | Path, store: str | None = None, wait: bool = False)
         return result, before
     settings = [f for f in before.findings if f.part == "settings" and f.path.endswith("index.json")]
     if settings:
-        raise CitewiseError(f"{settings[0].path}: {settings[0].problem}; repair cannot rebuild it (the embedder is "
-                            "recorded nowhere else): restore it from a backup, or ingest into a new --index folder")
+        raise CitewiseError(
+            f"{settings[0].path}: {settings[0].problem}; repair cannot rebuild it (the embedder is "
+            "recorded nowhere else): restore it from a backup, or ingest into a new --index folder"
+        )
     data = json.loads((path / "index.json").read_text())
     quarantine = path / DAMAGED_FOLDER / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     url = _store_of(path, data, store)
@@ -203,11 +215,15 @@ def check_lines(report: CheckReport) -> list[str]:
     lines = [f"{report.index}: {len(report.findings)} damaged part(s):"]
     lines += [f"  {f.line()}" for f in report.findings]
     if any(not f.derived for f in report.findings):
-        lines.append(f"run 'citewise index repair --index {report.index}': it rolls back to the last version whose "
-                     "files are whole (or keeps the readable part) and says what is lost")
+        lines.append(
+            f"run 'citewise index repair --index {report.index}': it rolls back to the last version whose "
+            "files are whole (or keeps the readable part) and says what is lost"
+        )
     else:
-        lines.append(f"run 'citewise index repair --index {report.index}': only derived data is damaged, it is "
-                     "rebuilt from the stored chunks and nothing is lost")
+        lines.append(
+            f"run 'citewise index repair --index {report.index}': only derived data is damaged, it is "
+            "rebuilt from the stored chunks and nothing is lost"
+        )
     return lines
 
 

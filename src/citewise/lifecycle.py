@@ -141,7 +141,12 @@ class StaleDocument:
     pending_s: float
 
     def as_dict(self) -> dict:
-        return {"doc_id": self.doc_id, "source": self.source, "reason": self.reason, "pending_s": round(self.pending_s, 3)}
+        return {
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "reason": self.reason,
+            "pending_s": round(self.pending_s, 3),
+        }
 
 
 @dataclass
@@ -182,7 +187,9 @@ class Status:
 
     def as_dict(self) -> dict:
         return {
-            "documents": self.documents, "chunks": self.chunks, "runs": self.runs,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "runs": self.runs,
             "last_run_at": self.last_run_at,
             "staleness_s": None if self.staleness_s is None else round(self.staleness_s, 3),
             "lag_s": {"max": round(self.lag_max_s, 3), "p95": round(self.lag_p95_s, 3)},
@@ -197,9 +204,14 @@ class Status:
         }
 
 
-def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[IngestRun],
-                   now: dt.datetime | None = None, threshold_s: float | None = None,
-                   unindexed_rows: int = 0) -> Status:
+def compute_status(
+    entries: dict[str, DocumentEntry],
+    chunks: int,
+    runs: list[IngestRun],
+    now: dt.datetime | None = None,
+    threshold_s: float | None = None,
+    unindexed_rows: int = 0,
+) -> Status:
     """Freshness of an index from its document entries and ingest log (see module docstring).
 
     Reads each indexed source file's mtime, and hashes it only when the mtime moved past the one
@@ -248,10 +260,16 @@ def compute_status(entries: dict[str, DocumentEntry], chunks: int, runs: list[In
                 stale.append(StaleDocument("", str(f), "unindexed", _pending(now, m, first)))
     stale.sort(key=lambda s: (-s.pending_s, s.source, s.doc_id))
     return Status(
-        documents=len(entries), chunks=chunks, last_run_at=iso(last) if last else "",
+        documents=len(entries),
+        chunks=chunks,
+        last_run_at=iso(last) if last else "",
         staleness_s=(now - last).total_seconds() if last else None,
-        lag_max_s=max(lags, default=0.0), lag_p95_s=percentile(lags, 95), stale=stale,
-        runs=len(runs), unindexed_rows=unindexed_rows, threshold_s=threshold_s,
+        lag_max_s=max(lags, default=0.0),
+        lag_p95_s=percentile(lags, 95),
+        stale=stale,
+        runs=len(runs),
+        unindexed_rows=unindexed_rows,
+        threshold_s=threshold_s,
         last_run_errors=max(runs, key=lambda r: r.finished_at).errors if runs else 0,
     )
 

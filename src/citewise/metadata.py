@@ -69,7 +69,7 @@ def is_date(text: str) -> bool:
 def _number_text(x: float | int) -> str:
     if isinstance(x, int):
         return str(x)
-    return str(int(x)) if x.is_integer() and abs(x) < 2 ** 53 else repr(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
 
 
 def canonical(value: Any) -> str:
@@ -116,8 +116,7 @@ def normalize(meta: dict, prefix: str = "") -> dict:
         if isinstance(v, dict):
             out.update(normalize(v, key + "."))
         elif isinstance(v, (list, tuple)):
-            out[key] = [_scalar(x) if not isinstance(x, (list, tuple, dict)) else json.dumps(x, default=str)
-                        for x in v]
+            out[key] = [_scalar(x) if not isinstance(x, (list, tuple, dict)) else json.dumps(x, default=str) for x in v]
         else:
             out[key] = _scalar(v)
     return out
@@ -127,7 +126,7 @@ def _items(metadata: dict) -> Iterable[tuple[str, Any]]:
     for k, v in sorted(metadata.items()):
         if not KEY.match(k):
             continue
-        for x in (v if isinstance(v, list) else [v]):
+        for x in v if isinstance(v, list) else [v]:
             if x is not None and not isinstance(x, (list, dict)):
                 yield k, x
 
@@ -194,14 +193,20 @@ def parse_filter(text: str, where: str = "--filter") -> MetaCondition:
     """
     m = _FILTER.match(text or "")
     if not m:
-        raise CitewiseError(f"{where} {text!r}: write key=value, key=a,b, key>=value, key>value, key<=value "
-                            "or key<value (e.g. department=finance, date>=2025-01-01)")
+        raise CitewiseError(
+            f"{where} {text!r}: write key=value, key=a,b, key>=value, key>value, key<=value "
+            "or key<value (e.g. department=finance, date>=2025-01-01)"
+        )
     key, op, raw = m.group(1), _OPS[m.group(2)], m.group(3)
     if not KEY.match(key):
         raise CitewiseError(f"{where} {text!r}: the key {key!r} must be letters, digits, '_', '.' or '-'")
     if key in ("id", "title", "version", "permissions"):
-        hint = {"version": " (use --version)", "permissions": " (permissions come from the principal)",
-                "id": " (use --scope)", "title": ""}[key]
+        hint = {
+            "version": " (use --version)",
+            "permissions": " (permissions come from the principal)",
+            "id": " (use --scope)",
+            "title": "",
+        }[key]
         raise CitewiseError(f"{where} {text!r}: '{key}' cannot be filtered on here{hint}")
     if op == "eq":
         values = tuple(v.strip() for v in raw.split(","))

@@ -48,15 +48,17 @@ def migrate_index(folder: str | Path, url: str) -> dict:
         dst = PostgresStore(url, settings.dim)
     except CitewiseError as e:  # the store names its URL as --store; here it is --to
         msg = str(e)
-        raise CitewiseError("--to " + msg[len("--store "):] if msg.startswith("--store ") else msg) from None
+        raise CitewiseError("--to " + msg[len("--store ") :] if msg.startswith("--store ") else msg) from None
     # a schema holding another index's documents: copying would merge the two (the other index's
     # restricted documents then show in this one's status and history); a re-run after an
     # interrupted copy finds only this index's documents there and goes on
     foreign = sorted(set(dst.documents()) - set(src.documents()))
     if foreign:
-        raise CitewiseError(f"--to {strip_password(url)}: schema {dst.schema} already holds {len(foreign)} document(s) "
-                            f"this index does not have (e.g. '{foreign[0]}'), so the copy would merge two indexes; "
-                            "migrate into an empty schema (?schema=NAME)")
+        raise CitewiseError(
+            f"--to {strip_password(url)}: schema {dst.schema} already holds {len(foreign)} document(s) "
+            f"this index does not have (e.g. '{foreign[0]}'), so the copy would merge two indexes; "
+            "migrate into an empty schema (?schema=NAME)"
+        )
     chunks = 0
     docs = 0
     with dst.bulk_load():  # an empty target: postings keys built once at the end

@@ -77,7 +77,7 @@ def glob_to_regex(glob: str) -> re.Pattern:
                 out.append(re.escape(c))
                 i += 1
             else:
-                body = pat[i + 1:j].replace("\\", "\\\\")
+                body = pat[i + 1 : j].replace("\\", "\\\\")
                 out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
                 i = j + 1
         else:
@@ -126,8 +126,9 @@ class Policy:
             raise InputError(src, "policy file is not UTF-8 text") from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
-            raise InputError(src, f"bad YAML: {getattr(e, 'problem', None) or e}",
-                             mark.line + 1 if mark is not None else None) from None
+            raise InputError(
+                src, f"bad YAML: {getattr(e, 'problem', None) or e}", mark.line + 1 if mark is not None else None
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
             raise InputError(src, "a policy file needs a 'rules:' list of {glob, groups} entries")
         rules = []
@@ -137,15 +138,24 @@ class Policy:
             groups = r.get("groups")
             if isinstance(groups, str):
                 groups = [groups]
-            if not isinstance(groups, list) or not groups or not all(isinstance(g, (str, int)) and str(g).strip() for g in groups):
+            if (
+                not isinstance(groups, list)
+                or not groups
+                or not all(isinstance(g, (str, int)) and str(g).strip() for g in groups)
+            ):
                 raise InputError(src, f"rule {n} ({r['glob']}): 'groups' must be a non-empty list of group names")
             unknown = sorted(set(r) - {"glob", "groups", "override"})
             if unknown:
-                raise InputError(src, f"rule {n} ({r['glob']}): unknown key '{unknown[0]}' (valid: glob, groups, override)")
+                raise InputError(
+                    src, f"rule {n} ({r['glob']}): unknown key '{unknown[0]}' (valid: glob, groups, override)"
+                )
             if not isinstance(r.get("override", False), bool):
                 raise InputError(src, f"rule {n} ({r['glob']}): 'override' must be true or false")
-            rules.append(PolicyRule(r["glob"].strip(), tuple(sorted({str(g).strip() for g in groups})),
-                                    bool(r.get("override", False))))
+            rules.append(
+                PolicyRule(
+                    r["glob"].strip(), tuple(sorted({str(g).strip() for g in groups})), bool(r.get("override", False))
+                )
+            )
         return cls(tuple(rules), src)
 
     def groups_for(self, rel_path: str, declared: tuple[str, ...] = ()) -> tuple[str, ...] | None:

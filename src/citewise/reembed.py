@@ -57,12 +57,14 @@ def embed_rows(rows: pa.Table, embedder, mode: str, units) -> tuple[np.ndarray, 
     base = len(texts)
     texts.extend(plans[i][0] for i in lone)
     vecs = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else np.zeros((0, embedder.dim), np.float32)
-    unit_vecs = [vecs[p[2]:p[2] + p[3]] for p in plans]
+    unit_vecs = [vecs[p[2] : p[2] + p[3]] for p in plans]
     chunk_vecs, _ = mean_of_units(unit_vecs, embedder.dim)
     for k, i in enumerate(lone):
         chunk_vecs[i] = vecs[base + k]
-    unit_cols = [(units.version, units.key(r["title"] or "", r["text"] or ""), p[1], uv)
-                 for r, p, uv in zip(cols, plans, unit_vecs)]
+    unit_cols = [
+        (units.version, units.key(r["title"] or "", r["text"] or ""), p[1], uv)
+        for r, p, uv in zip(cols, plans, unit_vecs)
+    ]
     return chunk_vecs, unit_cols
 
 
@@ -77,8 +79,10 @@ def _with_vectors(rows: pa.Table, dim: int, vectors: np.ndarray, unit_cols: list
     uflat = np.concatenate(parts).reshape(-1) if parts else np.zeros(0, np.float32)
     new = {
         "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
-        "unit_vectors": pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()),
-                                                 pa.FixedSizeListArray.from_arrays(pa.array(uflat, type=pa.float32()), dim)),
+        "unit_vectors": pa.ListArray.from_arrays(
+            pa.array(offsets, type=pa.int32()),
+            pa.FixedSizeListArray.from_arrays(pa.array(uflat, type=pa.float32()), dim),
+        ),
         "units_version": pa.array([c[0] for c in unit_cols], type=pa.string()),
         "units_key": pa.array([c[1] for c in unit_cols], type=pa.string()),
         "unit_spans": pa.array([[int(x) for span in c[2] for x in span] for c in unit_cols], type=pa.list_(pa.int32())),
@@ -87,8 +91,9 @@ def _with_vectors(rows: pa.Table, dim: int, vectors: np.ndarray, unit_cols: list
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
-                  progress: Callable[[int, int], None] | None = None) -> dict:
+def reembed_index(
+    path: str | Path, spec: str, *, keep_old: bool = False, progress: Callable[[int, int], None] | None = None
+) -> dict:
     """Move the index at ``path`` to the embedder ``spec`` (see module docstring).
 
     Args:
@@ -110,14 +115,18 @@ def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
 
     idx = Index.open(path)
     if idx.store_url:
-        raise CitewiseError(f"{idx.path}: 'index reembed' moves the embedded (LanceDB) store; this index uses "
-                            "PostgreSQL: reembed its LanceDB copy (--store lancedb), then 'citewise index migrate'")
+        raise CitewiseError(
+            f"{idx.path}: 'index reembed' moves the embedded (LanceDB) store; this index uses "
+            "PostgreSQL: reembed its LanceDB copy (--store lancedb), then 'citewise index migrate'"
+        )
     new = make_embedder(spec)
     record = model_record(new)
     s = idx.settings
     if record["fingerprint"] == s.fingerprint and new.dim == s.dim:
-        raise CitewiseError(f"{idx.path}: already embedded with this model ({s.model or s.embedder}, fingerprint "
-                            f"{s.fingerprint}); nothing to do")
+        raise CitewiseError(
+            f"{idx.path}: already embedded with this model ({s.model or s.embedder}, fingerprint "
+            f"{s.fingerprint}); nothing to do"
+        )
     with ingest_lock(idx.path):
         folder = f"lance-{record['fingerprint']}"
         if folder == s.lance_dir:
@@ -151,8 +160,11 @@ def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
 
             from citewise.store.lance import _RUN_SCHEMA
 
-            dst._runs = dst._db.create_table(RUNS_TABLE, data=pa.Table.from_pylist(
-                [dataclasses.asdict(r) for r in runs], schema=_RUN_SCHEMA), schema=_RUN_SCHEMA)
+            dst._runs = dst._db.create_table(
+                RUNS_TABLE,
+                data=pa.Table.from_pylist([dataclasses.asdict(r) for r in runs], schema=_RUN_SCHEMA),
+                schema=_RUN_SCHEMA,
+            )
         dst._fts_dirty = True
         dst.refresh_indexes()
         old = idx.path / s.lance_dir
@@ -164,6 +176,14 @@ def reembed_index(path: str | Path, spec: str, *, keep_old: bool = False,
         if not keep_old and old.exists() and old != target:
             shutil.rmtree(old, ignore_errors=True)
             removed = True
-    return {"index": str(idx.path), "from": before[1] or before[0], "to": spec, "model": record["model"],
-            "dim": new.dim, "fingerprint": record["fingerprint"], "chunks": done, "folder": folder,
-            "removed": removed}
+    return {
+        "index": str(idx.path),
+        "from": before[1] or before[0],
+        "to": spec,
+        "model": record["model"],
+        "dim": new.dim,
+        "fingerprint": record["fingerprint"],
+        "chunks": done,
+        "folder": folder,
+        "removed": removed,
+    }

@@ -443,8 +443,9 @@ def _set_key(settings: Settings, key: str, value: Any, source: str) -> None:
     settings.sources[key] = source
 
 
-def setting_files(index_dir: str | Path | None = None, cwd: str | Path | None = None,
-                  env: Mapping[str, str] | None = None) -> list[Path]:
+def setting_files(
+    index_dir: str | Path | None = None, cwd: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> list[Path]:
     """The settings files :func:`load_settings` reads, in order (existing files only, except a
     ``$CITEWISE_CONFIG`` file, which must exist)."""
     env = os.environ if env is None else env
@@ -464,8 +465,13 @@ def setting_files(index_dir: str | Path | None = None, cwd: str | Path | None = 
     return files
 
 
-def load_settings(index_dir: str | Path | None = None, overrides: Mapping[str, Any] | None = None, *,
-                  env: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Settings:
+def load_settings(
+    index_dir: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+) -> Settings:
     """Settings from defaults, files, environment and ``overrides`` (module docstring).
 
     Args:

@@ -68,13 +68,24 @@ def encode(spans) -> dict:
         rows = []
         for s in group:
             ctx = s.context
-            rows.append({"traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}",
-                         "parentSpanId": f"{s.parent.span_id:016x}" if s.parent else "",
-                         "name": s.name, "kind": int(s.kind.value) + 1,
-                         "startTimeUnixNano": str(s.start_time), "endTimeUnixNano": str(s.end_time),
-                         "attributes": _attrs(s.attributes)})
-        out.append({"resource": {"attributes": _attrs(resource.attributes if resource else {})},
-                    "scopeSpans": [{"scope": {"name": "citewise"}, "spans": rows}]})
+            rows.append(
+                {
+                    "traceId": f"{ctx.trace_id:032x}",
+                    "spanId": f"{ctx.span_id:016x}",
+                    "parentSpanId": f"{s.parent.span_id:016x}" if s.parent else "",
+                    "name": s.name,
+                    "kind": int(s.kind.value) + 1,
+                    "startTimeUnixNano": str(s.start_time),
+                    "endTimeUnixNano": str(s.end_time),
+                    "attributes": _attrs(s.attributes),
+                }
+            )
+        out.append(
+            {
+                "resource": {"attributes": _attrs(resource.attributes if resource else {})},
+                "scopeSpans": [{"scope": {"name": "citewise"}, "spans": rows}],
+            }
+        )
     return {"resourceSpans": out}
 
 
@@ -150,9 +161,19 @@ def read_spans(path: str | Path) -> Iterator[SpanRecord]:
             for ss in (rs or {}).get("scopeSpans") or []:
                 for sp in (ss or {}).get("spans") or []:
                     try:
-                        yield SpanRecord(str(sp["traceId"]), str(sp["spanId"]), str(sp.get("parentSpanId") or ""),
-                                         str(sp["name"]), int(sp["startTimeUnixNano"]), int(sp["endTimeUnixNano"]),
-                                         {a["key"]: _decode_value(a.get("value")) for a in sp.get("attributes") or []})
+                        yield SpanRecord(
+                            str(sp["traceId"]),
+                            str(sp["spanId"]),
+                            str(sp.get("parentSpanId") or ""),
+                            str(sp["name"]),
+                            int(sp["startTimeUnixNano"]),
+                            int(sp["endTimeUnixNano"]),
+                            {a["key"]: _decode_value(a.get("value")) for a in sp.get("attributes") or []},
+                        )
                     except (KeyError, TypeError, ValueError) as e:
-                        raise InputError(str(path), f"span without a valid {e} (expected OTLP/JSON: traceId, "
-                                                    f"spanId, name, startTimeUnixNano, endTimeUnixNano)", n) from None
+                        raise InputError(
+                            str(path),
+                            f"span without a valid {e} (expected OTLP/JSON: traceId, "
+                            f"spanId, name, startTimeUnixNano, endTimeUnixNano)",
+                            n,
+                        ) from None

@@ -37,8 +37,11 @@ def redact_query(value: str, whole_url: bool) -> str:
 def redacted(span):
     """``span`` (an SDK ``ReadableSpan``), or a copy of it whose query attributes are redacted."""
     attrs = span.attributes or {}
-    fixed = {k: redact_query(attrs[k], k != "url.query") for k in QUERY_ATTRIBUTES
-             if isinstance(attrs.get(k), str) and attrs[k]}
+    fixed = {
+        k: redact_query(attrs[k], k != "url.query")
+        for k in QUERY_ATTRIBUTES
+        if isinstance(attrs.get(k), str) and attrs[k]
+    }
     fixed = {k: v for k, v in fixed.items() if v != attrs[k]}
     if not fixed:
         return span

@@ -65,8 +65,10 @@ class RetrievalLog:
 
         con = sqlite3.connect(self.path, timeout=5.0)
         con.execute("PRAGMA journal_mode=WAL")
-        con.execute("CREATE TABLE IF NOT EXISTS retrievals (chunk_id TEXT PRIMARY KEY, retrievals INTEGER NOT NULL, "
-                    "last_retrieved REAL NOT NULL)")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS retrievals (chunk_id TEXT PRIMARY KEY, retrievals INTEGER NOT NULL, "
+            "last_retrieved REAL NOT NULL)"
+        )
         return con
 
     def record(self, chunk_ids: Iterable[str]) -> None:
@@ -93,14 +95,18 @@ class RetrievalLog:
         try:
             con = self._connect()
             with con:
-                con.executemany("INSERT INTO retrievals VALUES (?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET "
-                                "retrievals = retrievals + excluded.retrievals, last_retrieved = excluded.last_retrieved",
-                                [(c, n, now) for c, n in sorted(pending.items())])
+                con.executemany(
+                    "INSERT INTO retrievals VALUES (?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET "
+                    "retrievals = retrievals + excluded.retrievals, last_retrieved = excluded.last_retrieved",
+                    [(c, n, now) for c, n in sorted(pending.items())],
+                )
             con.close()
         except (sqlite3.Error, OSError) as e:
             self._failed = True
-            print(f"warning: {self.path}: retrieval counts not recorded ({e}); search and ask are unaffected",
-                  file=sys.stderr)
+            print(
+                f"warning: {self.path}: retrieval counts not recorded ({e}); search and ask are unaffected",
+                file=sys.stderr,
+            )
 
     def counts(self) -> dict[str, int]:
         """``{chunk_id: retrievals}`` recorded so far (pending counts included)."""
@@ -140,10 +146,15 @@ class UsageReport:
     top: list[tuple[str, int]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"retrievals": self.retrievals, "chunks": self.chunks, "chunks_retrieved": self.chunks_retrieved,
-                "chunks_never_retrieved": self.chunks - self.chunks_retrieved,
-                "never_retrieved_documents": self.never_retrieved_documents,
-                "never_retrieved_chunks": self.never_retrieved_chunks, "top": [list(t) for t in self.top]}
+        return {
+            "retrievals": self.retrievals,
+            "chunks": self.chunks,
+            "chunks_retrieved": self.chunks_retrieved,
+            "chunks_never_retrieved": self.chunks - self.chunks_retrieved,
+            "never_retrieved_documents": self.never_retrieved_documents,
+            "never_retrieved_chunks": self.never_retrieved_chunks,
+            "top": [list(t) for t in self.top],
+        }
 
 
 def usage_report(store, counts: dict[str, int]) -> UsageReport:
@@ -155,5 +166,11 @@ def usage_report(store, counts: dict[str, int]) -> UsageReport:
     never_docs = sorted(d for d, cs in chunks_of.items() if cs and not seen.intersection(cs))
     partly = {d: [c for c in cs if c not in seen] for d, cs in sorted(chunks_of.items()) if seen.intersection(cs)}
     top = sorted(((c, n) for c, n in counts.items() if c in current), key=lambda x: (-x[1], x[0]))[:10]
-    return UsageReport(sum(counts.get(c, 0) for c in current), len(current), len(seen), never_docs,
-                       {d: cs for d, cs in partly.items() if cs}, top)
+    return UsageReport(
+        sum(counts.get(c, 0) for c in current),
+        len(current),
+        len(seen),
+        never_docs,
+        {d: cs for d, cs in partly.items() if cs},
+        top,
+    )

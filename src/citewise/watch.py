@@ -40,9 +40,17 @@ class FolderWatcher:
         CitewiseError: ``path`` is not a folder, or ``debounce`` is not positive.
     """
 
-    def __init__(self, index, path: str | Path, debounce: float = 1.0, rescan: float | None = 3600.0,
-                 policy=None, on_run: Callable | None = None, on_error: Callable[[str], None] | None = None,
-                 polling: bool = False):
+    def __init__(
+        self,
+        index,
+        path: str | Path,
+        debounce: float = 1.0,
+        rescan: float | None = 3600.0,
+        policy=None,
+        on_run: Callable | None = None,
+        on_error: Callable[[str], None] | None = None,
+        polling: bool = False,
+    ):
         self.index = index
         self.path = Path(path).resolve()
         if not self.path.is_dir():

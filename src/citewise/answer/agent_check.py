@@ -35,20 +35,37 @@ def observation_sources(steps: Sequence) -> list[EvidenceSource]:
             if isinstance(obs.get("hits"), list):
                 for h in obs["hits"]:
                     units = [u.text for u in split_units(h.get("text") or "")] or [h.get("text") or ""]
-                    out.append(EvidenceSource(f"[doc:{h.get('doc_id')}]", units, None, h.get("title") or "",
-                                              (f"[doc:{h.get('doc_id')}]", f"[chunk:{h.get('chunk_id')}]")))
+                    out.append(
+                        EvidenceSource(
+                            f"[doc:{h.get('doc_id')}]",
+                            units,
+                            None,
+                            h.get("title") or "",
+                            (f"[doc:{h.get('doc_id')}]", f"[chunk:{h.get('chunk_id')}]"),
+                        )
+                    )
             elif isinstance(obs.get("rows"), list):
                 args = "; ".join(f"{k}: {v}" for k, v in r.arguments.items())
-                rows = ["; ".join(f"{k}: {v}" for k, v in row.items()) for row in obs["rows"][:MAX_ROWS]
-                        if isinstance(row, dict)]
-                out.append(EvidenceSource(f"[tool:{r.name}]", rows or [f"no rows for {args}"],
-                                          None, f"{r.name.replace('_', ' ')} {args}",
-                                          (f"[tool:{r.name}]", f"[chunk:tool:{r.name}]")))
+                rows = [
+                    "; ".join(f"{k}: {v}" for k, v in row.items())
+                    for row in obs["rows"][:MAX_ROWS]
+                    if isinstance(row, dict)
+                ]
+                out.append(
+                    EvidenceSource(
+                        f"[tool:{r.name}]",
+                        rows or [f"no rows for {args}"],
+                        None,
+                        f"{r.name.replace('_', ' ')} {args}",
+                        (f"[tool:{r.name}]", f"[chunk:tool:{r.name}]"),
+                    )
+                )
     return out
 
 
-def check_agent_answer(text: str, steps: Sequence,
-                       embed: Callable | None = None) -> tuple[str, list[str], list[str], list[str]]:
+def check_agent_answer(
+    text: str, steps: Sequence, embed: Callable | None = None
+) -> tuple[str, list[str], list[str], list[str]]:
     """``(answer, withdrawn sentences, notes, fabricated ids)`` of the agent's final ``text`` checked against
     its ``steps``' observations; ``embed``: ``texts -> (n, dim)`` L2-normalised vectors for the
     dense half of the check (None: lexical only). With no observation to cite, ``text`` is kept
@@ -60,7 +77,9 @@ def check_agent_answer(text: str, steps: Sequence,
     checked = attribute(plain, sources, embed) if plain.strip() else None
     if checked is None or not sources:
         if not sources:
-            notes = ["No tool returned anything to cite; the model's answer is shown unchecked."] if text.strip() else []
+            notes = (
+                ["No tool returned anything to cite; the model's answer is shown unchecked."] if text.strip() else []
+            )
             return text, [], notes, []
         return ABSTENTION_TEXT, [], ["The model gave no answer to check."], []
     fabricated = [re.sub(r"^chunk:tool:", "tool:", f) for f in checked.fabricated]

@@ -56,13 +56,18 @@ SUPPORT_THRESHOLD = 0.55
 #: content term gets half of it (one shared word says little about a claim).
 MIN_LEXICAL_TERMS = 2
 
-_NUMBERED = re.compile(r"(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
-                       r"(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
-                       # the fence line copied as a marker: [source-3f2a9c01b7e4] or [source-3f2a9c01b7e4 2]
-                       r"|\[\s*<*\s*source-[0-9a-f]{6,}(?:\s+\[?(?P<fence>\d{1,3})\]?)?[^\]\n]{0,80}\])", re.I)
+_NUMBERED = re.compile(
+    r"(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
+    r"(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
+    # the fence line copied as a marker: [source-3f2a9c01b7e4] or [source-3f2a9c01b7e4 2]
+    r"|\[\s*<*\s*source-[0-9a-f]{6,}(?:\s+\[?(?P<fence>\d{1,3})\]?)?[^\]\n]{0,80}\])",
+    re.I,
+)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 #: Absolute words a supporting unit must state too (lower case).
-ABSOLUTE = re.compile(r"\b(all|every|everyone|everything|always|never|none|nobody|no one|guaranteed?|unlimited)\b", re.I)
+ABSOLUTE = re.compile(
+    r"\b(all|every|everyone|everything|always|never|none|nobody|no one|guaranteed?|unlimited)\b", re.I
+)
 _FENCE_BLOCK = re.compile(r"^\s{0,3}(```|~~~).*?^\s{0,3}\1[^\n]*$", re.S | re.M)
 
 
@@ -146,7 +151,7 @@ def map_markers(text: str, markers: Sequence[str]) -> tuple[str, list[str]]:
 
     out, pos = [], 0
     for block in _FENCE_BLOCK.finditer(text):
-        out.append(_NUMBERED.sub(sub, text[pos:block.start()]))
+        out.append(_NUMBERED.sub(sub, text[pos : block.start()]))
         out.append(block.group(0))
         pos = block.end()
     out.append(_NUMBERED.sub(sub, text[pos:]))
@@ -183,7 +188,7 @@ class Aligner:
             for i, u in enumerate(s.units):
                 nxt = i + 1 < len(terms) and not is_instruction(s.units[i + 1])
                 pair = terms[i] | (terms[i + 1] if nxt else set())
-                near = " ".join(s.units[i: i + 2] if nxt else [u])
+                near = " ".join(s.units[i : i + 2] if nxt else [u])
                 rows.append(([frame | terms[i], frame | pair], _numbers(near + " " + s.frame), is_instruction(u)))
             self._windows.append(rows)
         self._df, self._n = df, n
@@ -208,8 +213,11 @@ class Aligner:
             row: list[Alignment | None] = []
             for si, src in enumerate(self.sources):
                 best: Alignment | None = None
-                dense_all = (np.asarray(src.vectors @ svecs[k], dtype=np.float64)
-                             if svecs is not None and src.vectors is not None and len(src.vectors) else None)
+                dense_all = (
+                    np.asarray(src.vectors @ svecs[k], dtype=np.float64)
+                    if svecs is not None and src.vectors is not None and len(src.vectors)
+                    else None
+                )
                 for ui, (wins, win_nums, instruction) in enumerate(self._windows[si]):
                     if instruction or not nums <= win_nums:
                         continue
@@ -253,7 +261,11 @@ def attribute(text: str, sources: Sequence[EvidenceSource], embed=None, malforme
         else:
             result.withdrawn.append(sentence)
             if best_any is not None:
-                result.alignments[sentence] = (round(best_any.support, 4), round(best_any.lexical, 4), round(best_any.dense, 4))
+                result.alignments[sentence] = (
+                    round(best_any.support, 4),
+                    round(best_any.lexical, 4),
+                    round(best_any.dense, 4),
+                )
             continue
         markers = list(dict.fromkeys(markers))
         result.alignments[sentence] = (round(chosen.support, 4), round(chosen.lexical, 4), round(chosen.dense, 4))
@@ -273,14 +285,20 @@ def notes(a: Attribution) -> list[str]:
     """The reader's lines for what the check changed (empty when nothing changed)."""
     out = []
     if a.withdrawn:
-        out.append(f"Withdrawn {len(a.withdrawn)} sentence{'s' if len(a.withdrawn) != 1 else ''} of the model's "
-                   f"answer that no source supports: {_quote(a.withdrawn)}.")
+        out.append(
+            f"Withdrawn {len(a.withdrawn)} sentence{'s' if len(a.withdrawn) != 1 else ''} of the model's "
+            f"answer that no source supports: {_quote(a.withdrawn)}."
+        )
     if a.attributed:
-        out.append(f"The model cited no source for {len(a.attributed)} sentence{'s' if len(a.attributed) != 1 else ''}; "
-                   f"each was cited to the source passage that supports it.")
+        out.append(
+            f"The model cited no source for {len(a.attributed)} sentence{'s' if len(a.attributed) != 1 else ''}; "
+            f"each was cited to the source passage that supports it."
+        )
     if a.recited:
-        out.append(f"{len(a.recited)} sentence{'s' if len(a.recited) != 1 else ''} cited a source that does not "
-                   f"support {'them' if len(a.recited) != 1 else 'it'}; cited to the one that does.")
+        out.append(
+            f"{len(a.recited)} sentence{'s' if len(a.recited) != 1 else ''} cited a source that does not "
+            f"support {'them' if len(a.recited) != 1 else 'it'}; cited to the one that does."
+        )
     if a.malformed or a.fabricated:
         bad = list(a.malformed) + [f"[{f}]" for f in a.fabricated]
         out.append(f"Ignored citation marker{'s' if len(bad) != 1 else ''} naming no source: {', '.join(bad)}.")
@@ -297,8 +315,15 @@ def context_sources(chunks, units=None) -> list[EvidenceSource]:
     for c, (us, vecs) in zip(chunks, got):
         texts = [u.text for u in us] or [c.text]
         vectors = vecs if vecs is not None and len(us) and len(vecs) == len(us) else None
-        out.append(EvidenceSource(f"[doc:{c.doc_id}]", texts, vectors, " ".join((c.title, *c.heading_path)),
-                                  (f"[doc:{c.doc_id}]", f"[chunk:{c.chunk_id}]")))
+        out.append(
+            EvidenceSource(
+                f"[doc:{c.doc_id}]",
+                texts,
+                vectors,
+                " ".join((c.title, *c.heading_path)),
+                (f"[doc:{c.doc_id}]", f"[chunk:{c.chunk_id}]"),
+            )
+        )
     return out
 
 

@@ -74,7 +74,9 @@ def read_questions(path: str | Path, need_relevant: bool) -> list[Question]:
                 raise ValueError("'relevant' must be a non-empty object {doc_id: grade}")
             out.append(Question(str(row["id"]), str(row["text"]), {str(k): int(v) for k, v in rel.items()}))
         except (KeyError, TypeError, ValueError) as e:
-            raise InputError(str(path), f"expected a JSON object with 'id', 'text'{', relevant' if need_relevant else ''} ({e})", n) from None
+            raise InputError(
+                str(path), f"expected a JSON object with 'id', 'text'{', relevant' if need_relevant else ''} ({e})", n
+            ) from None
     return out
 
 
@@ -83,8 +85,10 @@ def split_halves(questions: Sequence[Question]) -> tuple[list[Question], list[Qu
     (the extra question of an odd count goes to train)."""
     train, test = [], []
     for kind in (True, False):
-        group = sorted((q for q in questions if q.in_scope == kind),
-                       key=lambda q: (hashlib.sha256(q.qid.encode()).hexdigest(), q.qid))
+        group = sorted(
+            (q for q in questions if q.in_scope == kind),
+            key=lambda q: (hashlib.sha256(q.qid.encode()).hexdigest(), q.qid),
+        )
         cut = (len(group) + 1) // 2
         train += group[:cut]
         test += group[cut:]
@@ -153,16 +157,20 @@ def _summary(items: Sequence[Scored], t: float) -> dict:
     n_in = sum(1 for s in items if s.in_scope)
     n_out = len(items) - n_in
     return {
-        "questions": len(items), "in_scope": n_in, "out_of_scope": n_out,
-        "answered_correctly": ok_a, "abstained_correctly": ok_b,
+        "questions": len(items),
+        "in_scope": n_in,
+        "out_of_scope": n_out,
+        "answered_correctly": ok_a,
+        "abstained_correctly": ok_b,
         "answered_correctly_rate": round(ok_a / n_in, 4) if n_in else None,
         "abstained_correctly_rate": round(ok_b / n_out, 4) if n_out else None,
         "accuracy": round((ok_a + ok_b) / len(items), 4) if items else None,
     }
 
 
-def calibrate(ask: Callable[[str], Answer], golden: Sequence[Question], out_of_scope: Sequence[Question],
-              fit: str = "train") -> CalibrationReport:
+def calibrate(
+    ask: Callable[[str], Answer], golden: Sequence[Question], out_of_scope: Sequence[Question], fit: str = "train"
+) -> CalibrationReport:
     """Score all questions, choose the threshold on the train half, report both halves.
 
     ``ask(question) -> Answer`` must answer with :data:`COLLECT_THRESHOLD`. ``fit="all"``
@@ -180,8 +188,17 @@ def calibrate(ask: Callable[[str], Answer], golden: Sequence[Question], out_of_s
     tr = [scored[q.qid] for q in train]
     te = [scored[q.qid] for q in test]
     t = choose_threshold(tr if fit == "train" else tr + te)
-    rows = [{"id": s.qid, "split": "train" if s in tr else "test", "in_scope": s.in_scope,
-             "score": None if math.isinf(s.score) else round(s.score, 4), "pinned": math.isinf(s.score),
-             "answered": s.generator_answered and s.score >= t, "correct_citation": s.correct_citation,
-             "cited": s.cited} for s in scored.values()]
+    rows = [
+        {
+            "id": s.qid,
+            "split": "train" if s in tr else "test",
+            "in_scope": s.in_scope,
+            "score": None if math.isinf(s.score) else round(s.score, 4),
+            "pinned": math.isinf(s.score),
+            "answered": s.generator_answered and s.score >= t,
+            "correct_citation": s.correct_citation,
+            "cited": s.cited,
+        }
+        for s in scored.values()
+    ]
     return CalibrationReport(t, fit, _summary(tr, t), _summary(te, t), rows)

@@ -94,7 +94,7 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
                 m = re.match(rf"^\s*{re.escape(fence.group(1))}`*~*(.*)$", lines[i])
                 i += 1
                 if m:
-                    block.append(lines[i - 1][:m.start(1)].rstrip())
+                    block.append(lines[i - 1][: m.start(1)].rstrip())
                     rest = m.group(1)
                     break
                 block.append(lines[i - 1])
@@ -120,8 +120,12 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
             # after an abbreviation ("(e.g. [doc:x] 'nodejs.org')": a unit cut there is joined again)
             marked = e is not None and bool(BRACKET.match(line, _skip_ws(line, e.end())))
             initial = marked and line[e.start()] == "." and bool(_INITIAL.search(line, 0, e.start()))
-            if e and (e.end() == n or line[e.end()].isspace() or marked) and not _GOES_ON.match(line, e.end()) \
-                    and (initial or not _no_end(line, e.start())):
+            if (
+                e
+                and (e.end() == n or line[e.end()].isspace() or marked)
+                and not _GOES_ON.match(line, e.end())
+                and (initial or not _no_end(line, e.start()))
+            ):
                 buf.append(e.group(0))
                 pos = e.end()
                 # markers after the end punctuation belong to this sentence
@@ -157,7 +161,9 @@ def _flush(out, buf, cites) -> None:
     # "(k1 v1 . . . )") stays as written; so does a mark that is part of code ("binding to
     # address :: won't" lost its space and read "address::")
     sentence = re.sub(r"\s+([,;:](?=\s|$)|[.!?](?=[\"'”’)\]]*$))", r"\1", sentence)
-    sentence = sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
+    sentence = (
+        sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
+    )
     if sentence or cites:
         if sentence:
             out.append((sentence, list(cites)))
@@ -272,6 +278,7 @@ def marker_links(text: str, citations) -> list[dict]:
     >>> [(m["start"], m["end"]) for m in marker_links("One. [doc:a] Two. [doc:a]", [c])]
     [(0, 5), (6, 9)]
     """
+
     def get(c, name):
         return c.get(name) if isinstance(c, dict) else getattr(c, name)
 
@@ -295,11 +302,25 @@ def marker_links(text: str, citations) -> list[dict]:
             seen[(kind, ident)] = n + 1
             spans = get(c, "spans") or ()
             sp = spans[n] if n < len(spans) else None
-            start, end, chunk_id = (get(c, "start"), get(c, "end"), get(c, "chunk_id")) if sp is None else \
-                (get(sp, "start"), get(sp, "end"), get(sp, "chunk_id"))
-            out.append({"marker_start": m.start(), "marker_end": m.end(), "kind": kind, "id": ident,
-                        "doc_id": get(c, "doc_id"), "chunk_id": chunk_id, "title": get(c, "title"),
-                        "start": start, "end": end, "number": number[id(c)]})
+            start, end, chunk_id = (
+                (get(c, "start"), get(c, "end"), get(c, "chunk_id"))
+                if sp is None
+                else (get(sp, "start"), get(sp, "end"), get(sp, "chunk_id"))
+            )
+            out.append(
+                {
+                    "marker_start": m.start(),
+                    "marker_end": m.end(),
+                    "kind": kind,
+                    "id": ident,
+                    "doc_id": get(c, "doc_id"),
+                    "chunk_id": chunk_id,
+                    "title": get(c, "title"),
+                    "start": start,
+                    "end": end,
+                    "number": number[id(c)],
+                }
+            )
     return out
 
 

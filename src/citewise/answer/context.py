@@ -140,9 +140,9 @@ class Context:
     def render(self) -> str:
         """The chunks as fenced, untrusted data::
 
-            <<<source-NONCE id="doc:ID" chunk="CHUNK" title="..." version="..." updated="...">>>
-            text
-            <<<end-NONCE>>>
+        <<<source-NONCE id="doc:ID" chunk="CHUNK" title="..." version="..." updated="...">>>
+        text
+        <<<end-NONCE>>>
         """
         n = self.nonce
         parts = [f"<<<source-{n} {c.header()}>>>\n{c.text}\n<<<end-{n}>>>" for c in self.chunks]
@@ -180,10 +180,18 @@ class ContextAssembler:
         CitewiseError: an unknown ordering or an out-of-range setting (the message names it).
     """
 
-    def __init__(self, budget_tokens: int = 4000, max_doc_share: float = 0.6, min_sources: int = 3,
-                 dedup_jaccard: float = 0.85, expand_neighbours: bool = True,
-                 neighbour_pattern: str = DEFAULT_NEIGHBOUR_PATTERN, expand_parent: bool = False,
-                 ordering: str = "rank", fill_share: bool = True):
+    def __init__(
+        self,
+        budget_tokens: int = 4000,
+        max_doc_share: float = 0.6,
+        min_sources: int = 3,
+        dedup_jaccard: float = 0.85,
+        expand_neighbours: bool = True,
+        neighbour_pattern: str = DEFAULT_NEIGHBOUR_PATTERN,
+        expand_parent: bool = False,
+        ordering: str = "rank",
+        fill_share: bool = True,
+    ):
         if ordering not in ORDERINGS:
             raise CitewiseError(f"unknown context ordering '{ordering}' (valid: {', '.join(ORDERINGS)})")
         if budget_tokens < 1:
@@ -262,9 +270,21 @@ class ContextAssembler:
         return Context(question, self._order(chosen), self.budget_tokens, dropped)
 
     def _context_chunk(self, c, rank: int, score: float, via: str) -> ContextChunk:
-        cc = ContextChunk(c.chunk_id, c.doc_id, c.title, c.version or "", c.updated or "",
-                          tuple(c.heading_path), c.text, c.start, c.end, rank, score, via,
-                          effective=getattr(c, "effective", "") or "")
+        cc = ContextChunk(
+            c.chunk_id,
+            c.doc_id,
+            c.title,
+            c.version or "",
+            c.updated or "",
+            tuple(c.heading_path),
+            c.text,
+            c.start,
+            c.end,
+            rank,
+            score,
+            via,
+            effective=getattr(c, "effective", "") or "",
+        )
         return replace(cc, tokens=count_tokens(cc.header()) + count_tokens(cc.text))
 
     def _fill(self, cands: list[ContextChunk], dropped: dict[str, str]) -> list[ContextChunk]:
@@ -302,8 +322,7 @@ class ContextAssembler:
         for cc in cands:
             if cc.chunk_id in chosen:
                 continue
-            if cc.via != "retrieved" and not any(
-                    o.rank == cc.rank and o.via == "retrieved" for o in chosen.values()):
+            if cc.via != "retrieved" and not any(o.rank == cc.rank and o.via == "retrieved" for o in chosen.values()):
                 dropped[cc.chunk_id] = "source not kept"
                 continue
             if not take(cc, enforce_share=True) and cc.chunk_id not in dropped:
@@ -322,8 +341,7 @@ class ContextAssembler:
     def _truncate(self, cc: ContextChunk, budget: int) -> ContextChunk:
         room = max(budget - count_tokens(cc.header()), 1)
         text = truncate_tokens(cc.text, room)
-        return replace(cc, text=text, end=cc.start + len(text),
-                       tokens=count_tokens(cc.header()) + count_tokens(text))
+        return replace(cc, text=text, end=cc.start + len(text), tokens=count_tokens(cc.header()) + count_tokens(text))
 
     def _order(self, chunks: list[ContextChunk]) -> list[ContextChunk]:
         if self.ordering == "rank":

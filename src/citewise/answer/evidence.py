@@ -91,13 +91,36 @@ from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
 from citewise.text.rarity import name_shaped, name_words
-from citewise.text.names import (ABBREVIATIONS, GENERIC_WORDS, code_names, compared_names, entry_names, entry_offsets,  # noqa: F401
-                                  LEAD_TOOL_SLOT, NOT_NAMES, TOOL_SLOT, heading_pattern,
-                                  question_subject, section_names, slot_names, subject_words)  # (question_subject re-exported)
+from citewise.text.names import (
+    ABBREVIATIONS,  # noqa: F401
+    GENERIC_WORDS,
+    code_names,
+    compared_names,
+    entry_names,
+    entry_offsets,  # noqa: F401
+    LEAD_TOOL_SLOT,
+    NOT_NAMES,
+    TOOL_SLOT,
+    heading_pattern,
+    question_subject,  # noqa: F401
+    section_names,
+    slot_names,
+    subject_words,
+)  # (question_subject re-exported)
 
-from citewise.answer.question_words import (QUESTION_WORDS, _CODE_TOKEN, _DOES_VERB, _option_entry_of,  # noqa: F401,E402 (re-exported)
-                                            asks_live_value, content_terms, exact_words, is_common_word, named_row_label,
-                                            named_terms, names_cell)
+from citewise.answer.question_words import (
+    QUESTION_WORDS,
+    _CODE_TOKEN,  # noqa: F401
+    _DOES_VERB,  # noqa: F401
+    _option_entry_of,  # noqa: F401,E402 (re-exported)
+    asks_live_value,
+    content_terms,
+    exact_words,
+    is_common_word,  # noqa: F401
+    named_row_label,
+    named_terms,  # noqa: F401
+    names_cell,
+)
 
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
@@ -185,7 +208,7 @@ class Evidence:
     def together(self) -> float:
         """``dense² × passage``: meaning and the question's words *in one passage* (the gate of
         the settings' ``answer.thresholds``)."""
-        return self.dense ** 2 * self.passage
+        return self.dense**2 * self.passage
 
 
 class EvidenceScorer:
@@ -200,8 +223,15 @@ class EvidenceScorer:
         df_cap: document frequencies are counted up to this many chunks.
     """
 
-    def __init__(self, store, units: UnitCache, top_m: int = 5, absent_weight: float = 0.25,
-                 coverage_power: float = 2.0, df_cap: int = 100):
+    def __init__(
+        self,
+        store,
+        units: UnitCache,
+        top_m: int = 5,
+        absent_weight: float = 0.25,
+        coverage_power: float = 2.0,
+        df_cap: int = 100,
+    ):
         self.coverage_power = coverage_power
         self.store = store
         self.units = units
@@ -323,9 +353,12 @@ class EvidenceScorer:
             if name.lower() in NOT_NAMES:  # "the same lint" names nothing
                 continue
             rx = heading_pattern(name)
-            if not any(entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
-                       or any(rx.search(h) for h in c.heading_path)
-                       or _option_entry_of(c.text, flags, name) for c in chunks):
+            if not any(
+                entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
+                or any(rx.search(h) for h in c.heading_path)
+                or _option_entry_of(c.text, flags, name)
+                for c in chunks
+            ):
                 return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=m.group(0))
         return None
 
@@ -355,8 +388,9 @@ class EvidenceScorer:
             return None
         return self._apart(m.group(1), question, chunks, units, filters, self.df_cap)
 
-    def _apart(self, tool: str, question: str, chunks: Sequence, units: Sequence, filters: Filters | None,
-               df_limit: int) -> Reason | None:
+    def _apart(
+        self, tool: str, question: str, chunks: Sequence, units: Sequence, filters: Filters | None, df_limit: int
+    ) -> Reason | None:
         """:meth:`tool_apart` for one name ``tool``, which counts as one the corpus only mentions
         when fewer than ``df_limit`` chunks hold it."""
         tool_terms = [t for t in analyze(tool) if t not in QUESTION_WORDS]
@@ -404,8 +438,10 @@ class EvidenceScorer:
             ev.reason = ev.reason or Reason.of(ReasonCode.NO_EVIDENCE)
             return ev
         best = 0.0
-        sides = {side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
-                 for side in compared_names(question)}
+        sides = {
+            side: [t for t in analyze(side) if t not in QUESTION_WORDS and len(t) > 1]
+            for side in compared_names(question)
+        }
         found = {side for side, ts in sides.items() if not ts}
         top_units = self.units.get(top)
         for c, (units, vecs) in zip(top, top_units):
@@ -439,13 +475,17 @@ class EvidenceScorer:
         # the subject of "what is X", a compound word such as ``menu-items``) has its entry in a
         # top chunk, or each side of a comparison is named by one unit
         names = list(dict.fromkeys(entry_names(question) + _COMPOUND.findall(question)))
-        ev.entry = bool(sides) and len(found) == len(sides) or any(
-            entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "") for n in names for c in top)
+        ev.entry = (
+            bool(sides)
+            and len(found) == len(sides)
+            or any(entry_offsets(c.text, n, c.heading_path[-1] if c.heading_path else "") for n in names for c in top)
+        )
         # a command-line flag the question asks about (``--verbose``), written as such in a top
         # chunk, pins the subject as well as an entry would ("The `--verbose` flag prints ...")
         flags = [f for f in code_names(question) if f.startswith("-") and len(f.lstrip("-")) >= 2]
-        ev.entry = ev.entry or any(re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text)
-                                   for f in flags for c in top)
+        ev.entry = ev.entry or any(
+            re.search(r"(?<![\w-])" + re.escape(f) + r"(?![\w-])", c.text) for f in flags for c in top
+        )
         ev.entry = ev.entry or bool(rare)
         # a table row the question names by its label ("How wide is the Small X?" over the row
         # "| Small X | 1.2 kg | 20 cm | ...") is that thing's entry: the question's other words
@@ -455,8 +495,14 @@ class EvidenceScorer:
             ev.reason = self.missing_entry(question, top)
         if not ev.reason:
             texts = [c.text.lower() for c in top]
-            ev.reason = next((Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=sec) for sec in section_names(question)
-                              if not any(sec.lower() in t for t in texts)), None)
+            ev.reason = next(
+                (
+                    Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=sec)
+                    for sec in section_names(question)
+                    if not any(sec.lower() in t for t in texts)
+                ),
+                None,
+            )
         if not ev.reason:
             ev.reason = self.tool_apart(question, top, [u for u, _ in top_units], filters)
         if not ev.reason and len(found) < len(sides):
@@ -477,5 +523,5 @@ class EvidenceScorer:
                 ev.uncovered.append(t)
         denom = covered + uncovered + self.absent_weight * absent
         ev.coverage = covered / denom if denom > 0 else 0.0
-        ev.score = 0.0 if ev.reason else ev.dense * ev.coverage ** self.coverage_power
+        ev.score = 0.0 if ev.reason else ev.dense * ev.coverage**self.coverage_power
         return ev

@@ -53,8 +53,15 @@ from __future__ import annotations
 import time
 
 from citewise.answer.context import Context, ContextAssembler
-from citewise.answer.marks import (CheckResult, EvidenceItem, GapTrace, SufficiencyJudge,  # noqa: F401 (re-exported)
-                                   _version_filter, find_conflicts, mark_checks)
+from citewise.answer.marks import (
+    CheckResult,
+    EvidenceItem,
+    GapTrace,
+    SufficiencyJudge,  # noqa: F401 (re-exported)
+    _version_filter,
+    find_conflicts,
+    mark_checks,
+)
 from citewise.answer.question import analyze_question
 from citewise.answer.requirements import Check, Domain, Requirements, derive_checks  # noqa: F401 (re-exported)
 from citewise.answer.scope import AskRequest, SourceScope
@@ -81,8 +88,13 @@ class GapController:
         judge: an optional :class:`SufficiencyJudge` consulted after assembly.
     """
 
-    def __init__(self, answerer, requirements: Requirements | None = None, assembler_kw: dict | None = None,
-                 judge: SufficiencyJudge | None = None):
+    def __init__(
+        self,
+        answerer,
+        requirements: Requirements | None = None,
+        assembler_kw: dict | None = None,
+        judge: SufficiencyJudge | None = None,
+    ):
         self.answerer = answerer
         self.requirements = requirements or Requirements()
         self.assembler_kw = dict(assembler_kw or {})
@@ -104,7 +116,9 @@ class GapController:
     def _search(self, query: str, k: int, principal, filters) -> list[Hit]:
         return self.answerer.retriever.search(query, k, principal=principal, filters=filters)
 
-    def _history_hits(self, question: str, doc_ids: list[str], principal, filters: Filters | None) -> tuple[list[Hit], int]:
+    def _history_hits(
+        self, question: str, doc_ids: list[str], principal, filters: Filters | None
+    ) -> tuple[list[Hit], int]:
         """Hits from every older revision (``id@version``) of ``doc_ids`` the principal may read,
         and the number of searches run (one per revision)."""
         docs = self.answerer.store.documents()
@@ -119,8 +133,14 @@ class GapController:
                     searches += 1
         return out, searches
 
-    def ask(self, question: str, request: AskRequest | None = None, *, principal: Principal | None = None,
-            filters: Filters | None = None) -> tuple[Answer, GapTrace]:
+    def ask(
+        self,
+        question: str,
+        request: AskRequest | None = None,
+        *,
+        principal: Principal | None = None,
+        filters: Filters | None = None,
+    ) -> tuple[Answer, GapTrace]:
         """Answer ``question`` within ``request`` (scope, budget, deadline, rounds).
 
         Returns the :class:`Answer` (``outcome`` one of :data:`OUTCOMES`) and the
@@ -149,12 +169,19 @@ class GapController:
         rank_of = {h.chunk_id: i for i, h in enumerate(pool)}
         results = mark_checks(checks, [chunks[h.chunk_id] for h in pool if h.chunk_id in chunks], revisions, 1)
         _version_filter(question, results)
-        trace.rounds.append({"round": 1, "queries": [question], "new_chunks": [h.chunk_id for h in pool],
-                             "missing_after": [n for n, r in results.items() if r.status == "missing"]})
+        trace.rounds.append(
+            {
+                "round": 1,
+                "queries": [question],
+                "new_chunks": [h.chunk_id for h in pool],
+                "missing_after": [n for n, r in results.items() if r.status == "missing"],
+            }
+        )
         if dom is not None and dom.history and pool:
             # part of round 1: one search per older revision of the two best documents
-            extra, searches = self._history_hits(question, list(dict.fromkeys(h.doc_id for h in pool))[:2],
-                                                 principal, sfilters)
+            extra, searches = self._history_hits(
+                question, list(dict.fromkeys(h.doc_id for h in pool))[:2], principal, sfilters
+            )
             trace.retrieval_calls += searches
             for h in extra:
                 if h.chunk_id not in rank_of:
@@ -180,11 +207,18 @@ class GapController:
                         pool.append(h)
                         new.append(h.chunk_id)
             chunks.update(store.get_chunks([i for i in new if i not in chunks]))
-            results = mark_checks(checks, [chunks[h.chunk_id] for h in pool if h.chunk_id in chunks], revisions,
-                                  round_no, results)
+            results = mark_checks(
+                checks, [chunks[h.chunk_id] for h in pool if h.chunk_id in chunks], revisions, round_no, results
+            )
             _version_filter(question, results)
-            trace.rounds.append({"round": round_no, "queries": [c.query for c in missing], "new_chunks": new,
-                                 "missing_after": [n for n, r in results.items() if r.status == "missing"]})
+            trace.rounds.append(
+                {
+                    "round": round_no,
+                    "queries": [c.query for c in missing],
+                    "new_chunks": new,
+                    "missing_after": [n for n, r in results.items() if r.status == "missing"],
+                }
+            )
         trace.found_ids = [h.chunk_id for h in pool]
         ans.retrieved_ids = list(trace.found_ids)
         if a.evidence is not None:
@@ -206,21 +240,31 @@ class GapController:
                     c = chunks[p]
                     rank_of[p] = len(pool)
                     pool.append(Hit(p, c.doc_id, 0.0, len(pool) + 1, "parent", c.title))
-        ordered = sorted(pool, key=lambda h: (0 if h.chunk_id in required else 1,
-                                              required.index(h.chunk_id) if h.chunk_id in required else rank_of[h.chunk_id]))
+        ordered = sorted(
+            pool,
+            key=lambda h: (
+                0 if h.chunk_id in required else 1,
+                required.index(h.chunk_id) if h.chunk_id in required else rank_of[h.chunk_id],
+            ),
+        )
         kw = {"min_sources": max(3, len({chunks[i].doc_id for i in required if i in chunks}))}
         kw.update(self.assembler_kw)
         assembler = ContextAssembler(budget_tokens=request.budget_tokens, **kw)
         ranked = [Hit(h.chunk_id, h.doc_id, h.score, i, h.stage, h.title) for i, h in enumerate(ordered, start=1)]
-        context = assembler.assemble(question, ranked, store, chunks) if ranked else Context(question, [], request.budget_tokens)
+        context = (
+            assembler.assemble(question, ranked, store, chunks)
+            if ranked
+            else Context(question, [], request.budget_tokens)
+        )
         ans.timings["controller_s"] = time.perf_counter() - t0
         self._conclude(question, ans, trace, context, checks, dom, scope, a.reason, revisions, round_no, results)
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace
 
-    def _conclude(self, question, ans, trace, context, checks, dom, scope, abstain_reason, revisions, round_no,
-                  results=None) -> None:
+    def _conclude(
+        self, question, ans, trace, context, checks, dom, scope, abstain_reason, revisions, round_no, results=None
+    ) -> None:
         ans.context_ids = [c.chunk_id for c in context.chunks]
         results = mark_checks(checks, context.chunks, revisions, round_no, results)
         _version_filter(question, results)
@@ -235,7 +279,9 @@ class GapController:
             trace.judge["unnecessary_fallback"] = trace.judge["verdict"] == "insufficient" and not rule_missing
         self._decide(question, ans, trace, context, results, scope, abstain_reason, dom)
 
-    def answer_from_context(self, question: str, context: Context, scope: SourceScope | None = None) -> tuple[Answer, GapTrace]:
+    def answer_from_context(
+        self, question: str, context: Context, scope: SourceScope | None = None
+    ) -> tuple[Answer, GapTrace]:
         """Decide and answer from a context given whole (no retrieval): the intact-document and
         oracle-evidence conditions of :mod:`citewise.evaluation.conditions` use it, so they share
         the checks, outcome rules and citation rules of :meth:`ask`."""
@@ -245,15 +291,28 @@ class GapController:
         trace = GapTrace(domain=dom.name if dom else "", scope=scope.as_dict())
         trace.found_ids = [c.chunk_id for c in context.chunks]
         revisions = {d: e.content_hash for d, e in self.answerer.store.documents().items()}
-        ans = Answer(ABSTENTION_TEXT, "abstained", generator=getattr(self.answerer.generator, "name", ""),
-                     retrieved_ids=list(trace.found_ids))
+        ans = Answer(
+            ABSTENTION_TEXT,
+            "abstained",
+            generator=getattr(self.answerer.generator, "name", ""),
+            retrieved_ids=list(trace.found_ids),
+        )
         self._conclude(question, ans, trace, context, checks, dom, scope, None, revisions, 0)
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace
 
-    def _decide(self, question, ans: Answer, trace: GapTrace, context: Context, results: dict[str, CheckResult],
-                scope: SourceScope, abstain_reason: Reason | None, dom) -> None:
+    def _decide(
+        self,
+        question,
+        ans: Answer,
+        trace: GapTrace,
+        context: Context,
+        results: dict[str, CheckResult],
+        scope: SourceScope,
+        abstain_reason: Reason | None,
+        dom,
+    ) -> None:
         phrase = _scope_phrase(scope)
         found = [r for r in results.values() if r.status == "found"]
         missing = [r for r in results.values() if r.status == "missing"]
@@ -285,7 +344,9 @@ class GapController:
             cc = by_chunk.get(e.chunk_id)
             key = e.source_id
             if key not in cites:
-                cites[key] = Citation(e.source_id, cc.title if cc else "", e.version, e.updated, e.chunk_id, e.start, e.end)
+                cites[key] = Citation(
+                    e.source_id, cc.title if cc else "", e.version, e.updated, e.chunk_id, e.start, e.end
+                )
             return f"{e.text} [doc:{e.source_id}]"
 
         lines: list[str] = []
@@ -310,8 +371,10 @@ class GapController:
             ans.outcome = "supported"
             lines.append(f"{phrase}:")
             if dom is not None and dom.history:
-                items = sorted({e.source_id: e for r in found for e in r.evidence}.values(),
-                               key=lambda e: (e.effective or e.updated, e.source_id))
+                items = sorted(
+                    {e.source_id: e for r in found for e in r.evidence}.values(),
+                    key=lambda e: (e.effective or e.updated, e.source_id),
+                )
                 lines += [cite(e) for e in items]
             else:
                 lines += [cite(r.evidence[0]) for r in found]
@@ -358,15 +421,30 @@ class GapController:
         unused = [r.check.name for r in found if not any(e.source_id in cited for e in r.evidence)]
         if checked.outcome == "abstained" or unused:
             ans.outcome = "not_established"
-            ans.reason = (Reason.of(ReasonCode.MODEL_CITED_NOTHING, checks=", ".join(unused)) if unused
-                          else Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE))
+            ans.reason = (
+                Reason.of(ReasonCode.MODEL_CITED_NOTHING, checks=", ".join(unused))
+                if unused
+                else Reason.of(ReasonCode.NO_SUPPORTED_SENTENCE)
+            )
 
 
-def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shipped",
-                        principal: Principal | None = None, filters: Filters | None = None,
-                        generator="extractive", scope=None, max_rounds: int | None = None,
-                        deadline_ms: float | None = None, budget_tokens: int | None = None,
-                        requirements=None, reranker=None, rerank_depth: int | None = None) -> Answer:
+def ask_with_controller(
+    idx,
+    question: str,
+    *,
+    k: int = 5,
+    retriever: str = "shipped",
+    principal: Principal | None = None,
+    filters: Filters | None = None,
+    generator="extractive",
+    scope=None,
+    max_rounds: int | None = None,
+    deadline_ms: float | None = None,
+    budget_tokens: int | None = None,
+    requirements=None,
+    reranker=None,
+    rerank_depth: int | None = None,
+) -> Answer:
     """``citewise ask`` through the controller on an :class:`~citewise.index.Index`.
 
     ``scope``: ``--scope`` values (resolved for ``principal``); ``requirements``: a
@@ -382,12 +460,18 @@ def ask_with_controller(idx, question: str, *, k: int = 5, retriever: str = "shi
     from citewise.core import check_query
 
     check_query(question)
-    reqs = requirements if isinstance(requirements, Requirements) or requirements is None else Requirements.load(requirements)
-    request = AskRequest(resolve_scope(scope, idx.store, principal),
-                         budget_tokens=DEFAULT_BUDGET_TOKENS if budget_tokens is None else budget_tokens,
-                         deadline_ms=deadline_ms, max_rounds=DEFAULT_MAX_ROUNDS if max_rounds is None else max_rounds,
-                         k=k)
+    reqs = (
+        requirements
+        if isinstance(requirements, Requirements) or requirements is None
+        else Requirements.load(requirements)
+    )
+    request = AskRequest(
+        resolve_scope(scope, idx.store, principal),
+        budget_tokens=DEFAULT_BUDGET_TOKENS if budget_tokens is None else budget_tokens,
+        deadline_ms=deadline_ms,
+        max_rounds=DEFAULT_MAX_ROUNDS if max_rounds is None else max_rounds,
+        k=k,
+    )
     answerer = idx.answerer(retriever, generator, reranker=reranker, rerank_depth=rerank_depth)
-    answer, _trace = GapController(answerer, reqs).ask(
-        question, request, principal=principal, filters=filters)
+    answer, _trace = GapController(answerer, reqs).ask(question, request, principal=principal, filters=filters)
     return answer

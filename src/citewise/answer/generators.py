@@ -61,8 +61,9 @@ class LLMGenerator:
     name = "llm"
     FALLBACKS = ("extractive", "error")
 
-    def __init__(self, model, max_tokens: int = 512, units=None, fallback: str = "error",
-                 max_prompt_tokens: int | None = None):
+    def __init__(
+        self, model, max_tokens: int = 512, units=None, fallback: str = "error", max_prompt_tokens: int | None = None
+    ):
         if fallback not in self.FALLBACKS:
             raise CitewiseError(f"llm.fallback must be one of {', '.join(self.FALLBACKS)}, got {fallback!r}")
         self.model = model
@@ -89,8 +90,13 @@ class LLMGenerator:
         llm = (settings or load_settings()).llm
         cfg = ChatConfig.from_settings(llm, "answer")
         cfg = dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
-        return cls(OpenAIChatModel(cfg), cfg.max_output_tokens, units=units, fallback=llm.fallback,
-                   max_prompt_tokens=cfg.max_prompt_tokens)
+        return cls(
+            OpenAIChatModel(cfg),
+            cfg.max_output_tokens,
+            units=units,
+            fallback=llm.fallback,
+            max_prompt_tokens=cfg.max_prompt_tokens,
+        )
 
     @classmethod
     def from_env(cls, **overrides) -> "LLMGenerator":
@@ -110,9 +116,16 @@ class LLMGenerator:
         from citewise.answer.llm_prompt import build_prompt
 
         w, source = self._window() if window is None else (window, "overflow")
-        return build_prompt(question, context, context_window=w, max_output_tokens=self.max_tokens,
-                            max_prompt_tokens=self.max_prompt_tokens, qvec=qvec, units=self.units,
-                            window_source=source)
+        return build_prompt(
+            question,
+            context,
+            context_window=w,
+            max_output_tokens=self.max_tokens,
+            max_prompt_tokens=self.max_prompt_tokens,
+            qvec=qvec,
+            units=self.units,
+            window_source=source,
+        )
 
     def generate(self, question: str, context: Context, **signals) -> Draft:
         from citewise.models.chat import ChatError, ContextOverflow
@@ -138,8 +151,13 @@ class LLMGenerator:
             if self.fallback != "extractive":
                 raise
             return self._fall_back(question, context, e, prompt, info, signals)
-        info.update(_prompt_info(prompt), usage=dict(resp.usage or {}), seconds=round(resp.seconds, 3),
-                    first_token_s=resp.first_token_s, raw=(resp.content or ""))
+        info.update(
+            _prompt_info(prompt),
+            usage=dict(resp.usage or {}),
+            seconds=round(resp.seconds, 3),
+            first_token_s=resp.first_token_s,
+            raw=(resp.content or ""),
+        )
         info["prompt_tokens_counted"] = prompt.tokens
         info["reply_tokens_counted"] = count_tokens(resp.content or "")
         return self.check(resp.content or "", prompt, info)
@@ -157,22 +175,45 @@ class LLMGenerator:
         # the abstention sentence first is an abstention, whatever follows (small models go on
         # to repeat the prompt's rules: "I have no document on this. At most three sentences.")
         if is_abstention(reply) or (first and is_abstention(first[0][0])):
-            return Draft(ABSTENTION_TEXT, self.name, messages=prompt.messages, llm=info,
-                         reason=Reason.of(ReasonCode.MODEL_ABSTAINED))
+            return Draft(
+                ABSTENTION_TEXT,
+                self.name,
+                messages=prompt.messages,
+                llm=info,
+                reason=Reason.of(ReasonCode.MODEL_ABSTAINED),
+            )
         mapped, bad = map_markers(reply, [f"[doc:{s.chunk.doc_id}]" for s in prompt.sources])
         sources = context_sources([s.chunk for s in prompt.sources], self.units)
         embed = self.units.embedder.embed if self.units is not None else None
         checked = attribute(mapped, sources, embed, bad)
-        info["attribution"] = {"attributed": len(checked.attributed), "recited": len(checked.recited),
-                               "withdrawn": len(checked.withdrawn), "malformed": checked.malformed,
-                               "fabricated": checked.fabricated,
-                               "support": {s: list(v) for s, v in checked.alignments.items()}}
+        info["attribution"] = {
+            "attributed": len(checked.attributed),
+            "recited": len(checked.recited),
+            "withdrawn": len(checked.withdrawn),
+            "malformed": checked.malformed,
+            "fabricated": checked.fabricated,
+            "support": {s: list(v) for s, v in checked.alignments.items()},
+        }
         if not checked.kept:
-            return Draft(ABSTENTION_TEXT, self.name, messages=prompt.messages, notes=checked.notes,
-                         withdrawn=checked.withdrawn, llm=info, fabricated=checked.fabricated,
-                         reason=Reason.of(ReasonCode.MODEL_ANSWER_UNSUPPORTED, withdrawn=len(checked.withdrawn)))
-        return Draft(checked.text, self.name, messages=prompt.messages, notes=checked.notes,
-                     withdrawn=checked.withdrawn, llm=info, fabricated=checked.fabricated)
+            return Draft(
+                ABSTENTION_TEXT,
+                self.name,
+                messages=prompt.messages,
+                notes=checked.notes,
+                withdrawn=checked.withdrawn,
+                llm=info,
+                fabricated=checked.fabricated,
+                reason=Reason.of(ReasonCode.MODEL_ANSWER_UNSUPPORTED, withdrawn=len(checked.withdrawn)),
+            )
+        return Draft(
+            checked.text,
+            self.name,
+            messages=prompt.messages,
+            notes=checked.notes,
+            withdrawn=checked.withdrawn,
+            llm=info,
+            fabricated=checked.fabricated,
+        )
 
     def _fall_back(self, question, context, error, prompt, info, signals) -> Draft:
         if self._extractive is None:
@@ -180,23 +221,37 @@ class LLMGenerator:
             from citewise.answer.unit_cache import UnitCache
 
             if self.units is None:
-                raise CitewiseError(f"the language model failed ({error}) and no extractive fallback is set up") from None
-            self._extractive = ExtractiveGenerator(self.units if isinstance(self.units, UnitCache) else UnitCache(self.units.embedder))
+                raise CitewiseError(
+                    f"the language model failed ({error}) and no extractive fallback is set up"
+                ) from None
+            self._extractive = ExtractiveGenerator(
+                self.units if isinstance(self.units, UnitCache) else UnitCache(self.units.embedder)
+            )
         draft = self._extractive.generate(question, context, **{k: v for k, v in signals.items() if k != "on_delta"})
         info.update(_prompt_info(prompt), error=str(error), fallback="extractive")
         draft.generator = "extractive (llm fallback)"
         draft.messages = prompt.messages
         draft.llm = info
-        draft.notes = [f"The language model failed ({error}); this answer was written by the extractive "
-                       f"generator instead (llm.fallback = \"extractive\")."] + list(draft.notes)
+        draft.notes = [
+            f"The language model failed ({error}); this answer was written by the extractive "
+            f'generator instead (llm.fallback = "extractive").'
+        ] + list(draft.notes)
         return draft
 
 
 def _prompt_info(prompt) -> dict:
-    return {"messages": prompt.messages, "prompt_tokens": prompt.tokens, "max_output": prompt.max_output, "budget": dict(prompt.budget),
-            "compact": prompt.compact, "sources": [{"n": s.number, "doc_id": s.chunk.doc_id, "chunk_id": s.chunk.chunk_id,
-                                                    "excerpt": s.excerpt} for s in prompt.sources],
-            "left_out": list(prompt.left_out)}
+    return {
+        "messages": prompt.messages,
+        "prompt_tokens": prompt.tokens,
+        "max_output": prompt.max_output,
+        "budget": dict(prompt.budget),
+        "compact": prompt.compact,
+        "sources": [
+            {"n": s.number, "doc_id": s.chunk.doc_id, "chunk_id": s.chunk.chunk_id, "excerpt": s.excerpt}
+            for s in prompt.sources
+        ],
+        "left_out": list(prompt.left_out),
+    }
 
 
 def make_generator(name: str, embedder=None, units=None, **kw) -> Generator:

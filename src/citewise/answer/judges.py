@@ -93,8 +93,7 @@ class Verdict:
 class Judge(Protocol):
     """Anything that judges an answer against its contexts (DESIGN.md seam)."""
 
-    def judge(self, question: str, answer: str, contexts: Sequence[str]) -> Verdict:
-        ...
+    def judge(self, question: str, answer: str, contexts: Sequence[str]) -> Verdict: ...
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -191,7 +190,9 @@ class LLMFaithfulnessJudge:
         if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
             return Verdict(False, error="'unsupported_claims' is not a list of strings", raw=raw)
         if data["faithful"] and claims:
-            return Verdict(False, tuple(claims), error="contradictory verdict: faithful with unsupported claims", raw=raw)
+            return Verdict(
+                False, tuple(claims), error="contradictory verdict: faithful with unsupported claims", raw=raw
+            )
         return Verdict(data["faithful"], tuple(claims), raw=raw)
 
 
@@ -229,8 +230,9 @@ class ClaimJudge:
 
     def _ask(self, system: str, user: str, key: str):
         try:
-            resp = self.model.chat([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                                   max_tokens=self.max_tokens)
+            resp = self.model.chat(
+                [{"role": "system", "content": system}, {"role": "user", "content": user}], max_tokens=self.max_tokens
+            )
             data = parse_json_reply(resp.content)
         except (ChatError, ValueError):
             return None
@@ -257,7 +259,11 @@ class ClaimJudge:
 
     def useful(self, question: str, reference: str, contexts: Sequence[str]) -> list[bool] | None:
         """One bool per context: useful for the reference answer (None: unusable)."""
-        got = self._ask(RELEVANT_PROMPT, f"Question: {question}\n\nReference answer:\n{reference}\n\nContexts:\n{_sources(contexts)}", "useful")
+        got = self._ask(
+            RELEVANT_PROMPT,
+            f"Question: {question}\n\nReference answer:\n{reference}\n\nContexts:\n{_sources(contexts)}",
+            "useful",
+        )
         if got is None or len(got) != len(contexts) or not all(isinstance(b, bool) for b in got):
             return None
         return got
@@ -348,7 +354,9 @@ def context_recall(judge: ClaimJudge, reference: str, contexts: Sequence[str]) -
     return _context_recall(judge, reference, contexts)[0]
 
 
-def _noise_sensitivity(judge: ClaimJudge, answer: str, reference: str, contexts: Sequence[str]) -> tuple[float, str | None]:
+def _noise_sensitivity(
+    judge: ClaimJudge, answer: str, reference: str, contexts: Sequence[str]
+) -> tuple[float, str | None]:
     claims = judge.claims(answer)
     if claims is None:
         return 1.0, "noise sensitivity: unusable judge reply listing the answer's claims (1.0)"
@@ -372,8 +380,15 @@ def noise_sensitivity(judge: ClaimJudge, answer: str, reference: str, contexts: 
     return _noise_sensitivity(judge, answer, reference, contexts)[0]
 
 
-def ragas_scores(judge: ClaimJudge, embedder, question: str, answer: str, contexts: Sequence[str],
-                 reference: str | None = None, n_questions: int = 3) -> RagasScores:
+def ragas_scores(
+    judge: ClaimJudge,
+    embedder,
+    question: str,
+    answer: str,
+    contexts: Sequence[str],
+    reference: str | None = None,
+    n_questions: int = 3,
+) -> RagasScores:
     """All metrics for one question; those needing a reference answer stay None without one.
 
     Every metric whose value was forced (unusable judge reply, no contexts, nothing to measure)
@@ -386,8 +401,10 @@ def ragas_scores(judge: ClaimJudge, embedder, question: str, answer: str, contex
             notes.append(pair[1])
         return pair[0]
 
-    s = RagasScores(keep(_faithfulness(judge, answer, contexts)),
-                    keep(_answer_relevancy(judge, embedder, question, answer, n_questions)))
+    s = RagasScores(
+        keep(_faithfulness(judge, answer, contexts)),
+        keep(_answer_relevancy(judge, embedder, question, answer, n_questions)),
+    )
     if reference is not None:
         if not _has_contexts(contexts):
             useful = None

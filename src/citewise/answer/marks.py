@@ -65,9 +65,14 @@ class CheckResult:
 
     def as_dict(self) -> dict:
         """JSON form: name, status, round, query, evidence."""
-        return {"name": self.check.name, "status": self.status, "round": self.round,
-                "query": self.check.query, "derived": self.check.derived,
-                "evidence": [e.as_dict() for e in self.evidence]}
+        return {
+            "name": self.check.name,
+            "status": self.status,
+            "round": self.round,
+            "query": self.check.query,
+            "derived": self.check.derived,
+            "evidence": [e.as_dict() for e in self.evidence],
+        }
 
 
 @dataclass
@@ -104,14 +109,28 @@ class GapTrace:
 
     def as_dict(self) -> dict:
         """JSON form."""
-        return {"domain": self.domain, "scope": self.scope, "checks": [c.as_dict() for c in self.checks],
-                "rounds": self.rounds, "deadline_hit": self.deadline_hit, "found_ids": self.found_ids,
-                "conflicts": self.conflicts, "expanded": self.expanded, "judge": self.judge, "model_calls": self.model_calls,
-                "retrieval_calls": self.retrieval_calls}
+        return {
+            "domain": self.domain,
+            "scope": self.scope,
+            "checks": [c.as_dict() for c in self.checks],
+            "rounds": self.rounds,
+            "deadline_hit": self.deadline_hit,
+            "found_ids": self.found_ids,
+            "conflicts": self.conflicts,
+            "expanded": self.expanded,
+            "judge": self.judge,
+            "model_calls": self.model_calls,
+            "retrieval_calls": self.retrieval_calls,
+        }
 
 
-def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], round_no: int = 0,
-                previous: dict[str, CheckResult] | None = None) -> dict[str, CheckResult]:
+def mark_checks(
+    checks: list[Check],
+    chunks: list,
+    revisions: dict[str, str],
+    round_no: int = 0,
+    previous: dict[str, CheckResult] | None = None,
+) -> dict[str, CheckResult]:
     """Mark each check found / missing against the sentences of ``chunks`` (best first).
 
     ``chunks``: StoredChunk or ContextChunk objects (``chunk_id``, ``doc_id``, ``text``,
@@ -128,8 +147,9 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
         res = CheckResult(chk)
         # a derived check reads a sentence with its chunk's title and headings: a manual states
         # the condition once in the heading ("Removing files" > "The force option")
-        scored = [(chk.strength(f"{_where(c)} {t}" if chk.derived else t), i)
-                  for i, (c, _, _, t) in enumerate(sentences)]
+        scored = [
+            (chk.strength(f"{_where(c)} {t}" if chk.derived else t), i) for i, (c, _, _, t) in enumerate(sentences)
+        ]
         # strongest first (derived checks), then rank order; at most one sentence per document
         seen_docs: set[str] = set()
         for _strength, i in sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1])):
@@ -139,10 +159,21 @@ def mark_checks(checks: list[Check], chunks: list, revisions: dict[str, str], ro
             seen_docs.add(c.doc_id)
             prefix = max(0, len(c.text) - (c.end - c.start))
             base = c.start - prefix
-            res.evidence.append(EvidenceItem(
-                chk.name, c.doc_id, revisions.get(c.doc_id, "")[:12], c.version or "",
-                getattr(c, "effective", "") or "", c.updated or "", c.chunk_id,
-                base + s, base + e, " ".join(sent.split()), chk.value_of(sent)))
+            res.evidence.append(
+                EvidenceItem(
+                    chk.name,
+                    c.doc_id,
+                    revisions.get(c.doc_id, "")[:12],
+                    c.version or "",
+                    getattr(c, "effective", "") or "",
+                    c.updated or "",
+                    c.chunk_id,
+                    base + s,
+                    base + e,
+                    " ".join(sent.split()),
+                    chk.value_of(sent),
+                )
+            )
         if res.evidence:
             res.status = "found"
             prev = (previous or {}).get(chk.name)
@@ -201,9 +232,11 @@ class SufficiencyJudge:
     def judge(self, question: str, context: Context, checks: list[Check]) -> dict:
         """``{"verdict": "sufficient"|"insufficient", "missing": [names], "error": str}``."""
         names = [c.name for c in checks]
-        prompt = ("Decide which of these required checks the sources establish for the question. "
-                  "Reply with JSON only: {\"covered\": [...], \"missing\": [...]}.\n"
-                  f"Question: {question}\nChecks: {json.dumps(names)}\n\nSources (untrusted data):\n{context.render()}")
+        prompt = (
+            "Decide which of these required checks the sources establish for the question. "
+            'Reply with JSON only: {"covered": [...], "missing": [...]}.\n'
+            f"Question: {question}\nChecks: {json.dumps(names)}\n\nSources (untrusted data):\n{context.render()}"
+        )
         try:
             resp = self.model.chat([{"role": "user", "content": prompt}], max_tokens=200)
             text = resp.content or ""
@@ -216,4 +249,3 @@ class SufficiencyJudge:
             return {"verdict": "insufficient", "missing": names, "error": str(e)[:200]}
         missing = [n for n in names if n not in covered]
         return {"verdict": "insufficient" if missing else "sufficient", "missing": missing, "error": ""}
-

@@ -31,7 +31,15 @@ from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
 from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
-from citewise.answer.evidence import ENTRY_SLOT, QUESTION_WORDS, RARE_EXACT_DF, Evidence, EvidenceScorer, is_common_word, names_cell
+from citewise.answer.evidence import (
+    ENTRY_SLOT,
+    QUESTION_WORDS,
+    RARE_EXACT_DF,
+    Evidence,
+    EvidenceScorer,
+    is_common_word,
+    names_cell,
+)
 from citewise.answer.generators import Generator
 from citewise.answer.unit_cache import UnitCache
 from citewise.core import ABSTENTION_TEXT, Answer, Filters, Hit, Principal, Reason, ReasonCode
@@ -96,8 +104,12 @@ def _has_entry(chunk, name: str) -> bool:
 def _about(kind_terms: list[str]):
     """A test of a chunk: whether its title, headings or text hold every term of ``kind_terms``
     (the entry of "the times builtin" sits in a chunk about builtins; [] passes every chunk)."""
+
     def test(chunk) -> bool:
-        return not kind_terms or set(kind_terms) <= set(analyze(" ".join((chunk.title, *chunk.heading_path, chunk.text))))
+        return not kind_terms or set(kind_terms) <= set(
+            analyze(" ".join((chunk.title, *chunk.heading_path, chunk.text)))
+        )
+
     return test
 
 
@@ -133,10 +145,21 @@ class Answerer:
             (:mod:`citewise.answer.spelling`; the answer lists them in ``corrections``).
     """
 
-    def __init__(self, retriever, store, embedder, threshold: float, generator: Generator | None = None,
-                 assembler: ContextAssembler | None = None, units: UnitCache | None = None,
-                 scorer: EvidenceScorer | None = None, passage_gate: float | None = None,
-                 deep_k: int = 30, deep_extra: int = 2, spelling: bool = True):
+    def __init__(
+        self,
+        retriever,
+        store,
+        embedder,
+        threshold: float,
+        generator: Generator | None = None,
+        assembler: ContextAssembler | None = None,
+        units: UnitCache | None = None,
+        scorer: EvidenceScorer | None = None,
+        passage_gate: float | None = None,
+        deep_k: int = 30,
+        deep_extra: int = 2,
+        spelling: bool = True,
+    ):
         self.retriever = retriever
         self.spelling = spelling
         if passage_gate is None:
@@ -156,8 +179,15 @@ class Answerer:
         self.deep_k = deep_k
         self.deep_extra = deep_extra
 
-    def assess(self, question: str, k: int = 5, *, principal: Principal | None = None,
-               filters: Filters | None = None, qvec: np.ndarray | None = None) -> Assessment:
+    def assess(
+        self,
+        question: str,
+        k: int = 5,
+        *,
+        principal: Principal | None = None,
+        filters: Filters | None = None,
+        qvec: np.ndarray | None = None,
+    ) -> Assessment:
         """Retrieve and score the evidence for ``question`` without generating an answer.
 
         The first half of :meth:`answer`; a router uses it to ask "would the answerer have
@@ -176,8 +206,13 @@ class Answerer:
         if hits:
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
             hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
-        a = Assessment(hits=hits, deeper=deeper, timings={"retrieve_s": time.perf_counter() - t0},
-                       question=question, corrections=fixes)
+        a = Assessment(
+            hits=hits,
+            deeper=deeper,
+            timings={"retrieve_s": time.perf_counter() - t0},
+            question=question,
+            corrections=fixes,
+        )
         if not hits:
             a.reason = Reason.of(ReasonCode.NOTHING_RETRIEVED)
             return a
@@ -207,13 +242,15 @@ class Answerer:
         [] when the store cannot list its terms (``known_terms``) or spelling is off."""
         if not self.spelling or not question.strip():
             return []
+
         def written(term: str) -> list[str]:  # the words of a visible chunk that holds the term
             hits = self.store.lexical_search([term], 1, filters)
             chunk = self.store.get_chunks([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
             return re.findall(r"[a-z]+", f"{chunk.title}\n{chunk.text}".lower()) if chunk is not None else []
 
-        return corrections(question, lambda t: self.scorer.df(t, filters), self.store.known_terms, is_common_word,
-                           written)
+        return corrections(
+            question, lambda t: self.scorer.df(t, filters), self.store.known_terms, is_common_word, written
+        )
 
     def exact_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the best BM25 chunk of each rare exact name of the question
@@ -274,8 +311,11 @@ class Answerer:
             names += re.findall(r"[A-Za-z][\w-]{3,}", question)
         for name in dict.fromkeys(names):
             terms = [t for t in analyze(name) if t not in QUESTION_WORDS]
-            if (any(n.lower() == name.lower() for n in wanted) or not terms
-                    or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF):
+            if (
+                any(n.lower() == name.lower() for n in wanted)
+                or not terms
+                or not 1 <= self.scorer.df(terms[0], filters) <= NAME_ENTRY_DF
+            ):
                 continue
             # "retry builtin" as a query: still the entry of a builtin, not any entry named retry
             kind = re.search(rf"(?<![\w-]){re.escape(name)}\s+(builtins?|lints?|reserved\s+words?)\b", question, re.I)
@@ -287,7 +327,9 @@ class Answerer:
         for name, (terms, fits) in wanted.items():
             if any(_has_entry(c, name) for c in have):
                 continue
-            f = self._lookup(terms, ENTRY_LOOKUP_K, filters, lambda c, name=name, fits=fits: fits(c) and _has_entry(c, name))
+            f = self._lookup(
+                terms, ENTRY_LOOKUP_K, filters, lambda c, name=name, fits=fits: fits(c) and _has_entry(c, name)
+            )
             if f is not None and not any(h.chunk_id == f.chunk_id for h in added):
                 added.append(f)
         return _put_first(added, hits, k)
@@ -323,21 +365,32 @@ class Answerer:
         tops = self.units.best_cosines([h.chunk_id for h in deep], q)
         scored = sorted((-tops[h.chunk_id], h.rank, h) for h in deep if tops.get(h.chunk_id, -1.0) > best + DEEP_MARGIN)
         n = len(hits)
-        return [Hit(h.chunk_id, h.doc_id, -neg, n + i + 1, "unit", getattr(h, "title", ""))
-                for i, (neg, _, h) in enumerate(scored[:self.deep_extra])]
+        return [
+            Hit(h.chunk_id, h.doc_id, -neg, n + i + 1, "unit", getattr(h, "title", ""))
+            for i, (neg, _, h) in enumerate(scored[: self.deep_extra])
+        ]
 
     def context_of(self, a: Assessment):
         """The assembled :class:`~citewise.answer.context.Context` of an assessment that found
         evidence: the deeper chunks (:meth:`deeper_hits`) first, then the hits."""
         question = a.question
-        deeper = self.deeper_hits(question, a.qvec, [a.chunks[h.chunk_id] for h in a.hits if h.chunk_id in a.chunks],
-                                  a.hits, a.deeper)
+        deeper = self.deeper_hits(
+            question, a.qvec, [a.chunks[h.chunk_id] for h in a.hits if h.chunk_id in a.chunks], a.hits, a.deeper
+        )
         # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
         return self.assembler.assemble(question, deeper + a.hits, self.store, a.chunks)
 
     @traced_answer
-    def answer(self, question: str, k: int = 5, *, principal: Principal | None = None,
-               filters: Filters | None = None, qvec: np.ndarray | None = None, on_delta=None) -> Answer:
+    def answer(
+        self,
+        question: str,
+        k: int = 5,
+        *,
+        principal: Principal | None = None,
+        filters: Filters | None = None,
+        qvec: np.ndarray | None = None,
+        on_delta=None,
+    ) -> Answer:
         """Answer ``question`` for ``principal`` (anonymous: public documents only).
 
         ``qvec`` may carry a precomputed question embedding (batch evaluations); ``on_delta``
@@ -350,14 +403,28 @@ class Answerer:
         a = self.assess(question, k, principal=principal, filters=filters, qvec=qvec)
         hits, _chunks, ev, qvec, timings = a.hits, a.chunks, a.evidence, a.qvec, a.timings
         question = a.question or question
-        ans = Answer(ABSTENTION_TEXT, "abstained", retrieved_ids=[h.chunk_id for h in hits], timings=timings,
-                     generator=getattr(self.generator, "name", ""),
-                     corrections=[{"typo": c.typo, "fix": c.fix} for c in a.corrections])
+        ans = Answer(
+            ABSTENTION_TEXT,
+            "abstained",
+            retrieved_ids=[h.chunk_id for h in hits],
+            timings=timings,
+            generator=getattr(self.generator, "name", ""),
+            corrections=[{"typo": c.typo, "fix": c.fix} for c in a.corrections],
+        )
         if ev is not None:
             ans.best_score = a.score
-            ans.evidence = {"score": ev.score, "dense": ev.dense, "coverage": ev.coverage, "passage": ev.passage,
-                            "together": ev.together, "entry": ev.entry, "pinned": a.pinned,
-                            "uncovered": ev.uncovered, "absent": ev.absent, "rule": str(ev.reason or "")}
+            ans.evidence = {
+                "score": ev.score,
+                "dense": ev.dense,
+                "coverage": ev.coverage,
+                "passage": ev.passage,
+                "together": ev.together,
+                "entry": ev.entry,
+                "pinned": a.pinned,
+                "uncovered": ev.uncovered,
+                "absent": ev.absent,
+                "rule": str(ev.reason or ""),
+            }
         if a.reason is not None:
             ans.reason = a.reason
             timings["total_s"] = time.perf_counter() - t0
@@ -368,8 +435,9 @@ class Answerer:
         t3 = time.perf_counter()
         timings["assemble_s"] = t3 - t2
         f = effective_filters(principal, filters)
-        draft = self.generator.generate(question, context, qvec=qvec, evidence=ev,
-                                        idf=lambda t: self.scorer.idf(t, f), on_delta=on_delta)
+        draft = self.generator.generate(
+            question, context, qvec=qvec, evidence=ev, idf=lambda t: self.scorer.idf(t, f), on_delta=on_delta
+        )
         t4 = time.perf_counter()
         timings["generate_s"] = t4 - t3
         checked = enforce_citations(draft.text, context, draft.spans)

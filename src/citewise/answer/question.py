@@ -35,8 +35,19 @@ from citewise.text.names import ABBREVIATIONS, code_names
 KINDS = ("comparison", "yes_no", "how_to", "definition", "list", "factoid", "keyword")
 #: Expected answer types (see the data file's ``answer_types``), plus ``boolean`` for yes/no,
 #: ``code``, ``value`` (a default) and ``description`` (anything else).
-ANSWER_TYPES = ("number", "date", "person", "place", "reason", "procedure", "definition", "boolean",
-                "code", "value", "description")
+ANSWER_TYPES = (
+    "number",
+    "date",
+    "person",
+    "place",
+    "reason",
+    "procedure",
+    "definition",
+    "boolean",
+    "code",
+    "value",
+    "description",
+)
 
 
 @dataclass(frozen=True)
@@ -72,11 +83,19 @@ def lexicon() -> Lexicon:
         return v.split() if isinstance(v, str) else [str(x) for x in v]
 
     qw = frozenset(words("question_words"))
-    return Lexicon(qw, frozenset(t for w in qw for t in analyze(w)), frozenset(words("yes_no_openers")),
-                   frozenset(words("askers")), tuple((str(a), str(b)) for a, b in raw["answer_types"]),
-                   tuple(_markers(raw["condition_markers"])), tuple(words("absolute_markers")),
-                   frozenset(words("code_words")), frozenset(words("default_words")),
-                   frozenset(words("back_references")), frozenset(words("english_function_words")))
+    return Lexicon(
+        qw,
+        frozenset(t for w in qw for t in analyze(w)),
+        frozenset(words("yes_no_openers")),
+        frozenset(words("askers")),
+        tuple((str(a), str(b)) for a, b in raw["answer_types"]),
+        tuple(_markers(raw["condition_markers"])),
+        tuple(words("absolute_markers")),
+        frozenset(words("code_words")),
+        frozenset(words("default_words")),
+        frozenset(words("back_references")),
+        frozenset(words("english_function_words")),
+    )
 
 
 def _markers(value) -> list[str]:
@@ -150,7 +169,7 @@ def _phrase_at(words: list[str], phrase: str) -> int:
     """Index where the words of ``phrase`` occur in ``words`` (lower case), -1 when absent."""
     p = phrase.split()
     for i in range(len(words) - len(p) + 1):
-        if words[i:i + len(p)] == p:
+        if words[i : i + len(p)] == p:
             return i
     return -1
 
@@ -174,8 +193,9 @@ def _kind(words: list[str], text: str, lex: Lexicon) -> str:
         return "definition"
     if first in ("define", "explain", "describe"):
         return "definition"
-    if first in ("list", "which") or (first == "what" and len(words) > 1 and words[1].endswith("s")
-                                      and words[1] not in lex.question_words):
+    if first in ("list", "which") or (
+        first == "what" and len(words) > 1 and words[1].endswith("s") and words[1] not in lex.question_words
+    ):
         return "list"
     if first in lex.askers or "?" in text:
         return "factoid"
@@ -193,7 +213,11 @@ def _expected(words: list[str], kind: str, lex: Lexicon, wants_code: bool, asks_
         at = _phrase_at(words, phrase)
         # "how many" and other two-word wh-phrases may come after a leading clause; a one-word
         # wh-word counts only where it opens the question
-        if at == 0 or (n > 1 and at > 0 and phrase.split()[0] in ("how", "what", "which")) or (n == 1 and phrase in head[:1]):
+        if (
+            at == 0
+            or (n > 1 and at > 0 and phrase.split()[0] in ("how", "what", "which"))
+            or (n == 1 and phrase in head[:1])
+        ):
             if kind_of == "procedure" and wants_code and kind != "how_to":
                 return "code"
             return kind_of
@@ -211,7 +235,7 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
         if m.start() == 0 and m.group(0) == "when" and "?" in text:
             continue  # "When does the daily limit reset?": a question word, not a condition
         end = hits[i + 1].start() if i + 1 < len(hits) else len(text)
-        clause = text[m.start():end]
+        clause = text[m.start() : end]
         clause = re.split(r"[,;?!]|\.(?:\s|$)", clause, maxsplit=1)[0].strip()
         if len(_words(clause)) >= 2:
             out.append(clause)
@@ -249,7 +273,7 @@ def _subject(text: str, words: list[str], conditions: tuple[str, ...], lex: Lexi
     for phrase, _ in lex.answer_types:  # "how many vacation days": the wh-phrase is no subject
         at = _phrase_at(low, phrase)
         if at >= 0:
-            ws = ws[:at] + ws[at + len(phrase.split()):]
+            ws = ws[:at] + ws[at + len(phrase.split()) :]
             break
     kept = [w for w in ws if w.lower() not in lex.question_words]
     return " ".join(kept[:6])
@@ -272,8 +296,17 @@ def analyze_question(text: str) -> QuestionAnalysis:
         ids.setdefault(name.lower(), name)
     english = any(w in lex.english for w in words) or len(words) <= 4
     return QuestionAnalysis(
-        text=text, kind=kind, expected=_expected(words, kind, lex, wants_code, asks_default), subject=subject,
-        entities=_entities(clean), identifiers=tuple(ids.values()), conditions=conditions, absolute=_absolute(words, lex),
-        language="en" if english else "und", terms=terms,
+        text=text,
+        kind=kind,
+        expected=_expected(words, kind, lex, wants_code, asks_default),
+        subject=subject,
+        entities=_entities(clean),
+        identifiers=tuple(ids.values()),
+        conditions=conditions,
+        absolute=_absolute(words, lex),
+        language="en" if english else "und",
+        terms=terms,
         subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),
-        wants_code=wants_code, asks_default=asks_default)
+        wants_code=wants_code,
+        asks_default=asks_default,
+    )

@@ -25,7 +25,9 @@ _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 #: A token of letters and digits ("L4", "E1004", "v2"): a code a question ties itself to.
 #: "What does X <verb>?" with a verb of its own (not "do", "mean", "stand for"): the verb ends the
 #: subject :func:`question_subject` reads ("What does the Medium widget weigh?").
-_DOES_VERB = re.compile(r"^\s*what\s+(?:does|do)\b(?!.*\b(?:do|does|mean|stand for|used for|for)\s*\??\s*$)", re.I | re.S)
+_DOES_VERB = re.compile(
+    r"^\s*what\s+(?:does|do)\b(?!.*\b(?:do|does|mean|stand for|used for|for)\s*\??\s*$)", re.I | re.S
+)
 
 _CODE_TOKEN = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
 
@@ -59,7 +61,8 @@ def content_terms(question: str) -> list[str]:
 
 _CONDITION_CLAUSE = re.compile(
     r"^\s*(?:on|in|with|for|if|when|given|assuming|after|before)\b[^,?]{3,80},\s*(?=(?:what|which|how|who|when|where|why|does|do|is|are|can|should)\b)",
-    re.I)
+    re.I,
+)
 
 
 def named_terms(question: str) -> list[str]:
@@ -77,10 +80,10 @@ def named_terms(question: str) -> list[str]:
     # names a question is about are in its main clause
     lead = _CONDITION_CLAUSE.match(question)
     if lead:
-        question = question[lead.end():]
+        question = question[lead.end() :]
     for m in _WORD.finditer(question):
         word = m.group(0)
-        before = question[:m.start()].rstrip()
+        before = question[: m.start()].rstrip()
         if before.endswith(("?", ".", "!", ":", ";")):
             sentence_start = True
         if not sentence_start and word[0].isupper() and word != "I":
@@ -109,8 +112,10 @@ def _option_entry_of(text: str, flags: list[str], name: str) -> bool:
     >>> _option_entry_of("-t timeout\\n: Cause it to time out.", ["-t"], "read")
     False
     """
-    return any(re.search(rf"^[ \t]*(?:[-*+][ \t]+)?`?{re.escape(f)}(?![\w-])", text, re.M) for f in flags) \
+    return (
+        any(re.search(rf"^[ \t]*(?:[-*+][ \t]+)?`?{re.escape(f)}(?![\w-])", text, re.M) for f in flags)
         and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
+    )
 
 
 _EXACT_WORD = re.compile(r"[A-Za-z0-9][\w-]*[A-Za-z0-9]")
@@ -137,8 +142,12 @@ def exact_words(question: str) -> list[str]:
         if w is None or w.group(0) != raw.strip(".,;:!?'\"()`") or len(w.group(0)) < 4:
             continue
         word = w.group(0)
-        if (re.search(r"\d", word) and re.search(r"[A-Za-z]", word)) or re.search(r"\w[-_]\w", word) \
-                or (word.isupper() and len(word) >= 5) or re.search(r"[a-z][A-Z]", word):
+        if (
+            (re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
+            or re.search(r"\w[-_]\w", word)
+            or (word.isupper() and len(word) >= 5)
+            or re.search(r"[a-z][A-Z]", word)
+        ):
             out.setdefault(word, None)
     return list(out)
 
@@ -181,10 +190,14 @@ def names_cell(text: str, word: str) -> bool:
     (True, False)
     """
     for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.I):
-        line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)]
-        if line.lstrip().startswith("|") or "<td" in line.lower() or text[m.start() - 1:m.start()] in ("`", ">") \
-                or line.strip(" \t#").lower() == word.lower():  # a definition's term line, a heading
+        line = text[
+            text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) if "\n" in text[m.end() :] else len(text)
+        ]
+        if (
+            line.lstrip().startswith("|")
+            or "<td" in line.lower()
+            or text[m.start() - 1 : m.start()] in ("`", ">")
+            or line.strip(" \t#").lower() == word.lower()
+        ):  # a definition's term line, a heading
             return True
     return False
-
-

@@ -106,17 +106,17 @@ def _compile(pattern, where: str, source: str) -> re.Pattern:
 class Requirements:
     """Domain requirements loaded from YAML (format: ``sample/payment/requirements.yaml``)::
 
-        domains:
-          - name: payment retry safety
-            when: ['regex on the question', ...]
-            history: false            # optional: also search older revisions
-            checks:
-              - name: retry timing
-                query: follow-up search text
-                evidence: ['regex on a sentence', ...]
-                value: 'regex with one (group)'   # optional
-                covers_absolute: false            # optional
-                versioned: false                  # optional: a named version must match
+    domains:
+      - name: payment retry safety
+        when: ['regex on the question', ...]
+        history: false            # optional: also search older revisions
+        checks:
+          - name: retry timing
+            query: follow-up search text
+            evidence: ['regex on a sentence', ...]
+            value: 'regex with one (group)'   # optional
+            covers_absolute: false            # optional
+            versioned: false                  # optional: a named version must match
     """
 
     domains: tuple[Domain, ...] = ()
@@ -136,8 +136,9 @@ class Requirements:
             raise InputError(src, f"cannot read requirements file ({e.strerror or e})") from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
-            raise InputError(src, f"not valid YAML ({getattr(e, 'problem', e)})",
-                             line=mark.line + 1 if mark else None) from None
+            raise InputError(
+                src, f"not valid YAML ({getattr(e, 'problem', e)})", line=mark.line + 1 if mark else None
+            ) from None
         return cls.from_mapping(data, src)
 
     @classmethod
@@ -182,15 +183,27 @@ class Requirements:
                     flags[key] = c.get(key, False)
                     if not isinstance(flags[key], bool):
                         raise InputError(source, f"{cat}.{key}: true or false")
-                checks.append(Check(c["name"].strip(), c["query"].strip(),
-                                    tuple(_compile(p, f"{cat}.evidence[{k}]", source) for k, p in enumerate(c["evidence"])),
-                                    value, flags["covers_absolute"], versioned=flags["versioned"]))
+                checks.append(
+                    Check(
+                        c["name"].strip(),
+                        c["query"].strip(),
+                        tuple(_compile(p, f"{cat}.evidence[{k}]", source) for k, p in enumerate(c["evidence"])),
+                        value,
+                        flags["covers_absolute"],
+                        versioned=flags["versioned"],
+                    )
+                )
             hist = d.get("history", False)
             if not isinstance(hist, bool):
                 raise InputError(source, f"{at}.history: true or false")
-            domains.append(Domain(d["name"].strip(),
-                                  tuple(_compile(p, f"{at}.when[{k}]", source) for k, p in enumerate(d["when"])),
-                                  tuple(checks), hist))
+            domains.append(
+                Domain(
+                    d["name"].strip(),
+                    tuple(_compile(p, f"{at}.when[{k}]", source) for k, p in enumerate(d["when"])),
+                    tuple(checks),
+                    hist,
+                )
+            )
         return cls(tuple(domains))
 
     def domain_for(self, question: str) -> Domain | None:
@@ -230,7 +243,7 @@ def derive_checks(question: str, idf=None) -> list[Check]:
         low = " ".join(w.lower() for w in words)
         for phrase, _ in lex.answer_types:  # "How long are keys kept": the wh-phrase is no claim
             if low == phrase or low.startswith(phrase + " "):
-                words = words[len(phrase.split()):]
+                words = words[len(phrase.split()) :]
                 break
         while words and words[0].lower().strip(",") in lex.askers | lex.yes_no_openers:
             words = words[1:]  # "Does the worker retry": the opener is no part of the claim

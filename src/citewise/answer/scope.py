@@ -88,9 +88,13 @@ class SourceScope:
 
     def as_dict(self) -> dict:
         """JSON form: kind, requested, doc_ids, unavailable, description."""
-        return {"kind": self.kind, "requested": list(self.requested),
-                "doc_ids": None if self.doc_ids is None else list(self.doc_ids),
-                "unavailable": list(self.unavailable), "description": self.describe()}
+        return {
+            "kind": self.kind,
+            "requested": list(self.requested),
+            "doc_ids": None if self.doc_ids is None else list(self.doc_ids),
+            "unavailable": list(self.unavailable),
+            "description": self.describe(),
+        }
 
 
 def visible_documents(store, principal: Principal | None) -> list[str]:
@@ -118,8 +122,10 @@ def resolve_scope(values, store, principal: Principal | None = None) -> SourceSc
         if not str(v).strip():
             raise CitewiseError("--scope: empty value (give a document id or a folder prefix such as provider/)")
         if "@" in v:
-            raise CitewiseError(f"--scope {v!r}: a scope names documents, not versions "
-                                "(ask about the current one, or use --version / --as-of)")
+            raise CitewiseError(
+                f"--scope {v!r}: a scope names documents, not versions "
+                "(ask about the current one, or use --version / --as-of)"
+            )
     visible = visible_documents(store, principal)
     vis = set(visible)
     chosen: set[str] = set()

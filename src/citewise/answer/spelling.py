@@ -67,8 +67,13 @@ def edits1(word: str) -> set[str]:
     return (deletes | transposes | replaces | inserts) - {word}
 
 
-def corrections(question: str, df: Callable[[str], int], known: Callable[[Sequence[str]], set[str]],
-                common: Callable[[str], bool], written: Callable[[str], Iterable[str]] | None = None) -> list[Correction]:
+def corrections(
+    question: str,
+    df: Callable[[str], int],
+    known: Callable[[Sequence[str]], set[str]],
+    common: Callable[[str], bool],
+    written: Callable[[str], Iterable[str]] | None = None,
+) -> list[Correction]:
     """The misspelt words of ``question`` and the corpus words they are read as (see module
     docstring), in question order.
 
@@ -89,8 +94,7 @@ def corrections(question: str, df: Callable[[str], int], known: Callable[[Sequen
     for m in _WORD.finditer(question):
         word = m.group(1)
         lower = word.lower()
-        if (len(word) < MIN_LETTERS or lower in seen or not (word.islower() or word[1:].islower())
-                or common(lower)):
+        if len(word) < MIN_LETTERS or lower in seen or not (word.islower() or word[1:].islower()) or common(lower):
             continue
         seen.add(lower)
         terms = analyze(lower)
@@ -102,8 +106,13 @@ def corrections(question: str, df: Callable[[str], int], known: Callable[[Sequen
     return out
 
 
-def _best(candidates: Iterable[str], df: Callable[[str], int], known: Callable[[Sequence[str]], set[str]],
-          common: Callable[[str], bool], written: Callable[[str], Iterable[str]] | None = None) -> str:
+def _best(
+    candidates: Iterable[str],
+    df: Callable[[str], int],
+    known: Callable[[Sequence[str]], set[str]],
+    common: Callable[[str], bool],
+    written: Callable[[str], Iterable[str]] | None = None,
+) -> str:
     """The candidate whose analyzed term most visible chunks hold ('' when none does), spelt
     as the corpus spells it when ``written`` tells."""
     by_term: dict[str, list[str]] = {}
@@ -135,7 +144,10 @@ def apply(question: str, fixes: Sequence[Correction]) -> str:
     'Window size and window'
     """
     for c in fixes:
-        question = re.sub(rf"{_BEFORE}{re.escape(c.typo)}{_AFTER}",
-                          lambda m: c.fix.capitalize() if m.group(0)[0].isupper() else c.fix.lower(),
-                          question, flags=re.I)
+        question = re.sub(
+            rf"{_BEFORE}{re.escape(c.typo)}{_AFTER}",
+            lambda m: c.fix.capitalize() if m.group(0)[0].isupper() else c.fix.lower(),
+            question,
+            flags=re.I,
+        )
     return question

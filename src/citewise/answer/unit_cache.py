@@ -70,13 +70,13 @@ class UnitCache:
             todo = self._from_store(todo)
         self.embedded_chunks += len(todo)
         for i in range(0, len(todo), max(1, batch // 8)):
-            part = todo[i:i + max(1, batch // 8)]
+            part = todo[i : i + max(1, batch // 8)]
             units = [split_units(c.text) for _, c in part]
             texts = [unit_text_for_embedding(c.title, u) for (_, c), us in zip(part, units) for u in us]
             vecs = self.embedder.embed(texts) if texts else np.zeros((0, getattr(self.embedder, "dim", 0)), np.float32)
             pos = 0
             for (k, _), us in zip(part, units):
-                self._data[k] = (us, np.asarray(vecs[pos:pos + len(us)], dtype=np.float32))
+                self._data[k] = (us, np.asarray(vecs[pos : pos + len(us)], dtype=np.float32))
                 pos += len(us)
         while len(self._data) > self.max_chunks:
             self._data.popitem(last=False)
@@ -101,7 +101,7 @@ class UnitCache:
         :func:`split_units` gives now (so vector i belongs to unit i)."""
         rest = []
         for i in range(0, len(todo), per_call):
-            part = todo[i:i + per_call]
+            part = todo[i : i + per_call]
             stored = self.store.get_units([c.chunk_id for _, c in part])
             for k, c in part:
                 s = stored.get(c.chunk_id)

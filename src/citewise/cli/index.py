@@ -28,8 +28,12 @@ def index_migrate(
     if as_json:
         out.print_json(json.dumps(result))
         return
-    out.print(f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
-              f"from {result['from']} to {result['to']}; the index now uses that store.", highlight=False, soft_wrap=True)
+    out.print(
+        f"copied {result['documents']} documents, {result['chunks']} chunks and {result['runs']} ingest runs "
+        f"from {result['from']} to {result['to']}; the index now uses that store.",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @index_app.command("check")
@@ -40,14 +44,20 @@ def index_check(index: Optional[Path] = IndexOpt, store: Optional[str] = StoreOp
     from citewise.store.faults import EXIT_DAMAGED
 
     report = check_index(_index_dir(index, must_exist=False), store)
-    out.print_json(json.dumps(report.as_dict())) if as_json else out.print("\n".join(check_lines(report)), highlight=False, soft_wrap=True)
+    out.print_json(json.dumps(report.as_dict())) if as_json else out.print(
+        "\n".join(check_lines(report)), highlight=False, soft_wrap=True
+    )
     if not report.ok:
         raise typer.Exit(EXIT_DAMAGED)
 
 
 @index_app.command("repair")
-def index_repair(index: Optional[Path] = IndexOpt, store: Optional[str] = StoreOpt, as_json: bool = JsonOpt,
-                 wait: bool = typer.Option(False, "--wait", help="Wait for a running ingest instead of failing.")):
+def index_repair(
+    index: Optional[Path] = IndexOpt,
+    store: Optional[str] = StoreOpt,
+    as_json: bool = JsonOpt,
+    wait: bool = typer.Option(False, "--wait", help="Wait for a running ingest instead of failing."),
+):
     """Roll the store back to its last version whose files are whole (or keep its readable part),
     rebuild derived indexes from the stored chunks, and say what was lost and which folders to
     ingest again. Exit status: 0 every part reads afterwards; 5 damage is left."""
@@ -65,7 +75,9 @@ def index_repair(index: Optional[Path] = IndexOpt, store: Optional[str] = StoreO
 
 @index_app.command("reembed")
 def index_reembed(
-    embedder: str = typer.Option(..., "--embedder", metavar="SPEC", help="The new model: " + EMBEDDER_HELP.split(";")[0] + "."),
+    embedder: str = typer.Option(
+        ..., "--embedder", metavar="SPEC", help="The new model: " + EMBEDDER_HELP.split(";")[0] + "."
+    ),
     index: Optional[Path] = IndexOpt,
     keep_old: bool = typer.Option(False, "--keep-old", help="Keep the old vectors' folder after the switch."),
     as_json: bool = JsonOpt,
@@ -77,5 +89,9 @@ def index_reembed(
     if as_json:
         out.print_json(json.dumps(result))
         return
-    out.print(f"{plural(result['chunks'], 'chunk')} re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
-              f"{result['fingerprint']}); {result['index']} now uses it.", highlight=False, soft_wrap=True)
+    out.print(
+        f"{plural(result['chunks'], 'chunk')} re-embedded with {result['model']} ({result['dim']}-d, fingerprint "
+        f"{result['fingerprint']}); {result['index']} now uses it.",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -10,9 +10,17 @@ import typer
 from citewise.cli.common import AsOpt, HELP_OPTIONS, JsonOpt, Table, _check_db, _open, _principal, app, out
 
 
-tools_app = typer.Typer(no_args_is_help=True, context_settings=HELP_OPTIONS, help="Record tools, guarded SQL, vector search: list and call them.")
+tools_app = typer.Typer(
+    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
+    help="Record tools, guarded SQL, vector search: list and call them.",
+)
 app.add_typer(tools_app, name="tools")
-DbOpt = typer.Option(None, "--db", help="Records database: sqlite:///PATH or a path (default: $CITEWISE_DB, else the bundled sample records).")
+DbOpt = typer.Option(
+    None,
+    "--db",
+    help="Records database: sqlite:///PATH or a path (default: $CITEWISE_DB, else the bundled sample records).",
+)
 
 
 def _toolset(db: Optional[str], index: Optional[Path], as_: Optional[list[str]] = None):
@@ -37,7 +45,10 @@ def tools_list(
     t = Table("tool", "parameters", "description")
     for s in ts.specs():
         f = s["function"]
-        params = ", ".join(f"{p}{'' if p in f['parameters'].get('required', []) else '?'}" for p in f["parameters"].get("properties", {}))
+        params = ", ".join(
+            f"{p}{'' if p in f['parameters'].get('required', []) else '?'}"
+            for p in f["parameters"].get("properties", {})
+        )
         t.add_row(f["name"], params, f["description"].split(". ")[0].rstrip(".") + ".")
     out.print(t)
 
@@ -45,7 +56,7 @@ def tools_list(
 @tools_app.command("call")
 def tools_call(
     name: str = typer.Argument(..., help="Tool name (see 'citewise tools list')."),
-    args: str = typer.Option("{}", "--args", help='Arguments as a JSON object, e.g. \'{"invoice_id": 2041}\'.'),
+    args: str = typer.Option("{}", "--args", help="Arguments as a JSON object, e.g. '{\"invoice_id\": 2041}'."),
     db: Optional[str] = DbOpt,
     index: Optional[Path] = typer.Option(None, "--index", help="Index for vector_search."),
     as_: Optional[list[str]] = AsOpt,

@@ -14,7 +14,9 @@ from citewise.cli.eval_runs import _sample_index
 @app.command("train-answerer")
 def train_answerer(
     squad: Optional[Path] = typer.Option(None, "--squad", help="SQuAD 2.0 folder: its train articles are used."),
-    squad_index: Optional[Path] = typer.Option(None, "--squad-index", help="Index of the SQuAD paragraphs (as 'eval squad' builds)."),
+    squad_index: Optional[Path] = typer.Option(
+        None, "--squad-index", help="Index of the SQuAD paragraphs (as 'eval squad' builds)."
+    ),
     sets: Optional[list[Path]] = typer.Option(None, "--set", help="Answer set JSONL (repeatable) over --index."),
     index: Optional[Path] = IndexOpt,
     out_file: Optional[Path] = typer.Option(None, "--out", help="Model file to write (default: the packaged model)."),
@@ -24,8 +26,11 @@ def train_answerer(
     """Train the answer selector (a listwise linear model over answer-unit features); docs/answers.md."""
     from citewise.evaluation.train_answerer import run_training
 
-    log = (lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True)) if as_json else \
-        (lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
+    log = (
+        (lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True))
+        if as_json
+        else (lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
+    )
     report = run_training(squad, squad_index, sets or [], index, out_file, squad_limit, log=log)
     if as_json:
         out.print_json(json.dumps(report, default=float))
@@ -33,13 +38,25 @@ def train_answerer(
 
 @app.command()
 def tune(
-    golden: Path = typer.Option(..., "--golden", help="A golden set (.jsonl) or a BEIR dataset folder (its --split qrels)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR)."),
+    golden: Path = typer.Option(
+        ..., "--golden", help="A golden set (.jsonl) or a BEIR dataset folder (its --split qrels)."
+    ),
+    index: Optional[Path] = typer.Option(
+        None,
+        "--index",
+        help="Index folder (default: the demo index for golden sets; the 'citewise eval beir' folder for BEIR).",
+    ),
     split: str = typer.Option("train", help="BEIR qrels split to fit on (never test)."),
     embedder: str = typer.Option("minilm", help="BEIR only: selects the default index folder."),
-    model: str = typer.Option("linear", "--model", help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM) | convex (dense weight and vector pseudo-relevance feedback, grid search)."),
+    model: str = typer.Option(
+        "linear",
+        "--model",
+        help="linear (fusion weights, coordinate ascent) | lambdamart (LightGBM) | convex (dense weight and vector pseudo-relevance feedback, grid search).",
+    ),
     folds: int = typer.Option(5, "--folds", min=2, metavar="N", help="Cross-validation folds."),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, metavar="P", help="Significance level of the paired test against RRF."),
+    alpha: float = typer.Option(
+        0.05, "--alpha", min=0.0, max=1.0, metavar="P", help="Significance level of the paired test against RRF."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; store nothing."),
     as_json: bool = JsonOpt,
 ):
@@ -87,15 +104,28 @@ def tune(
     if rep.stored and not dry_run:
         rep.model.info.update({"trained_on": name, "queries": rep.queries, "cv": rep.to_dict()})
         rep.model.save(path)
-    result = {**rep.to_dict(), "golden": name, "path": str(path) if rep.stored and not dry_run else None,
-              "dry_run": dry_run}
+    result = {
+        **rep.to_dict(),
+        "golden": name,
+        "path": str(path) if rep.stored and not dry_run else None,
+        "dry_run": dry_run,
+    }
     if as_json:
         out.print_json(json.dumps(result))
     else:
-        out.print(f"{name}: {rep.queries} queries, {folds}-fold CV, {model}: held-out nDCG@10 {rep.tuned_mean:.4f} "
-                  f"vs RRF {rep.rrf_mean:.4f} (p = {rep.p:.4g})", highlight=False, soft_wrap=True)
-        out.print(("stored " + str(path) if not dry_run else "would store (dry run)") if rep.stored
-                  else f"not stored: {rep.reason}", highlight=False, soft_wrap=True)
+        out.print(
+            f"{name}: {rep.queries} queries, {folds}-fold CV, {model}: held-out nDCG@10 {rep.tuned_mean:.4f} "
+            f"vs RRF {rep.rrf_mean:.4f} (p = {rep.p:.4g})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        out.print(
+            ("stored " + str(path) if not dry_run else "would store (dry run)")
+            if rep.stored
+            else f"not stored: {rep.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if not rep.stored:
         raise typer.Exit(1)
 
@@ -103,9 +133,17 @@ def tune(
 @app.command()
 def summarize(
     index: Optional[Path] = IndexOpt,
-    llm: bool = typer.Option(False, "--llm", help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences)."),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Write summaries with the OpenAI-compatible endpoint of CITEWISE_LLM_* (default: extractive, central sentences).",
+    ),
     force: bool = typer.Option(False, "--force", help="Re-summarise every document, not only new and changed ones."),
-    raptor: bool = typer.Option(False, "--raptor", help="Also build or refresh the RAPTOR trees (raptor-collapsed / raptor-tree) and report node counts and build time."),
+    raptor: bool = typer.Option(
+        False,
+        "--raptor",
+        help="Also build or refresh the RAPTOR trees (raptor-collapsed / raptor-tree) and report node counts and build time.",
+    ),
     as_json: bool = JsonOpt,
 ):
     """Build or refresh the document level of the hierarchical retriever (title, outline, summary)."""
@@ -132,23 +170,41 @@ def summarize(
 
         ri = RaptorIndex(trees_of(idx.store), idx.embedder)
         tree = ri.refresh(idx.store)
-        tree["nodes_per_level"] = {str(lv): n for lv, n in sorted(Counter(
-            nd.level for t in ri.trees.values() for nd in t.nodes.values()).items())}
+        tree["nodes_per_level"] = {
+            str(lv): n
+            for lv, n in sorted(Counter(nd.level for t in ri.trees.values() for nd in t.nodes.values()).items())
+        }
         tree["groups"] = len(ri.trees)
     if as_json:
-        out.print_json(json.dumps({**counts, "models": models, "errors": errors, "folder": level.where,
-                                   **({"raptor": tree} if tree else {})}))
+        out.print_json(
+            json.dumps(
+                {
+                    **counts,
+                    "models": models,
+                    "errors": errors,
+                    "folder": level.where,
+                    **({"raptor": tree} if tree else {}),
+                }
+            )
+        )
     else:
-        out.print(f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
-                  f"re-summarised, {counts['deleted']} deleted, {counts['unchanged']} unchanged); summaries by "
-                  + ", ".join(f"{m} ({n})" for m, n in models.items()), highlight=False, soft_wrap=True)
+        out.print(
+            f"document level: {counts['documents']} documents ({counts['added']} added, {counts['updated']} "
+            f"re-summarised, {counts['deleted']} deleted, {counts['unchanged']} unchanged); summaries by "
+            + ", ".join(f"{m} ({n})" for m, n in models.items()),
+            highlight=False,
+            soft_wrap=True,
+        )
         for e in errors:
             err.print(f"warning: {e} (extractive summary kept)", markup=False, highlight=False, soft_wrap=True)
         if tree:
-            out.print(f"RAPTOR: {tree['nodes']} summary nodes in {tree['groups']} permission group(s), per level "
-                      f"{tree['nodes_per_level']}; {tree['rebuilt_groups']} group(s) rebuilt, {tree['patched_groups']} "
-                      f"patched ({tree['nodes_resummarised']} nodes re-summarised) in {tree['seconds']:.1f}s",
-                      highlight=False, soft_wrap=True)
+            out.print(
+                f"RAPTOR: {tree['nodes']} summary nodes in {tree['groups']} permission group(s), per level "
+                f"{tree['nodes_per_level']}; {tree['rebuilt_groups']} group(s) rebuilt, {tree['patched_groups']} "
+                f"patched ({tree['nodes_resummarised']} nodes re-summarised) in {tree['seconds']:.1f}s",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 #: Usage errors (bad option value, unknown option or command): Typer's vendored click's

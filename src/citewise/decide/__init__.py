@@ -38,13 +38,42 @@ answers, 2,000 requests/day, five 400-token chunks for RAG, the default 10% safe
 """
 
 from citewise.decide.corpus import CorpusTokens, count_corpus_tokens
-from citewise.decide.costs import (DEFAULT_SAFETY_MARGIN, CagCost, ContextBudget, Prices, adaptive_route_cost,
-                                   cag_cost, cost_per_correct_answer, request_cost)
-from citewise.decide.recommend import CAG_MAX_PREFILL_SHARE, STRUCTURED_SHARE_FOR_TOOLS, Primary, Recommendation, recommend
+from citewise.decide.costs import (
+    DEFAULT_SAFETY_MARGIN,
+    CagCost,
+    ContextBudget,
+    Prices,
+    adaptive_route_cost,
+    cag_cost,
+    cost_per_correct_answer,
+    request_cost,
+)
+from citewise.decide.recommend import (
+    CAG_MAX_PREFILL_SHARE,
+    STRUCTURED_SHARE_FOR_TOOLS,
+    Primary,
+    Recommendation,
+    recommend,
+)
 from citewise.decide.workload import Accuracy, Workload, load_workload
 
 __all__ = [
-    "Accuracy", "CAG_MAX_PREFILL_SHARE", "CagCost", "ContextBudget", "CorpusTokens", "DEFAULT_SAFETY_MARGIN",
-    "Prices", "Primary", "Recommendation", "STRUCTURED_SHARE_FOR_TOOLS", "Workload", "adaptive_route_cost",
-    "cag_cost", "cost_per_correct_answer", "count_corpus_tokens", "load_workload", "recommend", "request_cost",
+    "Accuracy",
+    "CAG_MAX_PREFILL_SHARE",
+    "CagCost",
+    "ContextBudget",
+    "CorpusTokens",
+    "DEFAULT_SAFETY_MARGIN",
+    "Prices",
+    "Primary",
+    "Recommendation",
+    "STRUCTURED_SHARE_FOR_TOOLS",
+    "Workload",
+    "adaptive_route_cost",
+    "cag_cost",
+    "cost_per_correct_answer",
+    "count_corpus_tokens",
+    "load_workload",
+    "recommend",
+    "request_cost",
 ]

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from citewise.core import PUBLIC_GROUP, CitewiseError, InputError
 
+
 @dataclass(frozen=True)
 class CorpusTokens:
     """o200k_base tokens of the documents each principal may read.

@@ -69,17 +69,28 @@ class ContextBudget:
             if f.name == "safety_margin":
                 object.__setattr__(self, f.name, _check_fraction(self.safety_margin, f.name, src))
                 continue
-            object.__setattr__(self, f.name, _check_int(getattr(self, f.name), f.name, src,
-                                                        minimum=1 if f.name == "context_window" else 0))
+            object.__setattr__(
+                self,
+                f.name,
+                _check_int(getattr(self, f.name), f.name, src, minimum=1 if f.name == "context_window" else 0),
+            )
         if self.safety_margin and self.safety_margin_tokens:
-            raise InputError(src, (
-                f"safety_margin: give either safety_margin (a fraction of the window, here {self.safety_margin:g}) "
-                f"or safety_margin_tokens (here {self.safety_margin_tokens:,}), not both"))
+            raise InputError(
+                src,
+                (
+                    f"safety_margin: give either safety_margin (a fraction of the window, here {self.safety_margin:g}) "
+                    f"or safety_margin_tokens (here {self.safety_margin_tokens:,}), not both"
+                ),
+            )
         if self.available_for_documents <= 0:
-            raise InputError(src, (
-                f"context_window: {self.context_window:,} tokens leave no room for documents after "
-                f"{self.max_output_tokens:,} output + {self.system_prompt_tokens:,} system prompt + "
-                f"{self.max_question_tokens:,} question + {self.margin_tokens:,} safety margin"))
+            raise InputError(
+                src,
+                (
+                    f"context_window: {self.context_window:,} tokens leave no room for documents after "
+                    f"{self.max_output_tokens:,} output + {self.system_prompt_tokens:,} system prompt + "
+                    f"{self.max_question_tokens:,} question + {self.margin_tokens:,} safety margin"
+                ),
+            )
 
     @property
     def margin_tokens(self) -> int:
@@ -90,8 +101,13 @@ class ContextBudget:
     @property
     def available_for_documents(self) -> int:
         """Tokens available for documents in one request (see the class docstring)."""
-        return (self.context_window - self.max_output_tokens - self.system_prompt_tokens
-                - self.max_question_tokens - self.margin_tokens)
+        return (
+            self.context_window
+            - self.max_output_tokens
+            - self.system_prompt_tokens
+            - self.max_question_tokens
+            - self.margin_tokens
+        )
 
     def fits(self, corpus_tokens: int) -> bool:
         """Whether a corpus of ``corpus_tokens`` fits :attr:`available_for_documents`.
@@ -110,8 +126,9 @@ class ContextBudget:
                 ``safety_margin_tokens`` may be omitted: the defaults) or badly typed keys; an
                 ambiguous ``safety_margin`` (see the class).
         """
-        return _from_mapping(cls, data, source, prefix,
-                             optional=("max_question_tokens", "safety_margin", "safety_margin_tokens"))
+        return _from_mapping(
+            cls, data, source, prefix, optional=("max_question_tokens", "safety_margin", "safety_margin_tokens")
+        )
 
 
 @dataclass(frozen=True)
@@ -144,10 +161,14 @@ class Prices:
                 continue
             object.__setattr__(self, f.name, _check_number(value, f.name, src))
         if self.cached_input_per_mtok is not None and self.cached_input_per_mtok > self.input_per_mtok:
-            raise InputError(src, (
-                f"cached_input_per_mtok: {self.cached_input_per_mtok:g} is above input_per_mtok "
-                f"{self.input_per_mtok:g}; a cache read never costs more than an uncached one (leave it out "
-                f"if the provider has no prompt caching)"))
+            raise InputError(
+                src,
+                (
+                    f"cached_input_per_mtok: {self.cached_input_per_mtok:g} is above input_per_mtok "
+                    f"{self.input_per_mtok:g}; a cache read never costs more than an uncached one (leave it out "
+                    f"if the provider has no prompt caching)"
+                ),
+            )
 
     @property
     def cached_rate(self) -> float:
@@ -170,8 +191,14 @@ class Prices:
         return _from_mapping(cls, data, source, prefix, optional=("cached_input_per_mtok",))
 
 
-def request_cost(input_tokens: int, output_tokens: int, prices: Prices, cached_input_tokens: int = 0,
-                 *, cached_tokens: int | None = None) -> float:
+def request_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Prices,
+    cached_input_tokens: int = 0,
+    *,
+    cached_tokens: int | None = None,
+) -> float:
     """USD cost of one request, called as the design documents call it:
     ``request_cost(input_tokens, output_tokens, prices, cached_input_tokens=0)``.
 
@@ -202,13 +229,18 @@ def request_cost(input_tokens: int, output_tokens: int, prices: Prices, cached_i
     output_tokens = _check_int(output_tokens, "output_tokens", src)
     cached = _check_int(cached_input_tokens, "cached_input_tokens", src)
     if cached > input_tokens:
-        raise InputError(src, f"cached_input_tokens: {cached:,} cached tokens is more than the {input_tokens:,} "
-                              f"input tokens they are part of")
+        raise InputError(
+            src,
+            f"cached_input_tokens: {cached:,} cached tokens is more than the {input_tokens:,} "
+            f"input tokens they are part of",
+        )
     if not isinstance(prices, Prices):
         raise InputError(src, f"prices: must be a Prices, got {type(prices).__name__}")
-    micro = ((input_tokens - cached) * prices.input_per_mtok
-             + cached * prices.cached_rate
-             + output_tokens * prices.output_per_mtok)
+    micro = (
+        (input_tokens - cached) * prices.input_per_mtok
+        + cached * prices.cached_rate
+        + output_tokens * prices.output_per_mtok
+    )
     return round(micro / 1e6, 12)  # drop float noise below a micro-cent
 
 
@@ -306,4 +338,3 @@ def cost_per_correct_answer(cost_per_request: float, accuracy: float) -> float:
     if accuracy == 0:
         raise InputError(src, "accuracy: 0 means no answer is correct; cost per correct answer is undefined")
     return round(cost_per_request / accuracy, 12)
-

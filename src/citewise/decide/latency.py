@@ -152,15 +152,32 @@ def summarise(runs: list[Run]) -> list[LatencyGroup]:
         def mean(xs):
             return statistics.fmean(xs) if xs else 0.0
 
-        per_step = [{"step": i + 1, "t1_ms": _ms(mean([r.steps[i].llm_s for r in rs])),
-                     "t2_ms": _ms(mean([r.steps[i].tools_s for r in rs])),
-                     "t3_ms": _ms(mean([r.steps[i].overhead_s for r in rs])),
-                     "calls": round(mean([r.steps[i].calls for r in rs]), 2)} for i in range(n)]
-        out.append(LatencyGroup(n, len(rs), _ms(mean(measured)), _ms(_pct(measured, 0.5)), _ms(_pct(measured, 0.95)),
-                                _ms(mean([r.model_s for r in rs])), _ms(mean([s.llm_s for s in all_steps])),
-                                _ms(mean([s.tools_s for s in all_steps])), _ms(mean([s.overhead_s for s in all_steps])),
-                                _ms(mean([r.synthesis_s for r in rs])), _ms(mean([r.sequential_s for r in rs])),
-                                per_step))
+        per_step = [
+            {
+                "step": i + 1,
+                "t1_ms": _ms(mean([r.steps[i].llm_s for r in rs])),
+                "t2_ms": _ms(mean([r.steps[i].tools_s for r in rs])),
+                "t3_ms": _ms(mean([r.steps[i].overhead_s for r in rs])),
+                "calls": round(mean([r.steps[i].calls for r in rs]), 2),
+            }
+            for i in range(n)
+        ]
+        out.append(
+            LatencyGroup(
+                n,
+                len(rs),
+                _ms(mean(measured)),
+                _ms(_pct(measured, 0.5)),
+                _ms(_pct(measured, 0.95)),
+                _ms(mean([r.model_s for r in rs])),
+                _ms(mean([s.llm_s for s in all_steps])),
+                _ms(mean([s.tools_s for s in all_steps])),
+                _ms(mean([s.overhead_s for s in all_steps])),
+                _ms(mean([r.synthesis_s for r in rs])),
+                _ms(mean([r.sequential_s for r in rs])),
+                per_step,
+            )
+        )
     return out
 
 
@@ -172,6 +189,9 @@ def latency_report(path: str | Path) -> dict:
     """
     runs = runs_from_spans(list(read_spans(path)))
     if not runs:
-        raise InputError(str(path), "no agent run in these spans (no 'invoke_agent' span with a 'chat' span under it); "
-                                    "record them with CITEWISE_TRACES_FILE=PATH while the agent runs")
+        raise InputError(
+            str(path),
+            "no agent run in these spans (no 'invoke_agent' span with a 'chat' span under it); "
+            "record them with CITEWISE_TRACES_FILE=PATH while the agent runs",
+        )
     return {"file": str(path), "runs": len(runs), "groups": [asdict(g) for g in summarise(runs)]}

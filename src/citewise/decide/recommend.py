@@ -115,18 +115,24 @@ def recommend(workload: Workload) -> Recommendation:
         reasons.append(
             f"the corpus ({w.corpus_tokens:,} tokens) does not fit the {avail:,} tokens available for documents "
             f"(context window {b.context_window:,} - output {b.max_output_tokens:,} - system prompt "
-            f"{b.system_prompt_tokens:,} - question {b.max_question_tokens:,} - safety margin {b.margin_tokens:,}): use RAG")
+            f"{b.system_prompt_tokens:,} - question {b.max_question_tokens:,} - safety margin {b.margin_tokens:,}): use RAG"
+        )
     if not within_slo:
         reasons.append(
             f"a long-context request would send {lc_in:,} input tokens, above the latency limit of {slo:,} "
-            f"(max_input_tokens_for_slo): use RAG ({rag_in:,} input tokens per request)")
+            f"(max_input_tokens_for_slo): use RAG ({rag_in:,} input tokens per request)"
+        )
     if over_budget:
         if rag_day < lc_day:
-            reasons.append(f"long context would cost {_usd(lc_day)}/day, above the daily budget of {_usd(cap)}; "
-                           f"RAG costs {_usd(rag_day)}/day: use RAG")
+            reasons.append(
+                f"long context would cost {_usd(lc_day)}/day, above the daily budget of {_usd(cap)}; "
+                f"RAG costs {_usd(rag_day)}/day: use RAG"
+            )
         else:
-            reasons.append(f"long context would cost {_usd(lc_day)}/day, above the daily budget of {_usd(cap)}, "
-                           f"but RAG would cost more ({_usd(rag_day)}/day)")
+            reasons.append(
+                f"long context would cost {_usd(lc_day)}/day, above the daily budget of {_usd(cap)}, "
+                f"but RAG would cost more ({_usd(rag_day)}/day)"
+            )
     use_rag = (not fits) or (not within_slo) or (over_budget and rag_day < lc_day)
     primary: Primary = "rag" if use_rag else "long_context"
 
@@ -137,14 +143,19 @@ def recommend(workload: Workload) -> Recommendation:
             f"the corpus ({w.corpus_tokens:,} tokens) fits the {avail:,} tokens available for documents, "
             f"{lc_in:,} input tokens per request is {slo_txt}, and {_usd(lc_day)}/day is {budget_txt}: "
             f"use long context, which is simpler and cannot miss a passage retrieval would miss "
-            f"(RAG would cost {_usd(rag_day)}/day)")
+            f"(RAG would cost {_usd(rag_day)}/day)"
+        )
     else:
         if cap is not None and rag_day > cap:
-            reasons.append(f"RAG too costs {_usd(rag_day)}/day, above the daily budget of {_usd(cap)}: "
-                           f"lower rag_context_tokens, output_tokens or the price per token")
+            reasons.append(
+                f"RAG too costs {_usd(rag_day)}/day, above the daily budget of {_usd(cap)}: "
+                f"lower rag_context_tokens, output_tokens or the price per token"
+            )
         if slo is not None and rag_in > slo:
-            reasons.append(f"a RAG request too sends {rag_in:,} input tokens, above the latency limit of {slo:,}: "
-                           f"lower rag_context_tokens")
+            reasons.append(
+                f"a RAG request too sends {rag_in:,} input tokens, above the latency limit of {slo:,}: "
+                f"lower rag_context_tokens"
+            )
 
     if w.per_user_permissions:
         if w.prices.has_cache_discount:
@@ -154,33 +165,46 @@ def recommend(workload: Workload) -> Recommendation:
             cache_txt = ""
         reasons.append(
             f"per-user permissions remove the shared cacheable prefix: each user's context holds only the "
-            f"documents they may read, so long context pays the full input price on every request{cache_txt}")
+            f"documents they may read, so long context pays the full input price on every request{cache_txt}"
+        )
         if primary == "rag":
-            reasons.append("filter by ACL inside the retrieval query (the store applies the principal's groups "
-                           "during the search, never after it), so no restricted chunk reaches the prompt")
+            reasons.append(
+                "filter by ACL inside the retrieval query (the store applies the principal's groups "
+                "during the search, never after it), so no restricted chunk reaches the prompt"
+            )
         else:
             reasons.append("build each user's context from only the documents their groups may read")
 
     if w.updates_per_day > 0:
         if primary == "rag":
-            reasons.append(f"{w.updates_per_day:g} updates/day: use incremental ingestion (re-embed only new and "
-                           f"changed documents, delete removed ones; 'citewise ingest' compares content hashes)")
+            reasons.append(
+                f"{w.updates_per_day:g} updates/day: use incremental ingestion (re-embed only new and "
+                f"changed documents, delete removed ones; 'citewise ingest' compares content hashes)"
+            )
         elif w.uses_prompt_cache:
-            reasons.append(f"{w.updates_per_day:g} updates/day: each update invalidates the cached prefix, and the "
-                           f"next request pays the full input price for the corpus again "
-                           f"(+{_usd(w.cache_invalidation_cost_per_day())}/day, included above)")
+            reasons.append(
+                f"{w.updates_per_day:g} updates/day: each update invalidates the cached prefix, and the "
+                f"next request pays the full input price for the corpus again "
+                f"(+{_usd(w.cache_invalidation_cost_per_day())}/day, included above)"
+            )
         else:
-            reasons.append(f"{w.updates_per_day:g} updates/day: each request reads the current documents "
-                           f"(no prompt cache to invalidate)")
+            reasons.append(
+                f"{w.updates_per_day:g} updates/day: each request reads the current documents "
+                f"(no prompt cache to invalidate)"
+            )
 
     add_tools = w.structured_share >= STRUCTURED_SHARE_FOR_TOOLS
     if add_tools:
-        reasons.append(f"{w.structured_share:.0%} of questions are about records (structured_share >= "
-                       f"{STRUCTURED_SHARE_FOR_TOOLS:g}): add tools (tool calls such as a guarded sql_query) "
-                       f"for them; documents do not hold per-customer records")
+        reasons.append(
+            f"{w.structured_share:.0%} of questions are about records (structured_share >= "
+            f"{STRUCTURED_SHARE_FOR_TOOLS:g}): add tools (tool calls such as a guarded sql_query) "
+            f"for them; documents do not hold per-customer records"
+        )
     else:
-        reasons.append(f"{w.structured_share:.0%} of questions are about records (< {STRUCTURED_SHARE_FOR_TOOLS:g}): "
-                       f"no tools needed")
+        reasons.append(
+            f"{w.structured_share:.0%} of questions are about records (< {STRUCTURED_SHARE_FOR_TOOLS:g}): "
+            f"no tools needed"
+        )
 
     per_correct: dict[str, float] = {}
     if w.accuracy is not None:
@@ -191,11 +215,11 @@ def recommend(workload: Workload) -> Recommendation:
         }
         reasons.append(
             f"cost per correctly supported answer: long context {per_correct['long_context']:.6f} USD "
-            f"(accuracy {w.accuracy.long_context:.0%}), RAG {per_correct['rag']:.6f} USD (accuracy {w.accuracy.rag:.0%})")
+            f"(accuracy {w.accuracy.long_context:.0%}), RAG {per_correct['rag']:.6f} USD (accuracy {w.accuracy.rag:.0%})"
+        )
 
     cag, cag_day = _cag(w, primary, reasons)
-    return Recommendation(primary, add_tools, lc_day, rag_day, reasons, lc_in, rag_in, avail, per_correct,
-                          cag, cag_day)
+    return Recommendation(primary, add_tools, lc_day, rag_day, reasons, lc_in, rag_in, avail, per_correct, cag, cag_day)
 
 
 def _cag(w: Workload, primary: str, reasons: list[str]) -> tuple[bool, float]:
@@ -203,22 +227,31 @@ def _cag(w: Workload, primary: str, reasons: list[str]) -> tuple[bool, float]:
     cag_day = w.cag_cost_per_day()
     if primary != "long_context":
         return False, cag_day
-    c = cag_cost(w.corpus_tokens, 1, w.budget.system_prompt_tokens + w.budget.max_question_tokens,
-                 w.output_tokens, w.prices)
-    share = (c.prefill_usd / w.requests_per_cache) / c.per_query_usd if w.requests_per_cache and c.per_query_usd else float("inf")
+    c = cag_cost(
+        w.corpus_tokens, 1, w.budget.system_prompt_tokens + w.budget.max_question_tokens, w.output_tokens, w.prices
+    )
+    share = (
+        (c.prefill_usd / w.requests_per_cache) / c.per_query_usd
+        if w.requests_per_cache and c.per_query_usd
+        else float("inf")
+    )
     why = []
     if w.per_user_permissions:
         why.append("users read different documents, so there is no one corpus to cache")
     if not w.prices.has_cache_discount:
         why.append("cached input costs as much as uncached input (no cached_input_per_mtok below input_per_mtok)")
     if share > CAG_MAX_PREFILL_SHARE:
-        why.append(f"one prefill per corpus version ({w.cag_prefills_per_day:g}/day) would add {share:.0%} "
-                   f"to each of its {w.requests_per_cache:,.0f} requests (more than {CAG_MAX_PREFILL_SHARE:.0%}): "
-                   f"the corpus changes too often for the volume")
+        why.append(
+            f"one prefill per corpus version ({w.cag_prefills_per_day:g}/day) would add {share:.0%} "
+            f"to each of its {w.requests_per_cache:,.0f} requests (more than {CAG_MAX_PREFILL_SHARE:.0%}): "
+            f"the corpus changes too often for the volume"
+        )
     naive = round(w.requests_per_day * request_cost(w.long_context_input_tokens, w.output_tokens, w.prices), 9)
     if not why and cag_day >= naive:
-        why.append(f"re-prefilling after every update ({w.cag_prefills_per_day:g}/day) costs more than sending the "
-                   f"corpus uncached ({_usd(naive)}/day)")
+        why.append(
+            f"re-prefilling after every update ({w.cag_prefills_per_day:g}/day) costs more than sending the "
+            f"corpus uncached ({_usd(naive)}/day)"
+        )
     if w.daily_budget_usd is not None and cag_day > w.daily_budget_usd:
         why.append(f"CAG would cost {_usd(cag_day)}/day, above the daily budget of {_usd(w.daily_budget_usd)}")
     if why:
@@ -228,6 +261,6 @@ def _cag(w: Workload, primary: str, reasons: list[str]) -> tuple[bool, float]:
         f"serve it as CAG: the corpus fits, changes rarely and the volume is high ({w.requests_per_cache:,.0f} "
         f"requests per cached prefill, which adds {share:.1%} to each): prefill the corpus once per version and "
         f"reuse its cache, {_usd(cag_day)}/day (long context {_usd(w.long_context_cost_per_day())}/day, "
-        f"RAG {_usd(w.rag_cost_per_day())}/day); each update invalidates the cache")
+        f"RAG {_usd(w.rag_cost_per_day())}/day); each update invalidates the cache"
+    )
     return True, cag_day
-

@@ -9,6 +9,7 @@ from typing import Any, Iterable, Mapping
 
 from citewise.core import InputError
 
+
 def _check_int(value: Any, key: str, source: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(source, f"{key}: must be a whole number >= {minimum}, got {value!r}")
@@ -28,10 +29,14 @@ def _check_fraction(value: Any, key: str, source: str) -> float:
     if value < 0:
         raise InputError(source, f"{key}: must be >= 0, got {value!r}")
     if value >= 1:
-        hint = (f"; for a number of tokens write safety_margin_tokens: {int(value)}"
-                if float(value).is_integer() else "")
-        raise InputError(source, (f"{key}: {value!r} is ambiguous: safety_margin is a fraction of the context "
-                                  f"window, 0 <= safety_margin < 1 (0.10 = 10%){hint}"))
+        hint = f"; for a number of tokens write safety_margin_tokens: {int(value)}" if float(value).is_integer() else ""
+        raise InputError(
+            source,
+            (
+                f"{key}: {value!r} is ambiguous: safety_margin is a fraction of the context "
+                f"window, 0 <= safety_margin < 1 (0.10 = 10%){hint}"
+            ),
+        )
     return float(value)
 
 
@@ -67,4 +72,3 @@ def _from_mapping(cls, data: Any, source: str, prefix: str, optional: Iterable[s
         return cls(**values)
     except InputError as e:  # re-point the error at the file and the dotted key
         raise InputError(source, prefix + e.reason) from None
-

@@ -10,6 +10,7 @@ from citewise.core import InputError
 from citewise.decide.costs import ContextBudget, Prices, cag_cost, request_cost
 from citewise.decide.validation import _check_int, _check_keys, _check_number, _from_mapping
 
+
 @dataclass(frozen=True)
 class Accuracy:
     """Measured share of correctly supported answers per path, each in (0, 1]."""
@@ -73,11 +74,16 @@ class Workload:
             object.__setattr__(self, name, _check_int(getattr(self, name), name, src))
         if not isinstance(self.per_user_permissions, bool):
             raise InputError(src, f"per_user_permissions: must be true or false, got {self.per_user_permissions!r}")
-        object.__setattr__(self, "structured_share", _check_number(self.structured_share, "structured_share", src, 0.0, 1.0))
+        object.__setattr__(
+            self, "structured_share", _check_number(self.structured_share, "structured_share", src, 0.0, 1.0)
+        )
         object.__setattr__(self, "updates_per_day", _check_number(self.updates_per_day, "updates_per_day", src))
         if self.max_input_tokens_for_slo is not None:
-            object.__setattr__(self, "max_input_tokens_for_slo",
-                               _check_int(self.max_input_tokens_for_slo, "max_input_tokens_for_slo", src, 1))
+            object.__setattr__(
+                self,
+                "max_input_tokens_for_slo",
+                _check_int(self.max_input_tokens_for_slo, "max_input_tokens_for_slo", src, 1),
+            )
         if self.daily_budget_usd is not None:
             object.__setattr__(self, "daily_budget_usd", _check_number(self.daily_budget_usd, "daily_budget_usd", src))
         for name, typ in (("budget", ContextBudget), ("prices", Prices)):
@@ -86,11 +92,17 @@ class Workload:
         if self.accuracy is not None and not isinstance(self.accuracy, Accuracy):
             raise InputError(src, f"accuracy: must be an Accuracy, got {type(self.accuracy).__name__}")
         if self.output_tokens > self.budget.max_output_tokens:
-            raise InputError(src, f"output_tokens: {self.output_tokens:,} is above budget.max_output_tokens "
-                                  f"{self.budget.max_output_tokens:,}")
+            raise InputError(
+                src,
+                f"output_tokens: {self.output_tokens:,} is above budget.max_output_tokens "
+                f"{self.budget.max_output_tokens:,}",
+            )
         if self.rag_context_tokens > self.budget.available_for_documents:
-            raise InputError(src, f"rag_context_tokens: {self.rag_context_tokens:,} is above the "
-                                  f"{self.budget.available_for_documents:,} tokens available for documents")
+            raise InputError(
+                src,
+                f"rag_context_tokens: {self.rag_context_tokens:,} is above the "
+                f"{self.budget.available_for_documents:,} tokens available for documents",
+            )
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "Workload") -> "Workload":
@@ -154,8 +166,9 @@ class Workload:
 
     def long_context_cost_per_day(self) -> float:
         """USD/day of long context: requests x request cost + cache invalidation after updates."""
-        return round(self.requests_per_day * self.long_context_request_cost()
-                     + self.cache_invalidation_cost_per_day(), 9)
+        return round(
+            self.requests_per_day * self.long_context_request_cost() + self.cache_invalidation_cost_per_day(), 9
+        )
 
     def rag_request_cost(self) -> float:
         """USD per RAG request (no cached part: see the module docstring)."""
@@ -185,8 +198,13 @@ class Workload:
         every request reads it at the cached rate (its question, system prompt and output at the
         full prices) — ``C_prefill + N (C_generate - C_prefill + alpha C_prefill)`` per version,
         with ``alpha = cached / input`` price."""
-        c = cag_cost(self.corpus_tokens, self.requests_per_day, self.budget.system_prompt_tokens
-                     + self.budget.max_question_tokens, self.output_tokens, self.prices)
+        c = cag_cost(
+            self.corpus_tokens,
+            self.requests_per_day,
+            self.budget.system_prompt_tokens + self.budget.max_question_tokens,
+            self.output_tokens,
+            self.prices,
+        )
         return round(self.cag_prefills_per_day * c.prefill_usd + self.requests_per_day * c.per_query_usd, 9)
 
 
@@ -207,9 +225,9 @@ def load_workload(path: str | Path) -> Workload:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise InputError(str(path), f"bad YAML: {getattr(e, 'problem', None) or e}",
-                         mark.line + 1 if mark is not None else None) from None
+        raise InputError(
+            str(path), f"bad YAML: {getattr(e, 'problem', None) or e}", mark.line + 1 if mark is not None else None
+        ) from None
     if data is None:
         raise InputError(str(path), "empty workload file")
     return Workload.from_mapping(data, str(path))
-

@@ -33,5 +33,10 @@ def judge_answers(answers: Mapping[str, tuple[str, object]], store, judge) -> di
         errors += bool(v.error)
         per[qid] = {"faithful": v.passed, "unsupported_claims": list(v.unsupported_claims), "error": v.error}
     n = len(per)
-    return {"judged": n, "faithful": faithful, "faithful_rate": round(faithful / n, 6) if n else None,
-            "judge_errors": errors, "per_question": per}
+    return {
+        "judged": n,
+        "faithful": faithful,
+        "faithful_rate": round(faithful / n, 6) if n else None,
+        "judge_errors": errors,
+        "per_question": per,
+    }

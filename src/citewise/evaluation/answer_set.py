@@ -167,9 +167,19 @@ def parse_row(row: dict, path: str, line: int) -> SetQuestion:
             raise InputError(path, f"question '{qid}': field '{key}' must not be empty for an in_scope question", line)
     spans = tuple(s for s in row["expected_answer"])
     if kind == "in_scope" and not any(normalise(s) for s in spans):
-        raise InputError(path, f"question '{qid}': field 'expected_answer' has only spans that normalise to nothing", line)
-    return SetQuestion(qid.strip(), row["corpus"].strip(), kind, row["category"].strip(), row["text"],
-                       tuple(d.strip() for d in row["expected_docs"]), spans, line)
+        raise InputError(
+            path, f"question '{qid}': field 'expected_answer' has only spans that normalise to nothing", line
+        )
+    return SetQuestion(
+        qid.strip(),
+        row["corpus"].strip(),
+        kind,
+        row["category"].strip(),
+        row["text"],
+        tuple(d.strip() for d in row["expected_docs"]),
+        spans,
+        line,
+    )
 
 
 def read_answer_set(path: str | Path, doc_ids: Iterable[str] | None = None) -> list[SetQuestion]:
@@ -199,8 +209,12 @@ def read_answer_set(path: str | Path, doc_ids: Iterable[str] | None = None) -> l
                 if d not in known:
                     close = difflib.get_close_matches(d, docs, n=1, cutoff=0.6)
                     hint = f"; did you mean '{close[0]}'?" if close else ""
-                    raise InputError(path, f"question '{q.qid}': field 'expected_docs': unknown document id '{d}' "
-                                           f"(not in the index; renamed or removed?){hint}", n)
+                    raise InputError(
+                        path,
+                        f"question '{q.qid}': field 'expected_docs': unknown document id '{d}' "
+                        f"(not in the index; renamed or removed?){hint}",
+                        n,
+                    )
         questions.append(q)
     if not questions:
         raise InputError(path, "answer set has no questions")
@@ -302,8 +316,9 @@ def span_in(span: str, body: str) -> bool:
     return rest_from(0, 0)
 
 
-def grade_answer(q: SetQuestion, answer: Any, latency_ms: float = 0.0,
-                 patterns: Sequence[re.Pattern] | None = None) -> GradedAnswer:
+def grade_answer(
+    q: SetQuestion, answer: Any, latency_ms: float = 0.0, patterns: Sequence[re.Pattern] | None = None
+) -> GradedAnswer:
     """Grade one answer to ``q`` (verdicts: see the module docstring)."""
     patterns = compile_patterns() if patterns is None else patterns
     text = answer.text or ""
@@ -313,14 +328,33 @@ def grade_answer(q: SetQuestion, answer: Any, latency_ms: float = 0.0,
     span = any(span_in(normalise(e), body) for e in q.expected_answer)
     cited = any(d in docs for d in q.expected_docs)
     if q.kind == "in_scope":
-        verdict = ("wrong_abstention" if abstained else "correct" if span and cited
-                   else "partial" if span or cited else "wrong")
+        verdict = (
+            "wrong_abstention"
+            if abstained
+            else "correct"
+            if span and cited
+            else "partial"
+            if span or cited
+            else "wrong"
+        )
     else:
         verdict = "abstained_ok" if abstained else "leak"
-    return GradedAnswer(q.qid, q.corpus, q.kind, q.category, q.text, verdict, getattr(answer, "outcome", ""),
-                        docs, text, round(latency_ms, 2), span and not abstained, cited,
-                        not abstained and is_boilerplate_first(text, patterns),
-                        getattr(answer, "abstain_reason", "") or "")
+    return GradedAnswer(
+        q.qid,
+        q.corpus,
+        q.kind,
+        q.category,
+        q.text,
+        verdict,
+        getattr(answer, "outcome", ""),
+        docs,
+        text,
+        round(latency_ms, 2),
+        span and not abstained,
+        cited,
+        not abstained and is_boilerplate_first(text, patterns),
+        getattr(answer, "abstain_reason", "") or "",
+    )
 
 
 def _rate(n: int, d: int) -> float | None:
@@ -343,10 +377,16 @@ def summarise(rows: Sequence[GradedAnswer]) -> dict:
     for v in ("correct", "partial", "wrong", "wrong_abstention"):
         out[v] = count[v]
         out[f"{v}_rate"] = _rate(count[v], n_in)
-    out.update({"no_answer": n_no, "abstained_ok": count["abstained_ok"], "leaks": count["leak"],
-                "abstention_rate": _rate(count["abstained_ok"], n_no),
-                "boilerplate_first": sum(r.boilerplate_first for r in rows),
-                "mean_latency_ms": round(sum(r.latency_ms for r in rows) / len(rows), 2) if rows else None})
+    out.update(
+        {
+            "no_answer": n_no,
+            "abstained_ok": count["abstained_ok"],
+            "leaks": count["leak"],
+            "abstention_rate": _rate(count["abstained_ok"], n_no),
+            "boilerplate_first": sum(r.boilerplate_first for r in rows),
+            "mean_latency_ms": round(sum(r.latency_ms for r in rows) / len(rows), 2) if rows else None,
+        }
+    )
     return out
 
 
@@ -359,12 +399,17 @@ class AnswerSetReport:
     def summary(self) -> dict:
         """``{"overall": ..., "by_corpus": {...}, "by_kind": {...}, "by_category": {...}}``, each
         value a :func:`summarise` dict; groups sorted by name."""
+
         def by(attr: str) -> dict:
             names = sorted({getattr(r, attr) for r in self.rows})
             return {n: summarise([r for r in self.rows if getattr(r, attr) == n]) for n in names}
 
-        return {"overall": summarise(self.rows), "by_corpus": by("corpus"), "by_kind": by("kind"),
-                "by_category": by("category")}
+        return {
+            "overall": summarise(self.rows),
+            "by_corpus": by("corpus"),
+            "by_kind": by("kind"),
+            "by_category": by("category"),
+        }
 
     def failures(self) -> list[GradedAnswer]:
         """Questions whose verdict is neither ``correct`` nor ``abstained_ok``."""
@@ -385,10 +430,12 @@ class AnswerSetReport:
         head = f"{'group':<28} {'n':>4} {'correct':>8} {'partial':>8} {'wrong':>6} {'w.abst':>7} {'abst.ok':>8} {'leaks':>6} {'boiler':>6} {'ms':>8}"
         lines = [head]
         for label, s in summary_groups(self.summary()):
-            lines.append(f"{label[:28]:<28} {s['questions']:>4} {fmt_rate(s['correct_rate']):>8} {fmt_rate(s['partial_rate']):>8} "
-                         f"{fmt_rate(s['wrong_rate']):>6} {fmt_rate(s['wrong_abstention_rate']):>7} "
-                         f"{fmt_rate(s['abstention_rate']):>8} {s['leaks']:>6} {s['boilerplate_first']:>6} "
-                         f"{s['mean_latency_ms']:>8.1f}")
+            lines.append(
+                f"{label[:28]:<28} {s['questions']:>4} {fmt_rate(s['correct_rate']):>8} {fmt_rate(s['partial_rate']):>8} "
+                f"{fmt_rate(s['wrong_rate']):>6} {fmt_rate(s['wrong_abstention_rate']):>7} "
+                f"{fmt_rate(s['abstention_rate']):>8} {s['leaks']:>6} {s['boilerplate_first']:>6} "
+                f"{s['mean_latency_ms']:>8.1f}"
+            )
         return lines
 
 
@@ -406,10 +453,13 @@ def fmt_rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def grade_set(ask: Callable[[str], Any], questions: Sequence[SetQuestion],
-              patterns: Sequence[re.Pattern] | None = None,
-              progress: Callable[[int], None] | None = None,
-              clock: Callable[[], float] = time.perf_counter) -> AnswerSetReport:
+def grade_set(
+    ask: Callable[[str], Any],
+    questions: Sequence[SetQuestion],
+    patterns: Sequence[re.Pattern] | None = None,
+    progress: Callable[[int], None] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> AnswerSetReport:
     """Ask every question (in set order), time each call and grade the answers.
 
     Args:

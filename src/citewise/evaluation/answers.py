@@ -135,8 +135,9 @@ def abstention_scores(answerable: Mapping[str, Answer], out_of_scope: Mapping[st
     return AbstentionScores(precision, recall, f1, accuracy, tp, fp, len(fn_ids), tn, fp_ids, fn_ids)
 
 
-def evaluate_answers(answer: Callable[[str], Answer], answerable: Mapping[str, str],
-                     out_of_scope: Mapping[str, str]) -> dict:
+def evaluate_answers(
+    answer: Callable[[str], Answer], answerable: Mapping[str, str], out_of_scope: Mapping[str, str]
+) -> dict:
     """Ask every question and score citations and abstention.
 
     Args:

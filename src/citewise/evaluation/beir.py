@@ -56,7 +56,9 @@ class BeirDataset:
         """Raises InputError naming the first missing file."""
         for p in (self.corpus, self.root / "queries.jsonl", self.qrels_path(split)):
             if not p.is_file():
-                raise InputError(str(p), "missing: a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+                raise InputError(
+                    str(p), "missing: a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+                )
 
     def documents(self):
         return load_beir_corpus(self.corpus)
@@ -74,7 +76,9 @@ class BeirDataset:
         queries = {q: t for q, t in read_queries(self.root / "queries.jsonl").items() if q in qrels}
         missing = sorted(set(qrels) - set(queries))
         if missing:
-            raise InputError(str(self.root / "queries.jsonl"), f"{len(missing)} qrels queries have no text (e.g. {missing[0]})")
+            raise InputError(
+                str(self.root / "queries.jsonl"), f"{len(missing)} qrels queries have no text (e.g. {missing[0]})"
+            )
         return qrels, queries
 
 
@@ -115,8 +119,9 @@ def doc_ranking(hits, depth: int, level: str = "doc") -> list[tuple[str, float]]
     return out
 
 
-def run_queries(retriever, queries: dict[str, str], depth: int = 100,
-                progress: Callable[[int], None] | None = None) -> dict[str, list[tuple[str, float]]]:
+def run_queries(
+    retriever, queries: dict[str, str], depth: int = 100, progress: Callable[[int], None] | None = None
+) -> dict[str, list[tuple[str, float]]]:
     """Ranked documents per query: ``{qid: [(doc_id, score), ...]}`` (at most ``depth`` each).
 
     Chunks are fetched at 1.5x depth so that documents split into several chunks still leave
@@ -131,7 +136,8 @@ def run_queries(retriever, queries: dict[str, str], depth: int = 100,
     return out
 
 
-def evaluate_ranked(qrels, ranked: dict[str, list[tuple[str, float]]],
-                    metrics: Sequence[str] = BEIR_METRICS) -> Evaluation:
+def evaluate_ranked(
+    qrels, ranked: dict[str, list[tuple[str, float]]], metrics: Sequence[str] = BEIR_METRICS
+) -> Evaluation:
     """Evaluate ranked lists in their own order (ties already broken by the retriever)."""
     return evaluate(qrels, {q: [d for d, _ in items] for q, items in ranked.items()}, metrics)

@@ -32,8 +32,9 @@ def ranking_for(hits, level: str, depth: int) -> list[tuple[str, float]]:
     return doc_ranking(hits, depth, level)
 
 
-def run_golden(retriever, golden: GoldenSet, depth: int = 100, principal=None,
-               progress: Callable[[int], None] | None = None) -> Ranked:
+def run_golden(
+    retriever, golden: GoldenSet, depth: int = 100, principal=None, progress: Callable[[int], None] | None = None
+) -> Ranked:
     """Search every golden query: ``{qid: [(doc or chunk id, score), ...]}`` (at most ``depth``).
 
     Chunks are fetched at 1.5x depth (as :func:`citewise.evaluation.beir.run_queries`) so that
@@ -83,10 +84,18 @@ class Comparison:
     def to_dict(self) -> dict:
         """Everything as plain JSON types (``citewise eval compare --json`` prints this)."""
         return {
-            "name": self.name, "baseline": self.baseline, "arms": self.arms, "metrics": self.metrics,
-            "slices": {s: len(q) for s, q in self.slices.items()}, "slice_queries": self.slices,
-            "means": self.means, "ci": self.ci, "deltas": self.deltas,
-            "per_query": self.per_query, "settings": self.settings, "info": self.info,
+            "name": self.name,
+            "baseline": self.baseline,
+            "arms": self.arms,
+            "metrics": self.metrics,
+            "slices": {s: len(q) for s, q in self.slices.items()},
+            "slice_queries": self.slices,
+            "means": self.means,
+            "ci": self.ci,
+            "deltas": self.deltas,
+            "per_query": self.per_query,
+            "settings": self.settings,
+            "info": self.info,
         }
 
     @classmethod
@@ -97,18 +106,34 @@ class Comparison:
             CitewiseError: a required key is missing.
         """
         try:
-            return cls(data["name"], list(data["arms"]), list(data["metrics"]),
-                       {s: list(q) for s, q in data["slice_queries"].items()}, data["per_query"],
-                       data["means"], data["ci"], data["deltas"], data.get("settings", {}), data.get("info", {}))
+            return cls(
+                data["name"],
+                list(data["arms"]),
+                list(data["metrics"]),
+                {s: list(q) for s, q in data["slice_queries"].items()},
+                data["per_query"],
+                data["means"],
+                data["ci"],
+                data["deltas"],
+                data.get("settings", {}),
+                data.get("info", {}),
+            )
         except (KeyError, TypeError, AttributeError) as e:
             raise CitewiseError(f"not a comparison produced by 'citewise eval compare --json' (missing {e})") from None
 
 
-def compare(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping], *,
-            slices: Mapping[str, Sequence[str]] | None = None,
-            metrics: Sequence[str] = DEFAULT_METRICS, name: str = "",
-            permutations: int = PERMUTATIONS, resamples: int = BOOTSTRAP, seed: int = SEED,
-            level: float = 0.95) -> Comparison:
+def compare(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Mapping],
+    *,
+    slices: Mapping[str, Sequence[str]] | None = None,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    name: str = "",
+    permutations: int = PERMUTATIONS,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    level: float = 0.95,
+) -> Comparison:
     """Evaluate each arm's run and compare every arm with the first.
 
     Args:
@@ -129,8 +154,10 @@ def compare(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping],
     arms = list(runs)
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     for arm in arms:
-        run = {q: ([d for d, _ in items] if isinstance(items, list) and items and isinstance(items[0], tuple) else items)
-               for q, items in runs[arm].items()}
+        run = {
+            q: ([d for d, _ in items] if isinstance(items, list) and items and isinstance(items[0], tuple) else items)
+            for q, items in runs[arm].items()
+        }
         try:
             per_query[arm] = evaluate(qrels, run, metrics).per_query
         except CitewiseError as e:
@@ -149,9 +176,19 @@ def compare(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping],
             bounds = bootstrap_ci(diff, resamples, seed, level)
             pvals = randomization_test(mats[base], mats[arm], permutations, seed)
             deltas[arm][s] = {
-                m: {"delta": float(diff[:, j].mean()), "ci": [float(bounds[j, 0]), float(bounds[j, 1])], "p": float(pvals[j])}
+                m: {
+                    "delta": float(diff[:, j].mean()),
+                    "ci": [float(bounds[j, 0]), float(bounds[j, 1])],
+                    "p": float(pvals[j]),
+                }
                 for j, m in enumerate(metrics)
             }
-    settings = {"test": "paired randomisation, two-sided", "permutations": permutations,
-                "ci": "percentile bootstrap", "resamples": resamples, "seed": seed, "level": level}
+    settings = {
+        "test": "paired randomisation, two-sided",
+        "permutations": permutations,
+        "ci": "percentile bootstrap",
+        "resamples": resamples,
+        "seed": seed,
+        "level": level,
+    }
     return Comparison(name, arms, metrics, slices, per_query, means, ci, deltas, settings)

@@ -115,10 +115,14 @@ def load_questions(path: str | Path) -> list[CondQuestion]:
         if d["expected"] not in EXPECTED:
             raise InputError(src, f"expected: {d['expected']!r} is not one of {', '.join(EXPECTED)}", line=n)
         sets = d.get("evidence_sets", [])
-        if not isinstance(sets, list) or any(not isinstance(s, list) or not all(
-                isinstance(i, dict) and isinstance(i.get("doc"), str) and isinstance(i.get("text"), str) for i in s)
-                for s in sets):
-            raise InputError(src, "evidence_sets: a list of lists of {\"doc\", \"text\"} is required", line=n)
+        if not isinstance(sets, list) or any(
+            not isinstance(s, list)
+            or not all(
+                isinstance(i, dict) and isinstance(i.get("doc"), str) and isinstance(i.get("text"), str) for i in s
+            )
+            for s in sets
+        ):
+            raise InputError(src, 'evidence_sets: a list of lists of {"doc", "text"} is required', line=n)
         if d["expected"] == "supported" and not sets:
             raise InputError(src, "evidence_sets: a question expecting 'supported' needs at least one set", line=n)
         as_of = None
@@ -127,10 +131,22 @@ def load_questions(path: str | Path) -> list[CondQuestion]:
                 as_of = dt.date.fromisoformat(d["as_of"])
             except (TypeError, ValueError):
                 raise InputError(src, f"as_of: not a date: {d['as_of']!r}", line=n) from None
-        out.append(CondQuestion(d["id"], d["question"], d["kind"], d["expected"], tuple(d.get("scope", [])),
-                                tuple(tuple((i["doc"], i["text"]) for i in s) for s in sets), tuple(d.get("as", [])),
-                                as_of, d.get("decisive"), bool(d.get("lexical_mismatch")), d.get("split", "dev"),
-                                tuple((i["doc"], i["text"]) for i in d.get("oracle", []))))
+        out.append(
+            CondQuestion(
+                d["id"],
+                d["question"],
+                d["kind"],
+                d["expected"],
+                tuple(d.get("scope", [])),
+                tuple(tuple((i["doc"], i["text"]) for i in s) for s in sets),
+                tuple(d.get("as", [])),
+                as_of,
+                d.get("decisive"),
+                bool(d.get("lexical_mismatch")),
+                d.get("split", "dev"),
+                tuple((i["doc"], i["text"]) for i in d.get("oracle", [])),
+            )
+        )
     if not out:
         raise InputError(src, "no questions")
     return out
@@ -200,9 +216,18 @@ class ConditionsRunner:
             its misses and unnecessary fallbacks are counted per condition.
     """
 
-    def __init__(self, idx, requirements: Requirements | None, k: int = 5, budget_tokens: int = 4000,
-                 intact_budget: int = 8000, max_rounds: int = 2, deadline_ms: float | None = None,
-                 generator="extractive", judge=None):
+    def __init__(
+        self,
+        idx,
+        requirements: Requirements | None,
+        k: int = 5,
+        budget_tokens: int = 4000,
+        intact_budget: int = 8000,
+        max_rounds: int = 2,
+        deadline_ms: float | None = None,
+        generator="extractive",
+        judge=None,
+    ):
         self.idx = idx
         self.requirements = requirements
         self.k, self.budget_tokens, self.intact_budget = k, budget_tokens, intact_budget
@@ -211,8 +236,12 @@ class ConditionsRunner:
         self.controller = GapController(base, requirements, judge=judge)
         self.strong = GapController(base, requirements, assembler_kw={"expand_parent": True}, judge=judge)
         flat = idx.answerer("dense", generator)
-        self.flat = GapController(flat, requirements, judge=judge, assembler_kw={"expand_neighbours": False, "min_sources": 0,
-                                                                    "max_doc_share": 1.0, "dedup_jaccard": 1.01})
+        self.flat = GapController(
+            flat,
+            requirements,
+            judge=judge,
+            assembler_kw={"expand_neighbours": False, "min_sources": 0, "max_doc_share": 1.0, "dedup_jaccard": 1.01},
+        )
         self.store = idx.store
         self.docs = self.store.documents()
 
@@ -228,9 +257,13 @@ class ConditionsRunner:
         out = []
         day = q.as_of.isoformat()
         for d in base:
-            versions = [(e.effective or e.updated, i) for i, e in self.docs.items()
-                        if (i == d or i.startswith(d + "@")) and groups & set(e.groups)
-                        and (e.effective or e.updated or "") <= day]
+            versions = [
+                (e.effective or e.updated, i)
+                for i, e in self.docs.items()
+                if (i == d or i.startswith(d + "@"))
+                and groups & set(e.groups)
+                and (e.effective or e.updated or "") <= day
+            ]
             if versions:
                 out.append(max(versions)[1])
         return out
@@ -248,8 +281,13 @@ class ConditionsRunner:
             ctl = {"flat_top_k": self.flat, "strong_baseline": self.strong, "adaptive": self.controller}[condition]
             k = self.k + 3 if condition == "strong_baseline" else self.k
             rounds = self.max_rounds if condition == "adaptive" else 1
-            req = AskRequest(scope, budget_tokens=self.budget_tokens, max_rounds=rounds, k=k,
-                             deadline_ms=self.deadline_ms if condition == "adaptive" else None)
+            req = AskRequest(
+                scope,
+                budget_tokens=self.budget_tokens,
+                max_rounds=rounds,
+                k=k,
+                deadline_ms=self.deadline_ms if condition == "adaptive" else None,
+            )
             ans, trace = ctl.ask(q.question, req, principal=principal, filters=filters)
             first = set(trace.rounds[0]["new_chunks"]) if trace.rounds else set()
             ctx_chunks = self.store.get_chunks(ans.context_ids)
@@ -305,12 +343,30 @@ class ConditionsRunner:
             failure = "use"  # the evidence was what the packet holds; the conclusion drawn from it was wrong
         category = "coverage" if q.kind == "incomplete" else "answerable" if q.expected == "supported" else q.kind
         tokens = sum(c.token_count for c in ctx_chunks) + count_tokens(q.question)
-        return Record(q.id, condition, q.kind, q.expected, ans.outcome, correct, unsupported, found, retained, used,
-                      failure, category, tokens, initial + count_tokens(q.question), len(trace.rounds) or 1,
-                      trace.model_calls + 1, trace.retrieval_calls, round(latency, 2),
-                      [c.doc_id for c in ans.citations], applicable,
-                      bool(trace.judge and trace.judge.get("miss")),
-                      bool(trace.judge and trace.judge.get("unnecessary_fallback")))
+        return Record(
+            q.id,
+            condition,
+            q.kind,
+            q.expected,
+            ans.outcome,
+            correct,
+            unsupported,
+            found,
+            retained,
+            used,
+            failure,
+            category,
+            tokens,
+            initial + count_tokens(q.question),
+            len(trace.rounds) or 1,
+            trace.model_calls + 1,
+            trace.retrieval_calls,
+            round(latency, 2),
+            [c.doc_id for c in ans.citations],
+            applicable,
+            bool(trace.judge and trace.judge.get("miss")),
+            bool(trace.judge and trace.judge.get("unnecessary_fallback")),
+        )
 
     def position_test(self, questions: list[CondQuestion]) -> list[dict]:
         """Intact-document condition with the decisive clause's chunk at the start, middle and end:
@@ -322,7 +378,9 @@ class ConditionsRunner:
             res = {}
             for order in ("start", "middle", "end"):
                 ans, _, applicable, _ = self.run_one(q, "intact_documents", order=order)
-                res[order] = {"outcome": ans.outcome, "cited": [c.doc_id for c in ans.citations]} if applicable else None
+                res[order] = (
+                    {"outcome": ans.outcome, "cited": [c.doc_id for c in ans.citations]} if applicable else None
+                )
             vals = [json.dumps(v, sort_keys=True) for v in res.values() if v is not None]
             out.append({"id": q.id, **res, "changed": len(set(vals)) > 1})
         return out
@@ -354,7 +412,9 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
             "outcome_accuracy": round(sum(r.outcome == r.expected for r in rs) / len(rs), 4),
             "unsupported_claims": sum(r.unsupported_claim for r in rs),
             "supported_on_incomplete": sum(r.outcome == "supported" for r in incomplete),
-            "abstention_correctness": round(sum(r.outcome != "supported" for r in others) / len(others), 4) if others else None,
+            "abstention_correctness": round(sum(r.outcome != "supported" for r in others) / len(others), 4)
+            if others
+            else None,
             "mean_tokens_sent": round(float(np.mean([r.tokens_sent for r in rs])), 1),
             "model_calls_per_question": round(float(np.mean([r.model_calls for r in rs])), 3),
             "retrieval_calls_per_question": round(float(np.mean([r.retrieval_calls for r in rs])), 3),
@@ -362,7 +422,9 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
             "p95_latency_ms": round(float(np.percentile(lat, 95)), 2),
             "meets_latency_target": bool(np.percentile(lat, 95) <= latency_target_ms),
             "cost_per_request_usd": round(mean_cost, 8),
-            "cost_per_correctly_supported_usd": round(cost_per_correct_answer(mean_cost, rate), 8) if rate > 0 else None,
+            "cost_per_correctly_supported_usd": round(cost_per_correct_answer(mean_cost, rate), 8)
+            if rate > 0
+            else None,
             "failures": {f: sum(r.failure == f for r in rs) for f in ("discovery", "selection", "use")},
             "judge_misses": sum(r.judge_miss for r in rs),
             "judge_unnecessary_fallbacks": sum(r.judge_unnecessary_fallback for r in rs),
@@ -370,16 +432,32 @@ def summarise(records: list[Record], prices, latency_target_ms: float) -> dict:
         if cond == "adaptive":
             fb = [r for r in rs if r.rounds > 1]
             initial = float(np.mean([request_cost(r.initial_tokens, 150, prices) for r in rs]))
-            incr = float(np.mean([request_cost(r.tokens_sent, 150, prices) - request_cost(r.initial_tokens, 150, prices)
-                                  for r in fb])) if fb else 0.0
+            incr = (
+                float(
+                    np.mean(
+                        [
+                            request_cost(r.tokens_sent, 150, prices) - request_cost(r.initial_tokens, 150, prices)
+                            for r in fb
+                        ]
+                    )
+                )
+                if fb
+                else 0.0
+            )
             m["fallback_rate"] = round(len(fb) / len(rs), 4)
             m["adaptive_route_cost_usd"] = round(adaptive_route_cost(initial, len(fb) / len(rs), max(incr, 0.0)), 8)
         out[cond] = m
     return out
 
 
-def run_conditions(idx, questions: list[CondQuestion], requirements: Requirements | None, prices,
-                   latency_target_ms: float = 2000.0, **runner_kw) -> dict:
+def run_conditions(
+    idx,
+    questions: list[CondQuestion],
+    requirements: Requirements | None,
+    prices,
+    latency_target_ms: float = 2000.0,
+    **runner_kw,
+) -> dict:
     """Run every condition over ``questions``; returns the JSON report (summary, records,
     position test, settings). Each question is answered once untimed under each condition
     before the timed run, so every latency is measured on warm caches (question embedding,
@@ -391,23 +469,37 @@ def run_conditions(idx, questions: list[CondQuestion], requirements: Requirement
             runner.run_one(q, c)  # warm-up, not timed: every condition is timed on warm caches
             records.append(runner.record(q, c))
     return {
-        "settings": {"k": runner.k, "budget_tokens": runner.budget_tokens, "intact_budget": runner.intact_budget,
-                     "max_rounds": runner.max_rounds, "deadline_ms": runner.deadline_ms,
-                     "latency_target_ms": latency_target_ms, "embedder": idx.embedder.name,
-                     "questions": len(questions), "output_tokens_assumed": 150,
-                     "prices_usd_per_mtok": {"input": prices.input_per_mtok, "output": prices.output_per_mtok}},
+        "settings": {
+            "k": runner.k,
+            "budget_tokens": runner.budget_tokens,
+            "intact_budget": runner.intact_budget,
+            "max_rounds": runner.max_rounds,
+            "deadline_ms": runner.deadline_ms,
+            "latency_target_ms": latency_target_ms,
+            "embedder": idx.embedder.name,
+            "questions": len(questions),
+            "output_tokens_assumed": 150,
+            "prices_usd_per_mtok": {"input": prices.input_per_mtok, "output": prices.output_per_mtok},
+        },
         "summary": summarise(records, prices, latency_target_ms),
         "records": [r.__dict__ for r in records],
         "position_test": runner.position_test(questions),
     }
 
 
-_COLS = [("supported_answer_rate", "supported rate"), ("unsupported_claims", "unsupported claims"),
-         ("supported_on_incomplete", "supported on incomplete"), ("abstention_correctness", "abstention correct"),
-         ("outcome_accuracy", "outcome accuracy"), ("mean_tokens_sent", "tokens sent"),
-         ("model_calls_per_question", "model calls"), ("retrieval_calls_per_question", "retrieval calls"),
-         ("p50_latency_ms", "p50 ms"), ("p95_latency_ms", "p95 ms"),
-         ("cost_per_correctly_supported_usd", "USD / correct")]
+_COLS = [
+    ("supported_answer_rate", "supported rate"),
+    ("unsupported_claims", "unsupported claims"),
+    ("supported_on_incomplete", "supported on incomplete"),
+    ("abstention_correctness", "abstention correct"),
+    ("outcome_accuracy", "outcome accuracy"),
+    ("mean_tokens_sent", "tokens sent"),
+    ("model_calls_per_question", "model calls"),
+    ("retrieval_calls_per_question", "retrieval calls"),
+    ("p50_latency_ms", "p50 ms"),
+    ("p95_latency_ms", "p95 ms"),
+    ("cost_per_correctly_supported_usd", "USD / correct"),
+]
 
 
 def to_markdown(report: dict) -> str:
@@ -422,23 +514,31 @@ def to_html(report: dict) -> str:
     """A self-contained HTML page: the summary table, the found / retained / used log with the
     failure attribution of every question and condition, and the position test."""
     e = html.escape
-    rows = "".join(f"<tr><td>{e(c)}</td><td>{m.get('questions', 0)}</td>" +
-                   "".join(f"<td>{e(str(m.get(k, '')))}</td>" for k, _ in _COLS) + "</tr>"
-                   for c, m in report["summary"].items())
+    rows = "".join(
+        f"<tr><td>{e(c)}</td><td>{m.get('questions', 0)}</td>"
+        + "".join(f"<td>{e(str(m.get(k, '')))}</td>" for k, _ in _COLS)
+        + "</tr>"
+        for c, m in report["summary"].items()
+    )
     head = "".join(f"<th>{e(n)}</th>" for _, n in _COLS)
     recs = "".join(
         f"<tr class='{'fail' if r['failure'] else ''}'><td>{e(r['id'])}</td><td>{e(r['condition'])}</td>"
         f"<td>{e(r['category'])}</td><td>{e(r['expected'])}</td><td>{e(r['outcome'])}</td>"
         f"<td>{'yes' if r['found'] else 'no'}</td><td>{'yes' if r['retained'] else 'no'}</td>"
-        f"<td>{'yes' if r['used'] else 'no'}</td><td>{e(r['failure'] or '')}</td></tr>" for r in report["records"])
-    pos = "".join(f"<tr><td>{e(p['id'])}</td>" + "".join(
-        f"<td>{e(p[o]['outcome']) if p[o] else 'n/a'}</td>" for o in ("start", "middle", "end")) +
-        f"<td>{'yes' if p['changed'] else 'no'}</td></tr>" for p in report["position_test"])
+        f"<td>{'yes' if r['used'] else 'no'}</td><td>{e(r['failure'] or '')}</td></tr>"
+        for r in report["records"]
+    )
+    pos = "".join(
+        f"<tr><td>{e(p['id'])}</td>"
+        + "".join(f"<td>{e(p[o]['outcome']) if p[o] else 'n/a'}</td>" for o in ("start", "middle", "end"))
+        + f"<td>{'yes' if p['changed'] else 'no'}</td></tr>"
+        for p in report["position_test"]
+    )
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Evidence selection: five conditions</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin-bottom:2em}}
 td,th{{border:1px solid #ccc;padding:3px 6px;font-size:13px}}tr.fail td{{background:#fde8e8}}</style></head><body>
 <h1>Evidence selection: five conditions</h1>
-<p>{e(json.dumps(report['settings']))}</p>
+<p>{e(json.dumps(report["settings"]))}</p>
 <table><tr><th>condition</th><th>n</th>{head}</tr>{rows}</table>
 <h2>Position test (intact documents; decisive clause at start / middle / end)</h2>
 <table><tr><th>question</th><th>start</th><th>middle</th><th>end</th><th>changed</th></tr>{pos}</table>

@@ -30,19 +30,49 @@ INF = float("inf")
 
 #: ``(metric, low, high, observable symptom / likely cause, corrective action)``.
 TABLE: tuple[tuple[str, float, float, str, str], ...] = (
-    ("faithfulness", -INF, 0.75, "users frequently report made-up answers",
-     "review the LLM prompt; increase citation instructions; lower the temperature"),
-    ("faithfulness", 0.75, 0.85, "occasional hallucinations on peripheral topics",
-     "improve context precision to eliminate contaminating chunks"),
+    (
+        "faithfulness",
+        -INF,
+        0.75,
+        "users frequently report made-up answers",
+        "review the LLM prompt; increase citation instructions; lower the temperature",
+    ),
+    (
+        "faithfulness",
+        0.75,
+        0.85,
+        "occasional hallucinations on peripheral topics",
+        "improve context precision to eliminate contaminating chunks",
+    ),
     ("faithfulness", 0.85, INF, "correlates with positive NPS in field studies", "hold steady; monitor for drift"),
-    ("context_precision", -INF, 0.60, "the LLM includes contradictory information; inconsistent answers",
-     "tune the reranker; reduce K; review similarity thresholds"),
-    ("context_recall", -INF, 0.70, "multi-hop questions fail; key information missing",
-     "review the chunking strategy; add larger chunks; enrich metadata"),
-    ("answer_relevance", -INF, 0.70, "answers that are correct but do not answer",
-     "review the synthesis prompt; add an explicit instruction to stick to the question"),
-    ("noise_sensitivity", 0.15, INF, "the prompt or the LLM are fragile against contaminated contexts",
-     "harden the prompt against irrelevant context; raise context precision so less noise reaches it"),
+    (
+        "context_precision",
+        -INF,
+        0.60,
+        "the LLM includes contradictory information; inconsistent answers",
+        "tune the reranker; reduce K; review similarity thresholds",
+    ),
+    (
+        "context_recall",
+        -INF,
+        0.70,
+        "multi-hop questions fail; key information missing",
+        "review the chunking strategy; add larger chunks; enrich metadata",
+    ),
+    (
+        "answer_relevance",
+        -INF,
+        0.70,
+        "answers that are correct but do not answer",
+        "review the synthesis prompt; add an explicit instruction to stick to the question",
+    ),
+    (
+        "noise_sensitivity",
+        0.15,
+        INF,
+        "the prompt or the LLM are fragile against contaminated contexts",
+        "harden the prompt against irrelevant context; raise context precision so less noise reaches it",
+    ),
 )
 
 

@@ -61,8 +61,9 @@ def load_floors(path: str | Path) -> Floors:
         raise InputError(str(path), f"cannot read floors: {getattr(e, 'strerror', None) or e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise InputError(str(path), f"invalid YAML: {getattr(e, 'problem', None) or e}",
-                         mark.line + 1 if mark is not None else None) from None
+        raise InputError(
+            str(path), f"invalid YAML: {getattr(e, 'problem', None) or e}", mark.line + 1 if mark is not None else None
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("floors"), dict) or not data["floors"]:
         raise InputError(str(path), "expected a mapping with 'floors: {slice: {metric: floor}}'")
     floors: dict[str, dict[str, float]] = {}
@@ -76,7 +77,9 @@ def load_floors(path: str | Path) -> Floors:
             except Exception as e:  # CitewiseError with the valid names
                 raise InputError(str(path), f"floors.{slice_name}: {e}") from None
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-                raise InputError(str(path), f"floors.{slice_name}.{metric}: floor must be a number in [0, 1], got {value!r}")
+                raise InputError(
+                    str(path), f"floors.{slice_name}.{metric}: floor must be a number in [0, 1], got {value!r}"
+                )
             floors[str(slice_name)][name] = float(value)
     golden = data.get("golden")
     return Floors(floors, (path.parent / golden) if golden else None, data.get("retriever"), str(path))

@@ -176,7 +176,11 @@ def validate_ids(golden: GoldenSet, doc_ids: Iterable[str], chunk_exists: Callab
             if not hint:
                 close = difflib.get_close_matches(doc, sorted(docs), n=1, cutoff=0.6)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise InputError(golden.source, f"query '{q.qid}': unknown {what} id '{rid}' (not in the index; renamed or removed?){hint}", q.line)
+            raise InputError(
+                golden.source,
+                f"query '{q.qid}': unknown {what} id '{rid}' (not in the index; renamed or removed?){hint}",
+                q.line,
+            )
 
 
 def load_golden(path: str | Path, store=None) -> GoldenSet:

@@ -77,22 +77,41 @@ def _arm(name: str, store, emb, reranker=None, rerank_depth: int | None = None):
     return make_retriever(name, store, emb)
 
 
-def golden_runs(idx, golden: GoldenSet, retrievers: Sequence[str], depth: int = 100,
-                progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> dict:
+def golden_runs(
+    idx,
+    golden: GoldenSet,
+    retrievers: Sequence[str],
+    depth: int = 100,
+    progress: Progress | None = None,
+    reranker=None,
+    rerank_depth: int | None = None,
+) -> dict:
     """``{retriever: {qid: [(id, score), ...]}}`` for every golden query (anonymous principal).
 
     Query embeddings are computed once, in one batch, and shared by the arms.
     """
     emb = PrecomputedEmbedder(idx.embedder, [q.text for q in golden.queries])
     store = MemoStore(idx.store)
-    return {name: run_golden(_arm(name, store, emb, reranker, rerank_depth), golden, depth, progress=progress)
-            for name in retrievers}
+    return {
+        name: run_golden(_arm(name, store, emb, reranker, rerank_depth), golden, depth, progress=progress)
+        for name in retrievers
+    }
 
 
-def compare_golden(idx, golden_path: str | Path, retrievers: Sequence[str], *,
-                   metrics: Sequence[str] = DEFAULT_METRICS, depth: int = 100,
-                   permutations: int = PERMUTATIONS, resamples: int = BOOTSTRAP, seed: int = SEED,
-                   progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> Comparison:
+def compare_golden(
+    idx,
+    golden_path: str | Path,
+    retrievers: Sequence[str],
+    *,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    depth: int = 100,
+    permutations: int = PERMUTATIONS,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    progress: Progress | None = None,
+    reranker=None,
+    rerank_depth: int | None = None,
+) -> Comparison:
     """Load (and validate against ``idx``) a golden set, run the retrievers, compare per slice.
 
     ``reranker`` (spec or object) reranks the ``NAME+rerank`` arms.
@@ -104,17 +123,43 @@ def compare_golden(idx, golden_path: str | Path, retrievers: Sequence[str], *,
     t0 = time.perf_counter()
     runs = golden_runs(idx, golden, retrievers, depth, progress, reranker, rerank_depth)
     t1 = time.perf_counter()
-    c = compare(golden.qrels, runs, slices=golden.slices, metrics=metrics, name=Path(golden_path).name,
-                permutations=permutations, resamples=resamples, seed=seed)
-    c.info.update({"source": str(golden_path), "index": str(idx.path), "embedder": idx.embedder.name,
-                   "query_seconds": round(t1 - t0, 3), "compare_seconds": round(time.perf_counter() - t1, 3)})
+    c = compare(
+        golden.qrels,
+        runs,
+        slices=golden.slices,
+        metrics=metrics,
+        name=Path(golden_path).name,
+        permutations=permutations,
+        resamples=resamples,
+        seed=seed,
+    )
+    c.info.update(
+        {
+            "source": str(golden_path),
+            "index": str(idx.path),
+            "embedder": idx.embedder.name,
+            "query_seconds": round(t1 - t0, 3),
+            "compare_seconds": round(time.perf_counter() - t1, 3),
+        }
+    )
     return c
 
 
-def compare_beir(idx, ds: BeirDataset, retrievers: Sequence[str], *, split: str = "test",
-                 metrics: Sequence[str] = DEFAULT_METRICS, depth: int = 100,
-                 permutations: int = PERMUTATIONS, resamples: int = BOOTSTRAP, seed: int = SEED,
-                 progress: Progress | None = None, reranker=None, rerank_depth: int | None = None) -> Comparison:
+def compare_beir(
+    idx,
+    ds: BeirDataset,
+    retrievers: Sequence[str],
+    *,
+    split: str = "test",
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    depth: int = 100,
+    permutations: int = PERMUTATIONS,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    progress: Progress | None = None,
+    reranker=None,
+    rerank_depth: int | None = None,
+) -> Comparison:
     """Run the retrievers over a BEIR split on an index that already holds its corpus; compare.
 
     ``reranker`` (spec or object) reranks the ``NAME+rerank`` arms.
@@ -128,19 +173,44 @@ def compare_beir(idx, ds: BeirDataset, retrievers: Sequence[str], *, split: str 
     t0 = time.perf_counter()
     emb = PrecomputedEmbedder(idx.embedder, [queries[q] for q in sorted(queries)])
     store = MemoStore(idx.store)
-    runs = {name: run_queries(_arm(name, store, emb, reranker, rerank_depth), queries, depth=depth, progress=progress)
-            for name in retrievers}
+    runs = {
+        name: run_queries(_arm(name, store, emb, reranker, rerank_depth), queries, depth=depth, progress=progress)
+        for name in retrievers
+    }
     t1 = time.perf_counter()
-    c = compare(qrels, runs, metrics=metrics, name=f"{ds.name} {split}",
-                permutations=permutations, resamples=resamples, seed=seed)
-    c.info.update({"source": str(ds.root), "split": split, "index": str(idx.path), "embedder": idx.embedder.name,
-                   "query_seconds": round(t1 - t0, 3), "compare_seconds": round(time.perf_counter() - t1, 3)})
+    c = compare(
+        qrels,
+        runs,
+        metrics=metrics,
+        name=f"{ds.name} {split}",
+        permutations=permutations,
+        resamples=resamples,
+        seed=seed,
+    )
+    c.info.update(
+        {
+            "source": str(ds.root),
+            "split": split,
+            "index": str(idx.path),
+            "embedder": idx.embedder.name,
+            "query_seconds": round(t1 - t0, 3),
+            "compare_seconds": round(time.perf_counter() - t1, 3),
+        }
+    )
     return c
 
 
-def run_gate(idx, floors: Floors, golden_path: str | Path, retriever: str = "shipped", *,
-             metrics: Sequence[str] = DEFAULT_METRICS, resamples: int = BOOTSTRAP, seed: int = SEED,
-             progress: Progress | None = None) -> tuple[Comparison, list[Breach]]:
+def run_gate(
+    idx,
+    floors: Floors,
+    golden_path: str | Path,
+    retriever: str = "shipped",
+    *,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    progress: Progress | None = None,
+) -> tuple[Comparison, list[Breach]]:
     """Evaluate one retriever on the golden set and check it against ``floors``.
 
     The metrics evaluated are ``metrics`` plus every metric the floors name.
@@ -149,6 +219,7 @@ def run_gate(idx, floors: Floors, golden_path: str | Path, retriever: str = "shi
         (the one-arm comparison, every breached floor; empty = the gate passes).
     """
     wanted = parse_metrics(list(metrics) + floors.metrics)
-    c = compare_golden(idx, golden_path, [retriever], metrics=wanted, permutations=1, resamples=resamples,
-                       seed=seed, progress=progress)
+    c = compare_golden(
+        idx, golden_path, [retriever], metrics=wanted, permutations=1, resamples=resamples, seed=seed, progress=progress
+    )
     return c, check(c.means[retriever], floors)

@@ -100,8 +100,10 @@ def judge_identity(judge) -> dict:
     from citewise.answer.judges import FAITHFULNESS_PROMPT
 
     config = getattr(getattr(judge, "model", None), "config", None)
-    return {"model": getattr(config, "model", None),
-            "prompt_sha256": hashlib.sha256(FAITHFULNESS_PROMPT.encode("utf-8")).hexdigest()[:16]}
+    return {
+        "model": getattr(config, "model", None),
+        "prompt_sha256": hashlib.sha256(FAITHFULNESS_PROMPT.encode("utf-8")).hexdigest()[:16],
+    }
 
 
 @dataclass
@@ -130,27 +132,48 @@ class Agreement:
         return asdict(self)
 
 
-def measure_agreement(labels: Sequence[Labelled], judge, *, labels_path: str = "",
-                      progress: Callable[[], None] | None = None) -> Agreement:
+def measure_agreement(
+    labels: Sequence[Labelled], judge, *, labels_path: str = "", progress: Callable[[], None] | None = None
+) -> Agreement:
     """Run ``judge`` on every labelled answer and compare (module docstring)."""
     items, truth, pred = [], [], []
     for item in labels:
         v = judge.judge(item.question, item.answer, list(item.contexts))
-        items.append({"id": item.id, "label": item.faithful, "judge": v.passed, "error": v.error,
-                      "unsupported_claims": list(v.unsupported_claims)})
+        items.append(
+            {
+                "id": item.id,
+                "label": item.faithful,
+                "judge": v.passed,
+                "error": v.error,
+                "unsupported_claims": list(v.unsupported_claims),
+            }
+        )
         truth.append(item.faithful)
         pred.append(v.passed)
         if progress:
             progress()
-    conf = {"tp": sum(p and t for p, t in zip(pred, truth)), "fp": sum(p and not t for p, t in zip(pred, truth)),
-            "fn": sum(not p and t for p, t in zip(pred, truth)), "tn": sum(not p and not t for p, t in zip(pred, truth))}
+    conf = {
+        "tp": sum(p and t for p, t in zip(pred, truth)),
+        "fp": sum(p and not t for p, t in zip(pred, truth)),
+        "fn": sum(not p and t for p, t in zip(pred, truth)),
+        "tn": sum(not p and not t for p, t in zip(pred, truth)),
+    }
     acc = sum(p == t for p, t in zip(pred, truth)) / len(truth)
-    return Agreement(judge_identity(judge), labels_path, len(truth), round(acc, 6), round(cohen_kappa(truth, pred), 6),
-                     conf, sum(1 for i in items if i["error"]), items)
+    return Agreement(
+        judge_identity(judge),
+        labels_path,
+        len(truth),
+        round(acc, 6),
+        round(cohen_kappa(truth, pred), 6),
+        conf,
+        sum(1 for i in items if i["error"]),
+        items,
+    )
 
 
-def require_agreement(record: str | Path | None, judge, min_kappa: float = DEFAULT_MIN_KAPPA,
-                      min_labels: int = MIN_LABELS) -> dict:
+def require_agreement(
+    record: str | Path | None, judge, min_kappa: float = DEFAULT_MIN_KAPPA, min_labels: int = MIN_LABELS
+) -> dict:
     """The gate on a judge: return the agreement record when the judge may gate, else raise.
 
     Raises:
@@ -158,9 +181,14 @@ def require_agreement(record: str | Path | None, judge, min_kappa: float = DEFAU
             fewer than ``min_labels`` labels, or a kappa below ``min_kappa`` — one line saying
             which, and how to measure (``citewise eval judge-agreement LABELS --out FILE``).
     """
-    how = "measure it with 'citewise eval judge-agreement LABELS --out FILE' on at least " f"{min_labels} hand-labelled answers"
+    how = (
+        "measure it with 'citewise eval judge-agreement LABELS --out FILE' on at least "
+        f"{min_labels} hand-labelled answers"
+    )
     if record is None:
-        raise InputError("judge", f"refused: this gate uses an LLM judge whose agreement with hand labels is unknown; {how}")
+        raise InputError(
+            "judge", f"refused: this gate uses an LLM judge whose agreement with hand labels is unknown; {how}"
+        )
     try:
         data = json.loads(Path(record).read_text(encoding="utf-8"))
         n, kappa, who = int(data["n"]), float(data["kappa"]), data["judge"]
@@ -168,13 +196,19 @@ def require_agreement(record: str | Path | None, judge, min_kappa: float = DEFAU
         raise InputError(str(record), f"not a judge agreement record ({type(e).__name__}: {e}); {how}") from None
     me = judge_identity(judge)
     if who.get("model") != me["model"] or who.get("prompt_sha256") != me["prompt_sha256"]:
-        raise InputError(str(record), f"refused: the record is for judge {who.get('model')} (prompt "
-                                      f"{who.get('prompt_sha256')}), not the configured {me['model']} (prompt "
-                                      f"{me['prompt_sha256']}); {how}")
+        raise InputError(
+            str(record),
+            f"refused: the record is for judge {who.get('model')} (prompt "
+            f"{who.get('prompt_sha256')}), not the configured {me['model']} (prompt "
+            f"{me['prompt_sha256']}); {how}",
+        )
     if n < min_labels:
         raise InputError(str(record), f"refused: agreement measured on {n} labels, fewer than {min_labels}; {how}")
     if kappa < min_kappa:
-        raise InputError(str(record), f"refused: judge {me['model']} agrees with hand labels at kappa {kappa:.3f} "
-                                      f"(accuracy {float(data.get('accuracy', 0)):.3f}, n={n}), below the "
-                                      f"configured {min_kappa:.2f}")
+        raise InputError(
+            str(record),
+            f"refused: judge {me['model']} agrees with hand labels at kappa {kappa:.3f} "
+            f"(accuracy {float(data.get('accuracy', 0)):.3f}, n={n}), below the "
+            f"configured {min_kappa:.2f}",
+        )
     return data

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-NO_JUDGE = ("no LLM judge configured: set CITEWISE_LLM_JUDGE_BASE_URL and CITEWISE_LLM_JUDGE_MODEL (or "
-            "CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL, or [llm.judge] in citewise.toml) to an OpenAI-compatible "
-            "endpoint such as a llama.cpp server")
+NO_JUDGE = (
+    "no LLM judge configured: set CITEWISE_LLM_JUDGE_BASE_URL and CITEWISE_LLM_JUDGE_MODEL (or "
+    "CITEWISE_LLM_BASE_URL and CITEWISE_LLM_MODEL, or [llm.judge] in citewise.toml) to an OpenAI-compatible "
+    "endpoint such as a llama.cpp server"
+)
 
 
 def judge_config(settings=None) -> ChatConfig | None:

@@ -110,7 +110,7 @@ def _score_one(metric: Metric, docs: list[str], judged: Mapping[str, int]) -> fl
     cut = docs if metric.k is None else docs[: metric.k]
     m = metric.measure
     if m in ("ndcg", "ndcg_exp"):
-        gain = (lambda g: float(g)) if m == "ndcg" else (lambda g: 2.0 ** g - 1.0)
+        gain = (lambda g: float(g)) if m == "ndcg" else (lambda g: 2.0**g - 1.0)
         dcg = sum(gain(judged[d]) / math.log2(i + 2) for i, d in enumerate(cut) if judged.get(d, 0) > 0)
         ideal = sorted((g for g in judged.values() if g > 0), reverse=True)
         if metric.k is not None:
@@ -197,8 +197,9 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str], *, allow_empty: boo
     return Evaluation(per_query, means)
 
 
-def slice_means(per_query: Mapping[str, Mapping[str, float]], slices: Mapping[str, Sequence[str]],
-                metrics: Sequence[str]) -> dict[str, dict[str, float]]:
+def slice_means(
+    per_query: Mapping[str, Mapping[str, float]], slices: Mapping[str, Sequence[str]], metrics: Sequence[str]
+) -> dict[str, dict[str, float]]:
     """Mean of each metric over each slice's queries: ``{slice: {metric: mean}}``.
 
     Args:
@@ -212,7 +213,9 @@ def slice_means(per_query: Mapping[str, Mapping[str, float]], slices: Mapping[st
     for name, qids in slices.items():
         missing = [q for q in qids if q not in per_query]
         if not qids or missing:
-            raise CitewiseError(f"slice '{name}': " + (f"query '{missing[0]}' was not evaluated" if missing else "no queries"))
+            raise CitewiseError(
+                f"slice '{name}': " + (f"query '{missing[0]}' was not evaluated" if missing else "no queries")
+            )
         out[name] = {m: math.fsum(per_query[q][m] for q in qids) / len(qids) for m in metrics}
     return out
 

@@ -48,8 +48,14 @@ from citewise.text.lines import jsonl_rows
 
 COLUMNS = ("question", "answer", "contexts", "ground_truth")
 #: Metric names in report order.
-METRICS = ("faithfulness", "answer_relevance", "context_precision", "context_precision_ranked", "context_recall",
-           "noise_sensitivity")
+METRICS = (
+    "faithfulness",
+    "answer_relevance",
+    "context_precision",
+    "context_precision_ranked",
+    "context_recall",
+    "noise_sensitivity",
+)
 #: Metrics that need the ground truth.
 NEEDS_TRUTH = ("context_precision", "context_precision_ranked", "context_recall")
 #: Noise sensitivity above this is flagged (the design document: "A Δ > 0.15 indicates that the
@@ -84,10 +90,14 @@ def read_ragas_set(path: str | Path) -> list[RagasRow]:
             raise InputError(str(path), f"unknown field '{unknown[0]}' (expected: id, {', '.join(COLUMNS)})", n)
         for key in ("question", "answer"):
             if not isinstance(row.get(key), str) or (key == "question" and not row[key].strip()):
-                raise InputError(str(path), f"field '{key}': must be a {'non-empty ' if key == 'question' else ''}string", n)
+                raise InputError(
+                    str(path), f"field '{key}': must be a {'non-empty ' if key == 'question' else ''}string", n
+                )
         ctx = row.get("contexts")
         if not isinstance(ctx, list) or not all(isinstance(c, str) for c in ctx):
-            raise InputError(str(path), "field 'contexts': must be a list of strings (the retrieved chunks, in rank order)", n)
+            raise InputError(
+                str(path), "field 'contexts': must be a list of strings (the retrieved chunks, in rank order)", n
+            )
         truth = row.get("ground_truth")
         if truth is not None and not isinstance(truth, str):
             raise InputError(str(path), "field 'ground_truth': must be a string (or null)", n)
@@ -204,8 +214,15 @@ def judge_row(row: RagasRow, judge, embedder, n_questions: int = 3) -> Judgments
     else:
         j.generated = judge.questions(answer, n_questions)
         if not j.generated:
-            j.notes.append("answer relevance: " + ("unusable judge reply generating questions" if j.generated is None
-                                                  else "the judge generated no question") + " (0.0)")
+            j.notes.append(
+                "answer relevance: "
+                + (
+                    "unusable judge reply generating questions"
+                    if j.generated is None
+                    else "the judge generated no question"
+                )
+                + " (0.0)"
+            )
             j.generated, j.cosines = [], []
         else:
             vecs = np.asarray(embedder.embed([row.question, *j.generated]), dtype=np.float32)
@@ -248,8 +265,13 @@ class RowResult:
     abstained: bool = False
 
     def to_dict(self) -> dict:
-        d = {"id": self.id, "question": self.question, "contexts": self.contexts, "abstained": self.abstained,
-             "scores": self.scores}
+        d = {
+            "id": self.id,
+            "question": self.question,
+            "contexts": self.contexts,
+            "abstained": self.abstained,
+            "scores": self.scores,
+        }
         if self.judgments is not None:
             d["judgments"] = asdict(self.judgments)
         if self.noise is not None:
@@ -284,17 +306,34 @@ class RagasReport:
         from citewise.evaluation.diagnosis import diagnose
 
         means = self.means()
-        return {"dataset": self.dataset, "judge": self.judge, "embedder": self.embedder, "rows": len(self.rows),
-                "rows_with_ground_truth": self.with_truth, "abstentions": sum(r.abstained for r in self.rows),
-                "mean_contexts": round(statistics.fmean(r.contexts for r in self.rows), 3) if self.rows else 0.0,
-                "means": means, "noise_flag": NOISE_FLAG, "noise_flagged": self.flagged_noise(),
-                "diagnosis": [d.to_dict() for d in diagnose({m: v["mean"] for m, v in means.items()})],
-                "notes": list(self.notes), "per_row": [r.to_dict() for r in self.rows]}
+        return {
+            "dataset": self.dataset,
+            "judge": self.judge,
+            "embedder": self.embedder,
+            "rows": len(self.rows),
+            "rows_with_ground_truth": self.with_truth,
+            "abstentions": sum(r.abstained for r in self.rows),
+            "mean_contexts": round(statistics.fmean(r.contexts for r in self.rows), 3) if self.rows else 0.0,
+            "means": means,
+            "noise_flag": NOISE_FLAG,
+            "noise_flagged": self.flagged_noise(),
+            "diagnosis": [d.to_dict() for d in diagnose({m: v["mean"] for m, v in means.items()})],
+            "notes": list(self.notes),
+            "per_row": [r.to_dict() for r in self.rows],
+        }
 
 
-def run_ragas(rows: Sequence[RagasRow], judge=None, embedder=None, *, dataset: str = "",
-              judge_name: str | None = None, n_questions: int = 3, noise: Callable | None = None,
-              progress: Callable[[], None] | None = None) -> RagasReport:
+def run_ragas(
+    rows: Sequence[RagasRow],
+    judge=None,
+    embedder=None,
+    *,
+    dataset: str = "",
+    judge_name: str | None = None,
+    n_questions: int = 3,
+    noise: Callable | None = None,
+    progress: Callable[[], None] | None = None,
+) -> RagasReport:
     """Score every row.
 
     Args:
@@ -306,9 +345,11 @@ def run_ragas(rows: Sequence[RagasRow], judge=None, embedder=None, *, dataset: s
     """
     results, notes = [], []
     if judge is None:
-        notes.append("no LLM judge configured ([llm.judge] or [llm]: CITEWISE_LLM_JUDGE_BASE_URL / CITEWISE_LLM_JUDGE_MODEL, or CITEWISE_LLM_*): "
-                     "faithfulness, answer relevance, context precision, context recall and noise sensitivity "
-                     "need one and were not computed")
+        notes.append(
+            "no LLM judge configured ([llm.judge] or [llm]: CITEWISE_LLM_JUDGE_BASE_URL / CITEWISE_LLM_JUDGE_MODEL, or CITEWISE_LLM_*): "
+            "faithfulness, answer relevance, context precision, context recall and noise sensitivity "
+            "need one and were not computed"
+        )
     for row in rows:
         if judge is None:
             r = RowResult(row.id, row.question, {m: None for m in METRICS})
@@ -323,5 +364,11 @@ def run_ragas(rows: Sequence[RagasRow], judge=None, embedder=None, *, dataset: s
         results.append(r)
         if progress:
             progress()
-    return RagasReport(dataset, results, judge_name, getattr(embedder, "name", None) if judge else None, notes,
-                       sum(r.ground_truth is not None for r in rows))
+    return RagasReport(
+        dataset,
+        results,
+        judge_name,
+        getattr(embedder, "name", None) if judge else None,
+        notes,
+        sum(r.ground_truth is not None for r in rows),
+    )

@@ -47,14 +47,16 @@ def noisy_contexts(row: RagasRow, rows: Sequence[RagasRow], n_noise: int = N_NOI
         out.append(c)
         if i < len(noise):
             out.append(noise[i])
-    out += noise[len(row.contexts):]
+    out += noise[len(row.contexts) :]
     return out
 
 
 def as_context(question: str, texts: Sequence[str]) -> Context:
     """A generator :class:`Context` of plain texts, ids ``ctx-1``, ``ctx-2``, ... in order."""
-    chunks = [ContextChunk(f"ctx-{i}", f"ctx-{i}", f"context {i}", "", "", (), t, 0, len(t), i)
-              for i, t in enumerate(texts, start=1)]
+    chunks = [
+        ContextChunk(f"ctx-{i}", f"ctx-{i}", f"context {i}", "", "", (), t, 0, len(t), i)
+        for i, t in enumerate(texts, start=1)
+    ]
     return Context(question, chunks, budget=0)
 
 

@@ -48,8 +48,10 @@ def to_markdown(c: Comparison, floors: Floors | None = None, breaches: Sequence[
     """Markdown: one section per slice (means with CIs, then deltas vs the baseline)."""
     lines = [f"# Retrieval evaluation: {c.name}", ""]
     s = c.settings
-    lines.append(f"Baseline **{c.baseline}**; 95% percentile bootstrap CIs ({s.get('resamples')} resamples), "
-                 f"two-sided paired randomisation test ({s.get('permutations')} permutations), seed {s.get('seed')}.")
+    lines.append(
+        f"Baseline **{c.baseline}**; 95% percentile bootstrap CIs ({s.get('resamples')} resamples), "
+        f"two-sided paired randomisation test ({s.get('permutations')} permutations), seed {s.get('seed')}."
+    )
     lines.append("")
     for slice_name, qids in c.slices.items():
         lines += [f"## {slice_name} ({len(qids)} queries)", ""]
@@ -70,7 +72,9 @@ def to_markdown(c: Comparison, floors: Floors | None = None, breaches: Sequence[
         lines.append("")
     gate = _gate_dict(floors, breaches)
     if gate is not None:
-        lines.append("## Gate: " + ("passed" if gate["passed"] else f"FAILED ({len(gate['breaches'])} floors breached)"))
+        lines.append(
+            "## Gate: " + ("passed" if gate["passed"] else f"FAILED ({len(gate['breaches'])} floors breached)")
+        )
         lines.append("")
         lines += [f"- {b}" for b in gate["breaches"]]
         lines.append("")
@@ -85,12 +89,13 @@ def _chart(c: Comparison, slice_name: str, floors: Floors | None) -> str:
     width = left + group_w * len(c.metrics) + 10
     total_h = top + height + 60
     y = lambda v: top + height * (1.0 - max(0.0, min(1.0, v)))  # noqa: E731
-    parts = [f'<svg width="{width}" height="{total_h}" role="img" '
-             f'aria-label="{html.escape(slice_name)} metrics">']
+    parts = [f'<svg width="{width}" height="{total_h}" role="img" aria-label="{html.escape(slice_name)} metrics">']
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
-                     f'<text x="{left - 4}" y="{y(tick) + 4:.1f}" class="ax" text-anchor="end">{tick:g}</text>')
-    fl = (floors.floors.get(slice_name, {}) if floors else {})
+        parts.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
+            f'<text x="{left - 4}" y="{y(tick) + 4:.1f}" class="ax" text-anchor="end">{tick:g}</text>'
+        )
+    fl = floors.floors.get(slice_name, {}) if floors else {}
     for gi, m in enumerate(c.metrics):
         gx = left + gi * group_w + group_gap / 2
         for ai, arm in enumerate(c.arms):
@@ -98,16 +103,22 @@ def _chart(c: Comparison, slice_name: str, floors: Floors | None) -> str:
             lo, hi = c.ci[arm][slice_name][m]
             x = gx + ai * (bar + gap)
             colour = _COLOURS[ai % len(_COLOURS)]
-            parts.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bar}" height="{top + height - y(v):.1f}" fill="{colour}">'
-                         f'<title>{html.escape(arm)} {html.escape(m)}: {v:.3f} [{lo:.3f}, {hi:.3f}]</title></rect>')
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bar}" height="{top + height - y(v):.1f}" fill="{colour}">'
+                f"<title>{html.escape(arm)} {html.escape(m)}: {v:.3f} [{lo:.3f}, {hi:.3f}]</title></rect>"
+            )
             cx = x + bar / 2
             parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(lo):.1f}" y2="{y(hi):.1f}" class="ci"/>')
         if m in fl:
-            parts.append(f'<line x1="{gx - 3:.1f}" x2="{gx + n_arms * (bar + gap) + 1:.1f}" y1="{y(fl[m]):.1f}" '
-                         f'y2="{y(fl[m]):.1f}" class="floor"><title>floor {fl[m]:g}</title></line>')
+            parts.append(
+                f'<line x1="{gx - 3:.1f}" x2="{gx + n_arms * (bar + gap) + 1:.1f}" y1="{y(fl[m]):.1f}" '
+                f'y2="{y(fl[m]):.1f}" class="floor"><title>floor {fl[m]:g}</title></line>'
+            )
         lx = gx + n_arms * (bar + gap) / 2
-        parts.append(f'<text x="{lx:.1f}" y="{top + height + 14}" class="ax" text-anchor="end" '
-                     f'transform="rotate(-35 {lx:.1f} {top + height + 14})">{html.escape(m)}</text>')
+        parts.append(
+            f'<text x="{lx:.1f}" y="{top + height + 14}" class="ax" text-anchor="end" '
+            f'transform="rotate(-35 {lx:.1f} {top + height + 14})">{html.escape(m)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -128,36 +139,55 @@ def to_html(c: Comparison, floors: Floors | None = None, breaches: Sequence[Brea
     """A self-contained HTML page (inline CSS and SVG only)."""
     e = html.escape
     s = c.settings
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>citewise evaluation: {e(c.name)}</title><style>{_CSS}</style></head><body>",
-           f"<h1>Retrieval evaluation: {e(c.name)}</h1>",
-           f"<p>Baseline <b>{e(c.baseline)}</b>. Bars: means; whiskers: 95% percentile bootstrap CI "
-           f"({s.get('resamples')} resamples); red ticks: gate floors. p: two-sided paired randomisation "
-           f"test ({s.get('permutations')} permutations, seed {s.get('seed')}); bold when p &lt; 0.05.</p>"]
-    out.append('<p class="legend">' + "".join(
-        f'<span><i style="background:{_COLOURS[i % len(_COLOURS)]}"></i>{e(a)}</span>' for i, a in enumerate(c.arms)) + "</p>")
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>citewise evaluation: {e(c.name)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Retrieval evaluation: {e(c.name)}</h1>",
+        f"<p>Baseline <b>{e(c.baseline)}</b>. Bars: means; whiskers: 95% percentile bootstrap CI "
+        f"({s.get('resamples')} resamples); red ticks: gate floors. p: two-sided paired randomisation "
+        f"test ({s.get('permutations')} permutations, seed {s.get('seed')}); bold when p &lt; 0.05.</p>",
+    ]
+    out.append(
+        '<p class="legend">'
+        + "".join(
+            f'<span><i style="background:{_COLOURS[i % len(_COLOURS)]}"></i>{e(a)}</span>' for i, a in enumerate(c.arms)
+        )
+        + "</p>"
+    )
     gate = _gate_dict(floors, breaches)
     if gate is not None:
         if gate["passed"]:
             out.append('<p class="pass"><b>Gate passed</b>: every floor met.</p>')
         else:
-            out.append(f'<p class="fail"><b>Gate failed</b>: {len(gate["breaches"])} floors breached.</p><ul class="fail">'
-                       + "".join(f"<li><code>{e(b)}</code></li>" for b in gate["breaches"]) + "</ul>")
+            out.append(
+                f'<p class="fail"><b>Gate failed</b>: {len(gate["breaches"])} floors breached.</p><ul class="fail">'
+                + "".join(f"<li><code>{e(b)}</code></li>" for b in gate["breaches"])
+                + "</ul>"
+            )
     for slice_name, qids in c.slices.items():
         out.append(f"<h2>{e(slice_name)} <small>({len(qids)} queries)</small></h2>")
         out.append(_chart(c, slice_name, floors))
         out.append("<table><tr><th>arm</th>" + "".join(f"<th>{e(m)}</th>" for m in c.metrics) + "</tr>")
         for arm in c.arms:
-            out.append(f"<tr><td>{e(arm)}</td>" + "".join(
-                f"<td>{c.means[arm][slice_name][m]:.3f} <small>[{c.ci[arm][slice_name][m][0]:.3f}, "
-                f"{c.ci[arm][slice_name][m][1]:.3f}]</small></td>" for m in c.metrics) + "</tr>")
+            out.append(
+                f"<tr><td>{e(arm)}</td>"
+                + "".join(
+                    f"<td>{c.means[arm][slice_name][m]:.3f} <small>[{c.ci[arm][slice_name][m][0]:.3f}, "
+                    f"{c.ci[arm][slice_name][m][1]:.3f}]</small></td>"
+                    for m in c.metrics
+                )
+                + "</tr>"
+            )
         for arm in c.arms[1:]:
             cells = []
             for m in c.metrics:
                 d = c.deltas[arm][slice_name][m]
                 cls = ' class="sig"' if d["p"] < 0.05 else ""
-                cells.append(f"<td{cls}>{d['delta']:+.3f} <small>[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]</small> "
-                             f"p={_p(d['p'])}</td>")
+                cells.append(
+                    f"<td{cls}>{d['delta']:+.3f} <small>[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]</small> "
+                    f"p={_p(d['p'])}</td>"
+                )
             out.append(f"<tr><td>{e(arm)} − {e(c.baseline)}</td>" + "".join(cells) + "</tr>")
         out.append("</table>")
     out.append("</body></html>")
@@ -181,8 +211,13 @@ def render(c: Comparison, fmt: str, floors: Floors | None = None, breaches: Sequ
     raise CitewiseError(f"unknown report format '{fmt}' (valid: {', '.join(FORMATS)})")
 
 
-def write_report(path: str | Path, c: Comparison, fmt: str | None = None, floors: Floors | None = None,
-                 breaches: Sequence[Breach] | None = None) -> Path:
+def write_report(
+    path: str | Path,
+    c: Comparison,
+    fmt: str | None = None,
+    floors: Floors | None = None,
+    breaches: Sequence[Breach] | None = None,
+) -> Path:
     """Write a report to ``path``; the format defaults to the file's suffix (.md, .json, .html).
 
     Raises:

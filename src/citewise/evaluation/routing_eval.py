@@ -28,8 +28,18 @@ def bfcl_root(bfcl_dir: str | Path | None = None) -> Path:
     return Path(os.environ.get("CITEWISE_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "bfcl"
 
 
-def evaluate_tools(idx, cases, settings, *, sample: bool, db: str | None = None, llm: bool = False,
-                   bfcl: list[str] = (), bfcl_dir=None, limit: int | None = None) -> dict:
+def evaluate_tools(
+    idx,
+    cases,
+    settings,
+    *,
+    sample: bool,
+    db: str | None = None,
+    llm: bool = False,
+    bfcl: list[str] = (),
+    bfcl_dir=None,
+    limit: int | None = None,
+) -> dict:
     """The ``eval tools`` result (module docstring): ``{"routers": [...], "bfcl": {category: ...}}``.
 
     Raises:
@@ -54,22 +64,28 @@ def evaluate_tools(idx, cases, settings, *, sample: bool, db: str | None = None,
 
             settings.records = replace(settings.records, database=db)
         if not settings.records.database:
-            raise CitewiseError("this routing set needs a records database: set records.database (and templates) "
-                                "in the settings (--config), CITEWISE_DB or --db")
+            raise CitewiseError(
+                "this routing set needs a records database: set records.database (and templates) "
+                "in the settings (--config), CITEWISE_DB or --db"
+            )
         ts = records_toolset(settings.records, index=idx, web_search_url=settings.routing.web_search_url)
         entities = settings.records.entities
     tools = list(ts.tools.values())
     db_obj = ts["sql_query"].db if "sql_query" in ts else None
     catalog = RecordsCatalog(tools, cues, db_obj, entities)
-    routers = [RuleRouter(tools, idx.question_embedder, index_probe(idx), catalog=catalog, cues=cues),
-               EmbeddingRouter(tools, idx.embedder)]
+    routers = [
+        RuleRouter(tools, idx.question_embedder, index_probe(idx), catalog=catalog, cues=cues),
+        EmbeddingRouter(tools, idx.embedder),
+    ]
     model = None
     if llm:
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
         conf = settings.llm.for_use("router")
         if not conf.configured:
-            raise CitewiseError("--llm needs an LLM: set llm.base_url and llm.model (CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)")
+            raise CitewiseError(
+                "--llm needs an LLM: set llm.base_url and llm.model (CITEWISE_LLM_BASE_URL, CITEWISE_LLM_MODEL)"
+            )
         model = OpenAIChatModel(ChatConfig.from_settings(settings.llm, "router"))
         routers.append(LLMRouter(model, tools))
     result: dict = {"routers": [evaluate_router(r, cases).as_dict() for r in routers]}

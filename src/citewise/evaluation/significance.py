@@ -33,7 +33,9 @@ def _as_2d(x) -> np.ndarray:
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim != 2 or a.shape[0] == 0:
-        raise CitewiseError(f"expected per-query values shaped (n_queries, n_metrics) with n_queries >= 1, got {a.shape}")
+        raise CitewiseError(
+            f"expected per-query values shaped (n_queries, n_metrics) with n_queries >= 1, got {a.shape}"
+        )
     return a
 
 
@@ -87,7 +89,7 @@ def bootstrap_means(x, resamples: int = BOOTSTRAP, seed: int = SEED) -> np.ndarr
     while done < resamples:
         size = min(_BLOCK, resamples - done)
         rows = rng.integers(0, n, size=(size, n))  # n draws with replacement per resample
-        out[done:done + size] = x[rows].mean(axis=1)
+        out[done : done + size] = x[rows].mean(axis=1)
         done += size
     return out
 

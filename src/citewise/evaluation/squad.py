@@ -163,17 +163,29 @@ def load_squad(directory: str | Path) -> SquadData:
             for pi, para in enumerate(art["paragraphs"]):
                 ctx = str(para["context"])
                 doc_id = f"{_slug(title)}/{pi}"
-                docs.append(Document(doc_id=doc_id, title=title.replace("_", " "), text=ctx,
-                                     source=f"{path}#data[{ai}].paragraphs[{pi}]", format="squad",
-                                     content_hash=sha256_hex(ctx.encode("utf-8"))))
+                docs.append(
+                    Document(
+                        doc_id=doc_id,
+                        title=title.replace("_", " "),
+                        text=ctx,
+                        source=f"{path}#data[{ai}].paragraphs[{pi}]",
+                        format="squad",
+                        content_hash=sha256_hex(ctx.encode("utf-8")),
+                    )
+                )
                 for qa in para["qas"]:
                     impossible = bool(qa.get("is_impossible", False))
                     answers = tuple(str(a["text"]) for a in qa.get("answers", []))
-                    questions.append(SquadQuestion(str(qa["id"]), str(qa["question"]), doc_id,
-                                                   () if impossible else answers, impossible))
+                    questions.append(
+                        SquadQuestion(
+                            str(qa["id"]), str(qa["question"]), doc_id, () if impossible else answers, impossible
+                        )
+                    )
         except (KeyError, TypeError) as e:
-            raise InputError(str(path), f"data[{ai}] ('{art.get('title', '?') if isinstance(art, dict) else '?'}'): "
-                                        f"missing field {e}") from None
+            raise InputError(
+                str(path),
+                f"data[{ai}] ('{art.get('title', '?') if isinstance(art, dict) else '?'}'): missing field {e}",
+            ) from None
     return SquadData(path, docs, questions)
 
 
@@ -235,14 +247,20 @@ def _metrics(preds: Sequence[Prediction], threshold: float) -> dict:
         return round(x / d, 4) if d else None
 
     return {
-        "questions": n, "answerable": len(has), "unanswerable": len(no),
-        "exact": r(100 * em, n), "f1": r(100 * f1, n),
-        "HasAns_exact": r(100 * has_em, len(has)), "HasAns_f1": r(100 * has_f1, len(has)),
+        "questions": n,
+        "answerable": len(has),
+        "unanswerable": len(no),
+        "exact": r(100 * em, n),
+        "f1": r(100 * f1, n),
+        "HasAns_exact": r(100 * has_em, len(has)),
+        "HasAns_f1": r(100 * has_f1, len(has)),
         "NoAns_exact": r(100 * no_em, len(no)),
         "no_answer_accuracy": r(no_em, len(no)),
-        "abstention_precision": r(abst_tp, abst_all), "abstention_recall": r(abst_tp, len(no)),
+        "abstention_precision": r(abst_tp, abst_all),
+        "abstention_recall": r(abst_tp, len(no)),
         "answered_answerable": answered_has,
-        "citation_precision": r(cited_gold, cited_total), "gold_cited": r(gold_cited, answered_has),
+        "citation_precision": r(cited_gold, cited_total),
+        "gold_cited": r(gold_cited, answered_has),
         "answer_in_quote": r(in_quote, answered_has),
     }
 
@@ -276,9 +294,16 @@ def choose_squad_threshold(preds: Sequence[Prediction]) -> float:
     return round((lo + hi) / 2, 4)
 
 
-def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: str = "shipped", k: int = 5,
-                   threshold: float | None = None, progress: Callable[[int], None] | None = None,
-                   articles: str | None = None) -> dict:
+def evaluate_squad(
+    index,
+    data: SquadData,
+    limit: int | None = None,
+    retriever: str = "shipped",
+    k: int = 5,
+    threshold: float | None = None,
+    progress: Callable[[int], None] | None = None,
+    articles: str | None = None,
+) -> dict:
     """Ingest ``data``'s paragraphs into ``index`` (incremental), answer the questions with the
     extractive generator and return the metrics of the module docstring.
 
@@ -302,7 +327,6 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
     t_ingest = time.perf_counter() - t0
     pool = data.questions
     if articles is not None:
-
         titles = {d.doc_id: d.title.replace(" ", "_") for d in data.documents}
         pool = [q for q in pool if squad_split(titles[q.doc_id]) == articles]
     questions = sample_questions(pool, limit)
@@ -314,16 +338,28 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
     all_chunks = _all_chunks(index.store, [d.doc_id for d in data.documents])
     units.warm(all_chunks)
     t_units = time.perf_counter() - t2
-    answerer = Answerer(make_retriever(retriever, index.store, qemb), index.store, index.embedder,
-                        threshold=COLLECT_THRESHOLD, units=units)
+    answerer = Answerer(
+        make_retriever(retriever, index.store, qemb),
+        index.store,
+        index.embedder,
+        threshold=COLLECT_THRESHOLD,
+        units=units,
+    )
     t3 = time.perf_counter()
     preds: list[Prediction] = []
     for i, q in enumerate(questions):
         a = answerer.answer(q.question, k=k, qvec=qemb.embed([q.question])[0])
         score = float(a.evidence.get("score", 0.0)) if a.evidence else 0.0
-        preds.append(Prediction(q, score, a.outcome != "abstained", a.short,
-                                a.text if a.outcome != "abstained" else "",
-                                list(dict.fromkeys(c.doc_id for c in a.citations))))
+        preds.append(
+            Prediction(
+                q,
+                score,
+                a.outcome != "abstained",
+                a.short,
+                a.text if a.outcome != "abstained" else "",
+                list(dict.fromkeys(c.doc_id for c in a.citations)),
+            )
+        )
         if progress and (i + 1) % 50 == 0:
             progress(50)
     if progress:
@@ -333,17 +369,32 @@ def evaluate_squad(index, data: SquadData, limit: int | None = None, retriever: 
     test = [p for p in preds if not calibration_half(p.q.qid)]
     chosen = threshold if threshold is not None else choose_squad_threshold(train)
     return {
-        "dataset": str(data.path), "paragraphs": len(data.documents), "retriever": retriever, "k": k,
-        "embedder": index.embedder.name, "generator": "extractive",
-        "threshold": chosen, "threshold_source": "given" if threshold is not None else "calibrated on the train half",
-        "all": _metrics(preds, chosen), "test": _metrics(test, chosen), "train": _metrics(train, chosen),
-        "no_threshold": _metrics(preds, COLLECT_THRESHOLD), "articles": articles or "all",
-        "always_abstain_f1": {"all": round(100 * sum(p.q.impossible for p in preds) / max(len(preds), 1), 4),
-                              "test": round(100 * sum(p.q.impossible for p in test) / max(len(test), 1), 4)},
-        "seconds": {"ingest": round(t_ingest, 1), "embed_questions": round(t_qemb, 1),
-                    "embed_units": round(t_units, 1), "answer": round(t_answer, 1),
-                    "per_question_ms": round(1000 * t_answer / max(len(questions), 1), 1)},
-        "chunks_embedded": report.chunks_embedded, "index": str(index.path),
+        "dataset": str(data.path),
+        "paragraphs": len(data.documents),
+        "retriever": retriever,
+        "k": k,
+        "embedder": index.embedder.name,
+        "generator": "extractive",
+        "threshold": chosen,
+        "threshold_source": "given" if threshold is not None else "calibrated on the train half",
+        "all": _metrics(preds, chosen),
+        "test": _metrics(test, chosen),
+        "train": _metrics(train, chosen),
+        "no_threshold": _metrics(preds, COLLECT_THRESHOLD),
+        "articles": articles or "all",
+        "always_abstain_f1": {
+            "all": round(100 * sum(p.q.impossible for p in preds) / max(len(preds), 1), 4),
+            "test": round(100 * sum(p.q.impossible for p in test) / max(len(test), 1), 4),
+        },
+        "seconds": {
+            "ingest": round(t_ingest, 1),
+            "embed_questions": round(t_qemb, 1),
+            "embed_units": round(t_units, 1),
+            "answer": round(t_answer, 1),
+            "per_question_ms": round(1000 * t_answer / max(len(questions), 1), 1),
+        },
+        "chunks_embedded": report.chunks_embedded,
+        "index": str(index.path),
     }
 
 
@@ -354,6 +405,6 @@ def _all_chunks(store, doc_ids: Iterable[str]) -> list:
     ids = [c for d in sorted(set(doc_ids)) for c in sorted({cid for cid, _, _ in versions.get(d, ())})]
     out = []
     for i in range(0, len(ids), 500):
-        got = store.get_chunks(ids[i:i + 500])
-        out.extend(got[c] for c in ids[i:i + 500] if c in got)
+        got = store.get_chunks(ids[i : i + 500])
+        out.extend(got[c] for c in ids[i : i + 500] if c in got)
     return out

@@ -57,8 +57,14 @@ class Collected:
     no_label: int = 0
 
 
-def collect(answerer, questions: Iterable[tuple[str, Callable[[str], bool]]], source: str, k: int = 5,
-            qvecs: dict[str, np.ndarray] | None = None, progress: Callable[[int], None] | None = None) -> Collected:
+def collect(
+    answerer,
+    questions: Iterable[tuple[str, Callable[[str], bool]]],
+    source: str,
+    k: int = 5,
+    qvecs: dict[str, np.ndarray] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Collected:
     """Candidates and labels for ``questions`` (``(text, holds(unit_text) -> bool)``) through
     ``answerer`` (:class:`~citewise.answer.pipeline.Answerer` with the extractive generator)."""
     from citewise.retrieval.retrievers import effective_filters
@@ -99,7 +105,9 @@ def train(groups: Sequence[Group], info: dict) -> tuple[SelectorModel, dict]:
     m = fit([(g.x, g.y) for g in fitted])
     cos = FEATURES.index("cos")
     report = {
-        "questions": len(groups), "fitted": len(fitted), "held_out": len(held),
+        "questions": len(groups),
+        "fitted": len(fitted),
+        "held_out": len(held),
         "held_out_top1_model": round(top1(m.score, held), 4),
         "held_out_top1_cosine": round(top1(lambda x: x[:, cos], held), 4),
         "held_out_loss": round(listwise_loss(m, [(g.x, g.y) for g in held]), 4),
@@ -107,9 +115,12 @@ def train(groups: Sequence[Group], info: dict) -> tuple[SelectorModel, dict]:
     }
     for src in sorted({g.source for g in groups}):
         hs = [g for g in held if g.source == src]
-        report["by_source"][src] = {"questions": sum(g.source == src for g in groups), "held_out": len(hs),
-                                    "top1_model": round(top1(m.score, hs), 4),
-                                    "top1_cosine": round(top1(lambda x: x[:, cos], hs), 4)}
+        report["by_source"][src] = {
+            "questions": sum(g.source == src for g in groups),
+            "held_out": len(hs),
+            "top1_model": round(top1(m.score, hs), 4),
+            "top1_cosine": round(top1(lambda x: x[:, cos], hs), 4),
+        }
     final = fit([(g.x, g.y) for g in groups])
     final.info = {**info, "report": report, "trained": time.strftime("%Y-%m-%d")}
     return final, report
@@ -139,9 +150,16 @@ def set_questions(path: str | Path, doc_ids: Iterable[str]):
         yield q.text, (lambda text, spans=spans: any(span_in(normalise(s), normalise(text)) for s in spans))
 
 
-def run_training(squad: str | Path | None, squad_index: str | Path | None, sets: Sequence[str | Path],
-                 index: str | Path | None, out: str | Path | None, squad_limit: int | None = 3000, k: int = 5,
-                 log: Callable[[str], None] = print) -> dict:
+def run_training(
+    squad: str | Path | None,
+    squad_index: str | Path | None,
+    sets: Sequence[str | Path],
+    index: str | Path | None,
+    out: str | Path | None,
+    squad_limit: int | None = 3000,
+    k: int = 5,
+    log: Callable[[str], None] = print,
+) -> dict:
     """``citewise train-answerer``: collect groups from SQuAD's train articles and from the answer
     sets, fit, write the model (``out``; default: the packaged file) and return the report.
 
@@ -171,14 +189,25 @@ def run_training(squad: str | Path | None, squad_index: str | Path | None, sets:
         qs = list(squad_questions(data, "train", squad_limit))
         qemb = PrecomputedEmbedder(idx.embedder, [t for t, _ in qs])
         units = UnitCache(idx.embedder, max_chunks=20000, store=idx.store)
-        answerer = Answerer(make_retriever("shipped", idx.store, qemb), idx.store, idx.embedder,
-                            threshold=COLLECT_THRESHOLD, units=units)
+        answerer = Answerer(
+            make_retriever("shipped", idx.store, qemb),
+            idx.store,
+            idx.embedder,
+            threshold=COLLECT_THRESHOLD,
+            units=units,
+        )
         got = collect(answerer, qs, "squad-train", k, qvecs={t: qemb.embed([t])[0] for t, _ in qs})
-        log(f"squad train articles: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
-            f"{got.no_label} without a labelled unit")
+        log(
+            f"squad train articles: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+            f"{got.no_label} without a labelled unit"
+        )
         groups += got.groups
-        info["sources"]["squad"] = {"file": Path(data.path).name, "split": "train articles (squad_split)",
-                                    "asked": got.asked, "used": len(got.groups)}
+        info["sources"]["squad"] = {
+            "file": Path(data.path).name,
+            "split": "train articles (squad_split)",
+            "asked": got.asked,
+            "used": len(got.groups),
+        }
     if sets:
         if index is None:
             raise CitewiseError("train-answerer: --set needs --index (the index of the set's corpus)")
@@ -187,8 +216,10 @@ def run_training(squad: str | Path | None, squad_index: str | Path | None, sets:
         doc_ids = list(idx.store.documents())
         for path in sets:
             got = collect(answerer, set_questions(path, doc_ids), Path(path).stem, k)
-            log(f"{Path(path).name}: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
-                f"{got.no_label} without a labelled unit")
+            log(
+                f"{Path(path).name}: {got.asked} asked, {len(got.groups)} used, {got.abstained} abstained, "
+                f"{got.no_label} without a labelled unit"
+            )
             groups += got.groups
             info["sources"][Path(path).name] = {"asked": got.asked, "used": len(got.groups)}
     if not groups:
@@ -196,6 +227,8 @@ def run_training(squad: str | Path | None, squad_index: str | Path | None, sets:
     model, report = train(groups, info)
     target = Path(out) if out else Path(__file__).resolve().parents[1] / "answer" / "data" / "selector.json"
     model.save(target)
-    log(f"held-out top-1: model {report['held_out_top1_model']:.3f} vs cosine {report['held_out_top1_cosine']:.3f} "
-        f"({report['held_out']} questions); written to {target}")
+    log(
+        f"held-out top-1: model {report['held_out_top1_model']:.3f} vs cosine {report['held_out_top1_cosine']:.3f} "
+        f"({report['held_out']} questions); written to {target}"
+    )
     return report

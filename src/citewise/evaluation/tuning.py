@@ -24,8 +24,14 @@ from citewise.store.base import ScoredChunk
 from citewise.text.analyzer import analyze
 
 
-def cross_validate(data: Sequence[Labeled], kind: str = "linear", folds: int = 5, seed: int = 42,
-                   permutations: int = 10_000, alpha: float = 0.05) -> TuneReport:
+def cross_validate(
+    data: Sequence[Labeled],
+    kind: str = "linear",
+    folds: int = 5,
+    seed: int = 42,
+    permutations: int = 10_000,
+    alpha: float = 0.05,
+) -> TuneReport:
     """k-fold CV of ``kind`` against RRF, then the decision (module docstring). Queries without
     any relevant candidate still count (nDCG 0 for both).
 
@@ -34,7 +40,9 @@ def cross_validate(data: Sequence[Labeled], kind: str = "linear", folds: int = 5
     """
     n = len(data)
     if folds < 2 or n < folds:
-        raise CitewiseError(f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)")
+        raise CitewiseError(
+            f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)"
+        )
     order = np.random.default_rng(seed).permutation(n)
     fold_of = np.empty(n, dtype=int)
     fold_of[order] = np.arange(n) % folds
@@ -51,7 +59,9 @@ def cross_validate(data: Sequence[Labeled], kind: str = "linear", folds: int = 5
     if stored:
         reason = f"held-out nDCG@10 {np.mean(tuned):.4f} vs RRF {np.mean(rrf):.4f}, p = {p:.4g} < {alpha}"
     elif not better:
-        reason = f"does not beat RRF on held-out queries (nDCG@10 {np.mean(tuned):.4f} vs {np.mean(rrf):.4f}, p = {p:.4g})"
+        reason = (
+            f"does not beat RRF on held-out queries (nDCG@10 {np.mean(tuned):.4f} vs {np.mean(rrf):.4f}, p = {p:.4g})"
+        )
     else:
         reason = f"not significantly better than RRF (nDCG@10 {np.mean(tuned):.4f} vs {np.mean(rrf):.4f}, p = {p:.4g} >= {alpha})"
     final = FITTERS[kind](list(data), seed=seed) if stored else None
@@ -67,8 +77,19 @@ def _ranked_keys(items: Sequence[ScoredChunk], level: str, depth: int = 100) -> 
     return list(seen)
 
 
-def tune_convex(store, embedder, queries, qrels, level="doc", folds: int = 5, seed: int = 42,
-                permutations: int = 10_000, alpha: float = 0.05, progress=None, principal=None):
+def tune_convex(
+    store,
+    embedder,
+    queries,
+    qrels,
+    level="doc",
+    folds: int = 5,
+    seed: int = 42,
+    permutations: int = 10_000,
+    alpha: float = 0.05,
+    progress=None,
+    principal=None,
+):
     """Fit ``(alpha, prf_chunks, prf_beta)`` over :data:`ALPHA_GRID` x :data:`PRF_GRID` with k-fold
     cross-validation against RRF, as :func:`cross_validate` does
     for the feature models: each fold's queries are ranked with the grid point that is best
@@ -89,7 +110,9 @@ def tune_convex(store, embedder, queries, qrels, level="doc", folds: int = 5, se
     qids = sorted(q for q in queries if q in qrels)
     n = len(qids)
     if folds < 2 or n < folds:
-        raise CitewiseError(f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)")
+        raise CitewiseError(
+            f"cross-validation needs at least 2 folds and one query per fold ({n} queries, {folds} folds)"
+        )
     f = effective_filters(principal, None)
     grid = [(a, m, b) for a in ALPHA_GRID for m, b in PRF_GRID]
     runs: dict[tuple, dict[str, list[str]]] = {g: {} for g in grid}
@@ -137,6 +160,12 @@ def tune_convex(store, embedder, queries, qrels, level="doc", folds: int = 5, se
     model = None
     if stored:
         a, m, b = max(grid, key=lambda g: (round(float(score[g].mean()), 12), -grid.index(g)))
-        model = FusionModel("convex", [], [], weights=[a, m, b], features=list(FEATURES),
-                            info={"grid_means": {f"{g[0]}/{g[1]}/{g[2]}": round(float(score[g].mean()), 4) for g in grid}})
+        model = FusionModel(
+            "convex",
+            [],
+            [],
+            weights=[a, m, b],
+            features=list(FEATURES),
+            info={"grid_means": {f"{g[0]}/{g[1]}/{g[2]}": round(float(score[g].mean()), 4) for g in grid}},
+        )
     return TuneReport("convex", folds, n, rrf_scores, tuned, p, alpha, stored, reason, model)

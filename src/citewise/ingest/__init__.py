@@ -38,5 +38,11 @@ from citewise.ingest.work import _Prepared, _Work, UnitSplitter  # noqa: F401
 from citewise.ingest.plan import _entry_key, _stale_title_ids, _superseded, moved_root  # noqa: F401
 from citewise.ingest.embed import _unit_count, EMBED_SLICE  # noqa: F401
 from citewise.ingest.write import (  # noqa: F401
-    _cpu_count, _kill_pool, _prepare_forked, _worker_start, AHEAD_PER_WORKER, COMMIT_ROWS)
+    _cpu_count,
+    _kill_pool,
+    _prepare_forked,
+    _worker_start,
+    AHEAD_PER_WORKER,
+    COMMIT_ROWS,
+)
 from citewise.ingest.ingestor import Ingestor  # noqa: F401

@@ -41,7 +41,7 @@ class _EmbedMixin:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: np.ndarray | None = None
         for s in range(0, len(order), EMBED_SLICE):
-            idx = order[s:s + EMBED_SLICE]
+            idx = order[s : s + EMBED_SLICE]
             part = self.embedder.embed([texts[i] for i in idx])
             if out is None:
                 out = np.empty((len(texts), part.shape[1]), dtype=part.dtype)
@@ -82,8 +82,11 @@ class _EmbedMixin:
             plan = self._plan_units(doc, chunks, texts, w.reuse_vectors)
             if len(vectors) != len(chunks):
                 # units-mean: only chunks without units embed their own text (see chunk_vectors)
-                own = (list(range(len(chunks))) if self.chunk_vectors == "chunk" or plan is None
-                       else [j for j, p in enumerate(plan) if not _unit_count(p)])
+                own = (
+                    list(range(len(chunks)))
+                    if self.chunk_vectors == "chunk" or plan is None
+                    else [j for j, p in enumerate(plan) if not _unit_count(p)]
+                )
                 span = (len(texts), len(texts) + len(own))
                 texts.extend(chunks[j].indexed_text for j in own)
                 lone[len(prepared.items)] = own
@@ -95,30 +98,39 @@ class _EmbedMixin:
             return prepared
         try:
             if in_worker:
-                prepared.vectors = (self.embedder.embed(texts) if texts
-                                    else np.empty((0, 0), dtype=np.float32))
+                prepared.vectors = self.embedder.embed(texts) if texts else np.empty((0, 0), dtype=np.float32)
             else:
                 prepared.vectors = self._embed(texts)
         except Exception as e:  # any embedder failure (model, HTTP): keep old versions, report, go on
             prepared.embed_error = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
             return prepared
-        prepared.items = [(i, chunks, self._chunk_vectors(plan, prepared.vectors, span, lone[k], len(chunks))
-                           if span is not None else vectors, span, plan)
-                          for k, (i, chunks, vectors, span, plan) in enumerate(prepared.items)]
+        prepared.items = [
+            (
+                i,
+                chunks,
+                self._chunk_vectors(plan, prepared.vectors, span, lone[k], len(chunks))
+                if span is not None
+                else vectors,
+                span,
+                plan,
+            )
+            for k, (i, chunks, vectors, span, plan) in enumerate(prepared.items)
+        ]
         if in_worker:
             prepared.lexical = [[lexical_text(c.indexed_text) for c in item[1]] for item in prepared.items]
         return prepared
 
-    def _chunk_vectors(self, plan: list | None, vectors: np.ndarray, span: tuple[int, int], own: list[int],
-                       n: int) -> np.ndarray:
+    def _chunk_vectors(
+        self, plan: list | None, vectors: np.ndarray, span: tuple[int, int], own: list[int], n: int
+    ) -> np.ndarray:
         """One document's chunk vectors, shape (n, dim), from the batch's embeddings: its own
         chunk texts' vectors (``vectors[span]``, for the chunks ``own``), and in ``units-mean``
         mode the normalised mean of each other chunk's unit vectors
         (:func:`citewise.models.chunk_vectors.mean_of_units`)."""
-        mine = vectors[span[0]:span[1]]
+        mine = vectors[span[0] : span[1]]
         if self.chunk_vectors == "chunk" or plan is None:
             return mine
-        units = [p.vectors if isinstance(p, UnitVectors) else vectors[p[2]:p[2] + p[3]] for p in plan]
+        units = [p.vectors if isinstance(p, UnitVectors) else vectors[p[2] : p[2] + p[3]] for p in plan]
         out, _ = mean_of_units(units, vectors.shape[1] if vectors.ndim == 2 and vectors.shape[1] else self.embedder.dim)
         for j, v in zip(own, mine):
             out[j] = v
@@ -153,6 +165,6 @@ class _EmbedMixin:
                 out.append(p)
             else:
                 key, spans, first, n = p
-                vecs = vectors[first:first + n] if n else np.zeros((0, self.embedder.dim), np.float32)
+                vecs = vectors[first : first + n] if n else np.zeros((0, self.embedder.dim), np.float32)
                 out.append(UnitVectors(self.units.version, key, spans, vecs))
         return out

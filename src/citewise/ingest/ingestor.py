@@ -52,10 +52,19 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
         ValueError: unknown ``default_permission`` or ``chunk_vectors``.
     """
 
-    def __init__(self, store: Store, embedder: Embedder, chunker: Chunker | None = None,
-                 default_permission: str = "public", batch_docs: int = 256, policy: Policy | None = None,
-                 keep_duplicates: bool = False, units: UnitSplitter | None = None, workers: int | None = None,
-                 chunk_vectors: str = "chunk"):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        chunker: Chunker | None = None,
+        default_permission: str = "public",
+        batch_docs: int = 256,
+        policy: Policy | None = None,
+        keep_duplicates: bool = False,
+        units: UnitSplitter | None = None,
+        workers: int | None = None,
+        chunk_vectors: str = "chunk",
+    ):
         if default_permission not in DEFAULT_PERMISSIONS:
             raise ValueError(f"default_permission must be one of {DEFAULT_PERMISSIONS}, got {default_permission!r}")
         self.store = store
@@ -93,8 +102,13 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
         return p.as_posix().lstrip("/")
 
     # -- public entry points ------------------------------------------------------------------
-    def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None,
-                         progress: Progress | None = None, root: str = "") -> IngestReport:
+    def ingest_documents(
+        self,
+        docs: Iterable[Document],
+        report: IngestReport | None = None,
+        progress: Progress | None = None,
+        root: str = "",
+    ) -> IngestReport:
         """Upsert new and changed documents; unchanged ones (same content hash) are skipped.
 
         Same id twice in one run: the newer version wins (:func:`citewise.lifecycle.newer_key`),
@@ -108,8 +122,7 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
         self._record(started, root, report)
         return report
 
-    def ingest_folder(self, root: Path, progress: Progress | None = None,
-                      follow_links: bool = False) -> IngestReport:
+    def ingest_folder(self, root: Path, progress: Progress | None = None, follow_links: bool = False) -> IngestReport:
         """Ingest every supported file below ``root`` and delete documents whose files are gone.
 
         Only documents whose source lies under ``root`` are candidates for deletion, and a file
@@ -136,7 +149,8 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
             elif HISTORY_SEP in item.doc_id:
                 report.errors.append(
                     f"{item.source}: document id '{item.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
-                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped")
+                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped"
+                )
                 failed_sources.add(str(Path(item.source)))
             else:
                 report.warnings.extend(item.warnings)
@@ -157,10 +171,14 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
         # that an ingest could delete them from
         old_roots = [r.rstrip("/") + "/" for r in report.moved_from]
         gone = [
-            e for e in self.store.documents().values()
+            e
+            for e in self.store.documents().values()
             if e.doc_id not in present
-            and (e.source == str(root) or e.source.startswith(prefix)
-                 or (any(e.source.startswith(r) for r in old_roots) and not Path(e.source).exists()))
+            and (
+                e.source == str(root)
+                or e.source.startswith(prefix)
+                or (any(e.source.startswith(r) for r in old_roots) and not Path(e.source).exists())
+            )
             and str(Path(e.source)) not in failed_sources
             and not any(e.source.startswith(d) for d in failed_dirs)
         ]
@@ -191,9 +209,17 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
                     if progress:
                         progress(1)
                     continue
-                moved = (tuple(entry.groups) == groups and entry.source != doc.source and not stale_units)
-                batch.append(_Work(doc, groups, entry.source_changed_at or mtime_iso(doc.source), True,
-                                   units_only=same_meta, moved_from=entry.source if moved else None))
+                moved = tuple(entry.groups) == groups and entry.source != doc.source and not stale_units
+                batch.append(
+                    _Work(
+                        doc,
+                        groups,
+                        entry.source_changed_at or mtime_iso(doc.source),
+                        True,
+                        units_only=same_meta,
+                        moved_from=entry.source if moved else None,
+                    )
+                )
             else:
                 batch.append(_Work(doc, groups, mtime_iso(doc.source), False))
             if len(batch) >= self.batch_docs:

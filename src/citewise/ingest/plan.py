@@ -26,7 +26,7 @@ def moved_root(old: str, new: str) -> str:
     same = 0
     while same < min(len(o), len(n)) - 1 and o[len(o) - 1 - same] == n[len(n) - 1 - same]:
         same += 1
-    return str(Path(*o[:len(o) - same])) if same else old
+    return str(Path(*o[: len(o) - same])) if same else old
 
 
 def _entry_key(entry: DocumentEntry) -> tuple:
@@ -40,8 +40,10 @@ def _entry_key(entry: DocumentEntry) -> tuple:
 
 
 def _superseded(old: Document, new: Document) -> str:
-    return (f"{old.source}: version '{old.version or '-'}' of '{old.doc_id}' superseded by version "
-            f"'{new.version or '-'}' in {new.source}; kept as history ('{old.doc_id}@{old.version or '-'}')")
+    return (
+        f"{old.source}: version '{old.version or '-'}' of '{old.doc_id}' superseded by version "
+        f"'{new.version or '-'}' in {new.source}; kept as history ('{old.doc_id}@{old.version or '-'}')"
+    )
 
 
 def _stale_title_ids(entry, doc: Document) -> bool:
@@ -88,22 +90,32 @@ class _PlanMixin:
             other = next((e for e in by_source.get(src, ()) if rerooted(d, e)), None)
             why = ""
             if other is not None:
-                why = (f"already indexed as '{other.doc_id}'; ingested from here it would become '{d.doc_id}' "
-                       "(ids and policy globs are relative to the ingested folder); skipped, the indexed "
-                       "version kept: ingest the folder it was indexed from (unchanged files are skipped), "
-                       "or set 'id' in its front matter")
+                why = (
+                    f"already indexed as '{other.doc_id}'; ingested from here it would become '{d.doc_id}' "
+                    "(ids and policy globs are relative to the ingested folder); skipped, the indexed "
+                    "version kept: ingest the folder it was indexed from (unchanged files are skipped), "
+                    "or set 'id' in its front matter"
+                )
             elif d.doc_id not in stored:
                 if gone is None:  # a stat per indexed document; a re-ingest of known ids never pays it
                     gone = [e for e in stored.values() if not Path(e.source).exists()]
                 groups = set(self.groups_for(d))
-                was = next((e for e in gone if (e.content_hash == d.content_hash or rerooted(d, e))
-                            and not groups <= set(e.groups)), None)
+                was = next(
+                    (
+                        e
+                        for e in gone
+                        if (e.content_hash == d.content_hash or rerooted(d, e)) and not groups <= set(e.groups)
+                    ),
+                    None,
+                )
                 if was is not None:
-                    why = (f"looks like '{was.doc_id}' moved (readable by {', '.join(was.groups) or 'nobody'}), whose "
-                           f"file {was.source} is gone; as '{d.doc_id}' it would be readable by "
-                           f"{', '.join(sorted(groups)) or 'nobody'}: a moved document never gets wider permissions. "
-                           "Skipped: make the policy globs match its new path (they are relative to the ingested "
-                           "folder) or give it 'permissions' in its front matter")
+                    why = (
+                        f"looks like '{was.doc_id}' moved (readable by {', '.join(was.groups) or 'nobody'}), whose "
+                        f"file {was.source} is gone; as '{d.doc_id}' it would be readable by "
+                        f"{', '.join(sorted(groups)) or 'nobody'}: a moved document never gets wider permissions. "
+                        "Skipped: make the policy globs match its new path (they are relative to the ingested "
+                        "folder) or give it 'permissions' in its front matter"
+                    )
             if why:
                 report.errors.append(f"{d.source}: {why}")
                 failed_sources.update((d.source, src))
@@ -124,7 +136,8 @@ class _PlanMixin:
                 report.warnings.append(
                     f"{self.policy.source or 'policy'}: rule {n} (glob '{rule.glob}', groups {', '.join(rule.groups)}) "
                     f"matches no document under {root}; globs are relative to the ingested folder "
-                    "(e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups")
+                    "(e.g. 'internal/finance/**' for its internal/finance/ subfolder), so no document got these groups"
+                )
 
     def _known(self, docs: list[Document]) -> dict[str, DocumentEntry]:
         """The stored entries this run can consult: those of the incoming ids and of the history
@@ -134,8 +147,9 @@ class _PlanMixin:
         ids = {d.doc_id for d in docs} | {f"{d.doc_id}@{d.version or '-'}" for d in docs}
         return self.store.documents(doc_ids=ids)
 
-    def _pick_versions(self, docs: Iterable[Document], known: dict[str, DocumentEntry],
-                       report: IngestReport) -> list[Document]:
+    def _pick_versions(
+        self, docs: Iterable[Document], known: dict[str, DocumentEntry], report: IngestReport
+    ) -> list[Document]:
         """The newest version of each id (current), then older versions kept as history.
 
         Versions of one id are ordered by :func:`citewise.lifecycle.newer_key`. Each older one is
@@ -148,13 +162,16 @@ class _PlanMixin:
             if HISTORY_SEP in doc.doc_id:
                 report.errors.append(
                     f"{doc.source}: document id '{doc.doc_id}' contains '{HISTORY_SEP}', which is reserved for "
-                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped")
+                    f"older versions kept as history (id{HISTORY_SEP}version); rename the file or set another 'id'; skipped"
+                )
                 continue
             seen = versions.setdefault(doc.doc_id, [])
             twin = next((d for d in seen if newer_key(d) == newer_key(doc)), None)
             if twin is not None:
-                report.errors.append(f"{doc.source}: duplicate document id '{doc.doc_id}' "
-                                     f"(already used by {twin.source}, same version); skipped")
+                report.errors.append(
+                    f"{doc.source}: duplicate document id '{doc.doc_id}' "
+                    f"(already used by {twin.source}, same version); skipped"
+                )
                 continue
             seen.append(doc)
         current: list[Document] = []
@@ -164,15 +181,22 @@ class _PlanMixin:
             newest = ordered[-1]
             for older, newer in zip(ordered, ordered[1:]):
                 report.superseded.append(_superseded(older, newer))
-                history.append(dataclasses.replace(
-                    older, doc_id=f"{doc_id}@{older.version or '-'}", current=False,
-                    valid_to=in_force_date(newer)))
+                history.append(
+                    dataclasses.replace(
+                        older, doc_id=f"{doc_id}@{older.version or '-'}", current=False, valid_to=in_force_date(newer)
+                    )
+                )
             entry = known.get(doc_id)
-            if (entry is not None and entry.source != newest.source and Path(entry.source).is_file()
-                    and _entry_key(entry) > newer_key(newest)):
+            if (
+                entry is not None
+                and entry.source != newest.source
+                and Path(entry.source).is_file()
+                and _entry_key(entry) > newer_key(newest)
+            ):
                 report.superseded.append(
                     f"{newest.source}: version '{newest.version or '-'}' of '{doc_id}' is older than the indexed "
-                    f"version '{entry.version or '-'}' from {entry.source}; not indexed")
+                    f"version '{entry.version or '-'}' from {entry.source}; not indexed"
+                )
                 report.unchanged += 1
                 continue
             current.append(newest)

@@ -66,14 +66,23 @@ class IngestReport:
 
     def as_dict(self) -> dict:
         return {
-            "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
-            "deleted": self.deleted, "chunks_embedded": self.chunks_embedded,
-            "metadata_updated": self.metadata_updated, "units_embedded": self.units_embedded,
-            "units_refreshed": self.units_refreshed, "moved": self.moved,
-            "moved_from": dict(sorted(self.moved_from.items())), "errors": list(self.errors),
-            "superseded": list(self.superseded), "warnings": list(self.warnings),
-            "duplicates": list(self.duplicates), "added_docs": list(self.added_docs),
-            "updated_docs": list(self.updated_docs), "deleted_docs": list(self.deleted_docs),
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "chunks_embedded": self.chunks_embedded,
+            "metadata_updated": self.metadata_updated,
+            "units_embedded": self.units_embedded,
+            "units_refreshed": self.units_refreshed,
+            "moved": self.moved,
+            "moved_from": dict(sorted(self.moved_from.items())),
+            "errors": list(self.errors),
+            "superseded": list(self.superseded),
+            "warnings": list(self.warnings),
+            "duplicates": list(self.duplicates),
+            "added_docs": list(self.added_docs),
+            "updated_docs": list(self.updated_docs),
+            "deleted_docs": list(self.deleted_docs),
         }
 
 

@@ -108,8 +108,13 @@ class _WriteMixin:
             return 0
         return workers
 
-    def _commit_all(self, batches: list[list[_Work]], known: dict[str, DocumentEntry], report: IngestReport,
-                    progress: Progress | None) -> None:
+    def _commit_all(
+        self,
+        batches: list[list[_Work]],
+        known: dict[str, DocumentEntry],
+        report: IngestReport,
+        progress: Progress | None,
+    ) -> None:
         """Prepare and write ``batches`` in order.
 
         Without workers each batch is its own commit. With :meth:`_parallel_workers` > 0, forked
@@ -133,8 +138,12 @@ class _WriteMixin:
         pos = 0
         group: list[tuple[list[_Work], _Prepared]] = []  # prepared batches for the next commit
         rows = 0
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_worker_start, initargs=(os.getpid(), self, batches))
+        pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_worker_start,
+            initargs=(os.getpid(), self, batches),
+        )
         try:
             for i, batch in enumerate(batches):
                 while pos < len(todo) and len(futures) < AHEAD_PER_WORKER * workers and pool is not None:
@@ -187,19 +196,33 @@ class _WriteMixin:
         self.store.refresh_indexes()
 
     def _record(self, started, root: str, report: IngestReport) -> None:
-        self.store.record_run(IngestRun(
-            started_at=iso(started), finished_at=iso(utc_now()), root=root, added=report.added,
-            updated=report.updated, unchanged=report.unchanged, deleted=report.deleted,
-            superseded=len(report.superseded), errors=len(report.errors),
-            chunks_embedded=report.chunks_embedded,
-        ))
+        self.store.record_run(
+            IngestRun(
+                started_at=iso(started),
+                finished_at=iso(utc_now()),
+                root=root,
+                added=report.added,
+                updated=report.updated,
+                unchanged=report.unchanged,
+                deleted=report.deleted,
+                superseded=len(report.superseded),
+                errors=len(report.errors),
+                chunks_embedded=report.chunks_embedded,
+            )
+        )
 
-    def _commit(self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport,
-                progress: Progress | None) -> None:
+    def _commit(
+        self, batch: list[_Work], known: dict[str, DocumentEntry], report: IngestReport, progress: Progress | None
+    ) -> None:
         self._write([(batch, self._prepare(batch))], known, report, progress)
 
-    def _write(self, group: list[tuple[list[_Work], _Prepared]], known: dict[str, DocumentEntry],
-               report: IngestReport, progress: Progress | None) -> None:
+    def _write(
+        self,
+        group: list[tuple[list[_Work], _Prepared]],
+        known: dict[str, DocumentEntry],
+        report: IngestReport,
+        progress: Progress | None,
+    ) -> None:
         """Store prepared batches in one commit (:meth:`_upsert`) and count them in ``report``.
 
         ``group``: ``(batch, prepared)`` pairs, in order; the serial path writes one batch per
@@ -211,15 +234,19 @@ class _WriteMixin:
             report.errors.extend(prepared.errors)
             if prepared.embed_error is not None:
                 for item in prepared.items:
-                    report.errors.append(f"{batch[item[0]].doc.source}: embedding failed ({prepared.embed_error}); "
-                                         "previous version kept")
+                    report.errors.append(
+                        f"{batch[item[0]].doc.source}: embedding failed ({prepared.embed_error}); previous version kept"
+                    )
                 continue
             vectors = prepared.vectors
             lexical = prepared.lexical or [None] * len(prepared.items)
             for (i, chunks, reused, s, plan), lex in zip(prepared.items, lexical):
                 w = batch[i]
-                final.append(DocumentUpdate(w.doc, chunks, reused, w.groups,
-                                            w.changed_at, self._unit_vectors(plan, vectors), lexical=lex))
+                final.append(
+                    DocumentUpdate(
+                        w.doc, chunks, reused, w.groups, w.changed_at, self._unit_vectors(plan, vectors), lexical=lex
+                    )
+                )
                 spans.append(s)
         written = self._upsert(final, report) if final else set()
         units_only: set[int] = set()
@@ -265,8 +292,9 @@ class _WriteMixin:
             raise  # the store's fault, not the document's: no later document would fare better
         except Exception as e:
             if len(updates) == 1:
-                report.errors.append(f"{updates[0].document.source}: could not be stored ({_one_line(e)}); "
-                                     "previous version kept")
+                report.errors.append(
+                    f"{updates[0].document.source}: could not be stored ({_one_line(e)}); previous version kept"
+                )
                 return set()
         written: set[str] = set()
         for u in updates:

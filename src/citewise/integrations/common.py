@@ -60,10 +60,25 @@ def result_metadata(r: SearchResult) -> dict[str, Any]:
     ``chunk_id``, ``title``, ``score``, ``rank``, ``stage``, ``heading_path``, ``snippet``,
     ``snippet_start``, ``snippet_end``, ``start``, ``end`` (offsets in the source file),
     ``version``, ``updated``, ``effective``, ``groups``."""
-    return {**r.metadata, "doc_id": r.doc_id, "chunk_id": r.chunk_id, "title": r.title, "score": r.score,
-            "rank": r.rank, "stage": r.stage, "heading_path": list(r.heading_path), "snippet": r.snippet,
-            "snippet_start": r.snippet_start, "snippet_end": r.snippet_end, "start": r.start, "end": r.end,
-            "version": r.version, "updated": r.updated, "effective": r.effective, "groups": list(r.groups)}
+    return {
+        **r.metadata,
+        "doc_id": r.doc_id,
+        "chunk_id": r.chunk_id,
+        "title": r.title,
+        "score": r.score,
+        "rank": r.rank,
+        "stage": r.stage,
+        "heading_path": list(r.heading_path),
+        "snippet": r.snippet,
+        "snippet_start": r.snippet_start,
+        "snippet_end": r.snippet_end,
+        "start": r.start,
+        "end": r.end,
+        "version": r.version,
+        "updated": r.updated,
+        "effective": r.effective,
+        "groups": list(r.groups),
+    }
 
 
 def _date(value: Any, key: str, doc_id: str):
@@ -79,8 +94,9 @@ def _date(value: Any, key: str, doc_id: str):
         raise CitewiseError(f"{doc_id}: metadata '{key}' must be a YYYY-MM-DD date, got {value!r}") from None
 
 
-def to_document(text: str, metadata: Mapping[str, Any] | None = None, *, doc_id: str | None = None,
-                fmt: str = "markdown") -> Document:
+def to_document(
+    text: str, metadata: Mapping[str, Any] | None = None, *, doc_id: str | None = None, fmt: str = "markdown"
+) -> Document:
     """A citewise :class:`Document` from a framework document's text and metadata.
 
     The id is ``doc_id``, else the metadata's ``doc_id`` / ``id`` / ``source`` (a path: its stem
@@ -105,15 +121,34 @@ def to_document(text: str, metadata: Mapping[str, Any] | None = None, *, doc_id:
         ident = (p.parent / p.stem).as_posix().lstrip("/") if p.suffix else source
     ident = str(ident or "doc-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16])
     perms = meta.get("permissions")
-    groups = tuple(sorted({g.strip() for g in (re.split(r"[,\s]+", perms) if isinstance(perms, str) else perms or ())
-                           if str(g).strip()}))
+    groups = tuple(
+        sorted(
+            {
+                g.strip()
+                for g in (re.split(r"[,\s]+", perms) if isinstance(perms, str) else perms or ())
+                if str(g).strip()
+            }
+        )
+    )
     rest = normalize({k: v for k, v in meta.items() if k not in FIELD_KEYS})
-    digest = hashlib.sha256((text + "\0" + to_json({**rest, **{k: str(meta.get(k, "")) for k in FIELD_KEYS}}))
-                            .encode("utf-8", "surrogatepass")).hexdigest()
-    return Document(doc_id=ident, title=str(meta.get("title") or ident), text=text, source=source or ident,
-                    format=fmt, content_hash=digest, version=str(meta.get("version") or ""),
-                    updated=_date(meta.get("updated"), "updated", ident),
-                    effective=_date(meta.get("effective"), "effective", ident), groups=groups, metadata=rest)
+    digest = hashlib.sha256(
+        (text + "\0" + to_json({**rest, **{k: str(meta.get(k, "")) for k in FIELD_KEYS}})).encode(
+            "utf-8", "surrogatepass"
+        )
+    ).hexdigest()
+    return Document(
+        doc_id=ident,
+        title=str(meta.get("title") or ident),
+        text=text,
+        source=source or ident,
+        format=fmt,
+        content_hash=digest,
+        version=str(meta.get("version") or ""),
+        updated=_date(meta.get("updated"), "updated", ident),
+        effective=_date(meta.get("effective"), "effective", ident),
+        groups=groups,
+        metadata=rest,
+    )
 
 
 def ingest(index, documents: Iterable[Document], policy=None, root: str = "integration"):

@@ -24,7 +24,9 @@ try:
     from haystack import Document as HDocument
     from haystack import component, default_from_dict, default_to_dict
 except ImportError as e:  # the optional extra is not installed
-    raise ImportError(f"citewise.integrations.haystack needs haystack-ai: pip install 'citewise[haystack]' ({e})") from None
+    raise ImportError(
+        f"citewise.integrations.haystack needs haystack-ai: pip install 'citewise[haystack]' ({e})"
+    ) from None
 
 from citewise.core import CitewiseError, Document, Filters, Principal
 from citewise.integrations.common import make_filters, open_citewise, principal_of, result_metadata, to_document
@@ -77,29 +79,46 @@ class CitewiseRetriever:
         citewise: an open :class:`citewise.api.Citewise` to use instead of opening ``index``.
     """
 
-    def __init__(self, index: Optional[str] = None, top_k: int = 5, retriever: Optional[str] = None,
-                 groups: Optional[list[str]] = None, filters: Any = None, citewise=None):
+    def __init__(
+        self,
+        index: Optional[str] = None,
+        top_k: int = 5,
+        retriever: Optional[str] = None,
+        groups: Optional[list[str]] = None,
+        filters: Any = None,
+        citewise=None,
+    ):
         self.index, self.top_k, self.retriever, self.groups, self.filters = index, top_k, retriever, groups, filters
         self._cw = open_citewise(citewise, index)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, index=self.index, top_k=self.top_k, retriever=self.retriever,
-                               groups=self.groups, filters=self.filters)
+        return default_to_dict(
+            self, index=self.index, top_k=self.top_k, retriever=self.retriever, groups=self.groups, filters=self.filters
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CitewiseRetriever":
         return default_from_dict(cls, data)
 
     @component.output_types(documents=list[HDocument])
-    def run(self, query: str, top_k: Optional[int] = None, filters: Any = None, groups: Optional[list[str]] = None,
-            principal: Optional[Principal] = None):
+    def run(
+        self,
+        query: str,
+        top_k: Optional[int] = None,
+        filters: Any = None,
+        groups: Optional[list[str]] = None,
+        principal: Optional[Principal] = None,
+    ):
         """The top documents for ``query`` visible to the principal (``principal``, else
         ``groups``, else the component's groups)."""
         who = principal_of(principal, groups if groups is not None else self.groups)
         f = haystack_filters(filters if filters is not None else self.filters)
         results = self._cw.search(query, who, k=top_k or self.top_k, retriever=self.retriever, filters=f)
-        return {"documents": [HDocument(id=r.chunk_id, content=r.text, score=r.score, meta=result_metadata(r))
-                              for r in results]}
+        return {
+            "documents": [
+                HDocument(id=r.chunk_id, content=r.text, score=r.score, meta=result_metadata(r)) for r in results
+            ]
+        }
 
 
 def from_documents(docs: Iterable[HDocument]) -> list[Document]:

@@ -25,7 +25,9 @@ try:
     from langchain_core.documents import Document as LCDocument
     from langchain_core.retrievers import BaseRetriever
 except ImportError as e:  # the optional extra is not installed
-    raise ImportError(f"citewise.integrations.langchain needs langchain-core: pip install 'citewise[langchain]' ({e})") from None
+    raise ImportError(
+        f"citewise.integrations.langchain needs langchain-core: pip install 'citewise[langchain]' ({e})"
+    ) from None
 from pydantic import ConfigDict, PrivateAttr
 
 from citewise.core import Document, Principal
@@ -58,13 +60,15 @@ class CitewiseRetriever(BaseRetriever):
     def model_post_init(self, context: Any) -> None:
         self._cw = open_citewise(self.citewise, self.index)
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                **kwargs: Any) -> list[LCDocument]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[LCDocument]:
         k = int(kwargs.get("k", self.k))
         principal = principal_of(kwargs.get("principal", self.principal), kwargs.get("groups", self.groups))
         filters = make_filters(kwargs.get("filters", self.filters))
-        results = self._cw.search(query, principal, k=k, retriever=kwargs.get("retriever", self.retriever),
-                                  filters=filters)
+        results = self._cw.search(
+            query, principal, k=k, retriever=kwargs.get("retriever", self.retriever), filters=filters
+        )
         return [LCDocument(page_content=r.text, metadata=result_metadata(r), id=r.chunk_id) for r in results]
 
 

@@ -21,7 +21,9 @@ try:
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as e:  # the optional extra is not installed
-    raise ImportError(f"citewise.integrations.llama_index needs llama-index-core: pip install 'citewise[llama-index]' ({e})") from None
+    raise ImportError(
+        f"citewise.integrations.llama_index needs llama-index-core: pip install 'citewise[llama-index]' ({e})"
+    ) from None
 
 from citewise.core import CitewiseError, Document, Filters, Principal
 from citewise.integrations.common import make_filters, open_citewise, principal_of, result_metadata, to_document
@@ -65,9 +67,18 @@ class CitewiseRetriever(BaseRetriever):
         principal / groups: who searches; filters: citewise expressions or ``MetadataFilters``.
     """
 
-    def __init__(self, citewise=None, *, index: str | None = None, k: int = 5, retriever: str | None = None,
-                 principal: Principal | None = None, groups: Sequence[str] | None = None, filters: Any = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        citewise=None,
+        *,
+        index: str | None = None,
+        k: int = 5,
+        retriever: str | None = None,
+        principal: Principal | None = None,
+        groups: Sequence[str] | None = None,
+        filters: Any = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self._cw = open_citewise(citewise, index)
         self._k, self._retriever = k, retriever
@@ -75,10 +86,13 @@ class CitewiseRetriever(BaseRetriever):
         self._filters = metadata_filters(filters)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        results = self._cw.search(query_bundle.query_str, self._principal, k=self._k, retriever=self._retriever,
-                                  filters=self._filters)
-        return [NodeWithScore(node=TextNode(id_=r.chunk_id, text=r.text, metadata=result_metadata(r)), score=r.score)
-                for r in results]
+        results = self._cw.search(
+            query_bundle.query_str, self._principal, k=self._k, retriever=self._retriever, filters=self._filters
+        )
+        return [
+            NodeWithScore(node=TextNode(id_=r.chunk_id, text=r.text, metadata=result_metadata(r)), score=r.score)
+            for r in results
+        ]
 
 
 def from_documents(docs: Iterable) -> list[Document]:

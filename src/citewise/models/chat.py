@@ -164,7 +164,7 @@ class ChatConfig:
     def deadline_s(self) -> float:
         """The longest one :meth:`OpenAIChatModel.chat` call waits for the server, seconds:
         ``(connect_timeout_s + read_timeout_s) × (retries + 1)``, plus the backoff between tries."""
-        backoff = sum(min(0.5 * 2 ** i, 4.0) for i in range(self.retries))
+        backoff = sum(min(0.5 * 2**i, 4.0) for i in range(self.retries))
         return (self.connect_timeout_s + self.read_timeout_s) * (self.retries + 1) + backoff
 
     def setting(self, name: str) -> str:
@@ -182,14 +182,26 @@ class ChatConfig:
         """
         s = llm.for_use(use) if use else llm
         if not s.base_url:
-            raise ChatError("no LLM endpoint configured: set llm.base_url in citewise.toml or CITEWISE_LLM_BASE_URL "
-                            "(e.g. http://127.0.0.1:8080/v1)")
+            raise ChatError(
+                "no LLM endpoint configured: set llm.base_url in citewise.toml or CITEWISE_LLM_BASE_URL "
+                "(e.g. http://127.0.0.1:8080/v1)"
+            )
         if not s.model:
             raise ChatError("no LLM model configured: set llm.model in citewise.toml or CITEWISE_LLM_MODEL")
-        return cls(base_url=s.base_url, model=s.model, api_key=s.api_key or None, temperature=s.temperature,
-                   connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s, retries=s.retries,
-                   max_output_tokens=s.max_output_tokens, max_prompt_tokens=s.max_prompt_tokens,
-                   context_window=s.context_window, stream=s.stream, use=use)
+        return cls(
+            base_url=s.base_url,
+            model=s.model,
+            api_key=s.api_key or None,
+            temperature=s.temperature,
+            connect_timeout_s=s.connect_timeout_s,
+            read_timeout_s=s.read_timeout_s,
+            retries=s.retries,
+            max_output_tokens=s.max_output_tokens,
+            max_prompt_tokens=s.max_prompt_tokens,
+            context_window=s.context_window,
+            stream=s.stream,
+            use=use,
+        )
 
     @classmethod
     def from_env(cls, use: str = "", **overrides) -> "ChatConfig":
@@ -205,17 +217,20 @@ class ChatConfig:
         for key in ("base_url", "model", "api_key"):
             if overrides.get(key) is not None:
                 setattr(llm, key, overrides.pop(key))
-        return dataclasses.replace(cls.from_settings(llm, use),
-                                   **{k: v for k, v in overrides.items() if v is not None})
+        return dataclasses.replace(cls.from_settings(llm, use), **{k: v for k, v in overrides.items() if v is not None})
 
 
 @runtime_checkable
 class ChatModel(Protocol):
     """Anything that completes a chat in the OpenAI wire format."""
 
-    def chat(self, messages: Sequence[dict], tools: Sequence[dict] | None = None,
-             tool_choice: Any = None, max_tokens: int | None = None) -> ChatResponse:
-        ...
+    def chat(
+        self,
+        messages: Sequence[dict],
+        tools: Sequence[dict] | None = None,
+        tool_choice: Any = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse: ...
 
 
 #: Share of the window :func:`document_room` keeps free (chat template, tokenizer differences).
@@ -252,16 +267,25 @@ class OpenAIChatModel:
         failure (connection, non-2xx status, a body without a message).
     """
 
-    def __init__(self, config: ChatConfig, transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        config: ChatConfig,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.config = config
         headers = {"Content-Type": "application/json"}
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
-        timeout = httpx.Timeout(connect=config.connect_timeout_s, read=config.read_timeout_s,
-                                write=config.read_timeout_s, pool=config.connect_timeout_s)
-        self._client = httpx.Client(base_url=config.base_url.rstrip("/"), headers=headers,
-                                    timeout=timeout, transport=transport)
+        timeout = httpx.Timeout(
+            connect=config.connect_timeout_s,
+            read=config.read_timeout_s,
+            write=config.read_timeout_s,
+            pool=config.connect_timeout_s,
+        )
+        self._client = httpx.Client(
+            base_url=config.base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
         self._sleep = sleep
         self._window: int | None = config.context_window
         self._probed = config.context_window is not None
@@ -292,12 +316,16 @@ class OpenAIChatModel:
     def _fail(self, e: Exception) -> ChatError:
         base, c = self.config.base_url, self.config
         if isinstance(e, httpx.ConnectTimeout):
-            return ChatTimeout(f"{base}: could not connect within {c.connect_timeout_s:g} s; is the server running? "
-                               f"(raise {c.setting('connect_timeout_s')} for a slow network)")
+            return ChatTimeout(
+                f"{base}: could not connect within {c.connect_timeout_s:g} s; is the server running? "
+                f"(raise {c.setting('connect_timeout_s')} for a slow network)"
+            )
         if isinstance(e, httpx.TimeoutException):
-            return ChatTimeout(f"{base}: timed out after {c.read_timeout_s:g} s without a reply (a small model on a CPU can take "
-                               f"minutes to read a long prompt); raise {c.setting('read_timeout_s')}, e.g. "
-                               f"CITEWISE_LLM_READ_TIMEOUT_S=300 or --llm-timeout 300")
+            return ChatTimeout(
+                f"{base}: timed out after {c.read_timeout_s:g} s without a reply (a small model on a CPU can take "
+                f"minutes to read a long prompt); raise {c.setting('read_timeout_s')}, e.g. "
+                f"CITEWISE_LLM_READ_TIMEOUT_S=300 or --llm-timeout 300"
+            )
         if isinstance(e, httpx.ConnectError):
             return ChatError(f"{base}: cannot connect ({e}); is the server running at llm.base_url?")
         return ChatError(f"{base}: {type(e).__name__}: {e}")
@@ -309,9 +337,13 @@ class OpenAIChatModel:
             if window and self.config.context_window is None:
                 self._window, self._probed = window, True
             said = f" of {window:,} tokens" if window else ""
-            return ContextOverflow(f"{base}: the prompt does not fit the model's context window{said}"
-                                   f"{f' ({prompt:,} tokens sent)' if prompt else ''}; set llm.context_window "
-                                   f"to the server's window, or lower llm.max_prompt_tokens", window, prompt)
+            return ContextOverflow(
+                f"{base}: the prompt does not fit the model's context window{said}"
+                f"{f' ({prompt:,} tokens sent)' if prompt else ''}; set llm.context_window "
+                f"to the server's window, or lower llm.max_prompt_tokens",
+                window,
+                prompt,
+            )
         return ChatError(f"{base}: HTTP {status}: {body_excerpt(text)}")
 
     def _send(self, body: dict, on_delta: Callable[[str], None] | None) -> ChatResponse:
@@ -332,7 +364,7 @@ class OpenAIChatModel:
                     if isinstance(e, _Retry):
                         raise self._status_error(e.status, e.text) from None
                     raise self._fail(e) from None
-                self._sleep(min(0.5 * 2 ** attempt, 4.0))
+                self._sleep(min(0.5 * 2**attempt, 4.0))
                 attempt += 1
             except httpx.HTTPError as e:
                 raise self._fail(e) from None
@@ -343,10 +375,18 @@ class OpenAIChatModel:
             choice = data["choices"][0]
             msg = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ChatError(f"{self.config.base_url}: response is not a chat completion: {body_excerpt(text)}") from None
+            raise ChatError(
+                f"{self.config.base_url}: response is not a chat completion: {body_excerpt(text)}"
+            ) from None
         calls = [c for c in (_native_call(tc) for tc in msg.get("tool_calls") or []) if c is not None]
-        return ChatResponse(msg.get("content"), calls, choice.get("finish_reason"), data.get("usage") or {}, data,
-                            tool_format="tool_calls" if calls else "")
+        return ChatResponse(
+            msg.get("content"),
+            calls,
+            choice.get("finish_reason"),
+            data.get("usage") or {},
+            data,
+            tool_format="tool_calls" if calls else "",
+        )
 
     def _stream(self, body: dict, on_delta: Callable[[str], None]) -> ChatResponse:
         t0 = time.perf_counter()
@@ -366,7 +406,9 @@ class OpenAIChatModel:
                 whole = self._parse(resp.text)
                 if whole.content:
                     on_delta(whole.content)
-                return dataclasses.replace(whole, seconds=time.perf_counter() - t0, first_token_s=time.perf_counter() - t0)
+                return dataclasses.replace(
+                    whole, seconds=time.perf_counter() - t0, first_token_s=time.perf_counter() - t0
+                )
             for line in resp.iter_lines():
                 if not line.startswith("data:"):
                     continue  # comments (": ping"), event names, blank separators
@@ -376,7 +418,9 @@ class OpenAIChatModel:
                 try:
                     event = json.loads(payload)
                 except ValueError:
-                    raise ChatError(f"{self.config.base_url}: a streamed event is not JSON: {body_excerpt(payload)}") from None
+                    raise ChatError(
+                        f"{self.config.base_url}: a streamed event is not JSON: {body_excerpt(payload)}"
+                    ) from None
                 last = event
                 if isinstance(event.get("error"), dict):
                     raise self._status_error(400, json.dumps(event["error"]))
@@ -399,8 +443,16 @@ class OpenAIChatModel:
         if not usage:
             usage = {"completion_chunks": len(parts)}
         native = [c for c in (_native_call({"id": s["id"], "function": s}) for _, s in sorted(calls.items())) if c]
-        return ChatResponse("".join(parts), native, finish, usage, last, tool_format="tool_calls" if native else "",
-                            seconds=time.perf_counter() - t0, first_token_s=first)
+        return ChatResponse(
+            "".join(parts),
+            native,
+            finish,
+            usage,
+            last,
+            tool_format="tool_calls" if native else "",
+            seconds=time.perf_counter() - t0,
+            first_token_s=first,
+        )
 
     @traced_chat
     def chat(self, messages, tools=None, tool_choice=None, max_tokens=None, on_delta=None) -> ChatResponse:
@@ -417,9 +469,12 @@ class OpenAIChatModel:
         return dataclasses.replace(resp, seconds=time.perf_counter() - t0)
 
     def _body(self, messages, tools, tool_choice, max_tokens) -> dict:
-        body: dict[str, Any] = {"model": self.config.model, "messages": list(messages),
-                                "temperature": self.config.temperature,
-                                "max_tokens": self.config.max_output_tokens if max_tokens is None else max_tokens}
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": list(messages),
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_output_tokens if max_tokens is None else max_tokens,
+        }
         if tools and self.native_tools:
             body["tools"] = list(tools)
             if tool_choice is not None and self.send_tool_choice:
@@ -451,15 +506,20 @@ class OpenAIChatModel:
             return resp
         parsed = toolcalls.parse_content(resp.content, tools)
         if parsed.problem:
-            turn = [*messages, {"role": "assistant", "content": resp.content or ""},
-                    toolcalls.repair_message(parsed.problem, tools)]
+            turn = [
+                *messages,
+                {"role": "assistant", "content": resp.content or ""},
+                toolcalls.repair_message(parsed.problem, tools),
+            ]
             again = self._request(turn, tools, tool_choice, max_tokens, None)
             if again.tool_calls:
                 return dataclasses.replace(again, repaired=True)
             second = toolcalls.parse_content(again.content, tools)
             if second.problem:
-                raise ToolCallError(f"{self.config.base_url}: the model's tool call could not be read, also after "
-                                    f"one repair turn: {second.problem}")
+                raise ToolCallError(
+                    f"{self.config.base_url}: the model's tool call could not be read, also after "
+                    f"one repair turn: {second.problem}"
+                )
             return _with_calls(again, second, repaired=True)
         return _with_calls(resp, parsed)
 
@@ -494,5 +554,6 @@ def _with_calls(resp: ChatResponse, parsed: toolcalls.Parsed, repaired: bool = F
     if not parsed.calls:
         return dataclasses.replace(resp, repaired=repaired) if repaired else resp
     calls = [ToolCall(f"call_{i}", c.name, c.arguments, c.raw_arguments) for i, c in enumerate(parsed.calls)]
-    return dataclasses.replace(resp, content=parsed.text or None, tool_calls=calls, tool_format=parsed.format,
-                               repaired=repaired)
+    return dataclasses.replace(
+        resp, content=parsed.text or None, tool_calls=calls, tool_format=parsed.format, repaired=repaired
+    )

@@ -108,8 +108,14 @@ class MiniLMEmbedder:
     max_seq_length = 256
     window = max_seq_length  # tokens read of a text (None: any length)
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 32, threads: int | None = None,
-                 query_threads: int = 1, max_batch_tokens: int = 1024):
+    def __init__(
+        self,
+        model_path: str | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
+        query_threads: int = 1,
+        max_batch_tokens: int = 1024,
+    ):
         self._model_path = model_path or os.environ.get("CITEWISE_MINILM_ONNX")
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
@@ -121,8 +127,11 @@ class MiniLMEmbedder:
         from tokenizers import BertWordPieceTokenizer
 
         tok = BertWordPieceTokenizer(
-            str(_DATA / "vocab.txt"), lowercase=True, clean_text=True,
-            handle_chinese_chars=True, strip_accents=None,
+            str(_DATA / "vocab.txt"),
+            lowercase=True,
+            clean_text=True,
+            handle_chinese_chars=True,
+            strip_accents=None,
         )
         tok.enable_truncation(self.max_seq_length)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -218,7 +227,7 @@ class MiniLMEmbedder:
         sess = self._session_for(self.query_threads if n == 1 else self.threads)
         input_names = {i.name for i in sess.get_inputs()}
         for w in range(0, n, TOKENIZE_WINDOW):
-            part = texts[w:w + TOKENIZE_WINDOW]
+            part = texts[w : w + TOKENIZE_WINDOW]
             encs = self._tokenizer.encode_batch([t if t.strip() else "[UNK]" for t in part])
             lengths = np.array([sum(e.attention_mask) for e in encs])
             order = np.argsort(-lengths, kind="stable")
@@ -457,8 +466,10 @@ def make_embedder(spec: str, **options) -> Embedder:
     options = {k: v for k, v in options.items() if v is not None}
     bad = sorted(set(options) - _OPTIONS[kind])
     if bad:
-        raise CitewiseError(f"embedder '{spec}': option {', '.join(bad)} not known for {kind} "
-                            f"(valid: {', '.join(sorted(_OPTIONS[kind])) or 'none'})")
+        raise CitewiseError(
+            f"embedder '{spec}': option {', '.join(bad)} not known for {kind} "
+            f"(valid: {', '.join(sorted(_OPTIONS[kind])) or 'none'})"
+        )
     if kind == "minilm":
         if _PRELOADED is not None and not options:
             return _PRELOADED
@@ -473,11 +484,11 @@ def make_embedder(spec: str, **options) -> Embedder:
     if kind == "openai":
         from citewise.models.openai_embed import OpenAIEmbedder
 
-        url, _, model = spec[len("openai:"):].partition("#")
+        url, _, model = spec[len("openai:") :].partition("#")
         return OpenAIEmbedder(url, model or None, prompts=prompts, **options)
     from citewise.models.onnx_embed import OnnxFolderEmbedder
 
-    return OnnxFolderEmbedder(spec[len("onnx:"):], prompts=prompts, **options)
+    return OnnxFolderEmbedder(spec[len("onnx:") :], prompts=prompts, **options)
 
 
 def _prompt_options(options: dict):
@@ -488,5 +499,9 @@ def _prompt_options(options: dict):
     given = {k: options.pop(k) for k in ("query_prefix", "passage_prefix", "input_type") if k in options}
     if not given:
         return None
-    return Prompts(str(given.get("query_prefix", "")), str(given.get("passage_prefix", "")),
-                   bool(given.get("input_type", False)), source="options")
+    return Prompts(
+        str(given.get("query_prefix", "")),
+        str(given.get("passage_prefix", "")),
+        bool(given.get("input_type", False)),
+        source="options",
+    )

@@ -92,9 +92,13 @@ _PROMPTS_FILE = Path(__file__).parent / "data" / "prompts.json"
 @lru_cache(maxsize=1)
 def _prompt_table() -> tuple[tuple[re.Pattern, Prompts], ...]:
     rows = json.loads(_PROMPTS_FILE.read_text(encoding="utf-8"))
-    return tuple((re.compile(r["match"], re.I), Prompts(r.get("query", ""), r.get("passage", ""),
-                                                         bool(r.get("input_type", False)), r.get("source", "")))
-                 for r in rows)
+    return tuple(
+        (
+            re.compile(r["match"], re.I),
+            Prompts(r.get("query", ""), r.get("passage", ""), bool(r.get("input_type", False)), r.get("source", "")),
+        )
+        for r in rows
+    )
 
 
 def prompts_for(model: str) -> Prompts:

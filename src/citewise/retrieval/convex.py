@@ -54,7 +54,9 @@ def minmax(items: Sequence[ScoredChunk]) -> dict[str, float]:
     return {cid: (s - lo) / (hi - lo) for cid, s in seen.items()}
 
 
-def convex_fusion(lexical: Sequence[ScoredChunk], dense: Sequence[ScoredChunk], alpha: float = ALPHA) -> list[ScoredChunk]:
+def convex_fusion(
+    lexical: Sequence[ScoredChunk], dense: Sequence[ScoredChunk], alpha: float = ALPHA
+) -> list[ScoredChunk]:
     """Fuse two scored lists: ``alpha * minmax(dense) + (1 - alpha) * minmax(lexical)``; sorted by
     fused score desc, then chunk id asc; each chunk once, carrying the fused score.
 
@@ -92,9 +94,18 @@ def feedback_vector(query_vec: np.ndarray, chunk_vecs: Sequence[np.ndarray], bet
     return (q + beta * C.mean(axis=0)).astype(np.float32)
 
 
-def feedback_fusion(store, qvec: np.ndarray, lexical: Sequence[ScoredChunk], first: list[ScoredChunk],
-                    alpha: float, prf_chunks: int, prf_beta: float, depth: int, filters: Filters,
-                    vector_cache: dict[str, np.ndarray] | None = None) -> list[ScoredChunk]:
+def feedback_fusion(
+    store,
+    qvec: np.ndarray,
+    lexical: Sequence[ScoredChunk],
+    first: list[ScoredChunk],
+    alpha: float,
+    prf_chunks: int,
+    prf_beta: float,
+    depth: int,
+    filters: Filters,
+    vector_cache: dict[str, np.ndarray] | None = None,
+) -> list[ScoredChunk]:
     """The feedback round (module docstring): ``first`` (the first fused list) when feedback is
     off or there is nothing to feed back; else BM25 fused again with a dense search (``depth``,
     inside ``filters``) for the query moved toward ``first``'s top ``prf_chunks``.
@@ -126,8 +137,15 @@ class ConvexRetriever:
 
     name = "hybrid-prf"
 
-    def __init__(self, store, embedder, alpha: float = ALPHA, prf_chunks: int = PRF_CHUNKS,
-                 prf_beta: float = PRF_BETA, depth: int = DEPTH):
+    def __init__(
+        self,
+        store,
+        embedder,
+        alpha: float = ALPHA,
+        prf_chunks: int = PRF_CHUNKS,
+        prf_beta: float = PRF_BETA,
+        depth: int = DEPTH,
+    ):
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         if prf_chunks < 0 or prf_beta < 0:
@@ -146,8 +164,7 @@ class ConvexRetriever:
         lex = self.bm25.candidates(query, depth, filters)
         vec = self.store.vector_search(qvec, depth, filters)
         first = convex_fusion(lex, vec, self.alpha)
-        return feedback_fusion(self.store, qvec, lex, first, self.alpha, self.prf_chunks, self.prf_beta,
-                               depth, filters)
+        return feedback_fusion(self.store, qvec, lex, first, self.alpha, self.prf_chunks, self.prf_beta, depth, filters)
 
     @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:

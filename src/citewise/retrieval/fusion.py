@@ -13,8 +13,9 @@ from typing import Sequence
 RRF_K = 60
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = RRF_K,
-                           weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
     """Fuse ranked id lists; returns ``(id, score)`` sorted by score desc, then id asc.
 
     Args:

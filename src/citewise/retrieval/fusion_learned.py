@@ -46,8 +46,19 @@ from citewise.retrieval.registry import register, registered
 from citewise.retrieval.retrievers import BM25Retriever, DenseRetriever, effective_filters
 from citewise.text.analyzer import analyze, find_identifiers, fold_dashes
 
-FEATURES = ("bm25", "dense", "bm25_rr", "dense_rr", "rrf", "title_terms", "heading_terms", "body_terms",
-            "title_id", "log_tokens", "depth")
+FEATURES = (
+    "bm25",
+    "dense",
+    "bm25_rr",
+    "dense_rr",
+    "rrf",
+    "title_terms",
+    "heading_terms",
+    "body_terms",
+    "title_id",
+    "log_tokens",
+    "depth",
+)
 #: Candidates taken from each of BM25 and dense.
 POOL = 100
 #: Step sizes (in z-score units) tried per coordinate, and passes over the coordinates.
@@ -95,14 +106,24 @@ def candidate_pool(store, embedder, query: str, filters: Filters, pool: int = PO
             vs = 0.0
         cover = (lambda text: len(qterms & set(analyze(text))) / len(qterms)) if qterms else (lambda text: 0.0)
         tids = {fold_dashes(t).lower() for t in find_identifiers(title)} if qids else set()
-        X[i] = [ls / top, vs, 1 / (RRF_K + lr) if lr else 0.0, 1 / (RRF_K + vr) if vr else 0.0,
-                (1 / (RRF_K + lr) if lr else 0.0) + (1 / (RRF_K + vr) if vr else 0.0),
-                cover(title), cover(heads), cover(body), float(bool(qids & tids)),
-                math.log1p(sc.token_count) if sc else 0.0, float(len(sc.heading_path)) if sc else 0.0]
+        X[i] = [
+            ls / top,
+            vs,
+            1 / (RRF_K + lr) if lr else 0.0,
+            1 / (RRF_K + vr) if vr else 0.0,
+            (1 / (RRF_K + lr) if lr else 0.0) + (1 / (RRF_K + vr) if vr else 0.0),
+            cover(title),
+            cover(heads),
+            cover(body),
+            float(bool(qids & tids)),
+            math.log1p(sc.token_count) if sc else 0.0,
+            float(len(sc.heading_path)) if sc else 0.0,
+        ]
     return Pool(ids, docs, titles, X)
 
 
 # -- metrics on pools -------------------------------------------------------------------------
+
 
 @dataclass
 class Labeled:
@@ -148,6 +169,7 @@ def ndcg10(scores: np.ndarray, q: Labeled) -> float:
 
 
 # -- models -----------------------------------------------------------------------------------
+
 
 @dataclass
 class FusionModel:
@@ -199,7 +221,9 @@ class FusionModel:
         except (ValueError, TypeError) as e:
             raise CitewiseError(f"{path}: not a fusion model ({e})") from None
         if model.features != list(FEATURES):
-            raise CitewiseError(f"{path}: fitted on features {model.features}; this citewise computes {list(FEATURES)}; re-run 'citewise tune'")
+            raise CitewiseError(
+                f"{path}: fitted on features {model.features}; this citewise computes {list(FEATURES)}; re-run 'citewise tune'"
+            )
         return model
 
 
@@ -249,9 +273,18 @@ def fit_lambdamart(train: Sequence[Labeled], seed: int = 42) -> FusionModel:
     qs = [q for q in train if len(q.labels)]
     X = np.vstack([q.pool.X for q in qs])
     y = np.concatenate([q.labels for q in qs]).astype(int)
-    ranker = lgb.LGBMRanker(objective="lambdarank", n_estimators=200, num_leaves=15, learning_rate=0.05,
-                            min_child_samples=20, random_state=seed, deterministic=True, force_row_wise=True,
-                            n_jobs=1, verbose=-1)
+    ranker = lgb.LGBMRanker(
+        objective="lambdarank",
+        n_estimators=200,
+        num_leaves=15,
+        learning_rate=0.05,
+        min_child_samples=20,
+        random_state=seed,
+        deterministic=True,
+        force_row_wise=True,
+        n_jobs=1,
+        verbose=-1,
+    )
     ranker.fit(X, y, group=[len(q.labels) for q in qs])
     mean, std = _standardise(train)
     return FusionModel("lambdamart", mean.tolist(), std.tolist(), booster=ranker.booster_.model_to_string())
@@ -285,15 +318,30 @@ class TuneReport:
         return float(np.mean(self.tuned)) if self.tuned else 0.0
 
     def to_dict(self) -> dict:
-        return {"model": self.kind, "folds": self.folds, "queries": self.queries, "rrf_ndcg@10": self.rrf_mean,
-                "tuned_ndcg@10": self.tuned_mean, "delta": self.tuned_mean - self.rrf_mean, "p": self.p,
-                "alpha": self.alpha, "stored": self.stored, "reason": self.reason,
-                "weights": self.model.params() if self.model and self.model.weights else None}
+        return {
+            "model": self.kind,
+            "folds": self.folds,
+            "queries": self.queries,
+            "rrf_ndcg@10": self.rrf_mean,
+            "tuned_ndcg@10": self.tuned_mean,
+            "delta": self.tuned_mean - self.rrf_mean,
+            "p": self.p,
+            "alpha": self.alpha,
+            "stored": self.stored,
+            "reason": self.reason,
+            "weights": self.model.params() if self.model and self.model.weights else None,
+        }
 
 
-def build_training_data(store, embedder, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                        level: str | Mapping[str, str] = "doc", progress: Callable[[int], None] | None = None,
-                        principal=None) -> list[Labeled]:
+def build_training_data(
+    store,
+    embedder,
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    level: str | Mapping[str, str] = "doc",
+    progress: Callable[[int], None] | None = None,
+    principal=None,
+) -> list[Labeled]:
     """Pools with labels for every query that has qrels (sorted by query id); ``level``: ``doc``
     or ``chunk`` (what the qrels judge), or one per query id."""
     f = effective_filters(principal, None)
@@ -340,12 +388,17 @@ class TunedRetriever:
 
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
         if self._convex is not None:
-            return [dataclasses.replace(h, stage="tuned") for h in self._convex.search(query, k, principal=principal, filters=filters)]
+            return [
+                dataclasses.replace(h, stage="tuned")
+                for h in self._convex.search(query, k, principal=principal, filters=filters)
+            ]
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
         pool = candidate_pool(self.store, self.embedder, query, f, max(POOL, k))
         scores = self.model.score(pool.X)
         order = sorted(range(len(pool.ids)), key=lambda i: (-scores[i], pool.ids[i]))[:k]
-        return [Hit(pool.ids[i], pool.docs[i], float(scores[i]), r, "tuned", pool.titles[i])
-                for r, i in enumerate(order, start=1)]
+        return [
+            Hit(pool.ids[i], pool.docs[i], float(scores[i]), r, "tuned", pool.titles[i])
+            for r, i in enumerate(order, start=1)
+        ]

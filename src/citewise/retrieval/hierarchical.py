@@ -107,8 +107,9 @@ def _ordered(chunks: dict) -> list:
     return out
 
 
-def extractive_summary(sentences: Sequence[str], idf: Callable[[str], float],
-                       n: int = SUMMARY_SENTENCES, max_words: int = SUMMARY_WORDS) -> str:
+def extractive_summary(
+    sentences: Sequence[str], idf: Callable[[str], float], n: int = SUMMARY_SENTENCES, max_words: int = SUMMARY_WORDS
+) -> str:
     """The ``n`` sentences closest (TF-IDF cosine) to the centroid of all, in their original order,
     within ``max_words`` words (the first chosen sentence is always kept, cut at the budget).
 
@@ -149,7 +150,7 @@ def document_sentences(chunks: Sequence) -> list[str]:
     """Prose sentences of a document's chunks (header-row copies of split tables excluded)."""
     out = []
     for sc in chunks:
-        text = sc.text[len(sc.text) - (sc.end - sc.start):] if sc.end - sc.start < len(sc.text) else sc.text
+        text = sc.text[len(sc.text) - (sc.end - sc.start) :] if sc.end - sc.start < len(sc.text) else sc.text
         out.extend(text[s:e] for s, e in split_sentences(text))
     return out
 
@@ -226,8 +227,18 @@ class DocLevel:
             return  # none yet, another embedder's, or unreadable: rebuilt on the next refresh
         rows, vectors = got
         try:
-            entries = [DocEntry(d["doc_id"], d["title"], tuple(d["outline"]), d["summary"], d["model"],
-                                d["content_hash"], tuple(d["groups"])) for d in rows]
+            entries = [
+                DocEntry(
+                    d["doc_id"],
+                    d["title"],
+                    tuple(d["outline"]),
+                    d["summary"],
+                    d["model"],
+                    d["content_hash"],
+                    tuple(d["groups"]),
+                )
+                for d in rows
+            ]
         except (KeyError, TypeError):
             return
         if vectors.shape != (len(entries), self.embedder.dim):
@@ -239,8 +250,9 @@ class DocLevel:
         self.table.save(self.embedder.name, [dataclasses.asdict(e) for e in self.entries], self.vectors)
 
     # -- building -------------------------------------------------------------------------------
-    def refresh(self, store, summarizer: Callable[[DocEntry, list[str]], tuple[str, str]] | None = None,
-                force: bool = False) -> dict:
+    def refresh(
+        self, store, summarizer: Callable[[DocEntry, list[str]], tuple[str, str]] | None = None, force: bool = False
+    ) -> dict:
         """Bring the level up to date with ``store``.
 
         A document is (re)summarised when it is new, its content hash changed, or ``force``
@@ -253,9 +265,14 @@ class DocLevel:
         docs = store.documents()
         have = {e.doc_id: (i, e) for i, e in enumerate(self.entries)}
         want_model = getattr(summarizer, "model", None)
-        todo = [d for d, de in docs.items()
-                if force or d not in have or have[d][1].content_hash != de.content_hash
-                or (want_model and have[d][1].model != want_model)]
+        todo = [
+            d
+            for d, de in docs.items()
+            if force
+            or d not in have
+            or have[d][1].content_hash != de.content_hash
+            or (want_model and have[d][1].model != want_model)
+        ]
         deleted = [d for d in have if d not in docs]
         regrouped = [d for d, de in docs.items() if d in have and d not in todo and have[d][1].groups != de.groups]
         if not todo and not deleted and not regrouped and self.table.exists():
@@ -267,13 +284,22 @@ class DocLevel:
             chunks = _ordered(stored.get(d, {}))
             de = docs[d]
             sentences = document_sentences(chunks)
-            entry = DocEntry(d, de.title, outline_of(chunks, de.title), extractive_summary(sentences, idf),
-                             EXTRACTIVE_MODEL, de.content_hash, tuple(de.groups))
+            entry = DocEntry(
+                d,
+                de.title,
+                outline_of(chunks, de.title),
+                extractive_summary(sentences, idf),
+                EXTRACTIVE_MODEL,
+                de.content_hash,
+                tuple(de.groups),
+            )
             if summarizer is not None:
                 summary, model = summarizer(entry, sentences)
                 entry = dataclasses.replace(entry, summary=summary, model=model)
             new[d] = entry
-        vecs = self.embedder.embed([new[d].text for d in todo]) if todo else np.zeros((0, self.embedder.dim), np.float32)
+        vecs = (
+            self.embedder.embed([new[d].text for d in todo]) if todo else np.zeros((0, self.embedder.dim), np.float32)
+        )
         new_vec = dict(zip(todo, np.asarray(vecs, dtype=np.float32)))
         entries, vectors = [], []
         for d in sorted(docs):
@@ -289,8 +315,13 @@ class DocLevel:
         self._bm25 = None
         self.save()
         added = sum(d not in have for d in todo)
-        return {"added": added, "updated": len(todo) - added, "deleted": len(deleted),
-                "unchanged": len(docs) - len(todo), "documents": len(docs)}
+        return {
+            "added": added,
+            "updated": len(todo) - added,
+            "deleted": len(deleted),
+            "unchanged": len(docs) - len(todo),
+            "documents": len(docs),
+        }
 
     @staticmethod
     def _read(store, chunk_ids: dict[str, list[str]], keep: set[str]):
@@ -300,7 +331,7 @@ class DocLevel:
         kept: dict[str, dict] = {}
         docs = sorted(chunk_ids)
         for b in range(0, len(docs), 200):
-            ids = [c for d in docs[b:b + 200] for c in chunk_ids[d]]
+            ids = [c for d in docs[b : b + 200] for c in chunk_ids[d]]
             per_doc: dict[str, set[str]] = {}
             for cid, sc in store.get_chunks(ids).items():
                 per_doc.setdefault(sc.doc_id, set()).update(analyze(sc.text))
@@ -326,8 +357,15 @@ class DocLevel:
         groups = None if filters.groups is None else set(filters.groups)
         ids = None if filters.doc_ids is None else set(filters.doc_ids)
         history_ok = filters.as_of is not None or filters.version is not None
-        visible = np.array([(groups is None or bool(groups & set(e.groups))) and (ids is None or e.doc_id in ids)
-                            and (history_ok or "@" not in e.doc_id) for e in self.entries], dtype=bool)
+        visible = np.array(
+            [
+                (groups is None or bool(groups & set(e.groups)))
+                and (ids is None or e.doc_id in ids)
+                and (history_ok or "@" not in e.doc_id)
+                for e in self.entries
+            ],
+            dtype=bool,
+        )
         if not visible.any():
             return []
         depth = max(k, 100)
@@ -400,19 +438,26 @@ class HierarchicalRetriever:
         if docs:
             inner = dataclasses.replace(f, doc_ids=tuple(d for d in doc_rank if f.doc_ids is None or d in f.doc_ids))
             chunks = self.hybrid.fused(query, k, inner)
-            scored = [(c, 1.0 / (RRF_K + r) + 1.0 / (RRF_K + doc_rank.get(c.doc_id, 10**6)))
-                      for r, c in enumerate(chunks, start=1)]
+            scored = [
+                (c, 1.0 / (RRF_K + r) + 1.0 / (RRF_K + doc_rank.get(c.doc_id, 10**6)))
+                for r, c in enumerate(chunks, start=1)
+            ]
             scored.sort(key=lambda cs: (-cs[1], cs[0].chunk_id))
             fused = [Hit(c.chunk_id, c.doc_id, s, 0, "hierarchical", c.title) for c, s in scored]
         if len(fused) < k:  # fill from the flat list so the top-k stays full
             seen = {h.chunk_id for h in fused}
-            fused += [Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title)
-                      for c in self.hybrid.fused(query, k, f) if c.chunk_id not in seen]
+            fused += [
+                Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title)
+                for c in self.hybrid.fused(query, k, f)
+                if c.chunk_id not in seen
+            ]
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(fused[:k], start=1)]
 
 
-_SUMMARY_PROMPT = ("Summarise the document below in at most three sentences for a search index: what it is "
-                   "about and which questions it answers. Use only the document. Reply with the summary only.")
+_SUMMARY_PROMPT = (
+    "Summarise the document below in at most three sentences for a search index: what it is "
+    "about and which questions it answers. Use only the document. Reply with the summary only."
+)
 
 
 class LLMSummarizer:
@@ -438,13 +483,17 @@ class LLMSummarizer:
         from citewise.models.chat import ChatError, document_room
         from citewise.text.tokens import truncate_tokens
 
-        body = " ".join(" ".join(s.split()) for s in sentences)[:self.max_chars]
+        body = " ".join(" ".join(s.split()) for s in sentences)[: self.max_chars]
         room = document_room(self.chat, 200, _SUMMARY_PROMPT, f"Title: {entry.title}\n<document>\n</document>")
         body = truncate_tokens(body, room) if room > 0 else ""
         user = f"Title: {entry.title}\n<document>\n{body}\n</document>"
         try:
-            reply = self.chat.chat([{"role": "system", "content": _SUMMARY_PROMPT},
-                                    {"role": "user", "content": user}], max_tokens=200).content or ""
+            reply = (
+                self.chat.chat(
+                    [{"role": "system", "content": _SUMMARY_PROMPT}, {"role": "user", "content": user}], max_tokens=200
+                ).content
+                or ""
+            )
         except ChatError as e:
             self.errors.append(f"{entry.doc_id}: {e}")
             return entry.summary, entry.model

@@ -110,8 +110,14 @@ def soft_clusters(X: np.ndarray, seed: int = SEED) -> list[list[int]]:
         raise CitewiseError("RAPTOR needs umap-learn and scikit-learn: pip install 'citewise[raptor]'") from None
 
     dim = max(1, min(10, n - 2))
-    reduced = umap.UMAP(n_neighbors=max(2, int(math.sqrt(n - 1))), n_components=dim, metric="cosine",
-                        random_state=seed, init="random" if n < 30 else "spectral", n_jobs=1).fit_transform(X)
+    reduced = umap.UMAP(
+        n_neighbors=max(2, int(math.sqrt(n - 1))),
+        n_components=dim,
+        metric="cosine",
+        random_state=seed,
+        init="random" if n < 30 else "spectral",
+        n_jobs=1,
+    ).fit_transform(X)
     best = None
     for k in K_GRID:
         if k > n - 1:
@@ -160,8 +166,14 @@ class RaptorIndex:
             for key, t in stored.items():
                 tree = GroupTree(tuple(t["groups"]), doc_hashes=dict(t["doc_hashes"]), leaf_doc=dict(t["leaf_doc"]))
                 for nd in t["nodes"]:
-                    node = Node(nd["id"], nd["level"], list(nd["children"]), list(nd["leaves"]), nd["summary"],
-                                tuple(nd["groups"]))
+                    node = Node(
+                        nd["id"],
+                        nd["level"],
+                        list(nd["children"]),
+                        list(nd["leaves"]),
+                        nd["summary"],
+                        tuple(nd["groups"]),
+                    )
                     tree.nodes[node.id] = node
                     tree.vectors[node.id] = vecs[nd["id"]]
                 self.trees[key] = tree
@@ -170,9 +182,15 @@ class RaptorIndex:
 
     def save(self) -> None:
         """Replace the stored trees (nodes in id order per tree)."""
-        trees = {key: {"groups": list(tree.groups), "doc_hashes": tree.doc_hashes, "leaf_doc": tree.leaf_doc,
-                       "nodes": [dataclasses.asdict(tree.nodes[nid]) for nid in sorted(tree.nodes)]}
-                 for key, tree in sorted(self.trees.items())}
+        trees = {
+            key: {
+                "groups": list(tree.groups),
+                "doc_hashes": tree.doc_hashes,
+                "leaf_doc": tree.leaf_doc,
+                "nodes": [dataclasses.asdict(tree.nodes[nid]) for nid in sorted(tree.nodes)],
+            }
+            for key, tree in sorted(self.trees.items())
+        }
         vectors = {nid: tree.vectors[nid] for tree in self.trees.values() for nid in tree.nodes}
         self.table.save(self.embedder.name, trees, vectors)
 
@@ -200,8 +218,11 @@ class RaptorIndex:
         for key, groups in sorted(wanted.items()):
             hashes = by_groups[groups]
             tree = self.trees.get(key)
-            dirty = sorted(d for d in set(hashes) | set(tree.doc_hashes if tree else {})
-                           if (tree.doc_hashes.get(d) if tree else None) != hashes.get(d))
+            dirty = sorted(
+                d
+                for d in set(hashes) | set(tree.doc_hashes if tree else {})
+                if (tree.doc_hashes.get(d) if tree else None) != hashes.get(d)
+            )
             if tree is not None and not dirty:
                 continue
             changed = True
@@ -226,7 +247,7 @@ class RaptorIndex:
     def _leaf_texts(self, store, ids: list[str]) -> dict[str, list[str]]:
         out = {}
         for b in range(0, len(ids), 500):
-            for cid, sc in store.get_chunks(ids[b:b + 500]).items():
+            for cid, sc in store.get_chunks(ids[b : b + 500]).items():
                 out[cid] = document_sentences([sc])
         return out
 
@@ -304,8 +325,9 @@ class RaptorIndex:
                 if p not in redo:
                     redo.add(p)
                     frontier.append(p)
-        texts = self._leaf_texts(store, sorted({c for nid in redo if tree.nodes[nid].level == 1
-                                                for c in tree.nodes[nid].children}))
+        texts = self._leaf_texts(
+            store, sorted({c for nid in redo if tree.nodes[nid].level == 1 for c in tree.nodes[nid].children})
+        )
         order = sorted(redo, key=lambda i: (tree.nodes[i].level, i))
         for nid in [i for i in order if not tree.nodes[i].children]:
             del tree.nodes[nid]
@@ -366,8 +388,11 @@ class _RaptorBase:
     def _finish(self, ranked: list[Hit], query, k, f) -> list[Hit]:
         if len(ranked) < k:
             seen = {h.chunk_id for h in ranked}
-            ranked += [Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title)
-                       for c in self.hybrid.fused(query, k, f) if c.chunk_id not in seen]
+            ranked += [
+                Hit(c.chunk_id, c.doc_id, c.score, 0, "rrf", c.title)
+                for c in self.hybrid.fused(query, k, f)
+                if c.chunk_id not in seen
+            ]
         return [dataclasses.replace(h, rank=i) for i, h in enumerate(ranked[:k], start=1)]
 
 
@@ -446,8 +471,11 @@ class RaptorCollapsedRetriever(_RaptorBase):
         missing = [h.chunk_id for h in out if h.chunk_id not in info]
         if missing:
             info.update(self.store.get_chunks(missing))
-        hits = [dataclasses.replace(h, doc_id=info[h.chunk_id].doc_id, title=info[h.chunk_id].title)
-                for h in out if h.chunk_id in info]
+        hits = [
+            dataclasses.replace(h, doc_id=info[h.chunk_id].doc_id, title=info[h.chunk_id].title)
+            for h in out
+            if h.chunk_id in info
+        ]
         return self._finish(hits, query, k, f)
 
 
@@ -472,7 +500,7 @@ class RaptorTreeRetriever(_RaptorBase):
             top = max(n.level for n in t.nodes.values())
             layer = [n for n in t.nodes.values() if n.level == top]
             while True:
-                layer = sorted(layer, key=lambda n: (-float(t.vectors[n.id] @ q), n.id))[:self.width]
+                layer = sorted(layer, key=lambda n: (-float(t.vectors[n.id] @ q), n.id))[: self.width]
                 if layer[0].level == 1:
                     break
                 layer = [t.nodes[c] for n in layer for c in n.children if c in t.nodes]
@@ -486,6 +514,9 @@ class RaptorTreeRetriever(_RaptorBase):
         hits: list[Hit] = []
         if docs:
             inner = dataclasses.replace(f, doc_ids=tuple(sorted(docs)))
-            hits = [Hit(c.chunk_id, c.doc_id, c.score, 0, "raptor", c.title)
-                    for c in self.hybrid.fused(query, k, inner) if c.chunk_id in chosen_leaves]
+            hits = [
+                Hit(c.chunk_id, c.doc_id, c.score, 0, "raptor", c.title)
+                for c in self.hybrid.fused(query, k, inner)
+                if c.chunk_id in chosen_leaves
+            ]
         return self._finish(hits, query, k, f)

@@ -41,6 +41,7 @@ def register(*names: str) -> Callable[[Any], Any]:
     Raises:
         ValueError: a name is already registered by another class.
     """
+
     def decorate(cls: Any) -> Any:
         for name in names:
             old = _REGISTRY.get(name)
@@ -48,6 +49,7 @@ def register(*names: str) -> Callable[[Any], Any]:
                 raise ValueError(f"retriever name {name!r} is registered twice ({old.__name__}, {cls.__name__})")
             _REGISTRY[name] = cls
         return cls
+
     return decorate
 
 
@@ -82,8 +84,9 @@ def registered(name: str) -> Callable[..., Any]:
     return _REGISTRY[name]
 
 
-def make_retriever(name: str, store: Any, embedder: Any, *, reranker: Any = None,
-                   rerank_depth: int | None = None) -> Any:
+def make_retriever(
+    name: str, store: Any, embedder: Any, *, reranker: Any = None, rerank_depth: int | None = None
+) -> Any:
     """Build the retriever registered as ``name`` over ``store`` and ``embedder``.
 
     ``reranker``: a :class:`citewise.retrieval.rerank.Reranker` or a spec string

@@ -68,8 +68,7 @@ class Reranker(Protocol):
 
     name: str
 
-    def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
-        ...
+    def rerank(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
 
 def _scores_from_indexed(items, n: int, key: str, where: str) -> list[float]:
@@ -81,7 +80,9 @@ def _scores_from_indexed(items, n: int, key: str, where: str) -> list[float]:
         try:
             i, s = int(it["index"]), float(it[key])
         except (KeyError, TypeError, ValueError):
-            raise RerankError(f"{where}: result without an integer 'index' and a numeric '{key}': {str(it)[:120]}") from None
+            raise RerankError(
+                f"{where}: result without an integer 'index' and a numeric '{key}': {str(it)[:120]}"
+            ) from None
         if not 0 <= i < n or scores[i] is not None:
             raise RerankError(f"{where}: result index {i} out of range or repeated ({n} passages sent)")
         scores[i] = s
@@ -108,8 +109,15 @@ class HttpReranker:
 
     STYLES = ("tei", "cohere")
 
-    def __init__(self, base_url: str, style: str = "tei", model: str = "", api_key: str | None = None,
-                 timeout: float = 30.0, transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        style: str = "tei",
+        model: str = "",
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ):
         if style not in self.STYLES:
             raise CitewiseError(f"unknown rerank API style '{style}' (valid: {', '.join(self.STYLES)})")
         self.style = style
@@ -190,7 +198,7 @@ class OnnxCrossEncoder:
     def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
         out: list[float] = []
         for b in range(0, len(passages), self.batch_size):
-            pairs = [(query, p[:PASSAGE_CHARS]) for p in passages[b:b + self.batch_size]]
+            pairs = [(query, p[:PASSAGE_CHARS]) for p in passages[b : b + self.batch_size]]
             enc = self.tokenizer.encode_batch(pairs)
             width = max(len(e.ids) for e in enc)
             ids = np.zeros((len(enc), width), dtype=np.int64)
@@ -209,10 +217,14 @@ class OnnxCrossEncoder:
         return out
 
 
-_POINTWISE = ("Rate how well the passage answers the query, from 0 (unrelated) to 10 (answers it fully). "
-              "Reply with the number only.")
-_LISTWISE = ("Rank the {n} passages below by how well they answer the query, most relevant first. "
-             "Reply with the passage numbers only, in order, like [2] > [1] > [3].")
+_POINTWISE = (
+    "Rate how well the passage answers the query, from 0 (unrelated) to 10 (answers it fully). "
+    "Reply with the number only."
+)
+_LISTWISE = (
+    "Rank the {n} passages below by how well they answer the query, most relevant first. "
+    "Reply with the passage numbers only, in order, like [2] > [1] > [3]."
+)
 
 
 #: Fewest tokens of a passage worth showing the listwise reranker; when the window cannot give
@@ -254,8 +266,9 @@ class LLMReranker:
         from citewise.models.chat import ChatError
 
         try:
-            resp = self.chat.chat([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                                  max_tokens=200)
+            resp = self.chat.chat(
+                [{"role": "system", "content": system}, {"role": "user", "content": user}], max_tokens=200
+            )
         except ChatError as e:
             raise RerankError(f"{self.name}: {e}") from None
         return resp.content or ""
@@ -263,7 +276,7 @@ class LLMReranker:
     def _cut(self, passage: str, tokens: int) -> str:
         from citewise.text.tokens import truncate_tokens
 
-        return truncate_tokens(passage[:self.passage_chars], max(tokens, 1))
+        return truncate_tokens(passage[: self.passage_chars], max(tokens, 1))
 
     def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
         from citewise.models.chat import document_room
@@ -290,9 +303,9 @@ class LLMReranker:
             order = list(range(n))
             start = max(0, n - width)
             while True:
-                window = order[start:start + width]
+                window = order[start : start + width]
                 ranked = self._rank(query, [passages[i] for i in window], room // len(window) - 12)
-                order[start:start + width] = [window[j] for j in ranked]
+                order[start : start + width] = [window[j] for j in ranked]
                 if start == 0:
                     break
                 start = max(0, start - max(1, width // 2))
@@ -335,7 +348,9 @@ def make_reranker(spec: str) -> Reranker:
     if spec in ("llm", "llm-listwise", "llm-pointwise"):
         from citewise.models.chat import ChatConfig, OpenAIChatModel
 
-        return LLMReranker(OpenAIChatModel(ChatConfig.from_env("reranker")), "pointwise" if spec == "llm-pointwise" else "listwise")
+        return LLMReranker(
+            OpenAIChatModel(ChatConfig.from_env("reranker")), "pointwise" if spec == "llm-pointwise" else "listwise"
+        )
     raise CitewiseError(f"unknown reranker '{spec}' (valid: {', '.join(RERANKER_SPECS)})")
 
 
@@ -373,12 +388,13 @@ class RerankingRetriever:
 
     def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
         hits = self.base.search(query, max(k, self.depth), principal=principal, filters=filters)
-        head, tail = hits[:self.depth], hits[self.depth:]
+        head, tail = hits[: self.depth], hits[self.depth :]
         self.last_error = ""
         try:
             chunks = self.store.get_chunks([h.chunk_id for h in head])
-            scores = self.reranker.rerank(query, [passage_text(chunks[h.chunk_id]) if h.chunk_id in chunks else h.title
-                                                  for h in head])
+            scores = self.reranker.rerank(
+                query, [passage_text(chunks[h.chunk_id]) if h.chunk_id in chunks else h.title for h in head]
+            )
             if len(scores) != len(head):
                 raise RerankError(f"{self.reranker.name}: {len(scores)} scores for {len(head)} passages")
         except RerankError as e:

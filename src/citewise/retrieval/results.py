@@ -25,8 +25,22 @@ def search_results(store, hits: Sequence[Hit], query: str, chunks: dict | None =
             out.append(SearchResult(**base))
             continue
         sn = chunk_snippet(c, query)
-        out.append(SearchResult(**base, text=c.text, snippet=sn.text, snippet_start=sn.start, snippet_end=sn.end,
-                                heading_path=tuple(c.heading_path), start=c.start, end=c.end, version=c.version,
-                                updated=c.updated, effective=c.effective, groups=tuple(c.groups),
-                                pages=(c.page_start, c.page_end), metadata=dict(c.metadata)))
+        out.append(
+            SearchResult(
+                **base,
+                text=c.text,
+                snippet=sn.text,
+                snippet_start=sn.start,
+                snippet_end=sn.end,
+                heading_path=tuple(c.heading_path),
+                start=c.start,
+                end=c.end,
+                version=c.version,
+                updated=c.updated,
+                effective=c.effective,
+                groups=tuple(c.groups),
+                pages=(c.page_start, c.page_end),
+                metadata=dict(c.metadata),
+            )
+        )
     return out

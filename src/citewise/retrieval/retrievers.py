@@ -36,7 +36,17 @@ from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
 
 #: The built-in retriever names (each class registers itself: :mod:`citewise.retrieval.registry`).
-RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid-prf", "shipped", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree")
+RETRIEVERS = (
+    "bm25",
+    "dense",
+    "hybrid",
+    "hybrid-prf",
+    "shipped",
+    "hierarchical",
+    "tuned",
+    "raptor-collapsed",
+    "raptor-tree",
+)
 
 #: Chunks pinned per code name by their section heading (:class:`ShippedRetriever`).
 HEADING_PINS = 2
@@ -65,8 +75,9 @@ class Retriever(Protocol):
 
     name: str
 
-    def search(self, query: str, k: int = 10, *, principal: Principal | None = None,
-               filters: Filters | None = None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         """At most k hits, best first, ranks 1..n, visible to ``principal``."""
         ...
 
@@ -173,8 +184,10 @@ class HybridRetriever:
         fused = reciprocal_rank_fusion([[c.chunk_id for c in lex], [c.chunk_id for c in vec]], k=self.rrf_k)
         # direct construction: dataclasses.replace on ~170 fused chunks was ~a third of a
         # hybrid query's Python time (cProfile, bench/hybrid_latency.py)
-        return [ScoredChunk(c.chunk_id, c.doc_id, c.title, s) if type(c) is ScoredChunk
-                else dataclasses.replace(c, score=s) for c, s in ((by_id[cid], s) for cid, s in fused)]
+        return [
+            ScoredChunk(c.chunk_id, c.doc_id, c.title, s) if type(c) is ScoredChunk else dataclasses.replace(c, score=s)
+            for c, s in ((by_id[cid], s) for cid, s in fused)
+        ]
 
     @traced_retrieval
     def search(self, query, k=10, *, principal=None, filters=None):

@@ -88,12 +88,11 @@ def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     # the query terms of each segment, analyzed once: a passage's terms are the union of its
     # segments' (no token spans the whitespace between two segments), and heading lines say
     # nothing the heading path does not, so their terms do not count
-    found = [wanted & set(analyze(text[a:b])) if wanted and not heading[k] else set()
-             for k, (a, b) in enumerate(segs)]
+    found = [wanted & set(analyze(text[a:b])) if wanted and not heading[k] else set() for k, (a, b) in enumerate(segs)]
 
     def consider(s: int, e: int, first: int, n_segments: int, terms: set[str]) -> None:
         nonlocal best_key, best_span
-        n_headings = sum(heading[first:first + n_segments])
+        n_headings = sum(heading[first : first + n_segments])
         key = (-len(terms), n_headings, n_segments, s)
         if best_key is None or key < best_key:
             best_key, best_span = key, (s, e)

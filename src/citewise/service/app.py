@@ -70,8 +70,14 @@ from citewise.service.payloads import answer_to_dict, search_json
 from citewise.service.schemas import AskRequest, SearchRequest  # noqa: F401 - the request bodies, re-exported
 from citewise.service.routes_index import add_index_routes
 from citewise.service.routes_ingest import IngestRequest, add_ingest_routes
-from citewise.service.routes_openai import (ChatCompletionRequest, ChatMessage, VectorStoreSearchRequest,  # noqa: F401
-                                           add_openai_routes, citation_annotations, openai_filters)
+from citewise.service.routes_openai import (
+    ChatCompletionRequest,  # noqa: F401
+    ChatMessage,  # noqa: F401
+    VectorStoreSearchRequest,  # noqa: F401
+    add_openai_routes,
+    citation_annotations,  # noqa: F401
+    openai_filters,  # noqa: F401
+)
 from citewise.service.routes_ops import add_ops_routes, warm  # noqa: F401 - re-exported
 
 
@@ -90,9 +96,16 @@ class IngestJob:
     error: str | None = None
 
     def as_dict(self) -> dict:
-        return {"job_id": self.job_id, "path": self.path, "requested_by": self.requested_by, "status": self.status,
-                "started_at": self.started_at, "finished_at": self.finished_at, "report": self.report,
-                "error": self.error}
+        return {
+            "job_id": self.job_id,
+            "path": self.path,
+            "requested_by": self.requested_by,
+            "status": self.status,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "report": self.report,
+            "error": self.error,
+        }
 
 
 def _utc() -> str:
@@ -143,10 +156,23 @@ class IndexPool:
 class Service:
     """The state behind one app: index pool, authenticator, rate limit, metrics, ingest jobs."""
 
-    def __init__(self, index_dir: Path, *, require_auth: bool, jwt: JwtConfig | None, db: str | None,
-                 generator: str | None, request_timeout_s: float, rate: float, burst: int, pool_size: int,
-                 ingest_roots: list[Path] | None, max_query_chars: int, full_documents: bool = False,
-                 settings: Settings | None = None):
+    def __init__(
+        self,
+        index_dir: Path,
+        *,
+        require_auth: bool,
+        jwt: JwtConfig | None,
+        db: str | None,
+        generator: str | None,
+        request_timeout_s: float,
+        rate: float,
+        burst: int,
+        pool_size: int,
+        ingest_roots: list[Path] | None,
+        max_query_chars: int,
+        full_documents: bool = False,
+        settings: Settings | None = None,
+    ):
         self.index_dir = index_dir
         self.full_documents = full_documents
         self.settings = settings if settings is not None else load_settings(index_dir)
@@ -186,8 +212,11 @@ class Service:
         if not any(ch.isalnum() for ch in text):
             raise ApiError(400, f"'{field_name}' has no letters or digits; give the words to search for")
         if len(text) > self.max_query_chars:
-            raise ApiError(413, f"'{field_name}' is {len(text):,} characters; the limit is {self.max_query_chars:,}",
-                           "query_too_long")
+            raise ApiError(
+                413,
+                f"'{field_name}' is {len(text):,} characters; the limit is {self.max_query_chars:,}",
+                "query_too_long",
+            )
         return text
 
     @staticmethod
@@ -208,16 +237,24 @@ class Service:
     def check_full(self, full: bool) -> None:
         """Refuse a whole-document request (403) unless the server allows them."""
         if full and not self.full_documents:
-            raise ApiError(403, "this server sends the cited span with its context, not whole documents "
-                           "(the server's operator can allow them: citewise serve --full-documents)", "forbidden")
+            raise ApiError(
+                403,
+                "this server sends the cited span with its context, not whole documents "
+                "(the server's operator can allow them: citewise serve --full-documents)",
+                "forbidden",
+            )
 
     def limit(self, caller: Caller, client: str) -> None:
         key = caller.key if caller.method != "anonymous" else f"anon:{client}"
         wait = self.buckets.take(key)
         if wait:
             self.metrics.rate_limited.inc()
-            raise ApiError(429, f"rate limit exceeded; retry in {wait:.1f} s", "rate_limit_exceeded",
-                           {"Retry-After": str(max(1, int(wait + 0.999)))})
+            raise ApiError(
+                429,
+                f"rate limit exceeded; retry in {wait:.1f} s",
+                "rate_limit_exceeded",
+                {"Retry-After": str(max(1, int(wait + 0.999)))},
+            )
 
     # -- work (run in threads) ----------------------------------------------------------------
     def search(self, query: str, k: int, retriever: str, principal: Principal, filters: Filters | None) -> dict:
@@ -227,8 +264,16 @@ class Service:
             self.metrics.retrieval_seconds.observe(time.perf_counter() - t0)
             return search_json(cw.index.store, query, hits)
 
-    def ask(self, question: str, k: int, retriever: str, principal: Principal, filters: Filters | None,
-            options=None, on_delta=None) -> dict:
+    def ask(
+        self,
+        question: str,
+        k: int,
+        retriever: str,
+        principal: Principal,
+        filters: Filters | None,
+        options=None,
+        on_delta=None,
+    ) -> dict:
         """``citewise ask --json`` for ``question``; ``options`` (an :class:`~citewise.api.AskOptions`)
         carries a request's scope and evidence-gap limits (generator and database stay the server's);
         ``on_delta`` gets each piece of a streamed LLM answer."""
@@ -236,8 +281,9 @@ class Service:
 
         from citewise.api import AskOptions
 
-        opts = dataclasses.replace(options or AskOptions(k=k, retriever=retriever, filters=filters),
-                                   generator=self.generator, database=self.db)
+        opts = dataclasses.replace(
+            options or AskOptions(k=k, retriever=retriever, filters=filters), generator=self.generator, database=self.db
+        )
         with self.pool.use() as cw:
             t0 = time.perf_counter()
             ans = cw.ask(question, principal, opts, on_delta=on_delta)
@@ -281,8 +327,12 @@ class Service:
             # or not it exists, so the endpoint cannot be used to probe the server's files.
             real = path.resolve()
             if not any(real == r or r in real.parents for r in self.ingest_roots):
-                raise ApiError(403, f"path {req.path!r} is outside the folders this server may ingest "
-                               f"({', '.join(map(str, self.ingest_roots))})", "forbidden")
+                raise ApiError(
+                    403,
+                    f"path {req.path!r} is outside the folders this server may ingest "
+                    f"({', '.join(map(str, self.ingest_roots))})",
+                    "forbidden",
+                )
         if not path.exists():
             raise ApiError(400, f"path {req.path!r}: no such file or folder on the server")
         if req.policy is not None:
@@ -303,8 +353,13 @@ class Service:
     def _ingest(self, job: IngestJob, req: IngestRequest) -> None:
         try:
             idx = Index.open(self.index_dir)  # a handle of its own: queries never wait for it
-            report = idx.ingest(req.path, policy=req.policy, follow_links=req.follow_links, wait=False,
-                                keep_duplicates=req.keep_duplicates)
+            report = idx.ingest(
+                req.path,
+                policy=req.policy,
+                follow_links=req.follow_links,
+                wait=False,
+                keep_duplicates=req.keep_duplicates,
+            )
             data = report.as_dict()
             for result in ("added", "updated", "unchanged", "deleted"):
                 self.metrics.ingest_documents.labels(result).inc(int(data.get(result) or 0))
@@ -375,18 +430,37 @@ class BodyLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send):
-        body = json.dumps({"error": {"message": f"request body over {self.limit:,} bytes", "type": "request_too_large"}}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {"error": {"message": f"request body over {self.limit:,} bytes", "type": "request_too_large"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
-def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtConfig | None = None,
-               db: str | None = None, generator: str | None = None, request_timeout_s: float = 30.0,
-               rate: float = 20.0, burst: int = 40, pool_size: int | None = None,
-               ingest_roots: list[str | Path] | None = None, max_query_chars: int = MAX_QUERY_CHARS,
-               host: str = "0.0.0.0", public_metrics: bool = False, full_documents: bool = False,
-               settings: Settings | None = None) -> FastAPI:
+def create_app(
+    index_dir: str | Path,
+    *,
+    require_auth: bool = False,
+    jwt: JwtConfig | None = None,
+    db: str | None = None,
+    generator: str | None = None,
+    request_timeout_s: float = 30.0,
+    rate: float = 20.0,
+    burst: int = 40,
+    pool_size: int | None = None,
+    ingest_roots: list[str | Path] | None = None,
+    max_query_chars: int = MAX_QUERY_CHARS,
+    host: str = "0.0.0.0",
+    public_metrics: bool = False,
+    full_documents: bool = False,
+    settings: Settings | None = None,
+) -> FastAPI:
     """The FastAPI app serving the index at ``index_dir`` (see module docstring).
 
     Args:
@@ -416,31 +490,55 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     index_dir = Path(index_dir)
     if not Index.exists(index_dir):
         raise CitewiseError(f"{index_dir}: no index here yet; run 'citewise ingest PATH --index {index_dir}' first")
-    svc = Service(index_dir, require_auth=require_auth, jwt=jwt, db=db, generator=generator,
-                  request_timeout_s=request_timeout_s, rate=rate, burst=burst,
-                  pool_size=pool_size or min(4, os.cpu_count() or 1),
-                  ingest_roots=[Path(r) for r in ingest_roots] if ingest_roots else None,
-                  max_query_chars=max_query_chars, full_documents=full_documents, settings=settings)
-    app = FastAPI(title="citewise", version="0.1.0",
-                  description="Evidence-grounded answers with citations over your documents. "
-                  "Authenticate with 'Authorization: Bearer <API key or JWT>' (or 'X-API-Key: <API key>').")
+    svc = Service(
+        index_dir,
+        require_auth=require_auth,
+        jwt=jwt,
+        db=db,
+        generator=generator,
+        request_timeout_s=request_timeout_s,
+        rate=rate,
+        burst=burst,
+        pool_size=pool_size or min(4, os.cpu_count() or 1),
+        ingest_roots=[Path(r) for r in ingest_roots] if ingest_roots else None,
+        max_query_chars=max_query_chars,
+        full_documents=full_documents,
+        settings=settings,
+    )
+    app = FastAPI(
+        title="citewise",
+        version="0.1.0",
+        description="Evidence-grounded answers with citations over your documents. "
+        "Authenticate with 'Authorization: Bearer <API key or JWT>' (or 'X-API-Key: <API key>').",
+    )
     app.state.service = svc
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        return JSONResponse({"error": {"message": exc.message, "type": exc.kind}}, status_code=exc.status,
-                            headers=exc.headers)
+        return JSONResponse(
+            {"error": {"message": exc.message, "type": exc.kind}}, status_code=exc.status, headers=exc.headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
-        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors())
-        return JSONResponse({"error": {"message": problems or "invalid request", "type": "invalid_request_error"},
-                             "detail": jsonable_encoder(exc.errors())}, status_code=422)
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()
+        )
+        return JSONResponse(
+            {
+                "error": {"message": problems or "invalid request", "type": "invalid_request_error"},
+                "detail": jsonable_encoder(exc.errors()),
+            },
+            status_code=422,
+        )
 
     @app.exception_handler(AuthError)
     async def _auth_error(request: Request, exc: AuthError):
-        return JSONResponse({"error": {"message": str(exc), "type": "authentication_error"}}, status_code=401,
-                            headers={"WWW-Authenticate": "Bearer"})
+        return JSONResponse(
+            {"error": {"message": str(exc), "type": "authentication_error"}},
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
     @app.exception_handler(CitewiseError)
     async def _citewise_error(request: Request, exc: CitewiseError):
@@ -500,7 +598,11 @@ def create_app(index_dir: str | Path, *, require_auth: bool = False, jwt: JwtCon
     # carries the principal; a bad key raises AuthError, a CitewiseError: 401).
     from citewise.service import mcp as _mcp
 
-    _mcp.mount(app, svc.pool.use,
-               lambda r: svc.auth.from_headers(r.headers.get("authorization"), r.headers.get("x-api-key")),
-               db=db, host=host)
+    _mcp.mount(
+        app,
+        svc.pool.use,
+        lambda r: svc.auth.from_headers(r.headers.get("authorization"), r.headers.get("x-api-key")),
+        db=db,
+        host=host,
+    )
     return app

@@ -40,7 +40,7 @@ from citewise.core import CitewiseError, Principal
 #: File in the index folder that holds the hashed API keys.
 KEYS_FILE = "api_keys.json"
 #: scrypt cost parameters (Percival 2009; OWASP password storage cheat sheet: N=2^14 … 2^17, r=8, p=1).
-SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2 ** 14, 8, 1, 64
+SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2**14, 8, 1, 64
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 _KEY = re.compile(r"^cw_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
@@ -65,8 +65,9 @@ ANONYMOUS = Caller(Principal("anonymous", ()))
 
 
 def _scrypt(secret: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(secret.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P,
-                          maxmem=64 * 1024 * 1024, dklen=SCRYPT_LEN)
+    return hashlib.scrypt(
+        secret.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, maxmem=64 * 1024 * 1024, dklen=SCRYPT_LEN
+    )
 
 
 def _b64(b: bytes) -> str:
@@ -130,8 +131,15 @@ class KeyStore:
         tmp = self.path.with_suffix(".json.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # hashes only, still private
         with os.fdopen(fd, "w") as fh:
-            json.dump({"format": 1, "hash": f"scrypt:n={SCRYPT_N},r={SCRYPT_R},p={SCRYPT_P}",
-                       "keys": sorted(keys.values(), key=lambda k: (k["name"], k["key_id"]))}, fh, indent=2)
+            json.dump(
+                {
+                    "format": 1,
+                    "hash": f"scrypt:n={SCRYPT_N},r={SCRYPT_R},p={SCRYPT_P}",
+                    "keys": sorted(keys.values(), key=lambda k: (k["name"], k["key_id"])),
+                },
+                fh,
+                indent=2,
+            )
         tmp.replace(self.path)
         self._stamp = None
 
@@ -168,9 +176,16 @@ class KeyStore:
                 key_id = secrets.token_hex(6)
             secret = secrets.token_urlsafe(32)
             salt = os.urandom(16)
-            keys[key_id] = {"key_id": key_id, "name": name, "groups": list(groups), "admin": bool(admin),
-                            "created_at": _now(), "revoked_at": None,
-                            "salt": _b64(salt), "hash": _b64(_scrypt(secret, salt))}
+            keys[key_id] = {
+                "key_id": key_id,
+                "name": name,
+                "groups": list(groups),
+                "admin": bool(admin),
+                "created_at": _now(),
+                "revoked_at": None,
+                "salt": _b64(salt),
+                "hash": _b64(_scrypt(secret, salt)),
+            }
             self._save(keys)
         return f"cw_{key_id}_{secret}"
 
@@ -195,8 +210,10 @@ class KeyStore:
         ``revoked_at`` (None while active), sorted by name."""
         with self._lock:
             keys = self._load()
-        return sorted(({k: v for k, v in e.items() if k not in ("salt", "hash")} for e in keys.values()),
-                      key=lambda e: (e["name"], e["created_at"]))
+        return sorted(
+            ({k: v for k, v in e.items() if k not in ("salt", "hash")} for e in keys.values()),
+            key=lambda e: (e["name"], e["created_at"]),
+        )
 
     # -- verification -------------------------------------------------------------------------
     def verify(self, key: str) -> Caller:
@@ -219,8 +236,12 @@ class KeyStore:
                 if not hmac.compare_digest(_scrypt(secret, base64.b64decode(entry["salt"])), want):
                     raise AuthError("invalid API key")
                 self._verified[digest] = key_id
-        return Caller(Principal(f"key:{entry['name']}", tuple(entry["groups"])), admin=bool(entry["admin"]),
-                      method="key", key=f"key:{entry['key_id']}")
+        return Caller(
+            Principal(f"key:{entry['name']}", tuple(entry["groups"])),
+            admin=bool(entry["admin"]),
+            method="key",
+            key=f"key:{entry['key_id']}",
+        )
 
 
 @dataclass
@@ -284,9 +305,15 @@ class JwtConfig:
                 key = self._keys[kid]
             else:
                 key = self._keys[None]
-            claims = jwt.decode(token, key, algorithms=list(self.algorithms), audience=self.audience,
-                                issuer=self.issuer, leeway=self.leeway_s,
-                                options={"require": ["exp", "sub"], "verify_aud": self.audience is not None})
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=list(self.algorithms),
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=self.leeway_s,
+                options={"require": ["exp", "sub"], "verify_aud": self.audience is not None},
+            )
         except jwt.PyJWTError as e:
             raise AuthError(f"invalid bearer token ({e})") from None
         value = claims
@@ -300,8 +327,12 @@ class JwtConfig:
             groups = tuple(sorted(set(value)))
         else:
             raise AuthError(f"invalid bearer token (claim {self.groups_claim!r} is not a list of group names)")
-        return Caller(Principal(f"jwt:{claims['sub']}", groups), admin=self.admin_group in groups, method="jwt",
-                      key=f"jwt:{claims['sub']}")
+        return Caller(
+            Principal(f"jwt:{claims['sub']}", groups),
+            admin=self.admin_group in groups,
+            method="jwt",
+            key=f"jwt:{claims['sub']}",
+        )
 
 
 class Authenticator:

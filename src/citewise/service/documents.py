@@ -83,8 +83,9 @@ class SourceView:
             hi = hi if cut is None or cut <= e else cut
         return lo, hi
 
-    def as_dict(self, start: int | None = None, end: int | None = None, context: int = DEFAULT_CONTEXT_CHARS,
-                full: bool = False) -> dict:
+    def as_dict(
+        self, start: int | None = None, end: int | None = None, context: int = DEFAULT_CONTEXT_CHARS, full: bool = False
+    ) -> dict:
         """JSON of the view.
 
         ``highlight``: the requested span ``{start, end, text}`` (None when absent or invalid);
@@ -94,12 +95,20 @@ class SourceView:
         """
         sp = self.span(start, end)
         lo, hi = self.excerpt(start, end, context)
-        return {"doc_id": self.doc_id, "title": self.title, "version": self.version, "updated": self.updated,
-                "source": self.path or self.file_name, "exact": self.exact, "length": len(self.text), "full": full,
-                "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0]:sp[1]]},
-                "context": {"start": lo, "end": hi, "text": self.text[lo:hi]},
-                "text": self.text if full else None,
-                "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks]}
+        return {
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "version": self.version,
+            "updated": self.updated,
+            "source": self.path or self.file_name,
+            "exact": self.exact,
+            "length": len(self.text),
+            "full": full,
+            "highlight": None if sp is None else {"start": sp[0], "end": sp[1], "text": self.text[sp[0] : sp[1]]},
+            "context": {"start": lo, "end": hi, "text": self.text[lo:hi]},
+            "text": self.text if full else None,
+            "chunks": [{"chunk_id": c, "start": s, "end": e} for c, s, e in self.chunks],
+        }
 
 
 def relative_source(source: str, roots: Sequence[str]) -> str:
@@ -147,8 +156,9 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
             text = read_text(path)[1] if doc.format == "markdown" else doc.text
             # an HTML page's text also depends on its folder (blocks its sibling pages repeat are
             # dropped at ingest): use it only where every stored chunk is where it was
-            exact = all(text[r["start"]:r["end"]] == r["text"][len(r["text"]) - (r["end"] - r["start"]):]
-                        for r in rows)
+            exact = all(
+                text[r["start"] : r["end"]] == r["text"][len(r["text"]) - (r["end"] - r["start"]) :] for r in rows
+            )
             text = text if exact else None
     except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
         text = None
@@ -156,11 +166,18 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
         size = max(r["end"] for r in rows)
         buf = [" "] * size
         for r in rows:
-            piece = r["text"][len(r["text"]) - (r["end"] - r["start"]):]
-            buf[r["start"]:r["end"]] = list(piece)
+            piece = r["text"][len(r["text"]) - (r["end"] - r["start"]) :]
+            buf[r["start"] : r["end"]] = list(piece)
         text = "".join(buf)
     roots = [run.root for run in reversed(store.runs())]
-    return SourceView(doc_id=doc_id, title=first["title"], version=first["version"], updated=first["updated"],
-                      source=first["source"], text=text, exact=exact,
-                      chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows],
-                      path=relative_source(first["source"], roots))
+    return SourceView(
+        doc_id=doc_id,
+        title=first["title"],
+        version=first["version"],
+        updated=first["updated"],
+        source=first["source"],
+        text=text,
+        exact=exact,
+        chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows],
+        path=relative_source(first["source"], roots),
+    )

@@ -53,17 +53,35 @@ READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "idempotent_hint
 #: Key under ``request.state`` (the ASGI scope's ``state``) where :func:`mount` keeps the principal.
 PRINCIPAL_STATE_KEY = "citewise_principal"
 
-Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or identifiers (at most 2,000 characters).")]
-Question = Annotated[str, Field(min_length=1, max_length=2000, description="A question in words (at most 2,000 characters).")]
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=2000,
+        description="What to look for, in words or identifiers (at most 2,000 characters).",
+    ),
+]
+Question = Annotated[
+    str, Field(min_length=1, max_length=2000, description="A question in words (at most 2,000 characters).")
+]
 RetrieverName = Annotated[_Retriever, Field(description=RETRIEVER_HELP)]
 MetaFilters = Annotated[list[str] | None, Field(max_length=20, description=FILTERS_HELP)]
-Scope = Annotated[list[str] | None, Field(max_length=50, description=(
-    "Answer only from these document ids or folder prefixes (never wider than what the caller may read); "
-    "turns on the evidence-gap controller."))]
+Scope = Annotated[
+    list[str] | None,
+    Field(
+        max_length=50,
+        description=(
+            "Answer only from these document ids or folder prefixes (never wider than what the caller may read); "
+            "turns on the evidence-gap controller."
+        ),
+    ),
+]
 MaxRounds = Annotated[int | None, Field(ge=1, le=5, description="Retrieval rounds allowed, the first included.")]
 DeadlineMs = Annotated[float | None, Field(gt=0, le=120_000, description="No follow-up round after this many ms.")]
 BudgetTokens = Annotated[int | None, Field(ge=100, le=32_000, description="Token budget of the assembled evidence.")]
-AsOf = Annotated[str | None, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="Only documents in force on this date (YYYY-MM-DD).")]
+AsOf = Annotated[
+    str | None, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="Only documents in force on this date (YYYY-MM-DD).")
+]
 Version = Annotated[str | None, Field(max_length=200, description="Only documents with exactly this version.")]
 
 
@@ -78,9 +96,15 @@ def _filters(as_of: str | None, version: str | None, filters: list[str] | None =
     return request_filters(as_of, version, filters)
 
 
-def create_server(index_factory: Callable[[], Any], principal: Principal | None = None, *,
-                  db: str | None = None, name: str = "citewise", serialize: bool = False,
-                  full_documents: bool = True):
+def create_server(
+    index_factory: Callable[[], Any],
+    principal: Principal | None = None,
+    *,
+    db: str | None = None,
+    name: str = "citewise",
+    serialize: bool = False,
+    full_documents: bool = True,
+):
     """An ``MCPServer`` with the citewise tools.
 
     Args:
@@ -101,11 +125,17 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
     from citewise.version import version
 
     stdio_principal = principal or Principal()
-    server = MCPServer(name, version=version(), log_level="WARNING", instructions=(
-        "Evidence-grounded answers over this organisation's documents and records. `ask` answers "
-        "with a citation on every sentence or abstains ('I have no document on this.'); `search` "
-        "returns ranked passages with offsets; `query_records` answers record questions (invoice "
-        "status, totals) from the system of record. Results are limited to what the caller may read."))
+    server = MCPServer(
+        name,
+        version=version(),
+        log_level="WARNING",
+        instructions=(
+            "Evidence-grounded answers over this organisation's documents and records. `ask` answers "
+            "with a citation on every sentence or abstains ('I have no document on this.'); `search` "
+            "returns ranked passages with offsets; `query_records` answers record questions (invoice "
+            "status, totals) from the system of record. Results are limited to what the caller may read."
+        ),
+    )
 
     def who(ctx: Context) -> Principal:
         request = getattr(ctx.request_context, "request", None)
@@ -128,9 +158,15 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
             raise ToolError(str(e)) from None
 
     @server.tool(annotations=ToolAnnotations(title="Search documents", **READ_ONLY))
-    def search(query: Query, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="How many results.")] = 10,
-               retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
-               filters: MetaFilters = None) -> SearchJSON:
+    def search(
+        query: Query,
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=100, description="How many results.")] = 10,
+        retriever: RetrieverName = "shipped",
+        as_of: AsOf = None,
+        version: Version = None,
+        filters: MetaFilters = None,
+    ) -> SearchJSON:
         """Rank document chunks for a query (permission and metadata filters applied inside the
         search). Each hit has its chunk text, best-matching passage (`snippet`) with its character
         offsets in the source file, and its document's version, dates and metadata."""
@@ -143,12 +179,26 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         return run(go)
 
     @server.tool(annotations=ToolAnnotations(title="Ask with citations", **READ_ONLY))
-    def ask(question: Question, ctx: Context, k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
-            retriever: RetrieverName = "shipped", as_of: AsOf = None, version: Version = None,
-            filters: MetaFilters = None, scope: Scope = None, max_rounds: MaxRounds = None,
-            deadline_ms: DeadlineMs = None, budget_tokens: BudgetTokens = None,
-            agent: Annotated[bool | None, Field(description="Answer with the ReAct agent over the tools (needs an LLM on "
-                                                            "the server); null: the server's setting.")] = None) -> AnswerJSON:
+    def ask(
+        question: Question,
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=100, description="Chunks retrieved as evidence.")] = 5,
+        retriever: RetrieverName = "shipped",
+        as_of: AsOf = None,
+        version: Version = None,
+        filters: MetaFilters = None,
+        scope: Scope = None,
+        max_rounds: MaxRounds = None,
+        deadline_ms: DeadlineMs = None,
+        budget_tokens: BudgetTokens = None,
+        agent: Annotated[
+            bool | None,
+            Field(
+                description="Answer with the ReAct agent over the tools (needs an LLM on "
+                "the server); null: the server's setting."
+            ),
+        ] = None,
+    ) -> AnswerJSON:
         """Answer a question from the documents with a citation ([doc:ID]) on every sentence, or
         abstain with outcome "abstained" and a `reason`. Record questions (invoice status, totals,
         limits) are answered from the records tools, cited as [tool:NAME]; one that no configured
@@ -160,9 +210,17 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         def go(cw):
             from citewise.service.options import ask_options
 
-            opts = ask_options(k=k, retriever=retriever, filters=_filters(as_of, version, filters), scope=scope,
-                               max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens,
-                               database=db, agent=agent)
+            opts = ask_options(
+                k=k,
+                retriever=retriever,
+                filters=_filters(as_of, version, filters),
+                scope=scope,
+                max_rounds=max_rounds,
+                deadline_ms=deadline_ms,
+                budget_tokens=budget_tokens,
+                database=db,
+                agent=agent,
+            )
             return answer_json(cw.ask(question, who(ctx), opts))
 
         return run(go)
@@ -173,6 +231,7 @@ def create_server(index_factory: Callable[[], Any], principal: Principal | None 
         whether a limit was exceeded) with the guarded record tools: one allow-listed,
         parameterised read-only SELECT. `tool_calls` lists the tool, its arguments and rows. A
         question that is not about records abstains (use `ask`)."""
+
         def go(cw):
             from citewise.api import AskOptions
 
@@ -256,15 +315,27 @@ class _Authenticate:
             return
         except CitewiseError as e:  # the host's auth refused the credential (bad, revoked, missing)
             status = getattr(e, "status_code", 401)
-            await JSONResponse({"detail": str(e)}, status_code=status if isinstance(status, int) else 401,
-                               headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            await JSONResponse(
+                {"detail": str(e)},
+                status_code=status if isinstance(status, int) else 401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )(scope, receive, send)
             return
         scope.setdefault("state", {})[PRINCIPAL_STATE_KEY] = as_principal(principal)
         await self.app(scope, receive, send)
 
 
-def mount(app, index_factory: Callable[[], Any], authenticate: Callable, *, path: str = "/mcp",
-          db: str | None = None, host: str = "0.0.0.0", stateless: bool = True, full_documents: bool = False):
+def mount(
+    app,
+    index_factory: Callable[[], Any],
+    authenticate: Callable,
+    *,
+    path: str = "/mcp",
+    db: str | None = None,
+    host: str = "0.0.0.0",
+    stateless: bool = True,
+    full_documents: bool = False,
+):
     """Serve the citewise MCP tools as a Streamable HTTP endpoint at ``path`` of a Starlette or
     FastAPI ``app``.
 

@@ -53,27 +53,48 @@ def chunk_json(cw, chunk_id: str, principal: Principal) -> dict:
     c = cw.index.store.get_chunks([chunk_id]).get(chunk_id)
     if c is None or not set(c.groups) & set(principal.all_groups()):
         raise CitewiseError(f"no chunk {chunk_id!r} visible to you")
-    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title, "heading_path": list(c.heading_path),
-            "text": c.text, "start": c.start, "end": c.end, "version": c.version, "updated": c.updated,
-            "effective": c.effective, "groups": list(c.groups), "metadata": dict(c.metadata),
-            "prev_id": c.prev_id, "next_id": c.next_id}
+    return {
+        "chunk_id": c.chunk_id,
+        "doc_id": c.doc_id,
+        "title": c.title,
+        "heading_path": list(c.heading_path),
+        "text": c.text,
+        "start": c.start,
+        "end": c.end,
+        "version": c.version,
+        "updated": c.updated,
+        "effective": c.effective,
+        "groups": list(c.groups),
+        "metadata": dict(c.metadata),
+        "prev_id": c.prev_id,
+        "next_id": c.next_id,
+    }
 
 
 def add_resources(server, who: Callable, run: Callable, full_documents: bool) -> None:
     """Register the resource templates on ``server`` (``who(ctx)``: the call's principal;
     ``run(fn)``: ``fn(citewise)`` on a lent handle, errors as tool errors)."""
+
     def read(fn) -> str:
         try:
             return json.dumps(run(fn))
         except ToolError as e:  # run() reports a CitewiseError as a tool error: here it is a missing resource
             raise ResourceNotFoundError(str(e)) from None
 
-    @server.resource(DOCUMENT_URI, name="document", mime_type="application/json",
-                     description="A document you may read: title, version, date, source path, chunk offsets, text.")
+    @server.resource(
+        DOCUMENT_URI,
+        name="document",
+        mime_type="application/json",
+        description="A document you may read: title, version, date, source path, chunk offsets, text.",
+    )
     def document(doc_id: str, ctx: Context) -> str:
         return read(lambda cw: document_json(cw, unquote(doc_id), who(ctx), full_documents))
 
-    @server.resource(CHUNK_URI, name="chunk", mime_type="application/json",
-                     description="A chunk you may read: text, heading path, offsets, document fields and metadata.")
+    @server.resource(
+        CHUNK_URI,
+        name="chunk",
+        mime_type="application/json",
+        description="A chunk you may read: text, heading path, offsets, document fields and metadata.",
+    )
     def chunk(chunk_id: str, ctx: Context) -> str:
         return read(lambda cw: chunk_json(cw, unquote(chunk_id), who(ctx)))

@@ -44,30 +44,51 @@ class Metrics:
 
     def __init__(self):
         r = self.registry = CollectorRegistry()
-        self.requests = Counter("citewise_http_requests_total", "HTTP requests", ["route", "method", "status"], registry=r)
-        self.request_seconds = Histogram("citewise_http_request_duration_seconds", "HTTP request latency",
-                                         ["route"], buckets=_BUCKETS, registry=r)
-        self.retrieval_seconds = Histogram("citewise_retrieval_duration_seconds", "Retrieval latency",
-                                           buckets=_BUCKETS, registry=r)
-        self.answer_seconds = Histogram("citewise_answer_duration_seconds", "Answer latency (retrieval included)",
-                                        buckets=_BUCKETS, registry=r)
-        self.tool_seconds = Histogram("citewise_tool_duration_seconds", "Record tool answer latency (routing and the call)", ["tool"],
-                                      buckets=_BUCKETS, registry=r)
+        self.requests = Counter(
+            "citewise_http_requests_total", "HTTP requests", ["route", "method", "status"], registry=r
+        )
+        self.request_seconds = Histogram(
+            "citewise_http_request_duration_seconds", "HTTP request latency", ["route"], buckets=_BUCKETS, registry=r
+        )
+        self.retrieval_seconds = Histogram(
+            "citewise_retrieval_duration_seconds", "Retrieval latency", buckets=_BUCKETS, registry=r
+        )
+        self.answer_seconds = Histogram(
+            "citewise_answer_duration_seconds", "Answer latency (retrieval included)", buckets=_BUCKETS, registry=r
+        )
+        self.tool_seconds = Histogram(
+            "citewise_tool_duration_seconds",
+            "Record tool answer latency (routing and the call)",
+            ["tool"],
+            buckets=_BUCKETS,
+            registry=r,
+        )
         self.abstentions = Counter("citewise_abstentions_total", "Abstentions by reason", ["reason"], registry=r)
         self.fabricated = Counter("citewise_fabricated_citations_total", "Citations dropped as fabricated", registry=r)
-        self.judge_failures = Counter("citewise_judge_failures_total", "Failed or unparseable judge verdicts", registry=r)
-        self.ingest_documents = Counter("citewise_ingest_documents_total", "Documents handled by ingest jobs",
-                                        ["result"], registry=r)
+        self.judge_failures = Counter(
+            "citewise_judge_failures_total", "Failed or unparseable judge verdicts", registry=r
+        )
+        self.ingest_documents = Counter(
+            "citewise_ingest_documents_total", "Documents handled by ingest jobs", ["result"], registry=r
+        )
         self.rate_limited = Counter("citewise_rate_limited_total", "Requests refused by the rate limit", registry=r)
         self.timeouts = Counter("citewise_request_timeouts_total", "Requests that hit the request timeout", registry=r)
-        self.faithfulness = Gauge("citewise_rag_faithfulness_score",
-                                  "Faithfulness of sampled answers (mean of the last online evaluations)", registry=r)
-        self.relevance = Gauge("citewise_rag_answer_relevance_score",
-                               "Answer relevance of sampled answers (mean of the last online evaluations)", registry=r)
-        self.online_evaluations = Counter("citewise_online_evaluations_total", "Online evaluation outcomes per answer",
-                                          ["result"], registry=r)
-        self.faithfulness_sum = Counter("citewise_online_faithfulness_sum", "Sum of online faithfulness scores",
-                                        registry=r)
+        self.faithfulness = Gauge(
+            "citewise_rag_faithfulness_score",
+            "Faithfulness of sampled answers (mean of the last online evaluations)",
+            registry=r,
+        )
+        self.relevance = Gauge(
+            "citewise_rag_answer_relevance_score",
+            "Answer relevance of sampled answers (mean of the last online evaluations)",
+            registry=r,
+        )
+        self.online_evaluations = Counter(
+            "citewise_online_evaluations_total", "Online evaluation outcomes per answer", ["result"], registry=r
+        )
+        self.faithfulness_sum = Counter(
+            "citewise_online_faithfulness_sum", "Sum of online faithfulness scores", registry=r
+        )
 
     def observe_answer(self, payload: dict, seconds: float) -> None:
         """Record one answer (the :func:`citewise.service.payloads.answer_json` JSON)."""
@@ -87,17 +108,26 @@ class Metrics:
         if index is None:
             return text
         r = CollectorRegistry()
-        Gauge("citewise_index_chunks", "Chunks in the index (that the caller may read)", registry=r).set(index["chunks"])
-        Gauge("citewise_index_documents", "Documents in the index (that the caller may read)",
-              registry=r).set(index["documents"])
+        Gauge("citewise_index_chunks", "Chunks in the index (that the caller may read)", registry=r).set(
+            index["chunks"]
+        )
+        Gauge("citewise_index_documents", "Documents in the index (that the caller may read)", registry=r).set(
+            index["documents"]
+        )
         Gauge("citewise_index_lag_seconds", "Max index lag: indexed minus source changed", registry=r).set(
-            index["lag_s"]["max"])
-        Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)",
-              registry=r).set(-1 if index["staleness_s"] is None else index["staleness_s"])
+            index["lag_s"]["max"]
+        )
+        Gauge("citewise_index_staleness_seconds", "Seconds since the last completed ingest (-1: none)", registry=r).set(
+            -1 if index["staleness_s"] is None else index["staleness_s"]
+        )
         rep = index.get("replication")
         if rep and rep["role"] == "replica":
-            Gauge("citewise_replica_lag_seconds", "Replay lag of this replica store (0: all received WAL replayed)",
-                  registry=r).set(rep["lag_s"])
-            Gauge("citewise_replica_lag_bytes", "WAL received by this replica store but not yet replayed",
-                  registry=r).set(rep["lag_bytes"])
+            Gauge(
+                "citewise_replica_lag_seconds",
+                "Replay lag of this replica store (0: all received WAL replayed)",
+                registry=r,
+            ).set(rep["lag_s"])
+            Gauge(
+                "citewise_replica_lag_bytes", "WAL received by this replica store but not yet replayed", registry=r
+            ).set(rep["lag_bytes"])
         return text + generate_latest(r)

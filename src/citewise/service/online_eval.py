@@ -212,5 +212,10 @@ def sample_of(idx, question: str, answer) -> Sample:
     generator was shown (``context_ids``, else ``retrieved_ids``)."""
     ids = list(answer.context_ids or answer.retrieved_ids)
     chunks = idx.store.get_chunks(ids) if ids else {}
-    return Sample(question, answer.text, [chunks[i].text for i in ids if i in chunks], answer.generator or "",
-                  getattr(idx, "embedder", None))
+    return Sample(
+        question,
+        answer.text,
+        [chunks[i].text for i in ids if i in chunks],
+        answer.generator or "",
+        getattr(idx, "embedder", None),
+    )

@@ -31,8 +31,12 @@ ERRORS = {
     "504": "The request took longer than the server's request timeout.",
 }
 #: Typed 200 bodies of routes whose handlers return plain dicts: (path, method) -> model.
-TYPED = {("/v1/status", "get"): StatusResponse, ("/v1/documents/{doc_id}", "get"): DocumentResponse,
-         ("/v1/ingest", "post"): IngestJobResponse, ("/v1/ingest/{job_id}", "get"): IngestJobResponse}
+TYPED = {
+    ("/v1/status", "get"): StatusResponse,
+    ("/v1/documents/{doc_id}", "get"): DocumentResponse,
+    ("/v1/ingest", "post"): IngestJobResponse,
+    ("/v1/ingest/{job_id}", "get"): IngestJobResponse,
+}
 
 
 def _schema_ref(schema: dict, model) -> dict:
@@ -53,8 +57,11 @@ def openapi_schema(app: FastAPI, require_auth: bool) -> dict:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     comps = schema.setdefault("components", {})
     comps["securitySchemes"] = {
-        "bearer": {"type": "http", "scheme": "bearer",
-                   "description": "An API key from 'citewise keys add', or a JWT the server accepts."},
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key from 'citewise keys add', or a JWT the server accepts.",
+        },
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "The same API key."},
     }
     error = _schema_ref(schema, ErrorResponse)
@@ -91,21 +98,29 @@ def install_api_docs(app: FastAPI, require_auth: bool) -> None:
     the ``fastapi-offline`` package, and install :func:`openapi_schema`."""
     from starlette.staticfiles import StaticFiles
 
-    app.router.routes[:] = [r for r in app.router.routes
-                            if getattr(r, "path", None) not in ("/docs", "/docs/oauth2-redirect", "/redoc")]
+    app.router.routes[:] = [
+        r for r in app.router.routes if getattr(r, "path", None) not in ("/docs", "/docs/oauth2-redirect", "/redoc")
+    ]
     app.mount("/docs-assets", StaticFiles(directory=assets_folder()), name="docs-assets")
     app.openapi = lambda: openapi_schema(app, require_auth)
 
     @app.get("/docs", include_in_schema=False, response_class=HTMLResponse)
     async def docs():
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
-                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
-                                   swagger_css_url="/docs-assets/swagger-ui.css",
-                                   swagger_favicon_url="/docs-assets/favicon.png",
-                                   swagger_ui_parameters={"persistAuthorization": True})
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/docs-assets/favicon.png",
+            swagger_ui_parameters={"persistAuthorization": True},
+        )
 
     @app.get("/redoc", include_in_schema=False, response_class=HTMLResponse)
     async def redoc():
-        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
-                              redoc_js_url="/docs-assets/redoc.standalone.js",
-                              redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
+        return get_redoc_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            redoc_js_url="/docs-assets/redoc.standalone.js",
+            redoc_favicon_url="/docs-assets/favicon.png",
+            with_google_fonts=False,
+        )

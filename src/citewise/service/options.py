@@ -14,18 +14,24 @@ from typing import Literal, Sequence
 from citewise.core import CitewiseError, Filters
 
 #: Every retriever of :data:`citewise.retrieval.retrievers.RETRIEVERS`, as a JSON Schema enum.
-RetrieverName = Literal["shipped", "hybrid", "bm25", "dense", "hybrid-prf", "hierarchical", "tuned",
-                        "raptor-collapsed", "raptor-tree"]
-RETRIEVER_HELP = ("shipped (hybrid + identifier pinning, the default) | hybrid (RRF of BM25 and dense) | bm25 | "
-                  "dense | hybrid-prf | hierarchical | tuned | raptor-collapsed | raptor-tree (the last four need "
-                  "their model or tree built on the server: citewise tune / summarize)")
-FILTERS_HELP = ("Metadata conditions, all of which must hold: key=value, key=a,b (any of), key>=value, key>value, "
-                "key<=value, key<value with a number or a YYYY-MM-DD date (e.g. department=finance, "
-                "date>=2025-01-01); 'updated' and 'effective' name the built-in dates.")
+RetrieverName = Literal[
+    "shipped", "hybrid", "bm25", "dense", "hybrid-prf", "hierarchical", "tuned", "raptor-collapsed", "raptor-tree"
+]
+RETRIEVER_HELP = (
+    "shipped (hybrid + identifier pinning, the default) | hybrid (RRF of BM25 and dense) | bm25 | "
+    "dense | hybrid-prf | hierarchical | tuned | raptor-collapsed | raptor-tree (the last four need "
+    "their model or tree built on the server: citewise tune / summarize)"
+)
+FILTERS_HELP = (
+    "Metadata conditions, all of which must hold: key=value, key=a,b (any of), key>=value, key>value, "
+    "key<=value, key<value with a number or a YYYY-MM-DD date (e.g. department=finance, "
+    "date>=2025-01-01); 'updated' and 'effective' name the built-in dates."
+)
 
 
-def request_filters(as_of: str | dt.date | None, version: str | None, filters: Sequence[str] | None,
-                    where: str = "filters") -> Filters | None:
+def request_filters(
+    as_of: str | dt.date | None, version: str | None, filters: Sequence[str] | None, where: str = "filters"
+) -> Filters | None:
     """:class:`Filters` of a request (None when it has none).
 
     Raises:
@@ -48,15 +54,34 @@ def request_filters(as_of: str | dt.date | None, version: str | None, filters: S
     return Filters(as_of=day, version=version, metadata=metadata)
 
 
-def ask_options(*, k: int | None, retriever: str | None, filters: Filters | None, scope: Sequence[str] | None = None,
-                max_rounds: int | None = None, deadline_ms: float | None = None, budget_tokens: int | None = None,
-                generator: str | None = None, database: str | None = None, agent: bool | None = None):
+def ask_options(
+    *,
+    k: int | None,
+    retriever: str | None,
+    filters: Filters | None,
+    scope: Sequence[str] | None = None,
+    max_rounds: int | None = None,
+    deadline_ms: float | None = None,
+    budget_tokens: int | None = None,
+    generator: str | None = None,
+    database: str | None = None,
+    agent: bool | None = None,
+):
     """The :class:`citewise.api.AskOptions` of a request (None values: the server's settings)."""
     from citewise.api import AskOptions
 
-    return AskOptions(k=k, retriever=retriever, filters=filters, generator=generator, scope=tuple(scope or ()),
-                      max_rounds=max_rounds, deadline_ms=deadline_ms, budget_tokens=budget_tokens, database=database,
-                      agent=agent)
+    return AskOptions(
+        k=k,
+        retriever=retriever,
+        filters=filters,
+        generator=generator,
+        scope=tuple(scope or ()),
+        max_rounds=max_rounds,
+        deadline_ms=deadline_ms,
+        budget_tokens=budget_tokens,
+        database=database,
+        agent=agent,
+    )
 
 
 _OPENAI_OPS = {"eq": "=", "in": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}

@@ -116,19 +116,38 @@ class AnswerJSON(TypedDict):
 def result_json(r) -> HitJSON:
     """One :class:`citewise.core.SearchResult` as JSON."""
     found = r.snippet_start is not None
-    return {"chunk_id": r.chunk_id, "doc_id": r.doc_id, "title": r.title, "score": r.score, "rank": r.rank,
-            "stage": r.stage, "snippet": r.snippet if found else None, "snippet_start": r.snippet_start,
-            "snippet_end": r.snippet_end, "text": r.text, "heading_path": list(r.heading_path), "start": r.start,
-            "end": r.end, "version": r.version, "updated": r.updated, "effective": r.effective,
-            "groups": list(r.groups), "pages": list(r.pages), "metadata": dict(r.metadata)}
+    return {
+        "chunk_id": r.chunk_id,
+        "doc_id": r.doc_id,
+        "title": r.title,
+        "score": r.score,
+        "rank": r.rank,
+        "stage": r.stage,
+        "snippet": r.snippet if found else None,
+        "snippet_start": r.snippet_start,
+        "snippet_end": r.snippet_end,
+        "text": r.text,
+        "heading_path": list(r.heading_path),
+        "start": r.start,
+        "end": r.end,
+        "version": r.version,
+        "updated": r.updated,
+        "effective": r.effective,
+        "groups": list(r.groups),
+        "pages": list(r.pages),
+        "metadata": dict(r.metadata),
+    }
 
 
 def hits_missing_words(query: str, results) -> list[str]:
     """The words of ``query`` that no result's title or text holds."""
     from citewise.retrieval.snippets import missing_words
 
-    return missing_words(query, (f"{r.title}\n{r.text}" for r in results if r.snippet_start is not None)) \
-        if results else []
+    return (
+        missing_words(query, (f"{r.title}\n{r.text}" for r in results if r.snippet_start is not None))
+        if results
+        else []
+    )
 
 
 def search_json(store, query: str, hits) -> SearchJSON:
@@ -153,10 +172,22 @@ def answer_json(ans) -> AnswerJSON:
         "answer": ans.text,
         "markers": marker_links(ans.text, ans.citations),
         "outcome": ans.outcome,
-        "citations": [{"doc_id": c.doc_id, "title": c.title, "version": c.version, "updated": c.updated,
-                       "chunk_id": c.chunk_id, "start": c.start, "end": c.end,
-                       "spans": [{"sentence": sp.sentence, "chunk_id": sp.chunk_id, "start": sp.start, "end": sp.end}
-                                 for sp in getattr(c, "spans", ())]} for c in ans.citations],
+        "citations": [
+            {
+                "doc_id": c.doc_id,
+                "title": c.title,
+                "version": c.version,
+                "updated": c.updated,
+                "chunk_id": c.chunk_id,
+                "start": c.start,
+                "end": c.end,
+                "spans": [
+                    {"sentence": sp.sentence, "chunk_id": sp.chunk_id, "start": sp.start, "end": sp.end}
+                    for sp in getattr(c, "spans", ())
+                ],
+            }
+            for c in ans.citations
+        ],
         "retrieved_ids": ans.retrieved_ids,
         "used_ids": ans.used_ids,
         "best_score": ans.best_score,
@@ -171,8 +202,11 @@ def answer_json(ans) -> AnswerJSON:
         "timings": ans.timings,
         "notes": list(getattr(ans, "notes", [])),
         **({"llm": ans.llm} if getattr(ans, "llm", None) else {}),
-        **({"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
-           if isinstance(ans.evidence, dict) and "controller" in ans.evidence else {}),
+        **(
+            {"scope": ans.evidence["controller"]["scope"], "controller": ans.evidence["controller"]}
+            if isinstance(ans.evidence, dict) and "controller" in ans.evidence
+            else {}
+        ),
         # records answers: the SQL that ran, the rule comparison computed in code
         **{k: ans.evidence[k] for k in ("sql", "comparison") if isinstance(ans.evidence, dict) and k in ans.evidence},
     }

@@ -21,8 +21,37 @@ from markupsafe import Markup, escape
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _SPAN_START, _SPAN_END = "\ue002", "\ue003"
 _TOKEN = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
-_TAGS = {"p", "br", "strong", "em", "code", "pre", "ul", "ol", "li", "blockquote", "table", "thead", "tbody", "tr",
-         "th", "td", "h1", "h2", "h3", "h4", "h5", "h6", "a", "hr", "del", "s", "sup", "sub", "kbd"}
+_TAGS = {
+    "p",
+    "br",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "a",
+    "hr",
+    "del",
+    "s",
+    "sup",
+    "sub",
+    "kbd",
+}
 
 
 @lru_cache(maxsize=1)
@@ -37,8 +66,13 @@ def sanitize(html: str) -> str:
     and relative; ``rel="noopener noreferrer"`` added)."""
     import nh3
 
-    return nh3.clean(html, tags=_TAGS, attributes={"a": {"href", "title"}, "th": {"align"}, "td": {"align"}},
-                     url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
+    return nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes={"a": {"href", "title"}, "th": {"align"}, "td": {"align"}},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+    )
 
 
 def markdown_html(text: str, inline: bool = False) -> Markup:
@@ -57,8 +91,12 @@ def doc_url(doc_id: str, start: int | None = None, end: int | None = None, full:
     whole document, which the server must allow)."""
     params = [f"start={start}", f"end={end}"] if start is not None and end is not None else []
     params += ["full=1"] if full else []
-    return "/doc/" + quote(doc_id, safe="/@") + ("?" + "&".join(params) if params else "") + \
-        ("#cited" if start is not None and end is not None else "")
+    return (
+        "/doc/"
+        + quote(doc_id, safe="/@")
+        + ("?" + "&".join(params) if params else "")
+        + ("#cited" if start is not None and end is not None else "")
+    )
 
 
 def answer_html(text: str, citations: list[dict]) -> Markup:
@@ -74,14 +112,17 @@ def answer_html(text: str, citations: list[dict]) -> Markup:
         hi = text.find("]", m["marker_end"])
         lo = lo if lo >= 0 and lo >= pos else m["marker_start"]
         out.append(text[pos:lo] + f"{_OPEN}{i}{_CLOSE}")
-        pos = hi + 1 if hi >= 0 and text[m["marker_end"]:hi].strip(" ,;") == "" else m["marker_end"]
+        pos = hi + 1 if hi >= 0 and text[m["marker_end"] : hi].strip(" ,;") == "" else m["marker_end"]
     out.append(text[pos:])
     html = str(markdown_html("".join(out), inline=True))
 
     def link(mt: re.Match) -> str:
         m = links[int(mt.group(1))]
-        return str(Markup('<a class="cite" href="{}" title="{}" data-doc="{}">[{}]</a>').format(
-            doc_url(m["doc_id"], m["start"], m["end"]), m["title"] or m["doc_id"], m["doc_id"], m["number"]))
+        return str(
+            Markup('<a class="cite" href="{}" title="{}" data-doc="{}">[{}]</a>').format(
+                doc_url(m["doc_id"], m["start"], m["end"]), m["title"] or m["doc_id"], m["doc_id"], m["number"]
+            )
+        )
 
     return Markup(_TOKEN.sub(link, html))
 

@@ -22,11 +22,19 @@ def add_index_routes(app: FastAPI, svc, caller: Callable) -> None:
         return await svc.run(svc.status, c)
 
     @app.get("/v1/documents/{doc_id:path}", tags=["index"])
-    async def document(doc_id: str, start: int | None = None, end: int | None = None,
-                       context: int = Query(DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
-                                            description="Characters of context on each side of the span."),
-                       full: bool = Query(False, description="The whole text too (the server must allow it)."),
-                       c: Caller = Depends(caller)) -> dict:
+    async def document(
+        doc_id: str,
+        start: int | None = None,
+        end: int | None = None,
+        context: int = Query(
+            DEFAULT_CONTEXT_CHARS,
+            ge=0,
+            le=MAX_CONTEXT_CHARS,
+            description="Characters of context on each side of the span.",
+        ),
+        full: bool = Query(False, description="The whole text too (the server must allow it)."),
+        c: Caller = Depends(caller),
+    ) -> dict:
         """A document the caller may read: ``highlight`` = text[start:end] and ``context``, the
         window around it (the document's opening without a span); the whole ``text`` only with
         ``full=true`` on a server started with ``--full-documents`` (else 403). ``source``: the

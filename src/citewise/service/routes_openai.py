@@ -88,9 +88,12 @@ def openai_filters(spec: dict | None) -> Filters | None:
             try:
                 out.setdefault("metadata", []).append(openai_condition(kind, key, value))
             except CitewiseError as e:
-                raise ApiError(400, f"{where}: unsupported filter {json.dumps(f)[:200]} ({e}; supported: eq/in on "
-                               "doc_id, eq on version and as_of, eq/in/gt/gte/lt/lte on metadata keys, and 'and' "
-                               "of those)") from None
+                raise ApiError(
+                    400,
+                    f"{where}: unsupported filter {json.dumps(f)[:200]} ({e}; supported: eq/in on "
+                    "doc_id, eq on version and as_of, eq/in/gt/gte/lt/lte on metadata keys, and 'and' "
+                    "of those)",
+                ) from None
             return
         prev = out.get("doc_ids")
         out["doc_ids"] = tuple(sorted(set(ids) & set(prev))) if prev is not None else ids
@@ -117,11 +120,19 @@ def citation_annotations(text: str, citations: list[dict], base_url: str) -> lis
     (:func:`citewise.answer.citations.marker_links`)."""
     from citewise.answer.citations import marker_links
 
-    return [{"type": "url_citation", "url_citation": {
-        "start_index": m["marker_start"] - (text[m["marker_start"] - 1:m["marker_start"]] == "["),
-        "end_index": m["marker_end"] + (text[m["marker_end"]:m["marker_end"] + 1] == "]"), "title": m["title"],
-        "url": f"{base_url}doc/{m['doc_id']}?start={m['start']}&end={m['end']}#cited"}}
-        for m in marker_links(text, citations) if m["kind"] == "doc"]
+    return [
+        {
+            "type": "url_citation",
+            "url_citation": {
+                "start_index": m["marker_start"] - (text[m["marker_start"] - 1 : m["marker_start"]] == "["),
+                "end_index": m["marker_end"] + (text[m["marker_end"] : m["marker_end"] + 1] == "]"),
+                "title": m["title"],
+                "url": f"{base_url}doc/{m['doc_id']}?start={m['start']}&end={m['end']}#cited",
+            },
+        }
+        for m in marker_links(text, citations)
+        if m["kind"] == "doc"
+    ]
 
 
 def _chunk_texts(svc: Service, ids: list[str]) -> dict[str, str]:
@@ -134,23 +145,41 @@ def add_openai_routes(app: FastAPI, svc, caller: Callable) -> None:
     ``caller``: the dependency giving the request's :class:`citewise.service.auth.Caller`)."""
 
     @app.post("/v1/vector_stores/{vector_store_id}/search", tags=["openai-compatible"])
-    async def vector_store_search(vector_store_id: str, req: VectorStoreSearchRequest, c: Caller = Depends(caller)) -> dict:
+    async def vector_store_search(
+        vector_store_id: str, req: VectorStoreSearchRequest, c: Caller = Depends(caller)
+    ) -> dict:
         """OpenAI vector store search over the index (``vector_store_id``: ``default``)."""
         if vector_store_id not in ("default", svc.index_dir.name):
             raise ApiError(404, f"no vector store {vector_store_id!r} (this server has 'default')", "not_found")
         query = " ".join(req.query) if isinstance(req.query, list) else req.query
         svc.check_query(query, "query")
-        hits = (await svc.run(svc.search, query, req.max_num_results, "shipped", c.principal,
-                              openai_filters(req.filters)))["hits"]
+        hits = (
+            await svc.run(svc.search, query, req.max_num_results, "shipped", c.principal, openai_filters(req.filters))
+        )["hits"]
         chunks_text = await svc.run(_chunk_texts, svc, [h["chunk_id"] for h in hits])
-        return {"object": "vector_store.search_results.page", "search_query": req.query if isinstance(req.query, list) else [req.query],
-                "data": [{"file_id": h["doc_id"], "filename": h["title"] or h["doc_id"], "score": h["score"],
-                          "attributes": {"chunk_id": h["chunk_id"], "doc_id": h["doc_id"], "rank": h["rank"],
-                                         "snippet": h["snippet"], "snippet_start": h["snippet_start"],
-                                         "snippet_end": h["snippet_end"]},
-                          "content": [{"type": "text", "text": chunks_text.get(h["chunk_id"], h["snippet"] or "")}]}
-                         for h in hits],
-                "has_more": False, "next_page": None}
+        return {
+            "object": "vector_store.search_results.page",
+            "search_query": req.query if isinstance(req.query, list) else [req.query],
+            "data": [
+                {
+                    "file_id": h["doc_id"],
+                    "filename": h["title"] or h["doc_id"],
+                    "score": h["score"],
+                    "attributes": {
+                        "chunk_id": h["chunk_id"],
+                        "doc_id": h["doc_id"],
+                        "rank": h["rank"],
+                        "snippet": h["snippet"],
+                        "snippet_start": h["snippet_start"],
+                        "snippet_end": h["snippet_end"],
+                    },
+                    "content": [{"type": "text", "text": chunks_text.get(h["chunk_id"], h["snippet"] or "")}],
+                }
+                for h in hits
+            ],
+            "has_more": False,
+            "next_page": None,
+        }
 
     @app.post("/v1/chat/completions", tags=["openai-compatible"])
     async def chat_completions(req: ChatCompletionRequest, request: Request, c: Caller = Depends(caller)):
@@ -159,16 +188,30 @@ def add_openai_routes(app: FastAPI, svc, caller: Callable) -> None:
         answer with its citations, then ``[DONE]`` (:mod:`citewise.service.streaming`)."""
         question = svc.check_query(_chat_question(req.messages), "messages")
         if req.stream:  # the model's text as it arrives, the checked answer last (citewise.service.streaming)
-            return openai_stream(lambda on_delta: svc.ask(question, 5, "shipped", c.principal, None, on_delta=on_delta), req.model)
+            return openai_stream(
+                lambda on_delta: svc.ask(question, 5, "shipped", c.principal, None, on_delta=on_delta), req.model
+            )
         payload = await svc.run(svc.ask, question, 5, "shipped", c.principal, None)
         text = payload["answer"]
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         annotations = citation_annotations(text, payload["citations"], str(request.base_url))
         usage = {"prompt_tokens": len(question.split()), "completion_tokens": len(text.split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return {"id": cid, "object": "chat.completion", "created": created, "model": req.model,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": text, "refusal": None,
-                                         "annotations": annotations}}],
-                "usage": usage, "citations": payload["citations"], "outcome": payload["outcome"],
-                "abstain_reason": payload["abstain_reason"]}
+        return {
+            "id": cid,
+            "object": "chat.completion",
+            "created": created,
+            "model": req.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": text, "refusal": None, "annotations": annotations},
+                }
+            ],
+            "usage": usage,
+            "citations": payload["citations"],
+            "outcome": payload["outcome"],
+            "abstain_reason": payload["abstain_reason"],
+        }

@@ -38,14 +38,23 @@ def add_query_routes(app: FastAPI, svc, caller: Callable) -> None:
         """``/v1/ask`` as server-sent events: ``delta`` pieces of an LLM answer as they arrive,
         then ``answer`` (the ``/v1/ask`` JSON, after the citation check) or ``error``."""
         options = _options(svc, req)
-        return ask_stream(lambda on_delta: svc.ask(req.question, req.k, req.retriever, c.principal, options.filters,
-                                                   options, on_delta=on_delta))
+        return ask_stream(
+            lambda on_delta: svc.ask(
+                req.question, req.k, req.retriever, c.principal, options.filters, options, on_delta=on_delta
+            )
+        )
 
 
 def _options(svc, req: AskRequest):
     """The :class:`citewise.api.AskOptions` of an ask request (its question checked first)."""
     svc.check_query(req.question, "question")
-    return ask_options(k=req.k, retriever=req.retriever,
-                       filters=request_filters(req.as_of, req.version, req.filters, "filters"),
-                       scope=req.scope, max_rounds=req.max_rounds, deadline_ms=req.deadline_ms,
-                       budget_tokens=req.budget_tokens, agent=req.agent)
+    return ask_options(
+        k=req.k,
+        retriever=req.retriever,
+        filters=request_filters(req.as_of, req.version, req.filters, "filters"),
+        scope=req.scope,
+        max_rounds=req.max_rounds,
+        deadline_ms=req.deadline_ms,
+        budget_tokens=req.budget_tokens,
+        agent=req.agent,
+    )

@@ -26,8 +26,12 @@ class SearchRequest(BaseModel):
     retriever: RetrieverName = Field("shipped", description=RETRIEVER_HELP)
     as_of: dt.date | None = Field(None, description="Only documents in force on this date.")
     version: str | None = Field(None, max_length=200, description="Only documents with this version.")
-    filters: list[str] = Field(default_factory=list, max_length=20, description=FILTERS_HELP,
-                               examples=[["department=finance", "date>=2025-01-01"]])
+    filters: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description=FILTERS_HELP,
+        examples=[["department=finance", "date>=2025-01-01"]],
+    )
 
 
 class AskRequest(BaseModel):
@@ -40,15 +44,22 @@ class AskRequest(BaseModel):
     as_of: dt.date | None = Field(None, description="Only documents in force on this date.")
     version: str | None = Field(None, max_length=200, description="Only documents with this version.")
     filters: list[str] = Field(default_factory=list, max_length=20, description=FILTERS_HELP)
-    scope: list[str] = Field(default_factory=list, max_length=50,
-                             description="Answer only from these document ids or folder prefixes (never wider than "
-                                         "what the caller may read).")
+    scope: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Answer only from these document ids or folder prefixes (never wider than "
+        "what the caller may read).",
+    )
     max_rounds: int | None = Field(None, ge=1, le=5, description="Retrieval rounds allowed, the first included.")
-    deadline_ms: float | None = Field(None, gt=0, le=120_000,
-                                      description="No follow-up retrieval round starts after this many milliseconds.")
+    deadline_ms: float | None = Field(
+        None, gt=0, le=120_000, description="No follow-up retrieval round starts after this many milliseconds."
+    )
     budget_tokens: int | None = Field(None, ge=100, le=32_000, description="Token budget of the assembled evidence.")
-    agent: bool | None = Field(None, description="Answer with the ReAct agent over the tools (needs an LLM); "
-                                                 "null: the server's routing.agent setting.")
+    agent: bool | None = Field(
+        None,
+        description="Answer with the ReAct agent over the tools (needs an LLM); "
+        "null: the server's routing.agent setting.",
+    )
 
 
 class SearchResponse(SearchJSON):
@@ -59,8 +70,11 @@ class SearchResponse(SearchJSON):
 
 class ErrorBody(BaseModel):
     message: str = Field(..., description="What went wrong, in one line.")
-    type: str = Field(..., description="invalid_request_error | authentication_error | forbidden | not_found | "
-                                       "query_too_long | rate_limit_exceeded | timeout | conflict")
+    type: str = Field(
+        ...,
+        description="invalid_request_error | authentication_error | forbidden | not_found | "
+        "query_too_long | rate_limit_exceeded | timeout | conflict",
+    )
 
 
 class ErrorResponse(BaseModel):
@@ -143,5 +157,14 @@ class IngestJobResponse(BaseModel):
     status_url: str | None = None
 
 
-__all__ = ["AskRequest", "AnswerJSON", "DocumentResponse", "ErrorResponse", "IngestJobResponse", "SearchRequest",
-           "SearchResponse", "StatusResponse", "TypedDict"]
+__all__ = [
+    "AskRequest",
+    "AnswerJSON",
+    "DocumentResponse",
+    "ErrorResponse",
+    "IngestJobResponse",
+    "SearchRequest",
+    "SearchResponse",
+    "StatusResponse",
+    "TypedDict",
+]

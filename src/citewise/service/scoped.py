@@ -34,10 +34,15 @@ def caller_view(full: dict, entries: dict[str, DocumentEntry], runs: list[Ingest
     visible = visible_entries(entries, groups)
     lags = index_lags(visible, runs)
     stale = [s for s in full["stale"] if s["doc_id"] and s["doc_id"] in visible]
-    return {**full,
-            "documents": len(visible),
-            "chunks": sum(e.chunk_count for e in visible.values()),
-            "lag_s": {"max": round(max(lags, default=0.0), 3), "p95": round(percentile(lags, 95), 3)},
-            "stale": stale,
-            "pending_max_s": max((s["pending_s"] for s in stale), default=0.0),
-            "unindexed_rows": None, "last_run_errors": None, "duplicates": [], "index": None}
+    return {
+        **full,
+        "documents": len(visible),
+        "chunks": sum(e.chunk_count for e in visible.values()),
+        "lag_s": {"max": round(max(lags, default=0.0), 3), "p95": round(percentile(lags, 95), 3)},
+        "stale": stale,
+        "pending_max_s": max((s["pending_s"] for s in stale), default=0.0),
+        "unindexed_rows": None,
+        "last_run_errors": None,
+        "duplicates": [],
+        "index": None,
+    }

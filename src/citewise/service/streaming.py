@@ -104,8 +104,15 @@ def openai_stream(run: Callable[[Callable[[str], None]], dict], model: str) -> S
                     text += "\n\n" + item["answer"]
                 if text:
                     yield chunk({"content": text})
-                yield chunk({}, "stop", citations=item["citations"], outcome=item["outcome"], answer=item["answer"],
-                            notes=item.get("notes", []), withdrawn=item.get("dropped_sentences", []))
+                yield chunk(
+                    {},
+                    "stop",
+                    citations=item["citations"],
+                    outcome=item["outcome"],
+                    answer=item["answer"],
+                    notes=item.get("notes", []),
+                    withdrawn=item.get("dropped_sentences", []),
+                )
             else:
                 yield _sse({"error": _error(item)})
         yield "data: [DONE]\n\n"

@@ -40,8 +40,9 @@ from markupsafe import Markup
 from citewise.service.auth import AuthError, Caller
 from citewise.service.render import answer_html, doc_url, mark_span, markdown_html  # noqa: F401 (doc_url re-exported)
 
-_ENV = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
-                   autoescape=select_autoescape(["html"]))
+_ENV = Environment(
+    loader=FileSystemLoader(str(Path(__file__).parent / "templates")), autoescape=select_autoescape(["html"])
+)
 _ENV.filters["md"] = lambda text: markdown_html(text or "", inline=True)
 #: Characters of context on each side of the cited span on the source page (about a screen).
 WEB_CONTEXT_CHARS = 1000
@@ -59,8 +60,9 @@ OUTCOME_WORDS = {
     "no_tool": "No answer",
 }
 NO_ANSWER = ("abstained", "no_tool")
-SIGN_IN_NEEDED = ("This server shows documents only to people who sign in. Paste the API key your "
-                  "administrator gave you.")
+SIGN_IN_NEEDED = (
+    "This server shows documents only to people who sign in. Paste the API key your administrator gave you."
+)
 
 
 def linked_answer(text: str, citations: list[dict]) -> Markup:
@@ -79,8 +81,9 @@ def reason_sentence(payload: dict) -> str:
 def scope_line(caller: Caller, conv) -> str:
     """Who searched and within what: the principal's groups, the conversation's scope, filters and date."""
     groups = [g for g in caller.principal.groups if g != "public"]
-    who = "documents readable by " + (f"{caller.principal.name} (groups: {', '.join(groups)})" if groups
-                                      else "anyone (public documents)")
+    who = "documents readable by " + (
+        f"{caller.principal.name} (groups: {', '.join(groups)})" if groups else "anyone (public documents)"
+    )
     parts = [f"Searched {who}"]
     if conv is not None and conv.scope:
         parts.append("only within " + ", ".join(conv.scope))
@@ -107,19 +110,36 @@ def source_cards(svc, payload: dict) -> list[dict]:
         if len(passage) > CARD_CHARS:
             passage = passage[:CARD_CHARS].rsplit(" ", 1)[0] + " …"
         groups = [g for g in (ch.groups if ch is not None else ()) if g != "public"]
-        cards.append({"title": c.get("title") or c["doc_id"], "doc_id": c["doc_id"], "url": doc_url(c["doc_id"], c["start"], c["end"]),
-                      "passage": passage, "version": c.get("version") or "", "updated": c.get("updated") or "",
-                      "groups": groups or ["public"]})
+        cards.append(
+            {
+                "title": c.get("title") or c["doc_id"],
+                "doc_id": c["doc_id"],
+                "url": doc_url(c["doc_id"], c["start"], c["end"]),
+                "passage": passage,
+                "version": c.get("version") or "",
+                "updated": c.get("updated") or "",
+                "groups": groups or ["public"],
+            }
+        )
     return cards
 
 
 def turn_view(turn, last: bool) -> dict:
     """What the template shows of a turn."""
     p = turn.payload
-    return {"question": turn.question, "outcome": p["outcome"], "words": OUTCOME_WORDS.get(p["outcome"], p["outcome"]),
-            "no_answer": p["outcome"] in NO_ANSWER, "answer": p["answer"], "reason": reason_sentence(p),
-            "html": linked_answer(p["answer"], p["citations"]), "cards": turn.cards, "tool_calls": p.get("tool_calls", []),
-            "unavailable": (p.get("scope") or {}).get("unavailable") or [], "last": last}
+    return {
+        "question": turn.question,
+        "outcome": p["outcome"],
+        "words": OUTCOME_WORDS.get(p["outcome"], p["outcome"]),
+        "no_answer": p["outcome"] in NO_ANSWER,
+        "answer": p["answer"],
+        "reason": reason_sentence(p),
+        "html": linked_answer(p["answer"], p["citations"]),
+        "cards": turn.cards,
+        "tool_calls": p.get("tool_calls", []),
+        "unavailable": (p.get("scope") or {}).get("unavailable") or [],
+        "last": last,
+    }
 
 
 def _form_list(value: str) -> tuple[str, ...]:
@@ -154,12 +174,17 @@ def add_web_routes(app: FastAPI, svc) -> None:
         try:
             return svc.auth.from_credential(key or None), ""
         except AuthError:
-            return None, ("Your key is no longer valid (it may have been revoked); sign in again." if key
-                          else SIGN_IN_NEEDED)
+            return None, (
+                "Your key is no longer valid (it may have been revoked); sign in again." if key else SIGN_IN_NEEDED
+            )
 
     def base_ctx(c: Caller | None, msg: str = "") -> dict:
-        return {"caller": c, "message": msg, "require_auth": svc.auth.require_auth,
-                "groups": ", ".join(c.principal.groups) if c and c.principal.groups else "public only"}
+        return {
+            "caller": c,
+            "message": msg,
+            "require_auth": svc.auth.require_auth,
+            "groups": ", ".join(c.principal.groups) if c and c.principal.groups else "public only",
+        }
 
     async def guarded(request: Request, work):
         c, msg = web_caller(request)
@@ -179,8 +204,13 @@ def add_web_routes(app: FastAPI, svc) -> None:
 
     def conversation_page(c: Caller, conv) -> HTMLResponse:
         turns = [turn_view(t, i == len(conv.turns) - 1) for i, t in enumerate(conv.turns)] if conv else []
-        return render("conversation.html", **base_ctx(c), conv=conv, turns=turns,
-                      scope=scope_line(c, conv) if conv and conv.turns else "")
+        return render(
+            "conversation.html",
+            **base_ctx(c),
+            conv=conv,
+            turns=turns,
+            scope=scope_line(c, conv) if conv and conv.turns else "",
+        )
 
     async def ask_in(c: Caller, form: dict):
         """Ask ``form['q']`` in conversation ``form['c']`` (a new one when absent): (conversation, turn)."""
@@ -188,8 +218,12 @@ def add_web_routes(app: FastAPI, svc) -> None:
         svc.check_query(q, "question")
         conv = svc.conversations.get(form["c"], c.principal) if form.get("c") else None
         if form.get("c") and conv is None:
-            raise ApiError(404, "This conversation is not available to you (it ended when the server restarted, "
-                                "or it belongs to another sign-in). Start a new one.", "not_found")
+            raise ApiError(
+                404,
+                "This conversation is not available to you (it ended when the server restarted, "
+                "or it belongs to another sign-in). Start a new one.",
+                "not_found",
+            )
         if conv is None:
             scope = tuple(s for item in _form_list(form.get("scope", "")) for s in item.split(",") if s.strip())
             filters = _form_list(form.get("filters", ""))
@@ -214,6 +248,7 @@ def add_web_routes(app: FastAPI, svc) -> None:
                 return conversation_page(c, None)
             conv, _ = await ask_in(c, {"q": q})
             return conversation_page(c, conv)
+
         return await guarded(request, work)
 
     @app.post("/ask", include_in_schema=False)
@@ -223,6 +258,7 @@ def add_web_routes(app: FastAPI, svc) -> None:
         async def work(c):
             conv, n = await ask_in(c, form)
             return RedirectResponse(f"/c/{conv.id}#turn-{n}", status_code=303)
+
         return await guarded(request, work)
 
     @app.post("/ask/stream", include_in_schema=False)
@@ -250,8 +286,13 @@ def add_web_routes(app: FastAPI, svc) -> None:
                     for piece in _stream_pieces(str(view["html"])):
                         yield event("sentence", {"html": piece})
                 yield event("done", {"url": f"/c/{conv.id}#turn-{n}", "outcome": view["outcome"]})
-            return StreamingResponse(events(), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+            return StreamingResponse(
+                events(),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            )
+
         return await guarded(request, work)
 
     @app.get("/c/{conv_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -259,10 +300,17 @@ def add_web_routes(app: FastAPI, svc) -> None:
         async def work(c):
             conv = svc.conversations.get(conv_id, c.principal)
             if conv is None:
-                return render("error.html", 404, **base_ctx(c), error=(
-                    "This conversation is not available to you (it ended when the server restarted, or it "
-                    "belongs to another sign-in). Start a new one from Ask."))
+                return render(
+                    "error.html",
+                    404,
+                    **base_ctx(c),
+                    error=(
+                        "This conversation is not available to you (it ended when the server restarted, or it "
+                        "belongs to another sign-in). Start a new one from Ask."
+                    ),
+                )
             return conversation_page(c, conv)
+
         return await guarded(request, work)
 
     @app.get("/search", response_class=HTMLResponse, include_in_schema=False)
@@ -277,25 +325,35 @@ def add_web_routes(app: FastAPI, svc) -> None:
                     h["url"] = doc_url(h["doc_id"], h["snippet_start"], h["snippet_end"])
                     h["shown_groups"] = [g for g in h["groups"] if g != "public"] or ["public"]
             return render("search.html", **base_ctx(c), q=q, hits=hits, missing=missing)
+
         return await guarded(request, work)
 
     @app.get("/doc/{doc_id:path}", response_class=HTMLResponse, include_in_schema=False)
-    async def doc_page(request: Request, doc_id: str, start: int | None = None, end: int | None = None,
-                       full: bool = False):
+    async def doc_page(
+        request: Request, doc_id: str, start: int | None = None, end: int | None = None, full: bool = False
+    ):
         async def work(c):
             svc.check_span(start, end)
             svc.check_full(full)
             view = await svc.run(svc.document, doc_id, c.principal)
             if view is None:
-                return render("error.html", 404, **base_ctx(c),
-                              error=f"No document {doc_id!r} is visible to you.")
+                return render("error.html", 404, **base_ctx(c), error=f"No document {doc_id!r} is visible to you.")
             sp = view.span(start, end)
             lo, hi = (0, len(view.text)) if full else view.excerpt(start, end, WEB_CONTEXT_CHARS)
             s, e = sp if sp is not None else (lo, lo)
             whole = doc_url(doc_id, *(sp or (None, None)), full=True)
-            return render("document.html", **base_ctx(c), view=view, body=mark_span(view.text[lo:hi], s - lo, e - lo),
-                          cited=view.text[s:e], shown_from=lo, shown_to=hi, length=len(view.text),
-                          whole_url=whole if svc.full_documents and (lo > 0 or hi < len(view.text)) else None)
+            return render(
+                "document.html",
+                **base_ctx(c),
+                view=view,
+                body=mark_span(view.text[lo:hi], s - lo, e - lo),
+                cited=view.text[s:e],
+                shown_from=lo,
+                shown_to=hi,
+                length=len(view.text),
+                whole_url=whole if svc.full_documents and (lo > 0 or hi < len(view.text)) else None,
+            )
+
         return await guarded(request, work)
 
     @app.get("/index-status", response_class=HTMLResponse, include_in_schema=False)
@@ -303,6 +361,7 @@ def add_web_routes(app: FastAPI, svc) -> None:
         async def work(c):
             st = await svc.run(svc.status, c)
             return render("status.html", **base_ctx(c), st=st)
+
         return await guarded(request, work)
 
     @app.post("/signin", include_in_schema=False)
@@ -314,8 +373,15 @@ def add_web_routes(app: FastAPI, svc) -> None:
                 raise AuthError("enter your API key")
             svc.auth.from_credential(key)
         except AuthError:
-            return render("signin.html", 401, **base_ctx(None, "Sign-in failed: that key was not accepted. Check that you pasted "
-                                                               "the whole key, or ask your administrator for a new one."))
+            return render(
+                "signin.html",
+                401,
+                **base_ctx(
+                    None,
+                    "Sign-in failed: that key was not accepted. Check that you pasted "
+                    "the whole key, or ask your administrator for a new one.",
+                ),
+            )
         resp = RedirectResponse("/", status_code=303)
         resp.set_cookie(KEY_COOKIE, key, httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return resp

@@ -25,11 +25,11 @@ class IndexBusy(CitewiseError):
     """Another process holds the index's (or the store's) ingest lock."""
 
 
-
 def is_store_url(value: str | None) -> bool:
     """Whether ``value`` names a PostgreSQL store (``postgresql://`` or ``postgres://``); here, not
     in :mod:`citewise.store.postgres`, so checking a URL does not import the driver."""
     return bool(value) and str(value).startswith(("postgresql://", "postgres://"))
+
 
 @dataclass(frozen=True)
 class StoredChunk:
@@ -271,8 +271,9 @@ class Store(Protocol):
         empty)."""
         ...
 
-    def ingest_lock(self, wait: bool = False,
-                    on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[Any]:
+    def ingest_lock(
+        self, wait: bool = False, on_wait: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[Any]:
         """Hold the store's own ingest lock (a no-op context for a store only one index folder
         writes; see :attr:`StoreCapabilities.shared`).
 

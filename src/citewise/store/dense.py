@@ -83,9 +83,15 @@ def one_blas_thread():
     return _OneBlasThread(_BLAS)
 
 
-def exact_top(vectors: np.ndarray, vector: np.ndarray, k: int, visible: np.ndarray | None,
-              rows_of: Callable[[np.ndarray], tuple[list, list, list]],
-              vectors_t: np.ndarray | None = None, hidden: np.ndarray | None = None) -> list[tuple[str, str, str, float]]:
+def exact_top(
+    vectors: np.ndarray,
+    vector: np.ndarray,
+    k: int,
+    visible: np.ndarray | None,
+    rows_of: Callable[[np.ndarray], tuple[list, list, list]],
+    vectors_t: np.ndarray | None = None,
+    hidden: np.ndarray | None = None,
+) -> list[tuple[str, str, str, float]]:
     """The best ``k`` rows of ``vectors`` by cosine to ``vector`` (see module docstring).
 
     Args:
@@ -131,7 +137,7 @@ def exact_top(vectors: np.ndarray, vector: np.ndarray, k: int, visible: np.ndarr
         cs = vectors[cand].astype(np.float64) @ q  # float64 dot products, as ranked
         if len(cand) > k:
             kth = np.partition(cs, len(cs) - k)[len(cs) - k]
-            sel = cs >= kth - 10.0 ** -TIE_DECIMALS
+            sel = cs >= kth - 10.0**-TIE_DECIMALS
             cand, cs = cand[sel], cs[sel]
     chunk, docs, titles = rows_of(cand)
     scores = cs.tolist()

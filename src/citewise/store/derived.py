@@ -49,8 +49,7 @@ class SummaryTable(Protocol):
         """Replace the whole table."""
         ...
 
-    def exists(self) -> bool:
-        ...
+    def exists(self) -> bool: ...
 
 
 class TreeTable(Protocol):
@@ -58,15 +57,15 @@ class TreeTable(Protocol):
 
     where: str
 
-    def load(self, embedder: str, groups: Sequence[str] | None = None) -> tuple[dict[str, dict], dict[str, np.ndarray]] | None:
+    def load(
+        self, embedder: str, groups: Sequence[str] | None = None
+    ) -> tuple[dict[str, dict], dict[str, np.ndarray]] | None:
         """Trees by key and node vectors by node id; None as :meth:`SummaryTable.load`."""
         ...
 
-    def save(self, embedder: str, trees: dict[str, dict], vectors: dict[str, np.ndarray]) -> None:
-        ...
+    def save(self, embedder: str, trees: dict[str, dict], vectors: dict[str, np.ndarray]) -> None: ...
 
-    def exists(self) -> bool:
-        ...
+    def exists(self) -> bool: ...
 
 
 def _visible(groups_of_row: Sequence[str], groups: Sequence[str] | None) -> bool:
@@ -109,10 +108,14 @@ class FolderSummaries:
     def save(self, embedder, entries, vectors):
         self.folder.mkdir(parents=True, exist_ok=True)
         _put(self.folder / "vectors.npy", lambda p: np.save(open(p, "wb"), np.asarray(vectors, dtype=np.float32)))
-        _put(self.folder / "entries.jsonl", lambda p: p.write_text("".join(json.dumps(e) + "\n" for e in entries),
-                                                                    encoding="utf-8"))
-        _put(self.folder / "meta.json", lambda p: p.write_text(json.dumps({"format": FORMAT, "embedder": embedder,
-                                                                           "documents": len(entries)})))
+        _put(
+            self.folder / "entries.jsonl",
+            lambda p: p.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8"),
+        )
+        _put(
+            self.folder / "meta.json",
+            lambda p: p.write_text(json.dumps({"format": FORMAT, "embedder": embedder, "documents": len(entries)})),
+        )
 
 
 class FolderTrees:
@@ -155,10 +158,16 @@ class FolderTrees:
                 rows.append(vectors[nd["id"]])
             out[key] = {**t, "nodes": nodes}
         dim = len(rows[0]) if rows else 0
-        _put(self.folder / "vectors.npy", lambda p: np.save(open(p, "wb"), np.stack(rows).astype(np.float32) if rows
-                                                           else np.zeros((0, dim), np.float32)))
-        _put(self.folder / "trees.json", lambda p: p.write_text(json.dumps({"format": FORMAT, "embedder": embedder,
-                                                                            "trees": out})))
+        _put(
+            self.folder / "vectors.npy",
+            lambda p: np.save(
+                open(p, "wb"), np.stack(rows).astype(np.float32) if rows else np.zeros((0, dim), np.float32)
+            ),
+        )
+        _put(
+            self.folder / "trees.json",
+            lambda p: p.write_text(json.dumps({"format": FORMAT, "embedder": embedder, "trees": out})),
+        )
 
 
 def summaries_of(store) -> SummaryTable:

@@ -33,9 +33,12 @@ EXIT_DAMAGED = 5
 _NO_SPACE = re.compile(r"no space left on device|os error 28|disk quota exceeded|os error 122", re.I)
 #: LanceDB / Lance messages of a file that is short, missing or malformed (as met in tests of
 #: truncated data, index and manifest files: tests/test_index_repair.py).
-_DAMAGE = re.compile(r"LanceError\(IO\)|file size is too small|failed to fill whole buffer|Invalid range|"
-                     r"Not found: .*\.lance|corrupt|unexpected end of file|invalid protobuf|"
-                     r"Invalid (?:user )?input.*(?:manifest|footer)", re.I)
+_DAMAGE = re.compile(
+    r"LanceError\(IO\)|file size is too small|failed to fill whole buffer|Invalid range|"
+    r"Not found: .*\.lance|corrupt|unexpected end of file|invalid protobuf|"
+    r"Invalid (?:user )?input.*(?:manifest|footer)",
+    re.I,
+)
 
 
 #: SQLSTATEs of a full disk (``disk_full``) and of damaged pages (``data_corrupted``,
@@ -73,13 +76,17 @@ def one_line(e: BaseException) -> str:
 
 
 def disk_full_message(index: Path | str) -> str:
-    return (f"no space left on device while writing {index}; every document is at its old or new version; "
-            "free space and re-run")
+    return (
+        f"no space left on device while writing {index}; every document is at its old or new version; "
+        "free space and re-run"
+    )
 
 
 def damaged_message(index: Path | str, cause: str) -> str:
-    return (f"{index}: the store cannot be read ({cause}); run 'citewise index check --index {index}' to name "
-            f"the damaged file, then 'citewise index repair --index {index}'")
+    return (
+        f"{index}: the store cannot be read ({cause}); run 'citewise index check --index {index}' to name "
+        f"the damaged file, then 'citewise index repair --index {index}'"
+    )
 
 
 def is_disk_full(e: BaseException) -> bool:
@@ -104,8 +111,9 @@ def translate(e: BaseException, index: Path | str) -> CitewiseError | None:
     if isinstance(e, CitewiseError):
         return None
     if state == PG_READ_ONLY:
-        return StoreReadOnly(f"{index} is a read-only replica (hot standby); ingest into the primary, the "
-                             "replica follows it")
+        return StoreReadOnly(
+            f"{index} is a read-only replica (hot standby); ingest into the primary, the replica follows it"
+        )
     if state in PG_DAMAGED:
         return StoreDamaged(damaged_message(index, one_line(e)))
     if isinstance(e, (RuntimeError, OSError, ValueError)) and _DAMAGE.search(str(e)):

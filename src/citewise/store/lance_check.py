@@ -43,8 +43,17 @@ from pathlib import Path
 
 from citewise.store.faults import one_line
 from citewise.store.integrity import Finding, RepairResult
-from citewise.store.lance_files import (CONTENT_KEEPING_OPS, OP_NAMES, FormatError, Manifest, damaged_files,
-                                        manifests, operation, operation_of_version, read_manifest)
+from citewise.store.lance_files import (
+    CONTENT_KEEPING_OPS,
+    OP_NAMES,
+    FormatError,
+    Manifest,
+    damaged_files,
+    manifests,
+    operation,
+    operation_of_version,
+    read_manifest,
+)
 
 TABLES = {"chunks": "chunks table", "ingest_runs": "ingest log"}
 BM25_FOLDER = "_bm25"
@@ -115,7 +124,13 @@ def check(folder: str | Path) -> list[Finding]:
         if m is None:
             continue
         for path, why in damaged_files(m):
-            index = path.parts[-2] if path.parent.parent.name == "_indices" else path.name if path.parent.name == "_indices" else None
+            index = (
+                path.parts[-2]
+                if path.parent.parent.name == "_indices"
+                else path.name
+                if path.parent.name == "_indices"
+                else None
+            )
             if index is not None:
                 out.append(Finding(f"index {m.indexes.get(index, index)}", str(path), why, derived=True))
             else:
@@ -136,8 +151,14 @@ def check(folder: str | Path) -> list[Finding]:
             try:
                 _index_probe(t, index)
             except Exception as e:  # noqa: BLE001
-                out.append(Finding(f"index {index.name}", _index_folder(table, m, index.name),
-                                   f"a query on it fails ({one_line(e)})", derived=True))
+                out.append(
+                    Finding(
+                        f"index {index.name}",
+                        _index_folder(table, m, index.name),
+                        f"a query on it fails ({one_line(e)})",
+                        derived=True,
+                    )
+                )
         if name == "chunks":
             out += _check_postings(folder, t)
     return out
@@ -246,8 +267,10 @@ def _repair_table(folder: Path, name: str, quarantine: Path, result: RepairResul
             if op in CONTENT_KEEPING_OPS:
                 result.actions.append(f"{part}: version {v} only recorded a {CONTENT_KEEPING_OPS[op]}: nothing lost")
             else:
-                result.lost.append(f"{part}: the changes of version {v} ({OP_NAMES.get(op, 'operation unknown')}; "
-                                   "its manifest could not be read) are undone")
+                result.lost.append(
+                    f"{part}: the changes of version {v} ({OP_NAMES.get(op, 'operation unknown')}; "
+                    "its manifest could not be read) are undone"
+                )
                 if name == "chunks":
                     result.reingest = sorted(set(result.reingest) | set(_runs_after(_connect(folder), m.timestamp)))
     if _whole(m):
@@ -268,12 +291,15 @@ def _repair_table(folder: Path, name: str, quarantine: Path, result: RepairResul
         t.restore()
         when = good.timestamp.isoformat(timespec="seconds") if good.timestamp else "unknown time"
         ops = ", ".join(f"{v} {OP_NAMES.get(op, 'unknown')}" for v, op in skipped)
-        result.actions.append(f"{part}: restored version {good.version} (written {when}) as the current version; "
-                              f"skipped versions: {ops}")
+        result.actions.append(
+            f"{part}: restored version {good.version} (written {when}) as the current version; skipped versions: {ops}"
+        )
         content = [(v, op) for v, op in skipped if op not in CONTENT_KEEPING_OPS]
         if content:
-            result.lost.append(f"{part}: the changes of versions {', '.join(str(v) for v, _ in content)} "
-                               f"(written after {when}) are undone")
+            result.lost.append(
+                f"{part}: the changes of versions {', '.join(str(v) for v, _ in content)} "
+                f"(written after {when}) are undone"
+            )
             if name == "chunks":
                 result.reingest = sorted(set(result.reingest) | set(_runs_after(db, good.timestamp)))
                 _note_changed_documents(folder, db, m, result)
@@ -282,29 +308,38 @@ def _repair_table(folder: Path, name: str, quarantine: Path, result: RepairResul
     before = _saved_ids(folder, m.version) if name == "chunks" else None
     for f in sorted(damaged):
         t.delete(f"_rowid >= {f << 32} AND _rowid < {(f + 1) << 32}")
-    result.actions.append(f"{part}: deleted the rows of damaged fragment(s) {', '.join(map(str, sorted(damaged)))} "
-                          f"(no earlier version with whole files is left)")
+    result.actions.append(
+        f"{part}: deleted the rows of damaged fragment(s) {', '.join(map(str, sorted(damaged)))} "
+        f"(no earlier version with whole files is left)"
+    )
     if name != "chunks":
         result.lost.append(f"{part}: the entries stored in fragment(s) {', '.join(map(str, sorted(damaged)))}")
         return
     lost = {d for _, d, fr in (before or []) if fr in damaged}
     rows = _column_rows(t, ["chunk_id", "doc_id", "prev_id", "next_id"])
     have = {r["chunk_id"] for r in rows}
-    partial = {r["doc_id"] for r in rows
-               if (r["prev_id"] and r["prev_id"] not in have) or (r["next_id"] and r["next_id"] not in have)}
+    partial = {
+        r["doc_id"]
+        for r in rows
+        if (r["prev_id"] and r["prev_id"] not in have) or (r["next_id"] and r["next_id"] not in have)
+    }
     partial |= lost & {r["doc_id"] for r in rows}
     if partial:
         from citewise.store.lance import _q
 
         t.delete(f"doc_id IN ({', '.join(_q(d) for d in sorted(partial))})")
-        result.actions.append(f"chunks table: deleted the remaining chunks of {len(partial)} document(s) that lost "
-                              "chunks, so every document left is whole")
+        result.actions.append(
+            f"chunks table: deleted the remaining chunks of {len(partial)} document(s) that lost "
+            "chunks, so every document left is whole"
+        )
     gone = sorted(lost | partial)
     result.lost_documents = sorted(set(result.lost_documents) | set(gone))
-    result.lost.append(f"chunks table: {len(gone)} document(s) removed ({', '.join(gone[:20])}"
-                       f"{' ...' if len(gone) > 20 else ''})" if gone else
-                       "chunks table: the rows of the damaged fragments (which documents is not known: their "
-                       "postings were not saved)")
+    result.lost.append(
+        f"chunks table: {len(gone)} document(s) removed ({', '.join(gone[:20])}{' ...' if len(gone) > 20 else ''})"
+        if gone
+        else "chunks table: the rows of the damaged fragments (which documents is not known: their "
+        "postings were not saved)"
+    )
     result.reingest = sorted(set(result.reingest) | set(_runs_after(db, None)))
 
 
@@ -330,7 +365,9 @@ def _note_changed_documents(folder: Path, db, damaged: Manifest, result: RepairR
         result.lost_documents = sorted(set(result.lost_documents) | set(added))
         result.lost.append(f"chunks table: {len(added)} document(s) added since are gone ({', '.join(added[:20])})")
     if removed:
-        result.lost.append(f"chunks table: {len(removed)} document(s) deleted since are back ({', '.join(removed[:20])})")
+        result.lost.append(
+            f"chunks table: {len(removed)} document(s) deleted since are back ({', '.join(removed[:20])})"
+        )
 
 
 def repair(folder: str | Path, dim: int, quarantine: str | Path) -> RepairResult:
@@ -351,7 +388,7 @@ def repair(folder: str | Path, dim: int, quarantine: str | Path) -> RepairResult
         t = _connect(folder).open_table("chunks")
         have = {i.name for i in t.list_indices()}
         for f in findings:
-            index = f.part[len("index "):]
+            index = f.part[len("index ") :]
             if index in have:
                 t.drop_index(index)
                 dropped.append(index)

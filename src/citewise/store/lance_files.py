@@ -40,9 +40,20 @@ MAGIC = b"LANC"
 FOOTER = 16
 #: Transaction operations (field numbers) that change no row's content (module docstring).
 CONTENT_KEEPING_OPS = {103: "create index", 104: "compaction", 107: "reserve fragments", 109: "project", 110: "config"}
-OP_NAMES = {100: "append", 101: "delete", 102: "overwrite", 103: "create index", 104: "compaction", 105: "merge",
-            106: "restore", 107: "reserve fragments", 108: "update", 109: "project", 110: "config",
-            111: "data replacement"}
+OP_NAMES = {
+    100: "append",
+    101: "delete",
+    102: "overwrite",
+    103: "create index",
+    104: "compaction",
+    105: "merge",
+    106: "restore",
+    107: "reserve fragments",
+    108: "update",
+    109: "project",
+    110: "config",
+    111: "data replacement",
+}
 
 
 class FormatError(ValueError):
@@ -84,11 +95,11 @@ def fields(b: bytes) -> list[tuple[int, object]]:
             n, i = _varint(b, i)
             if i + n > len(b):
                 raise FormatError("protobuf field runs past the end")
-            v, i = b[i:i + n], i + n
+            v, i = b[i : i + n], i + n
         elif wire == 1:
-            v, i = b[i:i + 8], i + 8
+            v, i = b[i : i + 8], i + 8
         elif wire == 5:
-            v, i = b[i:i + 4], i + 4
+            v, i = b[i : i + 4], i + 4
         else:
             raise FormatError(f"protobuf wire type {wire}")
         if num == 0 or i > len(b):
@@ -120,7 +131,7 @@ def _message_at(data: bytes, offset: int) -> bytes:
     (n,) = struct.unpack_from("<I", data, offset)
     if offset + 4 + n > len(data):
         raise FormatError("message runs past the end")
-    return data[offset + 4:offset + 4 + n]
+    return data[offset + 4 : offset + 4 + n]
 
 
 @dataclass(frozen=True)
@@ -191,7 +202,9 @@ def read_manifest(path: Path) -> Manifest:
         for n, f in ff:
             if n == 2:
                 df = fields(f)
-                m.files.append(DataFile(table / "data" / _first(df, 1, b"").decode(), int(_first(df, 6, 0)), fid, "data"))
+                m.files.append(
+                    DataFile(table / "data" / _first(df, 1, b"").decode(), int(_first(df, 6, 0)), fid, "data")
+                )
             elif n == 3:
                 d = fields(f)
                 ext = "bin" if _first(d, 1, 0) == 1 else "arrow"

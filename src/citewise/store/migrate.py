@@ -13,7 +13,6 @@ replaced, not duplicated).
 from __future__ import annotations
 
 
-
 #: Chunk rows per transaction (cut at document boundaries).
 BATCH_ROWS = 2000
 

@@ -53,31 +53,49 @@ def check(url: str, dim: int) -> list[Finding]:
     out: list[Finding] = []
     try:
         with store._connection() as conn:
-            tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1",
-                                                 (s,)).fetchall()]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (s,)
+                ).fetchall()
+            ]
             for t in tables:
                 try:
                     conn.execute(f"SELECT count(*) FROM (SELECT * FROM {s}.{t}) x").fetchone()
                 except psycopg.Error as e:
                     out.append(Finding(f"table {t}", f"{s}.{t}", f"cannot be read ({one_line(e)})"))
             for name, table, valid in conn.execute(
-                    "SELECT i.relname, t.relname, x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
-                    "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
-                    "WHERE n.nspname = %s ORDER BY 1", (s,)).fetchall():
+                "SELECT i.relname, t.relname, x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+                "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
+                "WHERE n.nspname = %s ORDER BY 1",
+                (s,),
+            ).fetchall():
                 if not valid:
-                    out.append(Finding(f"index {name}", f"{s}.{name}", "not valid (an interrupted build)", derived=True))
+                    out.append(
+                        Finding(f"index {name}", f"{s}.{name}", "not valid (an interrupted build)", derived=True)
+                    )
                     continue
                 problem = _probe_index(conn, s, name, table)
                 if problem:
                     out.append(Finding(f"index {name}", f"{s}.{name}", problem, derived=True))
-            have = {(r[0], r[1]) for r in conn.execute(
-                "SELECT tablename, policyname FROM pg_policies WHERE schemaname = %s", (s,)).fetchall()}
+            have = {
+                (r[0], r[1])
+                for r in conn.execute(
+                    "SELECT tablename, policyname FROM pg_policies WHERE schemaname = %s", (s,)
+                ).fetchall()
+            }
             from citewise.store.pg_derived import DERIVED_POLICIES
 
             for table, policy in {**POLICIES, **DERIVED_POLICIES}.items():
                 if table in tables and (table, policy) not in have:
-                    out.append(Finding(f"permissions of {table}", f"{s}.{table}",
-                                       f"row-level security policy {policy} is missing", derived=True))
+                    out.append(
+                        Finding(
+                            f"permissions of {table}",
+                            f"{s}.{table}",
+                            f"row-level security policy {policy} is missing",
+                            derived=True,
+                        )
+                    )
             rec = conn.execute(f"SELECT value FROM {s}.meta WHERE key = 'dim'").fetchone()
             if rec and int(rec[0]) != dim:
                 out.append(Finding("settings", f"{s}.meta", f"records dimension {rec[0]}, the index {dim}"))
@@ -91,9 +109,12 @@ def check(url: str, dim: int) -> list[Finding]:
 def _probe_index(conn, s: str, name: str, table: str) -> str:
     """'' when a query forced onto index ``name`` reads, else the error (one line)."""
     psycopg = __import__("psycopg")
-    cols = conn.execute("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_index x "
-                        "JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] "
-                        "WHERE x.indexrelid = %s::regclass", (f"{s}.{name}",)).fetchone()
+    cols = conn.execute(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_index x "
+        "JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] "
+        "WHERE x.indexrelid = %s::regclass",
+        (f"{s}.{name}",),
+    ).fetchone()
     if cols is None:
         return ""
     col, typ = cols
@@ -119,19 +140,37 @@ def _check_statistics(conn, s: str) -> list[Finding]:
                                  (SELECT rid, sum(tf) AS n FROM {s}.postings GROUP BY rid) p ON p.rid = c.rid
                                WHERE c.doc_len <> coalesce(p.n, 0)""").fetchone()[0]
     if bad_len:
-        out.append(Finding("BM25 postings", f"{s}.postings", f"{bad_len:,} chunks' postings do not sum to their "
-                           "token count", derived=True))
+        out.append(
+            Finding(
+                "BM25 postings",
+                f"{s}.postings",
+                f"{bad_len:,} chunks' postings do not sum to their token count",
+                derived=True,
+            )
+        )
     bad_df = conn.execute(f"""SELECT count(*) FROM {s}.term_stats t FULL JOIN
                                 (SELECT term_id, count(*) AS n FROM {s}.postings GROUP BY term_id) p ON p.term_id = t.term_id
                               WHERE coalesce(t.df, 0) <> coalesce(p.n, 0)""").fetchone()[0]
     if bad_df:
-        out.append(Finding("BM25 term statistics", f"{s}.term_stats", f"{bad_df:,} terms' document frequency "
-                           "differs from their postings", derived=True))
+        out.append(
+            Finding(
+                "BM25 term statistics",
+                f"{s}.term_stats",
+                f"{bad_df:,} terms' document frequency differs from their postings",
+                derived=True,
+            )
+        )
     n, total = conn.execute(f"SELECT n_chunks, total_len FROM {s}.corpus_stats").fetchone()
     real = conn.execute(f"SELECT count(*), coalesce(sum(doc_len), 0) FROM {s}.chunks").fetchone()
     if (n, total) != tuple(real):
-        out.append(Finding("BM25 corpus statistics", f"{s}.corpus_stats", f"record {n:,} chunks and {total:,} "
-                           f"tokens, the table holds {real[0]:,} and {real[1]:,}", derived=True))
+        out.append(
+            Finding(
+                "BM25 corpus statistics",
+                f"{s}.corpus_stats",
+                f"record {n:,} chunks and {total:,} tokens, the table holds {real[0]:,} and {real[1]:,}",
+                derived=True,
+            )
+        )
     return out
 
 
@@ -166,21 +205,33 @@ def repair(url: str, dim: int) -> RepairResult:
                     df.update(tf.keys())
                     per_row.append((rid, tf, len(terms), groups))
                 names = sorted(df)
-                ids = dict(cur.execute(f"""INSERT INTO {s}.term_stats (term, df)
+                ids = dict(
+                    cur.execute(
+                        f"""INSERT INTO {s}.term_stats (term, df)
                                            SELECT * FROM unnest(%s::text[], %s::int[]) RETURNING term, term_id""",
-                                       (names, [df[t] for t in names])).fetchall())
+                        (names, [df[t] for t in names]),
+                    ).fetchall()
+                )
                 with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
                     for rid, tf, n, groups in per_row:
                         arr = _copy_text_array(groups)
                         copy.write("".join(f"{ids[t]}\t{rid}\t{c}\t{n}\t{arr}\n" for t, c in sorted(tf.items())))
-                cur.executemany(f"UPDATE {s}.chunks SET doc_len = %s WHERE rid = %s AND doc_len <> %s",
-                                [(n, rid, n) for rid, _, n, _ in per_row])
-                cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = %s, total_len = %s",
-                            (len(per_row), sum(n for _, _, n, _ in per_row)))
+                cur.executemany(
+                    f"UPDATE {s}.chunks SET doc_len = %s WHERE rid = %s AND doc_len <> %s",
+                    [(n, rid, n) for rid, _, n, _ in per_row],
+                )
+                cur.execute(
+                    f"UPDATE {s}.corpus_stats SET n_chunks = %s, total_len = %s",
+                    (len(per_row), sum(n for _, _, n, _ in per_row)),
+                )
             result.actions.append(f"rebuilt the BM25 postings and statistics from {len(rows):,} stored chunks")
             with store._connection() as conn:
-                tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1",
-                                                     (s,)).fetchall()]
+                tables = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (s,)
+                    ).fetchall()
+                ]
                 for t in tables:
                     conn.execute(f"REINDEX TABLE {s}.{t}")
             result.actions.append(f"rebuilt every index of {len(tables)} tables")

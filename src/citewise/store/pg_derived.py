@@ -23,8 +23,7 @@ import numpy as np
 from citewise.store.derived import FORMAT
 
 #: Policy name of each derived table (its row-level security), for :mod:`citewise.store.pg_check`.
-DERIVED_POLICIES = {"doc_summaries": "summaries_by_groups", "trees": "trees_by_groups",
-                    "tree_nodes": "nodes_by_groups"}
+DERIVED_POLICIES = {"doc_summaries": "summaries_by_groups", "trees": "trees_by_groups", "tree_nodes": "nodes_by_groups"}
 
 
 def ensure_tables(cur, s: str, dim: int) -> None:
@@ -66,8 +65,10 @@ class _PgTable:
             return
         s = self.store.schema
         with self.store._tx() as cur:  # a replica serves reads only: create nothing that exists
-            have = cur.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = ANY(%s)",
-                               (s, list(DERIVED_POLICIES))).fetchone()[0]
+            have = cur.execute(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = ANY(%s)",
+                (s, list(DERIVED_POLICIES)),
+            ).fetchone()[0]
         if have < len(DERIVED_POLICIES):
             with self.store._tx(snapshot=False) as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (self.store._lock_key("derived"),))
@@ -107,10 +108,23 @@ class PgSummaries(_PgTable):
             return None
         where, params = self._where(groups)
         with self._read(groups) as cur:
-            rows = cur.execute(f"SELECT doc_id, title, outline, summary, model, content_hash, groups, vector "
-                               f"FROM {s}.doc_summaries {where} ORDER BY doc_id", params).fetchall()
-        entries = [{"doc_id": r[0], "title": r[1], "outline": list(r[2]), "summary": r[3], "model": r[4],
-                    "content_hash": r[5], "groups": list(r[6])} for r in rows]
+            rows = cur.execute(
+                f"SELECT doc_id, title, outline, summary, model, content_hash, groups, vector "
+                f"FROM {s}.doc_summaries {where} ORDER BY doc_id",
+                params,
+            ).fetchall()
+        entries = [
+            {
+                "doc_id": r[0],
+                "title": r[1],
+                "outline": list(r[2]),
+                "summary": r[3],
+                "model": r[4],
+                "content_hash": r[5],
+                "groups": list(r[6]),
+            }
+            for r in rows
+        ]
         dim = self.store.dim
         vectors = np.stack([_vec(r[7]) for r in rows]) if rows else np.zeros((0, dim), np.float32)
         return entries, vectors
@@ -121,13 +135,29 @@ class PgSummaries(_PgTable):
         vectors = np.asarray(vectors, dtype="<f4")
         with self.store._tx(snapshot=False) as cur:
             cur.execute(f"DELETE FROM {s}.doc_summaries")
-            with cur.copy(f"COPY {s}.doc_summaries (doc_id, embedder, title, outline, summary, model, content_hash, "
-                          "groups, vector) FROM STDIN") as copy:
+            with cur.copy(
+                f"COPY {s}.doc_summaries (doc_id, embedder, title, outline, summary, model, content_hash, "
+                "groups, vector) FROM STDIN"
+            ) as copy:
                 for e, v in zip(entries, vectors):
-                    copy.write_row((e["doc_id"], embedder, e["title"], list(e["outline"]), e["summary"], e["model"],
-                                    e["content_hash"], list(e["groups"]), v.tobytes()))
-            cur.execute(f"INSERT INTO {s}.meta VALUES ('summaries_embedder', %s) "
-                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (f"{FORMAT}:{embedder}",))
+                    copy.write_row(
+                        (
+                            e["doc_id"],
+                            embedder,
+                            e["title"],
+                            list(e["outline"]),
+                            e["summary"],
+                            e["model"],
+                            e["content_hash"],
+                            list(e["groups"]),
+                            v.tobytes(),
+                        )
+                    )
+            cur.execute(
+                f"INSERT INTO {s}.meta VALUES ('summaries_embedder', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (f"{FORMAT}:{embedder}",),
+            )
 
 
 class PgTrees(_PgTable):
@@ -142,17 +172,31 @@ class PgTrees(_PgTable):
             return None
         where, params = self._where(groups)
         with self._read(groups) as cur:
-            trees_rows = cur.execute(f"SELECT tree_key, groups, doc_hashes, leaf_doc FROM {s}.trees {where} "
-                                     "ORDER BY tree_key", params).fetchall()
-            node_rows = cur.execute(f"SELECT tree_key, node_id, level, children, leaves, summary, groups, vector "
-                                    f"FROM {s}.tree_nodes {where} ORDER BY tree_key, node_id", params).fetchall()
-        trees = {k: {"groups": list(g), "doc_hashes": _json(h), "leaf_doc": _json(ld), "nodes": []}
-                 for k, g, h, ld in trees_rows}
+            trees_rows = cur.execute(
+                f"SELECT tree_key, groups, doc_hashes, leaf_doc FROM {s}.trees {where} ORDER BY tree_key", params
+            ).fetchall()
+            node_rows = cur.execute(
+                f"SELECT tree_key, node_id, level, children, leaves, summary, groups, vector "
+                f"FROM {s}.tree_nodes {where} ORDER BY tree_key, node_id",
+                params,
+            ).fetchall()
+        trees = {
+            k: {"groups": list(g), "doc_hashes": _json(h), "leaf_doc": _json(ld), "nodes": []}
+            for k, g, h, ld in trees_rows
+        }
         vectors = {}
         for key, nid, level, children, leaves, summary, g, blob in node_rows:
             if key in trees:
-                trees[key]["nodes"].append({"id": nid, "level": level, "children": list(children),
-                                            "leaves": list(leaves), "summary": summary, "groups": list(g)})
+                trees[key]["nodes"].append(
+                    {
+                        "id": nid,
+                        "level": level,
+                        "children": list(children),
+                        "leaves": list(leaves),
+                        "summary": summary,
+                        "groups": list(g),
+                    }
+                )
                 vectors[nid] = _vec(blob)
         return trees, vectors
 
@@ -164,17 +208,33 @@ class PgTrees(_PgTable):
             cur.execute(f"DELETE FROM {s}.trees")
             with cur.copy(f"COPY {s}.trees (tree_key, embedder, groups, doc_hashes, leaf_doc) FROM STDIN") as copy:
                 for key, t in sorted(trees.items()):
-                    copy.write_row((key, embedder, list(t["groups"]), json.dumps(t["doc_hashes"]),
-                                    json.dumps(t["leaf_doc"])))
-            with cur.copy(f"COPY {s}.tree_nodes (node_id, tree_key, embedder, level, children, leaves, summary, "
-                          "groups, vector) FROM STDIN") as copy:
+                    copy.write_row(
+                        (key, embedder, list(t["groups"]), json.dumps(t["doc_hashes"]), json.dumps(t["leaf_doc"]))
+                    )
+            with cur.copy(
+                f"COPY {s}.tree_nodes (node_id, tree_key, embedder, level, children, leaves, summary, "
+                "groups, vector) FROM STDIN"
+            ) as copy:
                 for key, t in sorted(trees.items()):
                     for nd in t["nodes"]:
-                        copy.write_row((nd["id"], key, embedder, int(nd["level"]), list(nd["children"]),
-                                        list(nd["leaves"]), nd["summary"], list(nd["groups"]),
-                                        np.asarray(vectors[nd["id"]], dtype="<f4").tobytes()))
-            cur.execute(f"INSERT INTO {s}.meta VALUES ('trees_embedder', %s) "
-                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (f"{FORMAT}:{embedder}",))
+                        copy.write_row(
+                            (
+                                nd["id"],
+                                key,
+                                embedder,
+                                int(nd["level"]),
+                                list(nd["children"]),
+                                list(nd["leaves"]),
+                                nd["summary"],
+                                list(nd["groups"]),
+                                np.asarray(vectors[nd["id"]], dtype="<f4").tobytes(),
+                            )
+                        )
+            cur.execute(
+                f"INSERT INTO {s}.meta VALUES ('trees_embedder', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (f"{FORMAT}:{embedder}",),
+            )
 
 
 def _json(v):

@@ -28,16 +28,25 @@ def replication_status(store) -> dict:
             lag_bytes, lag_s = cur.execute(
                 "SELECT coalesce(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0), "
                 "CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 "
-                "ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END").fetchone()
-            streaming = cur.execute("SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'").fetchone()[0]
-            return {"role": "replica", "lag_bytes": int(lag_bytes), "lag_s": round(float(lag_s), 3),
-                    "streaming": bool(streaming)}
+                "ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END"
+            ).fetchone()
+            streaming = cur.execute("SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'").fetchone()[
+                0
+            ]
+            return {
+                "role": "replica",
+                "lag_bytes": int(lag_bytes),
+                "lag_s": round(float(lag_s), 3),
+                "streaming": bool(streaming),
+            }
         rows = cur.execute(
             "SELECT application_name, state, coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), 0), "
             "coalesce(extract(epoch FROM replay_lag), 0) FROM pg_stat_replication ORDER BY application_name, pid"
         ).fetchall()
-    return {"role": "primary", "replicas": [{"name": n, "state": s, "lag_bytes": int(b), "lag_s": round(float(t), 3)}
-                                            for n, s, b, t in rows]}
+    return {
+        "role": "primary",
+        "replicas": [{"name": n, "state": s, "lag_bytes": int(b), "lag_s": round(float(t), 3)} for n, s, b, t in rows],
+    }
 
 
 def replication_line(rep: dict | None) -> str | None:
@@ -46,8 +55,10 @@ def replication_line(rep: dict | None) -> str | None:
         return None
     if rep["role"] == "replica":
         state = "streaming from the primary" if rep["streaming"] else "NOT connected to the primary"
-        return (f"Replication: this store is a read-only replica, {state}; replay lag {rep['lag_s']:.1f}s "
-                f"({rep['lag_bytes']:,} bytes of WAL not yet replayed).")
+        return (
+            f"Replication: this store is a read-only replica, {state}; replay lag {rep['lag_s']:.1f}s "
+            f"({rep['lag_bytes']:,} bytes of WAL not yet replayed)."
+        )
     if not rep["replicas"]:
         return "Replication: primary, no replica connected."
     parts = [f"{r['name']} {r['state']}, lag {r['lag_s']:.1f}s ({r['lag_bytes']:,} bytes)" for r in rep["replicas"]]

@@ -53,7 +53,13 @@ import pyarrow as pa
 # exact dense search (Postings.nearest) lives in citewise.store.dense; re-exported here
 from citewise.store.dense import SELECT_MARGIN, TIE_DECIMALS, one_blas_thread  # noqa: F401
 from citewise.store.postings_build import (  # noqa: F401 - the constants re-exported
-    BUILD_BATCH_BYTES, BUILD_BATCH_ROWS, MAX_TOKEN_BYTES, merge_batches, tf_dtype, tokenise_batches, vocab_array,
+    BUILD_BATCH_BYTES,
+    BUILD_BATCH_ROWS,
+    MAX_TOKEN_BYTES,
+    merge_batches,
+    tf_dtype,
+    tokenise_batches,
+    vocab_array,
 )
 
 #: BM25 parameters of LanceDB 0.40's FTS (measured: its scores equal this formula to 1e-5).
@@ -105,8 +111,7 @@ def _weights(indptr: np.ndarray, rows: np.ndarray, tf: np.ndarray, dl: np.ndarra
         b = min(a + WEIGHT_BLOCK, len(rows))
         term = np.searchsorted(indptr, np.arange(a, b, dtype=np.int64), side="right") - 1
         t = tf[a:b].astype(np.float64)
-        weights[a:b] = (idf[term] * t * (K1 + 1.0)
-                        / (t + K1 * (1.0 - B + B * dlf[rows[a:b]] / max(avgdl, 1e-9))))
+        weights[a:b] = idf[term] * t * (K1 + 1.0) / (t + K1 * (1.0 - B + B * dlf[rows[a:b]] / max(avgdl, 1e-9)))
     return weights
 
 
@@ -155,8 +160,9 @@ class Postings:
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, version: int, table: pa.Table, batch_rows: int | None = None,
-              batch_bytes: int | None = None) -> "Postings":
+    def build(
+        cls, version: int, table: pa.Table, batch_rows: int | None = None, batch_bytes: int | None = None
+    ) -> "Postings":
         """Postings from the scanned rows ``table`` (columns ``chunk_id``, ``doc_id``, ``title``,
         ``lexical``, ``_rowid``, optionally ``vector``) of table version ``version``.
 
@@ -173,8 +179,11 @@ class Postings:
         (tests/test_bm25_postings.py).
         """
         # per batch: (local vocab, local term ids int32, global rows int32, tf int32)
-        parts, dl = tokenise_batches(table.column("lexical"), max(1, int(batch_rows or BUILD_BATCH_ROWS)),
-                                      max(1, int(batch_bytes or BUILD_BATCH_BYTES)))
+        parts, dl = tokenise_batches(
+            table.column("lexical"),
+            max(1, int(batch_rows or BUILD_BATCH_ROWS)),
+            max(1, int(batch_bytes or BUILD_BATCH_BYTES)),
+        )
         dl = dl.astype(np.int32)
         vocab, indptr, rows, tf = merge_batches(parts)
         del parts
@@ -182,8 +191,9 @@ class Postings:
         return cls(version, vocab, indptr, rows, _weights(indptr, rows, tf, dl), *_row_columns(table), tf=tf, dl=dl)
 
     @classmethod
-    def update(cls, prev: "Postings", version: int, table: pa.Table, fresh: pa.Table,
-               changed_docs: set[str] | frozenset[str]) -> "Postings | None":
+    def update(
+        cls, prev: "Postings", version: int, table: pa.Table, fresh: pa.Table, changed_docs: set[str] | frozenset[str]
+    ) -> "Postings | None":
         """The postings of table version ``version`` derived from ``prev`` (an older version's).
 
         Args:
@@ -229,7 +239,12 @@ class Postings:
             return None
         taken = pa.array(old_pos)
         for col in ("doc_id", "title"):
-            if not table.column(col).combine_chunks().take(pa.array(same)).equals(prev._ids.column(col).combine_chunks().take(taken)):
+            if (
+                not table.column(col)
+                .combine_chunks()
+                .take(pa.array(same))
+                .equals(prev._ids.column(col).combine_chunks().take(taken))
+            ):
                 return None
         newpos = np.full(n_old, -1, dtype=np.int32)  # int32: gathers below stay 4 bytes a posting
         newpos[old_pos] = same
@@ -247,17 +262,20 @@ class Postings:
         f_pos = fresh_pos[order][at]  # new position of each fresh row
         by_pos = np.argsort(f_pos, kind="stable")
         f_pos = f_pos[by_pos]
-        parts, fdl = tokenise_batches(fresh.column("lexical").combine_chunks().take(pa.array(by_pos)),
-                                       BUILD_BATCH_ROWS, BUILD_BATCH_BYTES)
+        parts, fdl = tokenise_batches(
+            fresh.column("lexical").combine_chunks().take(pa.array(by_pos)), BUILD_BATCH_ROWS, BUILD_BATCH_BYTES
+        )
         dl = np.zeros(n, dtype=np.int32)
         dl[same] = prev.dl[old_pos]
         dl[f_pos] = fdl
-        f_vocab, f_indptr, f_rows, f_tf = merge_batches([(terms, term, f_pos[row].astype(np.int32), ftf)
-                                                          for terms, term, row, ftf in parts])
+        f_vocab, f_indptr, f_rows, f_tf = merge_batches(
+            [(terms, term, f_pos[row].astype(np.int32), ftf) for terms, term, row, ftf in parts]
+        )
         # the kept postings of prev, term by term; how many each term loses
         gone = np.flatnonzero(~keep_old[prev.rows])
-        kept_df = np.diff(prev.indptr) - np.bincount(np.searchsorted(prev.indptr, gone, side="right") - 1,
-                                                     minlength=len(prev.vocab))
+        kept_df = np.diff(prev.indptr) - np.bincount(
+            np.searchsorted(prev.indptr, gone, side="right") - 1, minlength=len(prev.vocab)
+        )
         del gone
         surviving = prev.vocab[kept_df > 0]
         vocab = np.union1d(surviving, f_vocab) if len(f_vocab) else surviving
@@ -365,16 +383,22 @@ class Postings:
             if meta.get("format") != FORMAT or meta.get("version") != version:
                 return None
             # plain ndarray views of the maps: np.memmap's per-slice overhead is a third of a query
-            arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
-                      for name in ("vocab", "indptr", "rows", "weights", "rowids")}
+            arrays = {
+                name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
+                for name in ("vocab", "indptr", "rows", "weights", "rowids")
+            }
             ids = ipc.open_file(pa.memory_map(str(folder / "ids.arrow"))).read_all()
         except (OSError, ValueError, EOFError, KeyError, pa.ArrowException):
             # EOFError: an empty .npy (a full disk, a copy cut short), which numpy reports so
             # and Click turned into a bare "aborted" of every search
             return None
         indptr = arrays["indptr"]
-        if (len(arrays["rowids"]) != meta.get("rows") or len(indptr) != len(arrays["vocab"]) + 1
-                or len(arrays["rows"]) != len(arrays["weights"]) or (len(indptr) and int(indptr[-1]) != len(arrays["rows"]))):
+        if (
+            len(arrays["rowids"]) != meta.get("rows")
+            or len(indptr) != len(arrays["vocab"]) + 1
+            or len(arrays["rows"]) != len(arrays["weights"])
+            or (len(indptr) and int(indptr[-1]) != len(arrays["rows"]))
+        ):
             return None
         if (folder / "vectors.npy").exists():
             try:
@@ -451,8 +475,9 @@ class Postings:
         on first use up to :data:`DICT_MAX` rows, else by an Arrow take."""
         if self.n <= DICT_MAX:
             if self._columns is None:
-                self._columns = {c: np.array(self._ids.column(c).to_pylist(), dtype=object)
-                                 for c in ("chunk_id", "doc_id", "title")}
+                self._columns = {
+                    c: np.array(self._ids.column(c).to_pylist(), dtype=object) for c in ("chunk_id", "doc_id", "title")
+                }
             cols = self._columns
             return cols["chunk_id"][cand].tolist(), cols["doc_id"][cand].tolist(), cols["title"][cand].tolist()
         got = self._ids.take(cand).to_pydict()
@@ -466,8 +491,9 @@ class Postings:
         ip = self.indptr
         spans = [(int(ip[t]), int(ip[t + 1]), times) for t, times in found]
         rows = np.concatenate([self.rows[a:b] for a, b, _ in spans])
-        w = np.concatenate([self.weights[a:b] if times == 1 else self.weights[a:b] * np.float32(times)
-                            for a, b, times in spans])
+        w = np.concatenate(
+            [self.weights[a:b] if times == 1 else self.weights[a:b] * np.float32(times) for a, b, times in spans]
+        )
         return np.bincount(rows, weights=w, minlength=self.n).astype(np.float32)
 
     def top(self, terms: Sequence[str], k: int, mask: np.ndarray | None) -> list[tuple[str, str, str, float]]:

@@ -89,7 +89,7 @@ def tokenise_batches(lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_byt
             cap = int(np.searchsorted(cum, cum[lo] + batch_bytes, side="right")) - 1
             hi = max(lo + 1, min(len(c), lo + batch_rows, cap))
             terms, term, row, tf, dl_batch = tokenise(c.slice(lo, hi - lo))
-            dl[base + lo:base + hi] = dl_batch
+            dl[base + lo : base + hi] = dl_batch
             if terms is not None:
                 parts.append((terms, term, (row + base + lo).astype(np.int32), tf))
             lo = hi
@@ -99,7 +99,7 @@ def tokenise_batches(lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_byt
 
 def tf_dtype(tf: np.ndarray) -> np.dtype:
     """Storage type of the term frequencies: uint16 when they fit (the usual case), else int32."""
-    return np.dtype(np.uint16) if not len(tf) or int(tf.max()) < 2 ** 16 else np.dtype(np.int32)
+    return np.dtype(np.uint16) if not len(tf) or int(tf.max()) < 2**16 else np.dtype(np.int32)
 
 
 def vocab_array(terms: list[bytes]) -> np.ndarray:
@@ -130,8 +130,9 @@ def merge_batches(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     merged = pc.unique(pa.chunked_array([p[0] for p in parts]).combine_chunks())
     order = pc.sort_indices(merged).to_numpy()
     vocab_arr = merged.take(pa.array(order))
-    term = np.concatenate([pc.index_in(d, value_set=vocab_arr).to_numpy(zero_copy_only=False)
-                           .astype(np.int32)[t] for d, t, _, _ in parts])
+    term = np.concatenate(
+        [pc.index_in(d, value_set=vocab_arr).to_numpy(zero_copy_only=False).astype(np.int32)[t] for d, t, _, _ in parts]
+    )
     rows = np.concatenate([p[2] for p in parts])
     tf = np.concatenate([p[3] for p in parts])
     parts.clear()  # the batches' copies go before the sort (1 GB at 1M chunks)

@@ -53,8 +53,13 @@ class RowFilters:
         """Whether :meth:`mask` computes ``filters``: groups only (no date, version, document
         ids or metadata conditions; no filters at all means the current documents, which the SQL
         path serves)."""
-        return (filters is not None and filters.as_of is None and filters.version is None
-                and filters.doc_ids is None and not filters.metadata)
+        return (
+            filters is not None
+            and filters.as_of is None
+            and filters.version is None
+            and filters.doc_ids is None
+            and not filters.metadata
+        )
 
     def mask(self, filters) -> np.ndarray:
         """Boolean (n,) mask of the rows ``filters`` lets through: current documents in at least

@@ -7,10 +7,30 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable
 
 from citewise.telemetry.spans import (
-    DATA_SOURCE_ID, EMBEDDINGS_DIMENSION, ERROR_TYPE, OPERATION, PROVIDER, REQUEST_MAX_TOKENS,
-    REQUEST_MODEL, REQUEST_TEMPERATURE, REQUEST_TOP_K, RESPONSE_FINISH_REASONS, RESPONSE_ID,
-    RESPONSE_MODEL, RETRIEVAL_QUERY, TOOL_NAME, TOOL_TYPE, USAGE_INPUT_TOKENS, USAGE_OUTPUT_TOKENS,
-    WORKFLOW_NAME, capture_content, evaluation_event, operation, set_attributes, tracer)
+    DATA_SOURCE_ID,
+    EMBEDDINGS_DIMENSION,
+    ERROR_TYPE,
+    OPERATION,
+    PROVIDER,
+    REQUEST_MAX_TOKENS,
+    REQUEST_MODEL,
+    REQUEST_TEMPERATURE,
+    REQUEST_TOP_K,
+    RESPONSE_FINISH_REASONS,
+    RESPONSE_ID,
+    RESPONSE_MODEL,
+    RETRIEVAL_QUERY,
+    TOOL_NAME,
+    TOOL_TYPE,
+    USAGE_INPUT_TOKENS,
+    USAGE_OUTPUT_TOKENS,
+    WORKFLOW_NAME,
+    capture_content,
+    evaluation_event,
+    operation,
+    set_attributes,
+    tracer,
+)
 
 
 if TYPE_CHECKING:
@@ -48,8 +68,14 @@ def traced_embeddings(fn: Callable) -> Callable:
     def wrapper(self, texts, *args, **kwargs):
         with tracer().start_as_current_span(f"embeddings {self.name}") as span:
             if span.is_recording():
-                span.set_attributes({OPERATION: "embeddings", REQUEST_MODEL: self.name,
-                                     EMBEDDINGS_DIMENSION: int(self.dim), "citewise.embeddings.inputs": len(texts)})
+                span.set_attributes(
+                    {
+                        OPERATION: "embeddings",
+                        REQUEST_MODEL: self.name,
+                        EMBEDDINGS_DIMENSION: int(self.dim),
+                        "citewise.embeddings.inputs": len(texts),
+                    }
+                )
             return fn(self, texts, *args, **kwargs)
 
     return wrapper
@@ -78,13 +104,24 @@ def traced_answer(fn: Callable) -> Callable:
             if evidence:
                 threshold = getattr(self, "threshold", None)
                 sufficient = threshold is None or ans.best_score >= threshold
-                evaluation_event("evidence_score", ans.best_score, "sufficient" if sufficient else "insufficient",
-                                 None if sufficient or ans.reason is None else ans.reason.code.value, span=span)
+                evaluation_event(
+                    "evidence_score",
+                    ans.best_score,
+                    "sufficient" if sufficient else "insufficient",
+                    None if sufficient or ans.reason is None else ans.reason.code.value,
+                    span=span,
+                )
             if ans.context_ids:  # a draft was generated and its citations checked
                 clean = not ans.fabricated and not ans.dropped
-                evaluation_event("citation_check", len(ans.fabricated), "pass" if clean else "dropped",
-                                 None if clean else f"{len(ans.fabricated)} fabricated citation(s), "
-                                                    f"{len(ans.dropped)} sentence(s) dropped", span=span)
+                evaluation_event(
+                    "citation_check",
+                    len(ans.fabricated),
+                    "pass" if clean else "dropped",
+                    None
+                    if clean
+                    else f"{len(ans.fabricated)} fabricated citation(s), {len(ans.dropped)} sentence(s) dropped",
+                    span=span,
+                )
             return ans
 
     return wrapper
@@ -94,12 +131,17 @@ def record_answer(span: trace.Span, ans: Any) -> None:
     """Set an Answer's outcome, citation count, abstention reason and generator on ``span``."""
     if ans is None or not span.is_recording():
         return
-    set_attributes(span, {"citewise.answer.outcome": ans.outcome,
-                          "citewise.answer.citations": len(ans.citations),
-                          # the reason's code only: its fields can hold the question's words
-                          "citewise.answer.abstain_reason": ans.reason.code.value if ans.reason is not None else None,
-                          "citewise.answer.generator": ans.generator or None,
-                          "citewise.answer.tool_calls": len(ans.tool_calls) or None})
+    set_attributes(
+        span,
+        {
+            "citewise.answer.outcome": ans.outcome,
+            "citewise.answer.citations": len(ans.citations),
+            # the reason's code only: its fields can hold the question's words
+            "citewise.answer.abstain_reason": ans.reason.code.value if ans.reason is not None else None,
+            "citewise.answer.generator": ans.generator or None,
+            "citewise.answer.tool_calls": len(ans.tool_calls) or None,
+        },
+    )
 
 
 def traced_route(fn: Callable) -> Callable:
@@ -132,8 +174,13 @@ def traced_judge(name: str) -> Callable[[Callable], Callable]:
                 verdict = fn(*args, **kwargs)
                 if span.is_recording():
                     why = verdict.error or "; ".join(verdict.unsupported_claims)
-                    evaluation_event(name, 1.0 if verdict.passed else 0.0, "pass" if verdict.passed else "fail",
-                                     why or None, span=span)
+                    evaluation_event(
+                        name,
+                        1.0 if verdict.passed else 0.0,
+                        "pass" if verdict.passed else "fail",
+                        why or None,
+                        span=span,
+                    )
                 return verdict
 
         return wrapper
@@ -161,9 +208,18 @@ def traced_chat(fn: Callable) -> Callable:
                 from urllib.parse import urlsplit
 
                 url = urlsplit(config.base_url)
-                set_attributes(span, {PROVIDER: "openai", REQUEST_MODEL: config.model, REQUEST_MAX_TOKENS: max_tokens,
-                                      REQUEST_TEMPERATURE: config.temperature, "server.address": url.hostname,
-                                      "server.port": url.port, "citewise.chat.tools": len(tools) if tools else None})
+                set_attributes(
+                    span,
+                    {
+                        PROVIDER: "openai",
+                        REQUEST_MODEL: config.model,
+                        REQUEST_MAX_TOKENS: max_tokens,
+                        REQUEST_TEMPERATURE: config.temperature,
+                        "server.address": url.hostname,
+                        "server.port": url.port,
+                        "citewise.chat.tools": len(tools) if tools else None,
+                    },
+                )
             resp = fn(self, messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, **kw)
             if span.is_recording():
                 raw, usage = resp.raw or {}, resp.usage or {}
@@ -172,12 +228,17 @@ def traced_chat(fn: Callable) -> Callable:
                     v = usage.get(key)
                     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
-                set_attributes(span, {RESPONSE_MODEL: raw.get("model") if isinstance(raw.get("model"), str) else None,
-                                      RESPONSE_ID: raw.get("id") if isinstance(raw.get("id"), str) else None,
-                                      RESPONSE_FINISH_REASONS: [resp.finish_reason] if resp.finish_reason else None,
-                                      USAGE_INPUT_TOKENS: count("prompt_tokens"),
-                                      USAGE_OUTPUT_TOKENS: count("completion_tokens"),
-                                      "citewise.chat.tool_calls": len(resp.tool_calls) or None})
+                set_attributes(
+                    span,
+                    {
+                        RESPONSE_MODEL: raw.get("model") if isinstance(raw.get("model"), str) else None,
+                        RESPONSE_ID: raw.get("id") if isinstance(raw.get("id"), str) else None,
+                        RESPONSE_FINISH_REASONS: [resp.finish_reason] if resp.finish_reason else None,
+                        USAGE_INPUT_TOKENS: count("prompt_tokens"),
+                        USAGE_OUTPUT_TOKENS: count("completion_tokens"),
+                        "citewise.chat.tool_calls": len(resp.tool_calls) or None,
+                    },
+                )
             return resp
 
     return wrapper
@@ -214,8 +275,9 @@ def traced_agent(fn: Callable) -> Callable:
     def wrapper(self, question, *args, **kwargs):
         with operation("invoke_agent", "citewise", **{"gen_ai.agent.name": "citewise"}) as span:
             result = fn(self, question, *args, **kwargs)
-            set_attributes(span, {"citewise.agent.stopped": result.stopped,
-                                  "citewise.agent.iterations": result.iterations})
+            set_attributes(
+                span, {"citewise.agent.stopped": result.stopped, "citewise.agent.iterations": result.iterations}
+            )
             return result
 
     return wrapper

@@ -104,8 +104,7 @@ def capture_content() -> bool:
 
 def otlp_endpoint() -> str | None:
     """The OTLP endpoint from the environment (traces-specific variable first), or None."""
-    return (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+    return os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
 
 
 def _export_timeout() -> float:
@@ -142,8 +141,12 @@ def _cause(error: BaseException | None, timeout: float) -> str:
             return f"no answer within {timeout:g} s"
         if isinstance(x, OSError) and x.strerror:
             return x.strerror
-        x = x.__cause__ or x.__context__ or getattr(x, "reason", None) or next(
-            (a for a in getattr(x, "args", ()) if isinstance(a, BaseException)), None)
+        x = (
+            x.__cause__
+            or x.__context__
+            or getattr(x, "reason", None)
+            or next((a for a in getattr(x, "args", ()) if isinstance(a, BaseException)), None)
+        )
     return type(error).__name__ if error is not None else "export failed"
 
 
@@ -191,8 +194,16 @@ class GuardedExporter:
     first success after an outage prints ``traces: URL answers again``.
     """
 
-    def __init__(self, exporter, endpoint: str, timeout: float, session=None,
-                 retry_after: float = RETRY_AFTER_S, stream=None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        exporter,
+        endpoint: str,
+        timeout: float,
+        session=None,
+        retry_after: float = RETRY_AFTER_S,
+        stream=None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.exporter, self.endpoint, self.timeout = exporter, endpoint, timeout
         self.session, self.retry_after, self.stream, self.clock = session, retry_after, stream, clock
         self.down_until: float | None = None  # clock time before which exports are skipped
@@ -215,8 +226,11 @@ class GuardedExporter:
             self.session.last_failure = None
         try:
             result = self.exporter.export(spans)
-            failure = None if result == SpanExportResult.SUCCESS else (
-                getattr(self.session, "last_failure", None) or "export failed")
+            failure = (
+                None
+                if result == SpanExportResult.SUCCESS
+                else (getattr(self.session, "last_failure", None) or "export failed")
+            )
         except Exception as e:  # noqa: BLE001 - reported, never raised into the SDK's worker thread
             result, failure = SpanExportResult.FAILURE, e
         if failure is None:
@@ -282,8 +296,10 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
         from citewise.trace_privacy import RedactingExporter
 
         # shutdown_on_exit=False: the SDK's exit hook would wait up to 30 s for the last batch
-        provider = TracerProvider(resource=Resource.create(
-            {"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}), shutdown_on_exit=False)
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or service_name}),
+            shutdown_on_exit=False,
+        )
         if url:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -294,8 +310,9 @@ def configure(endpoint: str | None = None, service_name: str = "citewise") -> bo
             exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
             logging.getLogger(_EXPORTER_LOGGER).addFilter(lambda record: False)  # GuardedExporter reports
             # query strings (the web page's ?q=question) redacted unless content capture is on
-            provider.add_span_processor(BatchSpanProcessor(
-                GuardedExporter(RedactingExporter(exporter, capture_content), url, timeout, session)))
+            provider.add_span_processor(
+                BatchSpanProcessor(GuardedExporter(RedactingExporter(exporter, capture_content), url, timeout, session))
+            )
         if path:
             from citewise.telemetry_file import FileSpanExporter
 
@@ -312,8 +329,13 @@ def set_attributes(span: trace.Span, attributes: Mapping[str, Any]) -> None:
         span.set_attributes({k: v for k, v in attributes.items() if v is not None})
 
 
-def evaluation_event(name: str, score: float | None = None, label: str | None = None,
-                     explanation: str | None = None, span: trace.Span | None = None) -> None:
+def evaluation_event(
+    name: str,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    span: trace.Span | None = None,
+) -> None:
     """Add a ``gen_ai.evaluation.result`` event to ``span`` (default: the current span).
 
     Args:

@@ -26,20 +26,44 @@ from citewise.store.base import DocumentUpdate, IngestRun, Store, StoreCapabilit
 from citewise.text.analyzer import analyze
 
 
-def make_update(doc_id: str, texts: list[str], vectors: np.ndarray, groups: tuple[str, ...] = ("public",),
-                version: str = "", content_hash: str | None = None, title: str = "Untitled") -> DocumentUpdate:
+def make_update(
+    doc_id: str,
+    texts: list[str],
+    vectors: np.ndarray,
+    groups: tuple[str, ...] = ("public",),
+    version: str = "",
+    content_hash: str | None = None,
+    title: str = "Untitled",
+) -> DocumentUpdate:
     """One document of ``len(texts)`` chunks (``<doc_id>#<n>``, linked in order), its vectors
     ``vectors`` of shape ``(len(texts), dim)``, readable by ``groups``. The title (also each
     chunk's heading path, which is indexed with the chunk) shares no word with the texts below."""
     body = "\n\n".join(texts)
-    doc = Document(doc_id=doc_id, title=title, text=body, source=f"{doc_id}.txt", format="text",
-                   content_hash=content_hash or f"hash-{doc_id}-{len(texts)}", version=version)
+    doc = Document(
+        doc_id=doc_id,
+        title=title,
+        text=body,
+        source=f"{doc_id}.txt",
+        format="text",
+        content_hash=content_hash or f"hash-{doc_id}-{len(texts)}",
+        version=version,
+    )
     chunks, start = [], 0
     ids = [f"{doc_id}#{n}" for n in range(len(texts))]
     for n, t in enumerate(texts):
-        chunks.append(Chunk(chunk_id=ids[n], doc_id=doc_id, heading_path=(doc.title,), text=t, start=start,
-                            end=start + len(t), token_count=len(t.split()),
-                            prev_id=ids[n - 1] if n else None, next_id=ids[n + 1] if n + 1 < len(ids) else None))
+        chunks.append(
+            Chunk(
+                chunk_id=ids[n],
+                doc_id=doc_id,
+                heading_path=(doc.title,),
+                text=t,
+                start=start,
+                end=start + len(t),
+                token_count=len(t.split()),
+                prev_id=ids[n - 1] if n else None,
+                next_id=ids[n + 1] if n + 1 < len(ids) else None,
+            )
+        )
         start += len(t) + 2
     return DocumentUpdate(doc, chunks, np.asarray(vectors, dtype=np.float32), groups)
 
@@ -66,12 +90,17 @@ class StoreConformance:
         """Three documents: ``apples`` (2 chunks, public), ``pears`` (1 chunk, public) and
         ``secret`` (1 chunk, group ``finance``); chunk vectors are basis vectors 0..3."""
         d = self.DIM
-        store.upsert([
-            make_update("apples", ["apple apple orchard harvest", "orchard tractors and ladders"],
-                        np.stack([unit(d, 0), unit(d, 1)])),
-            make_update("pears", ["pear orchard near the apple trees"], np.stack([unit(d, 2)])),
-            make_update("secret", ["apple budget for the finance team"], np.stack([unit(d, 3)]), ("finance",)),
-        ])
+        store.upsert(
+            [
+                make_update(
+                    "apples",
+                    ["apple apple orchard harvest", "orchard tractors and ladders"],
+                    np.stack([unit(d, 0), unit(d, 1)]),
+                ),
+                make_update("pears", ["pear orchard near the apple trees"], np.stack([unit(d, 2)])),
+                make_update("secret", ["apple budget for the finance team"], np.stack([unit(d, 3)]), ("finance",)),
+            ]
+        )
         store.refresh_indexes()
         return store
 
@@ -121,14 +150,18 @@ class StoreConformance:
         assert sorted(filled.get_chunks(["apples#0", "apples#1"])) == ["apples#0"]
         assert filled.get_chunks(["apples#0"])["apples#0"].text == "plum jam"
         assert [h.chunk_id for h in filled.lexical_search(analyze("tractors"), 10, Filters(groups=("public",)))] == []
-        assert [h.chunk_id for h in filled.lexical_search(analyze("jam"), 10, Filters(groups=("public",)))] == ["apples#0"]
+        assert [h.chunk_id for h in filled.lexical_search(analyze("jam"), 10, Filters(groups=("public",)))] == [
+            "apples#0"
+        ]
 
     def test_delete_removes_a_document_from_every_search(self, filled: Store) -> None:
         assert filled.delete(["apples"]) == 2
         filled.refresh_indexes()
         assert sorted(filled.documents()) == ["pears", "secret"]
         assert [h.doc_id for h in filled.lexical_search(analyze("apple"), 10, Filters(groups=("public",)))] == ["pears"]
-        assert all(h.doc_id != "apples" for h in filled.vector_search(unit(self.DIM, 0), 5, Filters(groups=("public",))))
+        assert all(
+            h.doc_id != "apples" for h in filled.vector_search(unit(self.DIM, 0), 5, Filters(groups=("public",)))
+        )
 
     def test_has_group_is_exact_and_case_sensitive(self, filled: Store) -> None:
         assert filled.has_group("finance") and filled.has_group("public")
@@ -145,8 +178,13 @@ class StoreConformance:
         assert {h for _, h, _ in versions["apples"]} == {"hash-apples-2"}
 
     def test_ingest_log(self, store: Store) -> None:
-        run = IngestRun(started_at="2026-01-02T03:04:05Z", finished_at="2026-01-02T03:04:06Z", root="/docs",
-                        added=3, chunks_embedded=4)
+        run = IngestRun(
+            started_at="2026-01-02T03:04:05Z",
+            finished_at="2026-01-02T03:04:06Z",
+            root="/docs",
+            added=3,
+            chunks_embedded=4,
+        )
         store.record_run(run)
         runs = store.runs()
         assert len(runs) == 1 and runs[0].root == "/docs" and runs[0].added == 3 and runs[0].chunks_embedded == 4

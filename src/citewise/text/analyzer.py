@@ -209,12 +209,12 @@ def _segment(tok: str) -> list[str]:
     pos = 0
     for m in _NOSPACE_RUN.finditer(tok):
         if m.start() > pos:
-            out.extend(_token_re().findall(tok[pos:m.start()]))
+            out.extend(_token_re().findall(tok[pos : m.start()]))
         run = m.group(0)
         if len(run) == 1:
             out.append(run)
         else:
-            out.extend(run[i:i + 2] for i in range(len(run) - 1))
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
         pos = m.end()
     if pos < len(tok):
         out.extend(_token_re().findall(tok[pos:]))
@@ -301,8 +301,7 @@ def lexical_text(text: str) -> str:
 #: An identifier as users write them: letters then digits with an optional separator
 #: (``E-1004``, ``MT103``, ``INV-2041``), or a version (``v4.5``). Used for pinning. Its borders
 #: are ASCII word characters only, so it is found inside unspaced CJK text too (``E-1004是什么``).
-IDENTIFIER = re.compile(
-    r"(?<![A-Za-z0-9_])(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)(?![A-Za-z0-9_])")
+IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Za-z]{1,5}[-_]?\d{3,}(?:[-_.]\d+)*|v\d+(?:\.\d+)+)(?![A-Za-z0-9_])")
 
 
 #: A release number with a word that says so on either side: ``version 6.5``, ``release 2.0.1``,
@@ -310,7 +309,8 @@ IDENTIFIER = re.compile(
 #: ``6.5`` is no identifier ("a fee of 2.5 percent"); cued, it pins the page titled with it.
 VERSION_CUED = re.compile(
     r"(?i)(?:\b(?:versions?|releases?|ver\.?|v)\s*(\d+(?:\.\d+)+)(?![\w.]*\d)"
-    r"|(?<![\w.])(\d+(?:\.\d+)+)\s+(?:versions?|releases?)\b)")
+    r"|(?<![\w.])(\d+(?:\.\d+)+)\s+(?:versions?|releases?)\b)"
+)
 
 
 def find_identifiers(text: str) -> list[str]:

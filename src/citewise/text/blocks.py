@@ -111,7 +111,7 @@ def parse_blocks(text: str) -> list[Block]:
             blocks.append(Block("htmltable", s, e, header_end=_html_header_end(text, s, e)))
         elif t in ("bullet_list_open", "ordered_list_open"):
             items = []
-            for sub in tokens[i + 1:]:
+            for sub in tokens[i + 1 :]:
                 if sub.level == 0:
                     break
                 if sub.type == "list_item_open" and sub.map is not None:
@@ -128,7 +128,7 @@ def _with_gaps(text: str, blocks: list[Block]) -> list[Block]:
     out: list[Block] = []
     pos = 0
     for b in blocks + [Block("end", len(text), len(text))]:
-        if b.start > pos and text[pos:b.start].strip():
+        if b.start > pos and text[pos : b.start].strip():
             s, e = pos, b.start
             while s < e and text[s].isspace():
                 s += 1

@@ -107,7 +107,7 @@ def slugify(text: str) -> str:
     s = re.sub(r"-{2,}", "-", s)
     if len(s) > MAX_SLUG_CHARS:
         cut = s[:MAX_SLUG_CHARS]
-        s = (cut.rsplit("-", 1)[0] if "-" in cut[MAX_SLUG_CHARS // 2:] else cut).strip("-")
+        s = (cut.rsplit("-", 1)[0] if "-" in cut[MAX_SLUG_CHARS // 2 :] else cut).strip("-")
     return s or "section"
 
 
@@ -118,8 +118,11 @@ def _build_tree(text: str, title: str, blocks: list[_Block]) -> _Section:
     for b in blocks:
         if b.kind == "heading":
             # A leading level-1 heading that repeats the title is the root's own heading.
-            if first_heading and b.level == 1 and not root.blocks and (
-                not title or b.title.strip().lower() == title.strip().lower()
+            if (
+                first_heading
+                and b.level == 1
+                and not root.blocks
+                and (not title or b.title.strip().lower() == title.strip().lower())
             ):
                 first_heading = False
                 root.title = b.title
@@ -180,8 +183,12 @@ class Chunker:
         blocks = parse_blocks(text)
         if not blocks:
             return []
-        run = _Run(text, [b for b in blocks if b.kind in ("table", "htmltable", "code")], max_header=self.max_tokens // 4,
-                   heads=[b for b in blocks if b.kind == "heading"])
+        run = _Run(
+            text,
+            [b for b in blocks if b.kind in ("table", "htmltable", "code")],
+            max_header=self.max_tokens // 4,
+            heads=[b for b in blocks if b.kind == "heading"],
+        )
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
         self._emit(run, root, pieces, parent=None)
@@ -252,13 +259,22 @@ class Chunker:
                 if b.kind in ("para", "list"):
                     # a list splits between its items (an option's "Default: 120000" stays with
                     # the option), other prose at sentences; an item over budget is cut by _cap
-                    items = ([x for x in b.items if x >= s] if b.kind == "list"
-                             else [m.start() for m in _LIST_ITEM_LINE.finditer(text, s, b.end)])
-                    parts = ([(a, len(text[:e].rstrip())) for a, e in zip([s] + items[1:], items[1:] + [b.end])]
-                             if len(items) > 1 else self._sentences(text, s, b.end))
+                    items = (
+                        [x for x in b.items if x >= s]
+                        if b.kind == "list"
+                        else [m.start() for m in _LIST_ITEM_LINE.finditer(text, s, b.end)]
+                    )
+                    parts = (
+                        [(a, len(text[:e].rstrip())) for a, e in zip([s] + items[1:], items[1:] + [b.end])]
+                        if len(items) > 1
+                        else self._sentences(text, s, b.end)
+                    )
                 elif b.kind in ("table", "htmltable"):
-                    parts = (self._line_spans(text, b.header_end, b.end) if b.kind == "table"
-                             else _html_row_spans(text, b.header_end, b.end))
+                    parts = (
+                        self._line_spans(text, b.header_end, b.end)
+                        if b.kind == "table"
+                        else _html_row_spans(text, b.header_end, b.end)
+                    )
                     if parts:  # the header (and the heading line before it) joins the first row
                         parts[0] = (s, parts[0][1])
                     else:
@@ -299,7 +315,7 @@ class Chunker:
             size = min(end - pos, budget * 4)
             fits = 0
             for _ in range(8):
-                n = count_tokens(text[pos:pos + size])
+                n = count_tokens(text[pos : pos + size])
                 if n <= budget:
                     fits = max(fits, size)
                     if pos + size >= end or n >= budget * 0.85:
@@ -309,7 +325,7 @@ class Chunker:
                     size = max(1, min(size - 1, int(size * budget * 0.95 / n)))
             if not fits:
                 fits = size
-                while fits > 1 and count_tokens(text[pos:pos + fits]) > budget:
+                while fits > 1 and count_tokens(text[pos : pos + fits]) > budget:
                     fits = max(1, fits * 3 // 4)
             cut = pos + fits
             if cut < end:
@@ -345,7 +361,7 @@ class Chunker:
             spans.append((s, start + m.start()))
             s = start + m.end()
         spans.append((s, end))
-        return [sp for sp in spans if sp[1] > sp[0] and text[sp[0]:sp[1]].strip()]
+        return [sp for sp in spans if sp[1] > sp[0] and text[sp[0] : sp[1]].strip()]
 
     def _pack(self, run, units, path) -> list[tuple[int, int]]:
         packed: list[tuple[int, int]] = []
@@ -374,9 +390,13 @@ class Chunker:
                 self._tokens(run, last.start, last.end, last.path) < self.min_tokens
                 or self._tokens(run, p.start, p.end, p.path) < self.min_tokens
             )
-            if small and last.end <= p.start and (
-                self._within(run, last.start, p.end, common, self.max_tokens)
-            ) and run.keeps_headings(last, common, last.start, p.end) and run.keeps_headings(p, common, last.start, p.end):
+            if (
+                small
+                and last.end <= p.start
+                and (self._within(run, last.start, p.end, common, self.max_tokens))
+                and run.keeps_headings(last, common, last.start, p.end)
+                and run.keeps_headings(p, common, last.start, p.end)
+            ):
                 merged[-1] = _Piece(last.start, p.end, common, last.slug_title, last.parent)
             else:
                 merged.append(p)
@@ -468,7 +488,7 @@ class _Run:
         heading line inside the merged text. A piece that continues a section (no heading line
         of its own), or whose parent section's heading sits in an earlier chunk, would lose those
         headings: the merged chunk's heading path is only the common ancestor."""
-        below = piece.path[len(common):]
+        below = piece.path[len(common) :]
         if not below:
             return True
         i = bisect.bisect_left(self._head_starts, start)
@@ -490,7 +510,7 @@ class _Run:
             return ""
         t = self.tables[i]
         if t.header_end < pos < t.end:
-            header = self.text[t.start:t.header_end].lstrip() + "\n"
+            header = self.text[t.start : t.header_end].lstrip() + "\n"
             return header if self.count(header) <= self.max_header else ""
         return ""
 

@@ -68,14 +68,22 @@ class Duplicate:
     def line(self) -> str:
         """One report line naming the skipped file and the document(s) it duplicates."""
         shown = ", ".join(self.of[:5]) + (f", … (+{len(self.of) - 5})" if len(self.of) > 5 else "")
-        what = (f"a concatenation of {len(self.of)} documents ({shown}), {self.overlap:.0%} of its text"
-                if self.kind == "concatenation" else f"a near-duplicate of {shown} (Jaccard {self.overlap:.2f})")
+        what = (
+            f"a concatenation of {len(self.of)} documents ({shown}), {self.overlap:.0%} of its text"
+            if self.kind == "concatenation"
+            else f"a near-duplicate of {shown} (Jaccard {self.overlap:.2f})"
+        )
         return f"{self.source}: '{self.doc_id}' is {what}; not indexed (--keep-duplicates keeps it)"
 
     def as_dict(self) -> dict:
         """JSON form."""
-        return {"doc_id": self.doc_id, "source": self.source, "kind": self.kind, "of": list(self.of),
-                "overlap": round(self.overlap, 4)}
+        return {
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "kind": self.kind,
+            "of": list(self.of),
+            "overlap": round(self.overlap, 4),
+        }
 
 
 def shingles(text: str, k: int = SHINGLE_WORDS) -> set[int]:
@@ -84,11 +92,12 @@ def shingles(text: str, k: int = SHINGLE_WORDS) -> set[int]:
     words = _WORD.findall(text.lower())
     if len(words) < k:
         return {hash(" ".join(words))} if words else set()
-    return {hash(" ".join(words[i:i + k])) for i in range(len(words) - k + 1)}
+    return {hash(" ".join(words[i : i + k])) for i in range(len(words) - k + 1)}
 
 
-def find_duplicates(docs: Sequence[Document],
-                    key: Callable[[Document], Hashable] = lambda d: d.groups) -> list[Duplicate]:
+def find_duplicates(
+    docs: Sequence[Document], key: Callable[[Document], Hashable] = lambda d: d.groups
+) -> list[Duplicate]:
     """The documents of ``docs`` that copy others (see module docstring), in input order.
 
     Args:
@@ -151,7 +160,9 @@ def _find_in_group(docs: Sequence[Document], sets: list[set[int]], members: list
                 best[a], best[b] = max(best.get(a, 0), j), max(best.get(b, 0), j)
                 ra, rb = find(a), find(b)
                 if ra != rb:
-                    parent[max(ra, rb, key=lambda i: (docs[i].doc_id, i))] = min(ra, rb, key=lambda i: (docs[i].doc_id, i))
+                    parent[max(ra, rb, key=lambda i: (docs[i].doc_id, i))] = min(
+                        ra, rb, key=lambda i: (docs[i].doc_id, i)
+                    )
     comps: dict[int, list[int]] = defaultdict(list)
     for i in members:
         comps[find(i)].append(i)
@@ -161,15 +172,22 @@ def _find_in_group(docs: Sequence[Document], sets: list[set[int]], members: list
         canon = min(comp, key=lambda i: (docs[i].doc_id, i))
         for i in comp:
             if i != canon:
-                out[i] = Duplicate(docs[i].doc_id, docs[i].source, "near-duplicate", (docs[canon].doc_id,), best.get(i, 0.0))
+                out[i] = Duplicate(
+                    docs[i].doc_id, docs[i].source, "near-duplicate", (docs[canon].doc_id,), best.get(i, 0.0)
+                )
     # concatenations: smallest first, so a flagged document is never counted as someone's part
     for d in sorted(members, key=lambda i: (len(sets[i]), docs[i].doc_id)):
         if d in out or len(sets[d]) < MIN_SHINGLES:
             continue
-        parts = [o for o, n in shared[d].items()
-                 if o not in out and docs[o].doc_id != docs[d].doc_id and len(sets[o]) < len(sets[d])
-                 and n >= PART_CONTAINMENT * len(sets[o]) * 0.5
-                 and overlap(d, o) >= PART_CONTAINMENT * len(sets[o])]
+        parts = [
+            o
+            for o, n in shared[d].items()
+            if o not in out
+            and docs[o].doc_id != docs[d].doc_id
+            and len(sets[o]) < len(sets[d])
+            and n >= PART_CONTAINMENT * len(sets[o]) * 0.5
+            and overlap(d, o) >= PART_CONTAINMENT * len(sets[o])
+        ]
         if len(parts) < MIN_PARTS:
             continue
         covered: set[int] = set()

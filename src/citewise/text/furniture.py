@@ -77,7 +77,13 @@ def element_stats(root) -> dict[int, tuple[int, ...]]:
             if isinstance(c, Tag):
                 t = stats[id(c)]
                 total, linked, links, content, words, labels = (
-                    total + t[0], linked + t[1], links + t[2], content + t[3], words + t[4], labels + t[5])
+                    total + t[0],
+                    linked + t[1],
+                    links + t[2],
+                    content + t[3],
+                    words + t[4],
+                    labels + t[5],
+                )
             elif isinstance(c, NavigableString) and not isinstance(c, Comment):
                 total += len("".join(c.split()))
                 words += len(c.split())

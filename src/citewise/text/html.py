@@ -47,25 +47,61 @@ from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruct
 from citewise.text import furniture, notes
 
 #: Removed wherever they are (see module docstring).
-DROP_TAGS = ("nav", "aside", "script", "style", "noscript", "template", "form", "button", "svg",
-             "iframe", "select", "dialog", "object", "embed", "canvas", "audio", "video", "head")
+DROP_TAGS = (
+    "nav",
+    "aside",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "form",
+    "button",
+    "svg",
+    "iframe",
+    "select",
+    "dialog",
+    "object",
+    "embed",
+    "canvas",
+    "audio",
+    "video",
+    "head",
+)
 #: Removed unless inside the chosen <main>/<article> root.
 PAGE_CHROME_TAGS = ("header", "footer")
 DROP_SELECTORS = (
-    "[role=navigation]", "[role=banner]", "[role=contentinfo]", "[role=complementary]", "[role=search]",
-    "[aria-hidden=true]", "[hidden]",
+    "[role=navigation]",
+    "[role=banner]",
+    "[role=contentinfo]",
+    "[role=complementary]",
+    "[role=search]",
+    "[aria-hidden=true]",
+    "[hidden]",
     # mdBook chrome: sidebar (table of contents), menu bar with the book title and theme list,
     # search box, "Keyboard shortcuts" help popup, previous/next links
-    "#sidebar", ".sidebar", "#menu-bar", ".menu-bar", "#menu-bar-hover-placeholder", "#search-wrapper",
-    "#searchresults-outer", ".theme-popup", "#mdbook-help-container", "#mdbook-help-popup",
-    ".mdbook-help-container", ".nav-wrapper", ".nav-wide-wrapper", ".nav-chapters",
-    ".sidetoc", ".pagetoc",
+    "#sidebar",
+    ".sidebar",
+    "#menu-bar",
+    ".menu-bar",
+    "#menu-bar-hover-placeholder",
+    "#search-wrapper",
+    "#searchresults-outer",
+    ".theme-popup",
+    "#mdbook-help-container",
+    "#mdbook-help-popup",
+    ".mdbook-help-container",
+    ".nav-wrapper",
+    ".nav-wide-wrapper",
+    ".nav-chapters",
+    ".sidetoc",
+    ".pagetoc",
 )
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.I)
 
 INLINE_TAGS = frozenset(
     "a abbr b bdi bdo big cite data del dfn em font i img ins label mark q s small span strike "
-    "strong sub sup time tt u var wbr math".split())
+    "strong sub sup time tt u var wbr math".split()
+)
 CODE_TAGS = frozenset(("code", "kbd", "samp"))
 _SKIP_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 _LINE_START_MARKUP = re.compile(r"^(#|\||```|~~~)")
@@ -164,7 +200,7 @@ def _fenced(pre: Tag) -> str:
     code = pre.find("code")
     for cls in (code.get("class") if isinstance(code, Tag) else None) or pre.get("class") or []:
         if cls.startswith("language-"):
-            lang = cls[len("language-"):]
+            lang = cls[len("language-") :]
             break
     fence = "```"
     while fence in body:
@@ -374,8 +410,12 @@ def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: 
     # a first or last block most pages of the folder share (a footer line without links)
     for end in (-1, 0):
         while blocks and repeated and furniture.edge_key(blocks[end], "last" if end else "first") in repeated:
-            notes.dropped(source, f"{'last' if end else 'first'} block", "furniture: the same block ends (or starts) "
-                          "most pages of the folder", blocks[end])
+            notes.dropped(
+                source,
+                f"{'last' if end else 'first'} block",
+                "furniture: the same block ends (or starts) most pages of the folder",
+                blocks[end],
+            )
             blocks.pop(end)
     text = "\n\n".join(blocks)
     return (text + "\n") if text.strip() else "", meta

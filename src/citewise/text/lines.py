@@ -53,6 +53,9 @@ def jsonl_rows(path: str | Path, what: str, max_text: int | None = None) -> Iter
             raise InputError(str(path), f"expected a JSON object, got {type(row).__name__}", n)
         text = row.get("text")
         if max_text is not None and isinstance(text, str) and len(text) > max_text:
-            raise InputError(str(path), f"field 'text' is {len(text):,} characters; the limit is {max_text:,} "
-                             f"(question '{row.get('id', '')}')", n)
+            raise InputError(
+                str(path),
+                f"field 'text' is {len(text):,} characters; the limit is {max_text:,} (question '{row.get('id', '')}')",
+                n,
+            )
         yield n, row

@@ -35,26 +35,28 @@ _KEBAB = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}(?![\w-])")
 #: "the bell-style variable", "the mark-directories setting".
 _KIND_KEBAB = re.compile(
     r"\b(?:variable|option|setting|directive|lint|builtin|subcommand)\s+([a-z][a-z0-9]*-[a-z0-9]+)(?![\w-])"
-    r"|(?<![\w-])([a-z][a-z0-9]*-[a-z0-9]+)\s+(?:variable|option|setting|directive|lint|builtin|subcommand)\b")
+    r"|(?<![\w-])([a-z][a-z0-9]*-[a-z0-9]+)\s+(?:variable|option|setting|directive|lint|builtin|subcommand)\b"
+)
 _FUNCTION_WORDS = frozenset("a an the of to in on at by for from with and or not no up out off as is be".split())
 #: Words that follow a flag without being its value ("the -O flag", "-s and -u").
 GENERIC_WORDS = frozenset(
     "flag flags option options switch switches argument arguments parameter parameters command commands "
     "setting settings builtin builtins function functions method methods variable variables lint lints "
     "keyword keywords value values and or to in on of for the a an with do does did mean means is are "
-    "was work works change changes enable enables control controls set what which how why when where who"
-    .split())
+    "was work works change changes enable enables control controls set what which how why when where who".split()
+)
 #: The command a flag belongs to: "disown -h", "shopt -s nullglob", "the read -t option".
 _COMMAND_OF_FLAG = re.compile(r"(?:^\s*|\bthe\s+|\bof\s+|\buse\s+)([a-z][\w-]{2,})\s+-{1,2}[A-Za-z]")
 #: Dotted names (``fs.frobnicate()``, ``std::fs``) and file names, whose parts may be hyphenated:
 #: ``docker-compose.yml`` was read as ``compose.yml`` (a fresh-clone trial: "unknown name" for a
 #: file the document names).
-_DOTTED = re.compile(r"(?<![\w.$-])[A-Za-z_$][\w$]*(?:-[\w$]+)*(?:(?:\.|::)[A-Za-z_$][\w$]*(?:-[\w$]+)*)+(?:\(\))?"
-                     r"|\b[A-Za-z_$][\w$]*\(\)")
+_DOTTED = re.compile(
+    r"(?<![\w.$-])[A-Za-z_$][\w$]*(?:-[\w$]+)*(?:(?:\.|::)[A-Za-z_$][\w$]*(?:-[\w$]+)*)+(?:\(\))?"
+    r"|\b[A-Za-z_$][\w$]*\(\)"
+)
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?<!\w)'([^']+)'(?!\w)")
-
 
 
 #: Latin abbreviations of running text ("e.g.", "i.e.", "etc.", "cf.", "viz."): never a name
@@ -111,11 +113,12 @@ def code_names(question: str) -> list[str]:
     return [n for n in names if not any(n != o and n in o for o in names)]
 
 
-
 #: "What does X do?", "What is X?", "What does X mean?": X is what the question is about.
 _SUBJECT = re.compile(
     r"^\s*what\s+(?:does|do|is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<x>[^?]{1,60}?)"
-    r"(?:\s+(?:do|does|mean|stand for|used for|for))?(?:\s+in\s+[\w.+-]+)?\s*\??\s*$", re.I)
+    r"(?:\s+(?:do|does|mean|stand for|used for|for))?(?:\s+in\s+[\w.+-]+)?\s*\??\s*$",
+    re.I,
+)
 
 
 def question_subject(question: str) -> str:
@@ -136,31 +139,43 @@ def question_subject(question: str) -> str:
     return " ".join(words)
 
 
-_PREPOSITION = (r"with|for|in|on|to|from|of|into|by|using|at|that|which|so|when|without|instead|inside|"
-                r"after|before|between|across|via|per|than|if|while|and|or|but|vs|versus|against|where|"
-                r"whose|whom|who|because|since|until|unless|like|as")
+_PREPOSITION = (
+    r"with|for|in|on|to|from|of|into|by|using|at|that|which|so|when|without|instead|inside|"
+    r"after|before|between|across|via|per|than|if|while|and|or|but|vs|versus|against|where|"
+    r"whose|whom|who|because|since|until|unless|like|as"
+)
 #: "How do I set up a Cargo workspace with ...": the verb's object up to its first preposition.
 _HOW_TO_OBJECT = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)|how\s+to)\s+[a-z]+"
     r"(?:\s+(?:up|out|off|on|in|down|back))?\s+(?:(?:a|an|the|my|our|your|some)\s+)?"
-    rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
+    rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)",
+    re.I,
+)
 #: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
 _WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
 #: "How many employees does Ledgerly have?": the things counted (up to three words before the verb).
-_HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\s+(?P<x>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}?)\s+"
-                       r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)\b", re.I)
+_HOW_MANY = re.compile(
+    r"^\s*how\s+(?:many|much)\s+(?P<x>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}?)\s+"
+    r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)\b",
+    re.I,
+)
 #: A search-box query: the words before its first preposition ("nginx reverse proxy config for ...").
 _QUERY_HEAD = re.compile(rf"^\s*(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
 #: A text that opens like a question ("what ...", "how ...", "show ..."); the answerer uses it too.
-ASKING = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
-                     r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b", re.I)
+ASKING = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
+    r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b",
+    re.I,
+)
 
 
 #: A query that opens like a sentence ("a colleague signs in through SSO ...", "let staff log in
 #: with ...") is not a search-box noun phrase: its first words are not its subject.
 _SENTENCE_START = re.compile(
     r"^\s*(?:a|an|the|my|our|your|their|his|her|its|i|we|you|they|he|she|it|this|that|these|those|some|"
-    r"let|make|get|set|help|please|need|want|when|after|if|on|in|with|for|every\w*|some\w+|any\w+|no)\b", re.I)
+    r"let|make|get|set|help|please|need|want|when|after|if|on|in|with|for|every\w*|some\w+|any\w+|no)\b",
+    re.I,
+)
 
 
 def subject_words(question: str) -> list[str]:
@@ -196,8 +211,13 @@ def subject_words(question: str) -> list[str]:
         phrase = m.group("x") if m and len(m.group("x").split()) <= 4 else ""
     words = re.findall(r"[A-Za-z][\w.+-]*", phrase)
     # adverbs ("how deeply nested") describe, they do not name
-    return [w for w in words if w.lower() not in GENERIC_WORDS and w.lower() not in _FRAME_WORDS
-            and not (w.islower() and w.endswith("ly") and len(w) > 4)]
+    return [
+        w
+        for w in words
+        if w.lower() not in GENERIC_WORDS
+        and w.lower() not in _FRAME_WORDS
+        and not (w.islower() and w.endswith("ly") and len(w) > 4)
+    ]
 
 
 #: Words that frame a question rather than name its subject ("What is the difference between
@@ -206,13 +226,16 @@ _FRAME_WORDS = frozenset(
     "a an the my our your some difference differences between example examples way ways best purpose "
     "meaning reason reasons point use usage syntax right correct proper recommended simplest easiest "
     "quickest fastest preferred good around about through over under within upon onto away again still "
-    "just also even only really very everyone everything someone something anyone anything".split())
+    "just also even only really very everyone everything someone something anyone anything".split()
+)
 
 
 #: Kinds of named things: "the autofixup builtin", "the retry command", "the foo lint".
-_KINDS = (r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|functions?|methods?|modules?|"
-          r"variables?|keywords?|reserved\s+words?|settings?|targets?|attributes?|macros?|crates?|"
-          r"packages?|plugins?|extensions?|classes|class|events?|hooks?|directives?|properties|property")
+_KINDS = (
+    r"builtins?|commands?|subcommands?|options?|flags?|switch|lints?|functions?|methods?|modules?|"
+    r"variables?|keywords?|reserved\s+words?|settings?|targets?|attributes?|macros?|crates?|"
+    r"packages?|plugins?|extensions?|classes|class|events?|hooks?|directives?|properties|property"
+)
 _KIND_SLOT = re.compile(rf"\bthe\s+([A-Za-z][\w.+-]{{3,}})\s+(?:{_KINDS})\b", re.I)
 #: Adjectives that fill the slot of "the X crate / option" without naming anything ("for the
 #: whole crate", "accept the same option more than once").
@@ -222,11 +245,13 @@ NOT_NAMES = frozenset(
     "appropriate corresponding respective above below latter former "
     # pronouns and determiners a tool slot can end on ("replacing one string with another")
     "another others one ones it them this that these those both either neither all any some "
-    "something anything everything nothing".split())
+    "something anything everything nothing".split()
+)
 #: The tool or place a how-to ends on: "... in webpack?", "... with fdisk?", "... using zypper".
 LEAD_TOOL_SLOT = re.compile(r"^\s*(?:in|with|using|for)\s+([A-Za-z][\w.+-]{2,})\s*,", re.I)
 TOOL_SLOT = re.compile(
-    r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{2,})\s*[?.!]?\s*$", re.I)
+    r"\b(?:in|with|using|via|through)\s+(?:the\s+|a\s+|an\s+|my\s+|your\s+)?([A-Za-z][\w.+-]{2,})\s*[?.!]?\s*$", re.I
+)
 
 
 def slot_names(question: str) -> list[str]:
@@ -255,7 +280,7 @@ def slot_names(question: str) -> list[str]:
     m = TOOL_SLOT.search(question)
     if m:
         # "... in zsh with setopt?": the phrase before the last one names a tool too
-        before = TOOL_SLOT.search(question[:m.start()].rstrip() + "?")
+        before = TOOL_SLOT.search(question[: m.start()].rstrip() + "?")
         if before and before.end() >= m.start() - 1:
             out.append(before.group(1))
         out.append(m.group(1))
@@ -284,7 +309,8 @@ _BETWEEN = re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)\s*(?:[?!]
 #: Words that end a compared side ("... vs strip=debuginfo difference", "... which one should I use").
 _SIDE_STOP = GENERIC_WORDS | frozenset(
     "difference differences between better best which one should use using i we you it compared "
-    "than vs versus like my your their its".split())
+    "than vs versus like my your their its".split()
+)
 
 
 def _side(words: list[str]) -> str:
@@ -344,6 +370,7 @@ def entry_names(question: str) -> list[str]:
     # the command a flag belongs to, after the flag: "disown -h" pins the disown entry too
     names += [m.group(1) for m in _COMMAND_OF_FLAG.finditer(question) if m.group(1).lower() not in GENERIC_WORDS]
     return list(dict.fromkeys(n for n in names if n.strip()))
+
 
 def heading_pattern(name: str) -> re.Pattern:
     """A regex that finds ``name`` in a heading as a whole name: ``fs.rm`` matches
@@ -405,7 +432,7 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
             rest = m.group(1)
             lead = rest.lstrip("`*_")
             hit = rx.match(lead)
-            if hit and (rest[:1] in "`*_" or lead[hit.end():hit.end() + 1] == ":"):
+            if hit and (rest[:1] in "`*_" or lead[hit.end() : hit.end() + 1] == ":"):
                 out.append(pos)
         elif body.startswith("|"):
             cells = body.strip().strip("|").split("|")
@@ -416,7 +443,7 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             if term and rx.fullmatch(term) and nxt.lstrip().startswith(": "):
                 out.append(pos)
-            elif (hit := rx.match(body)) is not None and body[hit.end():hit.end() + 2] == ": ":
+            elif (hit := rx.match(body)) is not None and body[hit.end() : hit.end() + 2] == ": ":
                 out.append(pos)
         pos += len(line)
     return sorted(set(out))

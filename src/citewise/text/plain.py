@@ -56,7 +56,9 @@ _ADORN = re.compile(r"^([" + re.escape(ADORNMENT_CHARS) + r"])\1{2,}[ \t]*$")
 #: ``3.6.``, ``A.1``), then the title.
 _NUMBERED = re.compile(
     r"^(?:(?P<word>chapter|part|appendix|section)\s+(?P<wnum>[0-9]+|[A-Z]|[IVXLC]+)[.:]?"
-    r"|(?P<num>[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?)\s+(?P<title>\S.*)$", re.I)
+    r"|(?P<num>[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?)\s+(?P<title>\S.*)$",
+    re.I,
+)
 _DOT_LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
 _SMALL_WORDS = frozenset("a an and as at by for from in into of on or the to vs via with".split())
 _SENTENCE_END = (".", ",", ";", ":", "!", "?")
@@ -102,8 +104,12 @@ def _title_like(s: str) -> bool:
     """A heading title: starts with a letter or digit, is not a sentence (no closing punctuation,
     except a question mark), and has a letter."""
     s = s.strip()
-    return (0 < len(s) <= MAX_HEADING_CHARS and s[0].isalnum() and any(c.isalpha() for c in s)
-            and not s.endswith((".", ",", ";", ":", "!")))
+    return (
+        0 < len(s) <= MAX_HEADING_CHARS
+        and s[0].isalnum()
+        and any(c.isalpha() for c in s)
+        and not s.endswith((".", ",", ";", ":", "!"))
+    )
 
 
 def _short_like(s: str) -> str:
@@ -131,14 +137,28 @@ def _adorned(lines: list[str]) -> list[Heading]:
         ln = lines[i]
         text = ln.strip()
         over = _ADORN.match(ln)
-        if over and i + 2 < n and text and lines[i + 1].strip() and _ADORN.match(lines[i + 2]) \
-                and lines[i + 2].strip()[0] == text[0] and _title_like(lines[i + 1]) \
-                and len(lines[i + 2].strip()) >= UNDERLINE_SHARE * len(lines[i + 1].strip()) and _blank(lines, i - 1):
+        if (
+            over
+            and i + 2 < n
+            and text
+            and lines[i + 1].strip()
+            and _ADORN.match(lines[i + 2])
+            and lines[i + 2].strip()[0] == text[0]
+            and _title_like(lines[i + 1])
+            and len(lines[i + 2].strip()) >= UNDERLINE_SHARE * len(lines[i + 1].strip())
+            and _blank(lines, i - 1)
+        ):
             out.append(Heading(i + 1, lines[i + 1].strip(), i, i + 2, "adorned", (text[0], True)))
             i += 3
             continue
-        if text and not over and i + 1 < n and len(ln) - len(ln.lstrip()) <= 3 and _title_like(ln) \
-                and _blank(lines, i - 1):
+        if (
+            text
+            and not over
+            and i + 1 < n
+            and len(ln) - len(ln.lstrip()) <= 3
+            and _title_like(ln)
+            and _blank(lines, i - 1)
+        ):
             under = _ADORN.match(lines[i + 1])
             if under and len(lines[i + 1].strip()) >= max(3, UNDERLINE_SHARE * len(text)):
                 out.append(Heading(i, text, i, i + 1, "adorned", (lines[i + 1].strip()[0], False)))
@@ -251,17 +271,27 @@ def _tocs(lines: list[str], headings: list[Heading]) -> list[tuple[int, int, str
         nums = [_NUMBERED.match(lines[k].strip()) for k in range(i, last + 1) if lines[k].strip()]
         multi = any(m and m.group("num") and "." in m.group("num").strip(".") for m in nums)
         spaced = bool(spaced)
-        confident = ("dot leaders" in reasons or "repeats later headings" in reasons or multi)
+        confident = "dot leaders" in reasons or "repeats later headings" in reasons or multi
         # entries set apart by blank lines are the document's own headings unless they repeat
         # later ones or carry dot leaders
-        if entries >= TOC_MIN_LINES and confident and not (spaced and reasons.count("section numbers") == entries
-                                                            and {k for k in range(i, last + 1)} & head_lines):
+        if (
+            entries >= TOC_MIN_LINES
+            and confident
+            and not (
+                spaced and reasons.count("section numbers") == entries and {k for k in range(i, last + 1)} & head_lines
+            )
+        ):
             first = i
             cap = i - 1
             while cap >= 0 and not lines[cap].strip():
                 cap -= 1
-            if cap >= 0 and cap >= i - 2 and cap not in head_lines and _short_like(lines[cap]) \
-                    and len(lines[cap].split()) <= 4:
+            if (
+                cap >= 0
+                and cap >= i - 2
+                and cap not in head_lines
+                and _short_like(lines[cap])
+                and len(lines[cap].split()) <= 4
+            ):
                 first = cap  # the run's caption (Table of Contents, List of Tables)
             runs.append((first, last, "table of contents (" + ", ".join(sorted(set(reasons))) + ")"))
             i = last + 1

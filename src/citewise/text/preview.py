@@ -16,8 +16,9 @@ from citewise.text import notes
 from citewise.text.chunker import MAX_TOKENS, MIN_TOKENS, Chunker
 
 
-def inspect_path(path: Path, follow_links: bool = False, min_tokens: int = MIN_TOKENS,
-                 max_tokens: int = MAX_TOKENS) -> dict:
+def inspect_path(
+    path: Path, follow_links: bool = False, min_tokens: int = MIN_TOKENS, max_tokens: int = MAX_TOKENS
+) -> dict:
     """The preview of ``path`` (a file or folder) as a JSON-ready dict::
 
         {"documents": [{"doc_id", "source", "format", "title", "chunks": [{"chunk_id",
@@ -42,13 +43,33 @@ def inspect_path(path: Path, follow_links: bool = False, min_tokens: int = MIN_T
             continue
         chunks = chunker.chunk(item.doc_id, item.title, item.text)
         mine = [d for d in dropped if d.source == item.source or d.source.startswith(item.source + " ")]
-        docs.append({
-            "doc_id": item.doc_id, "source": item.source, "format": item.format, "title": item.title,
-            "chunks": [{"chunk_id": c.chunk_id, "heading_path": list(c.heading_path), "tokens": c.token_count,
-                        "start": c.start, "end": c.end, "text": " ".join(c.text.split())[:80]} for c in chunks],
-            "dropped": [{"where": (d.source[len(item.source):].strip() + " " + d.where).strip(), "reason": d.reason,
-                         "text": d.text} for d in mine],
-        })
+        docs.append(
+            {
+                "doc_id": item.doc_id,
+                "source": item.source,
+                "format": item.format,
+                "title": item.title,
+                "chunks": [
+                    {
+                        "chunk_id": c.chunk_id,
+                        "heading_path": list(c.heading_path),
+                        "tokens": c.token_count,
+                        "start": c.start,
+                        "end": c.end,
+                        "text": " ".join(c.text.split())[:80],
+                    }
+                    for c in chunks
+                ],
+                "dropped": [
+                    {
+                        "where": (d.source[len(item.source) :].strip() + " " + d.where).strip(),
+                        "reason": d.reason,
+                        "text": d.text,
+                    }
+                    for d in mine
+                ],
+            }
+        )
     return {"documents": docs, "errors": errors, "warnings": warnings}
 
 
@@ -57,8 +78,10 @@ def render(report: dict, show_chunks: bool = True) -> str:
     path, start of text) and one per dropped thing (where, why, its start), then a summary."""
     out = []
     for d in report["documents"]:
-        out.append(f"{d['source']}  [{d['format']}]  {d['doc_id']}  \"{d['title']}\"  "
-                   f"{len(d['chunks'])} chunks, {len(d['dropped'])} dropped")
+        out.append(
+            f'{d["source"]}  [{d["format"]}]  {d["doc_id"]}  "{d["title"]}"  '
+            f"{len(d['chunks'])} chunks, {len(d['dropped'])} dropped"
+        )
         if show_chunks:
             for c in d["chunks"]:
                 path = " > ".join(h for h in c["heading_path"] if h)
@@ -73,6 +96,8 @@ def render(report: dict, show_chunks: bool = True) -> str:
     docs = report["documents"]
     n_chunks = sum(len(d["chunks"]) for d in docs)
     deep = sum(1 for d in docs for c in d["chunks"] if len([h for h in c["heading_path"] if h]) > 1)
-    out.append(f"{len(docs)} documents, {n_chunks} chunks ({deep} with a heading below the title), "
-               f"{sum(len(d['dropped']) for d in docs)} things dropped, {len(report['errors'])} errors")
+    out.append(
+        f"{len(docs)} documents, {n_chunks} chunks ({deep} with a heading below the title), "
+        f"{sum(len(d['dropped']) for d in docs)} things dropped, {len(report['errors'])} errors"
+    )
     return "\n".join(out)

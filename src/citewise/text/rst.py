@@ -32,8 +32,12 @@ CODE_DIRECTIVES = frozenset("code-block sourcecode code highlight productionlist
 #: ``code`` directive refuses.
 SPHINX_CODE = frozenset(("code-block", "sourcecode"))
 #: Sphinx directives that render nothing (settings for the directives after them, index entries).
-SILENT_DIRECTIVES = frozenset(("currentmodule module default-role default-domain highlight index tabularcolumns "
-                               "sectionauthor moduleauthor codeauthor py:currentmodule py:module").split())
+SILENT_DIRECTIVES = frozenset(
+    (
+        "currentmodule module default-role default-domain highlight index tabularcolumns "
+        "sectionauthor moduleauthor codeauthor py:currentmodule py:module"
+    ).split()
+)
 #: Directives that are navigation: a table of contents, the pages of a book.
 NAV_DIRECTIVES = frozenset("toctree contents".split())
 
@@ -82,7 +86,11 @@ def _register_unknown(text: str) -> None:
                 return []
             if name in CODE_DIRECTIVES:
                 code = "\n".join(self.content)
-                return [nodes.literal_block(code, code, classes=["code", arg] if arg else ["code"])] if code.strip() else []
+                return (
+                    [nodes.literal_block(code, code, classes=["code", arg] if arg else ["code"])]
+                    if code.strip()
+                    else []
+                )
             out = []
             if arg:
                 out.append(nodes.paragraph("", "", nodes.strong("", f"{name}: "), nodes.literal("", arg)))
@@ -101,8 +109,16 @@ def _register_unknown(text: str) -> None:
             roles.register_local_role(key, generic_role)
     for name in set(_DIRECTIVE_USE.findall(text)):
         key = name.lower()
-        if key in NAV_DIRECTIVES or key in SPHINX_CODE or key in SILENT_DIRECTIVES or (key not in directives._directives and key not in directives._directive_registry
-                                     and key not in en.directives):
+        if (
+            key in NAV_DIRECTIVES
+            or key in SPHINX_CODE
+            or key in SILENT_DIRECTIVES
+            or (
+                key not in directives._directives
+                and key not in directives._directive_registry
+                and key not in en.directives
+            )
+        ):
             directives.register_directive(key, Generic)
 
 
@@ -111,9 +127,18 @@ def _doctree(text: str, source: str):
 
     _register_unknown(text)
     settings = {
-        "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
-        "raw_enabled": False, "_disable_config": True, "doctitle_xform": True, "sectsubtitle_xform": False,
-        "syntax_highlight": "none", "input_encoding": "unicode", "traceback": True, "embed_stylesheet": False,
+        "report_level": 5,
+        "halt_level": 5,
+        "warning_stream": io.StringIO(),
+        "file_insertion_enabled": False,
+        "raw_enabled": False,
+        "_disable_config": True,
+        "doctitle_xform": True,
+        "sectsubtitle_xform": False,
+        "syntax_highlight": "none",
+        "input_encoding": "unicode",
+        "traceback": True,
+        "embed_stylesheet": False,
     }
     return publish_doctree(text, source_path=source, settings_overrides=settings)
 
@@ -180,14 +205,20 @@ class _Writer:
             for item in n.children:
                 if isinstance(n, nodes.docinfo) and not isinstance(item, nodes.field):
                     # bibliographic elements: author, version, date ... (authors: a group)
-                    lines.append(f"{indent}- **{item.tagname.capitalize()}**: " + "; ".join(
-                        self.para(a) for a in (item.children if isinstance(item, nodes.authors) else [item])))
+                    lines.append(
+                        f"{indent}- **{item.tagname.capitalize()}**: "
+                        + "; ".join(
+                            self.para(a) for a in (item.children if isinstance(item, nodes.authors) else [item])
+                        )
+                    )
                     continue
                 head, body = self.term_and_body(item)
                 sub = _Writer()
                 if body is not None:
                     sub.walk(body, depth, "")
-                text = " ".join(b for b in sub.blocks if not b.startswith(("```", "- ", "#"))) if body is not None else ""
+                text = (
+                    " ".join(b for b in sub.blocks if not b.startswith(("```", "- ", "#"))) if body is not None else ""
+                )
                 if head:
                     lines.append(f"{indent}- **{head}**" + (f": {text}" if text else ""))
                 elif text:
@@ -207,15 +238,29 @@ class _Writer:
             out("\n".join(indent + self.para(line) for line in n.findall(nodes.line)))
         elif isinstance(n, nodes.system_message):
             if n.get("level", 0) >= 3:
-                self.notes.append((n.get("line") or 0, "reStructuredText error: " + " ".join(
-                    self.para(c) for c in n.children if isinstance(c, nodes.paragraph))[:160]))
+                self.notes.append(
+                    (
+                        n.get("line") or 0,
+                        "reStructuredText error: "
+                        + " ".join(self.para(c) for c in n.children if isinstance(c, nodes.paragraph))[:160],
+                    )
+                )
         elif isinstance(n, nodes.comment):
             if n.astext().startswith("citewise-nav "):
                 self.notes.append((n.line or 0, f"navigation: {n.astext().split()[1]} directive"))
         elif isinstance(n, nodes.topic) and "contents" in n.get("classes", []):
             self.notes.append((n.line or 0, "navigation: contents directive"))
-        elif isinstance(n, (nodes.target, nodes.substitution_definition, nodes.transition, nodes.raw, nodes.pending,
-                            nodes.meta if hasattr(nodes, "meta") else nodes.pending)):
+        elif isinstance(
+            n,
+            (
+                nodes.target,
+                nodes.substitution_definition,
+                nodes.transition,
+                nodes.raw,
+                nodes.pending,
+                nodes.meta if hasattr(nodes, "meta") else nodes.pending,
+            ),
+        ):
             return
         elif isinstance(n, (nodes.footnote, nodes.citation)):
             label = next((c.astext() for c in n.children if isinstance(c, nodes.label)), "")
@@ -261,8 +306,13 @@ class _Writer:
         for part in n.findall(lambda x: isinstance(x, (nodes.thead, nodes.tbody))):
             for row in part.children:
                 if isinstance(row, nodes.row):
-                    rows.append([" ".join(self.para(p) for p in e.findall(nodes.paragraph)).replace("|", "\\|")
-                                 for e in row.children if isinstance(e, nodes.entry)])
+                    rows.append(
+                        [
+                            " ".join(self.para(p) for p in e.findall(nodes.paragraph)).replace("|", "\\|")
+                            for e in row.children
+                            if isinstance(e, nodes.entry)
+                        ]
+                    )
             if isinstance(part, nodes.thead):
                 header = len(rows)
         if not rows:

@@ -146,9 +146,16 @@ class Agent:
             given by the layer that builds the agent; None: the answer is returned unchecked).
     """
 
-    def __init__(self, model, tools: ToolSet | Sequence[Tool], max_iterations: int = 5,
-                 tool_timeout_s: float = 10.0, cache: ToolCache | None = None,
-                 system_prompt: str = DEFAULT_SYSTEM_PROMPT, check=None):
+    def __init__(
+        self,
+        model,
+        tools: ToolSet | Sequence[Tool],
+        max_iterations: int = 5,
+        tool_timeout_s: float = 10.0,
+        cache: ToolCache | None = None,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        check=None,
+    ):
         self.check = check
         self.model = model
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(list(tools))
@@ -197,8 +204,10 @@ class Agent:
         """Answer ``question`` (see module docstring). Never raises for tool or chat failures."""
         from citewise.models.chat import ChatError
 
-        messages: list[dict] = [{"role": "system", "content": self.system_prompt},
-                                {"role": "user", "content": question}]
+        messages: list[dict] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": question},
+        ]
         specs = self.tools.specs()
         steps: list[Step] = []
         limitations: list[str] = []
@@ -207,16 +216,31 @@ class Agent:
                 resp = self.model.chat(messages, tools=specs, tool_choice="auto")
             except ChatError as e:
                 limitations.append(f"the language model failed: {e}")
-                return AgentResult(_with_limitations("I could not complete the answer.", limitations),
-                                   "llm_error", iteration, steps, limitations)
+                return AgentResult(
+                    _with_limitations("I could not complete the answer.", limitations),
+                    "llm_error",
+                    iteration,
+                    steps,
+                    limitations,
+                )
             step = Step(iteration, resp.content)
             steps.append(step)
             if not resp.tool_calls:
                 return self._checked(resp.content or "", "answered", iteration, steps, limitations)
-            messages.append({"role": "assistant", "content": resp.content, "tool_calls": [
-                {"id": c.id or f"call_{iteration}_{i}", "type": "function",
-                 "function": {"name": c.name, "arguments": c.raw_arguments}}
-                for i, c in enumerate(resp.tool_calls)]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": resp.content,
+                    "tool_calls": [
+                        {
+                            "id": c.id or f"call_{iteration}_{i}",
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.raw_arguments},
+                        }
+                        for i, c in enumerate(resp.tool_calls)
+                    ],
+                }
+            )
             calls = [(c.id or f"call_{iteration}_{i}", c.name, c.arguments) for i, c in enumerate(resp.tool_calls)]
             with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
                 contexts = [contextvars.copy_context() for _ in calls]  # one each: a context runs in one thread
@@ -224,27 +248,46 @@ class Agent:
             step.calls = records
             for r in records:
                 if is_error(r.observation):
-                    limitations.append(f"tool {r.name} {canonical_args(r.arguments)} failed after "
-                                       f"{r.attempts} attempt(s): {r.observation['error']}")
-                messages.append({"role": "tool", "tool_call_id": r.id,
-                                 "content": json.dumps(r.observation, ensure_ascii=False, default=str)})
+                    limitations.append(
+                        f"tool {r.name} {canonical_args(r.arguments)} failed after "
+                        f"{r.attempts} attempt(s): {r.observation['error']}"
+                    )
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": r.id,
+                        "content": json.dumps(r.observation, ensure_ascii=False, default=str),
+                    }
+                )
         text = f"I stopped after {self.max_iterations} iterations without a final answer."
         limitations.append(f"iteration cap of {self.max_iterations} reached")
-        return AgentResult(_with_limitations(text, limitations), "iteration_cap", self.max_iterations, steps, limitations)
+        return AgentResult(
+            _with_limitations(text, limitations), "iteration_cap", self.max_iterations, steps, limitations
+        )
 
-
-    def _checked(self, text: str, stopped: str, iteration: int, steps: list[Step], limitations: list[str]) -> AgentResult:
+    def _checked(
+        self, text: str, stopped: str, iteration: int, steps: list[Step], limitations: list[str]
+    ) -> AgentResult:
         """The final answer through :attr:`check` (module docstring); unchecked without one."""
         if self.check is None:
-            return AgentResult(_with_limitations(text, limitations), stopped, iteration, steps, limitations,
-                               raw_answer=text)
+            return AgentResult(
+                _with_limitations(text, limitations), stopped, iteration, steps, limitations, raw_answer=text
+            )
         answer, withdrawn, notes, fabricated = self.check(text, steps)
-        return AgentResult(_with_limitations(answer, limitations), stopped, iteration, steps, limitations,
-                           raw_answer=text, withdrawn=withdrawn, notes=notes, fabricated=fabricated)
+        return AgentResult(
+            _with_limitations(answer, limitations),
+            stopped,
+            iteration,
+            steps,
+            limitations,
+            raw_answer=text,
+            withdrawn=withdrawn,
+            notes=notes,
+            fabricated=fabricated,
+        )
 
 
 def _with_limitations(text: str, limitations: list[str]) -> str:
     if not limitations:
         return text
     return (text.rstrip() + "\n\nLimitations: " + "; ".join(limitations) + ". The answer may be incomplete.").strip()
-

@@ -32,8 +32,14 @@ def agent_answer(result, index=None) -> Answer:
     for step in result.steps:
         for c in step.calls:
             ok = not is_error(c.observation)
-            calls.append({"tool": c.name, "arguments": dict(c.arguments), "error": None if ok else c.observation["error"],
-                          "rows": c.observation.get("row_count") if ok else None})
+            calls.append(
+                {
+                    "tool": c.name,
+                    "arguments": dict(c.arguments),
+                    "error": None if ok else c.observation["error"],
+                    "rows": c.observation.get("row_count") if ok else None,
+                }
+            )
             if not ok:
                 continue
             tools_ok.add(c.name)
@@ -57,16 +63,25 @@ def agent_answer(result, index=None) -> Answer:
         chunks = index.store.get_chunks([docs[d] for d in cited_docs if docs[d]]) if index is not None else {}
         for d in cited_docs:
             c = chunks.get(docs[d])
-            citations.append(Citation(d, c.title, c.version, c.updated, c.chunk_id, c.start, c.end) if c else Citation(d, d, "", ""))
+            citations.append(
+                Citation(d, c.title, c.version, c.updated, c.chunk_id, c.start, c.end) if c else Citation(d, d, "", "")
+            )
     limitations = f"\n\nLimitations: {limits}" if limits else ""
     if not kept:
-        ans = Answer(ABSTENTION_TEXT + limitations, "abstained", reason=Reason.of(ReasonCode.MODEL_CITED_NOTHING,
-                                                                                checks="the agent's answer"))
+        ans = Answer(
+            ABSTENTION_TEXT + limitations,
+            "abstained",
+            reason=Reason.of(ReasonCode.MODEL_CITED_NOTHING, checks="the agent's answer"),
+        )
     else:
         outcome = "answered" if not limits else "partial"
-        ans = Answer(" ".join(kept) + limitations, outcome, citations, used_ids=[docs[d] for d in cited_docs if docs[d]])
+        ans = Answer(
+            " ".join(kept) + limitations, outcome, citations, used_ids=[docs[d] for d in cited_docs if docs[d]]
+        )
     # what the agent's own check (Agent.check) withdrew comes first, then what the markers dropped
-    ans.dropped = list(getattr(result, "withdrawn", [])) + [d for d in dropped if d not in getattr(result, "withdrawn", [])]
+    ans.dropped = list(getattr(result, "withdrawn", [])) + [
+        d for d in dropped if d not in getattr(result, "withdrawn", [])
+    ]
     prior = list(getattr(result, "fabricated", []))
     ans.fabricated, ans.tool_calls = prior + [f for f in fabricated if f not in prior], calls
     ans.notes = list(getattr(result, "notes", [])) + list(ans.notes)

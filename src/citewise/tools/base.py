@@ -56,8 +56,10 @@ def is_error(observation: Any) -> bool:
 
 def spec(tool: Tool) -> dict:
     """The tool in the OpenAI tools format (``{"type": "function", "function": {...}}``)."""
-    return {"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                             "parameters": tool.parameters}}
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
 
 
 def canonical_args(args: dict) -> str:
@@ -66,6 +68,7 @@ def canonical_args(args: dict) -> str:
     Never raises: integers beyond 64 bits are written as ``{"$int": "0x..."}`` (``str()`` of an
     integer over 4,300 digits raises in Python 3.11+), NaN/infinity and other values as ``str``.
     """
+
     def norm(v: Any) -> Any:
         if isinstance(v, dict):
             return {str(k): norm(x) for k, x in v.items()}
@@ -105,14 +108,14 @@ def schema_regex(pattern: str) -> re.Pattern:
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
-            out.append(pattern[i:i + 2])
+            out.append(pattern[i : i + 2])
             i += 2
             continue
         if in_class:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
-            if pattern[i + 1:i + 2] == "^":  # a leading ']' after '[' or '[^' is a literal
+            if pattern[i + 1 : i + 2] == "^":  # a leading ']' after '[' or '[^' is a literal
                 out.append("[^")
                 i += 2
                 ch = None
@@ -120,7 +123,7 @@ def schema_regex(pattern: str) -> re.Pattern:
                 out.append("[")
                 i += 1
                 ch = None
-            if pattern[i:i + 1] == "]":
+            if pattern[i : i + 1] == "]":
                 out.append("]")
                 i += 1
             continue

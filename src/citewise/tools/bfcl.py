@@ -33,8 +33,17 @@ import numpy as np
 
 from citewise.core import InputError
 
-_TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "int": "integer",
-             "str": "string", "bool": "boolean", "double": "number", "long": "integer"}
+_TYPE_MAP = {
+    "dict": "object",
+    "float": "number",
+    "tuple": "array",
+    "list": "array",
+    "int": "integer",
+    "str": "string",
+    "bool": "boolean",
+    "double": "number",
+    "long": "integer",
+}
 
 
 def to_json_schema(schema):
@@ -108,8 +117,16 @@ def load_bfcl(root: str | Path, category: str, limit: int | None = None) -> list
                 sname = safe_name(f["name"])
                 names[sname] = f["name"]
                 params[f["name"]] = set((f.get("parameters") or {}).get("properties") or {})
-                tools.append({"type": "function", "function": {"name": sname, "description": f.get("description", ""),
-                                                               "parameters": to_json_schema(f.get("parameters") or {"type": "object", "properties": {}})}})
+                tools.append(
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": sname,
+                            "description": f.get("description", ""),
+                            "parameters": to_json_schema(f.get("parameters") or {"type": "object", "properties": {}}),
+                        },
+                    }
+                )
             case = BfclCase(d["id"], question, tools, names, answers.get(d["id"]) if answers else None, params)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
             raise InputError(str(path), f"not a BFCL entry ({type(e).__name__}: {e})", n) from None
@@ -169,7 +186,8 @@ def evaluate_bfcl(select: Selector, cases: list[BfclCase]) -> dict:
             if all(a is not None for _, a in calls) and calls:
                 args_ok = ok and all(
                     any(n == next(iter(e)) and args_acceptable(a, e[n], c.params.get(n, set())) for n, a in calls)
-                    for e in c.expected)
+                    for e in c.expected
+                )
         per_case.append({"id": c.id, "ok": ok, "args_ok": args_ok, "called": sorted(names)})
     with_args = [p for p in per_case if p["args_ok"] is not None]
     relevant = [p for p, c in zip(per_case, cases) if c.expected is not None]
@@ -177,7 +195,9 @@ def evaluate_bfcl(select: Selector, cases: list[BfclCase]) -> dict:
         "cases": len(cases),
         "tsa": round(sum(p["ok"] for p in per_case) / len(per_case), 4) if per_case else 0.0,
         "arg_cases": len(with_args),
-        "arg_accuracy": round(sum(p["args_ok"] for p in with_args) / len(with_args), 4) if with_args and len(with_args) == len(relevant) else None,
+        "arg_accuracy": round(sum(p["args_ok"] for p in with_args) / len(with_args), 4)
+        if with_args and len(with_args) == len(relevant)
+        else None,
         "per_case": per_case,
     }
 

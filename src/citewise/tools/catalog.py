@@ -129,7 +129,9 @@ class RecordsCatalog:
             for agg in p.aggregates.values():
                 nouns |= agg
         self.record_nouns = frozenset(nouns - {stem(w) for w in cues.stopwords} - {"id"})
-        self.rule_cues = tuple(sorted({str(c).lower() for t in self.tools for c in ((getattr(t, "policy", None) or {}).get("cues") or ())}))
+        self.rule_cues = tuple(
+            sorted({str(c).lower() for t in self.tools for c in ((getattr(t, "policy", None) or {}).get("cues") or ())})
+        )
 
     # -- values ------------------------------------------------------------------------------
     def _read(self, sql: str, params=()) -> list:
@@ -177,7 +179,9 @@ class RecordsCatalog:
             aggs.setdefault(kind, set()).update(stems)
         vocab = stems_of(tool.name) | stems_of(text) | stems_of(" ".join(cols)) | stems_of(" ".join(props))
         vocab -= {stem(w) for w in cues.stopwords}
-        idents = {n for n, s in props.items() if n.endswith("_id") or "pattern" in s or "x-values" in s or n in self.entities}
+        idents = {
+            n for n, s in props.items() if n.endswith("_id") or "pattern" in s or "x-values" in s or n in self.entities
+        }
         values = {}
         if self.db is not None:
             for n, s in props.items():

@@ -30,7 +30,7 @@ MAX_ROUTE_TOKENS = 256
 
 ROUTER_SYSTEM_PROMPT = (
     "You decide which tools answer a question. Tools:\n{tools}\n"
-    "Reply with one JSON object only: {{\"route\": R, \"calls\": [{{\"name\": TOOL, \"arguments\": {{...}}}}]}}. "
+    'Reply with one JSON object only: {{"route": R, "calls": [{{"name": TOOL, "arguments": {{...}}}}]}}. '
     "R is record (a tool looks up or computes the exact answer; sql_query when no other tool fits), "
     "both (a record value checked against a documented rule: the record tool and vector_search), "
     "live (a current public value such as a price, a rate or news: web_search), "
@@ -38,8 +38,11 @@ ROUTER_SYSTEM_PROMPT = (
     "Take arguments from the question only (dates YYYY-MM-DD; today is {today})."
 )
 
-_LIVE_SPEC = {"name": "web_search", "description": "Current public information: prices, exchange rates, news, weather.",
-              "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+_LIVE_SPEC = {
+    "name": "web_search",
+    "description": "Current public information: prices, exchange rates, news, weather.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+}
 
 
 def _line(fn: dict) -> str:
@@ -157,12 +160,17 @@ class LLMRouter:
         """The calls of :meth:`route` as ``(name, arguments)``, for BFCL-style scoring
         (:func:`citewise.tools.bfcl.evaluate_bfcl`)."""
         r = self.route(question)
-        return [(c.name, c.arguments) for c in r.calls if c.name != "web_search" or "web_search" in {s["function"]["name"] for s in self.specs}]
+        return [
+            (c.name, c.arguments)
+            for c in r.calls
+            if c.name != "web_search" or "web_search" in {s["function"]["name"] for s in self.specs}
+        ]
 
 
 def router_selector(model):
     """A BFCL selector (:data:`citewise.tools.bfcl.Selector`) that routes with :class:`LLMRouter`
     over each case's functions (no ``web_search`` line added)."""
+
     def select(question: str, tools: list[dict]):
         return LLMRouter(model, tools, add_live=False).select(question)
 

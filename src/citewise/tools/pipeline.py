@@ -67,25 +67,35 @@ def _record_answer(name: str, obs: dict) -> Answer:
 def no_tool_answer(kind: str = "record", detail: str = "") -> Answer:
     """The ``no_tool`` outcome (module docstring)."""
     reason = Reason.of(ReasonCode.NO_TOOL, kind=kind)
-    text = f"This is a question about records; no configured query answers it{detail}. " \
-           "Configure a named query for it (records.templates) or an LLM (llm.base_url, llm.model) to write SQL " \
-           "over the records schema."
+    text = (
+        f"This is a question about records; no configured query answers it{detail}. "
+        "Configure a named query for it (records.templates) or an LLM (llm.base_url, llm.model) to write SQL "
+        "over the records schema."
+    )
     return Answer(text, "no_tool", reason=reason)
 
 
 def live_answer(question: str, tools) -> Answer:
     """Web search results for a live question, or an abstention as live data."""
     if tools is None or "web_search" not in tools:
-        return Answer("This asks for a live value (a current price, rate or news), which the documents and records "
-                      "do not hold, and no live data source (web search) is configured.", "abstained",
-                      reason=Reason.of(ReasonCode.LIVE_VALUE))
+        return Answer(
+            "This asks for a live value (a current price, rate or news), which the documents and records "
+            "do not hold, and no live data source (web search) is configured.",
+            "abstained",
+            reason=Reason.of(ReasonCode.LIVE_VALUE),
+        )
     obs = tools.call("web_search", {"query": question, "k": 3})
     if is_error(obs) or not obs.get("results"):
         why = obs["error"] if is_error(obs) else "no results"
-        return Answer(f"This asks for a live value; the web search gave no usable result ({why}).", "abstained",
-                      reason=Reason.of(ReasonCode.LIVE_VALUE))
+        return Answer(
+            f"This asks for a live value; the web search gave no usable result ({why}).",
+            "abstained",
+            reason=Reason.of(ReasonCode.LIVE_VALUE),
+        )
     lines = [f"{r['title']}: {r['snippet']} ({r['url']})" for r in obs["results"]]
-    return Answer("Live results from the web (untrusted, not checked): " + " | ".join(lines) + " [tool:web_search]", "answered")
+    return Answer(
+        "Live results from the web (untrusted, not checked): " + " | ".join(lines) + " [tool:web_search]", "answered"
+    )
 
 
 def _sql_answer(result) -> Answer:
@@ -100,9 +110,18 @@ def _sql_answer(result) -> Answer:
 
 
 @traced_route
-def route_and_answer(question: str, index, db: str | None = None, principal: Principal | None = None,
-                     today: _dt.date | None = None, *, router=None, tools=None, filters=None,
-                     sql_writer=None) -> Answer | None:
+def route_and_answer(
+    question: str,
+    index,
+    db: str | None = None,
+    principal: Principal | None = None,
+    today: _dt.date | None = None,
+    *,
+    router=None,
+    tools=None,
+    filters=None,
+    sql_writer=None,
+) -> Answer | None:
     """Answer through the records or live tools when the router says record / both / live; None
     for document and none routes (also when no records database is given).
 
@@ -131,8 +150,11 @@ def route_and_answer(question: str, index, db: str | None = None, principal: Pri
     call = route.calls[0]
     if route.missing:
         names = ", ".join(route.missing)
-        return Answer(f"{call.name} needs {names}, which the question does not give; add it to the question.", "abstained",
-                      reason=Reason.of(ReasonCode.MISSING_ARGUMENT, tool=call.name, names=names))
+        return Answer(
+            f"{call.name} needs {names}, which the question does not give; add it to the question.",
+            "abstained",
+            reason=Reason.of(ReasonCode.MISSING_ARGUMENT, tool=call.name, names=names),
+        )
     if call.name == "sql_query" and not call.arguments.get("sql"):
         if sql_writer is None:
             return no_tool_answer(route.kind)
@@ -142,9 +164,14 @@ def route_and_answer(question: str, index, db: str | None = None, principal: Pri
             ans = no_tool_answer(route.kind, detail)
         else:
             ans = _sql_answer(result)
-        ans.tool_calls = [{"tool": "sql_query", "arguments": {"sql": result.sql}, "error": None if result.ok else
-                           (result.errors[-1] if result.errors else "no SQL"),
-                           "rows": result.observation.get("row_count") if result.ok else None}]
+        ans.tool_calls = [
+            {
+                "tool": "sql_query",
+                "arguments": {"sql": result.sql},
+                "error": None if result.ok else (result.errors[-1] if result.errors else "no SQL"),
+                "rows": result.observation.get("row_count") if result.ok else None,
+            }
+        ]
         return ans
     if call.name not in tools:
         return no_tool_answer(route.kind, f" (the tool {call.name} is not available to you)")
@@ -153,9 +180,14 @@ def route_and_answer(question: str, index, db: str | None = None, principal: Pri
         ans = _record_and_documents(question, call, obs, tools, index)
     else:
         ans = _answer_from_tool(route.kind, call, obs, tools, index, today)
-    ans.tool_calls = [{"tool": call.name, "arguments": dict(call.arguments),
-                       "error": obs["error"] if is_error(obs) else None,
-                       "rows": None if is_error(obs) else obs.get("row_count", len(obs.get("rows", [])))}]
+    ans.tool_calls = [
+        {
+            "tool": call.name,
+            "arguments": dict(call.arguments),
+            "error": obs["error"] if is_error(obs) else None,
+            "rows": None if is_error(obs) else obs.get("row_count", len(obs.get("rows", []))),
+        }
+    ]
     return ans
 
 
@@ -169,8 +201,14 @@ def _record_and_documents(question: str, call, obs: dict, tools, index) -> Answe
     docs = index.ask(question, principal=principal)
     if docs.outcome != "answered":
         return Answer(record.text + " The documents do not say what applies to it.", "partial")
-    ans = Answer(record.text + " " + docs.text, "answered", docs.citations, retrieved_ids=docs.retrieved_ids,
-                 used_ids=docs.used_ids, best_score=docs.best_score)
+    ans = Answer(
+        record.text + " " + docs.text,
+        "answered",
+        docs.citations,
+        retrieved_ids=docs.retrieved_ids,
+        used_ids=docs.used_ids,
+        best_score=docs.best_score,
+    )
     ans.generator = docs.generator
     return ans
 
@@ -202,8 +240,13 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
     policy = getattr(tools[call.name], "policy", None) or {}
     rule_name = policy.get("rule", "rule")
     if is_error(obs) or not obs["rows"]:
-        return _record_answer(call.name, obs) if is_error(obs) else Answer(
-            f"No record for {_who(call.arguments)}; I cannot check the {rule_name}. [tool:{call.name}]", "abstained")
+        return (
+            _record_answer(call.name, obs)
+            if is_error(obs)
+            else Answer(
+                f"No record for {_who(call.arguments)}; I cannot check the {rule_name}. [tool:{call.name}]", "abstained"
+            )
+        )
     row = obs["rows"][0]
     key_field, unit = policy.get("key_field"), str(policy.get("unit") or "USD")
     try:
@@ -215,11 +258,20 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
             raise ValueError(used)
     except (KeyError, TypeError, ValueError):  # NULL value, a misdeclared policy: no comparison, no crash
         fields = " and ".join(repr(f) for f in (key_field, policy.get("value_field")) if f)
-        return Answer(f"The records tool {call.name} returned no usable {fields} for {_who(call.arguments)}; "
-                      f"I cannot check the {rule_name}. [tool:{call.name}]", "abstained")
+        return Answer(
+            f"The records tool {call.name} returned no usable {fields} for {_who(call.arguments)}; "
+            f"I cannot check the {rule_name}. [tool:{call.name}]",
+            "abstained",
+        )
     keyed = f", {key_field} {key}" if key_field else ""
-    number = f"Records ({_who(call.arguments)}): {policy['value_field']} = {_money(used, unit)}{keyed} [tool:{call.name}]"
-    search = tools["vector_search"].call({"query": policy["query"], "k": 5}) if "vector_search" in tools else {"error": "no vector_search"}
+    number = (
+        f"Records ({_who(call.arguments)}): {policy['value_field']} = {_money(used, unit)}{keyed} [tool:{call.name}]"
+    )
+    search = (
+        tools["vector_search"].call({"query": policy["query"], "k": 5})
+        if "vector_search" in tools
+        else {"error": "no vector_search"}
+    )
     found = None
     if not is_error(search):
         chunks = index.store.get_chunks([h["chunk_id"] for h in search["hits"]])
@@ -234,11 +286,15 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
                 break
     if found is None:
         whose = f" for {key}" if key else ""
-        return Answer(f"{number}. I found no document stating the {rule_name}{whose}, so I cannot say whether it "
-                      "was exceeded.", "partial")
+        return Answer(
+            f"{number}. I found no document stating the {rule_name}{whose}, so I cannot say whether it was exceeded.",
+            "partial",
+        )
     normal, c = found
     as_of = _as_of(row, policy, today)
-    exc = find_exception(c.text, key=key, keys=_table_keys(c.text), unit=unit, normal=normal.value, row=row, as_of=as_of)
+    exc = find_exception(
+        c.text, key=key, keys=_table_keys(c.text), unit=unit, normal=normal.value, row=row, as_of=as_of
+    )
     limit = exc.value if exc and exc.applies else normal.value
     cmp = compare(used, limit)
     where = f" on the {key} {key_field.replace('_', ' ')}" if key else ""
@@ -246,17 +302,33 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
     spans = [(normal.start, normal.end)]
     if exc and exc.applies:
         since = f" ({exc.field} {row.get(exc.field)}, as of {as_of.isoformat()})" if exc.field else ""
-        text += (f" Exception: in the first {exc.days} days after {exc.event} it is {_money(exc.value, unit)}{since} "
-                 f"[doc:{c.doc_id}].")
+        text += (
+            f" Exception: in the first {exc.days} days after {exc.event} it is {_money(exc.value, unit)}{since} "
+            f"[doc:{c.doc_id}]."
+        )
         spans.append((exc.start, exc.end))
     text += " Computed: " + _relation(cmp, unit) + "."
     cits = [Citation(c.doc_id, c.title, c.version, c.updated, c.chunk_id, c.start + s, c.start + e) for s, e in spans]
-    ans = Answer(text, "answered", cits, retrieved_ids=[h["chunk_id"] for h in search["hits"]],
-                 used_ids=[c.chunk_id], best_score=1.0)
-    ans.evidence = {"comparison": {"used": cmp.used, "limit": cmp.limit, "exceeded": cmp.exceeded,
-                                   "difference": cmp.difference, "unit": unit,
-                                   "exception": None if not (exc and exc.applies) else
-                                   {"days": exc.days, "event": exc.event, "field": exc.field, "value": exc.value}}}
+    ans = Answer(
+        text,
+        "answered",
+        cits,
+        retrieved_ids=[h["chunk_id"] for h in search["hits"]],
+        used_ids=[c.chunk_id],
+        best_score=1.0,
+    )
+    ans.evidence = {
+        "comparison": {
+            "used": cmp.used,
+            "limit": cmp.limit,
+            "exceeded": cmp.exceeded,
+            "difference": cmp.difference,
+            "unit": unit,
+            "exception": None
+            if not (exc and exc.applies)
+            else {"days": exc.days, "event": exc.event, "field": exc.field, "value": exc.value},
+        }
+    }
     return ans
 
 
@@ -267,5 +339,3 @@ def _relation(cmp: Comparison, unit: str) -> str:
     if cmp.limit:
         return f"{m(cmp.used)} <= {m(cmp.limit)}: {m(max(0.0, -cmp.difference))} remaining ({100 * cmp.used / cmp.limit:.1f}% used)"
     return f"{m(cmp.used)} <= {m(cmp.limit)}"
-
-

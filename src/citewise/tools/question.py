@@ -98,9 +98,22 @@ def load_cues(path: str | Path | None = None) -> Cues:
     live = data.get("live") if isinstance(data, dict) else None
     if not isinstance(live, dict):
         raise InputError(str(path), "'live' must be a mapping with 'values' and 'now'")
-    return Cues(table("aggregate"), lst("listing"), lst("collective"), lst("states"), lst("comparators"),
-                lst("rule"), lst("conditions"), lst("money"), lst("deictic"), lst("document"), lst("values", live), lst("now", live),
-                table("declares"), frozenset(lst("stopwords")))
+    return Cues(
+        table("aggregate"),
+        lst("listing"),
+        lst("collective"),
+        lst("states"),
+        lst("comparators"),
+        lst("rule"),
+        lst("conditions"),
+        lst("money"),
+        lst("deictic"),
+        lst("document"),
+        lst("values", live),
+        lst("now", live),
+        table("declares"),
+        frozenset(lst("stopwords")),
+    )
 
 
 def _first(low: str, phrases) -> tuple[str, tuple[int, int]] | None:
@@ -145,8 +158,14 @@ class QuestionKind:
         return bool(self.live_value and self.live_now)
 
 
-def analyze(question: str, cues: Cues, *, extra_rule: tuple[str, ...] = (), extra_states: tuple[str, ...] = (),
-            record_nouns: frozenset[str] = frozenset()) -> QuestionKind:
+def analyze(
+    question: str,
+    cues: Cues,
+    *,
+    extra_rule: tuple[str, ...] = (),
+    extra_states: tuple[str, ...] = (),
+    record_nouns: frozenset[str] = frozenset(),
+) -> QuestionKind:
     """The cue features of ``question``.
 
     ``extra_rule``: rule words of the configured tools' policies (``policy.cues``);
@@ -183,6 +202,10 @@ def analyze(question: str, cues: Cues, *, extra_rule: tuple[str, ...] = (), extr
             if nxt in record_nouns:
                 k.deictic = f"{w} {toks[i + 1][0]}"
                 break
-    cue_words = {w for phrases in (*cues.aggregate.values(), cues.listing, cues.collective) for p in phrases for w in p.split()}
-    k.content = [(stem(w), span) for w, span in toks if w not in cues.stopwords and w not in cue_words and not w.isdigit()]
+    cue_words = {
+        w for phrases in (*cues.aggregate.values(), cues.listing, cues.collective) for p in phrases for w in p.split()
+    }
+    k.content = [
+        (stem(w), span) for w, span in toks if w not in cues.stopwords and w not in cue_words and not w.isdigit()
+    ]
     return k

@@ -110,8 +110,13 @@ def database_tables(path: str | os.PathLike) -> list[str]:
     uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True)
     try:
-        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                                           "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
     except sqlite3.Error as e:
         raise CitewiseError(f"{path}: not a readable SQLite database ({e})") from None
     finally:
@@ -188,7 +193,9 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
     if not isinstance(allowlist, list) or not allowlist:
         raise InputError(str(path), "field 'allowlist' must be a non-empty list of table names")
     synonyms = data.get("synonyms") or {}
-    if not isinstance(synonyms, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in synonyms.items()):
+    if not isinstance(synonyms, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in synonyms.items()
+    ):
         raise InputError(str(path), "field 'synonyms' must map phrases to values (overdue: past_due)")
     if not isinstance(db, SqliteDatabase):
         db = SqliteDatabase(parse_db_url(db), allowlist)
@@ -218,8 +225,18 @@ def load_record_tools(path: str | os.PathLike, db: SqliteDatabase | str | os.Pat
         used = set(_PLACEHOLDER.findall(t["sql"]))
         if used - declared:
             raise InputError(str(path), f"tool '{name}': SQL uses undeclared parameters {sorted(used - declared)}")
-        tools.append(RecordTool(name, " ".join(str(t["description"]).split()), params, t["sql"], db,
-                                t.get("policy"), tuple(t.get("groups") or ()), dict(synonyms)))
+        tools.append(
+            RecordTool(
+                name,
+                " ".join(str(t["description"]).split()),
+                params,
+                t["sql"],
+                db,
+                t.get("policy"),
+                tuple(t.get("groups") or ()),
+                dict(synonyms),
+            )
+        )
     if marker is not None and not guarded:
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
@@ -241,8 +258,14 @@ def _guard_marker(raw: bytes, allowlist) -> Path | None:
     from citewise.tools import sql
 
     try:
-        h = hashlib.sha256(raw + b"\x00" + "\x00".join(sorted(allowlist)).encode() + b"\x00"
-                           + Path(sql.__file__).read_bytes() + version("sqlglot").encode())
+        h = hashlib.sha256(
+            raw
+            + b"\x00"
+            + "\x00".join(sorted(allowlist)).encode()
+            + b"\x00"
+            + Path(sql.__file__).read_bytes()
+            + version("sqlglot").encode()
+        )
     except (OSError, PackageNotFoundError):
         return None
     return cache_dir() / "verified" / f"records-{h.hexdigest()}"

@@ -68,9 +68,14 @@ class ToolSet:
         return obs if isinstance(obs, dict) else {"tool": name, "result": obs}
 
 
-def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Principal | None = None,
-                  tools_yaml: str | os.PathLike | None = None, sample_fallback: bool = True,
-                  all_groups: bool = False) -> ToolSet:
+def build_toolset(
+    db: str | os.PathLike | None = None,
+    index=None,
+    principal: Principal | None = None,
+    tools_yaml: str | os.PathLike | None = None,
+    sample_fallback: bool = True,
+    all_groups: bool = False,
+) -> ToolSet:
     """The standard tools: ``vector_search`` (when ``index`` is given), ``sql_query`` and the record
     tools of ``tools_yaml`` (when a database resolves, see :func:`citewise.tools.records.resolve_db`;
     without ``tools_yaml``, the sample's named queries for the sample database and none for any
@@ -99,14 +104,20 @@ def build_toolset(db: str | os.PathLike | None = None, index=None, principal: Pr
 
             raise CitewiseError(f"{path}: no such database file")
         yaml_path = Path(tools_yaml) if tools_yaml else (sample_tools_yaml() if is_sample_db(path) else None)
-        allow = ((yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("allowlist") or []) if yaml_path else []
+        allow = (
+            ((yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("allowlist") or []) if yaml_path else []
+        )
         if not allow:
             allow = database_tables(path)
         database = SqliteDatabase(path, allow)
         tools.append(SqlQueryTool(database))
         groups = set((principal or Principal()).all_groups())
         if yaml_path is not None:
-            tools += [t for t in load_record_tools(yaml_path, database) if all_groups or not t.groups or groups & set(t.groups)]
+            tools += [
+                t
+                for t in load_record_tools(yaml_path, database)
+                if all_groups or not t.groups or groups & set(t.groups)
+            ]
     web = WebSearchTool.from_env()
     if web is not None:
         tools.append(web)
@@ -145,8 +156,9 @@ def records_toolset(records, index=None, web_search_url: str = "") -> ToolSet:
             raise InputError(str(templates), f"cannot read record tools: {str(e).splitlines()[0]}") from None
     if not allow:
         allow = database_tables(path)
-    database = SqliteDatabase(path, allow, timeout_s=records.timeout_s, max_rows=records.max_rows,
-                              columns=records.columns or None)
+    database = SqliteDatabase(
+        path, allow, timeout_s=records.timeout_s, max_rows=records.max_rows, columns=records.columns or None
+    )
     tools: list[Tool] = []
     if index is not None:
         tools.append(VectorSearchTool(index.retriever("shipped"), index.store, None))

@@ -89,8 +89,11 @@ class _DescriptionIndex:
     def __init__(self, tools: Sequence[Tool], embedder):
         self.tools = list(tools)
         self.embedder = embedder
-        self.matrix = (description_vectors(embedder, [positive_description(t) for t in self.tools])
-                       if self.tools else np.zeros((0, 1)))
+        self.matrix = (
+            description_vectors(embedder, [positive_description(t) for t in self.tools])
+            if self.tools
+            else np.zeros((0, 1))
+        )
 
     def similarities(self, question: str, qvec: np.ndarray | None = None) -> dict[str, float]:
         if not self.tools:
@@ -142,9 +145,17 @@ class RuleRouter:
 
     name = "rule"
 
-    def __init__(self, tools: Sequence[Tool], embedder, probe: Callable[[str], float] | None = None, *,
-                 catalog: RecordsCatalog | None = None, cues: Cues | None = None,
-                 entities: dict[str, str] | None = None, doc_threshold: float = 0.15):
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        embedder,
+        probe: Callable[[str], float] | None = None,
+        *,
+        catalog: RecordsCatalog | None = None,
+        cues: Cues | None = None,
+        entities: dict[str, str] | None = None,
+        doc_threshold: float = 0.15,
+    ):
         self.cues = cues or load_cues()
         self.records = _record_tools(tools)
         self.catalog = catalog or RecordsCatalog(self.records, self.cues, _database_of(self.records), entities)
@@ -159,9 +170,15 @@ class RuleRouter:
         self._money = {stem(w) for w in self.cues.money}
         #: integer identifier parameters (``invoice_id``) of the tools that have no pattern: with
         #: exactly one, a bare "#2049" names it
-        self._integer_ids = {n for t in self.records for n, s in (t.parameters.get("properties") or {}).items()
-                             if n.endswith("_id") and s.get("type") == "integer" and "pattern" not in s
-                             and n not in self.catalog.entities}
+        self._integer_ids = {
+            n
+            for t in self.records
+            for n, s in (t.parameters.get("properties") or {}).items()
+            if n.endswith("_id")
+            and s.get("type") == "integer"
+            and "pattern" not in s
+            and n not in self.catalog.entities
+        }
 
     # -- features ---------------------------------------------------------------------------
     def _fills(self, slots: Slots) -> list[_Fill]:
@@ -174,8 +191,11 @@ class RuleRouter:
             if ident and ident in (tool.parameters.get("properties") or {}) and ident not in args:
                 args[ident], spans[ident] = int(hash_number.group(1)), hash_number.span()
             required = tool.parameters.get("required") or []
-            out.append(_Fill(tool, args, spans, [r for r in required if r not in args],
-                             any(n in args for n in prof.identifiers)))
+            out.append(
+                _Fill(
+                    tool, args, spans, [r for r in required if r not in args], any(n in args for n in prof.identifiers)
+                )
+            )
         return out
 
     def _named(self, question: str, fills: list[_Fill], k: QuestionKind) -> list[tuple[int, int]]:
@@ -192,8 +212,11 @@ class RuleRouter:
                 span = f.spans.get(n)
                 if span is None:
                     continue
-                if n in prof.values and not (k.aggregate or k.listing or any(
-                        s in self.catalog.record_nouns and not _overlaps(sp, [span]) for s, sp in k.content)):
+                if n in prof.values and not (
+                    k.aggregate
+                    or k.listing
+                    or any(s in self.catalog.record_nouns and not _overlaps(sp, [span]) for s, sp in k.content)
+                ):
                     continue
                 spans.append(span)
         for pattern in self.catalog.entities.values():
@@ -211,52 +234,89 @@ class RuleRouter:
     def route(self, question: str, today: _dt.date | None = None) -> Route:
         """Route one question (``today`` resolves relative dates; default: the UTC date now)."""
         slots = extract_slots(question, today, self.catalog.synonyms)
-        k = analyze(question, self.cues, extra_rule=self.catalog.rule_cues,
-                    extra_states=tuple(self.catalog.categories), record_nouns=self.catalog.record_nouns)
+        k = analyze(
+            question,
+            self.cues,
+            extra_rule=self.catalog.rule_cues,
+            extra_states=tuple(self.catalog.categories),
+            record_nouns=self.catalog.record_nouns,
+        )
         fills = self._fills(slots)
         named = self._named(question, fills, k)
         valued = [sp for _, sp in value_spans(question, self.catalog.categories, min_len=4)]
         subject = {s for s, sp in k.content if s not in self._live_words and not _overlaps(sp, valued)}
         if k.live and not named and (subject - self.catalog.record_nouns or not (subject or valued)):
-            return Route("live", [PlannedCall("web_search", {"query": question})],
-                         f"asks for a live value ({k.live_value}, {k.live_now})")
+            return Route(
+                "live",
+                [PlannedCall("web_search", {"query": question})],
+                f"asks for a live value ({k.live_value}, {k.live_now})",
+            )
         if k.rule and (named or k.deictic):
             policy_fills = [f for f in fills if getattr(f.tool, "policy", None)]
-            chosen = self.select(question, slots, k, policy_fills, named=named,
-                                 allow_missing_identifier=bool(k.deictic) and not named, rule=True)
+            chosen = self.select(
+                question,
+                slots,
+                k,
+                policy_fills,
+                named=named,
+                allow_missing_identifier=bool(k.deictic) and not named,
+                rule=True,
+            )
             if chosen is not None:
                 f, scores = chosen
                 policy = f.tool.policy
-                return Route("both", [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": policy["query"]})],
-                             f"{f.tool.name} gives the value; the {policy.get('rule', 'rule')} comes from the documents",
-                             scores, f.missing)
+                return Route(
+                    "both",
+                    [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": policy["query"]})],
+                    f"{f.tool.name} gives the value; the {policy.get('rule', 'rule')} comes from the documents",
+                    scores,
+                    f.missing,
+                )
         if named and k.document and not k.aggregate:
             # a named record and a question about what the documents say of it ("Invoice 2045 is
             # past due - under the failed-payment rules, has the workspace gone read-only?")
             chosen = self.select(question, slots, k, fills, named=named)
             if chosen is not None:
                 f, scores = chosen
-                return Route("both", [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": question})],
-                             f"{f.tool.name} gives the record; the documents say what applies to it", scores, f.missing)
+                return Route(
+                    "both",
+                    [PlannedCall(f.tool.name, f.args), PlannedCall("vector_search", {"query": question})],
+                    f"{f.tool.name} gives the record; the documents say what applies to it",
+                    scores,
+                    f.missing,
+                )
         filters = self._filters(question, slots, k)
         aggregate_ask = (k.aggregate or (k.listing and self._mentions_records(k))) and (
-            filters or k.comparator or k.state or k.collective or k.condition or k.aggregate in ("average", "extreme"))
+            filters or k.comparator or k.state or k.collective or k.condition or k.aggregate in ("average", "extreme")
+        )
         if named or (aggregate_ask and not k.document):
             chosen = self.select(question, slots, k, fills, named=named)
             if chosen is not None:
                 f, scores = chosen
-                return Route("record", [PlannedCall(f.tool.name, f.args)], f"record tool {f.tool.name} with {f.args}",
-                             scores, f.missing)
+                return Route(
+                    "record",
+                    [PlannedCall(f.tool.name, f.args)],
+                    f"record tool {f.tool.name} with {f.args}",
+                    scores,
+                    f.missing,
+                )
             if named or aggregate_ask:
-                return Route("record", [PlannedCall("sql_query", {})],
-                             "a question about records that no named query answers")
+                return Route(
+                    "record", [PlannedCall("sql_query", {})], "a question about records that no named query answers"
+                )
         if _DOC_IDENT.search(question) and not named:
             return Route("document", [PlannedCall("vector_search", {"query": question})], "names a document identifier")
         evidence = self.probe(question) if self.probe else float(self.embedder.embed([question])[0] @ self._doc_vec)
         if evidence >= self.doc_threshold:
-            return Route("document", [PlannedCall("vector_search", {"query": question})],
-                         f"documents match (evidence {evidence:.2f})", {"corpus": evidence})
-        return Route("none", [], f"no tool fits and documents do not match (evidence {evidence:.2f})", {"corpus": evidence})
+            return Route(
+                "document",
+                [PlannedCall("vector_search", {"query": question})],
+                f"documents match (evidence {evidence:.2f})",
+                {"corpus": evidence},
+            )
+        return Route(
+            "none", [], f"no tool fits and documents do not match (evidence {evidence:.2f})", {"corpus": evidence}
+        )
 
     def _mentions_records(self, k: QuestionKind) -> bool:
         return any(s in self.catalog.record_nouns for s, _ in k.content)
@@ -265,12 +325,24 @@ class RuleRouter:
         """Stems of the (at most two) content words after the aggregate cue, filled values skipped."""
         if k.aggregate_span is None:
             return []
-        after = [stem(w) for w, sp in words(question) if sp[0] >= k.aggregate_span[1] and not _overlaps(sp, spans)
-                 and w not in self.cues.stopwords]
+        after = [
+            stem(w)
+            for w, sp in words(question)
+            if sp[0] >= k.aggregate_span[1] and not _overlaps(sp, spans) and w not in self.cues.stopwords
+        ]
         return after[:2]
 
-    def select(self, question: str, slots: Slots, k: QuestionKind, fills: list[_Fill], *,
-               named: Sequence[tuple[int, int]] = (), allow_missing_identifier: bool = False, rule: bool = False):
+    def select(
+        self,
+        question: str,
+        slots: Slots,
+        k: QuestionKind,
+        fills: list[_Fill],
+        *,
+        named: Sequence[tuple[int, int]] = (),
+        allow_missing_identifier: bool = False,
+        rule: bool = False,
+    ):
         """The template whose declared output answers the question, with the scores; None if none.
 
         A fill is a candidate when (1) no required identifier is missing (unless the question
@@ -323,8 +395,14 @@ class RuleRouter:
             cover = sum(s in prof.vocabulary for s in words_left) / max(1, len(words_left))
             other_aggregates = len(set(prof.aggregates) - {k.aggregate, "list"}) if k.aggregate else 0
             listing = 0.3 if k.listing and "list" in prof.aggregates else 0.0
-            score = (cover + 0.5 * sims.get(f.tool.name, 0.0) + 0.1 * len(f.spans) - 0.3 * len(f.missing)
-                     - 0.4 * other_aggregates + listing)
+            score = (
+                cover
+                + 0.5 * sims.get(f.tool.name, 0.0)
+                + 0.1 * len(f.spans)
+                - 0.3 * len(f.missing)
+                - 0.4 * other_aggregates
+                + listing
+            )
             scores[f.tool.name] = round(score, 4)
             if best is None or score > best[0] + 1e-12:
                 best = (score, f)
@@ -367,4 +445,3 @@ def index_probe(index, principal=None) -> Callable[[str], float]:
         return 0.0 if answerer.assess(question, principal=principal).reason is not None else 1.0
 
     return probe
-

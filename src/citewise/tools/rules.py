@@ -31,13 +31,30 @@ from dataclasses import dataclass
 from citewise.tools.question import stem, words
 
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
-_WINDOW = re.compile(r"\b(?:for|during|in|within)\s+(?:the\s+)?first\s+(\d+)\s+(day|week|month)s?\s+(?:after|since|of|from)\s+"
-                     r"(?P<event>[^.,:;]+)", re.IGNORECASE)
-_FRACTIONS = {"half": 0.5, "a half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "a quarter": 0.25, "one quarter": 0.25,
-              "two thirds": 2 / 3, "three quarters": 0.75}
-_PERCENT = re.compile(r"\b(\d{1,3})\s?%\s+of\s+(?:its|the|their|your)?\s*(?:normal|usual|standard|regular)?\s*(?:limit|value|cap|threshold)", re.I)
-_RULE_WORDS = re.compile(r"\b(?:above|over|exceed\w*|more than|at most|no more than|up to|maximum|max|limit\w*|caps?|capped|threshold|"
-                         r"not exceed|below|under)\b", re.I)
+_WINDOW = re.compile(
+    r"\b(?:for|during|in|within)\s+(?:the\s+)?first\s+(\d+)\s+(day|week|month)s?\s+(?:after|since|of|from)\s+"
+    r"(?P<event>[^.,:;]+)",
+    re.IGNORECASE,
+)
+_FRACTIONS = {
+    "half": 0.5,
+    "a half": 0.5,
+    "a third": 1 / 3,
+    "one third": 1 / 3,
+    "a quarter": 0.25,
+    "one quarter": 0.25,
+    "two thirds": 2 / 3,
+    "three quarters": 0.75,
+}
+_PERCENT = re.compile(
+    r"\b(\d{1,3})\s?%\s+of\s+(?:its|the|their|your)?\s*(?:normal|usual|standard|regular)?\s*(?:limit|value|cap|threshold)",
+    re.I,
+)
+_RULE_WORDS = re.compile(
+    r"\b(?:above|over|exceed\w*|more than|at most|no more than|up to|maximum|max|limit\w*|caps?|capped|threshold|"
+    r"not exceed|below|under)\b",
+    re.I,
+)
 _GENERIC_FIELD_WORDS = {"date", "on", "at", "day", "time", "id"}
 
 
@@ -155,8 +172,9 @@ def _window_days(n: int, unit: str) -> int:
     return n * {"day": 1, "week": 7, "month": 30}[unit.lower()]
 
 
-def find_exception(text: str, *, key: str | None, keys: tuple[str, ...], unit: str, normal: float,
-                   row: dict, as_of: _dt.date) -> Exception_ | None:
+def find_exception(
+    text: str, *, key: str | None, keys: tuple[str, ...], unit: str, normal: float, row: dict, as_of: _dt.date
+) -> Exception_ | None:
     """The first exception with a time window in ``text`` that gives a value for ``key`` (module
     docstring); ``keys`` are the other keys of the rule's table (a sentence naming only other
     keys does not apply)."""
@@ -169,7 +187,7 @@ def find_exception(text: str, *, key: str | None, keys: tuple[str, ...], unit: s
         value = None
         if key:
             for m in num.finditer(sent):  # "2,500 USD on Starter"
-                after = sent[m.end():m.end() + 40]
+                after = sent[m.end() : m.end() + 40]
                 if re.match(rf"\s*(?:on|for|in)\s+(?:the\s+)?{re.escape(key)}\b", after, re.IGNORECASE):
                     value = _num(m)
                     break
@@ -183,8 +201,14 @@ def find_exception(text: str, *, key: str | None, keys: tuple[str, ...], unit: s
                 value = _num(amounts[0])
             else:
                 low = sent.lower()
-                frac = next((f for word, f in sorted(_FRACTIONS.items(), key=lambda x: -len(x[0]))
-                             if re.search(rf"\b{word}\b\s+(?:its|the|their|your)?\s*(?:normal|usual|standard)?", low)), None)
+                frac = next(
+                    (
+                        f
+                        for word, f in sorted(_FRACTIONS.items(), key=lambda x: -len(x[0]))
+                        if re.search(rf"\b{word}\b\s+(?:its|the|their|your)?\s*(?:normal|usual|standard)?", low)
+                    ),
+                    None,
+                )
                 pct = _PERCENT.search(sent)
                 if pct:
                     frac = int(pct.group(1)) / 100
@@ -202,8 +226,15 @@ def find_exception(text: str, *, key: str | None, keys: tuple[str, ...], unit: s
                 applies = False
         line_start = text.rfind("\n", 0, s) + 1  # cite the whole line (a list item) the sentence is on
         line_end = text.find("\n", e)
-        return Exception_(_window_days(int(w.group(1)), w.group(2)), w.group("event").strip(), field, value,
-                          line_start, len(text) if line_end == -1 else line_end, applies)
+        return Exception_(
+            _window_days(int(w.group(1)), w.group(2)),
+            w.group("event").strip(),
+            field,
+            value,
+            line_start,
+            len(text) if line_end == -1 else line_end,
+            applies,
+        )
     return None
 
 

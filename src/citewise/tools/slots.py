@@ -27,8 +27,10 @@ _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 #: Numbers that are identifiers, not years: "#2017", "invoice 2017", "order no. 2017".
 _NUMBERED = re.compile(r"#\s*\d+|\b(?:invoice|order|contract|ticket|number|no\.?)\s*#?\s*\d+", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\w-])((?:19|20)\d{2})(?![\w-])")
-_AMOUNT = re.compile(r"(?:\$\s?(\d[\d,]*(?:\.\d+)?)\s*([km])?\b)|(?:\b(\d[\d,]*(?:\.\d+)?)\s*([km])?\s?(?:USD|usd|dollars|EUR|eur|€)(?![\w]))",
-                     re.IGNORECASE)
+_AMOUNT = re.compile(
+    r"(?:\$\s?(\d[\d,]*(?:\.\d+)?)\s*([km])?\b)|(?:\b(\d[\d,]*(?:\.\d+)?)\s*([km])?\s?(?:USD|usd|dollars|EUR|eur|€)(?![\w]))",
+    re.IGNORECASE,
+)
 _QUARTER = re.compile(r"\bQ([1-4])\b|\b(first|second|third|fourth)\s+quarter\b", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"“']([^\"”']{2,80})[\"”']")
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
@@ -90,20 +92,31 @@ def extract_slots(question: str, today: _dt.date | None = None, synonyms: dict[s
     s.years = [(int(m.group(1)), m.span()) for m in _YEAR.finditer(blank)]
     for phrase, delta in (("this year", 0), ("last year", 1)):
         s.years += [(today.year - delta, span) for span in phrase_spans(low, phrase)]
-    s.months = [(_MONTHS[m.group(1).lower()], m.span()) for m in _MONTH.finditer(question)
-                if not (m.group(1).lower() == "may" and not _may_is_month(question, m))]
+    s.months = [
+        (_MONTHS[m.group(1).lower()], m.span())
+        for m in _MONTH.finditer(question)
+        if not (m.group(1).lower() == "may" and not _may_is_month(question, m))
+    ]
     for phrase, delta in (("this month", 0), ("last month", 1)):
         for span in phrase_spans(low, phrase):
             month = (today.month - 1 - delta) % 12 + 1
             s.months.append((month, span))
-    s.quarters = [(int(m.group(1)) if m.group(1) else ("first", "second", "third", "fourth").index(m.group(2).lower()) + 1,
-                   m.span()) for m in _QUARTER.finditer(question)]
+    s.quarters = [
+        (
+            int(m.group(1)) if m.group(1) else ("first", "second", "third", "fourth").index(m.group(2).lower()) + 1,
+            m.span(),
+        )
+        for m in _QUARTER.finditer(question)
+    ]
     for m in _AMOUNT.finditer(question):
         number, suffix = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         value = float(number.replace(",", "")) * {"k": 1e3, "m": 1e6}.get((suffix or "").lower(), 1)
         s.amounts.append((value, m.span()))
-    s.quoted = [(m.group(1), m.span(1)) for m in _QUOTED.finditer(question) if not m.group(1)[:1].isspace()
-                and not re.match(r"s\b", m.group(1))]
+    s.quoted = [
+        (m.group(1), m.span(1))
+        for m in _QUOTED.finditer(question)
+        if not m.group(1)[:1].isspace() and not re.match(r"s\b", m.group(1))
+    ]
     taken: list[tuple[int, int]] = []
     for phrase in sorted(synonyms or {}, key=lambda p: (-len(p), p)):
         for span in phrase_spans(low, phrase.lower()):
@@ -118,9 +131,12 @@ def extract_slots(question: str, today: _dt.date | None = None, synonyms: dict[s
 
 
 def _may_is_month(question: str, m: re.Match) -> bool:
-    """"May" is the month when it stands next to a year or day number or after in/of/since."""
-    before, after = question[:m.start()].lower().split()[-1:], question[m.end():].split()[:1]
-    return bool((after and re.fullmatch(r"\d{1,4}[,.]?", after[0])) or (before and before[0] in ("in", "of", "since", "until", "during")))
+    """ "May" is the month when it stands next to a year or day number or after in/of/since."""
+    before, after = question[: m.start()].lower().split()[-1:], question[m.end() :].split()[:1]
+    return bool(
+        (after and re.fullmatch(r"\d{1,4}[,.]?", after[0]))
+        or (before and before[0] in ("in", "of", "since", "until", "during"))
+    )
 
 
 def value_spans(text: str, values, min_len: int = 3) -> list[tuple[str, tuple[int, int]]]:
@@ -145,8 +161,9 @@ def _noun_pattern(noun: str) -> str:
     return re.escape(noun[:3]) + tail + "s?"
 
 
-def fill_arguments(tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = None,
-                   values: dict[str, list[str]] | None = None) -> tuple[dict, bool]:
+def fill_arguments(
+    tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = None, values: dict[str, list[str]] | None = None
+) -> tuple[dict, bool]:
     """Arguments for ``tool`` from ``slots``; returns ``(arguments, feasible)``.
 
     :func:`fill_spans` without the spans.
@@ -155,8 +172,9 @@ def fill_arguments(tool, slots: Slots, *, entities: dict[str, re.Pattern] | None
     return args, feasible
 
 
-def fill_spans(tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = None,
-                values: dict[str, list[str]] | None = None) -> tuple[dict, dict[str, tuple[int, int]], bool]:
+def fill_spans(
+    tool, slots: Slots, *, entities: dict[str, re.Pattern] | None = None, values: dict[str, list[str]] | None = None
+) -> tuple[dict, dict[str, tuple[int, int]], bool]:
     """Arguments for ``tool`` from ``slots``, the question span each came from (by parameter; a
     defaulted argument has none), and whether every required parameter was filled.
 

@@ -67,12 +67,46 @@ if TYPE_CHECKING:
 #: authorizer. Source: SQLite core/date/aggregate function lists (sqlite.org/lang_corefunc.html,
 #: lang_datefunc.html, lang_aggfunc.html), minus anything that reads/writes files, loads code,
 #: allocates large blobs or reveals internals.
-ALLOWED_FUNCTIONS = frozenset({
-    "count", "sum", "total", "avg", "min", "max", "group_concat", "string_agg",
-    "abs", "round", "coalesce", "ifnull", "nullif", "iif", "lower", "upper", "length", "substr",
-    "substring", "trim", "ltrim", "rtrim", "replace", "instr", "like", "glob", "printf", "format",
-    "date", "time", "datetime", "julianday", "strftime", "unixepoch", "typeof", "cast",
-})
+ALLOWED_FUNCTIONS = frozenset(
+    {
+        "count",
+        "sum",
+        "total",
+        "avg",
+        "min",
+        "max",
+        "group_concat",
+        "string_agg",
+        "abs",
+        "round",
+        "coalesce",
+        "ifnull",
+        "nullif",
+        "iif",
+        "lower",
+        "upper",
+        "length",
+        "substr",
+        "substring",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "replace",
+        "instr",
+        "like",
+        "glob",
+        "printf",
+        "format",
+        "date",
+        "time",
+        "datetime",
+        "julianday",
+        "strftime",
+        "unixepoch",
+        "typeof",
+        "cast",
+    }
+)
 
 #: Limits of the engine (module docstring, layer 3). Sources: SQLite's run-time limits
 #: (sqlite.org/c3ref/c_limit_attached.html, Python ``Connection.setlimit``) and hard_heap_limit
@@ -92,9 +126,28 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _FORMAT_SPEC = re.compile(r"%%|%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?")
 
-_FORBIDDEN_NAMES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Command", "Pragma", "Attach",
-                    "Detach", "Transaction", "Commit", "Rollback", "Merge", "Into", "Set", "Use", "LoadData",
-                    "Copy", "Analyze")
+_FORBIDDEN_NAMES = (
+    "Insert",
+    "Update",
+    "Delete",
+    "Drop",
+    "Create",
+    "Alter",
+    "Command",
+    "Pragma",
+    "Attach",
+    "Detach",
+    "Transaction",
+    "Commit",
+    "Rollback",
+    "Merge",
+    "Into",
+    "Set",
+    "Use",
+    "LoadData",
+    "Copy",
+    "Analyze",
+)
 _SET_OP_NAMES = ("Union", "Intersect", "Except", "SetOperation")
 
 
@@ -108,8 +161,12 @@ def _sqlglot():
         from sqlglot import exp
 
         logging.getLogger("sqlglot").setLevel(logging.ERROR)
-        _SQLGLOT = (sqlglot, exp, tuple(getattr(exp, n) for n in _FORBIDDEN_NAMES if hasattr(exp, n)),
-                    tuple(getattr(exp, n) for n in _SET_OP_NAMES if hasattr(exp, n)))
+        _SQLGLOT = (
+            sqlglot,
+            exp,
+            tuple(getattr(exp, n) for n in _FORBIDDEN_NAMES if hasattr(exp, n)),
+            tuple(getattr(exp, n) for n in _SET_OP_NAMES if hasattr(exp, n)),
+        )
     return _SQLGLOT
 
 
@@ -242,8 +299,14 @@ class SqliteDatabase:
         CitewiseError: the file does not exist.
     """
 
-    def __init__(self, path: str | os.PathLike, allowlist: Iterable[str], timeout_s: float = 2.0, max_rows: int = 200,
-                 columns: dict[str, Iterable[str]] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        allowlist: Iterable[str],
+        timeout_s: float = 2.0,
+        max_rows: int = 200,
+        columns: dict[str, Iterable[str]] | None = None,
+    ):
         self.path = Path(path)
         if not self.path.is_file():
             raise CitewiseError(f"{self.path}: no such database file")
@@ -275,10 +338,13 @@ class SqliteDatabase:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.execute("PRAGMA query_only = ON")
         conn.execute(f"PRAGMA hard_heap_limit = {HARD_HEAP_LIMIT_BYTES}")  # lowers only; process-wide
-        for limit, value in ((sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES), (sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES),
-                             (sqlite3.SQLITE_LIMIT_EXPR_DEPTH, MAX_EXPR_DEPTH),
-                             (sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES),
-                             (sqlite3.SQLITE_LIMIT_ATTACHED, 0)):
+        for limit, value in (
+            (sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES),
+            (sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES),
+            (sqlite3.SQLITE_LIMIT_EXPR_DEPTH, MAX_EXPR_DEPTH),
+            (sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES),
+            (sqlite3.SQLITE_LIMIT_ATTACHED, 0),
+        ):
             conn.setlimit(limit, value)
         conn.set_authorizer(self._authorize)
         return conn
@@ -348,8 +414,12 @@ class SqliteDatabase:
             conn.close()
         truncated = len(rows) > self.max_rows
         rows = rows[: self.max_rows]
-        return {"columns": cols, "rows": [dict(zip(cols, map(_json_value, r))) for r in rows],
-                "row_count": len(rows), "truncated": truncated}
+        return {
+            "columns": cols,
+            "rows": [dict(zip(cols, map(_json_value, r))) for r in rows],
+            "row_count": len(rows),
+            "truncated": truncated,
+        }
 
 
 def _json_value(v: Any) -> Any:
@@ -381,7 +451,7 @@ class SqlQueryTool:
             "type": "object",
             "properties": {
                 "sql": {"type": "string", "maxLength": 4000, "description": "One SELECT statement."},
-                "params": {"type": "object", "description": "Named parameters, e.g. {\"id\": 2041} for :id."},
+                "params": {"type": "object", "description": 'Named parameters, e.g. {"id": 2041} for :id.'},
             },
             "required": ["sql"],
         }

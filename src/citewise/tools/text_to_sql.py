@@ -46,7 +46,7 @@ def extract_sql(text: str | None) -> str | None:
         s = _START.search(text)
         if not s:
             return None
-        sql = text[s.start():].strip()
+        sql = text[s.start() :].strip()
     sql = sql.split(";")[0].strip() if ";" in sql else sql
     return sql or None
 
@@ -107,8 +107,10 @@ class SqlWriter:
         from citewise.models.chat import ChatError
 
         today = today or _dt.datetime.now(_dt.timezone.utc).date()
-        messages = [{"role": "system", "content": SQL_SYSTEM_PROMPT.format(schema=self.schema, today=today.isoformat())},
-                    {"role": "user", "content": question}]
+        messages = [
+            {"role": "system", "content": SQL_SYSTEM_PROMPT.format(schema=self.schema, today=today.isoformat())},
+            {"role": "user", "content": question},
+        ]
         sql, obs, errors = None, {"error": "no SQL written", "tool": "sql_query"}, []
         for attempt in (1, 2):
             try:
@@ -124,6 +126,8 @@ class SqlWriter:
                 if not is_error(obs):
                     return SqlResult(sql, obs, attempt, errors)
             errors.append(obs["error"])
-            messages += [{"role": "assistant", "content": reply or ""},
-                         {"role": "user", "content": f"That failed: {obs['error']}. Write one corrected SELECT."}]
+            messages += [
+                {"role": "assistant", "content": reply or ""},
+                {"role": "user", "content": f"That failed: {obs['error']}. Write one corrected SELECT."},
+            ]
         return SqlResult(sql, obs, 2, errors)

@@ -105,7 +105,9 @@ class TsaReport:
         return {
             "cases": len(results),
             "tsa": round(sum(r.selection_ok for r in results) / len(results), 4) if results else 0.0,
-            "route_accuracy": round(sum(r.kind == r.predicted_kind for r in results) / len(results), 4) if results else 0.0,
+            "route_accuracy": round(sum(r.kind == r.predicted_kind for r in results) / len(results), 4)
+            if results
+            else 0.0,
             "arg_cases": len(with_args),
             "arg_accuracy": round(sum(bool(r.args_ok) for r in with_args) / len(with_args), 4) if with_args else None,
             "wrong_source": sum(r.wrong_source for r in results),
@@ -117,11 +119,19 @@ class TsaReport:
 
     @property
     def per_kind(self) -> dict:
-        return {k: self._means([r for r in self.cases if r.kind == k]) for k in KINDS if any(r.kind == k for r in self.cases)}
+        return {
+            k: self._means([r for r in self.cases if r.kind == k])
+            for k in KINDS
+            if any(r.kind == k for r in self.cases)
+        }
 
     def as_dict(self) -> dict:
-        return {"router": self.router, "overall": self.overall, "per_kind": self.per_kind,
-                "errors": [r.__dict__ for r in self.cases if not r.selection_ok or r.args_ok is False]}
+        return {
+            "router": self.router,
+            "overall": self.overall,
+            "per_kind": self.per_kind,
+            "errors": [r.__dict__ for r in self.cases if not r.selection_ok or r.args_ok is False],
+        }
 
 
 def _clean(args: dict) -> dict:
@@ -138,8 +148,18 @@ def score_case(case: RoutingCase, route: Route) -> CaseResult:
     if case.kind in ("record", "both", "live"):
         allowed = {case.expected_tool} | ({"sql_query"} if case.kind != "live" else set())
         wrong = route.kind == "document" or (route.tool is not None and route.tool not in allowed)
-    return CaseResult(case.id, case.kind, route.kind, case.expected_tool, route.tool, case.expected_args,
-                      route.arguments, selection_ok, args_ok, wrong)
+    return CaseResult(
+        case.id,
+        case.kind,
+        route.kind,
+        case.expected_tool,
+        route.tool,
+        case.expected_args,
+        route.arguments,
+        selection_ok,
+        args_ok,
+        wrong,
+    )
 
 
 def evaluate_router(router, cases: list[RoutingCase]) -> TsaReport:

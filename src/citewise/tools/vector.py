@@ -52,7 +52,18 @@ class VectorSearchTool:
             chunks = self.store.get_chunks([h.chunk_id for h in hits])
         except Exception as e:  # a failing store is an observation, not a crash
             return error(self.name, f"{type(e).__name__}: {e}", retryable=True)
-        return {"tool": self.name, "query": args["query"], "hits": [
-            {"doc_id": h.doc_id, "chunk_id": h.chunk_id, "title": h.title, "score": round(float(h.score), 6),
-             "rank": h.rank, "text": (chunks[h.chunk_id].text[: self.max_chars] if h.chunk_id in chunks else "")}
-            for h in hits]}
+        return {
+            "tool": self.name,
+            "query": args["query"],
+            "hits": [
+                {
+                    "doc_id": h.doc_id,
+                    "chunk_id": h.chunk_id,
+                    "title": h.title,
+                    "score": round(float(h.score), 6),
+                    "rank": h.rank,
+                    "text": (chunks[h.chunk_id].text[: self.max_chars] if h.chunk_id in chunks else ""),
+                }
+                for h in hits
+            ],
+        }

@@ -62,8 +62,10 @@ class WebSearchTool:
             return error(self.name, f"{self.url}: HTTP {resp.status_code}", retryable=resp.status_code >= 500)
         try:
             results = resp.json()["results"]
-            items = [{"title": str(r.get("title", "")), "url": str(r.get("url", "")), "snippet": str(r.get("snippet", ""))}
-                     for r in results[: int(args.get("k") or 5)]]
+            items = [
+                {"title": str(r.get("title", "")), "url": str(r.get("url", "")), "snippet": str(r.get("snippet", ""))}
+                for r in results[: int(args.get("k") or 5)]
+            ]
         except (ValueError, KeyError, TypeError, AttributeError):
-            return error(self.name, f"{self.url}: response is not {{\"results\": [...]}}")
+            return error(self.name, f'{self.url}: response is not {{"results": [...]}}')
         return {"tool": self.name, "query": args["query"], "untrusted": True, "results": items}

@@ -79,8 +79,15 @@ def _norm(text: str) -> str:
 def order(cands: Sequence[Candidate], scores: np.ndarray) -> list[int]:
     """Indices of ``cands`` best first: instruction-like units after all others, then by score,
     context order and position (deterministic)."""
-    return sorted(range(len(cands)), key=lambda i: (cands[i].features[_F["instruction"]] > 0, -float(scores[i]),
-                                                   cands[i].chunk_index, cands[i].unit.start))
+    return sorted(
+        range(len(cands)),
+        key=lambda i: (
+            cands[i].features[_F["instruction"]] > 0,
+            -float(scores[i]),
+            cands[i].chunk_index,
+            cands[i].unit.start,
+        ),
+    )
 
 
 def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
@@ -89,8 +96,14 @@ def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str
     n = step_number(text, first.unit.start)
     if n is None or first.unit.kind != "item":
         return [first]
-    same = sorted((c for c in cands if c.chunk_index == first.chunk_index and c.unit.headings == first.unit.headings
-                   and c.unit.kind == "item"), key=lambda c: c.unit.start)
+    same = sorted(
+        (
+            c
+            for c in cands
+            if c.chunk_index == first.chunk_index and c.unit.headings == first.unit.headings and c.unit.kind == "item"
+        ),
+        key=lambda c: c.unit.start,
+    )
     nums = {id(c): step_number(text, c.unit.start) for c in same}
     at = next(i for i, c in enumerate(same) if c is first)
     lo = at
@@ -99,19 +112,26 @@ def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str
     hi = at
     while hi + 1 < len(same) and nums[id(same[hi + 1])] == nums[id(same[hi])] + 1:
         hi += 1
-    run = same[lo:hi + 1]
-    return run[:MAX_STEPS] if len(run) <= MAX_STEPS else run[at - lo:at - lo + MAX_STEPS]
+    run = same[lo : hi + 1]
+    return run[:MAX_STEPS] if len(run) <= MAX_STEPS else run[at - lo : at - lo + MAX_STEPS]
 
 
 def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
     """The prose unit right before a code block under the same headings (its lead sentence)."""
-    before = [c for c in cands if c.chunk_index == block.chunk_index and c.unit.kind != "code"
-              and c.unit.end <= block.unit.start and c.unit.headings == block.unit.headings]
+    before = [
+        c
+        for c in cands
+        if c.chunk_index == block.chunk_index
+        and c.unit.kind != "code"
+        and c.unit.end <= block.unit.start
+        and c.unit.headings == block.unit.headings
+    ]
     return max(before, key=lambda c: c.unit.start) if before else None
 
 
-def compose(qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray, texts: Sequence[str],
-            max_units: int = 4) -> list[Candidate]:
+def compose(
+    qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray, texts: Sequence[str], max_units: int = 4
+) -> list[Candidate]:
     """The units to quote, in answer order (see module docstring); [] when nothing may be
     quoted. ``texts``: the context's chunk texts by chunk index."""
     if not cands:
@@ -174,8 +194,17 @@ def _entry_body(entry: Candidate, cands: Sequence[Candidate]) -> list[Candidate]
     if not entry.unit.lead:
         return []
     heads = entry.unit.headings + (entry.unit.lead,)
-    return sorted((c for c in cands if c.chunk_index == entry.chunk_index and c.unit.headings == heads
-                   and c.unit.kind != "code" and c.unit.start >= entry.unit.end), key=lambda c: c.unit.start)
+    return sorted(
+        (
+            c
+            for c in cands
+            if c.chunk_index == entry.chunk_index
+            and c.unit.headings == heads
+            and c.unit.kind != "code"
+            and c.unit.start >= entry.unit.end
+        ),
+        key=lambda c: c.unit.start,
+    )
 
 
 def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
@@ -185,9 +214,14 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
         return None
     heads = first.unit.headings
     for c in cands:
-        if (c.chunk_index == first.chunk_index and c.unit.kind in ("definition", "item") and c.unit.lead
-                and c.unit.headings + (c.unit.lead,) == heads and c.unit.end <= first.unit.start
-                and c.features[_F["instruction"]] == 0):
+        if (
+            c.chunk_index == first.chunk_index
+            and c.unit.kind in ("definition", "item")
+            and c.unit.lead
+            and c.unit.headings + (c.unit.lead,) == heads
+            and c.unit.end <= first.unit.start
+            and c.features[_F["instruction"]] == 0
+        ):
             return c
     return None
 
@@ -195,12 +229,18 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
 def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
     """The prose unit right before ``first`` in its chunk, under the same headings and in the same
     paragraph (no blank line between), when it is not instruction-like; else None."""
-    before = [c for c in cands if c.chunk_index == first.chunk_index and c.unit.kind != "code"
-              and c.unit.end <= first.unit.start and c.unit.headings == first.unit.headings]
+    before = [
+        c
+        for c in cands
+        if c.chunk_index == first.chunk_index
+        and c.unit.kind != "code"
+        and c.unit.end <= first.unit.start
+        and c.unit.headings == first.unit.headings
+    ]
     if not before:
         return None
     prev = max(before, key=lambda c: c.unit.start)
-    gap = texts[first.chunk_index][prev.unit.end:first.unit.start]
+    gap = texts[first.chunk_index][prev.unit.end : first.unit.start]
     return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
 
 

@@ -61,15 +61,44 @@ from citewise.text.names import heading_pattern
 from citewise.text.rarity import name_words
 from citewise.text.trust import instruction_like
 
-FEATURES = ("cos", "cos_gap", "lex", "lex_context", "lex_gap", "subject", "lead", "identifier",
-            "entry", "entry_first", "other_identifier", "kind_sentence", "kind_item", "kind_row", "kind_code", "kind_definition",
-            "section_first", "section_position", "chunk_rr", "chunk_score", "type_match", "novel", "log_words",
-            "back_reference", "faq_reply", "reply_matches", "instruction", "code_wanted", "step_howto",
-            "yes_no_reply")
+FEATURES = (
+    "cos",
+    "cos_gap",
+    "lex",
+    "lex_context",
+    "lex_gap",
+    "subject",
+    "lead",
+    "identifier",
+    "entry",
+    "entry_first",
+    "other_identifier",
+    "kind_sentence",
+    "kind_item",
+    "kind_row",
+    "kind_code",
+    "kind_definition",
+    "section_first",
+    "section_position",
+    "chunk_rr",
+    "chunk_score",
+    "type_match",
+    "novel",
+    "log_words",
+    "back_reference",
+    "faq_reply",
+    "reply_matches",
+    "instruction",
+    "code_wanted",
+    "step_howto",
+    "yes_no_reply",
+)
 _KINDS = ("sentence", "item", "row", "code", "definition")
 _NUMBER = re.compile(r"\d")
-_DATE = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b(?:January|February|March|April|May|June|July|August|"
-                   r"September|October|November|December)\b")
+_DATE = re.compile(
+    r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b"
+)
 _CAPITALISED = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
 _REPLY = re.compile(r"^(?:yes|no)\b[.,!]?", re.I)
 
@@ -136,8 +165,13 @@ def _type_match(qa: QuestionAnalysis, u: Unit, text: str, step: bool) -> float:
     return 0.0
 
 
-def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
-               got: Sequence[tuple[list[Unit], np.ndarray]], idf: Callable[[str], float] | None = None) -> list[Candidate]:
+def candidates(
+    qa: QuestionAnalysis,
+    qvec: np.ndarray,
+    chunks: Sequence,
+    got: Sequence[tuple[list[Unit], np.ndarray]],
+    idf: Callable[[str], float] | None = None,
+) -> list[Candidate]:
     """The quotable units of ``chunks`` (context chunks: ``title``, ``heading_path``, ``text``,
     ``score``) with their feature rows. ``got``: ``(units, vectors)`` per chunk
     (:meth:`~citewise.answer.unit_cache.UnitCache.get`). Only the question is embedded: the
@@ -167,30 +201,46 @@ def candidates(qa: QuestionAnalysis, qvec: np.ndarray, chunks: Sequence,
             own = set(analyze(u.text))
             heads = set(analyze(" ".join(u.headings))) | context_terms
             lead_terms = set(analyze(u.lead)) if u.lead else set()
-            named = {i.lower() for i in find_identifiers(u.text)} | {n.lower() for n in qa.identifiers if n.lower() in u.text.lower()}
+            named = {i.lower() for i in find_identifiers(u.text)} | {
+                n.lower() for n in qa.identifiers if n.lower() in u.text.lower()
+            }
             words = re.findall(r"\w+", u.text.lower())
             step = u.kind == "item" and step_number(chunk.text, u.start) is not None
             peers = by_heads[u.headings]
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
-            entry = float(any(rx.fullmatch(u.lead.strip("`*_ ")) or rx.fullmatch(u.heading.strip("`*_ ").rstrip(":"))
-                              or rx.match(u.heading.strip("`*_ ")) for rx in name_rx)) if name_rx else 0.0
+            entry = (
+                float(
+                    any(
+                        rx.fullmatch(u.lead.strip("`*_ "))
+                        or rx.fullmatch(u.heading.strip("`*_ ").rstrip(":"))
+                        or rx.match(u.heading.strip("`*_ "))
+                        for rx in name_rx
+                    )
+                )
+                if name_rx
+                else 0.0
+            )
             reply_share = _heading_asked(u.heading, weights, idf) if reply else 0.0
             f = {
                 "cos": float(sims[ui]),
-                "lex": _share(own, weights), "lex_context": _share(heads, weights),
+                "lex": _share(own, weights),
+                "lex_context": _share(heads, weights),
                 "subject": len(own & subj) / len(subj) if subj else 0.0,
                 "lead": float(bool(lead_terms) and lead_terms <= set(weights)),
                 "identifier": len((named | title_ids) & q_ids) / len(q_ids) if q_ids else 0.0,
                 "other_identifier": float(bool(named) and not named & q_ids and bool(q_ids)),
-                "entry": entry, "entry_first": entry * float(peers[0] == ui),
-                "section_first": float(peers[0] == ui), "section_position": peers.index(ui) / max(len(peers) - 1, 1),
+                "entry": entry,
+                "entry_first": entry * float(peers[0] == ui),
+                "section_first": float(peers[0] == ui),
+                "section_position": peers.index(ui) / max(len(peers) - 1, 1),
                 "chunk_rr": 1.0 / (ci + 1),
                 "chunk_score": (float(getattr(chunk, "score", 0.0) or 0.0) / best_score) if best_score > 0 else 0.0,
                 "type_match": _type_match(qa, u, chunk.text, step),
                 "novel": sum(w not in q_words for w in words) / len(words) if words else 0.0,
                 "log_words": math.log1p(len(words)),
                 "back_reference": float(bool(words) and words[0] in lex_words.back_references),
-                "faq_reply": float(reply), "reply_matches": reply_share,
+                "faq_reply": float(reply),
+                "reply_matches": reply_share,
                 "instruction": float(instruction_like(u.text)),
                 "code_wanted": float(u.kind == "code" and qa.wants_code),
                 "step_howto": float(step and qa.kind == "how_to"),

@@ -27,11 +27,13 @@ import yaml
 @lru_cache(maxsize=1)
 def _data() -> dict:
     raw = yaml.safe_load(resources.files("citewise.answer").joinpath("data/format.yaml").read_text(encoding="utf-8"))
-    return {"furniture": tuple(re.compile(p, re.I) for p in raw["furniture"]),
-            "step": re.compile(raw["step_marker"]),
-            "synopsis": re.compile(raw["synopsis"]),
-            "value": tuple(re.compile(p, re.I) for p in raw["states_value"]),
-            "values": {k: re.compile(p, re.I) for k, p in raw["values"].items()}}
+    return {
+        "furniture": tuple(re.compile(p, re.I) for p in raw["furniture"]),
+        "step": re.compile(raw["step_marker"]),
+        "synopsis": re.compile(raw["synopsis"]),
+        "value": tuple(re.compile(p, re.I) for p in raw["states_value"]),
+        "values": {k: re.compile(p, re.I) for k, p in raw["values"].items()},
+    }
 
 
 def is_furniture(text: str) -> bool:

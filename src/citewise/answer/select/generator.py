@@ -46,15 +46,22 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, units: UnitCache, model: SelectorModel | None = None, max_sentences: int = 4,
-                 idf: Callable[[str], float] | None = None, **_ignored):
+    def __init__(
+        self,
+        units: UnitCache,
+        model: SelectorModel | None = None,
+        max_sentences: int = 4,
+        idf: Callable[[str], float] | None = None,
+        **_ignored,
+    ):
         self.units = units
         self.model = model or packaged_model()
         self.max_sentences = max_sentences
         self.idf = idf
 
-    def rank(self, question: str, context: Context, qvec: np.ndarray | None = None,
-             idf: Callable[[str], float] | None = None) -> tuple[QuestionAnalysis, list[Candidate], np.ndarray]:
+    def rank(
+        self, question: str, context: Context, qvec: np.ndarray | None = None, idf: Callable[[str], float] | None = None
+    ) -> tuple[QuestionAnalysis, list[Candidate], np.ndarray]:
         """The question's analysis, the context's quotable candidates and their model scores."""
         qa = analyze_question(question)
         if qvec is None:
@@ -86,8 +93,10 @@ class ExtractiveGenerator:
         # the short span comes from the best-scoring quoted prose unit (an antecedent placed
         # before it only introduces it)
         score_of = {(c.chunk_index, c.unit.start): float(v) for c, v in zip(cands, scores)}
-        prose = sorted((c for c in chosen if c.unit.kind != "code"),
-                       key=lambda c: -score_of.get((c.chunk_index, c.unit.start), float("-inf")))
+        prose = sorted(
+            (c for c in chosen if c.unit.kind != "code"),
+            key=lambda c: -score_of.get((c.chunk_index, c.unit.start), float("-inf")),
+        )
         short = best_span(qa, prose[0].unit.text) if prose else ""
         return Draft(join_sentences(sentences), self.name, spans=spans, short=short)
 

@@ -55,9 +55,13 @@ class SelectorModel:
         return ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.weights
 
     def to_dict(self) -> dict:
-        return {"features": list(self.features), "mean": [round(float(v), 6) for v in self.mean],
-                "scale": [round(float(v), 6) for v in self.scale],
-                "weights": [round(float(v), 6) for v in self.weights], "info": self.info}
+        return {
+            "features": list(self.features),
+            "mean": [round(float(v), 6) for v in self.mean],
+            "scale": [round(float(v), 6) for v in self.scale],
+            "weights": [round(float(v), 6) for v in self.weights],
+            "info": self.info,
+        }
 
     def save(self, path: str | Path) -> None:
         """Write the model as JSON."""
@@ -74,10 +78,17 @@ class SelectorModel:
         try:
             feats = tuple(data["features"])
             if feats != tuple(features):
-                raise CitewiseError(f"{source}: model features {list(feats)} are not this version's "
-                                    f"{list(features)}; retrain it with 'citewise train-answerer'")
-            return cls(feats, np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
-                       np.array(data["weights"], dtype=np.float64), dict(data.get("info") or {}))
+                raise CitewiseError(
+                    f"{source}: model features {list(feats)} are not this version's "
+                    f"{list(features)}; retrain it with 'citewise train-answerer'"
+                )
+            return cls(
+                feats,
+                np.array(data["mean"], dtype=np.float64),
+                np.array(data["scale"], dtype=np.float64),
+                np.array(data["weights"], dtype=np.float64),
+                dict(data.get("info") or {}),
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise CitewiseError(f"{source}: not a selector model ({type(e).__name__}: {e})") from None
 
@@ -98,8 +109,13 @@ def packaged_model() -> SelectorModel:
     return SelectorModel.from_dict(json.loads(text), f"citewise/answer/{PACKAGED}")
 
 
-def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3, steps: int = 400,
-        lr: float = 0.05, features: Sequence[str] = FEATURES) -> SelectorModel:
+def fit(
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    l2: float = 1e-3,
+    steps: int = 400,
+    lr: float = 0.05,
+    features: Sequence[str] = FEATURES,
+) -> SelectorModel:
     """Fit the listwise model on ``groups``: per question, ``(x, y)`` with ``x`` shape (n, F)
     and ``y`` shape (n,) of 0/1 (1: the unit answers). Groups without both a 1 and a 0 are
     skipped.
@@ -107,8 +123,11 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3, steps
     Raises:
         CitewiseError: no usable group.
     """
-    use = [(np.asarray(x, np.float64), np.asarray(y, np.float64)) for x, y in groups
-           if len(y) > 1 and 0 < float(np.sum(y)) < len(y)]
+    use = [
+        (np.asarray(x, np.float64), np.asarray(y, np.float64))
+        for x, y in groups
+        if len(y) > 1 and 0 < float(np.sum(y)) < len(y)
+    ]
     if not use:
         raise CitewiseError("no training question has both an answering and a non-answering unit")
     allx = np.vstack([x for x, _ in use])
@@ -131,7 +150,7 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3, steps
             grad += (z.T @ (p - q)) / len(zs)
         m = b1 * m + (1 - b1) * grad
         v = b2 * v + (1 - b2) * grad * grad
-        w -= lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + 1e-8)
+        w -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + 1e-8)
     return SelectorModel(tuple(features), mean, scale, w)
 
 

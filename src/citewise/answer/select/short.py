@@ -28,10 +28,15 @@ from citewise.answer.question import QuestionAnalysis
 #: Most words of a short answer of no particular type.
 MAX_WORDS = 12
 _MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-_DATE = re.compile(rf"\b(?:{_MONTHS}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTHS}\s+\d{{3,4}}|{_MONTHS}\s+\d{{3,4}}|\d{{3,4}}s?)\b")
+_DATE = re.compile(
+    rf"\b(?:{_MONTHS}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTHS}\s+\d{{3,4}}|{_MONTHS}\s+\d{{3,4}}|\d{{3,4}}s?)\b"
+)
 _NUMBER_WORDS = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion)"
-_QUANTITY = re.compile(rf"(?:[$€£]\s?)?(?:\d[\d,.]*|\b{_NUMBER_WORDS}\b)(?:\s?(?:%|percent|per cent))?"
-                       r"(?:\s+(?:million|billion|thousand|hundred))?(?:\s+[a-z]+)?", re.I)
+_QUANTITY = re.compile(
+    rf"(?:[$€£]\s?)?(?:\d[\d,.]*|\b{_NUMBER_WORDS}\b)(?:\s?(?:%|percent|per cent))?"
+    r"(?:\s+(?:million|billion|thousand|hundred))?(?:\s+[a-z]+)?",
+    re.I,
+)
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|von|van|the|and|du|la)?\s*[A-Z][\w'’.-]*)*")
 
 

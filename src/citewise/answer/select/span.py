@@ -36,8 +36,25 @@ from citewise.answer.select.short import short_answer
 
 #: Longest candidate span, in tokens.
 MAX_SPAN = 8
-SPAN_FEATURES = ("len", "len2", "in_question", "capitalised", "digit", "year", "near", "before_q", "after_q",
-                 "position", "paren", "comma_in", "t_number", "t_date", "t_name", "t_other_cap", "t_other_len")
+SPAN_FEATURES = (
+    "len",
+    "len2",
+    "in_question",
+    "capitalised",
+    "digit",
+    "year",
+    "near",
+    "before_q",
+    "after_q",
+    "position",
+    "paren",
+    "comma_in",
+    "t_number",
+    "t_date",
+    "t_name",
+    "t_other_cap",
+    "t_other_len",
+)
 _TOKEN = re.compile(r"\w[\w'’.-]*\w|\w|[^\w\s]")
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 PACKAGED = "data/span.json"
@@ -81,12 +98,25 @@ def spans(qa: QuestionAnalysis, toks: list[str]) -> tuple[list[tuple[int, int]],
             digit = float(any(ch.isdigit() for t in ws for ch in t))
             year = float(any(re.fullmatch(r"1\d{3}|20\d{2}", t) or t.lower() in _MONTHS for t in ws))
             d = min((min(abs(p - i), abs(p - (j - 1))) for p in qpos), default=n)
-            f = [len(ws), len(ws) ** 2 / MAX_SPAN, inq, cap, digit, year, 1.0 / (1 + d),
-                 float(i > 0 and low[i - 1] in content_q), float(j < n and low[j] in content_q),
-                 i / max(n, 1), float(paren[i]), float("," in seg),
-                 digit * (e == "number"), year * (e == "date"), cap * (e in ("person", "place")),
-                 cap * (e not in ("number", "date", "person", "place")),
-                 len(ws) * (e not in ("number", "date", "person", "place")) / MAX_SPAN]
+            f = [
+                len(ws),
+                len(ws) ** 2 / MAX_SPAN,
+                inq,
+                cap,
+                digit,
+                year,
+                1.0 / (1 + d),
+                float(i > 0 and low[i - 1] in content_q),
+                float(j < n and low[j] in content_q),
+                i / max(n, 1),
+                float(paren[i]),
+                float("," in seg),
+                digit * (e == "number"),
+                year * (e == "date"),
+                cap * (e in ("person", "place")),
+                cap * (e not in ("number", "date", "person", "place")),
+                len(ws) * (e not in ("number", "date", "person", "place")) / MAX_SPAN,
+            ]
             out.append((i, j))
             rows.append(f)
     return out, np.array(rows, dtype=np.float32).reshape(len(rows), len(SPAN_FEATURES))
@@ -100,8 +130,9 @@ def packaged_span_model() -> SelectorModel | None:
     f = resources.files("citewise.answer").joinpath(PACKAGED)
     if not f.is_file():
         return None
-    return SelectorModel.from_dict(json.loads(f.read_text(encoding="utf-8")), f"citewise/answer/{PACKAGED}",
-                                   SPAN_FEATURES)
+    return SelectorModel.from_dict(
+        json.loads(f.read_text(encoding="utf-8")), f"citewise/answer/{PACKAGED}", SPAN_FEATURES
+    )
 
 
 def best_span(qa: QuestionAnalysis, sentence: str, model: SelectorModel | None = None) -> str:

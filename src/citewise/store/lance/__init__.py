@@ -63,11 +63,37 @@ A second table, ``ingest_runs``, is the ingest log (one row per completed run) u
 from __future__ import annotations
 
 from citewise.store.lance.schema import (  # noqa: F401
-    _ann_config, _document_entries, _FTS_OPTIONS, _ivf_partitions, _META_COLS, _meta_fields, _q,
-    _RUN_SCHEMA, _scalar_config, _schema, _unit_fields, ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS, ANN_NPROBES,
-    ann_nprobes_for, ANN_PROBE_SHARE, ANN_RETRAIN_GROWTH, BM25_FOLDER, EXACT_MAX_CELLS, exact_max_rows,
-    filter_sql, import_lancedb, INCREMENTAL_MAX_DOCS, page_range, PROBE_MARGIN_NS, RUNS_TABLE,
-    SCALAR_INDEXES, TABLE, TIE_MARGIN, write_json)
+    _ann_config,
+    _document_entries,
+    _FTS_OPTIONS,
+    _ivf_partitions,
+    _META_COLS,
+    _meta_fields,
+    _q,
+    _RUN_SCHEMA,
+    _scalar_config,
+    _schema,
+    _unit_fields,
+    ANN_EXACT_BELOW_VISIBLE,
+    ANN_MIN_ROWS,
+    ANN_NPROBES,
+    ann_nprobes_for,
+    ANN_PROBE_SHARE,
+    ANN_RETRAIN_GROWTH,
+    BM25_FOLDER,
+    EXACT_MAX_CELLS,
+    exact_max_rows,
+    filter_sql,
+    import_lancedb,
+    INCREMENTAL_MAX_DOCS,
+    page_range,
+    PROBE_MARGIN_NS,
+    RUNS_TABLE,
+    SCALAR_INDEXES,
+    TABLE,
+    TIE_MARGIN,
+    write_json,
+)
 from citewise.store.lance.writes import CLEANUP_AFTER  # noqa: F401
 from citewise.store.lance.reads import DOC_FILTER_MAX  # noqa: F401
 from citewise.store.lance.search import ANN_CAP_MIN_VISIBLE_SHARE  # noqa: F401

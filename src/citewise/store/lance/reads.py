@@ -89,8 +89,10 @@ class _ReadMixin:
             CitewiseError: metadata conditions on a table written before metadata was stored.
         """
         if filters is not None and filters.metadata and "meta_terms" not in self.column_names():
-            raise CitewiseError(f"{self.path}: this index was built before document metadata was stored; "
-                                "ingest the documents again to filter on metadata")
+            raise CitewiseError(
+                f"{self.path}: this index was built before document metadata was stored; "
+                "ingest the documents again to filter on metadata"
+            )
         return filter_sql(filters)
 
     def titled_with(self, identifier: str, filters: Filters | None = None) -> list[ScoredChunk]:
@@ -104,7 +106,9 @@ class _ReadMixin:
         extra = self._where(filters)
         if extra:
             where = f"{where} AND {extra}"
-        rows = self._query(lambda q: q.where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000)).to_pylist()
+        rows = self._query(
+            lambda q: q.where(where).select(["chunk_id", "doc_id", "title", "prev_id"]).limit(1000)
+        ).to_pylist()
         rows.sort(key=lambda r: (r["doc_id"], r["prev_id"] is not None, r["chunk_id"]))
         return [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], 1.0) for r in rows]
 
@@ -125,12 +129,24 @@ class _ReadMixin:
         out = {}
         for r in rows:
             out[r["chunk_id"]] = StoredChunk(
-                chunk_id=r["chunk_id"], doc_id=r["doc_id"], title=r["title"], source=r["source"],
-                version=r["version"], updated=r["updated"], groups=tuple(r["groups"] or ()),
-                heading_path=tuple(r["heading_path"] or ()), text=r["text"], start=r["start"],
-                end=r["end"], token_count=r["token_count"], prev_id=r["prev_id"],
-                next_id=r["next_id"], parent_id=r["parent_id"], effective=r["effective"],
-                page_start=r["page_start"] or 0, page_end=r["page_end"] or 0,
+                chunk_id=r["chunk_id"],
+                doc_id=r["doc_id"],
+                title=r["title"],
+                source=r["source"],
+                version=r["version"],
+                updated=r["updated"],
+                groups=tuple(r["groups"] or ()),
+                heading_path=tuple(r["heading_path"] or ()),
+                text=r["text"],
+                start=r["start"],
+                end=r["end"],
+                token_count=r["token_count"],
+                prev_id=r["prev_id"],
+                next_id=r["next_id"],
+                parent_id=r["parent_id"],
+                effective=r["effective"],
+                page_start=r["page_start"] or 0,
+                page_end=r["page_end"] or 0,
                 metadata=json.loads(r["metadata"]) if r.get("metadata") else {},
             )
         return out
@@ -140,7 +156,9 @@ class _ReadMixin:
         if not chunk_ids or self._reader() is None:
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        tbl = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(["chunk_id", "vector"]).limit(len(chunk_ids) + 1))
+        tbl = self._query(
+            lambda q: q.where(f"chunk_id IN ({ids})").select(["chunk_id", "vector"]).limit(len(chunk_ids) + 1)
+        )
         vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
         return dict(zip(tbl.column("chunk_id").to_pylist(), vecs.astype(np.float32)))
 
@@ -149,9 +167,13 @@ class _ReadMixin:
         if not chunk_ids or "unit_vectors" not in self.column_names():
             return {}
         ids = ", ".join(_q(c) for c in set(chunk_ids))
-        tbl = self._query(lambda q: q.where(f"chunk_id IN ({ids}) AND units_version <> ''")
-                          .select(["chunk_id", "units_version", "units_key", "unit_spans", "unit_vectors"])
-                          .limit(len(chunk_ids) + 1))
+        tbl = self._query(
+            lambda q: (
+                q.where(f"chunk_id IN ({ids}) AND units_version <> ''")
+                .select(["chunk_id", "units_version", "units_key", "unit_spans", "unit_vectors"])
+                .limit(len(chunk_ids) + 1)
+            )
+        )
         if tbl.num_rows == 0:
             return {}
         col = tbl.column("unit_vectors").combine_chunks()
@@ -159,13 +181,21 @@ class _ReadMixin:
         # flatten() honours a slice offset (values would not), so offsets are rebased to 0
         flat = col.flatten().flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, self.dim)
         out = {}
-        for i, (cid, ver, key, spans) in enumerate(zip(tbl.column("chunk_id").to_pylist(),
-                                                        tbl.column("units_version").to_pylist(),
-                                                        tbl.column("units_key").to_pylist(),
-                                                        tbl.column("unit_spans").to_pylist())):
+        for i, (cid, ver, key, spans) in enumerate(
+            zip(
+                tbl.column("chunk_id").to_pylist(),
+                tbl.column("units_version").to_pylist(),
+                tbl.column("units_key").to_pylist(),
+                tbl.column("unit_spans").to_pylist(),
+            )
+        ):
             spans = spans or []
-            out[cid] = UnitVectors(ver, key or "", tuple(zip(spans[0::2], spans[1::2])),
-                                   flat[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]])
+            out[cid] = UnitVectors(
+                ver,
+                key or "",
+                tuple(zip(spans[0::2], spans[1::2])),
+                flat[offsets[i] - offsets[0] : offsets[i + 1] - offsets[0]],
+            )
         return out
 
     def documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentEntry]:
@@ -181,8 +211,19 @@ class _ReadMixin:
         if self._reader() is None:
             return {}
         with_units = "units_version" in self.column_names()
-        cols = ["doc_id", "title", "title_ids", "source", "content_hash", "version", "updated", "indexed_at",
-                "effective", "groups", "source_changed_at"] + (["units_version"] if with_units else [])
+        cols = [
+            "doc_id",
+            "title",
+            "title_ids",
+            "source",
+            "content_hash",
+            "version",
+            "updated",
+            "indexed_at",
+            "effective",
+            "groups",
+            "source_changed_at",
+        ] + (["units_version"] if with_units else [])
         if doc_ids is None:
             tbl = self._scan(cols)
         else:

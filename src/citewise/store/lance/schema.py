@@ -52,8 +52,9 @@ def filter_sql(filters: Filters | None) -> str | None:
         parts.append(f"doc_id IN ({', '.join(_q(d) for d in filters.doc_ids)})")
     if filters.as_of is not None:
         d = _q(filters.as_of.isoformat())
-        parts.append(f"((effective <> '' AND effective <= {d}) OR "
-                     f"(effective = '' AND (updated = '' OR updated <= {d})))")
+        parts.append(
+            f"((effective <> '' AND effective <= {d}) OR (effective = '' AND (updated = '' OR updated <= {d})))"
+        )
         parts.append(f"(current = true OR (valid_to <> '' AND valid_to > {d}))")
     if filters.version is not None:
         parts.append(f"version = {_q(filters.version)}")
@@ -121,9 +122,26 @@ def _unit_fields(dim: int) -> list[pa.Field]:
     ]
 
 
-_META_COLS = ["chunk_id", "doc_id", "title", "source", "version", "updated", "effective", "groups",
-              "heading_path", "text", "start", "end", "token_count", "page_start", "page_end",
-              "prev_id", "next_id", "parent_id"]
+_META_COLS = [
+    "chunk_id",
+    "doc_id",
+    "title",
+    "source",
+    "version",
+    "updated",
+    "effective",
+    "groups",
+    "heading_path",
+    "text",
+    "start",
+    "end",
+    "token_count",
+    "page_start",
+    "page_end",
+    "prev_id",
+    "next_id",
+    "parent_id",
+]
 
 _RUN_SCHEMA = pa.schema(
     [pa.field(f.name, pa.string() if f.type in (str, "str") else pa.int64()) for f in dataclasses.fields(IngestRun)]
@@ -132,8 +150,15 @@ _RUN_SCHEMA = pa.schema(
 #: Scalar indexes kept on the chunk table: column -> LanceDB index type. ``LABEL_LIST`` serves
 #: ``array_has_any``/``array_has`` on list columns, ``BITMAP`` equality on low-cardinality columns,
 #: ``BTREE`` equality and ``IN`` on near-unique ones (``get_chunks``, ``merge_insert``'s key, deletes).
-SCALAR_INDEXES = {"groups": "LABEL_LIST", "title_ids": "LABEL_LIST", "current": "BITMAP", "version": "BITMAP",
-                  "chunk_id": "BTREE", "doc_id": "BTREE", "meta_terms": "LABEL_LIST"}
+SCALAR_INDEXES = {
+    "groups": "LABEL_LIST",
+    "title_ids": "LABEL_LIST",
+    "current": "BITMAP",
+    "version": "BITMAP",
+    "chunk_id": "BTREE",
+    "doc_id": "BTREE",
+    "meta_terms": "LABEL_LIST",
+}
 
 
 #: The fewest rows from which a store builds an approximate (ANN) index on ``vector`` (the
@@ -202,8 +227,15 @@ BM25_FOLDER = "_bm25"
 INCREMENTAL_MAX_DOCS = 5_000
 
 
-_FTS_OPTIONS = dict(with_position=False, base_tokenizer="whitespace", lower_case=False, stem=False,
-                    remove_stop_words=False, ascii_folding=False, max_token_length=64)
+_FTS_OPTIONS = dict(
+    with_position=False,
+    base_tokenizer="whitespace",
+    lower_case=False,
+    stem=False,
+    remove_stop_words=False,
+    ascii_folding=False,
+    max_token_length=64,
+)
 
 
 def _ann_config(rows: int):
@@ -226,7 +258,7 @@ def _ann_config(rows: int):
     """
     from lancedb.index import IvfFlat
 
-    return IvfFlat(distance_type="cosine", num_partitions=max(1, round(rows ** 0.5)))
+    return IvfFlat(distance_type="cosine", num_partitions=max(1, round(rows**0.5)))
 
 
 def ann_nprobes_for(partitions: int, minimum: int = ANN_NPROBES, share: float = ANN_PROBE_SHARE) -> int:
@@ -339,10 +371,21 @@ def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntr
     out = {}
     for i, d in enumerate(col["doc_id"]):
         unit_version = (col["units_version"][i] or "") if with_units and distinct[i] == 1 else ""
-        out[d] = DocumentEntry(d, col["title"][i], col["source"][i], col["content_hash"][i], col["version"][i],
-                               col["updated"][i], int(counts[i]), col["indexed_at"][i], col["effective"][i] or "",
-                               tuple(col["groups"][i] or ()), col["source_changed_at"][i] or "", unit_version,
-                               tuple(col["title_ids"][i] or ()))
+        out[d] = DocumentEntry(
+            d,
+            col["title"][i],
+            col["source"][i],
+            col["content_hash"][i],
+            col["version"][i],
+            col["updated"][i],
+            int(counts[i]),
+            col["indexed_at"][i],
+            col["effective"][i] or "",
+            tuple(col["groups"][i] or ()),
+            col["source_changed_at"][i] or "",
+            unit_version,
+            tuple(col["title_ids"][i] or ()),
+        )
     return dict(sorted(out.items()))
 
 

@@ -12,7 +12,14 @@ from citewise.core import CitewiseError, Filters
 from citewise.store.base import ScoredChunk
 
 from citewise.store.lance.schema import (
-    INCREMENTAL_MAX_DOCS, PROBE_MARGIN_NS, TABLE, TIE_MARGIN, _ivf_partitions, _q, ann_nprobes_for)
+    INCREMENTAL_MAX_DOCS,
+    PROBE_MARGIN_NS,
+    TABLE,
+    TIE_MARGIN,
+    _ivf_partitions,
+    _q,
+    ann_nprobes_for,
+)
 
 
 #: An ANN query whose filter leaves at least this share of the table's rows visible (or that has
@@ -273,8 +280,12 @@ class _SearchMixin:
         v0, v1, tbl = self._run(go())
         if not (v0 == v1 == postings.version):
             return None
-        rf = RowFilters(postings.n, postings.positions(tbl.column("_rowid").to_numpy().astype(np.uint64)),
-                        tbl.column("groups"), tbl.column("current").combine_chunks())
+        rf = RowFilters(
+            postings.n,
+            postings.positions(tbl.column("_rowid").to_numpy().astype(np.uint64)),
+            tbl.column("groups"),
+            tbl.column("current").combine_chunks(),
+        )
         postings.row_filters = rf
         return rf
 
@@ -330,6 +341,7 @@ class _SearchMixin:
                 if where not in visible:
                     visible[where] = await at.count_rows(where)
                 use_ann = visible[where] >= self.ann_exact_below
+
             def query(max_probes: int | None):
                 q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
                 if max_probes is not None:
@@ -403,9 +415,17 @@ class _SearchMixin:
                 return 0
             probe = np.zeros(self.dim, dtype=np.float32)
             probe[0] = 1.0
-            await (at.query().nearest_to(probe).column("vector").distance_type("cosine")
-                   .maximum_nprobes(0).minimum_nprobes(partitions).select(["chunk_id", "_distance"])
-                   .limit(1).to_arrow())
+            await (
+                at.query()
+                .nearest_to(probe)
+                .column("vector")
+                .distance_type("cosine")
+                .maximum_nprobes(0)
+                .minimum_nprobes(partitions)
+                .select(["chunk_id", "_distance"])
+                .limit(1)
+                .to_arrow()
+            )
             return partitions
 
         partitions = self._run(go())

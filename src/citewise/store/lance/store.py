@@ -13,8 +13,16 @@ from citewise.store.base import StoreCapabilities
 from citewise.store.faults import StoreDamaged, damaged_message, guarded, one_line
 
 from citewise.store.lance.schema import (
-    ANN_EXACT_BELOW_VISIBLE, BM25_FOLDER, RUNS_TABLE, TABLE, _meta_fields, _schema, _unit_fields,
-    exact_max_rows, import_lancedb)
+    ANN_EXACT_BELOW_VISIBLE,
+    BM25_FOLDER,
+    RUNS_TABLE,
+    TABLE,
+    _meta_fields,
+    _schema,
+    _unit_fields,
+    exact_max_rows,
+    import_lancedb,
+)
 from citewise.store.lance.writes import _WriteMixin
 from citewise.store.lance.reads import _ReadMixin
 from citewise.store.lance.search import _SearchMixin
@@ -49,9 +57,16 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
     """
 
     @guarded
-    def __init__(self, path: str | Path, dim: int, ann_min_rows: int | None = None,
-                 ann_nprobes: int | None = None, ann_exact_below: int | None = None, read_only: bool = False,
-                 ann_cap_probes: bool | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        dim: int,
+        ann_min_rows: int | None = None,
+        ann_nprobes: int | None = None,
+        ann_exact_below: int | None = None,
+        read_only: bool = False,
+        ann_cap_probes: bool | None = None,
+    ):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -94,11 +109,16 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
             have = self._table.schema.field("vector").type.list_size
             if have != dim:
                 raise CitewiseError(f"{self.path}: index vectors have dim {have}, embedder gives {dim}")
-            missing = sorted(set(_schema(dim).names) - set(self._table.schema.names)
-                             - {f.name for f in _unit_fields(dim) + _meta_fields()})
+            missing = sorted(
+                set(_schema(dim).names)
+                - set(self._table.schema.names)
+                - {f.name for f in _unit_fields(dim) + _meta_fields()}
+            )
             if missing:
-                raise CitewiseError(f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
-                                    "re-ingest into a new --index folder")
+                raise CitewiseError(
+                    f"{self.path}: index built by an older citewise (no column {', '.join(missing)}); "
+                    "re-ingest into a new --index folder"
+                )
         if RUNS_TABLE in tables:
             self._runs = self._open_or_discard(RUNS_TABLE)
 

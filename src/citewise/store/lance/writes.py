@@ -17,8 +17,20 @@ from citewise.store.faults import guarded
 from citewise.text.analyzer import find_identifiers
 
 from citewise.store.lance.schema import (
-    ANN_RETRAIN_GROWTH, RUNS_TABLE, SCALAR_INDEXES, TABLE, _FTS_OPTIONS, _RUN_SCHEMA, _ann_config,
-    _meta_fields, _q, _scalar_config, _schema, _unit_fields, page_range)
+    ANN_RETRAIN_GROWTH,
+    RUNS_TABLE,
+    SCALAR_INDEXES,
+    TABLE,
+    _FTS_OPTIONS,
+    _RUN_SCHEMA,
+    _ann_config,
+    _meta_fields,
+    _q,
+    _scalar_config,
+    _schema,
+    _unit_fields,
+    page_range,
+)
 
 
 #: Versions older than this are removed by the compaction after each ingest (their data files
@@ -270,8 +282,10 @@ class _WriteMixin:
         """
         rows = self._table.count_rows()
         vector = [i.name for i in self._table.list_indices() if i.columns == ["vector"]]
-        want = max(1, round(rows ** 0.5))
-        trained = [int(n.rsplit("_p", 1)[1]) for n in vector if n.startswith("vector_ivf_p") and n.rsplit("_p", 1)[1].isdigit()]
+        want = max(1, round(rows**0.5))
+        trained = [
+            int(n.rsplit("_p", 1)[1]) for n in vector if n.startswith("vector_ivf_p") and n.rsplit("_p", 1)[1].isdigit()
+        ]
         current = max(trained, default=0)
         name = f"vector_ivf_p{current}"
         if rows >= self.ann_min_rows and (not current or want * want >= ANN_RETRAIN_GROWTH * current * current):

@@ -20,18 +20,34 @@ class _ReadMixin:
         if not chunk_ids:
             return {}
         with self._tx() as cur:
-            rows = cur.execute(f"SELECT {', '.join(_META_COLS)} FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
-                               (list(set(chunk_ids)),)).fetchall()
+            rows = cur.execute(
+                f"SELECT {', '.join(_META_COLS)} FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
+                (list(set(chunk_ids)),),
+            ).fetchall()
         out = {}
         for r in rows:
             m = dict(zip(_META_COLS, r))
             out[m["chunk_id"]] = StoredChunk(
-                chunk_id=m["chunk_id"], doc_id=m["doc_id"], title=m["title"], source=m["source"],
-                version=m["version"], updated=m["updated"], groups=tuple(m["groups"]),
-                heading_path=tuple(m["heading_path"]), text=m["text"], start=m["start"], end=m["end_"],
-                token_count=m["token_count"], prev_id=m["prev_id"], next_id=m["next_id"],
-                parent_id=m["parent_id"], effective=m["effective"], page_start=m["page_start"],
-                page_end=m["page_end"], metadata=m["metadata"] or {})
+                chunk_id=m["chunk_id"],
+                doc_id=m["doc_id"],
+                title=m["title"],
+                source=m["source"],
+                version=m["version"],
+                updated=m["updated"],
+                groups=tuple(m["groups"]),
+                heading_path=tuple(m["heading_path"]),
+                text=m["text"],
+                start=m["start"],
+                end=m["end_"],
+                token_count=m["token_count"],
+                prev_id=m["prev_id"],
+                next_id=m["next_id"],
+                parent_id=m["parent_id"],
+                effective=m["effective"],
+                page_start=m["page_start"],
+                page_end=m["page_end"],
+                metadata=m["metadata"] or {},
+            )
         return out
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -39,8 +55,10 @@ class _ReadMixin:
         if not chunk_ids:
             return {}
         with self._tx() as cur:
-            rows = cur.execute(f"SELECT chunk_id, vector::text FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
-                               (list(set(chunk_ids)),)).fetchall()
+            rows = cur.execute(
+                f"SELECT chunk_id, vector::text FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
+                (list(set(chunk_ids)),),
+            ).fetchall()
         return {cid: np.array(v[1:-1].split(","), dtype=np.float32) for cid, v in rows}
 
     def get_units(self, chunk_ids: Sequence[str]) -> dict[str, UnitVectors]:
@@ -48,9 +66,11 @@ class _ReadMixin:
         if not chunk_ids:
             return {}
         with self._tx() as cur:
-            rows = cur.execute(f"SELECT chunk_id, units_version, units_key, unit_spans, unit_vectors "
-                               f"FROM {self.schema}.chunks WHERE chunk_id = ANY(%s) AND units_version <> ''",
-                               (list(set(chunk_ids)),)).fetchall()
+            rows = cur.execute(
+                f"SELECT chunk_id, units_version, units_key, unit_spans, unit_vectors "
+                f"FROM {self.schema}.chunks WHERE chunk_id = ANY(%s) AND units_version <> ''",
+                (list(set(chunk_ids)),),
+            ).fetchall()
         out = {}
         for cid, ver, key, spans, blob in rows:
             spans = spans or []
@@ -68,7 +88,8 @@ class _ReadMixin:
                 return {}
             where, params = "WHERE doc_id = ANY(%s::text[])", (ids, ids)
         with self._tx() as cur:
-            rows = cur.execute(f"""
+            rows = cur.execute(
+                f"""
                 SELECT a.*, f.groups FROM (
                     SELECT doc_id, min(title), min(source), min(content_hash), min(version), min(updated),
                            count(*), min(indexed_at), min(effective), min(source_changed_at),
@@ -77,15 +98,35 @@ class _ReadMixin:
                     FROM {self.schema}.chunks {where} GROUP BY doc_id) a
                 JOIN (SELECT DISTINCT ON (doc_id) doc_id, groups FROM {self.schema}.chunks {where}
                       ORDER BY doc_id, chunk_id) f USING (doc_id)
-                ORDER BY doc_id""", params or None).fetchall()
-        return {r[0]: DocumentEntry(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], tuple(r[12] or ()),
-                                    r[9], r[10], tuple(r[11] or ())) for r in rows}
+                ORDER BY doc_id""",
+                params or None,
+            ).fetchall()
+        return {
+            r[0]: DocumentEntry(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                int(r[6]),
+                r[7],
+                r[8],
+                tuple(r[12] or ()),
+                r[9],
+                r[10],
+                tuple(r[11] or ()),
+            )
+            for r in rows
+        }
 
     def chunk_versions(self) -> dict[str, set[tuple[str, str, str]]]:
         """Per document, the set of (chunk_id, content_hash, version) of its rows."""
         out: dict[str, set[tuple[str, str, str]]] = {}
         with self._tx() as cur:
-            for doc, cid, h, v in cur.execute(f"SELECT doc_id, chunk_id, content_hash, version FROM {self.schema}.chunks"):
+            for doc, cid, h, v in cur.execute(
+                f"SELECT doc_id, chunk_id, content_hash, version FROM {self.schema}.chunks"
+            ):
                 out.setdefault(doc, set()).add((cid, h, v))
         return out
 

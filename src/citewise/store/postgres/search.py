@@ -63,8 +63,10 @@ def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
         params.append(list(filters.doc_ids))
     if filters.as_of is not None:
         d = filters.as_of.isoformat()
-        parts.append(f"(({a}effective <> '' AND {a}effective <= %s) OR "
-                     f"({a}effective = '' AND ({a}updated = '' OR {a}updated <= %s)))")
+        parts.append(
+            f"(({a}effective <> '' AND {a}effective <= %s) OR "
+            f"({a}effective = '' AND ({a}updated = '' OR {a}updated <= %s)))"
+        )
         parts.append(f"({a}current OR ({a}valid_to <> '' AND {a}valid_to > %s))")
         params += [d, d, d]
     if filters.version is not None:
@@ -96,8 +98,12 @@ class _SearchMixin:
         if not terms:
             return set()
         with self._tx(None) as cur:
-            return {r[0] for r in cur.execute(f"SELECT term FROM {self.schema}.term_stats WHERE term = ANY(%s)",
-                                              (list(terms),)).fetchall()}
+            return {
+                r[0]
+                for r in cur.execute(
+                    f"SELECT term FROM {self.schema}.term_stats WHERE term = ANY(%s)", (list(terms),)
+                ).fetchall()
+            }
 
     def lexical_search(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         """BM25 over already-analyzed terms (OR semantics; formula in the module docstring).
@@ -132,16 +138,20 @@ class _SearchMixin:
         s = self.schema
         groups = filters.groups if filters is not None else None
         with self._tx(groups) as cur:
-            stats = cur.execute(f"""SELECT c.n_chunks, c.total_len, t.term, t.term_id, t.df FROM {s}.corpus_stats c
+            stats = cur.execute(
+                f"""SELECT c.n_chunks, c.total_len, t.term, t.term_id, t.df FROM {s}.corpus_stats c
                                     LEFT JOIN {s}.term_stats t ON t.term = ANY(%s) ORDER BY t.term""",
-                                (list(q),)).fetchall()
+                (list(q),),
+            ).fetchall()
             n, total = stats[0][:2]
             found = [r[2:] for r in stats if r[2] is not None]
             if not found or not n:
                 return []
             # per query term: qtf * idf * (k1 + 1), so the SQL only sums the tf part; heaviest first
-            weighted = sorted(((q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1), tid, t)
-                               for t, tid, df in found), key=lambda x: (-x[0], x[2]))
+            weighted = sorted(
+                ((q[t] * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1), tid, t) for t, tid, df in found),
+                key=lambda x: (-x[0], x[2]),
+            )
             ids = [tid for _, tid, _ in weighted]
             weights = [w for w, _, _ in weighted]
             avglen = total / n
@@ -172,8 +182,10 @@ class _SearchMixin:
                     if where != "c.current" and not counted:
                         counted = True
                         cap = sum(dfs) // max(1, len(ids) * BM25_PROBE_COST)
-                        visible = cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} "
-                                              "LIMIT %s) x", [*params, cap]).fetchone()[0]
+                        visible = cur.execute(
+                            f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} LIMIT %s) x",
+                            [*params, cap],
+                        ).fetchone()[0]
                         if visible < cap:
                             rows = self._bm25_visible_pass(cur, ids, weights, where, params, avglen, k + TIE_MARGIN)
                             passes.append(0)
@@ -200,12 +212,14 @@ class _SearchMixin:
         (:data:`BM25_PROBE_COST`)."""
         return sum(dfs[:j]) * (1 + BM25_PROBE_COST * (len(dfs) - j)) < sum(dfs)
 
-    def _bm25_visible_pass(self, cur, ids: list[int], weights: list[float], where: str, params: list,
-                           avglen: float, limit: int) -> list[tuple]:
+    def _bm25_visible_pass(
+        self, cur, ids: list[int], weights: list[float], where: str, params: list, avglen: float, limit: int
+    ) -> list[tuple]:
         """Every chunk visible under ``where`` scored by one primary-key probe per query term
         (for filters that leave few rows visible); best ``limit`` by (score desc, chunk id)."""
         s = self.schema
-        return cur.execute(f"""
+        return cur.execute(
+            f"""
             SELECT c.chunk_id, c.doc_id, c.title, x.score FROM {s}.chunks c
             CROSS JOIN LATERAL (
                 SELECT sum(w.wt * p.tf / (p.tf + {BM25_K1!r} * (1 - {BM25_B!r} + {BM25_B!r} * p.doc_len / %s::float8)))
@@ -215,10 +229,23 @@ class _SearchMixin:
                                     WHERE term_id = w.term_id AND rid = c.rid OFFSET 0) p) x
             WHERE {where} AND x.score IS NOT NULL
             ORDER BY x.score DESC, c.chunk_id
-            LIMIT %s""", [avglen, ids, weights, *params, limit]).fetchall()
+            LIMIT %s""",
+            [avglen, ids, weights, *params, limit],
+        ).fetchall()
 
-    def _bm25_pass(self, cur, ids: list[int], weights: list[float], j: int, where: str, params: list,
-                   groups: Sequence[str] | None, avglen: float, limit: int, k: int) -> list[tuple]:
+    def _bm25_pass(
+        self,
+        cur,
+        ids: list[int],
+        weights: list[float],
+        j: int,
+        where: str,
+        params: list,
+        groups: Sequence[str] | None,
+        avglen: float,
+        limit: int,
+        k: int,
+    ) -> list[tuple]:
         """One MaxScore pass (see :meth:`lexical_search`): chunks holding one of the terms
         ``ids[:j]``, scored over all of ``ids``, filtered, best ``limit`` by (score desc, chunk id).
 
@@ -243,7 +270,8 @@ class _SearchMixin:
             rest_sql, rest_params = "", []
         cap: int | None = limit * BM25_OVERFETCH
         while True:
-            rows = cur.execute(f"""
+            rows = cur.execute(
+                f"""
                 WITH e AS MATERIALIZED (
                     SELECT a.rid, a.score {rest_sql} AS score FROM (
                         SELECT p.rid, sum({tf_part}) AS score
@@ -255,8 +283,9 @@ class _SearchMixin:
                 FROM e JOIN {s}.chunks c ON c.rid = e.rid CROSS JOIN (SELECT min(score) AS lo, count(*) AS n FROM e) m
                 WHERE {where}
                 ORDER BY e.score DESC, c.chunk_id
-                LIMIT %s""", [*rest_params, avglen, ids[:j], weights[:j], *group_params, *([cap] if cap else []),
-                             *params, limit]).fetchall()
+                LIMIT %s""",
+                [*rest_params, avglen, ids[:j], weights[:j], *group_params, *([cap] if cap else []), *params, limit],
+            ).fetchall()
             if cap is None or (rows and rows[0][5] < cap) or (len(rows) >= k and rows[k - 1][3] > rows[0][4]):
                 return [r[:4] for r in rows]
             cap = None
@@ -281,12 +310,17 @@ class _SearchMixin:
         s = self.schema
         groups = filters.groups if filters is not None else None
         with self._tx(groups) as cur:
-            n, has_index = cur.execute(f"SELECT n_chunks, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s "
-                                       f"AND indexname = 'chunks_vector_hnsw') FROM {s}.corpus_stats", (s,)).fetchone()
+            n, has_index = cur.execute(
+                f"SELECT n_chunks, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s "
+                f"AND indexname = 'chunks_vector_hnsw') FROM {s}.corpus_stats",
+                (s,),
+            ).fetchone()
             use_ann = has_index and n >= self.ann_min_rows
             if use_ann and where != "c.current":
-                visible = cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} "
-                                      "LIMIT %s) x", [*params, self.ann_exact_below]).fetchone()[0]
+                visible = cur.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM {s}.chunks c WHERE {where} LIMIT %s) x",
+                    [*params, self.ann_exact_below],
+                ).fetchone()[0]
                 use_ann = visible >= self.ann_exact_below
             if use_ann:
                 cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -294,10 +328,12 @@ class _SearchMixin:
                 order = "c.vector <=> %s::vector"
             else:
                 order = "(c.vector <=> %s::vector) + 0"  # not the index's operator expression: exact
-            rows = cur.execute(f"""SELECT chunk_id, doc_id, title, 1 - dist FROM (
+            rows = cur.execute(
+                f"""SELECT chunk_id, doc_id, title, 1 - dist FROM (
                                      SELECT c.chunk_id, c.doc_id, c.title, c.vector <=> %s::vector AS dist
                                      FROM {s}.chunks c WHERE {where} ORDER BY {order} LIMIT %s) x""",
-                               [qv, *params, qv, k + TIE_MARGIN]).fetchall()
+                [qv, *params, qv, k + TIE_MARGIN],
+            ).fetchall()
         self.last_vector_path = "ann" if use_ann else "exact"
         return self._scored(rows)[:k]
 
@@ -305,9 +341,11 @@ class _SearchMixin:
         """Chunks of documents whose title names ``identifier`` (first chunk of each doc first)."""
         where, params = filter_sql(filters)
         with self._tx(filters.groups if filters is not None else None) as cur:
-            rows = cur.execute(f"SELECT chunk_id, doc_id, title, prev_id FROM {self.schema}.chunks c "
-                               f"WHERE c.title_ids @> ARRAY[%s]::text[] AND {where} LIMIT 1000",
-                               [fold(identifier), *params]).fetchall()
+            rows = cur.execute(
+                f"SELECT chunk_id, doc_id, title, prev_id FROM {self.schema}.chunks c "
+                f"WHERE c.title_ids @> ARRAY[%s]::text[] AND {where} LIMIT 1000",
+                [fold(identifier), *params],
+            ).fetchall()
         rows.sort(key=lambda r: (r[1], r[3] is not None, r[0]))
         return [ScoredChunk(r[0], r[1], r[2], 1.0) for r in rows]
 
@@ -315,5 +353,8 @@ class _SearchMixin:
         """Whether any chunk names ``group`` among its groups (read as a principal in that group,
         so row-level security applies as to a search)."""
         with self._tx((group,)) as cur:
-            return bool(cur.execute(f"SELECT EXISTS (SELECT 1 FROM {self.schema}.chunks c "
-                                    "WHERE c.groups @> ARRAY[%s]::text[])", [group]).fetchone()[0])
+            return bool(
+                cur.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM {self.schema}.chunks c WHERE c.groups @> ARRAY[%s]::text[])", [group]
+                ).fetchone()[0]
+            )

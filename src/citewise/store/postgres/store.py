@@ -15,7 +15,14 @@ from citewise.store.pg_names import GROUPS_SETTING, SEARCH_ROLE
 from citewise.store.lance import ANN_EXACT_BELOW_VISIBLE, ANN_MIN_ROWS
 
 from citewise.store.postgres.schema import (
-    POOL_MAX_SIZE, POOL_TIMEOUT_S, _ddl, _reset_principal, import_pool, import_psycopg, split_url)
+    POOL_MAX_SIZE,
+    POOL_TIMEOUT_S,
+    _ddl,
+    _reset_principal,
+    import_pool,
+    import_psycopg,
+    split_url,
+)
 from citewise.store.postgres.writes import _WriteMixin
 from citewise.store.postgres.search import _SearchMixin
 from citewise.store.postgres.reads import _ReadMixin
@@ -37,8 +44,14 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
             vector dimension.
     """
 
-    def __init__(self, url: str, dim: int, ann_min_rows: int | None = None, ann_exact_below: int | None = None,
-                 pool_size: int = POOL_MAX_SIZE):
+    def __init__(
+        self,
+        url: str,
+        dim: int,
+        ann_min_rows: int | None = None,
+        ann_exact_below: int | None = None,
+        pool_size: int = POOL_MAX_SIZE,
+    ):
         psycopg = import_psycopg()
         self.url = url
         self.dsn, self.schema = split_url(url)
@@ -63,9 +76,16 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         finally:
             conn.close()
         self._bulk: set[str] | None = None  # doc ids imported in the current bulk_load, if any
-        self._pool = import_pool()(self.dsn, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
-                                   reset=_reset_principal,
-                                   timeout=POOL_TIMEOUT_S, name=f"citewise-{self.schema}", open=False)
+        self._pool = import_pool()(
+            self.dsn,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            reset=_reset_principal,
+            timeout=POOL_TIMEOUT_S,
+            name=f"citewise-{self.schema}",
+            open=False,
+        )
         self._pool.open(wait=True, timeout=POOL_TIMEOUT_S)
 
     def _safe_url(self) -> str:
@@ -85,13 +105,15 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         with conn.transaction():
             cur = conn.cursor()
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key("setup"),))
-            exists = cur.execute("SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'chunks'",
-                                 (s,)).fetchone()
+            exists = cur.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'chunks'", (s,)
+            ).fetchone()
             if exists:
                 have = cur.execute(f"SELECT value FROM {s}.meta WHERE key = 'dim'").fetchone()
                 if have and int(have[0]) != self.dim:
-                    raise CitewiseError(f"--store {self._safe_url()}: stored vectors have dim {have[0]}, "
-                                        f"embedder gives {self.dim}")
+                    raise CitewiseError(
+                        f"--store {self._safe_url()}: stored vectors have dim {have[0]}, embedder gives {self.dim}"
+                    )
                 self._restore_postings_keys(cur)  # a bulk load killed before it put them back
                 return
             try:
@@ -106,8 +128,9 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
                     cur.execute(stmt)
                 cur.execute(f"INSERT INTO {s}.meta VALUES ('dim', %s), ('format', '1')", (str(self.dim),))
             except psycopg.Error as e:
-                raise CitewiseError(f"--store {self._safe_url()}: cannot create the store in schema {s} "
-                                    f"({' '.join(str(e).split())})") from None
+                raise CitewiseError(
+                    f"--store {self._safe_url()}: cannot create the store in schema {s} ({' '.join(str(e).split())})"
+                ) from None
 
     def _lock_key(self, what: str) -> int:
         """A 63-bit advisory lock key for ``what`` in this store's schema."""
@@ -154,8 +177,10 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
             with conn.transaction():
                 cur = conn.cursor()
                 if groups is not None:  # = SET LOCAL ROLE + the groups, in one round trip
-                    cur.execute("SELECT set_config('role', %s, true), set_config(%s, %s::text[]::text, true)",
-                                (SEARCH_ROLE, GROUPS_SETTING, list(groups)))
+                    cur.execute(
+                        "SELECT set_config('role', %s, true), set_config(%s, %s::text[]::text, true)",
+                        (SEARCH_ROLE, GROUPS_SETTING, list(groups)),
+                    )
                 yield cur
 
     @contextmanager
@@ -172,8 +197,10 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         try:
             conn = self._pool.getconn()
         except PoolTimeout:
-            raise CitewiseError(f"--store {self._safe_url()}: no free connection after {POOL_TIMEOUT_S:.0f} s "
-                                f"(pool of {self._pool.max_size} all busy, or the server is unreachable)") from None
+            raise CitewiseError(
+                f"--store {self._safe_url()}: no free connection after {POOL_TIMEOUT_S:.0f} s "
+                f"(pool of {self._pool.max_size} all busy, or the server is unreachable)"
+            ) from None
         try:
             # a full disk, a damaged page or a read-only replica: one line saying what to do
             with store_faults(self._safe_url()):

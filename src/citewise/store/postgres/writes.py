@@ -19,8 +19,18 @@ from citewise.store.lance import page_range
 from citewise.text.analyzer import find_identifiers
 
 from citewise.store.postgres.schema import (
-    HNSW_BUILD_MEMORY, HNSW_EF_CONSTRUCTION, HNSW_M, _HIT_INDEX, _ROW_COLS, _copy_text_array,
-    _postings_keys, _vector_text, bm25_terms, hnsw_build_memory, import_psycopg)
+    HNSW_BUILD_MEMORY,
+    HNSW_EF_CONSTRUCTION,
+    HNSW_M,
+    _HIT_INDEX,
+    _ROW_COLS,
+    _copy_text_array,
+    _postings_keys,
+    _vector_text,
+    bm25_terms,
+    hnsw_build_memory,
+    import_psycopg,
+)
 
 
 class _WriteMixin:
@@ -39,7 +49,11 @@ class _WriteMixin:
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
             title_ids = find_identifiers(d.title)
             lexical = u.lexical_texts()
-            meta = (_metadata.to_json(d.metadata), _metadata.terms(d.metadata), json.dumps(_metadata.ranges(d.metadata)))
+            meta = (
+                _metadata.to_json(d.metadata),
+                _metadata.terms(d.metadata),
+                json.dumps(_metadata.ranges(d.metadata)),
+            )
             for c, v, uv, lex in zip(u.chunks, u.vectors, units, lexical):
                 p0, p1 = page_range(d.pages, c.start, c.end)
                 terms = bm25_terms(lex)
@@ -57,29 +71,61 @@ class _WriteMixin:
                 vec = np.asarray(v, dtype=np.float32).reshape(-1)
                 if len(vec) != self.dim:
                     raise ValueError(f"{d.doc_id}: vector has dim {len(vec)}, store has {self.dim}")
-                rows.append((
-                    c.chunk_id, d.doc_id, d.title, title_ids, d.source, d.version,
-                    d.updated.isoformat() if d.updated else "", d.effective.isoformat() if d.effective else "",
-                    bool(d.current), d.valid_to.isoformat() if d.valid_to else "", list(u.groups),
-                    d.content_hash, now, u.source_changed_at, list(c.heading_path), c.text, lex, len(terms),
-                    c.start + d.offset_base, c.end + d.offset_base, c.token_count, p0, p1,
-                    c.prev_id, c.next_id, c.parent_id, _vector_text(vec),
-                    uver, ukey, uspans, uvecs, *meta,
-                ))
+                rows.append(
+                    (
+                        c.chunk_id,
+                        d.doc_id,
+                        d.title,
+                        title_ids,
+                        d.source,
+                        d.version,
+                        d.updated.isoformat() if d.updated else "",
+                        d.effective.isoformat() if d.effective else "",
+                        bool(d.current),
+                        d.valid_to.isoformat() if d.valid_to else "",
+                        list(u.groups),
+                        d.content_hash,
+                        now,
+                        u.source_changed_at,
+                        list(c.heading_path),
+                        c.text,
+                        lex,
+                        len(terms),
+                        c.start + d.offset_base,
+                        c.end + d.offset_base,
+                        c.token_count,
+                        p0,
+                        p1,
+                        c.prev_id,
+                        c.next_id,
+                        c.parent_id,
+                        _vector_text(vec),
+                        uver,
+                        ukey,
+                        uspans,
+                        uvecs,
+                        *meta,
+                    )
+                )
         return rows, postings
 
     def _remove(self, cur, doc_ids: list[str]) -> int:
         """Delete documents' rows and take their postings out of the term statistics."""
         s = self.schema
-        cur.execute(f"""UPDATE {s}.term_stats t SET df = t.df - x.n
+        cur.execute(
+            f"""UPDATE {s}.term_stats t SET df = t.df - x.n
                         FROM (SELECT p.term_id, count(*) AS n FROM {s}.postings p JOIN {s}.chunks c ON c.rid = p.rid
                               WHERE c.doc_id = ANY(%s) GROUP BY p.term_id) x
-                        WHERE t.term_id = x.term_id""", (doc_ids,))
+                        WHERE t.term_id = x.term_id""",
+            (doc_ids,),
+        )
         gone = cur.execute(f"DELETE FROM {s}.chunks WHERE doc_id = ANY(%s) RETURNING doc_len", (doc_ids,)).fetchall()
         cur.execute(f"DELETE FROM {s}.term_stats WHERE df <= 0")
         if gone:
-            cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks - %s, total_len = total_len - %s",
-                        (len(gone), sum(r[0] for r in gone)))
+            cur.execute(
+                f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks - %s, total_len = total_len - %s",
+                (len(gone), sum(r[0] for r in gone)),
+            )
         return len(gone)
 
     def upsert(self, updates: Sequence[DocumentUpdate]) -> None:
@@ -129,10 +175,14 @@ class _WriteMixin:
         """Add whichever of :func:`_postings_keys` the postings table lacks (on ``cur``, in the
         caller's transaction)."""
         s = self.schema
-        have = {r[0] for r in cur.execute(
-            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
-            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
-            (f"{s}.postings", s)).fetchall()}
+        have = {
+            r[0]
+            for r in cur.execute(
+                "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('p', 'f') UNION "
+                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'postings'",
+                (f"{s}.postings", s),
+            ).fetchall()
+        }
         missing = [add for name, (add, _) in _postings_keys(s).items() if name not in have]
         if not missing:
             return
@@ -141,8 +191,10 @@ class _WriteMixin:
             try:
                 cur.execute(stmt)
             except import_psycopg().Error as e:
-                raise CitewiseError(f"--store {self._safe_url()}: could not restore the postings keys "
-                                    f"after a bulk load ({' '.join(str(e).split())})") from None
+                raise CitewiseError(
+                    f"--store {self._safe_url()}: could not restore the postings keys "
+                    f"after a bulk load ({' '.join(str(e).split())})"
+                ) from None
 
     def import_rows(self, rows: Sequence[dict]) -> None:
         """Write rows read from another store (the LanceDB column names: ``end`` not ``end_``,
@@ -170,16 +222,27 @@ class _WriteMixin:
             if len(vec) != self.dim:
                 raise ValueError(f"{r['chunk_id']}: vector has dim {len(vec)}, store has {self.dim}")
             units = r.get("unit_vectors")
-            row = dict(r, end_=r["end"], doc_len=len(terms),
-                       vector=_vector_text(vec),
-                       units_version=r.get("units_version") or "", units_key=r.get("units_key") or "",
-                       unit_spans=r.get("unit_spans") if r.get("units_version") else None,
-                       unit_vectors=np.asarray(units, dtype="<f4").tobytes() if units and r.get("units_version") else None,
-                       title_ids=r["title_ids"] or [], groups=r["groups"] or [], heading_path=r["heading_path"] or [],
-                       page_start=r.get("page_start") or 0, page_end=r.get("page_end") or 0,
-                       source_changed_at=r.get("source_changed_at") or "", effective=r.get("effective") or "",
-                       valid_to=r.get("valid_to") or "", metadata=r.get("metadata") or "{}",
-                       meta_terms=r.get("meta_terms") or [], meta_ranges=r.get("meta_ranges") or "{}")
+            row = dict(
+                r,
+                end_=r["end"],
+                doc_len=len(terms),
+                vector=_vector_text(vec),
+                units_version=r.get("units_version") or "",
+                units_key=r.get("units_key") or "",
+                unit_spans=r.get("unit_spans") if r.get("units_version") else None,
+                unit_vectors=np.asarray(units, dtype="<f4").tobytes() if units and r.get("units_version") else None,
+                title_ids=r["title_ids"] or [],
+                groups=r["groups"] or [],
+                heading_path=r["heading_path"] or [],
+                page_start=r.get("page_start") or 0,
+                page_end=r.get("page_end") or 0,
+                source_changed_at=r.get("source_changed_at") or "",
+                effective=r.get("effective") or "",
+                valid_to=r.get("valid_to") or "",
+                metadata=r.get("metadata") or "{}",
+                meta_terms=r.get("meta_terms") or [],
+                meta_ranges=r.get("meta_ranges") or "{}",
+            )
             out.append(tuple(row[c] for c in _ROW_COLS))
         # in a bulk load the documents are new (the store was empty, each comes once): nothing
         # to remove, and the removal's join would read postings that have no rid index then
@@ -197,13 +260,21 @@ class _WriteMixin:
             with cur.copy(f"COPY {s}.chunks ({', '.join(_ROW_COLS)}) FROM STDIN") as copy:
                 for r in rows:
                     copy.write_row(r)
-            rids = dict(cur.execute(f"SELECT chunk_id, rid FROM {s}.chunks WHERE chunk_id = ANY(%s)",
-                                    ([r[0] for r in rows],)).fetchall())
+            rids = dict(
+                cur.execute(
+                    f"SELECT chunk_id, rid FROM {s}.chunks WHERE chunk_id = ANY(%s)", ([r[0] for r in rows],)
+                ).fetchall()
+            )
             df = Counter(p[0] for p in postings)
             names = sorted(df)
-            ids = dict(cur.execute(f"""INSERT INTO {s}.term_stats (term, df) SELECT * FROM unnest(%s::text[], %s::int[])
+            ids = dict(
+                cur.execute(
+                    f"""INSERT INTO {s}.term_stats (term, df) SELECT * FROM unnest(%s::text[], %s::int[])
                                        ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df
-                                       RETURNING term, term_id""", (names, [df[t] for t in names])).fetchall())
+                                       RETURNING term, term_id""",
+                    (names, [df[t] for t in names]),
+                ).fetchall()
+            )
             with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
                 # COPY's text format written in blocks: psycopg's write_row (array dumping per row)
                 # was a third of a migrate's time (~83 postings per chunk)
@@ -220,8 +291,10 @@ class _WriteMixin:
                         lines.clear()
                 if lines:
                     copy.write("".join(lines))
-            cur.execute(f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks + %s, total_len = total_len + %s",
-                        (len(rows), sum(r[_ROW_COLS.index("doc_len")] for r in rows)))
+            cur.execute(
+                f"UPDATE {s}.corpus_stats SET n_chunks = n_chunks + %s, total_len = total_len + %s",
+                (len(rows), sum(r[_ROW_COLS.index("doc_len")] for r in rows)),
+            )
 
     def delete(self, doc_ids: Sequence[str]) -> int:
         """Delete documents (one transaction); returns how many chunks went."""
@@ -243,9 +316,11 @@ class _WriteMixin:
                 # the graph is built in memory when it fits (pgvector: slower once it spills)
                 conn.execute(f"SET maintenance_work_mem = '{hnsw_build_memory(n, self.dim)}'")
                 try:
-                    conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
-                                 f"USING hnsw (vector vector_cosine_ops) WITH (m = {HNSW_M}, "
-                                 f"ef_construction = {HNSW_EF_CONSTRUCTION})")
+                    conn.execute(
+                        f"CREATE INDEX IF NOT EXISTS chunks_vector_hnsw ON {s}.chunks "
+                        f"USING hnsw (vector vector_cosine_ops) WITH (m = {HNSW_M}, "
+                        f"ef_construction = {HNSW_EF_CONSTRUCTION})"
+                    )
                 finally:
                     conn.execute("RESET maintenance_work_mem")
             conn.execute(_HIT_INDEX.format(s=s))  # stores created before it had it
@@ -260,8 +335,12 @@ class _WriteMixin:
     def _has_ann_index(self, conn) -> bool:
         # on the caller's connection: a second borrow while holding one would wait forever
         # with a pool of one
-        return conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
-                            (self.schema, "chunks_vector_hnsw")).fetchone() is not None
+        return (
+            conn.execute(
+                "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s", (self.schema, "chunks_vector_hnsw")
+            ).fetchone()
+            is not None
+        )
 
     def unindexed_rows(self) -> int:
         """Always 0: the term statistics are written with the rows."""
@@ -271,13 +350,16 @@ class _WriteMixin:
         """Append one completed ingest run to ``ingest_runs``."""
         names = [f.name for f in dataclasses.fields(IngestRun)]
         with self._tx(snapshot=False) as cur:
-            cur.execute(f"INSERT INTO {self.schema}.ingest_runs ({', '.join(names)}) "
-                        f"VALUES ({', '.join(['%s'] * len(names))})", [getattr(run, n) for n in names])
+            cur.execute(
+                f"INSERT INTO {self.schema}.ingest_runs ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})",
+                [getattr(run, n) for n in names],
+            )
 
     def runs(self) -> list[IngestRun]:
         """The ingest log, oldest first (by finish time)."""
         names = [f.name for f in dataclasses.fields(IngestRun)]
         with self._tx() as cur:
-            rows = cur.execute(f"SELECT {', '.join(names)} FROM {self.schema}.ingest_runs "
-                               "ORDER BY finished_at, started_at, root").fetchall()
+            rows = cur.execute(
+                f"SELECT {', '.join(names)} FROM {self.schema}.ingest_runs ORDER BY finished_at, started_at, root"
+            ).fetchall()
         return [IngestRun(*r) for r in rows]

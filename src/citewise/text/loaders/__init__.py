@@ -28,14 +28,34 @@ from typing import Iterator
 
 from citewise.core import Document, InputError, InputWarning
 from citewise.text.loaders.common import (  # noqa: F401 - the package's public names
-    DOCX_EXT, HTML_EXT, LOADER_VERSIONS, MARKDOWN_EXT, PDF_EXT, RST_EXT, SUPPORTED_EXT, TEXT_EXT, _one_line,
-    content_hash, doc_id_for, read_text, sha256_hex,
+    DOCX_EXT,
+    HTML_EXT,
+    LOADER_VERSIONS,
+    MARKDOWN_EXT,
+    PDF_EXT,
+    RST_EXT,
+    SUPPORTED_EXT,
+    TEXT_EXT,
+    _one_line,
+    content_hash,
+    doc_id_for,
+    read_text,
+    sha256_hex,
 )
 from citewise.text.loaders.docx import docx_to_text, load_docx  # noqa: F401
 from citewise.text.loaders.folder import NotFollowed, iter_files, load_beir_corpus, scan_folder  # noqa: F401
 from citewise.text.loaders.front_matter import (  # noqa: F401
-    FRONT_MATTER_KEYS, HISTORY_SEP, MAX_FRONT_MATTER_BYTES, MAX_GROUP_CHARS, MAX_ID_CHARS, MAX_TITLE_CHARS,
-    MAX_VERSION_CHARS, check_front_matter_keys, check_unread_front_matter, edit_distance, parse_front_matter,
+    FRONT_MATTER_KEYS,
+    HISTORY_SEP,
+    MAX_FRONT_MATTER_BYTES,
+    MAX_GROUP_CHARS,
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_VERSION_CHARS,
+    check_front_matter_keys,
+    check_unread_front_matter,
+    edit_distance,
+    parse_front_matter,
 )
 from citewise.text.loaders.html import folder_furniture, html_to_markdown, load_html  # noqa: F401
 from citewise.text.loaders.markdown import load_markdown  # noqa: F401
@@ -97,8 +117,11 @@ def load_folder(root: Path, follow_links: bool = False) -> Iterator[Document | I
             continue
         ext = path.suffix.lower()
         if ext not in SUPPORTED_EXT:  # an image or a build file beside the docs: not an error
-            yield InputWarning(str(path), f"not a document type citewise reads ('{ext or '(none)'}'); skipped "
-                                          f"(supported: {', '.join(sorted(SUPPORTED_EXT))})")
+            yield InputWarning(
+                str(path),
+                f"not a document type citewise reads ('{ext or '(none)'}'); skipped "
+                f"(supported: {', '.join(sorted(SUPPORTED_EXT))})",
+            )
             continue
         bad = next((ch for ch in str(path) if "\udc80" <= ch <= "\udcff"), None)
         if bad is not None:  # undecodable bytes in the name: no id or row could hold it

@@ -37,8 +37,17 @@ def sha256_hex(data: bytes) -> str:
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
-LOADER_VERSIONS = {".pdf": "5", ".md": "4", ".markdown": "4", ".html": "2", ".htm": "2", ".txt": "2", ".text": "2",
-                   ".rst": "1", ".docx": "2"}
+LOADER_VERSIONS = {
+    ".pdf": "5",
+    ".md": "4",
+    ".markdown": "4",
+    ".html": "2",
+    ".htm": "2",
+    ".txt": "2",
+    ".text": "2",
+    ".rst": "1",
+    ".docx": "2",
+}
 
 
 def content_hash(raw: bytes, suffix: str) -> str:
@@ -92,8 +101,11 @@ def read_text(path: Path, html: bool = False) -> tuple[bytes, str]:
         try:
             text = raw.decode(bom)
         except UnicodeDecodeError as e:
-            raise InputError(str(path), f"bad {bom.upper()} text (starts with a {bom.upper()} byte order mark; "
-                             f"undecodable bytes at offset {e.start})") from None
+            raise InputError(
+                str(path),
+                f"bad {bom.upper()} text (starts with a {bom.upper()} byte order mark; "
+                f"undecodable bytes at offset {e.start})",
+            ) from None
         if "\x00" in text:
             raise InputError(str(path), f"{bom.upper()} text contains NUL characters; not a text document")
         if not text.strip():
@@ -117,9 +129,7 @@ def read_text(path: Path, html: bool = False) -> tuple[bytes, str]:
             if text.strip():
                 return raw, text
         line = raw[: e.start].count(b"\n") + 1
-        raise InputError(
-            str(path), f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", line
-        ) from None
+        raise InputError(str(path), f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", line) from None
     if not text.strip():
         raise InputError(str(path), "empty file")
     return raw, text

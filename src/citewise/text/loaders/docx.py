@@ -88,6 +88,11 @@ def load_docx(path: Path, root: Path) -> Document:
     h1 = _H1.search(text)
     title = meta_title or styled_title or (h1.group(1).strip() if h1 else path.stem)
     return Document(
-        doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="docx",
-        content_hash=content_hash(raw, path.suffix), version=version,
+        doc_id=doc_id_for(path, root),
+        title=title,
+        text=text,
+        source=source,
+        format="docx",
+        content_hash=content_hash(raw, path.suffix),
+        version=version,
     )

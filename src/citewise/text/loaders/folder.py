@@ -23,9 +23,13 @@ def _inside(path: str, root: str) -> bool:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -67,16 +71,20 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
                     return NotFollowed(str(p), f"symlink loop (its target {os.readlink(p)} leads back to it); skipped")
             return NotFollowed(str(p), f"dangling symlink (its target {os.readlink(p)} does not exist); skipped")
         if not follow_links and not _inside(target, real_root):
-            return NotFollowed(str(p), f"symlink to {target}, outside the ingested folder; not followed "
-                                      "(use --follow-links to ingest it)")
+            return NotFollowed(
+                str(p),
+                f"symlink to {target}, outside the ingested folder; not followed (use --follow-links to ingest it)",
+            )
         return None
 
     unreadable: list[OSError] = []  # os.walk skips a folder it cannot list unless told
     for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_links, onerror=unreadable.append):
         while unreadable:
             e = unreadable.pop(0)
-            yield InputError(str(e.filename), f"cannot read folder: {e.strerror or e}; its files are skipped "
-                                              "(their indexed versions are kept)")
+            yield InputError(
+                str(e.filename),
+                f"cannot read folder: {e.strerror or e}; its files are skipped (their indexed versions are kept)",
+            )
         keep = []
         for d in sorted(dirnames):
             if d.startswith("."):
@@ -91,7 +99,9 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
                     continue
             real = os.path.realpath(p)
             if real in seen_dirs:
-                yield InputWarning(str(p), f"folder already ingested as {real} (a symlink loop or a second link); skipped")
+                yield InputWarning(
+                    str(p), f"folder already ingested as {real} (a symlink loop or a second link); skipped"
+                )
                 continue
             seen_dirs.add(real)
             if p.suffix.lower() in SUPPORTED_EXT:
@@ -117,8 +127,10 @@ def scan_folder(root: Path, follow_links: bool = False) -> Iterator[Path | Input
                 continue
             yield p
     for e in unreadable:  # the root itself, or the last folder walked
-        yield InputError(str(e.filename), f"cannot read folder: {e.strerror or e}; its files are skipped "
-                                          "(their indexed versions are kept)")
+        yield InputError(
+            str(e.filename),
+            f"cannot read folder: {e.strerror or e}; its files are skipped (their indexed versions are kept)",
+        )
 
 
 def iter_files(root: Path, follow_links: bool = False) -> list[Path]:

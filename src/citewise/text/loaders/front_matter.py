@@ -11,7 +11,13 @@ import re
 import yaml
 
 from citewise.core import InputError
-from citewise.metadata import KEY as METADATA_KEY, MAX_METADATA_BYTES, YamlFloat, normalize as normalize_metadata, to_json
+from citewise.metadata import (
+    KEY as METADATA_KEY,
+    MAX_METADATA_BYTES,
+    YamlFloat,
+    normalize as normalize_metadata,
+    to_json,
+)
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -48,7 +54,8 @@ class _FrontMatterLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
-                None, None, "YAML aliases (*name) are not allowed in front matter", event.start_mark)
+                None, None, "YAML aliases (*name) are not allowed in front matter", event.start_mark
+            )
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
@@ -57,7 +64,8 @@ class _FrontMatterLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, str) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key '{key}' is given twice (which one counts would be a guess)", key_node.start_mark)
+                    None, None, f"key '{key}' is given twice (which one counts would be a guess)", key_node.start_mark
+                )
             if isinstance(key, str):
                 seen.add(key)
         return super().construct_mapping(node, deep)
@@ -65,7 +73,9 @@ class _FrontMatterLoader(yaml.SafeLoader):
 
 # a number with a fraction keeps the text written: "version: 1.10" is "1.10", not the float 1.1
 # (which made version 1.9 the newer one); integers stay numbers (type checks refuse them as groups)
-_FrontMatterLoader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: YamlFloat(loader.construct_scalar(node)))
+_FrontMatterLoader.add_constructor(
+    "tag:yaml.org,2002:float", lambda loader, node: YamlFloat(loader.construct_scalar(node))
+)
 
 _FrontMatterLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
@@ -113,8 +123,11 @@ def _bare_permissions_block(text: str) -> bool:
         block.append(line)
     if block and _PERMISSIONS_LINE.match(block[0]):
         return True
-    return (0 < len(block) <= MAX_BARE_BLOCK_LINES and all(_KEY_VALUE_LINE.match(x) for x in block)
-            and any(_PERMISSIONS_LINE.match(x) for x in block))
+    return (
+        0 < len(block) <= MAX_BARE_BLOCK_LINES
+        and all(_KEY_VALUE_LINE.match(x) for x in block)
+        and any(_PERMISSIONS_LINE.match(x) for x in block)
+    )
 
 
 def check_unread_front_matter(text: str, source: str, kind: str = "markdown") -> None:
@@ -133,9 +146,11 @@ def check_unread_front_matter(text: str, source: str, kind: str = "markdown") ->
     if not fenced and not _bare_permissions_block(text):
         return
     if kind != "markdown":
-        fix = ("front matter is read only in Markdown files; use a policy rule"
-               + (" or <meta name=\"permissions\" content=\"...\">" if kind == "html" else "")
-               + " to restrict this file")
+        fix = (
+            "front matter is read only in Markdown files; use a policy rule"
+            + (' or <meta name="permissions" content="...">' if kind == "html" else "")
+            + " to restrict this file"
+        )
     elif not fenced:
         fix = "front matter goes between '---' lines, the first of them the file's first line"
     elif m.group(1).startswith("+"):
@@ -144,8 +159,12 @@ def check_unread_front_matter(text: str, source: str, kind: str = "markdown") ->
         fix = f"front matter fences are exactly three dashes ('---'), not {m.group(1)!r}"
     else:
         fix = "front matter must start on the first line, unindented; remove what comes before '---'"
-    raise InputError(source, f"a front-matter block naming 'permissions' is not read here, so they would not "
-                     f"apply and the file would take the default permission: {fix}", 1)
+    raise InputError(
+        source,
+        f"a front-matter block naming 'permissions' is not read here, so they would not "
+        f"apply and the file would take the default permission: {fix}",
+        1,
+    )
 
 
 def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
@@ -188,7 +207,7 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str, int]:
         meta = {}
     if not isinstance(meta, dict):
         raise InputError(source, "bad front matter: expected 'key: value' lines", 2)
-    return meta, text[m.end():], m.end()
+    return meta, text[m.end() :], m.end()
 
 
 def _scalar_text(meta: dict, key: str, source: str, line: int, limit: int) -> str | None:
@@ -218,7 +237,9 @@ def _front_matter_date(meta: dict, key: str, source: str, line: int) -> dt.date 
         try:
             return dt.date.fromisoformat(value.strip()[:10])
         except ValueError as e:
-            raise InputError(source, f"front matter '{key}': {value.strip()[:10]} is not a real date ({e})", line) from None
+            raise InputError(
+                source, f"front matter '{key}': {value.strip()[:10]} is not a real date ({e})", line
+            ) from None
     raise InputError(source, f"front matter '{key}' must be an ISO date (YYYY-MM-DD), got {_short(value)}", line)
 
 
@@ -248,7 +269,11 @@ def _front_matter_groups(meta: dict, source: str, line: int) -> tuple[str, ...]:
         if not g.strip():
             raise InputError(source, f"front matter 'permissions' has a blank group {g!r}", line)
         if len(g.strip()) > MAX_GROUP_CHARS:
-            raise InputError(source, f"front matter 'permissions' group is {len(g.strip()):,} characters (limit {MAX_GROUP_CHARS})", line)
+            raise InputError(
+                source,
+                f"front matter 'permissions' group is {len(g.strip()):,} characters (limit {MAX_GROUP_CHARS})",
+                line,
+            )
         groups.add(g.strip())
     return tuple(sorted(groups))
 
@@ -269,11 +294,17 @@ def check_front_matter_keys(meta: dict, block: str, source: str) -> list[str]:
             continue
         line = _key_line(block, k, 1)
         if edit_distance(k.strip().lower(), "permissions") <= 2:
-            raise InputError(source, f"front matter key '{k}' is not 'permissions' (spelled exactly, lower case); "
-                             "refusing the file rather than ignoring its permissions", line)
+            raise InputError(
+                source,
+                f"front matter key '{k}' is not 'permissions' (spelled exactly, lower case); "
+                "refusing the file rather than ignoring its permissions",
+                line,
+            )
         if not isinstance(key, str) or not METADATA_KEY.match(k):
-            warnings.append(f"{source}:{line}: front matter key {_short(k, 40)} is kept as metadata but cannot be "
-                            "filtered on (use letters, digits, '_', '.' or '-')")
+            warnings.append(
+                f"{source}:{line}: front matter key {_short(k, 40)} is kept as metadata but cannot be "
+                "filtered on (use letters, digits, '_', '.' or '-')"
+            )
     return warnings
 
 
@@ -288,6 +319,10 @@ def front_matter_metadata(meta: dict, source: str) -> dict:
     out = normalize_metadata({str(k): v for k, v in meta.items() if str(k) not in FRONT_MATTER_KEYS})
     size = len(to_json(out).encode("utf-8", "surrogatepass"))
     if size > MAX_METADATA_BYTES:
-        raise InputError(source, f"front matter metadata is {size:,} bytes as JSON (limit {MAX_METADATA_BYTES:,}); "
-                         "keep long text in the body", 1)
+        raise InputError(
+            source,
+            f"front matter metadata is {size:,} bytes as JSON (limit {MAX_METADATA_BYTES:,}); "
+            "keep long text in the body",
+            1,
+        )
     return out

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from citewise.core import Document, InputError
 from citewise.text.loaders.common import (
-    HTML_EXT, _H1, _parse_date, _parse_groups, content_hash, doc_id_for, read_text,
+    HTML_EXT,
+    _H1,
+    _parse_date,
+    _parse_groups,
+    content_hash,
+    doc_id_for,
+    read_text,
 )
 from citewise.text.loaders.front_matter import check_unread_front_matter
 

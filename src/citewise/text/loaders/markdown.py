@@ -7,8 +7,17 @@ from pathlib import Path
 from citewise.core import Document, InputError
 from citewise.text.loaders.common import content_hash, doc_id_for, read_text
 from citewise.text.loaders.front_matter import (
-    HISTORY_SEP, MAX_ID_CHARS, MAX_TITLE_CHARS, MAX_VERSION_CHARS, _front_matter_date, _front_matter_groups,
-    _key_line, _scalar_text, check_front_matter_keys, front_matter_metadata, parse_front_matter,
+    HISTORY_SEP,
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_VERSION_CHARS,
+    _front_matter_date,
+    _front_matter_groups,
+    _key_line,
+    _scalar_text,
+    check_front_matter_keys,
+    front_matter_metadata,
+    parse_front_matter,
 )
 
 
@@ -30,12 +39,20 @@ def load_markdown(path: Path, root: Path) -> Document:
     if doc_id is not None and not doc_id:
         raise InputError(source, "front matter 'id' must be a non-empty string", line("id"))
     if doc_id and HISTORY_SEP in doc_id:
-        raise InputError(source, f"front matter 'id' {doc_id!r} contains '{HISTORY_SEP}', which is reserved for "
-                         "older versions kept as history (id@version)", line("id"))
+        raise InputError(
+            source,
+            f"front matter 'id' {doc_id!r} contains '{HISTORY_SEP}', which is reserved for "
+            "older versions kept as history (id@version)",
+            line("id"),
+        )
     if doc_id and (doc_id.startswith("/") or ".." in doc_id.split("/") or "." in doc_id.split("/")):
         # ids are shown as paths and linked as /doc/ID: "../../etc/passwd" is no document's name
-        raise InputError(source, f"front matter 'id' {doc_id!r} has an absolute or '.'/'..' path part; "
-                         "use a relative name such as 'policies/travel'", line("id"))
+        raise InputError(
+            source,
+            f"front matter 'id' {doc_id!r} has an absolute or '.'/'..' path part; "
+            "use a relative name such as 'policies/travel'",
+            line("id"),
+        )
     title = _scalar_text(meta, "title", source, line("title"), MAX_TITLE_CHARS)
     if not title:
         from citewise.text.blocks import parse_blocks

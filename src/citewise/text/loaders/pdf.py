@@ -11,7 +11,13 @@ from citewise.core import Document, InputError
 from citewise.text import notes
 from citewise.text.loaders.common import _norm, _one_line, _read_bytes, content_hash, doc_id_for
 from citewise.text.loaders.pdf_layout import (
-    CODE_MARK, _TERM_LINE, _definitions, _fence_code, _is_code, _page_with_code_marks, layout_roles,
+    CODE_MARK,
+    _TERM_LINE,
+    _definitions,
+    _fence_code,
+    _is_code,
+    _page_with_code_marks,
+    layout_roles,
 )
 
 
@@ -34,7 +40,6 @@ def _pdf_outline(reader) -> list[tuple[int, int, str]]:
 
     walk(reader.outline or [], 1)
     return out
-
 
 
 def _page_text(text: str) -> list[str]:
@@ -95,7 +100,9 @@ def _contents_page(lines: list[str]) -> bool:
 
 
 #: A page-number line: ``12``, ``xiv``, ``Page 3``, ``3 of 40``, ``- 7 -``.
-_PAGE_NUMBER = re.compile(r"^[\s\-–—]*(?:page\s+)?(?:[0-9]{1,5}|[ivxlcdm]{1,8})(?:\s*(?:of|/)\s*[0-9]{1,5})?[\s\-–—]*$", re.I)
+_PAGE_NUMBER = re.compile(
+    r"^[\s\-–—]*(?:page\s+)?(?:[0-9]{1,5}|[ivxlcdm]{1,8})(?:\s*(?:of|/)\s*[0-9]{1,5})?[\s\-–—]*$", re.I
+)
 #: A line that is only a section number (``4.3.2``, ``A.1``): the title is on the next line.
 _BARE_SECTION_NO = re.compile(r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?$")
 
@@ -111,9 +118,15 @@ def _clean_page(lines: list[str], running: set[str], page: str = "") -> list[str
     ends = set(body[:1] + body[-1:])
     out: list[str] = []
     for i, ln in enumerate(lines):
-        why = ("running header or footer" if i in ends and _digitless(ln) in running
-               else "page number" if i in edge and _PAGE_NUMBER.match(ln) and not _is_code(ln)
-               else "contents or index line (dot leaders)" if _LEADERS.search(ln) and not _is_code(ln) else "")
+        why = (
+            "running header or footer"
+            if i in ends and _digitless(ln) in running
+            else "page number"
+            if i in edge and _PAGE_NUMBER.match(ln) and not _is_code(ln)
+            else "contents or index line (dot leaders)"
+            if _LEADERS.search(ln) and not _is_code(ln)
+            else ""
+        )
         if why:
             notes.dropped(page, "", why, ln)
             continue
@@ -146,8 +159,13 @@ def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: 
         for ln in lines:
             z = size_of.get(_norm(ln), 0.0)
             words = ln.split()
-            if (z >= HEADING_SIZE * body and 0 < len(words) <= HEADING_MAX_WORDS and not _is_code(ln)
-                    and any(c.isalpha() for c in ln) and not ln.rstrip().endswith((".", ",", ";"))):
+            if (
+                z >= HEADING_SIZE * body
+                and 0 < len(words) <= HEADING_MAX_WORDS
+                and not _is_code(ln)
+                and any(c.isalpha() for c in ln)
+                and not ln.rstrip().endswith((".", ",", ";"))
+            ):
                 got[_norm(ln)] = round(z * 2) / 2
         found.append(got)
     ranks = sorted({z for got in found for z in got.values()}, reverse=True)
@@ -160,13 +178,23 @@ def _continues(prev_page: str, page: str) -> bool:
     or a hyphenated word part, and this page's text starts with a lower-case letter."""
     tail = prev_page.rstrip().rsplit("\n", 1)[-1].strip()
     head = page.lstrip()
-    return bool(tail and head and head[0].islower() and not tail.startswith("#")
-                and not _TERM_LINE.match(tail) and re.search(r"(?:[A-Za-z,]|[a-z]-)$", tail))
+    return bool(
+        tail
+        and head
+        and head[0].islower()
+        and not tail.startswith("#")
+        and not _TERM_LINE.match(tail)
+        and re.search(r"(?:[A-Za-z,]|[a-z]-)$", tail)
+    )
 
 
-def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
-                layouts: list[str] | None = None, line_sizes: list[list[tuple[float, float]]] | None = None,
-                source: str = "") -> tuple[str, tuple[int, ...]]:
+def pdf_to_text(
+    page_texts: list[str],
+    outline: list[tuple[int, int, str]],
+    layouts: list[str] | None = None,
+    line_sizes: list[list[tuple[float, float]]] | None = None,
+    source: str = "",
+) -> tuple[str, tuple[int, ...]]:
     """Join extracted page texts into one Markdown-like text with headings from the outline.
 
     Args:
@@ -197,8 +225,10 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
     running = _running_lines(pages)
     size_heads: list[dict[str, int]] = []
     if not outline and line_sizes:
-        size_of = [{_norm(ln.replace(CODE_MARK, "")): z for ln, (z, _) in zip(raw.split("\n"), zs)}
-                   for raw, zs in zip(page_texts, line_sizes)]
+        size_of = [
+            {_norm(ln.replace(CODE_MARK, "")): z for ln, (z, _) in zip(raw.split("\n"), zs)}
+            for raw, zs in zip(page_texts, line_sizes)
+        ]
         bodies = [b for zs in line_sizes for _, b in zs[:1] if b]
         body = max(set(bodies), key=lambda b: (bodies.count(b), -b)) if bodies else 0.0
         if body:
@@ -217,8 +247,9 @@ def pdf_to_text(page_texts: list[str], outline: list[tuple[int, int, str]],
         # nor is a line of dashes under a sentence (CommonMark would read a setext heading)
         lines = ["\\" + ln.lstrip() if ln.lstrip().startswith("#") or _RULE_LINE.match(ln) else ln for ln in lines]
         if i < len(size_heads) and size_heads[i]:
-            lines = ["#" * size_heads[i][_norm(ln)] + " " + ln.strip() if _norm(ln) in size_heads[i] else ln
-                     for ln in lines]
+            lines = [
+                "#" * size_heads[i][_norm(ln)] + " " + ln.strip() if _norm(ln) in size_heads[i] else ln for ln in lines
+            ]
         top: list[str] = []
         marked: set[int] = set()
         for depth, title in by_page.get(i, []):
@@ -328,6 +359,11 @@ def load_pdf(path: Path, root: Path) -> Document:
     cover = next((ln.strip() for ln in page_texts[0].splitlines() if ln.strip()), "")
     title = meta_title or (cover if 0 < len(cover) <= 120 else (outline[0][2] if outline else first[:200]))
     return Document(
-        doc_id=doc_id_for(path, root), title=title, text=text, source=source, format="pdf",
-        content_hash=content_hash(raw, path.suffix), pages=starts,
+        doc_id=doc_id_for(path, root),
+        title=title,
+        text=text,
+        source=source,
+        format="pdf",
+        content_hash=content_hash(raw, path.suffix),
+        pages=starts,
     )

@@ -88,8 +88,11 @@ def _page_with_code_marks(page, line_sizes: list | None = None) -> str:
                 # may put a space where the superscript was raised)
                 k0 = i - 1 if i and text[i - 1] != " " else i - 2
                 before = text[k0] if k0 >= 0 else " "
-                if (before.isalpha() or before in ".,;:)”’\"'") and sizes[k0] > FOOTNOTE_SIZE * body \
-                        and (j == len(text) or not text[j].isalnum()):
+                if (
+                    (before.isalpha() or before in ".,;:)”’\"'")
+                    and sizes[k0] > FOOTNOTE_SIZE * body
+                    and (j == len(text) or not text[j].isalnum())
+                ):
                     for k in range(k0 + 1, j):
                         keep[k] = False
                 i = j
@@ -101,11 +104,11 @@ def _page_with_code_marks(page, line_sizes: list | None = None) -> str:
         sizes = [z for z, k in zip(sizes, keep) if k]
     out, pos = [], 0
     for line in text.split("\n"):
-        flags = mono[pos:pos + len(line)]
+        flags = mono[pos : pos + len(line)]
         visible = [f for ch, f in zip(line, flags) if not ch.isspace()]
         out.append(CODE_MARK + line if visible and all(visible) else line)
         if line_sizes is not None:
-            zs = [z for ch, z in zip(line, sizes[pos:pos + len(line)]) if not ch.isspace()]
+            zs = [z for ch, z in zip(line, sizes[pos : pos + len(line)]) if not ch.isspace()]
             line_sizes.append((max(zs) if zs else 0.0, body))
         pos += len(line) + 1
     return "\n".join(out)
@@ -147,20 +150,19 @@ def _fence_code(lines: list[str]) -> list[str]:
             continue
         k = _inline_code(lines, i, out[-1] if out else "")
         if k:
-            out.extend(ln.replace(CODE_MARK, "") for ln in lines[i:i + k])
+            out.extend(ln.replace(CODE_MARK, "") for ln in lines[i : i + k])
             i += k
             continue
         if out and out[-1].strip():
             out.append("")
         out.append("```")
         while i < n and (_is_code(lines[i]) or (not lines[i].strip() and i + 1 < n and _is_code(lines[i + 1]))):
-            out.append(lines[i][len(CODE_MARK):] if _is_code(lines[i]) else "")
+            out.append(lines[i][len(CODE_MARK) :] if _is_code(lines[i]) else "")
             i += 1
         out.append("```")
         if i < n and lines[i].strip():
             out.append("")
     return out
-
 
 
 #: A definition term alone on its line (``shopt``, ``assoc_expand_once``, ``-s``, ``--login``).
@@ -177,6 +179,7 @@ TERM_MAX_CHARS = 40
 #: Columns by which layout mode may misplace a definition's first word (it estimates glyph
 #: widths): ``builtin      A command`` ends its gap at column 13 for a column at 15.
 LAYOUT_SLACK = 4
+
 
 def _key(line: str) -> str:
     """Lookup key of a line in :func:`layout_roles`: its first 48 characters, whitespace
@@ -239,15 +242,25 @@ def layout_roles(layout: str) -> dict[str, list[tuple[str, str]]]:
         body = ln.strip()
         role, term = ("def" if ind >= margin + DEF_INDENT else "body"), ""
         words = body.split()
-        if (nxt >= ind + DEF_INDENT and len(words) <= TERM_MAX_WORDS and len(body) <= TERM_MAX_CHARS
-                and not body.endswith((".", ",", ";", ":")) and _balanced(body) and words[0] not in _BULLETS):
+        if (
+            nxt >= ind + DEF_INDENT
+            and len(words) <= TERM_MAX_WORDS
+            and len(body) <= TERM_MAX_CHARS
+            and not body.endswith((".", ",", ";", ":"))
+            and _balanced(body)
+            and words[0] not in _BULLETS
+        ):
             role, term = "term", " ".join(words)
         else:
             gaps = [(m.start(), m.end()) for m in re.finditer(r" +", ln[ind:])]
             for gi, (gs, ge) in enumerate(gaps[:TERM_MAX_WORDS]):
-                head = ln[ind:ind + gs].split()
-                if (gs > TERM_MAX_CHARS or head[-1].endswith((".", ",", ";", ":")) or not _balanced(" ".join(head))
-                        or head[0] in _BULLETS):
+                head = ln[ind : ind + gs].split()
+                if (
+                    gs > TERM_MAX_CHARS
+                    or head[-1].endswith((".", ",", ";", ":"))
+                    or not _balanced(" ".join(head))
+                    or head[0] in _BULLETS
+                ):
                     break  # prose ("(see   Section 3.7.3": a link's wide gap) or a bullet list
                 others = sorted(b - a for j, (a, b) in enumerate(gaps) if j != gi)
                 wide = max(3, (others[len(others) // 2] if others else 1) + 1)
@@ -286,8 +299,10 @@ def _definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]] | Non
                 out.append(lines[i])
                 i += 1
                 continue
-            ln = ln[len(CODE_MARK):]
-        prev_end = not out or not out[-1].strip() or out[-1].rstrip().endswith((".", ":")) or out[-1].startswith((": ", "#"))
+            ln = ln[len(CODE_MARK) :]
+        prev_end = (
+            not out or not out[-1].strip() or out[-1].rstrip().endswith((".", ":")) or out[-1].startswith((": ", "#"))
+        )
         if _TERM_LINE.match(ln) and nxt and (nxt[0].isupper() or nxt.startswith(ln + " ")) and not ln.startswith("#"):
             term, defn, i = ln, [], i + 1
         else:
@@ -345,7 +360,7 @@ def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]
         cur = role(lines[i]) if i < n else ("", "")
         rest = ""
         if kind == "inline":
-            head = " ".join(ln.split()[:len(term.split())])
+            head = " ".join(ln.split()[: len(term.split())])
             if head != term:
                 kind = ""  # the plain line does not start with the term: not the same line
             else:
@@ -356,7 +371,7 @@ def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]
             # a monospace line at the margin right above a term is one more name of that entry
             # (Texinfo ``@itemx``: ``${parameter:offset}`` over ``${parameter:offset:length}``),
             # not the last line of the example before it
-            out += ["", ln[len(CODE_MARK):]]
+            out += ["", ln[len(CODE_MARK) :]]
             continue
         if kind not in ("term", "inline") or ln.startswith("#"):
             out.append(lines[i - 1])
@@ -370,7 +385,7 @@ def _layout_definitions(lines: list[str], roles: dict[str, list[tuple[str, str]]
             if _is_code(cur_ln):
                 if prose and not _inline_code(lines, i, defn[-1]):
                     break  # an example inside the definition: a code block of its own
-                cur_ln = cur_ln[len(CODE_MARK):]  # the term's synopsis, or code inside a sentence
+                cur_ln = cur_ln[len(CODE_MARK) :]  # the term's synopsis, or code inside a sentence
             else:
                 prose = True
             defn.append(cur_ln)
