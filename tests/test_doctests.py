@@ -37,7 +37,7 @@ def test_the_modules_with_examples_are_found():
         "citewise.answer.question",
         "citewise.answer.spelling",
         "citewise.text.names",
-        "citewise.store.postgres",
+        "citewise.store.postgres.schema",
     } <= set(MODULES)
 
 
