@@ -126,6 +126,23 @@ def test_config_show_prints_values_and_sources(tmp_path, monkeypatch):
     assert tomllib.loads(toml)["answer"]["k"] == 6
 
 
+def test_config_show_table_names_the_folder_an_empty_index_path_means(tmp_path, monkeypatch):
+    """The table shows what an empty ``index.path`` resolves to (the --index folder, else the
+    default data folder), in parentheses; the JSON keeps the raw empty value."""
+    from citewise.cli import app
+    from citewise.core import default_index_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "250")
+    default = CliRunner().invoke(app, ["config", "show"])
+    row = next(ln for ln in default.stdout.splitlines() if "index.path" in ln)
+    assert f"({default_index_dir()})" in row and "default" in row
+    given = CliRunner().invoke(app, ["config", "show", "--index", str(tmp_path / "idx")])
+    assert f"({tmp_path / 'idx'})" in next(ln for ln in given.stdout.splitlines() if "index.path" in ln)
+    raw = json.loads(CliRunner().invoke(app, ["config", "show", "--json"]).stdout)
+    assert {r["key"]: r["value"] for r in raw["settings"]}["index.path"] == ""
+
+
 def test_settings_are_plain_dataclasses():
     s = Settings()
     assert s.get("answer.k") == 5 and s.get("answer.thresholds.hashing.abstain") == 0.0594

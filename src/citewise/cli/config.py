@@ -39,8 +39,19 @@ def config_show(
     if as_toml:
         out.print(to_toml(settings), highlight=False, soft_wrap=True, end="")
         return
+    from citewise.core import default_index_dir
+
+    # what an empty value means, as the commands resolve it
+    implied = {
+        "index.path": str(index) if index else str(default_index_dir()),
+        "index.store": "as the index recorded; lancedb if new",
+    }
     t = Table("setting", "value", "from")
     t.columns[0].no_wrap = True
+    t.columns[1].overflow = "fold"  # a path wraps whole rather than ending in "…"
     for key, value, source in settings.rows():
-        t.add_row(key, "" if value is None else json.dumps(value) if not isinstance(value, str) else value, source)
+        shown = "" if value is None else json.dumps(value) if not isinstance(value, str) else value
+        if shown == "" and key in implied:
+            shown = f"({implied[key]})"
+        t.add_row(key, shown, source)
     out.print(t)
