@@ -132,13 +132,25 @@ def test_config_show_table_names_the_folder_an_empty_index_path_means(tmp_path, 
     from citewise.cli import app
     from citewise.core import default_index_dir
 
+    def cell(output: str, key: str) -> tuple[str, str]:
+        """The value and source cells of ``key``'s row, its wrapped lines joined."""
+        rows = [[c.strip() for c in ln.split("│")[1:4]] for ln in output.splitlines() if ln.count("│") >= 4]
+        i = next(n for n, r in enumerate(rows) if r[0] == key)
+        value, source = rows[i][1], rows[i][2]
+        for r in rows[i + 1 :]:
+            if r[0]:
+                break
+            value, source = value + r[1], source + r[2]
+        return value, source
+
+    from citewise.cli.common import out
+
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setattr(out, "width", 100)  # whatever terminal the tests run in
     default = CliRunner().invoke(app, ["config", "show"])
-    row = next(ln for ln in default.stdout.splitlines() if "index.path" in ln)
-    assert f"({default_index_dir()})" in row and "default" in row
+    assert cell(default.stdout, "index.path") == (f"({default_index_dir()})", "default")
     given = CliRunner().invoke(app, ["config", "show", "--index", str(tmp_path / "idx")])
-    assert f"({tmp_path / 'idx'})" in next(ln for ln in given.stdout.splitlines() if "index.path" in ln)
+    assert cell(given.stdout, "index.path")[0] == f"({tmp_path / 'idx'})"
     raw = json.loads(CliRunner().invoke(app, ["config", "show", "--json"]).stdout)
     assert {r["key"]: r["value"] for r in raw["settings"]}["index.path"] == ""
 
