@@ -81,6 +81,21 @@ def test_routing_set_loader_errors(tmp_path):
         load_routing_set(p)
 
 
+def test_llm_router_converts_quoted_numbers_to_the_declared_type(toolset):
+    """A small model writes an integer argument as a string ("2041"); the router passes the
+    integer the tool's schema declares, and leaves a string that is no integer for the check."""
+    script = [
+        {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": "2041"}}]},
+        {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": "INV-2041"}}]},
+    ]
+    with FakeOpenAI(script) as server:
+        router = LLMRouter(OpenAIChatModel(ChatConfig(server.base_url, "m")), list(toolset.tools.values()))
+        quoted, named = router.route("invoice 2041?", TODAY), router.route("invoice INV-2041?", TODAY)
+    assert quoted.arguments == {"invoice_id": 2041} and isinstance(quoted.arguments["invoice_id"], int)
+    assert named.arguments == {"invoice_id": "INV-2041"}
+    assert toolset.call("invoice_status", named.arguments)["error"].startswith("argument 'invoice_id' must be integer")
+
+
 def test_llm_router_reads_native_calls_and_json_routes(toolset):
     script = [
         {"tool_calls": [{"name": "invoice_status", "arguments": {"invoice_id": 2041}}]},

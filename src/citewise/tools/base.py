@@ -184,6 +184,43 @@ def _check(value: Any, schema: dict, where: str) -> str | None:
     return None
 
 
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+
+
+def coerce_args(args: Any, schema: dict) -> Any:
+    """``args`` with each top-level string value converted to the scalar type its property
+    declares, when the whole string is that type's JSON literal: ``"2011"`` for an ``integer``,
+    ``"12.5"`` for a ``number``, ``"true"``/``"false"`` for a ``boolean``. Small models write
+    numbers quoted; anything else is left as it is for :func:`validate_args` to judge.
+
+    >>> coerce_args({"year": "2011", "country": "Germany"}, {"properties": {"year": {"type": "integer"}}})
+    {'year': 2011, 'country': 'Germany'}
+    >>> coerce_args({"year": "20x1"}, {"properties": {"year": {"type": "integer"}}})
+    {'year': '20x1'}
+    """
+    if not isinstance(args, dict):
+        return args
+    props = schema.get("properties") or {}
+    out = dict(args)
+    for key, value in args.items():
+        kind = (props.get(key) or {}).get("type") if isinstance(key, str) else None
+        if not isinstance(value, str) or kind not in ("integer", "number", "boolean"):
+            continue
+        text = value.strip()
+        if kind == "integer" and _INTEGER_TEXT.fullmatch(text):
+            out[key] = int(text)
+        elif kind == "number":
+            try:
+                number = float(text)
+            except ValueError:
+                continue
+            if math.isfinite(number):
+                out[key] = int(number) if _INTEGER_TEXT.fullmatch(text) else number
+        elif kind == "boolean" and text.lower() in ("true", "false"):
+            out[key] = text.lower() == "true"
+    return out
+
+
 def validate_args(args: Any, schema: dict, where: str = "arguments") -> str | None:
     """Check ``args`` against an object JSON Schema; return the first problem as one line, or None.
 

@@ -20,7 +20,7 @@ import datetime as _dt
 import json
 from typing import Sequence
 
-from citewise.tools.base import spec
+from citewise.tools.base import coerce_args, spec
 from citewise.tools.route import KINDS, PlannedCall, Route
 
 #: Longest tool description put in the prompt (characters).
@@ -151,6 +151,8 @@ class LLMRouter:
             calls = [PlannedCall("vector_search", {"query": question})]
         elif kind == "live" and not calls:
             calls = [PlannedCall("web_search", {"query": question})]
+        params = {f["name"]: f.get("parameters") or {} for f in self.functions}
+        calls = [PlannedCall(c.name, coerce_args(c.arguments, params.get(c.name, {}))) for c in calls]
         records = [c for c in calls if c.name not in ("vector_search", "web_search")]
         rest = [c for c in calls if c.name in ("vector_search", "web_search")]
         ordered = records + rest if kind in ("record", "both") else rest + records
