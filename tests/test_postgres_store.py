@@ -563,3 +563,28 @@ def test_a_bulk_load_that_fails_or_dies_leaves_the_keys_on(pg_url, tmp_path):
     assert run.returncode == -9, run.stderr
     assert _postings_keys(watch) == set()
     assert _postings_keys(PostgresStore(url, 8)) == POSTINGS_KEYS
+
+
+def test_source_view_reads_a_document_through_the_store_contract(pg_index, corpus):
+    from fastapi.testclient import TestClient
+
+    from citewise.core import Principal
+    from citewise.service.app import create_app
+    from citewise.service.documents import source_view
+
+    view = source_view(pg_index, "pub", Principal())
+    assert view is not None and view.exact is True and view.title == "Public fees"
+    assert view.text == (corpus / "pub.md").read_text(encoding="utf-8")
+    assert view.path == "pub.md" and [c[0] for c in view.chunks] == ["pub#public-fees"]
+    # a forbidden document and a missing one look the same
+    assert source_view(pg_index, "fin", Principal()) is None
+    assert source_view(pg_index, "nosuch", Principal()) is None
+    assert source_view(pg_index, "fin", Principal("ana", ("finance",))).title == "Finance fees"
+    # a source file that is gone: the text is put together from the stored chunks
+    (corpus / "sec.md").unlink()
+    gone = source_view(pg_index, "sec", Principal("sam", ("security",)))
+    assert gone.exact is False and "wire transfer fee keys for security" in gone.text
+    with TestClient(create_app(pg_index.path, rate=0)) as client:
+        r = client.get("/v1/documents/pub")
+        assert r.status_code == 200 and r.json()["title"] == "Public fees" and r.json()["exact"] is True
+        assert client.get("/v1/documents/fin").status_code == 404

@@ -161,10 +161,16 @@ def test_toolset_call_never_raises(tools):
         "error": "argument 'params' must be object, got list [1]",
         "tool": "sql_query",
     }
-    assert tools.call("invoice_status", {"invoice_id": "2041"}) == {
-        "error": "argument 'invoice_id' must be integer, got str \"2041\"",
+    assert tools.call("invoice_status", {"invoice_id": "20x1"}) == {
+        "error": "argument 'invoice_id' must be integer, got str \"20x1\"",
         "tool": "invoice_status",
     }
+    # a quoted integer (as small models write it) reaches the tool as the integer its schema declares
+    quoted, plain = (
+        tools.call("invoice_status", {"invoice_id": " 2041"}),
+        tools.call("invoice_status", {"invoice_id": 2041}),
+    )
+    assert quoted == plain and "error" not in plain
 
     def broken(**kw):
         raise RuntimeError("boom")

@@ -135,49 +135,42 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
 
     The permission filter runs inside the store query (as for searches).
     """
-    from citewise.store.lance import _META_COLS, _q
     from citewise.text.loaders import load_file, read_text
 
     store = index.store
-    if store._reader() is None:
-        return None
-    groups = ", ".join(_q(g) for g in principal.all_groups())
-    where = f"doc_id = {_q(doc_id)} AND array_has_any(groups, [{groups}])"
-    rows = store._query(lambda q: q.where(where).select(_META_COLS + ["content_hash"]).limit(100_000)).to_pylist()
+    rows = store.document_chunks(doc_id, principal.all_groups())
     if not rows:
         return None
-    rows.sort(key=lambda r: (r["start"], r["chunk_id"]))
     first = rows[0]
+    entry = store.documents([doc_id]).get(doc_id)
     text, exact = None, False
-    path = Path(first["source"])
+    path = Path(first.source)
     try:
         doc = load_file(path, path.parent)
-        if doc.content_hash == first["content_hash"]:
+        if entry is not None and doc.content_hash == entry.content_hash:
             text = read_text(path)[1] if doc.format == "markdown" else doc.text
             # an HTML page's text also depends on its folder (blocks its sibling pages repeat are
             # dropped at ingest): use it only where every stored chunk is where it was
-            exact = all(
-                text[r["start"] : r["end"]] == r["text"][len(r["text"]) - (r["end"] - r["start"]) :] for r in rows
-            )
+            exact = all(text[r.start : r.end] == r.text[len(r.text) - (r.end - r.start) :] for r in rows)
             text = text if exact else None
     except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
         text = None
     if text is None:
-        size = max(r["end"] for r in rows)
+        size = max(r.end for r in rows)
         buf = [" "] * size
         for r in rows:
-            piece = r["text"][len(r["text"]) - (r["end"] - r["start"]) :]
-            buf[r["start"] : r["end"]] = list(piece)
+            piece = r.text[len(r.text) - (r.end - r.start) :]
+            buf[r.start : r.end] = list(piece)
         text = "".join(buf)
     roots = [run.root for run in reversed(store.runs())]
     return SourceView(
         doc_id=doc_id,
-        title=first["title"],
-        version=first["version"],
-        updated=first["updated"],
-        source=first["source"],
+        title=first.title,
+        version=first.version,
+        updated=first.updated,
+        source=first.source,
         text=text,
         exact=exact,
-        chunks=[(r["chunk_id"], r["start"], r["end"]) for r in rows],
-        path=relative_source(first["source"], roots),
+        chunks=[(r.chunk_id, r.start, r.end) for r in rows],
+        path=relative_source(first.source, roots),
     )

@@ -214,6 +214,13 @@ class Store(Protocol):
         """Chunks by id (missing ids are absent from the result)."""
         ...
 
+    def document_chunks(self, doc_id: str, groups: Sequence[str] | None) -> list[StoredChunk]:
+        """Every chunk of document ``doc_id`` (a current id, or ``id@version`` of a kept older
+        version) whose groups intersect ``groups`` (None: no permission filter), ordered by
+        ``(start, chunk_id)``; [] when the document is missing or none of it is readable (the
+        two look the same). The permission filter runs inside the store query."""
+        ...
+
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id."""
         ...

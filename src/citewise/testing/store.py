@@ -118,6 +118,16 @@ class StoreConformance:
         assert got["apples#1"].text == "orchard tractors and ladders"
         assert filled.stats()["documents"] == 3 and filled.stats()["chunks"] == 4
 
+    def test_document_chunks_in_text_order_inside_the_permission_filter(self, filled: Store) -> None:
+        got = filled.document_chunks("apples", ("public",))
+        assert [(c.chunk_id, c.start, c.end) for c in got] == [("apples#0", 0, 27), ("apples#1", 29, 57)]
+        assert got[1].text == "orchard tractors and ladders"
+        assert filled.document_chunks("secret", ("public", "hr")) == []
+        assert [c.chunk_id for c in filled.document_chunks("secret", ("finance",))] == ["secret#0"]
+        assert [c.chunk_id for c in filled.document_chunks("secret", None)] == ["secret#0"]
+        assert filled.document_chunks("apples", ()) == []
+        assert filled.document_chunks("nosuch", ("public",)) == []
+
     def test_vectors_read_back(self, filled: Store) -> None:
         vecs = filled.get_vectors(["pears#0"])
         assert np.allclose(vecs["pears#0"], unit(self.DIM, 2), atol=1e-6)
@@ -191,6 +201,7 @@ class StoreConformance:
 
     def test_the_common_operations_answer_on_an_empty_store(self, store: Store) -> None:
         assert store.documents() == {}
+        assert store.document_chunks("apples", ("public",)) == []
         assert store.lexical_search(analyze("apple"), 5, Filters(groups=("public",))) == []
         assert store.vector_search(unit(self.DIM, 0), 5, Filters(groups=("public",))) == []
         assert store.unindexed_rows() == 0

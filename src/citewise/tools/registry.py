@@ -7,7 +7,7 @@ from pathlib import Path
 
 from citewise.core import Principal
 from citewise.telemetry import traced_tool_call
-from citewise.tools.base import Tool, error, spec
+from citewise.tools.base import Tool, coerce_args, error, spec
 
 
 class ToolSet:
@@ -50,7 +50,9 @@ class ToolSet:
 
     @traced_tool_call
     def call(self, name: str, args: dict) -> dict:
-        """Call tool ``name`` with ``args``; never raises.
+        """Call tool ``name`` with ``args``; never raises. A quoted scalar is first converted to
+        the type the tool's schema declares for it (:func:`citewise.tools.base.coerce_args`), so
+        a model writing ``"2011"`` for an integer reaches the tool as 2011.
 
         Returns:
             The tool's observation, or an error observation ``{"error", "tool"}`` for an unknown
@@ -62,7 +64,7 @@ class ToolSet:
         if not isinstance(args, dict):
             return error(name, f"arguments must be a JSON object, got {type(args).__name__}")
         try:
-            obs = tool.call(args)
+            obs = tool.call(coerce_args(args, tool.parameters))
         except Exception as e:  # a tool broke the seam's contract; still an observation (DESIGN.md)
             return error(name, f"{type(e).__name__}: {str(e)[:200]}")
         return obs if isinstance(obs, dict) else {"tool": name, "result": obs}

@@ -151,6 +151,17 @@ class _ReadMixin:
             )
         return out
 
+    def document_chunks(self, doc_id: str, groups: Sequence[str] | None) -> list[StoredChunk]:
+        """Every chunk of ``doc_id`` readable by ``groups``, in text order (the Store contract)."""
+        if (groups is not None and not groups) or self._reader() is None:
+            return []
+        where = f"doc_id = {_q(doc_id)}"
+        if groups is not None:
+            where += f" AND array_has_any(groups, [{', '.join(_q(g) for g in groups)}])"
+        ids = self._query(lambda q: q.where(where).select(["chunk_id"]).limit(1_000_000)).column("chunk_id")
+        chunks = self.get_chunks(ids.to_pylist())
+        return sorted(chunks.values(), key=lambda c: (c.start, c.chunk_id))
+
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id (float32, shape (dim,))."""
         if not chunk_ids or self._reader() is None:

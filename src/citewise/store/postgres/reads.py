@@ -15,6 +15,20 @@ from citewise.store.postgres.schema import _META_COLS
 class _ReadMixin:
     """Chunk, vector and document lookups of :class:`~citewise.store.postgres.PostgresStore`."""
 
+    def document_chunks(self, doc_id: str, groups: Sequence[str] | None) -> list[StoredChunk]:
+        """Every chunk of ``doc_id`` readable by ``groups``, in text order (the Store contract)."""
+        if groups is not None and not groups:
+            return []
+        sql = f"SELECT chunk_id FROM {self.schema}.chunks WHERE doc_id = %s"
+        params: list = [doc_id]
+        if groups is not None:
+            sql += " AND groups && %s::text[]"
+            params.append(list(groups))
+        with self._tx() as cur:
+            ids = [r[0] for r in cur.execute(sql, params).fetchall()]
+        chunks = self.get_chunks(ids)
+        return sorted(chunks.values(), key=lambda c: (c.start, c.chunk_id))
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id with their document metadata."""
         if not chunk_ids:
