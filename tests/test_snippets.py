@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from citewise.cli import app
-from citewise.retrieval.snippets import best_snippet, chunk_snippet, missing_words, segments
+from citewise.answer.question_words import missing_words
+from citewise.retrieval.snippets import best_snippet, chunk_snippet, segments
 
 from conftest import write_doc
 

@@ -201,3 +201,37 @@ def names_cell(text: str, word: str) -> bool:
         ):  # a definition's term line, a heading
             return True
     return False
+
+
+#: A word of a query as typed (letters and digits, inner dots, apostrophes and hyphens).
+_QUERY_WORD = re.compile(r"[^\W_](?:[\w.'’-]*[^\W_])?")
+
+
+def missing_words(query: str, texts) -> list[str]:
+    """The words of ``query`` that none of ``texts`` holds (compared through the project analyzer,
+    question words such as "what" and "does" left out), in query order, as typed.
+
+    ``search`` prints them so a reader sees that the hits match only part of the query, or only
+    by meaning ("refund policy of Stripe" -> ``['Stripe']``).
+
+    >>> missing_words("What is the refund policy of Stripe?", ["Refund policy: 30 days."])
+    ['Stripe']
+    >>> missing_words("refunds", ["Refund policy"]), missing_words("", ["x"])
+    ([], [])
+    """
+    wanted = set(content_terms(query))
+    if not wanted:
+        return []
+    found: set[str] = set()
+    for text in texts:
+        found |= wanted & set(analyze(text))
+        if found == wanted:
+            return []
+    out: list[str] = []
+    told: set[str] = set()
+    for m in _QUERY_WORD.finditer(query):
+        terms = set(analyze(m.group(0))) & wanted
+        if terms and not terms & found and not terms <= told:
+            out.append(m.group(0))  # one word per missing term, as first typed
+            told |= terms
+    return out

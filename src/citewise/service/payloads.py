@@ -42,7 +42,7 @@ class SearchJSON(TypedDict):
     """``citewise search --json`` (also the MCP ``search`` tool and ``POST /v1/search``).
 
     ``missing_words``: the query's words no hit's title or text holds
-    (:func:`citewise.retrieval.snippets.missing_words`)."""
+    (:func:`citewise.answer.question_words.missing_words`)."""
 
     hits: list[HitJSON]
     missing_words: list[str]
@@ -141,7 +141,7 @@ def result_json(r) -> HitJSON:
 
 def hits_missing_words(query: str, results) -> list[str]:
     """The words of ``query`` that no result's title or text holds."""
-    from citewise.retrieval.snippets import missing_words
+    from citewise.answer.question_words import missing_words
 
     return (
         missing_words(query, (f"{r.title}\n{r.text}" for r in results if r.snippet_start is not None))
