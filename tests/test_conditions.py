@@ -130,3 +130,37 @@ def test_cli_eval_conditions_json(tmp_path):
     assert data["settings"]["split"] == "dev" and set(data["summary"]) == set(CONDITIONS)
     assert data["settings"]["questions"] == 2  # pay-01 and pay-03 are dev; pay-02 is held out
     assert html_path.read_text().startswith("<!doctype html>")
+
+
+def test_the_adaptive_condition_is_the_products_own_ask(tmp_path):
+    """The adaptive condition answers through Citewise.ask (the pipeline of every front end) and
+    gets the answer a caller of the facade with the same options gets."""
+    from citewise.api import AskOptions, Citewise
+    from citewise.core import Principal
+    from citewise.evaluation.conditions import ConditionsRunner
+
+    class Counting(Citewise):
+        calls = 0
+
+        def ask(self, *args, **kwargs):
+            Counting.calls += 1
+            return super().ask(*args, **kwargs)
+
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    idx.ingest(PAYMENT / "corpus")
+    reqs = Requirements.load(PAYMENT / "requirements.yaml")
+    runner = ConditionsRunner(idx, reqs, cw=Counting(idx))
+    q = next(q for q in load_questions(PAYMENT / "questions.jsonl") if q.id == "pay-07")
+    ans, trace, applicable, initial = runner.run_one(q, "adaptive")
+    assert Counting.calls == 1 and applicable and len(trace.rounds) == 2 and initial > 0
+    direct = Citewise(idx).ask(
+        q.question,
+        Principal("eval", q.groups),
+        AskOptions(k=5, retriever="shipped", scope=tuple(q.scope), max_rounds=2, budget_tokens=4000, requirements=reqs),
+    )
+    assert (ans.outcome, ans.text, [c.chunk_id for c in ans.citations]) == (
+        direct.outcome,
+        direct.text,
+        [c.chunk_id for c in direct.citations],
+    )
+    assert ans.outcome == "supported"

@@ -54,6 +54,8 @@ class AskOptions:
         route: route record questions to the records tools (None: ``answer.route``).
         database: records database for this ask (None: ``records.database``).
         agent: answer with the ReAct agent over the tools (None: ``routing.agent``).
+        judge: an LLM sufficiency judge for the controller
+            (:class:`~citewise.answer.marks.SufficiencyJudge`; None: rule-based checks only).
     """
 
     k: int | None = None
@@ -70,12 +72,14 @@ class AskOptions:
     route: bool | None = None
     database: str | None = None
     agent: bool | None = None
+    judge: Any = None
 
     @property
     def controller(self) -> bool:
         """Whether an option of the evidence-gap controller was given."""
         return bool(self.scope) or any(
-            v is not None for v in (self.max_rounds, self.deadline_ms, self.budget_tokens, self.requirements)
+            v is not None
+            for v in (self.max_rounds, self.deadline_ms, self.budget_tokens, self.requirements, self.judge)
         )
 
 
@@ -235,6 +239,7 @@ class Citewise:
             requirements=o.requirements,
             reranker=reranker,
             rerank_depth=rerank_depth,
+            judge=o.judge,
         )
 
     # -- records ----------------------------------------------------------------------------------

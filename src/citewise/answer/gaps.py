@@ -444,13 +444,16 @@ def ask_with_controller(
     requirements=None,
     reranker=None,
     rerank_depth: int | None = None,
+    judge=None,
 ) -> Answer:
     """``citewise ask`` through the controller on an :class:`~citewise.index.Index`.
 
     ``scope``: ``--scope`` values (resolved for ``principal``); ``requirements``: a
     :class:`Requirements` or the path of a requirements YAML file (None: derived checks);
     ``reranker``/``rerank_depth``: rerank every round's candidates (``--reranker``, as
-    :meth:`~citewise.index.Index.ask`), after the scope and permission filters.
+    :meth:`~citewise.index.Index.ask`), after the scope and permission filters; ``judge``: an
+    optional :class:`SufficiencyJudge`. The controller's trace is in the answer's
+    ``evidence["controller"]`` (:meth:`GapTrace.as_dict`).
 
     Raises:
         CitewiseError / InputError: a bad scope value, request setting or requirements file;
@@ -473,5 +476,7 @@ def ask_with_controller(
         k=k,
     )
     answerer = idx.answerer(retriever, generator, reranker=reranker, rerank_depth=rerank_depth)
-    answer, _trace = GapController(answerer, reqs).ask(question, request, principal=principal, filters=filters)
+    answer, _trace = GapController(answerer, reqs, judge=judge).ask(
+        question, request, principal=principal, filters=filters
+    )
     return answer

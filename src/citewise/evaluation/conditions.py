@@ -12,8 +12,10 @@ same required checks, outcome rules, generator, citation rules and permission fi
 3. ``intact_documents``: every authorised document of the scope (or of the whole corpus when the
    question names none), whole, when together they fit ``intact_budget`` tokens; else the
    question is counted as ``not applicable`` for this condition.
-4. ``adaptive``: the bounded evidence-gap controller (round 1 as the strong baseline's retriever
-   with k = 5, then one targeted follow-up round per missing check; at most ``max_rounds``).
+4. ``adaptive``: the product's own ask (:meth:`citewise.api.Citewise.ask`, the one pipeline
+   every front end calls) with the evidence-gap controller: round 1 as the strong baseline's
+   retriever with k = 5, then one targeted follow-up round per missing check; at most
+   ``max_rounds``. The other conditions assemble their evidence their own way on purpose.
 5. ``oracle``: the labelled sufficient evidence (the first evidence set's chunks; for questions
    without one, the chunks of their ``oracle`` items — the conflicting clauses, the clause an
    absolute claim rests on — else the scope's documents). A diagnostic, not a product.
@@ -55,6 +57,7 @@ import numpy as np
 
 from citewise.answer.context import Context, ContextAssembler
 from citewise.answer.gaps import GapController, Requirements
+from citewise.answer.marks import GapTrace
 from citewise.answer.scope import AskRequest, SourceScope, resolve_scope
 from citewise.core import CitewiseError, Filters, InputError, Principal
 from citewise.text.tokens import count_tokens
@@ -201,6 +204,26 @@ def _used(items, answer) -> bool:
     return all(doc in cited and text.split("`")[0] in answer.text for doc, text in items)
 
 
+def _trace_of(ans) -> GapTrace:
+    """The controller's trace of an answer from :meth:`citewise.api.Citewise.ask`
+    (``evidence["controller"]``, :meth:`GapTrace.as_dict`); its check results stay in the answer."""
+    d = ans.evidence.get("controller") if isinstance(ans.evidence, dict) else None
+    if d is None:
+        raise CitewiseError("the adaptive condition's answer carries no controller trace")
+    return GapTrace(
+        domain=d["domain"],
+        scope=d["scope"],
+        rounds=d["rounds"],
+        deadline_hit=d["deadline_hit"],
+        found_ids=d["found_ids"],
+        conflicts=d["conflicts"],
+        expanded=d["expanded"],
+        judge=d["judge"],
+        model_calls=d["model_calls"],
+        retrieval_calls=d["retrieval_calls"],
+    )
+
+
 class ConditionsRunner:
     """Run the five conditions over a question set on one index.
 
@@ -214,6 +237,8 @@ class ConditionsRunner:
         generator: ``extractive`` | ``llm`` | a Generator, the same for every condition.
         judge: an optional :class:`~citewise.answer.gaps.SufficiencyJudge` for every condition;
             its misses and unnecessary fallbacks are counted per condition.
+        cw: the :class:`~citewise.api.Citewise` that answers the adaptive condition (default:
+            one over ``idx`` with the index folder's settings).
     """
 
     def __init__(
@@ -227,8 +252,13 @@ class ConditionsRunner:
         deadline_ms: float | None = None,
         generator="extractive",
         judge=None,
+        cw=None,
     ):
+        from citewise.api import Citewise
+
         self.idx = idx
+        self.cw = cw if cw is not None else Citewise(idx)
+        self.generator, self.judge = generator, judge
         self.requirements = requirements
         self.k, self.budget_tokens, self.intact_budget = k, budget_tokens, intact_budget
         self.max_rounds, self.deadline_ms = max_rounds, deadline_ms
@@ -272,27 +302,42 @@ class ConditionsRunner:
         asm = ContextAssembler(budget_tokens=10**9, expand_neighbours=False, dedup_jaccard=1.01, max_doc_share=1.0)
         return Context(question, [asm._context_chunk(c, i, 0.0, "retrieved") for i, c in enumerate(chunks, 1)], 10**9)
 
+    def _initial_tokens(self, ans, trace: GapTrace) -> int:
+        """Tokens of the answer's context chunks that the first round found."""
+        first = set(trace.rounds[0]["new_chunks"]) if trace.rounds else set()
+        return sum(c.token_count for i, c in self.store.get_chunks(ans.context_ids).items() if i in first)
+
     def run_one(self, q: CondQuestion, condition: str, order: str | None = None):
         """Answer ``q`` under ``condition``; returns (Answer, GapTrace, applicable, initial_tokens)."""
         principal = Principal("eval", q.groups)
         scope = resolve_scope(list(q.scope), self.store, principal)
         filters = Filters(as_of=q.as_of) if q.as_of else None
-        if condition in ("flat_top_k", "strong_baseline", "adaptive"):
-            ctl = {"flat_top_k": self.flat, "strong_baseline": self.strong, "adaptive": self.controller}[condition]
-            k = self.k + 3 if condition == "strong_baseline" else self.k
-            rounds = self.max_rounds if condition == "adaptive" else 1
-            req = AskRequest(
-                scope,
+        if condition == "adaptive":
+            from citewise.api import AskOptions
+
+            opts = AskOptions(
+                k=self.k,
+                retriever="shipped",
+                filters=filters,
+                generator=self.generator,
+                scope=tuple(q.scope),
+                max_rounds=self.max_rounds,
+                deadline_ms=self.deadline_ms,
                 budget_tokens=self.budget_tokens,
-                max_rounds=rounds,
-                k=k,
-                deadline_ms=self.deadline_ms if condition == "adaptive" else None,
+                requirements=self.requirements,
+                route=False,
+                agent=False,
+                judge=self.judge,
             )
+            ans = self.cw.ask(q.question, principal, opts)
+            trace = _trace_of(ans)
+            return ans, trace, True, self._initial_tokens(ans, trace)
+        if condition in ("flat_top_k", "strong_baseline"):
+            ctl = self.flat if condition == "flat_top_k" else self.strong
+            k = self.k + 3 if condition == "strong_baseline" else self.k
+            req = AskRequest(scope, budget_tokens=self.budget_tokens, max_rounds=1, k=k, deadline_ms=None)
             ans, trace = ctl.ask(q.question, req, principal=principal, filters=filters)
-            first = set(trace.rounds[0]["new_chunks"]) if trace.rounds else set()
-            ctx_chunks = self.store.get_chunks(ans.context_ids)
-            initial = sum(c.token_count for i, c in ctx_chunks.items() if i in first)
-            return ans, trace, True, initial
+            return ans, trace, True, self._initial_tokens(ans, trace)
         if condition == "intact_documents":
             docs = self._intact_docs(q, scope, principal)
             by_doc = _chunks_of(self.store, docs)
