@@ -148,10 +148,19 @@ def source_view(index, doc_id: str, principal: Principal) -> SourceView | None:
     try:
         doc = load_file(path, path.parent)
         if entry is not None and doc.content_hash == entry.content_hash:
-            text = read_text(path)[1] if doc.format == "markdown" else doc.text
+            # chunks were cut from the loader's text; a Markdown file is shown as written (its
+            # front matter and the navigation the loader blanked are at the same offsets)
+            loaded = doc.text
+            if doc.format == "markdown":
+                text = read_text(path)[1]
+                loaded = text[: doc.offset_base] + doc.text
+            else:
+                text = doc.text
             # an HTML page's text also depends on its folder (blocks its sibling pages repeat are
             # dropped at ingest): use it only where every stored chunk is where it was
-            exact = all(text[r.start : r.end] == r.text[len(r.text) - (r.end - r.start) :] for r in rows)
+            exact = len(loaded) == len(text) and all(
+                loaded[r.start : r.end] == r.text[len(r.text) - (r.end - r.start) :] for r in rows
+            )
             text = text if exact else None
     except Exception:  # noqa: BLE001 - a gone or unreadable source falls back to the stored chunks
         text = None

@@ -1,11 +1,15 @@
-"""Markdown files (CommonMark; front matter optional)."""
+"""Markdown files (CommonMark; front matter optional). Blocks that only link to the document's
+own sections (a table of contents, "back to top" lines) are navigation: blanked in the text
+(:mod:`citewise.text.md_nav`), every other character at its offset in the file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from citewise.core import Document, InputError
+from citewise.text import notes
 from citewise.text.loaders.common import content_hash, doc_id_for, read_text
+from citewise.text.md_nav import blank, fragment_navigation
 from citewise.text.loaders.front_matter import (
     HISTORY_SEP,
     MAX_ID_CHARS,
@@ -66,6 +70,14 @@ def load_markdown(path: Path, root: Path) -> Document:
     metadata = front_matter_metadata(meta, source)
     if not body.strip():
         raise InputError(source, "no text after the front matter")
+    nav = fragment_navigation(body)
+    if nav:
+        first_line = text.count("\n", 0, base)
+        for sp in nav:
+            lines = (sp.first_line + first_line, sp.last_line + first_line)
+            where = f"lines {lines[0]}-{lines[1]}" if lines[1] > lines[0] else f"line {lines[0]}"
+            notes.dropped(source, where, sp.reason, body[sp.start : sp.end])
+        body = blank(body, nav)
     return Document(
         doc_id=doc_id if doc_id else doc_id_for(path, root),
         title=title[:MAX_TITLE_CHARS].strip(),
