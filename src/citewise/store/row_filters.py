@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from citewise.core import Filters
+
 
 class RowFilters:
     """Per-row ``groups`` and ``current`` of one table version, positions as the postings number
@@ -49,7 +51,7 @@ class RowFilters:
                 self._rows[names[int(codes[a])]] = owner[a:b]
 
     @staticmethod
-    def expressible(filters) -> bool:
+    def expressible(filters: Filters | None) -> bool:
         """Whether :meth:`mask` computes ``filters``: groups only (no date, version, document
         ids or metadata conditions; no filters at all means the current documents, which the SQL
         path serves)."""
@@ -61,7 +63,7 @@ class RowFilters:
             and not filters.metadata
         )
 
-    def mask(self, filters) -> np.ndarray:
+    def mask(self, filters: Filters) -> np.ndarray:
         """Boolean (n,) mask of the rows ``filters`` lets through: current documents in at least
         one of ``filters.groups`` (all current documents when ``groups`` is None)."""
         mask = self.current.copy()
