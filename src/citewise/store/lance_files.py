@@ -35,6 +35,7 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 MAGIC = b"LANC"
 FOOTER = 16
@@ -75,7 +76,12 @@ def _varint(b: bytes, i: int) -> tuple[int, int]:
             raise FormatError("protobuf varint too long")
 
 
-def fields(b: bytes) -> list[tuple[int, object]]:
+#: A decoded protobuf field value: int (varint) or bytes (length-delimited, fixed 64/32-bit);
+#: which one a field holds is known only from the message's schema, so readers take it as Any.
+ProtoValue = Any
+
+
+def fields(b: bytes) -> list[tuple[int, ProtoValue]]:
     """The ``(field number, value)`` pairs of a protobuf message (wire format: varints as int,
     length-delimited values as bytes, fixed 64/32-bit values as bytes).
 
@@ -85,10 +91,12 @@ def fields(b: bytes) -> list[tuple[int, object]]:
     Raises:
         FormatError: not a well-formed message.
     """
-    i, out = 0, []
+    i = 0
+    out: list[tuple[int, ProtoValue]] = []
     while i < len(b):
         key, i = _varint(b, i)
         num, wire = key >> 3, key & 7
+        v: ProtoValue
         if wire == 0:
             v, i = _varint(b, i)
         elif wire == 2:
@@ -108,7 +116,7 @@ def fields(b: bytes) -> list[tuple[int, object]]:
     return out
 
 
-def _first(fs, num, default=None):
+def _first(fs: list[tuple[int, ProtoValue]], num: int, default: ProtoValue = None) -> ProtoValue:
     return next((v for n, v in fs if n == num), default)
 
 

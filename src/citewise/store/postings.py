@@ -45,7 +45,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -61,6 +61,9 @@ from citewise.store.postings_build import (  # noqa: F401 - the constants re-exp
     tokenise_batches,
     vocab_array,
 )
+
+if TYPE_CHECKING:
+    from citewise.store.row_filters import RowFilters
 
 #: BM25 parameters of LanceDB 0.40's FTS (measured: its scores equal this formula to 1e-5).
 K1 = 1.2
@@ -157,6 +160,9 @@ class Postings:
         self._visible: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see selection()
         self._term_index: dict[bytes, int] | None = None
         self._columns: dict[str, np.ndarray] | None = None
+        #: the version's permission masks (:class:`citewise.store.row_filters.RowFilters`), set by
+        #: the store on first use
+        self.row_filters: RowFilters | None = None
 
     # -- building -------------------------------------------------------------------------------
     @classmethod

@@ -12,6 +12,8 @@ costs. Filters naming a date (``as_of``) or a version are left to the SQL predic
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import numpy as np
 import pyarrow as pa
 
@@ -51,7 +53,7 @@ class RowFilters:
                 self._rows[names[int(codes[a])]] = owner[a:b]
 
     @staticmethod
-    def expressible(filters: Filters | None) -> bool:
+    def expressible(filters: Filters | None) -> TypeGuard[Filters]:
         """Whether :meth:`mask` computes ``filters``: groups only (no date, version, document
         ids or metadata conditions; no filters at all means the current documents, which the SQL
         path serves)."""
