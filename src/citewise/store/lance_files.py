@@ -41,7 +41,8 @@ MAGIC = b"LANC"
 FOOTER = 16
 #: Transaction operations (field numbers) that change no row's content (module docstring).
 CONTENT_KEEPING_OPS = {103: "create index", 104: "compaction", 107: "reserve fragments", 109: "project", 110: "config"}
-OP_NAMES = {
+#: Names of the transaction operations, looked up with :func:`operation`'s result (None: unknown).
+OP_NAMES: dict[int | None, str] = {
     100: "append",
     101: "delete",
     102: "overwrite",
