@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable, Protocol
 
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import trim_span
@@ -116,7 +117,7 @@ def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
 _QUERY_WORD = re.compile(r"[^\W_](?:[\w.'’-]*[^\W_])?")
 
 
-def missing_words(query: str, texts) -> list[str]:
+def missing_words(query: str, texts: Iterable[str]) -> list[str]:
     """The words of ``query`` that none of ``texts`` holds (compared through the project analyzer,
     question words such as "what" and "does" left out), in query order, as typed.
 
@@ -128,7 +129,7 @@ def missing_words(query: str, texts) -> list[str]:
     >>> missing_words("refunds", ["Refund policy"]), missing_words("", ["x"])
     ([], [])
     """
-    from citewise.answer.evidence import content_terms
+    from citewise.answer.question_words import content_terms
 
     wanted = set(content_terms(query))
     if not wanted:
@@ -148,7 +149,17 @@ def missing_words(query: str, texts) -> list[str]:
     return out
 
 
-def chunk_snippet(chunk, query: str, max_chars: int = MAX_CHARS) -> Snippet:
+class _Located(Protocol):
+    """A chunk as :func:`chunk_snippet` reads it: its text and its start offset in the source."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+
+def chunk_snippet(chunk: _Located, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     """:func:`best_snippet` of a chunk (anything with ``text`` and ``start``), with offsets into
     the chunk's source file (``chunk.start`` + the offset in the chunk text)."""
     sn = best_snippet(chunk.text, query, max_chars)
