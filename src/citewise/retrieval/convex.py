@@ -24,11 +24,12 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.core import Filters, Hit
+from citewise.core import Filters, Hit, Principal
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import BM25Retriever, _hits, effective_filters
-from citewise.store.base import ScoredChunk
-from citewise.telemetry import traced_retrieval
+from citewise.models.embedding import Embedder
+from citewise.store.base import ScoredChunk, Store
+from citewise.telemetry.decorators import traced_retrieval
 
 ALPHA = 0.5
 PRF_CHUNKS = 3
@@ -85,17 +86,18 @@ def feedback_vector(query_vec: np.ndarray, chunk_vecs: Sequence[np.ndarray], bet
     >>> feedback_vector(np.array([2.0, 0.0]), [np.array([0.0, 3.0])], 0.5).tolist()
     [1.0, 0.5]
     """
-    q = np.asarray(query_vec, dtype=np.float32)
+    q: np.ndarray = np.asarray(query_vec, dtype=np.float32)
     q = q / (np.linalg.norm(q) or 1.0)
     if beta == 0 or len(chunk_vecs) == 0:
         return q
     C = np.stack([np.asarray(v, dtype=np.float32) for v in chunk_vecs])
     C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
-    return (q + beta * C.mean(axis=0)).astype(np.float32)
+    moved: np.ndarray = (q + beta * C.mean(axis=0)).astype(np.float32)
+    return moved
 
 
 def feedback_fusion(
-    store,
+    store: Store,
     qvec: np.ndarray,
     lexical: Sequence[ScoredChunk],
     first: list[ScoredChunk],
@@ -112,7 +114,7 @@ def feedback_fusion(
     ``vector_cache`` (chunk id -> vector) saves store reads across calls."""
     if prf_chunks == 0 or prf_beta == 0 or not first:
         return first
-    cache = {} if vector_cache is None else vector_cache
+    cache: dict[str, np.ndarray] = {} if vector_cache is None else vector_cache
     top = [c.chunk_id for c in first[:prf_chunks]]
     missing = [c for c in top if c not in cache]
     if missing:
@@ -139,13 +141,13 @@ class ConvexRetriever:
 
     def __init__(
         self,
-        store,
-        embedder,
+        store: Store,
+        embedder: Embedder,
         alpha: float = ALPHA,
         prf_chunks: int = PRF_CHUNKS,
         prf_beta: float = PRF_BETA,
         depth: int = DEPTH,
-    ):
+    ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         if prf_chunks < 0 or prf_beta < 0:
@@ -167,7 +169,9 @@ class ConvexRetriever:
         return feedback_fusion(self.store, qvec, lex, first, self.alpha, self.prf_chunks, self.prf_beta, depth, filters)
 
     @traced_retrieval
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         return _hits(self.fused(query, k, effective_filters(principal, filters)), self.name, k)
 
 

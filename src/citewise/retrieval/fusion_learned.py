@@ -36,15 +36,20 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from citewise.core import CitewiseError, Filters, Hit
+from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.models.embedding import Embedder
 from citewise.retrieval.fusion import RRF_K
 from citewise.retrieval.registry import register, registered
 from citewise.retrieval.retrievers import BM25Retriever, DenseRetriever, effective_filters
+from citewise.store.base import Store
 from citewise.text.analyzer import analyze, find_identifiers, fold_dashes
+
+if TYPE_CHECKING:
+    from citewise.retrieval.retrievers import Retriever
 
 FEATURES = (
     "bm25",
@@ -78,7 +83,7 @@ class Pool:
     X: np.ndarray
 
 
-def candidate_pool(store, embedder, query: str, filters: Filters, pool: int = POOL) -> Pool:
+def candidate_pool(store: Store, embedder: Embedder, query: str, filters: Filters, pool: int = POOL) -> Pool:
     """The candidate pool of ``query`` with its features (module docstring)."""
     lex = BM25Retriever(store).candidates(query, pool, filters)
     vec = DenseRetriever(store, embedder).candidates(query, pool, filters)
@@ -92,7 +97,8 @@ def candidate_pool(store, embedder, query: str, filters: Filters, pool: int = PO
     qterms = set(analyze(query))
     qids = {fold_dashes(i).lower() for i in find_identifiers(query)}
     X = np.zeros((len(ids), len(FEATURES)))
-    docs, titles = [], []
+    docs: list[str] = []
+    titles: list[str] = []
     for i, cid in enumerate(ids):
         sc = stored.get(cid)
         title = sc.title if sc else ""
@@ -104,7 +110,9 @@ def candidate_pool(store, embedder, query: str, filters: Filters, pool: int = PO
         vr, vs = vec_rank.get(cid, (None, 0.0))
         if vr is None and sc is not None:
             vs = 0.0
-        cover = (lambda text: len(qterms & set(analyze(text))) / len(qterms)) if qterms else (lambda text: 0.0)
+        cover: Callable[[str], float] = (
+            (lambda text: len(qterms & set(analyze(text))) / len(qterms)) if qterms else (lambda text: 0.0)
+        )
         tids = {fold_dashes(t).lower() for t in find_identifiers(title)} if qids else set()
         X[i] = [
             ls / top,
@@ -181,28 +189,30 @@ class FusionModel:
     weights: list[float] = field(default_factory=list)
     booster: str = ""  # LightGBM model text (lambdamart)
     features: list[str] = field(default_factory=lambda: list(FEATURES))
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
     def score(self, X: np.ndarray) -> np.ndarray:
         if len(X) == 0:
             return np.zeros(0)
         if self.kind == "linear":
             Z = (X - np.asarray(self.mean)) / np.asarray(self.std)
-            return Z @ np.asarray(self.weights)
+            linear: np.ndarray = Z @ np.asarray(self.weights)
+            return linear
         booster = self.__dict__.get("_booster")
         if booster is None:
             import lightgbm as lgb
 
             booster = self.__dict__["_booster"] = lgb.Booster(model_str=self.booster)
-        return booster.predict(X)
+        ranked: np.ndarray = booster.predict(X)
+        return ranked
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, float]:
         """The fitted weights by name (features, or ``alpha``/``prf_chunks``/``prf_beta``)."""
         if self.kind == "convex":
             return dict(zip(("alpha", "prf_chunks", "prf_beta"), self.weights))
         return dict(zip(self.features, self.weights))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     def save(self, path: Path) -> None:
@@ -241,7 +251,7 @@ def fit_linear(train: Sequence[Labeled], seed: int = 42) -> FusionModel:
     w = np.zeros(len(FEATURES))
     w[FEATURES.index("rrf")] = 1.0
 
-    def objective(w):
+    def objective(w: np.ndarray) -> float:
         return float(np.mean([ndcg10(Z @ w, q) for Z, q in zip(Zs, train)])) if train else 0.0
 
     best = objective(w)
@@ -317,7 +327,7 @@ class TuneReport:
     def tuned_mean(self) -> float:
         return float(np.mean(self.tuned)) if self.tuned else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.kind,
             "folds": self.folds,
@@ -334,18 +344,18 @@ class TuneReport:
 
 
 def build_training_data(
-    store,
-    embedder,
+    store: Store,
+    embedder: Embedder,
     queries: Mapping[str, str],
     qrels: Mapping[str, Mapping[str, int]],
     level: str | Mapping[str, str] = "doc",
     progress: Callable[[int], None] | None = None,
-    principal=None,
+    principal: Principal | None = None,
 ) -> list[Labeled]:
     """Pools with labels for every query that has qrels (sorted by query id); ``level``: ``doc``
     or ``chunk`` (what the qrels judge), or one per query id."""
     f = effective_filters(principal, None)
-    out = []
+    out: list[Labeled] = []
     for qid in sorted(q for q in queries if q in qrels):
         pool = candidate_pool(store, embedder, queries[qid], f)
         out.append(label_pool(pool, qrels[qid], level if isinstance(level, str) else level.get(qid, "doc")))
@@ -354,7 +364,7 @@ def build_training_data(
     return out
 
 
-def model_path(store) -> Path:
+def model_path(store: Store) -> Path:
     """``<index>/fusion.json`` beside the store folder (``store.capabilities.folder``).
 
     Raises:
@@ -376,17 +386,19 @@ class TunedRetriever:
 
     name = "tuned"
 
-    def __init__(self, store, embedder, model: FusionModel | None = None):
+    def __init__(self, store: Store, embedder: Embedder, model: FusionModel | None = None):
         self.store = store
         self.embedder = embedder
         self.model = model or FusionModel.load(model_path(store))
-        self._convex = None
+        self._convex: Retriever | None = None
         if self.model.kind == "convex":
             a, m, b = self.model.weights
             convex = registered("hybrid-prf")  # citewise.retrieval.convex.ConvexRetriever
             self._convex = convex(store, embedder, alpha=a, prf_chunks=int(m), prf_beta=b)
 
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         if self._convex is not None:
             return [
                 dataclasses.replace(h, stage="tuned")

@@ -35,17 +35,23 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 import numpy as np
 
-from citewise.core import Filters, Hit
+from citewise.core import Filters, Hit, Principal
+from citewise.models.embedding import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
-from citewise.store.derived import FolderSummaries, summaries_of
+from citewise.store.base import Store, StoredChunk
+from citewise.store.derived import FolderSummaries, SummaryEntry, SummaryTable, summaries_of
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import split_sentences
+
+if TYPE_CHECKING:
+    from citewise.models.chat import ChatModel
 
 #: Sentences kept by the extractive summary, and its word budget.
 SUMMARY_SENTENCES = 3
@@ -87,19 +93,20 @@ class DocEntry:
         return "\n".join(p for p in (self.title, " ; ".join(self.outline), self.summary) if p)
 
 
-def doc_chunks(store) -> dict[str, list[str]]:
+def doc_chunks(store: Store) -> dict[str, list[str]]:
     """``{doc_id: [chunk_id, ...]}`` in document order (by ``prev_id``/``next_id`` links)."""
     return {d: sorted(c for c, _, _ in rows) for d, rows in store.chunk_versions().items()}
 
 
-def _ordered(chunks: dict) -> list:
+def _ordered(chunks: dict[str, StoredChunk]) -> list[StoredChunk]:
     """Stored chunks of one document in document order (following ``next_id`` from the head)."""
     by_id = dict(chunks)
     heads = sorted(c for c, sc in by_id.items() if sc.prev_id not in by_id)
-    out, seen = [], set()
+    out: list[StoredChunk] = []
+    seen: set[str] = set()
     for h in heads:
-        cur = h
-        while cur in by_id and cur not in seen:
+        cur: str | None = h
+        while cur is not None and cur in by_id and cur not in seen:
             seen.add(cur)
             out.append(by_id[cur])
             cur = by_id[cur].next_id
@@ -118,21 +125,22 @@ def extractive_summary(
     >>> extractive_summary(["Cats purr.", "Cats and dogs purr loudly.", "Stocks fell."], lambda t: 1.0, n=1)
     'Cats and dogs purr loudly.'
     """
-    vecs = []
+    vecs: list[dict[str, float]] = []
     for s in sentences:
         tf = Counter(analyze(s))
         vecs.append({t: (1 + math.log(c)) * idf(t) for t, c in tf.items()})
-    centroid: Counter = Counter()
+    centroid: Counter[str] = Counter()
     for v in vecs:
         centroid.update(v)
     cnorm = math.sqrt(sum(x * x for x in centroid.values())) or 1.0
 
-    def cos(v):
+    def cos(v: dict[str, float]) -> float:
         norm = math.sqrt(sum(x * x for x in v.values()))
         return sum(x * centroid[t] for t, x in v.items()) / (norm * cnorm) if norm else -1.0
 
     ranked = sorted(range(len(sentences)), key=lambda i: (-cos(vecs[i]), i))
-    chosen, words = [], 0
+    chosen: list[int] = []
+    words = 0
     for i in ranked:
         if len(chosen) >= n or cos(vecs[i]) < 0:
             break
@@ -146,16 +154,16 @@ def extractive_summary(
     return " ".join(parts[:max_words]) if len(parts) > max_words else text
 
 
-def document_sentences(chunks: Sequence) -> list[str]:
+def document_sentences(chunks: Sequence[StoredChunk]) -> list[str]:
     """Prose sentences of a document's chunks (header-row copies of split tables excluded)."""
-    out = []
+    out: list[str] = []
     for sc in chunks:
         text = sc.text[len(sc.text) - (sc.end - sc.start) :] if sc.end - sc.start < len(sc.text) else sc.text
         out.extend(text[s:e] for s, e in split_sentences(text))
     return out
 
 
-def outline_of(chunks: Sequence, title: str) -> tuple[str, ...]:
+def outline_of(chunks: Sequence[StoredChunk], title: str) -> tuple[str, ...]:
     """Distinct headings in document order, the title left out: each chunk's heading path, then
     the Markdown heading lines inside its text (a chunk may hold several small sections)."""
     seen: dict[str, None] = {}
@@ -207,8 +215,8 @@ class DocLevel:
         embedder: embeds entry texts (must be the index's embedder).
     """
 
-    def __init__(self, table, embedder):
-        self.table = table if hasattr(table, "load") else FolderSummaries(table)
+    def __init__(self, table: SummaryTable | str | Path, embedder: Embedder):
+        self.table: SummaryTable = FolderSummaries(table) if isinstance(table, (str, Path)) else table
         self.embedder = embedder
         self.entries: list[DocEntry] = []
         self.vectors = np.zeros((0, embedder.dim), np.float32)
@@ -247,12 +255,17 @@ class DocLevel:
 
     def save(self) -> None:
         """Replace the stored level (one atomic replace per file, or one transaction)."""
-        self.table.save(self.embedder.name, [dataclasses.asdict(e) for e in self.entries], self.vectors)
+        self.table.save(
+            self.embedder.name, [cast(SummaryEntry, dataclasses.asdict(e)) for e in self.entries], self.vectors
+        )
 
     # -- building -------------------------------------------------------------------------------
     def refresh(
-        self, store, summarizer: Callable[[DocEntry, list[str]], tuple[str, str]] | None = None, force: bool = False
-    ) -> dict:
+        self,
+        store: Store,
+        summarizer: Callable[[DocEntry, list[str]], tuple[str, str]] | None = None,
+        force: bool = False,
+    ) -> dict[str, int]:
         """Bring the level up to date with ``store``.
 
         A document is (re)summarised when it is new, its content hash changed, or ``force``
@@ -281,6 +294,7 @@ class DocLevel:
         idf, stored = self._read(store, chunk_ids, set(todo)) if todo else (None, {})
         new: dict[str, DocEntry] = {}
         for d in todo:
+            assert idf is not None  # read above whenever todo is not empty
             chunks = _ordered(stored.get(d, {}))
             de = docs[d]
             sentences = document_sentences(chunks)
@@ -301,7 +315,8 @@ class DocLevel:
             self.embedder.embed([new[d].text for d in todo]) if todo else np.zeros((0, self.embedder.dim), np.float32)
         )
         new_vec = dict(zip(todo, np.asarray(vecs, dtype=np.float32)))
-        entries, vectors = [], []
+        entries: list[DocEntry] = []
+        vectors: list[np.ndarray] = []
         for d in sorted(docs):
             if d in new:
                 entries.append(new[d])
@@ -324,11 +339,13 @@ class DocLevel:
         }
 
     @staticmethod
-    def _read(store, chunk_ids: dict[str, list[str]], keep: set[str]):
+    def _read(
+        store: Store, chunk_ids: dict[str, list[str]], keep: set[str]
+    ) -> tuple[Callable[[str], float], dict[str, dict[str, StoredChunk]]]:
         """One batched pass over every chunk: IDF over documents (smoothed,
         ``log((N + 1) / (df + 1)) + 1``) and the stored chunks of the documents in ``keep``."""
-        df: Counter = Counter()
-        kept: dict[str, dict] = {}
+        df: Counter[str] = Counter()
+        kept: dict[str, dict[str, StoredChunk]] = {}
         docs = sorted(chunk_ids)
         for b in range(0, len(docs), 200):
             ids = [c for d in docs[b : b + 200] for c in chunk_ids[d]]
@@ -371,7 +388,7 @@ class DocLevel:
         depth = max(k, 100)
         lex = self._bm25.scores(query)
         cos = self.vectors @ np.asarray(query_vector, dtype=np.float32)
-        rankings = []
+        rankings: list[list[str]] = []
         for s, need_positive in ((lex, True), (cos, False)):
             cand = np.flatnonzero(visible & (s > 0)) if need_positive else np.flatnonzero(visible)
             order = sorted(cand.tolist(), key=lambda i: (-s[i], self.entries[i].doc_id))[:depth]
@@ -379,7 +396,7 @@ class DocLevel:
         return reciprocal_rank_fusion(rankings)[:k]
 
 
-def base_embedder(embedder):
+def base_embedder(embedder: Embedder) -> Embedder:
     """The model under any embedder wrappers (a query cache or memo, the query side of the
     model), whose ``name`` keys caches and whose ``embed`` embeds passages."""
     while True:
@@ -392,7 +409,7 @@ def base_embedder(embedder):
 _LEVELS: dict[tuple[str, str], DocLevel] = {}
 
 
-def doc_level_for(store, embedder) -> DocLevel:
+def doc_level_for(store: Store, embedder: Embedder) -> DocLevel:
     """The (refreshed) document level of ``store``'s index, cached per process.
 
     Raises:
@@ -420,21 +437,23 @@ class HierarchicalRetriever:
 
     name = "hierarchical"
 
-    def __init__(self, store, embedder, doc_depth: int = DOC_DEPTH, chunk_depth: int = 100):
+    def __init__(self, store: Store, embedder: Embedder, doc_depth: int = DOC_DEPTH, chunk_depth: int = 100):
         self.store = store
         self.embedder = embedder
         self.level = doc_level_for(store, embedder)
         self.hybrid = HybridRetriever(store, embedder, depth=chunk_depth)
         self.doc_depth = doc_depth
 
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
         qvec = self.embedder.embed([query])[0]
         docs = self.level.search(query, qvec, max(self.doc_depth, k), f)
         doc_rank = {d: r for r, (d, _) in enumerate(docs, start=1)}
-        fused = []
+        fused: list[Hit] = []
         if docs:
             inner = dataclasses.replace(f, doc_ids=tuple(d for d in doc_rank if f.doc_ids is None or d in f.doc_ids))
             chunks = self.hybrid.fused(query, k, inner)
@@ -473,7 +492,7 @@ class LLMSummarizer:
         chat: a :class:`citewise.models.chat.ChatModel`; ``model``: its name, recorded per entry.
     """
 
-    def __init__(self, chat, model: str, max_chars: int = 6000):
+    def __init__(self, chat: ChatModel, model: str, max_chars: int = 6000):
         self.chat = chat
         self.model = f"llm:{model}"
         self.max_chars = max_chars

@@ -48,14 +48,18 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, cast
 
 import numpy as np
 
-from citewise.core import CitewiseError, Hit
+from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.models.embedding import Embedder
 from citewise.retrieval.hierarchical import DocLevel, doc_chunks, document_sentences, extractive_summary
 from citewise.retrieval.registry import register
 from citewise.retrieval.retrievers import HybridRetriever, effective_filters
-from citewise.store.derived import FolderTrees, trees_of
+from citewise.store.base import ScoredChunk, Store, StoredChunk
+from citewise.store.derived import FolderTrees, TreeEntry, TreeNodeEntry, TreeTable, trees_of
 
 #: Cluster counts tried per level (a geometric grid up to the paper's maximum of 50).
 K_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 50)
@@ -149,11 +153,11 @@ class RaptorIndex:
             the index's embedder (summaries are re-embedded).
     """
 
-    def __init__(self, table, embedder):
-        self.table = table if hasattr(table, "load") else FolderTrees(table)
+    def __init__(self, table: TreeTable | str | Path, embedder: Embedder):
+        self.table: TreeTable = FolderTrees(table) if isinstance(table, (str, Path)) else table
         self.embedder = embedder
         self.trees: dict[str, GroupTree] = {}
-        self.last_build: dict = {}
+        self.last_build: dict[str, float] = {}
         self._load()
 
     # -- persistence --------------------------------------------------------------------------
@@ -182,12 +186,12 @@ class RaptorIndex:
 
     def save(self) -> None:
         """Replace the stored trees (nodes in id order per tree)."""
-        trees = {
+        trees: dict[str, TreeEntry] = {
             key: {
                 "groups": list(tree.groups),
                 "doc_hashes": tree.doc_hashes,
                 "leaf_doc": tree.leaf_doc,
-                "nodes": [dataclasses.asdict(tree.nodes[nid]) for nid in sorted(tree.nodes)],
+                "nodes": [cast(TreeNodeEntry, dataclasses.asdict(tree.nodes[nid])) for nid in sorted(tree.nodes)],
             }
             for key, tree in sorted(self.trees.items())
         }
@@ -195,7 +199,7 @@ class RaptorIndex:
         self.table.save(self.embedder.name, trees, vectors)
 
     # -- building -----------------------------------------------------------------------------
-    def refresh(self, store, seed: int = SEED) -> dict:
+    def refresh(self, store: Store, seed: int = SEED) -> dict[str, float]:
         """Bring every group's tree up to date with ``store`` (module docstring, "Incremental").
 
         Returns:
@@ -207,14 +211,14 @@ class RaptorIndex:
         by_groups: dict[tuple[str, ...], dict[str, str]] = {}
         for d, e in docs.items():
             by_groups.setdefault(tuple(sorted(e.groups)), {})[d] = e.content_hash
-        stats = {"rebuilt_groups": 0, "patched_groups": 0, "nodes_resummarised": 0}
+        stats: dict[str, float] = {"rebuilt_groups": 0, "patched_groups": 0, "nodes_resummarised": 0}
         wanted = {_key(g): g for g in by_groups}
         changed = False
         for key in [k for k in self.trees if k not in wanted]:
             del self.trees[key]
             changed = True
-        chunk_ids = None
-        idf = None
+        chunk_ids: dict[str, list[str]] | None = None
+        idf: Callable[[str], float] | None = None
         for key, groups in sorted(wanted.items()):
             hashes = by_groups[groups]
             tree = self.trees.get(key)
@@ -229,6 +233,7 @@ class RaptorIndex:
             if chunk_ids is None:
                 chunk_ids = doc_chunks(store)
                 idf, _ = DocLevel._read(store, chunk_ids, set())
+            assert idf is not None  # read with chunk_ids, on the first group that needs them
             if tree is None or len(dirty) * 2 > max(len(hashes), 1):
                 self.trees[key] = self._build(store, groups, hashes, chunk_ids, idf, seed)
                 stats["rebuilt_groups"] += 1
@@ -244,17 +249,25 @@ class RaptorIndex:
         self.last_build = stats
         return stats
 
-    def _leaf_texts(self, store, ids: list[str]) -> dict[str, list[str]]:
-        out = {}
+    def _leaf_texts(self, store: Store, ids: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
         for b in range(0, len(ids), 500):
             for cid, sc in store.get_chunks(ids[b : b + 500]).items():
                 out[cid] = document_sentences([sc])
         return out
 
-    def _summarise(self, sentences: list[str], idf) -> str:
+    def _summarise(self, sentences: list[str], idf: Callable[[str], float]) -> str:
         return extractive_summary(sentences, idf, n=SUMMARY_SENTENCES, max_words=SUMMARY_WORDS)
 
-    def _build(self, store, groups, hashes, chunk_ids, idf, seed) -> GroupTree:
+    def _build(
+        self,
+        store: Store,
+        groups: tuple[str, ...],
+        hashes: dict[str, str],
+        chunk_ids: dict[str, list[str]],
+        idf: Callable[[str], float],
+        seed: int,
+    ) -> GroupTree:
         tree = GroupTree(groups, doc_hashes=dict(hashes))
         leaves = [c for d in sorted(hashes) for c in chunk_ids.get(d, [])]
         tree.leaf_doc = {c: d for d in sorted(hashes) for c in chunk_ids.get(d, [])}
@@ -269,7 +282,10 @@ class RaptorIndex:
         level_leaves = {c: [c] for c in leaves}
         for level in range(1, MAX_LEVELS + 1):
             clusters = soft_clusters(level_vecs, seed) if len(level_ids) > TOP else [list(range(len(level_ids)))]
-            new_ids, summaries, sents, leafs = [], [], {}, {}
+            new_ids: list[str] = []
+            summaries: list[str] = []
+            sents: dict[str, list[str]] = {}
+            leafs: dict[str, list[str]] = {}
             for ci, members in enumerate(clusters):
                 nid = f"{_key(groups)}-L{level}-{ci}"
                 kids = [level_ids[i] for i in members]
@@ -289,7 +305,15 @@ class RaptorIndex:
             level_ids, level_vecs, level_sents, level_leaves = new_ids, embedded, sents, leafs
         return tree
 
-    def _patch(self, store, tree: GroupTree, hashes, dirty, chunk_ids, idf) -> int:
+    def _patch(
+        self,
+        store: Store,
+        tree: GroupTree,
+        hashes: dict[str, str],
+        dirty: list[str],
+        chunk_ids: dict[str, list[str]],
+        idf: Callable[[str], float],
+    ) -> int:
         """Move the dirty documents' leaves and re-summarise their branches; returns nodes redone."""
         gone = {c for c, d in tree.leaf_doc.items() if d in set(dirty)}
         new = [c for d in dirty if d in hashes for c in chunk_ids.get(d, [])]
@@ -360,7 +384,7 @@ class RaptorIndex:
 _INDEXES: dict[tuple[str, str], RaptorIndex] = {}
 
 
-def raptor_for(store, embedder) -> RaptorIndex:
+def raptor_for(store: Store, embedder: Embedder) -> RaptorIndex:
     """The (refreshed) RAPTOR trees of ``store``'s index, cached per process.
 
     Raises:
@@ -378,14 +402,14 @@ def raptor_for(store, embedder) -> RaptorIndex:
 
 
 class _RaptorBase:
-    def __init__(self, store, embedder, width: int = TREE_WIDTH):
+    def __init__(self, store: Store, embedder: Embedder, width: int = TREE_WIDTH):
         self.store = store
         self.embedder = embedder
         self.index = raptor_for(store, embedder)
         self.hybrid = HybridRetriever(store, embedder)
         self.width = width
 
-    def _finish(self, ranked: list[Hit], query, k, f) -> list[Hit]:
+    def _finish(self, ranked: list[Hit], query: str, k: int, f: Filters) -> list[Hit]:
         if len(ranked) < k:
             seen = {h.chunk_id for h in ranked}
             ranked += [
@@ -426,7 +450,9 @@ class RaptorCollapsedRetriever(_RaptorBase):
 
     name = "raptor-collapsed"
 
-    def pool(self, query: str, k: int = 10, *, principal=None, filters=None) -> list[PoolHit]:
+    def pool(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[PoolHit]:
         """The top-``k`` of every visible leaf and summary node by cosine with ``query``.
 
         Leaves come from the store's vector search (the top ``k`` leaves by cosine, permission
@@ -442,7 +468,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
         if f.as_of is not None or f.version is not None or f.metadata:  # the trees hold current versions only
             return leaves[:k]
         allowed = None if f.doc_ids is None else set(f.doc_ids)
-        nodes = []
+        nodes: list[PoolHit] = []
         for t in self.index.visible(f.groups):
             for n in t.nodes.values():
                 cites = tuple(c for c in n.leaves if allowed is None or t.leaf_doc.get(c) in allowed)
@@ -451,7 +477,9 @@ class RaptorCollapsedRetriever(_RaptorBase):
         ranked = sorted(leaves + nodes, key=lambda h: (-h.score, h.node_id))
         return ranked[:k]
 
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         f = effective_filters(principal, filters)
         if not query.strip():
             return []
@@ -467,7 +495,7 @@ class RaptorCollapsedRetriever(_RaptorBase):
                 if c not in seen and len(out) < k:
                     seen.add(c)
                     out.append(Hit(c, "", h.score, 0, "raptor-summary" if h.level else "raptor"))
-        info = {c.chunk_id: c for c in chunks}
+        info: dict[str, ScoredChunk | StoredChunk] = {c.chunk_id: c for c in chunks}
         missing = [h.chunk_id for h in out if h.chunk_id not in info]
         if missing:
             info.update(self.store.get_chunks(missing))
@@ -485,7 +513,9 @@ class RaptorTreeRetriever(_RaptorBase):
 
     name = "raptor-tree"
 
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         f = effective_filters(principal, filters)
         if not query.strip():
             return []

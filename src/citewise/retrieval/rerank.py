@@ -37,12 +37,17 @@ import dataclasses
 import logging
 import re
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 import httpx
 import numpy as np
 
-from citewise.core import CitewiseError, Hit
+from citewise.core import CitewiseError, Filters, Hit, Principal
+
+if TYPE_CHECKING:
+    from citewise.models.chat import ChatModel
+    from citewise.retrieval.retrievers import Retriever
+    from citewise.store.base import Store, StoredChunk
 
 log = logging.getLogger("citewise.rerank")
 
@@ -71,7 +76,7 @@ class Reranker(Protocol):
     def rerank(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
 
-def _scores_from_indexed(items, n: int, key: str, where: str) -> list[float]:
+def _scores_from_indexed(items: Any, n: int, key: str, where: str) -> list[float]:
     """``[{"index": i, key: s}, ...]`` -> scores in passage order (every index exactly once)."""
     if not isinstance(items, list):
         raise RerankError(f"{where}: expected a list of results, got {type(items).__name__}")
@@ -254,7 +259,7 @@ class LLMReranker:
 
     MODES = ("pointwise", "listwise")
 
-    def __init__(self, chat, mode: str = "listwise", passage_chars: int = 800):
+    def __init__(self, chat: ChatModel, mode: str = "listwise", passage_chars: int = 800):
         if mode not in self.MODES:
             raise CitewiseError(f"unknown LLM rerank mode '{mode}' (valid: {', '.join(self.MODES)})")
         self.chat = chat
@@ -354,7 +359,7 @@ def make_reranker(spec: str) -> Reranker:
     raise CitewiseError(f"unknown reranker '{spec}' (valid: {', '.join(RERANKER_SPECS)})")
 
 
-def passage_text(chunk) -> str:
+def passage_text(chunk: StoredChunk) -> str:
     """What a reranker reads for a stored chunk: title, heading path and text."""
     head = " > ".join(h for h in chunk.heading_path if h)
     parts = [chunk.title] if chunk.title and chunk.title not in chunk.heading_path[:1] else []
@@ -378,7 +383,7 @@ class RerankingRetriever:
         depth: candidates reranked (at least k is fetched).
     """
 
-    def __init__(self, base, reranker: Reranker, store, depth: int = RERANK_DEPTH):
+    def __init__(self, base: Retriever, reranker: Reranker, store: Store, depth: int = RERANK_DEPTH):
         self.base = base
         self.reranker = reranker
         self.store = store
@@ -386,7 +391,9 @@ class RerankingRetriever:
         self.name = f"{base.name}+rerank"
         self.last_error = ""
 
-    def search(self, query, k=10, *, principal=None, filters=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         hits = self.base.search(query, max(k, self.depth), principal=principal, filters=filters)
         head, tail = hits[: self.depth], hits[self.depth :]
         self.last_error = ""

@@ -7,17 +7,20 @@ import dataclasses
 from typing import Sequence
 
 from citewise.core import Hit, SearchResult
+from citewise.store.base import Store, StoredChunk
 from citewise.retrieval.snippets import chunk_snippet
 
 
-def search_results(store, hits: Sequence[Hit], query: str, chunks: dict | None = None) -> list[SearchResult]:
+def search_results(
+    store: Store, hits: Sequence[Hit], query: str, chunks: dict[str, StoredChunk] | None = None
+) -> list[SearchResult]:
     """``hits`` as :class:`SearchResult`, in the same order, each with its chunk's text, its best
     snippet for ``query`` and its document's fields (``chunks``: the hits' stored chunks by id
     when the caller read them already). A hit whose chunk is no longer stored keeps its
     :class:`Hit` fields and empty text."""
     if chunks is None:
         chunks = store.get_chunks([h.chunk_id for h in hits]) if hits else {}
-    out = []
+    out: list[SearchResult] = []
     for h in hits:
         base = {f.name: getattr(h, f.name) for f in dataclasses.fields(Hit)}
         c = chunks.get(h.chunk_id)

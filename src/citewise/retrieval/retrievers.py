@@ -24,16 +24,19 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import threading
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from citewise.core import Filters, Hit, Principal
-from citewise.models.embedders import Embedder
+from citewise.models.embedding import Embedder
 from citewise.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from citewise.retrieval.registry import make_retriever, register  # noqa: F401 - make_retriever re-exported
 from citewise.store.base import ScoredChunk, Store
-from citewise.telemetry import traced_retrieval
+from citewise.telemetry.decorators import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import entry_names, entry_offsets
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 #: The built-in retriever names (each class registers itself: :mod:`citewise.retrieval.registry`).
 RETRIEVERS = (
@@ -54,11 +57,11 @@ HEADING_PINS = 2
 HEADING_DEPTH = 100
 
 
-_LEGS = None
+_LEGS: ThreadPoolExecutor | None = None
 _LEGS_LOCK = threading.Lock()
 
 
-def _legs():
+def _legs() -> ThreadPoolExecutor:
     """The threads that run hybrid queries' dense legs (created on first use; 4 queries at once)."""
     global _LEGS
     with _LEGS_LOCK:
@@ -97,7 +100,7 @@ def effective_filters(principal: Principal | None, filters: Filters | None) -> F
     return dataclasses.replace(filters, groups=groups)
 
 
-def _hits(items: list[ScoredChunk] | list[tuple[ScoredChunk, float]], stage: str, k: int) -> list[Hit]:
+def _hits(items: Sequence[ScoredChunk], stage: str, k: int) -> list[Hit]:
     return [
         Hit(chunk_id=c.chunk_id, doc_id=c.doc_id, score=c.score, rank=i, stage=stage, title=c.title)
         for i, c in enumerate(items[:k], start=1)
@@ -122,7 +125,9 @@ class BM25Retriever:
     def candidates(self, query: str, k: int, filters: Filters) -> list[ScoredChunk]:
         return self.store.lexical_search(analyze(query), k, filters)
 
-    def search(self, query, k=10, *, principal=None, filters=None):
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         return _hits(self.candidates(query, k, effective_filters(principal, filters)), "bm25", k)
 
 
@@ -142,7 +147,9 @@ class DenseRetriever:
             return []
         return self.store.vector_search(self.embedder.embed([query])[0], k, filters)
 
-    def search(self, query, k=10, *, principal=None, filters=None):
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         return _hits(self.candidates(query, k, effective_filters(principal, filters)), "dense", k)
 
 
@@ -190,7 +197,9 @@ class HybridRetriever:
         ]
 
     @traced_retrieval
-    def search(self, query, k=10, *, principal=None, filters=None):
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         return _hits(self.fused(query, k, effective_filters(principal, filters)), "rrf", k)
 
 
@@ -205,7 +214,9 @@ class ShippedRetriever(HybridRetriever):
     name = "shipped"
 
     @traced_retrieval
-    def search(self, query, k=10, *, principal=None, filters=None):
+    def search(
+        self, query: str, k: int = 10, *, principal: Principal | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
         f = effective_filters(principal, filters)
         pinned: list[ScoredChunk] = []
         seen: set[str] = set()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import trim_span
@@ -112,7 +113,17 @@ def best_snippet(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     return Snippet(text[s:e], s, e)
 
 
-def chunk_snippet(chunk, query: str, max_chars: int = MAX_CHARS) -> Snippet:
+class _Located(Protocol):
+    """A chunk as :func:`chunk_snippet` reads it: its text and its start offset in the source."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+
+def chunk_snippet(chunk: _Located, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     """:func:`best_snippet` of a chunk (anything with ``text`` and ``start``), with offsets into
     the chunk's source file (``chunk.start`` + the offset in the chunk text)."""
     sn = best_snippet(chunk.text, query, max_chars)

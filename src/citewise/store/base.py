@@ -14,11 +14,14 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from citewise.core import Chunk, CitewiseError, Document, Filters
+
+if TYPE_CHECKING:  # type-only: derived.py names the Store protocol back
+    from citewise.store.derived import SummaryTable, TreeTable
 
 
 class IndexBusy(CitewiseError):
@@ -293,11 +296,11 @@ class Store(Protocol):
         """Release connections and handles (the store cannot be used afterwards)."""
         ...
 
-    def summary_table(self) -> Any:
+    def summary_table(self) -> SummaryTable:
         """Where document summaries are kept (:class:`citewise.store.derived.SummaryTable`)."""
         ...
 
-    def tree_table(self) -> Any:
+    def tree_table(self) -> TreeTable:
         """Where RAPTOR trees are kept (:class:`citewise.store.derived.TreeTable`)."""
         ...
 

@@ -20,7 +20,7 @@ only those are scored again in float64 and ranked (same result as scoring every 
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -37,7 +37,8 @@ SELECT_MARGIN = 1e-4
 #: / 1.4 / 4.9 / 14.5 ms at 1 / 5 / 15 / 30% visible, full pass 6.6 ms.
 GATHER_MAX_SHARE = 0.12
 
-_BLAS = None
+#: threadpoolctl's BLAS library controllers (untyped), found on first use
+_BLAS: list[Any] | None = None
 
 
 class _OneBlasThread:
@@ -46,11 +47,11 @@ class _OneBlasThread:
     controllers, found once: ``threadpoolctl.ThreadpoolController.limit`` cost ~0.15-0.3 ms of
     bookkeeping per query, more than a 5k-row product."""
 
-    def __init__(self, controllers):
+    def __init__(self, controllers: list[Any]):
         self._controllers = controllers
-        self._restore: list = []
+        self._restore: list[tuple[Any, int]] = []
 
-    def __enter__(self):
+    def __enter__(self) -> _OneBlasThread:
         self._restore = []
         for c in self._controllers:
             n = c.get_num_threads()
@@ -59,14 +60,14 @@ class _OneBlasThread:
                 self._restore.append((c, n))
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         for c, n in self._restore:
             c.set_num_threads(n)
         self._restore = []
         return False
 
 
-def one_blas_thread():
+def one_blas_thread() -> _OneBlasThread:
     """A context in which NumPy's BLAS runs on one thread (``threadpoolctl``'s controllers).
 
     A query's matrix-vector product is memory-bound: OpenBLAS's worker threads add nothing but
@@ -88,7 +89,7 @@ def exact_top(
     vector: np.ndarray,
     k: int,
     visible: np.ndarray | None,
-    rows_of: Callable[[np.ndarray], tuple[list, list, list]],
+    rows_of: Callable[[np.ndarray], tuple[list[str], list[str], list[str]]],
     vectors_t: np.ndarray | None = None,
     hidden: np.ndarray | None = None,
 ) -> list[tuple[str, str, str, float]]:
@@ -121,7 +122,7 @@ def exact_top(
         q32 = q.astype(np.float32)
         with one_blas_thread():
             gather = visible is not None and len(visible) < GATHER_MAX_SHARE * n
-            if gather:
+            if gather and visible is not None:
                 sims = np.take(vectors, visible, axis=0) @ q32  # gather the visible rows only
             else:
                 sims = q32 @ vectors_t if vectors_t is not None else vectors @ q32  # float32: selection only

@@ -26,12 +26,48 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypedDict, cast
 
 import numpy as np
 
+if TYPE_CHECKING:  # type-only: the Store protocol names these tables
+    from citewise.store.base import Store
+
 
 FORMAT = 1
+
+
+class SummaryEntry(TypedDict):
+    """One document's entry in the summary table (lists come back from JSON and SQL, tuples may
+    go in)."""
+
+    doc_id: str
+    title: str
+    outline: Sequence[str]
+    summary: str
+    model: str
+    content_hash: str
+    groups: Sequence[str]
+
+
+class TreeNodeEntry(TypedDict):
+    """One RAPTOR node of a stored tree (its vector is kept by ``id`` beside the trees)."""
+
+    id: str
+    level: int
+    children: list[str]
+    leaves: list[str]
+    summary: str
+    groups: Sequence[str]
+
+
+class TreeEntry(TypedDict):
+    """One group set's stored RAPTOR tree."""
+
+    groups: Sequence[str]
+    doc_hashes: dict[str, str]
+    leaf_doc: dict[str, str]
+    nodes: list[TreeNodeEntry]
 
 
 class SummaryTable(Protocol):
@@ -40,12 +76,12 @@ class SummaryTable(Protocol):
     #: names the table in messages and per-process caches (a folder, or a URL and schema)
     where: str
 
-    def load(self, embedder: str, groups: Sequence[str] | None = None) -> tuple[list[dict], np.ndarray] | None:
+    def load(self, embedder: str, groups: Sequence[str] | None = None) -> tuple[list[SummaryEntry], np.ndarray] | None:
         """Entries sorted by ``doc_id`` and their vectors (shape (n, dim)); None when nothing was
         written, it was written with another embedder, or it cannot be read."""
         ...
 
-    def save(self, embedder: str, entries: list[dict], vectors: np.ndarray) -> None:
+    def save(self, embedder: str, entries: list[SummaryEntry], vectors: np.ndarray) -> None:
         """Replace the whole table."""
         ...
 
@@ -59,11 +95,11 @@ class TreeTable(Protocol):
 
     def load(
         self, embedder: str, groups: Sequence[str] | None = None
-    ) -> tuple[dict[str, dict], dict[str, np.ndarray]] | None:
+    ) -> tuple[dict[str, TreeEntry], dict[str, np.ndarray]] | None:
         """Trees by key and node vectors by node id; None as :meth:`SummaryTable.load`."""
         ...
 
-    def save(self, embedder: str, trees: dict[str, dict], vectors: dict[str, np.ndarray]) -> None: ...
+    def save(self, embedder: str, trees: dict[str, TreeEntry], vectors: dict[str, np.ndarray]) -> None: ...
 
     def exists(self) -> bool: ...
 
@@ -72,7 +108,7 @@ def _visible(groups_of_row: Sequence[str], groups: Sequence[str] | None) -> bool
     return groups is None or bool(set(groups) & set(groups_of_row))
 
 
-def _put(path: Path, write) -> None:
+def _put(path: Path, write: Callable[[Path], Any]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     write(tmp)
     os.replace(tmp, path)
@@ -88,7 +124,7 @@ class FolderSummaries:
     def exists(self) -> bool:
         return (self.folder / "meta.json").exists()
 
-    def load(self, embedder, groups=None):
+    def load(self, embedder: str, groups: Sequence[str] | None = None) -> tuple[list[SummaryEntry], np.ndarray] | None:
         meta_p, ent_p, vec_p = (self.folder / n for n in ("meta.json", "entries.jsonl", "vectors.npy"))
         if not (meta_p.exists() and ent_p.exists() and vec_p.exists()):
             return None
@@ -96,8 +132,8 @@ class FolderSummaries:
             meta = json.loads(meta_p.read_text())
             if meta.get("format") != FORMAT or meta.get("embedder") != embedder:
                 return None
-            entries = [json.loads(line) for line in ent_p.read_text(encoding="utf-8").splitlines()]
-            vectors = np.load(vec_p)
+            entries: list[SummaryEntry] = [json.loads(line) for line in ent_p.read_text(encoding="utf-8").splitlines()]
+            vectors: np.ndarray = np.load(vec_p)
         except (OSError, ValueError, EOFError):
             return None
         if vectors.ndim != 2 or len(vectors) != len(entries):
@@ -105,7 +141,7 @@ class FolderSummaries:
         keep = [i for i, e in enumerate(entries) if _visible(e.get("groups", ()), groups)]
         return [entries[i] for i in keep], vectors[keep].astype(np.float32)
 
-    def save(self, embedder, entries, vectors):
+    def save(self, embedder: str, entries: list[SummaryEntry], vectors: np.ndarray) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         _put(self.folder / "vectors.npy", lambda p: np.save(open(p, "wb"), np.asarray(vectors, dtype=np.float32)))
         _put(
@@ -128,7 +164,9 @@ class FolderTrees:
     def exists(self) -> bool:
         return (self.folder / "trees.json").exists()
 
-    def load(self, embedder, groups=None):
+    def load(
+        self, embedder: str, groups: Sequence[str] | None = None
+    ) -> tuple[dict[str, TreeEntry], dict[str, np.ndarray]] | None:
         meta = self.folder / "trees.json"
         if not meta.exists():
             return None
@@ -137,22 +175,26 @@ class FolderTrees:
             if data.get("format") != FORMAT or data.get("embedder") != embedder:
                 return None
             vecs = np.load(self.folder / "vectors.npy")
-            trees, vectors = {}, {}
+            trees: dict[str, TreeEntry] = {}
+            vectors: dict[str, np.ndarray] = {}
             for key, t in data["trees"].items():
                 if not _visible(t["groups"], groups):
                     continue
                 for nd in t["nodes"]:
                     vectors[nd["id"]] = vecs[nd["row"]].astype(np.float32)
-                trees[key] = {**t, "nodes": [{k: v for k, v in nd.items() if k != "row"} for nd in t["nodes"]]}
+                # the stored nodes carry their "row" in vectors.npy, which the entries leave out
+                nodes = [cast(TreeNodeEntry, {k: v for k, v in nd.items() if k != "row"}) for nd in t["nodes"]]
+                trees[key] = cast(TreeEntry, {**t, "nodes": nodes})
         except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError):
             return None
         return trees, vectors
 
-    def save(self, embedder, trees, vectors):
+    def save(self, embedder: str, trees: dict[str, TreeEntry], vectors: dict[str, np.ndarray]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        rows, out = [], {}
+        rows: list[np.ndarray] = []
+        out: dict[str, Any] = {}
         for key, t in sorted(trees.items()):
-            nodes = []
+            nodes: list[dict[str, Any]] = []
             for nd in t["nodes"]:
                 nodes.append({**nd, "row": len(rows)})
                 rows.append(vectors[nd["id"]])
@@ -170,12 +212,12 @@ class FolderTrees:
         )
 
 
-def summaries_of(store) -> SummaryTable:
+def summaries_of(store: Store) -> SummaryTable:
     """The summary table of ``store`` (:meth:`citewise.store.base.Store.summary_table`: tables of
     a server store, or ``<index>/doclevel/`` beside an embedded one)."""
     return store.summary_table()
 
 
-def trees_of(store) -> TreeTable:
+def trees_of(store: Store) -> TreeTable:
     """The RAPTOR tree table of ``store`` (:meth:`citewise.store.base.Store.tree_table`)."""
     return store.tree_table()

@@ -21,6 +21,7 @@ import errno
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Callable, Concatenate, Iterator, ParamSpec, TypeVar
 
 from citewise.core import CitewiseError
 
@@ -91,12 +92,13 @@ def damaged_message(index: Path | str, cause: str) -> str:
 
 def is_disk_full(e: BaseException) -> bool:
     """Whether ``e`` (or an error it was raised from) says the disk or quota is full."""
-    while e is not None:
-        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+    cause: BaseException | None = e
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
-        if _NO_SPACE.search(str(e)):
+        if _NO_SPACE.search(str(cause)):
             return True
-        e = e.__cause__ or e.__context__
+        cause = cause.__cause__ or cause.__context__
     return False
 
 
@@ -122,7 +124,7 @@ def translate(e: BaseException, index: Path | str) -> CitewiseError | None:
 
 
 @contextmanager
-def store_faults(index: Path | str):
+def store_faults(index: Path | str) -> Iterator[None]:
     """Re-raise an engine error met inside the block as :class:`DiskFull` / :class:`StoreDamaged`
     (:func:`translate`); other errors pass unchanged."""
     try:
@@ -134,13 +136,17 @@ def store_faults(index: Path | str):
         raise t from None
 
 
-def guarded(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def guarded(method: Callable[Concatenate[Any, _P], _R]) -> Callable[Concatenate[Any, _P], _R]:
     """Decorate a method of a store whose ``path`` is ``<index>/<store folder>``: engine errors
     raised inside become :class:`DiskFull` / :class:`StoreDamaged` naming ``<index>``."""
     import functools
 
     @functools.wraps(method)
-    def call(self, *args, **kwargs):
+    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         path = getattr(self, "path", None)
         with store_faults(Path(path).parent if path is not None else "the index"):
             return method(self, *args, **kwargs)

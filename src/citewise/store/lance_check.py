@@ -40,8 +40,10 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from pathlib import Path
+from typing import Any
 
 from citewise.store.faults import one_line
+from citewise.store.lance.host import TableHandle
 from citewise.store.integrity import Finding, RepairResult
 from citewise.store.lance_files import (
     CONTENT_KEEPING_OPS,
@@ -59,7 +61,8 @@ TABLES = {"chunks": "chunks table", "ingest_runs": "ingest log"}
 BM25_FOLDER = "_bm25"
 
 
-def _connect(folder: Path):
+def _connect(folder: Path) -> Any:
+    """A ``lancedb`` connection to the database in ``folder`` (strong read consistency)."""
     from citewise.store.lance import import_lancedb
 
     return import_lancedb().connect(str(folder), read_consistency_interval=dt.timedelta(0))
@@ -67,7 +70,7 @@ def _connect(folder: Path):
 
 def _newest_readable(table: Path) -> tuple[list[tuple[int, Path, str]], Manifest | None]:
     """(unreadable manifests newer than the newest readable one, that manifest or None)."""
-    bad = []
+    bad: list[tuple[int, Path, str]] = []
     for version, path in sorted(manifests(table).items(), reverse=True):
         try:
             return bad, read_manifest(path)
@@ -81,7 +84,7 @@ def _index_folder(table: Path, m: Manifest | None, name: str) -> str:
     return str(table / "_indices" / uid) if uid else str(table / "_indices")
 
 
-def _index_probe(t, index) -> None:
+def _index_probe(t: TableHandle, index: Any) -> None:
     """A query that must use ``index`` (a LanceDB index config of table ``t``); raises if it fails."""
     import numpy as np
 
@@ -164,12 +167,12 @@ def check(folder: str | Path) -> list[Finding]:
     return out
 
 
-def _read_every_row(t, batch: int = 1024) -> int:
+def _read_every_row(t: TableHandle, batch: int = 1024) -> int:
     """Read every row of every column of table ``t`` in batches (memory: one batch); returns the
     row count. Raises the engine's error on a file it cannot read."""
     from citewise.store.lance_native import run
 
-    async def go():
+    async def go() -> int:
         n = 0
         async for b in await t._table.query().to_batches(max_batch_length=batch):
             n += b.num_rows
@@ -178,12 +181,13 @@ def _read_every_row(t, batch: int = 1024) -> int:
     return run(go())
 
 
-def _column_rows(t, columns: list[str]) -> list[dict]:
+def _column_rows(t: TableHandle, columns: list[str]) -> list[dict[str, Any]]:
     """``columns`` of every row of table ``t`` (no other column read)."""
-    return t.search().select(columns).limit(max(t.count_rows(), 1) + 1).to_arrow().to_pylist()
+    rows: list[dict[str, Any]] = t.search().select(columns).limit(max(t.count_rows(), 1) + 1).to_arrow().to_pylist()
+    return rows
 
 
-def _check_postings(folder: Path, t) -> list[Finding]:
+def _check_postings(folder: Path, t: TableHandle) -> list[Finding]:
     from citewise.store.postings import Postings
 
     path = Postings.folder(folder / BM25_FOLDER, t.version)
@@ -211,7 +215,7 @@ def _whole(m: Manifest) -> bool:
     return not [p for p, _ in damaged_files(m) if "_indices" not in p.parts]
 
 
-def _runs_after(db, when: dt.datetime | None) -> list[str]:
+def _runs_after(db: Any, when: dt.datetime | None) -> list[str]:
     """Roots of the ingest runs that finished after ``when`` (every root when None)."""
     try:
         rows = _column_rows(db.open_table("ingest_runs"), ["finished_at", "root"])
@@ -228,7 +232,7 @@ def _runs_after(db, when: dt.datetime | None) -> list[str]:
     return sorted(r for r in out if r)
 
 
-def _saved_ids(folder: Path, version: int):
+def _saved_ids(folder: Path, version: int) -> list[tuple[str, str, int]] | None:
     """``(chunk_id, doc_id, fragment)`` rows of version ``version`` from its saved BM25 postings
     (the ids of every row, kept beside the table), or None when they were not saved."""
     import numpy as np
@@ -352,7 +356,7 @@ def read_or_none(path: Path | None) -> Manifest | None:
         return None
 
 
-def _note_changed_documents(folder: Path, db, damaged: Manifest, result: RepairResult) -> None:
+def _note_changed_documents(folder: Path, db: Any, damaged: Manifest, result: RepairResult) -> None:
     """After a rollback: documents added or removed since the restored version, when the
     damaged version's saved postings list its documents."""
     ids = _saved_ids(folder, damaged.version)

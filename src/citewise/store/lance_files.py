@@ -35,12 +35,14 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 MAGIC = b"LANC"
 FOOTER = 16
 #: Transaction operations (field numbers) that change no row's content (module docstring).
 CONTENT_KEEPING_OPS = {103: "create index", 104: "compaction", 107: "reserve fragments", 109: "project", 110: "config"}
-OP_NAMES = {
+#: Names of the transaction operations, looked up with :func:`operation`'s result (None: unknown).
+OP_NAMES: dict[int | None, str] = {
     100: "append",
     101: "delete",
     102: "overwrite",
@@ -75,7 +77,12 @@ def _varint(b: bytes, i: int) -> tuple[int, int]:
             raise FormatError("protobuf varint too long")
 
 
-def fields(b: bytes) -> list[tuple[int, object]]:
+#: A decoded protobuf field value: int (varint) or bytes (length-delimited, fixed 64/32-bit);
+#: which one a field holds is known only from the message's schema, so readers take it as Any.
+ProtoValue = Any
+
+
+def fields(b: bytes) -> list[tuple[int, ProtoValue]]:
     """The ``(field number, value)`` pairs of a protobuf message (wire format: varints as int,
     length-delimited values as bytes, fixed 64/32-bit values as bytes).
 
@@ -85,10 +92,12 @@ def fields(b: bytes) -> list[tuple[int, object]]:
     Raises:
         FormatError: not a well-formed message.
     """
-    i, out = 0, []
+    i = 0
+    out: list[tuple[int, ProtoValue]] = []
     while i < len(b):
         key, i = _varint(b, i)
         num, wire = key >> 3, key & 7
+        v: ProtoValue
         if wire == 0:
             v, i = _varint(b, i)
         elif wire == 2:
@@ -108,7 +117,7 @@ def fields(b: bytes) -> list[tuple[int, object]]:
     return out
 
 
-def _first(fs, num, default=None):
+def _first(fs: list[tuple[int, ProtoValue]], num: int, default: ProtoValue = None) -> ProtoValue:
     return next((v for n, v in fs if n == num), default)
 
 

@@ -32,15 +32,18 @@ import importlib.util
 import sys
 import threading
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Coroutine, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
-_LOOP = None
+_LOOP: _Loop | None = None
 _LOCK = threading.Lock()
+_T = TypeVar("_T")
 
 
-def native():
+def native() -> ModuleType:
     """The ``lancedb._lancedb`` extension module, loaded without the ``lancedb`` package.
 
     Raises:
@@ -60,6 +63,8 @@ def native():
         if not files:
             raise ImportError("lancedb's native extension (_lancedb*.so) was not found")
         ext = importlib.util.spec_from_file_location("lancedb._lancedb", files[0])
+        if ext is None or ext.loader is None:
+            raise ImportError(f"lancedb's native extension {files[0]} cannot be loaded")
         mod = importlib.util.module_from_spec(ext)
         sys.modules["lancedb._lancedb"] = mod
         try:
@@ -73,11 +78,11 @@ def native():
 class _Loop:
     """An asyncio loop on a daemon thread, as ``lancedb.background_loop`` runs one."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="citewise-lance-read", daemon=True).start()
 
-    def run(self, coro):
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return fut.result()
@@ -86,7 +91,7 @@ class _Loop:
             raise
 
 
-def run(coro):
+def run(coro: Coroutine[Any, Any, _T]) -> _T:
     """Run ``coro`` to completion on a background event loop and return its result.
 
     LanceDB's own loop when ``lancedb`` is imported (so handles of both kinds share one thread),
@@ -94,7 +99,8 @@ def run(coro):
     """
     bg = sys.modules.get("lancedb.background_loop")
     if bg is not None:
-        return bg.LOOP.run(coro)
+        result: _T = bg.LOOP.run(coro)
+        return result
     global _LOOP
     if _LOOP is None:
         with _LOCK:
@@ -106,7 +112,7 @@ def run(coro):
 class NativeQuery:
     """A plain or vector query on a :class:`NativeAsyncTable` (builder methods return self)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner: Any):
         self._inner = inner
         self._vector = False
 
@@ -129,7 +135,7 @@ class NativeQuery:
         self._inner.limit(int(n))
         return self
 
-    def nearest_to(self, vector) -> "NativeQuery":
+    def nearest_to(self, vector: np.ndarray) -> "NativeQuery":
         self._inner = self._inner.nearest_to(pa.array(np.asarray(vector, dtype=np.float32).reshape(-1)))
         self._vector = True
         return self
@@ -157,26 +163,29 @@ class NativeQuery:
     async def to_arrow(self) -> pa.Table:
         stream = await self._inner.execute(max_batch_length=None, timeout=None)
         batches = [b async for b in stream]
-        return pa.Table.from_batches(batches, schema=stream.schema)
+        table: pa.Table = pa.Table.from_batches(batches, schema=stream.schema)
+        return table
 
 
 class NativeAsyncTable:
     """The read methods of ``lancedb.table.AsyncTable`` over the native table."""
 
-    def __init__(self, inner):
+    def __init__(self, inner: Any):
         self._inner = inner
 
     async def version(self) -> int:
-        return await self._inner.version()
+        return int(await self._inner.version())
 
     async def count_rows(self, filter: str | None = None) -> int:
-        return await self._inner.count_rows(filter)
+        return int(await self._inner.count_rows(filter))
 
     async def schema(self) -> pa.Schema:
-        return await self._inner.schema()
+        schema: pa.Schema = await self._inner.schema()
+        return schema
 
-    async def list_indices(self):
-        return await self._inner.list_indices()
+    async def list_indices(self) -> list[Any]:
+        """The table's index descriptions (LanceDB's ``IndexConfig``: ``name``, ``columns``...)."""
+        return list(await self._inner.list_indices())
 
     def query(self) -> NativeQuery:
         return NativeQuery(self._inner.query())
@@ -185,7 +194,7 @@ class NativeAsyncTable:
 class NativeTable:
     """The read side of ``lancedb.table.LanceTable`` (synchronous) over a native table."""
 
-    def __init__(self, inner):
+    def __init__(self, inner: Any):
         self._table = NativeAsyncTable(inner)
 
     @property
@@ -196,7 +205,7 @@ class NativeTable:
     def schema(self) -> pa.Schema:
         return run(self._table.schema())
 
-    def list_indices(self):
+    def list_indices(self) -> list[Any]:
         return run(self._table.list_indices())
 
     def count_rows(self, filter: str | None = None) -> int:
@@ -210,19 +219,19 @@ class NativeConnection:
         mod = native()
         self.path = str(path)
 
-        async def go():  # the extension's futures need the running loop when they are made
+        async def go() -> Any:  # the extension's futures need the running loop when they are made
             return await mod.connect(self.path, None, None, None, None, 0.0, None, None, None)
 
         self._conn = run(go())
 
     def table_names(self) -> list[str]:
-        async def go():
-            return await self._conn.table_names(None, None, None)
+        async def go() -> list[str]:
+            return list(await self._conn.table_names(None, None, None))
 
         return list(run(go()))
 
     def open_table(self, name: str) -> NativeTable:
-        async def go():
+        async def go() -> Any:
             return await self._conn.open_table(name)
 
         return NativeTable(run(go()))

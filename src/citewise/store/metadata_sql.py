@@ -25,7 +25,7 @@ from citewise.metadata import DATE_COLUMNS, SQL_OPS, eq_dates, eq_terms, range_k
 COLUMNS = ("metadata", "meta_terms", "meta_ranges")
 
 
-def _lit(value: str) -> str:
+def _lit(value: str | float) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
@@ -54,7 +54,7 @@ def lance_predicates(conditions: Sequence[MetaCondition]) -> list[str]:
     return out
 
 
-def pg_predicates(conditions: Sequence[MetaCondition], alias: str = "c") -> tuple[list[str], list]:
+def pg_predicates(conditions: Sequence[MetaCondition], alias: str = "c") -> tuple[list[str], list[object]]:
     """PostgreSQL predicates (``%s`` placeholders) and their parameters.
 
     >>> from citewise.metadata import parse_filter as p
@@ -63,7 +63,7 @@ def pg_predicates(conditions: Sequence[MetaCondition], alias: str = "c") -> tupl
     """
     a = alias + "."
     parts: list[str] = []
-    params: list = []
+    params: list[object] = []
     for c in conditions:
         if c.key in DATE_COLUMNS:
             if c.op == "eq":

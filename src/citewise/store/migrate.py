@@ -12,12 +12,17 @@ replaced, not duplicated).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from citewise.store.lance import LanceStore
+
 
 #: Chunk rows per transaction (cut at document boundaries).
 BATCH_ROWS = 2000
 
 
-def document_batches(src, rows_per_batch: int | None = None) -> list[list[str]]:
+def document_batches(src: LanceStore, rows_per_batch: int | None = None) -> list[list[str]]:
     """The document ids of LanceDB store ``src``, sorted, cut into batches of whole documents of
     about ``rows_per_batch`` chunk rows (a batch closes at the first document that brings it to
     ``rows_per_batch``; a larger document is a batch of its own). Only the ``doc_id`` column is
@@ -47,7 +52,9 @@ def document_batches(src, rows_per_batch: int | None = None) -> list[list[str]]:
     return batches
 
 
-def document_rows(src, rows_per_batch: int | None = None):
+def document_rows(
+    src: LanceStore, rows_per_batch: int | None = None
+) -> Iterator[tuple[list[str], list[dict[str, Any]]]]:
     """Yield ``(doc_ids, rows)`` per :func:`document_batches` batch: every row of those documents
     (all columns, as dicts), ordered by document then chunk id."""
     from citewise.store.lance import _q

@@ -27,15 +27,20 @@ policies of the store's definition are created where missing.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from citewise.store.faults import one_line
 from citewise.store.integrity import Finding, RepairResult
+
+if TYPE_CHECKING:  # type-only: the store package is imported when a check opens one
+    from citewise.store.postgres import PostgresStore
+    from citewise.store.postgres.host import PgConnection
 
 #: Tables whose rows carry document text (each needs its group policy), by policy name.
 POLICIES = {"chunks": "by_groups", "postings": "by_chunk"}
 
 
-def _open(url: str, dim: int):
+def _open(url: str, dim: int) -> PostgresStore:
     from citewise.store.postgres import PostgresStore
 
     return PostgresStore(url, dim, pool_size=1)
@@ -106,7 +111,7 @@ def check(url: str, dim: int) -> list[Finding]:
     return out
 
 
-def _probe_index(conn, s: str, name: str, table: str) -> str:
+def _probe_index(conn: PgConnection, s: str, name: str, table: str) -> str:
     """'' when a query forced onto index ``name`` reads, else the error (one line)."""
     psycopg = __import__("psycopg")
     cols = conn.execute(
@@ -134,8 +139,8 @@ def _probe_index(conn, s: str, name: str, table: str) -> str:
     return ""
 
 
-def _check_statistics(conn, s: str) -> list[Finding]:
-    out = []
+def _check_statistics(conn: PgConnection, s: str) -> list[Finding]:
+    out: list[Finding] = []
     bad_len = conn.execute(f"""SELECT count(*) FROM {s}.chunks c LEFT JOIN
                                  (SELECT rid, sum(tf) AS n FROM {s}.postings GROUP BY rid) p ON p.rid = c.rid
                                WHERE c.doc_len <> coalesce(p.n, 0)""").fetchone()[0]
@@ -197,7 +202,7 @@ def repair(url: str, dim: int) -> RepairResult:
                 cur.execute(f"DELETE FROM {s}.postings")
                 cur.execute(f"DELETE FROM {s}.term_stats")
                 rows = cur.execute(f"SELECT rid, lexical, groups FROM {s}.chunks ORDER BY rid").fetchall()
-                df: Counter = Counter()
+                df: Counter[str] = Counter()
                 per_row = []
                 for rid, lexical, groups in rows:
                     terms = bm25_terms(lexical or "")

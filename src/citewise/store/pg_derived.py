@@ -17,16 +17,22 @@ one transaction, so a reader sees the old or the new set, never a mix.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from citewise.store.derived import FORMAT
+from citewise.store.derived import FORMAT, SummaryEntry, TreeEntry
+
+if TYPE_CHECKING:  # type-only: the store imports this module when asked for its tables
+    from citewise.store.postgres import PostgresStore
+    from citewise.store.postgres.host import PgCursor
 
 #: Policy name of each derived table (its row-level security), for :mod:`citewise.store.pg_check`.
 DERIVED_POLICIES = {"doc_summaries": "summaries_by_groups", "trees": "trees_by_groups", "tree_nodes": "nodes_by_groups"}
 
 
-def ensure_tables(cur, s: str, dim: int) -> None:
+def ensure_tables(cur: PgCursor, s: str, dim: int) -> None:
     """Create the three tables, their policies and grants if missing (on ``cur``'s transaction)."""
     from citewise.store.pg_names import GROUPS_SETTING, SEARCH_ROLE
 
@@ -50,12 +56,12 @@ def ensure_tables(cur, s: str, dim: int) -> None:
     cur.execute(f"GRANT SELECT ON {s}.doc_summaries, {s}.trees, {s}.tree_nodes TO {SEARCH_ROLE}")
 
 
-def _vec(blob) -> np.ndarray:
+def _vec(blob: bytes | memoryview) -> np.ndarray:
     return np.frombuffer(bytes(blob), dtype="<f4").astype(np.float32)
 
 
 class _PgTable:
-    def __init__(self, store):
+    def __init__(self, store: PostgresStore):
         self.store = store
         self.where = f"{store._safe_url()} (schema {store.schema})"
         self._ready = False
@@ -65,7 +71,7 @@ class _PgTable:
             return
         s = self.store.schema
         with self.store._tx() as cur:  # a replica serves reads only: create nothing that exists
-            have = cur.execute(
+            have: int = cur.execute(
                 "SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = ANY(%s)",
                 (s, list(DERIVED_POLICIES)),
             ).fetchone()[0]
@@ -75,7 +81,7 @@ class _PgTable:
                 ensure_tables(cur, s, self.store.dim)
         self._ready = True
 
-    def _read(self, groups):
+    def _read(self, groups: Sequence[str] | None) -> AbstractContextManager[PgCursor]:
         """A read transaction: as the search role with ``groups``, or as the owner (None)."""
         return self.store._tx(groups=list(groups) if groups is not None else None)
 
@@ -85,14 +91,15 @@ class _PgTable:
     def _written(self) -> str | None:
         with self.store._tx() as cur:
             row = cur.execute(f"SELECT value FROM {self.store.schema}.meta WHERE key = %s", (self.META_KEY,)).fetchone()
-        return row[0] if row else None
+        value: str | None = row[0] if row else None
+        return value
 
     def exists(self) -> bool:
         self._ensure()
         return self._written() is not None
 
     @staticmethod
-    def _where(groups) -> tuple[str, list]:
+    def _where(groups: Sequence[str] | None) -> tuple[str, list[list[str]]]:
         return ("WHERE groups && %s::text[]", [list(groups)]) if groups is not None else ("", [])
 
 
@@ -101,7 +108,7 @@ class PgSummaries(_PgTable):
 
     META_KEY = "summaries_embedder"
 
-    def load(self, embedder, groups=None):
+    def load(self, embedder: str, groups: Sequence[str] | None = None) -> tuple[list[SummaryEntry], np.ndarray] | None:
         self._ensure()
         s = self.store.schema
         if self._written() != f"{FORMAT}:{embedder}":
@@ -113,7 +120,7 @@ class PgSummaries(_PgTable):
                 f"FROM {s}.doc_summaries {where} ORDER BY doc_id",
                 params,
             ).fetchall()
-        entries = [
+        entries: list[SummaryEntry] = [
             {
                 "doc_id": r[0],
                 "title": r[1],
@@ -129,7 +136,7 @@ class PgSummaries(_PgTable):
         vectors = np.stack([_vec(r[7]) for r in rows]) if rows else np.zeros((0, dim), np.float32)
         return entries, vectors
 
-    def save(self, embedder, entries, vectors):
+    def save(self, embedder: str, entries: list[SummaryEntry], vectors: np.ndarray) -> None:
         self._ensure()
         s = self.store.schema
         vectors = np.asarray(vectors, dtype="<f4")
@@ -165,7 +172,9 @@ class PgTrees(_PgTable):
 
     META_KEY = "trees_embedder"
 
-    def load(self, embedder, groups=None):
+    def load(
+        self, embedder: str, groups: Sequence[str] | None = None
+    ) -> tuple[dict[str, TreeEntry], dict[str, np.ndarray]] | None:
         self._ensure()
         s = self.store.schema
         if self._written() != f"{FORMAT}:{embedder}":
@@ -180,11 +189,11 @@ class PgTrees(_PgTable):
                 f"FROM {s}.tree_nodes {where} ORDER BY tree_key, node_id",
                 params,
             ).fetchall()
-        trees = {
+        trees: dict[str, TreeEntry] = {
             k: {"groups": list(g), "doc_hashes": _json(h), "leaf_doc": _json(ld), "nodes": []}
             for k, g, h, ld in trees_rows
         }
-        vectors = {}
+        vectors: dict[str, np.ndarray] = {}
         for key, nid, level, children, leaves, summary, g, blob in node_rows:
             if key in trees:
                 trees[key]["nodes"].append(
@@ -200,7 +209,7 @@ class PgTrees(_PgTable):
                 vectors[nid] = _vec(blob)
         return trees, vectors
 
-    def save(self, embedder, trees, vectors):
+    def save(self, embedder: str, trees: dict[str, TreeEntry], vectors: dict[str, np.ndarray]) -> None:
         self._ensure()
         s = self.store.schema
         with self.store._tx(snapshot=False) as cur:
@@ -237,5 +246,6 @@ class PgTrees(_PgTable):
             )
 
 
-def _json(v):
+def _json(v: Any) -> Any:
+    """A ``jsonb`` value as psycopg returns it (already parsed), or JSON text parsed."""
     return v if isinstance(v, (dict, list)) else json.loads(v)

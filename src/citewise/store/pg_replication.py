@@ -20,8 +20,13 @@ from it while ingests go to the primary. A write on the replica is refused by th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def replication_status(store) -> dict:
+if TYPE_CHECKING:  # type-only: the store imports this module when asked
+    from citewise.store.postgres import PostgresStore
+
+
+def replication_status(store: PostgresStore) -> dict[str, Any]:
     """The replication role and lag of the server behind ``store`` (module docstring)."""
     with store._tx(snapshot=False) as cur:
         if cur.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
@@ -49,7 +54,7 @@ def replication_status(store) -> dict:
     }
 
 
-def replication_line(rep: dict | None) -> str | None:
+def replication_line(rep: dict[str, Any] | None) -> str | None:
     """One line for ``citewise status`` (None for a store without replication)."""
     if not rep:
         return None

@@ -45,7 +45,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -61,6 +61,9 @@ from citewise.store.postings_build import (  # noqa: F401 - the constants re-exp
     tokenise_batches,
     vocab_array,
 )
+
+if TYPE_CHECKING:
+    from citewise.store.row_filters import RowFilters
 
 #: BM25 parameters of LanceDB 0.40's FTS (measured: its scores equal this formula to 1e-5).
 K1 = 1.2
@@ -147,16 +150,19 @@ class Postings:
     dl: np.ndarray | None = None
     vectors_t: np.ndarray | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.n = len(self.rowids)
         order = np.argsort(self.rowids, kind="stable")
         self._sorted_rowids = self.rowids[order]
-        self._pos_of_sorted = order.astype(np.int64)
+        self._pos_of_sorted: np.ndarray = order.astype(np.int64)
         self._ids = self.ids.combine_chunks()
         self.masks: dict[str, np.ndarray] = {}
-        self._visible: dict[int, tuple] = {}  # see selection()
+        self._visible: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see selection()
         self._term_index: dict[bytes, int] | None = None
         self._columns: dict[str, np.ndarray] | None = None
+        #: the version's permission masks (:class:`citewise.store.row_filters.RowFilters`), set by
+        #: the store on first use
+        self.row_filters: RowFilters | None = None
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
@@ -436,7 +442,8 @@ class Postings:
         idx = np.searchsorted(self._sorted_rowids, np.asarray(rowids, dtype=np.uint64))
         idx = np.minimum(idx, max(self.n - 1, 0))
         ok = self._sorted_rowids[idx] == rowids if self.n else np.zeros(len(rowids), bool)
-        return self._pos_of_sorted[idx[ok]]
+        pos: np.ndarray = self._pos_of_sorted[idx[ok]]
+        return pos
 
     def mask_of(self, rowids: np.ndarray) -> np.ndarray:
         """Boolean mask over row positions, True at the given ``_rowid`` values."""
@@ -470,7 +477,7 @@ class Postings:
         out.sort()
         return out
 
-    def _rows_of(self, cand: np.ndarray) -> tuple[list, list, list]:
+    def _rows_of(self, cand: np.ndarray) -> tuple[list[str], list[str], list[str]]:
         """(chunk ids, doc ids, titles) of row positions ``cand``: from NumPy object arrays built
         on first use up to :data:`DICT_MAX` rows, else by an Arrow take."""
         if self.n <= DICT_MAX:
@@ -532,8 +539,14 @@ class Postings:
 
     def transposed(self) -> np.ndarray:
         """:attr:`vectors` transposed, C-contiguous, shape (dim, n) (:attr:`vectors_t`; made on
-        first use when not loaded): the full-pass layout of :func:`citewise.store.dense.exact_top`."""
+        first use when not loaded): the full-pass layout of :func:`citewise.store.dense.exact_top`.
+
+        Raises:
+            ValueError: these postings hold no vectors.
+        """
         if self.vectors_t is None:
+            if self.vectors is None:
+                raise ValueError("no vectors in these postings")
             self.vectors_t = np.ascontiguousarray(self.vectors.T)
         return self.vectors_t
 

@@ -67,7 +67,13 @@ def tokenise(lex: pa.Array) -> tuple[pa.Array | None, np.ndarray, np.ndarray, np
     return enc.dictionary, (uniq % nv).astype(np.int32), (uniq // nv).astype(np.int32), tf.astype(np.int32), dl
 
 
-def tokenise_batches(lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_bytes: int):
+#: One batch of :func:`tokenise_batches`: (terms dictionary, term codes, rows, tf).
+TokenBatch = tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]
+
+
+def tokenise_batches(
+    lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_bytes: int
+) -> tuple[list[TokenBatch], np.ndarray]:
     """:func:`tokenise` over ``lex`` in batches of at most ``batch_rows`` rows and about
     ``batch_bytes`` bytes of text (at least one row each), in row order.
 
@@ -80,7 +86,7 @@ def tokenise_batches(lex: pa.Array | pa.ChunkedArray, batch_rows: int, batch_byt
 
     chunks = lex.chunks if isinstance(lex, pa.ChunkedArray) else [lex]
     dl = np.zeros(len(lex), dtype=np.int64)
-    parts = []
+    parts: list[TokenBatch] = []
     base = 0
     for c in chunks:
         cum = np.concatenate([[0], np.cumsum(pc.binary_length(c).fill_null(0).to_numpy(zero_copy_only=False))])
@@ -109,7 +115,7 @@ def vocab_array(terms: list[bytes]) -> np.ndarray:
     return np.array(terms, dtype=f"S{max(1, max(len(t) for t in terms))}")
 
 
-def merge_batches(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def merge_batches(parts: list[TokenBatch]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Merge per-batch pairs of :func:`tokenise` into one sorted CSR.
 
     Args:

@@ -12,8 +12,12 @@ costs. Filters naming a date (``as_of``) or a version are left to the SQL predic
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import numpy as np
 import pyarrow as pa
+
+from citewise.core import Filters
 
 
 class RowFilters:
@@ -49,7 +53,7 @@ class RowFilters:
                 self._rows[names[int(codes[a])]] = owner[a:b]
 
     @staticmethod
-    def expressible(filters) -> bool:
+    def expressible(filters: Filters | None) -> TypeGuard[Filters]:
         """Whether :meth:`mask` computes ``filters``: groups only (no date, version, document
         ids or metadata conditions; no filters at all means the current documents, which the SQL
         path serves)."""
@@ -61,7 +65,7 @@ class RowFilters:
             and not filters.metadata
         )
 
-    def mask(self, filters) -> np.ndarray:
+    def mask(self, filters: Filters) -> np.ndarray:
         """Boolean (n,) mask of the rows ``filters`` lets through: current documents in at least
         one of ``filters.groups`` (all current documents when ``groups`` is None)."""
         mask = self.current.copy()

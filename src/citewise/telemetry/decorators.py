@@ -4,7 +4,7 @@ judges, chat client, tools and agent in GenAI spans (:mod:`citewise.telemetry`).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from citewise.telemetry.spans import (
     DATA_SOURCE_ID,
@@ -37,7 +37,10 @@ if TYPE_CHECKING:
     from opentelemetry import trace
 
 
-def traced_retrieval(fn: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def traced_retrieval(fn: _F) -> _F:
     """Decorate a retriever's ``search(query, k, ...)`` (or ``candidates``) with a
     ``retrieval {name}`` span: ``gen_ai.data_source.id`` (the retriever), ``gen_ai.request.top_k``
     and ``citewise.retrieval.hits`` (how many came back)."""
@@ -56,7 +59,7 @@ def traced_retrieval(fn: Callable) -> Callable:
                 span.set_attribute("citewise.retrieval.chunk_ids", [getattr(h, "chunk_id", "") for h in result])
             return result
 
-    return wrapper
+    return cast(_F, wrapper)  # functools.wraps: the signature of fn
 
 
 def traced_embeddings(fn: Callable) -> Callable:

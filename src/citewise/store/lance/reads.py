@@ -4,7 +4,7 @@ vector and document lookups (:class:`citewise.store.lance.LanceStore`)."""
 from __future__ import annotations
 
 import json
-from typing import Iterable, Sequence
+from typing import Any, Callable, Coroutine, Iterable, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +14,10 @@ from citewise.store.base import DocumentEntry, ScoredChunk, StoredChunk, UnitVec
 from citewise.store.faults import guarded
 from citewise.text.analyzer import fold
 
+from citewise.store.lance.host import AsyncHandle, TableHandle, _LanceHost
 from citewise.store.lance.schema import TABLE, _META_COLS, _document_entries, _q, filter_sql
+
+_T = TypeVar("_T")
 
 
 #: :meth:`LanceStore.documents` reads up to this many requested ids through a ``doc_id IN (...)``
@@ -22,10 +25,10 @@ from citewise.store.lance.schema import TABLE, _META_COLS, _document_entries, _q
 DOC_FILTER_MAX = 5_000
 
 
-class _ReadMixin:
+class _ReadMixin(_LanceHost):
     """Handles, queries and lookups of :class:`~citewise.store.lance.LanceStore`."""
 
-    def _reader(self):
+    def _reader(self) -> TableHandle | None:
         """The chunk table to read, or None when there is none (yet).
 
         A table created by another process after this store opened is opened here; unlike
@@ -35,7 +38,7 @@ class _ReadMixin:
             self._table = self._open_existing(TABLE)
         return self._table
 
-    def _open_existing(self, name: str):
+    def _open_existing(self, name: str) -> TableHandle | None:
         """Open table ``name`` if it exists and has a committed version, else None."""
         if name not in self._table_names():
             return None
@@ -45,7 +48,7 @@ class _ReadMixin:
             return None
 
     @guarded
-    def _run(self, coro):
+    def _run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         """Run ``coro`` on LanceDB's event-loop thread (one round trip) and return its result
         (this process's own loop thread while lancedb is not imported:
         :func:`citewise.store.lance_native.run`)."""
@@ -53,7 +56,7 @@ class _ReadMixin:
 
         return run(coro)
 
-    def _query(self, make, table=None) -> pa.Table:
+    def _query(self, make: Callable[[Any], Any], table: TableHandle | None = None) -> pa.Table:
         """Rows of the query ``make(async_query)`` on the chunk table (or ``table``), as Arrow.
 
         ``make`` receives ``AsyncTable.query()`` and returns the finished query; building and
@@ -61,8 +64,9 @@ class _ReadMixin:
         """
         at = (table or self._table)._table  # the AsyncTable behind the synchronous handle
 
-        async def go():
-            return await make(at.query()).to_arrow()
+        async def go() -> pa.Table:
+            rows: pa.Table = await make(at.query()).to_arrow()
+            return rows
 
         return self._run(go())
 
@@ -73,7 +77,7 @@ class _ReadMixin:
             return frozenset()
         at = t._table
 
-        async def go():
+        async def go() -> frozenset[str]:
             version = await at.version()
             if version != self._names[0]:
                 self._names = (version, frozenset((await at.schema()).names))
@@ -81,7 +85,7 @@ class _ReadMixin:
 
         return self._run(go())
 
-    def _where(self, filters: Filters | None) -> str:
+    def _where(self, filters: Filters | None) -> str | None:
         """:func:`filter_sql` of ``filters``, after checking that a table asked for metadata
         conditions has the metadata columns.
 
@@ -117,7 +121,7 @@ class _ReadMixin:
         if self._reader() is None:
             return False
         tbl = self._query(lambda q: q.where(f"array_has(groups, {_q(group)})").select(["chunk_id"]).limit(1))
-        return tbl.num_rows > 0
+        return bool(tbl.num_rows > 0)
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Chunks by id with their document metadata."""
@@ -126,7 +130,7 @@ class _ReadMixin:
         ids = ", ".join(_q(c) for c in set(chunk_ids))
         cols = _META_COLS + (["metadata"] if "metadata" in self.column_names() else [])
         rows = self._query(lambda q: q.where(f"chunk_id IN ({ids})").select(cols).limit(len(chunk_ids) + 1)).to_pylist()
-        out = {}
+        out: dict[str, StoredChunk] = {}
         for r in rows:
             out[r["chunk_id"]] = StoredChunk(
                 chunk_id=r["chunk_id"],
@@ -191,7 +195,7 @@ class _ReadMixin:
         offsets = col.offsets.to_numpy()
         # flatten() honours a slice offset (values would not), so offsets are rebased to 0
         flat = col.flatten().flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, self.dim)
-        out = {}
+        out: dict[str, UnitVectors] = {}
         for i, (cid, ver, key, spans) in enumerate(
             zip(
                 tbl.column("chunk_id").to_pylist(),
@@ -268,16 +272,16 @@ class _ReadMixin:
         ``columns`` (no vectors read)."""
         return self._scan_table(self._table, columns, where)
 
-    def _scan_table(self, table, columns: list[str] | None, where: str | None = None) -> pa.Table:
+    def _scan_table(self, table: TableHandle, columns: list[str] | None, where: str | None = None) -> pa.Table:
         """All rows of ``table`` (``columns`` only, or all; those matching ``where``), in one trip
         to LanceDB's loop.
 
         One query reads one table version, but its row limit comes from a count that may have
         read an older one (a commit in between): a result that fills the limit is read again
         with the new count, so a concurrent ingest never truncates the scan (half a document)."""
-        at = table._table
+        at: AsyncHandle = table._table
 
-        async def go():
+        async def go() -> pa.Table:
             while True:
                 n = max(await at.count_rows(), 1)
                 q = at.query()
@@ -285,13 +289,13 @@ class _ReadMixin:
                     q = q.where(where)
                 if columns is not None:
                     q = q.select(columns)
-                rows = await q.limit(n + 1).to_arrow()
+                rows: pa.Table = await q.limit(n + 1).to_arrow()
                 if rows.num_rows <= n:
                     return rows
 
         return self._run(go())
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Document and chunk counts, and the table version."""
         if self._reader() is None:
             return {"documents": 0, "chunks": 0, "backend": "lancedb", "version": 0}

@@ -7,7 +7,8 @@ import bisect
 import dataclasses
 import json
 from pathlib import Path
-from typing import Sequence
+from types import ModuleType
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -238,7 +239,7 @@ _FTS_OPTIONS = dict(
 )
 
 
-def _ann_config(rows: int):
+def _ann_config(rows: int) -> Any:
     """The LanceDB config of the ANN index on ``vector`` for a table of ``rows`` rows.
 
     IVF_FLAT with cosine distance and ``round(sqrt(rows))`` partitions.
@@ -274,7 +275,7 @@ def ann_nprobes_for(partitions: int, minimum: int = ANN_NPROBES, share: float = 
     return min(n, partitions) if partitions > 0 else n
 
 
-def _ivf_partitions(index_names) -> int:
+def _ivf_partitions(index_names: Iterable[str]) -> int:
     """Partitions of the ANN index from its name ``vector_ivf_p<N>`` (the largest N; 0 if none)."""
     best = 0
     for name in index_names:
@@ -284,7 +285,7 @@ def _ivf_partitions(index_names) -> int:
     return best
 
 
-def _scalar_config(kind: str):
+def _scalar_config(kind: str) -> Any:
     """The LanceDB index config object for a :data:`SCALAR_INDEXES` type name."""
     from lancedb.index import BTree, Bitmap, LabelList
 
@@ -306,7 +307,7 @@ def page_range(pages: Sequence[int], start: int, end: int) -> tuple[int, int]:
     return max(first, 1), max(last, 1)
 
 
-def import_lancedb():
+def import_lancedb() -> ModuleType:
     """``import lancedb``, without building the validators of its REST namespace client up front.
 
     ``import lancedb`` (0.40.0) imports ``lance_namespace_urllib3_client``, whose API classes
@@ -327,12 +328,12 @@ def import_lancedb():
 
     real = pydantic.validate_call
 
-    def deferred(func=None, /, **options):
-        def decorate(f):
-            built = None
+    def deferred(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+            built: Callable[..., Any] | None = None
 
             @functools.wraps(f)
-            def call(*args, **kwargs):
+            def call(*args: Any, **kwargs: Any) -> Any:
                 nonlocal built
                 if built is None:
                     built = real(**options)(f)
@@ -347,7 +348,8 @@ def import_lancedb():
         import lancedb
     finally:
         pydantic.validate_call = real
-    return lancedb
+    module: ModuleType = lancedb
+    return module
 
 
 def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntry]:
@@ -368,7 +370,7 @@ def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntr
         distinct = np.bincount(pairs // len(units.dictionary), minlength=ndocs)
     head = tbl.take(pa.array(first))
     col = {c: head.column(c).to_pylist() for c in head.column_names}
-    out = {}
+    out: dict[str, DocumentEntry] = {}
     for i, d in enumerate(col["doc_id"]):
         unit_version = (col["units_version"][i] or "") if with_units and distinct[i] == 1 else ""
         out[d] = DocumentEntry(
@@ -389,7 +391,7 @@ def _document_entries(tbl: pa.Table, with_units: bool) -> dict[str, DocumentEntr
     return dict(sorted(out.items()))
 
 
-def write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write JSON atomically (temp file + rename)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True))

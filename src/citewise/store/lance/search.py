@@ -4,12 +4,14 @@ masks, exact and ANN dense search (:class:`citewise.store.lance.LanceStore`)."""
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from citewise.core import CitewiseError, Filters
 from citewise.store.base import ScoredChunk
+from citewise.store.lance.host import AsyncHandle, _LanceHost
 
 from citewise.store.lance.schema import (
     INCREMENTAL_MAX_DOCS,
@@ -20,6 +22,10 @@ from citewise.store.lance.schema import (
     _q,
     ann_nprobes_for,
 )
+
+if TYPE_CHECKING:
+    from citewise.store.postings import Postings
+    from citewise.store.row_filters import RowFilters
 
 
 #: An ANN query whose filter leaves at least this share of the table's rows visible (or that has
@@ -34,10 +40,10 @@ from citewise.store.lance.schema import (
 ANN_CAP_MIN_VISIBLE_SHARE = 0.5
 
 
-class _SearchMixin:
+class _SearchMixin(_LanceHost):
     """Lexical and dense search of :class:`~citewise.store.lance.LanceStore`."""
 
-    def _scored(self, rows: list[dict], score_of) -> list[ScoredChunk]:
+    def _scored(self, rows: list[dict[str, Any]], score_of: Callable[[dict[str, Any]], float]) -> list[ScoredChunk]:
         out = [ScoredChunk(r["chunk_id"], r["doc_id"], r["title"], float(score_of(r))) for r in rows]
         out.sort(key=lambda h: (-h.score, h.chunk_id))
         return out
@@ -90,7 +96,7 @@ class _SearchMixin:
         where = self._where(filters)
         match = MatchQuery(" ".join(terms), "lexical")
 
-        def make(q):
+        def make(q: Any) -> Any:
             q = q.nearest_to_text(match)
             if where:
                 q = q.where(where)  # a prefilter: applied inside the search
@@ -99,7 +105,7 @@ class _SearchMixin:
         rows = self._query(make).to_pylist()
         return self._scored(rows, lambda r: r["_score"])[:k]
 
-    def postings(self):
+    def postings(self) -> Postings | None:
         """The BM25 postings of the chunk table's current version (None without a table).
 
         One trip to LanceDB's loop to read the version; on a new version the postings are
@@ -114,7 +120,7 @@ class _SearchMixin:
         with self._postings_lock:
             return self._load_postings(at, probe)
 
-    def _load_postings(self, at, probe):
+    def _load_postings(self, at: AsyncHandle, probe: tuple[int, int] | None) -> Postings:
         """:meth:`postings` past its fast path (under ``_postings_lock``)."""
         from citewise.store.postings import Postings
 
@@ -146,7 +152,7 @@ class _SearchMixin:
         p = self._postings
         return p is not None and p.n >= self.ann_min_rows
 
-    def _version_probe(self):
+    def _version_probe(self) -> tuple[int, int] | None:
         """A cheap stand-in for "has the table committed since the last look?" (no LanceDB call).
 
         Every commit adds a manifest to ``chunks.lance/_versions/``, which sets the folder's
@@ -170,7 +176,7 @@ class _SearchMixin:
             return None
         return (mtime, 0 if now - mtime >= PROBE_MARGIN_NS else -1)
 
-    def _updated_postings(self, version: int):
+    def _updated_postings(self, version: int) -> Postings | None:
         """Postings of ``version`` derived from an older version's (:meth:`Postings.update`), or
         None when that is not possible: no change log ending at ``version`` (another process
         wrote, or this store never saw the older postings), more than
@@ -195,7 +201,7 @@ class _SearchMixin:
         at = self._table._table
         where = f"doc_id IN ({', '.join(_q(d) for d in sorted(docs))})" if docs else "false"
 
-        async def go():
+        async def go() -> tuple[int, int, pa.Table, pa.Table]:
             v0 = await at.version()
             rows = await at.count_rows()
             cols = ["chunk_id", "doc_id", "title"] + (["vector"] if rows < self.ann_min_rows else [])
@@ -208,13 +214,13 @@ class _SearchMixin:
             return None
         return Postings.update(prev, version, ids, fresh, docs)
 
-    def _build_postings(self):
+    def _build_postings(self) -> Postings | None:
         """Postings from a scan of the current version, or None when a commit landed during it."""
         from citewise.store.postings import Postings
 
         at = self._table._table
 
-        async def go():
+        async def go() -> tuple[int, int, pa.Table]:
             v0 = await at.version()
             rows = await at.count_rows()
             cols = ["chunk_id", "doc_id", "title", "lexical"] + (["vector"] if rows < self.ann_min_rows else [])
@@ -224,7 +230,7 @@ class _SearchMixin:
         v0, v1, tbl = self._run(go())
         return Postings.build(v0, tbl) if v0 == v1 else None
 
-    def _mask(self, postings, where: str, filters: Filters | None = None):
+    def _mask(self, postings: Postings, where: str, filters: Filters | None = None) -> np.ndarray | None:
         """Row mask of ``where`` (the SQL of ``filters``) on ``postings``' version (cached), or
         None if the table moved on. A groups-only filter is computed in NumPy from the version's
         permission columns (:class:`citewise.store.row_filters.RowFilters`, read once per
@@ -246,7 +252,7 @@ class _SearchMixin:
             return mask
         at = self._table._table
 
-        async def go():
+        async def go() -> tuple[int, int, pa.Table]:
             v0 = await at.version()
             rows = await at.count_rows()
             tbl = await at.query().where(where).select([]).with_row_id().limit(max(rows, 1)).to_arrow()
@@ -261,17 +267,17 @@ class _SearchMixin:
         postings.masks[where] = mask
         return mask
 
-    def _row_filters(self, postings):
+    def _row_filters(self, postings: Postings) -> RowFilters | None:
         """The :class:`~citewise.store.row_filters.RowFilters` of ``postings``' version (one scan
         of ``groups`` and ``current``, kept on the postings), or None if the table moved on."""
         from citewise.store.row_filters import RowFilters
 
-        rf = getattr(postings, "row_filters", None)
+        rf = postings.row_filters
         if rf is not None:
             return rf
         at = self._table._table
 
-        async def go():
+        async def go() -> tuple[int, int, pa.Table]:
             v0 = await at.version()
             rows = await at.count_rows()
             tbl = await at.query().select(["groups", "current"]).with_row_id().limit(max(rows, 1)).to_arrow()
@@ -334,7 +340,7 @@ class _SearchMixin:
         at = self._table._table
         cols = ["chunk_id", "doc_id", "title", "_distance"]
 
-        async def go():
+        async def go() -> tuple[bool, pa.Table]:
             _, rows, use_ann, visible, partitions = await self._ann_info(at)
             use_ann = use_ann and rows >= self.ann_min_rows
             if use_ann and where:
@@ -342,7 +348,7 @@ class _SearchMixin:
                     visible[where] = await at.count_rows(where)
                 use_ann = visible[where] >= self.ann_exact_below
 
-            def query(max_probes: int | None):
+            def query(max_probes: int | None) -> Any:
                 q = at.query().nearest_to(vec).column("vector").distance_type("cosine")
                 if max_probes is not None:
                     # open the maximum, set the minimum, then cap: each call checks min <= max
@@ -379,7 +385,7 @@ class _SearchMixin:
         self.last_vector_path = "ann" if use_ann else "exact"
         return self._scored(tbl.to_pylist(), lambda r: 1.0 - r["_distance"])[:k]
 
-    async def _ann_info(self, at) -> tuple[int, int, bool, dict[str, int], int]:
+    async def _ann_info(self, at: AsyncHandle) -> tuple[int, int, bool, dict[str, int], int]:
         """``(version, rows, has ANN index, {where: visible rows}, IVF partitions)`` of the open
         table ``at`` (LanceDB's async table), cached per table version."""
         version = await at.version()
@@ -389,7 +395,7 @@ class _SearchMixin:
             self._ann_state = (version, rows, bool(vec_idx), {}, _ivf_partitions(vec_idx))
         return self._ann_state
 
-    def warm(self) -> dict:
+    def warm(self) -> dict[str, float]:
         """Load what the first queries would otherwise load: the BM25 postings of the current
         version and, when dense search uses the ANN index, every IVF partition (one query
         probing all of them, limit 1), into LanceDB's index cache. Without it, each of the
@@ -409,7 +415,7 @@ class _SearchMixin:
         t1 = time.perf_counter()
         at = self._table._table
 
-        async def go():
+        async def go() -> int:
             _, rows, use_ann, _, partitions = await self._ann_info(at)
             if not (use_ann and rows >= self.ann_min_rows and partitions):
                 return 0

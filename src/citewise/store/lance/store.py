@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from citewise.core import CitewiseError
 from citewise.store.base import StoreCapabilities
@@ -23,9 +24,13 @@ from citewise.store.lance.schema import (
     exact_max_rows,
     import_lancedb,
 )
+from citewise.store.lance.host import TableHandle
 from citewise.store.lance.writes import _WriteMixin
 from citewise.store.lance.reads import _ReadMixin
 from citewise.store.lance.search import _SearchMixin
+
+if TYPE_CHECKING:
+    from citewise.store.derived import SummaryTable, TreeTable
 
 
 class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
@@ -66,7 +71,7 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         ann_exact_below: int | None = None,
         read_only: bool = False,
         ann_cap_probes: bool | None = None,
-    ):
+    ) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.dim = dim
@@ -88,7 +93,7 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         self._postings_lock = threading.Lock()  # one (re)load at a time: see concurrent_legs
         #: documents this store wrote or deleted since a version whose postings may exist:
         #: [base version, version after the last of these commits, doc ids] (see _note_changes)
-        self._changes: list | None = None
+        self._changes = None
         self.bm25_root = self.path / BM25_FOLDER
         self.ann_min_rows = exact_max_rows(dim) if ann_min_rows is None else ann_min_rows
         self.ann_nprobes = ann_nprobes
@@ -123,7 +128,8 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
             self._runs = self._open_or_discard(RUNS_TABLE)
 
     def _table_names(self) -> list[str]:
-        return self._db.table_names() if self._read_only else self._db.list_tables().tables
+        names: list[str] = self._db.table_names() if self._read_only else self._db.list_tables().tables
+        return names
 
     def _writable(self) -> None:
         """Reopen a ``read_only`` store's connection and tables with ``lancedb`` (before a write).
@@ -139,7 +145,7 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         if self._runs is not None:
             self._runs = self._db.open_table(RUNS_TABLE)
 
-    def _open_or_discard(self, name: str):
+    def _open_or_discard(self, name: str) -> TableHandle | None:
         """Open a table; a table folder without any committed version is discarded (None).
 
         A process killed while *creating* a table leaves ``<name>.lance`` with data files but no
@@ -167,7 +173,9 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         index that owns the folder (the index's file lock is enough)."""
         return StoreCapabilities(name="lancedb", folder=self.path, shared=False, rows_scan=True)
 
-    def ingest_lock(self, wait: bool = False, on_wait=None):
+    def ingest_lock(
+        self, wait: bool = False, on_wait: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[Any]:
         """No lock of its own: only the index owning this folder writes it, under the folder's
         ``ingest.lock`` (:func:`citewise.index.ingest_lock`)."""
         return nullcontext()
@@ -175,14 +183,14 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
     def close(self) -> None:
         """Nothing to release: LanceDB handles close with the process."""
 
-    def summary_table(self):
+    def summary_table(self) -> SummaryTable:
         """Document summaries in ``<index>/doclevel/`` beside this store's folder
         (:class:`citewise.store.derived.FolderSummaries`)."""
         from citewise.store.derived import FolderSummaries
 
         return FolderSummaries(self.path.parent / "doclevel")
 
-    def tree_table(self):
+    def tree_table(self) -> TreeTable:
         """RAPTOR trees in ``<index>/raptor/`` (:class:`citewise.store.derived.FolderTrees`)."""
         from citewise.store.derived import FolderTrees
 
@@ -211,6 +219,6 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         self._writable()
         fts = [i for i in self._table.list_indices() if i.columns == ["lexical"]]
         if not fts:
-            return self._table.count_rows()
+            return int(self._table.count_rows())
         stats = self._table.index_stats(fts[0].name)
         return int(stats.num_unindexed_rows) if stats is not None else self._table.count_rows()

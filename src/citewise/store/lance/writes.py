@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +14,7 @@ import pyarrow as pa
 from citewise import metadata as _metadata
 from citewise.store.base import DocumentUpdate, IngestRun
 from citewise.store.faults import guarded
+from citewise.store.lance.host import _LanceHost
 from citewise.text.analyzer import find_identifiers
 
 from citewise.store.lance.schema import (
@@ -39,13 +40,13 @@ from citewise.store.lance.schema import (
 CLEANUP_AFTER = dt.timedelta(minutes=10)
 
 
-class _WriteMixin:
+class _WriteMixin(_LanceHost):
     """Writes, index upkeep and the ingest log of :class:`~citewise.store.lance.LanceStore`."""
 
     def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-        cols: dict[str, list] = {f.name: [] for f in _schema(self.dim)}
-        vectors = []
+        cols: dict[str, list[Any]] = {f.name: [] for f in _schema(self.dim)}
+        vectors: list[np.ndarray] = []
         for u in updates:
             d = u.document
             if len(u.chunks) != len(u.vectors):
@@ -88,7 +89,7 @@ class _WriteMixin:
         cols.pop("vector")
         unit_vecs = self._unit_columns(updates, cols)
         schema = _schema(self.dim)
-        arrays = []
+        arrays: list[pa.Array] = []
         for f in schema:
             if f.name == "vector":
                 flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
@@ -99,7 +100,7 @@ class _WriteMixin:
                 arrays.append(pa.array(cols[f.name], type=f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    def _unit_columns(self, updates: Sequence[DocumentUpdate], cols: dict[str, list]) -> pa.Array:
+    def _unit_columns(self, updates: Sequence[DocumentUpdate], cols: dict[str, list[Any]]) -> pa.Array:
         """Fill the scalar unit columns in ``cols``; returns the ``unit_vectors`` array."""
         offsets = [0]
         parts: list[np.ndarray] = []
@@ -201,7 +202,7 @@ class _WriteMixin:
             return 0
         self._writable()
         pred = f"doc_id IN ({', '.join(_q(d) for d in doc_ids)})"
-        n = self._table.count_rows(pred)
+        n: int = self._table.count_rows(pred)
         if n:
             before = self._table.version
             self._table.delete(pred)

@@ -101,3 +101,37 @@ from citewise.store.postgres.search import BM25_PROBE_COST, filter_sql, HNSW_EF_
 from citewise.store.postgres.store import PostgresStore  # noqa: F401
 from citewise.store.pg_names import GROUPS_SETTING  # noqa: F401
 from citewise.store.pg_names import SEARCH_ROLE  # noqa: F401
+
+__all__ = [
+    "_copy_text_array",
+    "_ddl",
+    "_HIT_INDEX",
+    "_META_COLS",
+    "_pool_class",
+    "_postings_keys",
+    "_reset_principal",
+    "_ROW_COLS",
+    "_vector_text",
+    "BM25_B",
+    "BM25_K1",
+    "BM25_OVERFETCH",
+    "bm25_terms",
+    "DEFAULT_SCHEMA",
+    "hnsw_build_memory",
+    "HNSW_BUILD_MEMORY",
+    "HNSW_BUILD_MEMORY_MAX_MB",
+    "HNSW_EF_CONSTRUCTION",
+    "HNSW_M",
+    "import_pool",
+    "import_psycopg",
+    "MAX_TOKEN_BYTES",
+    "POOL_MAX_SIZE",
+    "POOL_TIMEOUT_S",
+    "split_url",
+    "BM25_PROBE_COST",
+    "filter_sql",
+    "HNSW_EF_SEARCH",
+    "PostgresStore",
+    "GROUPS_SETTING",
+    "SEARCH_ROLE",
+]

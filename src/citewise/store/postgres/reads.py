@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from citewise.store.base import DocumentEntry, StoredChunk, UnitVectors
 
+from citewise.store.postgres.host import _PgHost
 from citewise.store.postgres.schema import _META_COLS
 
 
-class _ReadMixin:
+class _ReadMixin(_PgHost):
     """Chunk, vector and document lookups of :class:`~citewise.store.postgres.PostgresStore`."""
 
     def document_chunks(self, doc_id: str, groups: Sequence[str] | None) -> list[StoredChunk]:
@@ -20,7 +21,7 @@ class _ReadMixin:
         if groups is not None and not groups:
             return []
         sql = f"SELECT chunk_id FROM {self.schema}.chunks WHERE doc_id = %s"
-        params: list = [doc_id]
+        params: list[object] = [doc_id]
         if groups is not None:
             sql += " AND groups && %s::text[]"
             params.append(list(groups))
@@ -38,7 +39,7 @@ class _ReadMixin:
                 f"SELECT {', '.join(_META_COLS)} FROM {self.schema}.chunks WHERE chunk_id = ANY(%s)",
                 (list(set(chunk_ids)),),
             ).fetchall()
-        out = {}
+        out: dict[str, StoredChunk] = {}
         for r in rows:
             m = dict(zip(_META_COLS, r))
             out[m["chunk_id"]] = StoredChunk(
@@ -85,7 +86,7 @@ class _ReadMixin:
                 f"FROM {self.schema}.chunks WHERE chunk_id = ANY(%s) AND units_version <> ''",
                 (list(set(chunk_ids)),),
             ).fetchall()
-        out = {}
+        out: dict[str, UnitVectors] = {}
         for cid, ver, key, spans, blob in rows:
             spans = spans or []
             vecs = np.frombuffer(bytes(blob or b""), dtype="<f4").astype(np.float32).reshape(-1, self.dim)
@@ -95,7 +96,8 @@ class _ReadMixin:
     def documents(self, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentEntry]:
         """Every stored document (only those of ``doc_ids`` when given), from its chunk rows (one
         aggregate query)."""
-        where, params = "", ()
+        where = ""
+        params: tuple[list[str], ...] = ()
         if doc_ids is not None:
             ids = sorted(set(doc_ids))
             if not ids:
@@ -144,14 +146,14 @@ class _ReadMixin:
                 out.setdefault(doc, set()).add((cid, h, v))
         return out
 
-    def term_statistics(self) -> dict:
+    def term_statistics(self) -> dict[str, Any]:
         """{'n_chunks', 'total_len', 'df': {term: df}} as stored (for checks against a recount)."""
         with self._tx() as cur:
             n, total = cur.execute(f"SELECT n_chunks, total_len FROM {self.schema}.corpus_stats").fetchone()
             df = dict(cur.execute(f"SELECT term, df FROM {self.schema}.term_stats").fetchall())
         return {"n_chunks": n, "total_len": total, "df": df}
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Document and chunk counts, and the backend."""
         with self._tx() as cur:
             docs, chunks = cur.execute(f"SELECT count(DISTINCT doc_id), count(*) FROM {self.schema}.chunks").fetchone()

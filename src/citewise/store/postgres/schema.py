@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from types import ModuleType
+from typing import Any, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -102,16 +103,17 @@ _ROW_COLS = [
 ]
 
 
-def import_psycopg():
+def import_psycopg() -> ModuleType:
     """``import psycopg`` (psycopg 3), or a clear error naming the package to install."""
     try:
         import psycopg
     except ImportError:
         raise CitewiseError("the PostgreSQL backend needs psycopg 3: pip install 'psycopg[binary]'") from None
-    return psycopg
+    module: ModuleType = psycopg
+    return module
 
 
-def import_pool():
+def import_pool() -> type[Any]:
     """A ``psycopg_pool.ConnectionPool`` subclass (see :func:`_pool_class`), or a clear error
     naming the package to install."""
     try:
@@ -121,10 +123,10 @@ def import_pool():
     return _pool_class()
 
 
-_POOL_CLASS = None
+_POOL_CLASS: type[Any] | None = None
 
 
-def _pool_class():
+def _pool_class() -> type[Any]:
     """``psycopg_pool.ConnectionPool`` whose finaliser does not join its worker threads.
 
     A store dropped without :meth:`PostgresStore.close` (an ``Index`` going out of scope) is
@@ -137,7 +139,7 @@ def _pool_class():
     if _POOL_CLASS is None:
         from psycopg_pool import ConnectionPool
 
-        class _Pool(ConnectionPool):
+        class _Pool(ConnectionPool):  # type: ignore[misc]  # psycopg_pool is read untyped
             def __del__(self) -> None:
                 if getattr(self, "_closed", True):
                     return
@@ -147,7 +149,7 @@ def _pool_class():
     return _POOL_CLASS
 
 
-def _reset_principal(conn) -> None:
+def _reset_principal(conn: Any) -> None:
     """Pool ``reset`` callback, run on every connection handed back: drop any role and groups
     setting left at session level. Reads set both per transaction only (``SET LOCAL ROLE``,
     ``set_config(..., true)``) and the pool rolls back an open transaction before this, so this
@@ -301,7 +303,7 @@ def hnsw_build_memory(rows: int, dim: int, m: int = HNSW_M) -> str:
     return f"{min(max(mb, 1024), HNSW_BUILD_MEMORY_MAX_MB)}MB"
 
 
-def _vector_text(vec) -> str:
+def _vector_text(vec: np.ndarray | Sequence[float]) -> str:
     """pgvector's text form of a float vector: ``[0.5,-1.0]`` (each float32 as Python's repr of
     the equal double, so the value round-trips exactly)."""
     return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).reshape(-1).tolist())) + "]"

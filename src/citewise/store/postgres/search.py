@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from citewise.store.base import ScoredChunk
 from citewise.store.lance import TIE_MARGIN
 from citewise.text.analyzer import fold
 
+from citewise.store.postgres.host import PgCursor, _PgHost
 from citewise.store.postgres.schema import BM25_B, BM25_K1, BM25_OVERFETCH, _vector_text, bm25_terms
 
 
@@ -35,7 +36,7 @@ HNSW_EF_SEARCH = 800
 BM25_PROBE_COST = 4
 
 
-def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
+def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list[object]]:
     """The SQL predicate (with ``%s`` placeholders) and its parameters for ``filters``.
 
     The same semantics as :func:`citewise.store.lance.filter_sql`: without a date or a version
@@ -50,7 +51,7 @@ def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
     if filters is None:
         return a + "current", []
     parts: list[str] = []
-    params: list = []
+    params: list[object] = []
     if filters.groups is not None:
         if not filters.groups:
             return "false", []
@@ -83,11 +84,11 @@ def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list]:
     return " AND ".join(parts), params
 
 
-class _SearchMixin:
+class _SearchMixin(_PgHost):
     """Lexical and dense search of :class:`~citewise.store.postgres.PostgresStore`."""
 
     @staticmethod
-    def _scored(rows) -> list[ScoredChunk]:
+    def _scored(rows: Sequence[Sequence[Any]]) -> list[ScoredChunk]:
         out = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
         out.sort(key=lambda h: (-h.score, h.chunk_id))
         return out
@@ -213,12 +214,19 @@ class _SearchMixin:
         return sum(dfs[:j]) * (1 + BM25_PROBE_COST * (len(dfs) - j)) < sum(dfs)
 
     def _bm25_visible_pass(
-        self, cur, ids: list[int], weights: list[float], where: str, params: list, avglen: float, limit: int
-    ) -> list[tuple]:
+        self,
+        cur: PgCursor,
+        ids: list[int],
+        weights: list[float],
+        where: str,
+        params: list[object],
+        avglen: float,
+        limit: int,
+    ) -> list[tuple[str, str, str, float]]:
         """Every chunk visible under ``where`` scored by one primary-key probe per query term
         (for filters that leave few rows visible); best ``limit`` by (score desc, chunk id)."""
         s = self.schema
-        return cur.execute(
+        rows: list[tuple[str, str, str, float]] = cur.execute(
             f"""
             SELECT c.chunk_id, c.doc_id, c.title, x.score FROM {s}.chunks c
             CROSS JOIN LATERAL (
@@ -232,20 +240,21 @@ class _SearchMixin:
             LIMIT %s""",
             [avglen, ids, weights, *params, limit],
         ).fetchall()
+        return rows
 
     def _bm25_pass(
         self,
-        cur,
+        cur: PgCursor,
         ids: list[int],
         weights: list[float],
         j: int,
         where: str,
-        params: list,
+        params: list[object],
         groups: Sequence[str] | None,
         avglen: float,
         limit: int,
         k: int,
-    ) -> list[tuple]:
+    ) -> list[tuple[str, str, str, float]]:
         """One MaxScore pass (see :meth:`lexical_search`): chunks holding one of the terms
         ``ids[:j]``, scored over all of ``ids``, filtered, best ``limit`` by (score desc, chunk id).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import zlib
 from contextlib import contextmanager
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from citewise.core import CitewiseError
@@ -23,9 +23,13 @@ from citewise.store.postgres.schema import (
     import_psycopg,
     split_url,
 )
+from citewise.store.postgres.host import PgConnection, PgCursor
 from citewise.store.postgres.writes import _WriteMixin
 from citewise.store.postgres.search import _SearchMixin
 from citewise.store.postgres.reads import _ReadMixin
+
+if TYPE_CHECKING:
+    from citewise.store.pg_derived import PgSummaries, PgTrees
 
 
 class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
@@ -51,7 +55,7 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         ann_min_rows: int | None = None,
         ann_exact_below: int | None = None,
         pool_size: int = POOL_MAX_SIZE,
-    ):
+    ) -> None:
         psycopg = import_psycopg()
         self.url = url
         self.dsn, self.schema = split_url(url)
@@ -97,7 +101,7 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
             p = p._replace(query=re.sub(r"(^|&)password=[^&]*", r"\1password=***", p.query))
         return urlunsplit(p)
 
-    def _setup(self, conn) -> None:
+    def _setup(self, conn: PgConnection) -> None:
         """Create the extension, role, schema and tables if missing (serialised by an advisory
         transaction lock, so two processes opening a new store do not race); check the dim."""
         psycopg = import_psycopg()
@@ -146,7 +150,7 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         """False: both legs are SQL on pooled connections; they run one after the other."""
         return False
 
-    def warm(self) -> dict:
+    def warm(self) -> dict[str, float]:
         """Nothing to preload: PostgreSQL keeps its own buffer cache."""
         return {}
 
@@ -154,13 +158,14 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         """Close the pool and its connections (the store cannot be used afterwards)."""
         self._pool.close()
 
-    def pool_stats(self) -> dict:
+    def pool_stats(self) -> dict[str, int]:
         """The pool's counters (``psycopg_pool.ConnectionPool.get_stats``: ``pool_size``,
         ``pool_available``, ``requests_num``, ``connections_num``...), for tests and monitoring."""
-        return self._pool.get_stats()
+        stats: dict[str, int] = self._pool.get_stats()
+        return stats
 
     @contextmanager
-    def _tx(self, groups: Sequence[str] | None = None, snapshot: bool = True):
+    def _tx(self, groups: Sequence[str] | None = None, snapshot: bool = True) -> Iterator[PgCursor]:
         """A transaction (cursor); with ``groups``, run as :data:`SEARCH_ROLE` with the groups set.
 
         ``snapshot``: REPEATABLE READ, so every statement of a read sees one snapshot (a BM25
@@ -184,7 +189,7 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
                 yield cur
 
     @contextmanager
-    def _connection(self):
+    def _connection(self) -> Iterator[PgConnection]:
         """A connection borrowed from the pool (autocommit; handed back, reset, on exit).
 
         Raises:
@@ -208,19 +213,19 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
         finally:
             self._pool.putconn(conn)
 
-    def summary_table(self):
+    def summary_table(self) -> PgSummaries:
         """The document summaries' table (:class:`citewise.store.pg_derived.PgSummaries`)."""
         from citewise.store.pg_derived import PgSummaries
 
         return PgSummaries(self)
 
-    def replication(self) -> dict:
+    def replication(self) -> dict[str, Any]:
         """Replication role and lag (:func:`citewise.store.pg_replication.replication_status`)."""
         from citewise.store.pg_replication import replication_status
 
         return replication_status(self)
 
-    def tree_table(self):
+    def tree_table(self) -> PgTrees:
         """The RAPTOR trees' tables (:class:`citewise.store.pg_derived.PgTrees`)."""
         from citewise.store.pg_derived import PgTrees
 
@@ -228,7 +233,7 @@ class PostgresStore(_WriteMixin, _SearchMixin, _ReadMixin):
 
     # -- ingest lock --------------------------------------------------------------------------
     @contextmanager
-    def ingest_lock(self, wait: bool = False, on_wait=None):
+    def ingest_lock(self, wait: bool = False, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """Hold this store's ingest advisory lock (session level, on a connection of its own).
 
         The lock goes with the connection, so a killed ingest leaves no stale lock.

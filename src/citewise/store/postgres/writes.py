@@ -8,7 +8,7 @@ import datetime as dt
 import json
 from collections import Counter
 from contextlib import contextmanager
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -31,15 +31,22 @@ from citewise.store.postgres.schema import (
     hnsw_build_memory,
     import_psycopg,
 )
+from citewise.store.postgres.host import PgConnection, PgCursor, _PgHost
+
+#: A chunk row: its values in :data:`_ROW_COLS` order.
+ChunkRow = tuple[Any, ...]
+#: A posting row: (term, chunk_id, tf, the chunk's length in terms, the chunk's groups).
+PostingRow = tuple[str, str, int, int, list[str]]
 
 
-class _WriteMixin:
+class _WriteMixin(_PgHost):
     """Writes, index upkeep and the ingest log of :class:`~citewise.store.postgres.PostgresStore`."""
 
-    def _rows(self, updates: Sequence[DocumentUpdate]) -> tuple[list[tuple], list[tuple]]:
+    def _rows(self, updates: Sequence[DocumentUpdate]) -> tuple[list[ChunkRow], list[PostingRow]]:
         """(chunk rows in :data:`_ROW_COLS` order, posting rows (term, chunk_id, tf))."""
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-        rows, postings = [], []
+        rows: list[ChunkRow] = []
+        postings: list[PostingRow] = []
         for u in updates:
             d = u.document
             if len(u.chunks) != len(u.vectors):
@@ -109,7 +116,7 @@ class _WriteMixin:
                 )
         return rows, postings
 
-    def _remove(self, cur, doc_ids: list[str]) -> int:
+    def _remove(self, cur: PgCursor, doc_ids: list[str]) -> int:
         """Delete documents' rows and take their postings out of the term statistics."""
         s = self.schema
         cur.execute(
@@ -140,7 +147,7 @@ class _WriteMixin:
         self._write(rows, postings, [u.document.doc_id for u in updates])
 
     @contextmanager
-    def bulk_load(self):
+    def bulk_load(self) -> Iterator[bool]:
         """Fill an empty store faster: inside the block, :meth:`import_rows` writes postings into
         a table without its primary key, its foreign key to the chunks and its ``rid`` index,
         which are built once at the end (PostgreSQL, "Populating a Database": remove indexes
@@ -158,7 +165,7 @@ class _WriteMixin:
         """
         s = self.schema
         with self._tx(snapshot=False) as cur:
-            empty = cur.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {s}.chunks)").fetchone()[0]
+            empty: bool = cur.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {s}.chunks)").fetchone()[0]
             if empty:
                 for _, drop in reversed(_postings_keys(s).values()):
                     cur.execute(drop)
@@ -171,7 +178,7 @@ class _WriteMixin:
                 with self._tx(snapshot=False) as cur:
                     self._restore_postings_keys(cur)
 
-    def _restore_postings_keys(self, cur) -> None:
+    def _restore_postings_keys(self, cur: PgCursor) -> None:
         """Add whichever of :func:`_postings_keys` the postings table lacks (on ``cur``, in the
         caller's transaction)."""
         s = self.schema
@@ -196,7 +203,7 @@ class _WriteMixin:
                     f"after a bulk load ({' '.join(str(e).split())})"
                 ) from None
 
-    def import_rows(self, rows: Sequence[dict]) -> None:
+    def import_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         """Write rows read from another store (the LanceDB column names: ``end`` not ``end_``,
         ``vector`` a float list, ``unit_vectors`` a list of float lists) in one transaction,
         replacing the documents they belong to; postings and term statistics are computed from
@@ -213,7 +220,8 @@ class _WriteMixin:
             again = self._bulk.intersection(doc_ids)
             if again:
                 raise CitewiseError(f"document '{min(again)}' imported twice in one bulk load")
-        out, postings = [], []
+        out: list[ChunkRow] = []
+        postings: list[PostingRow] = []
         for r in rows:
             terms = bm25_terms(r["lexical"] or "")
             for term, tf in sorted(Counter(terms).items()):
@@ -250,7 +258,7 @@ class _WriteMixin:
         if self._bulk is not None:
             self._bulk.update(doc_ids)
 
-    def _write(self, rows: list[tuple], postings: list[tuple], doc_ids: list[str], remove: bool = True) -> None:
+    def _write(self, rows: list[ChunkRow], postings: list[PostingRow], doc_ids: list[str], remove: bool = True) -> None:
         """One transaction: remove ``doc_ids`` (unless ``remove`` is False), then COPY ``rows``
         and ``postings`` in and update the term and corpus statistics."""
         s = self.schema
@@ -278,7 +286,7 @@ class _WriteMixin:
             with cur.copy(f"COPY {s}.postings (term_id, rid, tf, doc_len, groups) FROM STDIN") as copy:
                 # COPY's text format written in blocks: psycopg's write_row (array dumping per row)
                 # was a third of a migrate's time (~83 postings per chunk)
-                arrays: dict[tuple, str] = {}
+                arrays: dict[tuple[str, ...], str] = {}
                 lines = []
                 for term, chunk_id, tf, doc_len, groups in postings:
                     key = tuple(groups)
@@ -332,7 +340,7 @@ class _WriteMixin:
         with self._connection() as conn:
             return self._has_ann_index(conn)
 
-    def _has_ann_index(self, conn) -> bool:
+    def _has_ann_index(self, conn: PgConnection) -> bool:
         # on the caller's connection: a second borrow while holding one would wait forever
         # with a pool of one
         return (
