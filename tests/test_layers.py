@@ -5,6 +5,7 @@ which never run, do not)."""
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 
@@ -89,7 +90,15 @@ def test_no_import_cycles():
 
 def test_the_layer_contract_holds():
     """pyproject.toml's import-linter contract: each module imports only from layers below."""
-    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+    # import-linter's CLI configures logging with dictConfig, which disables every logger that
+    # exists already (citewise's own): put them back, so later tests in this process see logs
+    loggers = [lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)]
+    disabled = [lg.disabled for lg in loggers]
+    try:
+        assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+    finally:
+        for lg, was in zip(loggers, disabled):
+            lg.disabled = was
 
 
 def test_every_top_level_module_has_a_layer():
