@@ -1,6 +1,8 @@
 """The answering pipeline: retrieve → evidence score → abstain or assemble → generate → check.
 
-1. Retrieve ``k`` chunks (permission filters inside the search).
+1. Retrieve ``k`` chunks (permission filters inside the search); a chunk holding an
+   instruction-like passage (:func:`citewise.text.trust.trusted_first`) goes after every chunk
+   without one.
 2. Evidence score (:mod:`citewise.answer.evidence`). Below the threshold → abstain ("I have no
    document on this."). Pinning (a document titled with an identifier the question names) only
    reorders the evidence: it never lifts a score, so "What is the capital of France? ZX-900"
@@ -52,6 +54,7 @@ from citewise.settings import Settings
 from citewise.telemetry import traced_answer
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import NOT_NAMES, entry_offsets
+from citewise.text.trust import trusted_first
 
 
 #: How much higher (cosine) a deeper chunk's best sentence must score than every sentence of the
@@ -223,6 +226,10 @@ class Answerer:
         t1 = time.perf_counter()
         a.qvec = self.embedder.embed([question])[0] if qvec is None else qvec
         a.chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        # a passage holding instructions to a model never outranks one without
+        trusted = trusted_first(hits, lambda h: a.chunks[h.chunk_id].text if h.chunk_id in a.chunks else None)
+        if trusted != hits:
+            a.hits = hits = [replace(h, rank=i) for i, h in enumerate(trusted, start=1)]
         ranked = [a.chunks[h.chunk_id] for h in hits if h.chunk_id in a.chunks]
         ev = self.scorer.score(question, a.qvec, ranked, effective_filters(principal, filters))
         pinned = any(h.stage == "pinned" for h in hits) and not (ev.reason and ev.reason.code == ReasonCode.LIVE_VALUE)
