@@ -66,7 +66,8 @@ class ValueConflict:
     """Answer sentences of different documents stating different values of one unit.
 
     Attributes:
-        subject: the question's subject words (what the sources disagree on).
+        subject: the question's main clause, without its question words (what the sources
+            disagree on).
         unit: the values' unit (:mod:`citewise.answer.values`).
         stated: one answer sentence per distinct value, in context order.
     """
@@ -159,7 +160,8 @@ def find_conflict(
             if s.doc_id in docs:
                 kept.setdefault(s.value.amount, s)
         if len(kept) > 1:
-            return ValueConflict(analyze_question(question).subject, unit, tuple(kept.values()))
+            checks = derive_checks(question)  # the main clause names what the sources disagree on
+            return ValueConflict(checks[0].name if checks else "", unit, tuple(kept.values()))
     return None
 
 
