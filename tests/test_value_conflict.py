@@ -135,7 +135,9 @@ def test_the_llm_generator_gets_the_same_conflict_without_a_model_call(tmp_path)
     assert "14 days" in ans.text and "30 days" in ans.text
 
 
-@pytest.mark.parametrize("pages", [AGREE, OTHER_UNIT, PER_PLAN], ids=["same value in other words", "other unit", "per plan"])
+@pytest.mark.parametrize(
+    "pages", [AGREE, OTHER_UNIT, PER_PLAN], ids=["same value in other words", "other unit", "per plan"]
+)
 def test_no_conflict_where_the_sources_do_not_disagree(tmp_path, pages):
     ans = _open(tmp_path, pages).ask(QUESTION)
     assert ans.outcome == "answered"
