@@ -34,7 +34,7 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
-from citewise.answer.disagreement import conflict_answer, find_conflict
+from citewise.answer.disagreement import COMPARED_TYPES, conflict_answer, find_conflict
 from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
 from citewise.answer.evidence import (
@@ -395,6 +395,10 @@ class Answerer:
         """The disagreement of the context's answer sentences on the value ``question`` asks for
         (:func:`citewise.answer.disagreement.find_conflict`; terms weighed by their IDF among the
         chunks ``filters`` let through), or None."""
+        from citewise.answer.question import analyze_question
+
+        if analyze_question(question).expected not in COMPARED_TYPES:
+            return None  # nothing to compare: no unit is read
         scorer = self.scorer
 
         def weight(t: str) -> float:
