@@ -389,6 +389,7 @@ class ReasonCode(StrEnum):
     MODEL_ANSWER_UNSUPPORTED = "model_answer_unsupported"  # fields: withdrawn (sentences)
     NO_TOOL = "no_tool"  # fields: kind (record | both)
     MISSING_ARGUMENT = "missing_argument"  # fields: tool, names (comma-separated)
+    SOURCES_DISAGREE = "sources_disagree"  # fields: what, sources (how many documents)
 
 
 #: Each code's short form (``Answer.abstain_reason``, kept for scripts that read it), a
@@ -415,6 +416,7 @@ _REASON_SHORT = {
     "{withdrawn} sentence(s)",
     ReasonCode.NO_TOOL: "no configured query answers this {kind} question",
     ReasonCode.MISSING_ARGUMENT: "{tool} needs {names}",
+    ReasonCode.SOURCES_DISAGREE: "{sources} sources disagree on {what}",
 }
 
 #: Each code as a sentence for people (the CLI's "Why:" line, the web page); codes not listed

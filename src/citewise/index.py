@@ -17,6 +17,7 @@ folder then keeps only the settings, and ``index.json`` records the URL without 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -340,6 +341,7 @@ class Index:
             CitewiseError: ``query`` is longer than :data:`MAX_QUERY_CHARS`.
         """
         from citewise.retrieval.results import search_results
+        from citewise.text.trust import trusted_first
 
         check_query(query)
         hits = self.retriever(retriever, reranker=reranker, rerank_depth=rerank_depth).search(
@@ -347,7 +349,9 @@ class Index:
         )
         if self.record_usage:
             self.usage.record(h.chunk_id for h in hits)
-        return search_results(self.store, hits, query)
+        # a passage holding instructions to a model never outranks one without (citewise.text.trust)
+        found = trusted_first(search_results(self.store, hits, query), lambda r: r.text)
+        return [r if r.rank == i else dataclasses.replace(r, rank=i) for i, r in enumerate(found, start=1)]
 
     #: Record the chunks :meth:`search` and :meth:`ask` return (:mod:`citewise.usage`); evaluation
     #: commands turn it off so their questions do not count as use.

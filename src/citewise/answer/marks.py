@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from citewise.answer.context import Context
 from citewise.answer.requirements import Check
 from citewise.text.sentences import split_sentences
+from citewise.text.trust import instruction_like
 
 #: A version the question names ("contract 4.5", "version 2.1").
 _VERSION_IN_Q = re.compile(r"\b(?:version|v|contract|integration)\s*(\d+(?:\.\d+)+)\b", re.I)
@@ -133,6 +134,9 @@ def mark_checks(
 ) -> dict[str, CheckResult]:
     """Mark each check found / missing against the sentences of ``chunks`` (best first).
 
+    No sentence of a chunk holding an instruction-like one
+    (:func:`citewise.text.trust.instruction_like`) is evidence: the passage is untrusted as a whole.
+
     ``chunks``: StoredChunk or ContextChunk objects (``chunk_id``, ``doc_id``, ``text``,
     ``start``, ``version``, ``updated``, optionally ``effective``). ``revisions``: content hash
     per doc id. ``previous``: earlier results, whose ``round`` is kept for checks found before.
@@ -141,8 +145,10 @@ def mark_checks(
     sentences = []  # (chunk, start, end, text) in rank order, then document order
     for c in chunks:
         text = c.text
-        for s, e in split_sentences(text) or [(0, len(text))]:  # list items are sentences too
-            sentences.append((c, s, e, text[s:e]))
+        spans = split_sentences(text) or [(0, len(text))]  # list items are sentences too
+        if any(instruction_like(text[s:e]) for s, e in spans):
+            continue  # a passage holding instructions to a model is no evidence (untrusted as a whole)
+        sentences += [(c, s, e, text[s:e]) for s, e in spans]
     for chk in checks:
         res = CheckResult(chk)
         # a derived check reads a sentence with its chunk's title and headings: a manual states

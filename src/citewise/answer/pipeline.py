@@ -1,6 +1,8 @@
 """The answering pipeline: retrieve → evidence score → abstain or assemble → generate → check.
 
-1. Retrieve ``k`` chunks (permission filters inside the search).
+1. Retrieve ``k`` chunks (permission filters inside the search); a chunk holding an
+   instruction-like passage (:func:`citewise.text.trust.trusted_first`) goes after every chunk
+   without one.
 2. Evidence score (:mod:`citewise.answer.evidence`). Below the threshold → abstain ("I have no
    document on this."). Pinning (a document titled with an identifier the question names) only
    reorders the evidence: it never lifts a score, so "What is the capital of France? ZX-900"
@@ -10,7 +12,10 @@
    about; ``answer.thresholds`` in :mod:`citewise.settings`).
 3. Assemble the context (:mod:`citewise.answer.context`: budget, dedup, diversity, neighbour
    expansion, fencing).
-4. Generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
+4. Sources that disagree on the asked value (:mod:`citewise.answer.disagreement`: a number or
+   date the question asks for, stated differently by answer sentences of different documents)
+   → the ``conflict`` outcome: both sentences quoted, each cited; nothing is generated.
+   Otherwise generate a draft (extractive by default, or an LLM; :mod:`citewise.answer.generators`).
 5. Enforce citations (:mod:`citewise.answer.citations`): fabricated ids and uncited sentences
    are dropped; nothing left → abstain.
 
@@ -29,6 +34,7 @@ import numpy as np
 
 from citewise.answer.citations import enforce_citations
 from citewise.answer.context import ContextAssembler
+from citewise.answer.disagreement import COMPARED_TYPES, conflict_answer, find_conflict
 from citewise.answer.spelling import Correction, corrections
 from citewise.answer.spelling import apply as apply_corrections
 from citewise.answer.evidence import (
@@ -48,6 +54,7 @@ from citewise.settings import Settings
 from citewise.telemetry import traced_answer
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.names import NOT_NAMES, entry_offsets
+from citewise.text.trust import trusted_first
 
 
 #: How much higher (cosine) a deeper chunk's best sentence must score than every sentence of the
@@ -219,6 +226,10 @@ class Answerer:
         t1 = time.perf_counter()
         a.qvec = self.embedder.embed([question])[0] if qvec is None else qvec
         a.chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        # a passage holding instructions to a model never outranks one without
+        trusted = trusted_first(hits, lambda h: a.chunks[h.chunk_id].text if h.chunk_id in a.chunks else None)
+        if trusted != hits:
+            a.hits = hits = [replace(h, rank=i) for i, h in enumerate(trusted, start=1)]
         ranked = [a.chunks[h.chunk_id] for h in hits if h.chunk_id in a.chunks]
         ev = self.scorer.score(question, a.qvec, ranked, effective_filters(principal, filters))
         pinned = any(h.stage == "pinned" for h in hits) and not (ev.reason and ev.reason.code == ReasonCode.LIVE_VALUE)
@@ -380,6 +391,21 @@ class Answerer:
         # deeper chunks first: they beat every retrieved sentence, so no share or budget rule drops them
         return self.assembler.assemble(question, deeper + a.hits, self.store, a.chunks)
 
+    def conflict_of(self, question: str, context, filters: Filters | None):
+        """The disagreement of the context's answer sentences on the value ``question`` asks for
+        (:func:`citewise.answer.disagreement.find_conflict`; terms weighed by their IDF among the
+        chunks ``filters`` let through), or None."""
+        from citewise.answer.question import analyze_question
+
+        if analyze_question(question).expected not in COMPARED_TYPES:
+            return None  # nothing to compare: no unit is read
+        scorer = self.scorer
+
+        def weight(t: str) -> float:
+            return scorer.idf(t, filters) if scorer.df(t, filters) else 0.0
+
+        return find_conflict(question, context.chunks, self.units.get(context.chunks), weight)
+
     @traced_answer
     def answer(
         self,
@@ -435,6 +461,17 @@ class Answerer:
         t3 = time.perf_counter()
         timings["assemble_s"] = t3 - t2
         f = effective_filters(principal, filters)
+        conflict = self.conflict_of(question, context, f)
+        if conflict is not None:  # sources disagree on the asked value: both shown, nothing generated
+            checked = conflict_answer(conflict, context)
+            ans.text, ans.outcome = checked.text, "conflict"
+            ans.citations, ans.used_ids = checked.citations, checked.used_ids
+            ans.reason = Reason.of(
+                ReasonCode.SOURCES_DISAGREE, what=conflict.subject, sources=len({s.doc_id for s in conflict.stated})
+            )
+            timings["check_s"] = time.perf_counter() - t3
+            timings["total_s"] = time.perf_counter() - t0
+            return ans
         draft = self.generator.generate(
             question, context, qvec=qvec, evidence=ev, idf=lambda t: self.scorer.idf(t, f), on_delta=on_delta
         )

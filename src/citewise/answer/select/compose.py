@@ -4,7 +4,11 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
 
 1. **Trust** (hard rule): a unit that reads as instructions to a model
    (:func:`citewise.text.trust.instruction_like`) ranks after every other unit, and is never
-   quoted first; with nothing else to quote the answer is empty (abstain).
+   quoted first; with nothing else to quote the answer is empty (abstain). A chunk holding such
+   a unit is untrusted as a whole (an injected page carries the false facts it asks a model to
+   repeat): when a unit of a trusted chunk states the asked fact (its probability is at least
+   :data:`FOLLOW_SHARE` of the best unit's), every unit of an untrusted chunk ranks after every
+   trusted unit, and none follows a trusted first unit.
 2. **First unit**: the best-scoring one: the most direct unit opens the answer.
 3. **Followers**: units whose probability (softmax of the scores within the question) is at
    least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
@@ -76,13 +80,31 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+def untrusted(cands: Sequence[Candidate], scores: np.ndarray) -> set[int]:
+    """Indices of the units that rank after the trusted ones (module docstring, step 1): every
+    instruction-like unit, and, when a unit of a chunk without one is within
+    :data:`FOLLOW_SHARE` of the best unit's probability (it states the asked fact as well as
+    anything), every unit of a chunk holding one."""
+    flagged = {i for i, c in enumerate(cands) if c.features[_F["instruction"]] > 0}
+    tainted = {cands[i].chunk_index for i in flagged}
+    if not tainted:
+        return flagged
+    s = np.asarray(scores, dtype=np.float64)
+    p = np.exp(s - s.max())
+    best = p.max()
+    if any(p[i] >= FOLLOW_SHARE * best for i, c in enumerate(cands) if c.chunk_index not in tainted):
+        return flagged | {i for i, c in enumerate(cands) if c.chunk_index in tainted}
+    return flagged
+
+
 def order(cands: Sequence[Candidate], scores: np.ndarray) -> list[int]:
-    """Indices of ``cands`` best first: instruction-like units after all others, then by score,
-    context order and position (deterministic)."""
+    """Indices of ``cands`` best first: untrusted units (:func:`untrusted`) after all others,
+    then by score, context order and position (deterministic)."""
+    after = untrusted(cands, scores)
     return sorted(
         range(len(cands)),
         key=lambda i: (
-            cands[i].features[_F["instruction"]] > 0,
+            i in after,
             -float(scores[i]),
             cands[i].chunk_index,
             cands[i].unit.start,
@@ -137,6 +159,7 @@ def compose(
     if not cands:
         return []
     ranked = order(cands, scores)
+    after = untrusted(cands, scores)
     first = cands[ranked[0]]
     if first.features[_F["instruction"]] > 0:
         return []
@@ -161,7 +184,11 @@ def compose(
         c = cands[i]
         if len(chosen) >= max_units:
             break
-        if p[i] < FOLLOW_SHARE * p_first or c.features[_F["instruction"]] > 0:
+        if (
+            p[i] < FOLLOW_SHARE * p_first
+            or c.features[_F["instruction"]] > 0
+            or (i in after and ranked[0] not in after)
+        ):
             break
         if c in chosen or _norm(c.unit.text) in seen:
             continue
