@@ -89,3 +89,33 @@ def test_an_uncited_answer_is_cited_and_a_wholly_unsupported_one_withdrawn():
     ]
     none = run("Invoice 2041 was refunded in March.")
     assert none.answer == ABSTENTION_TEXT and none.withdrawn == ["Invoice 2041 was refunded in March."]
+
+
+def test_a_tool_rows_numbers_are_compared_by_value_and_text_numbers_as_written():
+    """A record tool returns 120.5; the model writes $120.50 without a marker: the row supports
+    it (cited after the fact). A passage's text numerals are compared as written, and a wrong
+    amount is still withdrawn."""
+    r = run(
+        "Invoice 2041 is paid, for an amount of $120.50. "
+        "Invoice 2041 is paid, for an amount of $120.55. "
+        "On Pro you can request a refund within 30.0 days of the charge."
+    )
+    assert r.answer == "Invoice 2041 is paid, for an amount of $120.50. [tool:invoice_status]"
+    assert r.withdrawn == [
+        "Invoice 2041 is paid, for an amount of $120.55.",
+        "On Pro you can request a refund within 30.0 days of the charge.",
+    ]
+
+
+def test_canonical_number():
+    from citewise.answer.attribution import canonical_number
+
+    assert [canonical_number(t) for t in ("9.90", "9.9", "120.500", "3.10", "10:30", "1,000", "7.")] == [
+        "9.9",
+        "9.9",
+        "120.5",
+        "3.1",
+        "10:30",
+        "1,000",
+        "7.",
+    ]

@@ -2,7 +2,8 @@
 
 The sources are the agent's successful observations: each ``vector_search`` hit is a source
 cited ``[doc:ID]`` (its text split into answer units), each record tool's result a source cited
-``[tool:NAME]`` (one unit per row, ``column: value; ...``, at most 50 rows). The answer's
+``[tool:NAME]`` (one unit per row, ``column: value; ...``, at most 50 rows; its numbers are
+compared by value, so a row's 9.9 supports "$9.90"). The answer's
 sentences are attributed to them as an LLM answer's are (:func:`citewise.answer.attribution.attribute`):
 a sentence nothing supports is withdrawn, and the notes say so.
 
@@ -58,6 +59,7 @@ def observation_sources(steps: Sequence) -> list[EvidenceSource]:
                         None,
                         f"{r.name.replace('_', ' ')} {args}",
                         (f"[tool:{r.name}]", f"[chunk:tool:{r.name}]"),
+                        typed=True,
                     )
                 )
     return out

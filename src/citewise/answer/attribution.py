@@ -81,6 +81,9 @@ class EvidenceSource:
         vectors: the units' embeddings, shape (len(units), dim), or None (lexical only).
         frame: title and headings, read with every unit.
         keys: the markers that count as citing this source (``[doc:ID]`` and ``[chunk:ID]``).
+        typed: the units render typed values (a tool's result rows): a decimal numeral in them
+            is a number, compared with a sentence's by value (a tool's 9.9 supports "$9.90"),
+            where text numerals such as a version ``3.10`` are compared as written.
     """
 
     marker: str
@@ -88,6 +91,7 @@ class EvidenceSource:
     vectors: np.ndarray | None = None
     frame: str = ""
     keys: tuple[str, ...] = ()
+    typed: bool = False
 
 
 @dataclass
@@ -158,9 +162,28 @@ def map_markers(text: str, markers: Sequence[str]) -> tuple[str, list[str]]:
     return "".join(out), bad
 
 
-def _numbers(text: str) -> set[str]:
-    """Numbers and absolute words of ``text`` (what a supporting unit must state too)."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text)} | {w.lower() for w in ABSOLUTE.findall(text)}
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
+def canonical_number(token: str) -> str:
+    """A decimal numeral by its value: trailing fractional zeros dropped (``9.90`` and ``9.9``
+    read alike; ``30.0`` reads as ``30``); anything else as it is (``10:30``, ``1.2.3``, ``v2``).
+
+    >>> canonical_number("9.90"), canonical_number("30.0"), canonical_number("1.2.3"), canonical_number("2011")
+    ('9.9', '30', '1.2.3', '2011')
+    """
+    if not _DECIMAL.fullmatch(token):
+        return token
+    return token.rstrip("0").rstrip(".")
+
+
+def _numbers(text: str, by_value: bool = False) -> set[str]:
+    """Numbers and absolute words of ``text`` (what a supporting unit must state too); with
+    ``by_value``, decimal numerals by value (:func:`canonical_number`)."""
+    nums = {n.replace(",", "") for n in _NUMBER.findall(text)}
+    if by_value:
+        nums = {canonical_number(n) for n in nums}
+    return nums | {w.lower() for w in ABSOLUTE.findall(text)}
 
 
 class Aligner:
@@ -178,8 +201,9 @@ class Aligner:
         df: dict[str, int] = {}
         n = 0
         for s in self.sources:
-            frame = set(analyze(s.frame))
-            terms = [set(analyze(u)) for u in s.units]
+            canon = canonical_number if s.typed else str
+            frame = {canon(w) for w in analyze(s.frame)}
+            terms = [{canon(w) for w in analyze(u)} for u in s.units]
             for t in terms:
                 n += 1
                 for w in t:
@@ -189,7 +213,9 @@ class Aligner:
                 nxt = i + 1 < len(terms) and not is_instruction(s.units[i + 1])
                 pair = terms[i] | (terms[i + 1] if nxt else set())
                 near = " ".join(s.units[i : i + 2] if nxt else [u])
-                rows.append(([frame | terms[i], frame | pair], _numbers(near + " " + s.frame), is_instruction(u)))
+                rows.append(
+                    ([frame | terms[i], frame | pair], _numbers(near + " " + s.frame, s.typed), is_instruction(u))
+                )
             self._windows.append(rows)
         self._df, self._n = df, n
 
@@ -208,10 +234,12 @@ class Aligner:
         svecs = self.embed(list(sentences)) if self.embed is not None and sentences else None
         out: list[list[Alignment | None]] = []
         for k, sentence in enumerate(sentences):
-            terms = content_terms(sentence) or list(dict.fromkeys(analyze(sentence)))
-            nums = _numbers(sentence)
+            written = content_terms(sentence) or list(dict.fromkeys(analyze(sentence)))
+            valued = list(dict.fromkeys(canonical_number(t) for t in written))
+            nums_written, nums_valued = _numbers(sentence), _numbers(sentence, by_value=True)
             row: list[Alignment | None] = []
             for si, src in enumerate(self.sources):
+                terms, nums = (valued, nums_valued) if src.typed else (written, nums_written)
                 best: Alignment | None = None
                 dense_all = (
                     np.asarray(src.vectors @ svecs[k], dtype=np.float64)
