@@ -119,3 +119,10 @@ def test_canonical_number():
         "1,000",
         "7.",
     ]
+
+
+def test_a_marker_for_a_tool_not_called_is_named_as_the_model_wrote_it():
+    r = run("Invoice 2041 is paid [tool:sql_query].")
+    assert r.answer == "Invoice 2041 is paid. [tool:invoice_status]"
+    assert r.fabricated == ["tool:sql_query"]
+    assert "Ignored citation marker naming no source: [tool:sql_query]." in r.notes

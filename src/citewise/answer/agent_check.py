@@ -85,4 +85,5 @@ def check_agent_answer(
             return text, [], notes, []
         return ABSTENTION_TEXT, [], ["The model gave no answer to check."], []
     fabricated = [re.sub(r"^chunk:tool:", "tool:", f) for f in checked.fabricated]
-    return (checked.text if checked.kept else ABSTENTION_TEXT), list(checked.withdrawn), list(checked.notes), fabricated
+    notes = [n.replace("[chunk:tool:", "[tool:") for n in checked.notes]  # as the model wrote them
+    return (checked.text if checked.kept else ABSTENTION_TEXT), list(checked.withdrawn), notes, fabricated
