@@ -431,3 +431,29 @@ def test_ask_with_controller_reranks_with_a_reranker_object(idx, reqs):
     plain = ask_with_controller(Index.open(idx.path), Q, k=3, scope=PACKET, requirements=reqs)
     assert rr.passages and all(0 < n <= 5 for n in rr.passages)
     assert ans.outcome == plain.outcome == "supported" and ans.text == plain.text  # the order kept, the same answer
+
+
+def test_a_checks_evidence_already_quoted_is_not_repeated(tmp_path):
+    """The controller adds each check's evidence after the quoted answer unless the answer quotes
+    it already; the evidence keeps its Markdown (``**within 30 days**``), the quote does not, and
+    the two are compared as a reader sees them."""
+    import shutil
+
+    from citewise.answer.citations import split_cited_sentences
+    from citewise.answer.units import clean
+    from citewise.api import AskOptions, Citewise
+
+    shutil.copytree(sample_dir() / "corpus", tmp_path / "docs")
+    index = Index.open(tmp_path / "index", embedder="hashing")
+    index.ingest(tmp_path / "docs")
+    ans = Citewise(index).ask(
+        "How long do I have to request a refund on Pro?",
+        Principal("fin", ("finance",)),
+        AskOptions(scope=("help/refunds/",)),
+    )
+    assert ans.outcome == "supported"
+    said = [clean(s) for line in ans.text.split("\n")[1:] for s, _ in split_cited_sentences(line)]
+    assert (
+        "On Pro, you can request a refund of a subscription charge within 30 days of the date of that charge." in said
+    )
+    assert len(said) == len(set(said)), said

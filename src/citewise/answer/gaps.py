@@ -393,6 +393,7 @@ class GapController:
         line (the selector's units, cited), and without the check sentences it already quotes:
         derived checks say what is established; the quoted units answer the question itself."""
         from citewise.answer.citations import enforce_citations, split_cited_sentences
+        from citewise.answer.units import clean
 
         draft = self.answerer.generator.generate(question, context)
         checked = enforce_citations(draft.text, context, draft.spans)
@@ -400,8 +401,10 @@ class GapController:
             return lines
         for c in checked.citations:
             cites.setdefault(c.doc_id, c)
-        quoted = {" ".join(s.split()) for s, _ in split_cited_sentences(checked.text)}
-        rest = [ln for ln in lines[1:] if not any(" ".join(s.split()) in quoted for s, _ in split_cited_sentences(ln))]
+        # compared as a reader sees them: a check's evidence keeps its Markdown (**30 days**), the
+        # quoted units are shown without it
+        quoted = {clean(s) for s, _ in split_cited_sentences(checked.text)}
+        rest = [ln for ln in lines[1:] if not any(clean(s) in quoted for s, _ in split_cited_sentences(ln))]
         return [lines[0], checked.text, *rest]
 
     def _generate(self, question, ans: Answer, trace: GapTrace, context: Context, found, phrase: str) -> None:
