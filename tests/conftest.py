@@ -68,6 +68,14 @@ def write_doc(root: Path, rel: str, title: str, body: str, **meta) -> Path:
     return path
 
 
+def open_minilm_index(path, **options):
+    """``Index.open(path, embedder="minilm", **options)``: an index with the real MiniLM model
+    (a :data:`COMPONENT_NAMES` name: a test that uses it is an integration test)."""
+    from citewise.index import Index
+
+    return Index.open(path, embedder="minilm", **options)
+
+
 @pytest.fixture(scope="session")
 def minilm():
     """The real offline MiniLM embedder (loaded once per session)."""
@@ -80,9 +88,8 @@ def minilm():
 def sample_index(tmp_path_factory):
     """The bundled sample corpus ingested once with the real MiniLM embedder."""
     from citewise.demo import configure_sample_records, sample_dir
-    from citewise.index import Index
 
-    idx = Index.open(tmp_path_factory.mktemp("sample-index"), embedder="minilm")
+    idx = open_minilm_index(tmp_path_factory.mktemp("sample-index"))
     report = idx.ingest(sample_dir() / "corpus")
     assert not report.errors, report.errors
     configure_sample_records(idx.path)  # as citewise demo does: record questions reach the sample records
@@ -103,11 +110,9 @@ def minilm_fixture(pages: dict[str, tuple[str, str]], name: str):
 def minilm_index_of(tmp_path_factory, pages: dict[str, tuple[str, str]]):
     """``(index, {doc id: source text})``: ``pages`` (doc id -> (title, Markdown body)) written as
     ``<doc id>.md`` and ingested into a new MiniLM index; fails on any ingest error."""
-    from citewise.index import Index
-
     root = tmp_path_factory.mktemp("docs")
     paths = {doc: write_doc(root, f"{doc}.md", title, body) for doc, (title, body) in pages.items()}
-    idx = Index.open(tmp_path_factory.mktemp("index"), embedder="minilm")
+    idx = open_minilm_index(tmp_path_factory.mktemp("index"))
     report = idx.ingest(root)
     assert report.errors == [] and report.added == len(paths)
     return idx, {d: p.read_text(encoding="utf-8") for d, p in paths.items()}
@@ -258,43 +263,92 @@ def pg_url(pg_server):
 
 
 # -- test tiers --------------------------------------------------------------------------------------
-#: Fixtures that start a real component or build an index with the real model: a test using any
-#: of them (directly or through another fixture) is an integration test.
-INTEGRATION_FIXTURES = frozenset({"minilm", "sample_index", "pg_server", "pg_url", "db_path"})
-#: Module globals that show a test module starts processes, servers or a browser, or builds an
-#: index with the real embedding model.
-INTEGRATION_MODULE_NAMES = frozenset(
+#: Names whose use starts a real component: a process (``subprocess``, ``Popen``, a served
+#: ``Server``, an MCP ``stdio_session``, uvicorn), PostgreSQL (``pgserver``, the
+#: ``PrimaryAndReplica`` pair), a
+#: browser (Playwright), the MiniLM model (``MiniLMEmbedder`` and the MiniLM index helpers), or
+#: a RAPTOR build (``raptor``: UMAP's numba compile takes ~50 s a process); or a benchmark data
+#: set of ../shared/data (``shared_dataset``: a whole corpus, absent from a plain clone).
+COMPONENT_NAMES = frozenset(
     {
         "subprocess",
         "Popen",
-        "sync_api",
         "sync_playwright",
         "uvicorn",
         "Server",
         "stdio_session",
+        "pgserver",
+        "PrimaryAndReplica",
+        "MiniLMEmbedder",
+        "open_minilm_index",
         "minilm_index_of",
         "minilm_fixture",
         "raptor",
+        "shared_dataset",
     }
 )
+_TESTS_DIR = str(Path(__file__).resolve().parent)
+_NAME_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "IMPORT_NAME", "IMPORT_FROM"})
+_USES: dict = {}  # code object -> whether it uses a component (None while being scanned)
+
+
+def _uses_component(func) -> bool:
+    """Whether ``func`` (a test, fixture or helper of tests/) names a :data:`COMPONENT_NAMES`
+    entry, as a global, an import or through a tests/ function or class it names (not as an
+    attribute: ``E.MiniLMEmbedder.preload`` patched is no model load)."""
+    import dis
+    import inspect
+
+    func = inspect.unwrap(func)
+    code = getattr(func, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TESTS_DIR):  # pytest's own fixtures
+        return False
+    if code in _USES:
+        return bool(_USES[code])  # None: a recursive call in progress, decided by its caller
+    _USES[code] = None
+    codes = [code]  # the function and the lambdas, comprehensions and inner functions it holds
+    for c in codes:
+        codes += [k for k in c.co_consts if inspect.iscode(k)]
+    names = {n for c in codes for n in c.co_names}  # globals, imports and attributes
+    if names & COMPONENT_NAMES:  # (dis is slow: only here) is one named other than as an attribute?
+        used = {i.argval.split(".")[0] for c in codes for i in dis.get_instructions(c) if i.opname in _NAME_OPS}
+        if used & COMPONENT_NAMES:
+            _USES[code] = True
+            return True
+    scope = getattr(func, "__globals__", {})
+
+    def helpers():
+        for name in names:
+            obj = scope.get(name)
+            for m in vars(obj).values() if inspect.isclass(obj) else [obj]:
+                if inspect.isfunction(m):
+                    yield m
+
+    _USES[code] = any(_uses_component(m) for m in helpers())
+    return _USES[code]
+
+
+def _tier(item) -> str:
+    """``conformance``, ``integration`` or ``unit`` for one collected test (see below)."""
+    if item.get_closest_marker("conformance"):
+        return "conformance"
+    if item.get_closest_marker("integration") or item.get_closest_marker("slow"):
+        return "integration"
+    funcs = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info else ():
+        funcs += [d.func for d in defs]
+    return "integration" if any(f is not None and _uses_component(f) for f in funcs) else "unit"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every test ``unit``, ``integration`` or ``conformance`` (pyproject markers): a
-    ``conformance`` or ``slow`` test keeps its mark; one that uses an
-    :data:`INTEGRATION_FIXTURES` fixture, or lives in a module that imports
-    :data:`INTEGRATION_MODULE_NAMES`, is ``integration``; the rest are ``unit``
-    (``pytest -m unit``: the fast tier)."""
+    """Mark every test ``unit``, ``integration`` or ``conformance`` (pyproject markers) by what
+    it uses: a ``conformance`` mark stays; an ``integration`` or ``slow`` mark, or a
+    :data:`COMPONENT_NAMES` name used by the test, by a fixture it uses (``pg_url`` through
+    ``pg_server``, ``sample_index``) or by a tests/ helper either calls, makes it ``integration``; the rest are
+    ``unit`` (``pytest -m unit``: the fast tier). Mark a test ``integration`` by hand only where
+    it starts a component no name shows (a CLI command that loads the model, say)."""
     for item in items:
-        if item.get_closest_marker("conformance"):
-            continue
-        module = getattr(item, "module", None)
-        names = set(vars(module)) if module is not None else set()
-        if (
-            item.get_closest_marker("slow")
-            or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
-            or INTEGRATION_MODULE_NAMES & names
-        ):
-            item.add_marker(pytest.mark.integration)
-        else:
-            item.add_marker(pytest.mark.unit)
+        tier = _tier(item)
+        if tier != "conformance":
+            item.add_marker(getattr(pytest.mark, tier))

@@ -17,7 +17,8 @@ import pytest
 
 from citewise.api import Citewise
 from citewise.demo import sample_dir
-from citewise.index import Index
+
+from conftest import open_minilm_index
 
 #: The five policy documents of the indexing design document (its ``knowledge_base``), verbatim.
 HR = {
@@ -75,7 +76,7 @@ def payment_without_terms(tmp_path_factory):
     for rel in ("runbooks/payment-worker.md", "client/payment-client.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src / rel, root / rel)
-    idx = Index.open(tmp_path_factory.mktemp("index"), embedder="minilm")
+    idx = open_minilm_index(tmp_path_factory.mktemp("index"))
     assert idx.ingest(root).errors == []
     return Citewise(idx)
 

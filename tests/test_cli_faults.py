@@ -69,6 +69,7 @@ def test_every_switch_reads_like_a_flag_in_help():
     assert seen_flags >= 20  # --json on most commands, --wait, --llm, --dry-run, ...
 
 
+@pytest.mark.integration  # three demo runs over the whole sample corpus
 def test_second_clone_demo_reports_documents_unchanged_and_moved(tmp_path, monkeypatch):
     """Two clones share ~/.local/share/citewise/demo: the second one's corpus has other paths."""
     import shutil

@@ -43,12 +43,15 @@ def test_question_set_errors_name_line_and_field(tmp_path):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
+    """Every condition run over the payment corpus's dev questions (~10 s: its tests are marked
+    integration)."""
     idx = Index.open(tmp_path_factory.mktemp("cond") / "index", embedder="hashing")
     idx.ingest(PAYMENT / "corpus")
     qs = [q for q in load_questions(PAYMENT / "questions.jsonl") if q.split == "dev"]
     return run_conditions(idx, qs, Requirements.load(PAYMENT / "requirements.yaml"), Prices(2.0, 8.0, 0.5))
 
 
+@pytest.mark.integration
 def test_adaptive_beats_flat_and_never_supports_an_incomplete_packet(report):
     s = report["summary"]
     assert set(s) == set(CONDITIONS)
@@ -60,6 +63,7 @@ def test_adaptive_beats_flat_and_never_supports_an_incomplete_packet(report):
     assert 0 < s["adaptive"]["fallback_rate"] < 1
 
 
+@pytest.mark.integration
 def test_records_log_found_retained_used_and_attribute_failures(report):
     recs = report["records"]
     assert len(recs) == 5 * report["settings"]["questions"]
@@ -79,6 +83,7 @@ def test_records_log_found_retained_used_and_attribute_failures(report):
     assert adaptive["correct_supported"] and adaptive["rounds"] == 2
 
 
+@pytest.mark.integration
 def test_cost_follows_the_cost_model(report):
     prices = Prices(2.0, 8.0, 0.5)
     rs = [r for r in report["records"] if r["condition"] == "oracle"]
@@ -90,6 +95,7 @@ def test_cost_follows_the_cost_model(report):
     )
 
 
+@pytest.mark.integration
 def test_position_test_and_html(report):
     pos = report["position_test"]
     assert pos and all({"start", "middle", "end", "changed"} <= set(p) for p in pos)

@@ -152,7 +152,7 @@ class _Flaky(BaseHTTPRequestHandler):
 @pytest.fixture()
 def flaky_server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     _Flaky.seen = []
     yield httpd
     httpd.shutdown()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from citewise.answer.units import split_units
 from citewise.text.chunker import Chunker
 
-from conftest import make_pdf, minilm_index_of
+from conftest import make_pdf, minilm_index_of, open_minilm_index
 
 # -- chunks keep every section's heading path ----------------------------------------------------
 LONG = " ".join(f"Positional parameter number {i} holds argument {i} of the call." for i in range(60))
@@ -103,12 +103,10 @@ GLOSSARY = [
 
 
 def test_what_is_a_token_quotes_the_glossary_entry_of_a_pdf(tmp_path):
-    from citewise.index import Index
-
     root = tmp_path / "m"
     root.mkdir()
     (root / "gizmo.pdf").write_bytes(make_pdf([GLOSSARY], title="Gizmo Manual"))
-    idx = Index.open(tmp_path / "idx", embedder="minilm")
+    idx = open_minilm_index(tmp_path / "idx")
     assert idx.ingest(root).errors == []
     a = idx.ask("What is a token in gizmo?")
     assert a.outcome == "answered", (a.abstain_reason, a.text)

@@ -49,7 +49,7 @@ class RerankServer:
                 self.wfile.write(data)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self):

@@ -8,7 +8,7 @@ from citewise.core import CitewiseError, Filters, Principal
 from citewise.index import Index
 from citewise.retrieval.fusion import reciprocal_rank_fusion
 
-from conftest import write_doc
+from conftest import open_minilm_index, write_doc
 
 RETRIEVERS = ["bm25", "dense", "hybrid", "shipped"]
 
@@ -213,7 +213,7 @@ def test_chunks_carry_metadata_and_offsets(corpus):
 
 def test_index_refuses_another_embedder(corpus, tmp_path):
     with pytest.raises(CitewiseError, match="built with embedder 'hashing'"):
-        Index.open(tmp_path / "index", embedder="minilm")
+        open_minilm_index(tmp_path / "index")
 
 
 def test_deny_default_hides_documents_without_permissions(tmp_path):

@@ -22,6 +22,8 @@ from citewise.tools.router import RuleRouter, index_probe
 from citewise.tools.rules import find_exception, find_general_value, find_rule_value
 from citewise.tools.tsa import evaluate_router, load_routing_set
 
+from conftest import open_minilm_index
+
 TODAY = dt.date(2026, 11, 20)
 CHINOOK = Path(__file__).resolve().parents[1] / "examples" / "chinook"
 
@@ -126,7 +128,7 @@ class _WebSearch:
                 self.wfile.write(body)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/search"
         return self
 
@@ -223,11 +225,9 @@ def test_rule_reader_on_literal_passages():
 # -- a second records setup: Chinook --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chinook(tmp_path_factory, monkeypatch_module):
-    from citewise.index import Index
-
     monkeypatch_module.chdir(CHINOOK.parents[1])  # the example's settings name paths from the repository root
     monkeypatch_module.setenv("CITEWISE_CACHE", str(tmp_path_factory.mktemp("cache")))
-    idx = Index.open(tmp_path_factory.mktemp("chinook-index"), embedder="minilm")
+    idx = open_minilm_index(tmp_path_factory.mktemp("chinook-index"))
     assert not idx.ingest(CHINOOK / "docs").errors
     settings = load_settings(None, env={"CITEWISE_CONFIG": str(CHINOOK / "citewise.toml")})
     return Citewise(idx, settings)

@@ -13,9 +13,8 @@ import pytest
 
 from citewise.answer.spelling import Correction, apply, corrections, edits1
 from citewise.core import Principal
-from citewise.index import Index
 
-from conftest import write_doc
+from conftest import open_minilm_index, write_doc
 
 CERT_PAGE = """
 ## Rotating the signing certificate
@@ -43,7 +42,7 @@ def idx(tmp_path_factory):
     write_doc(root, "sso/cert.md", "Rotating the signing certificate", CERT_PAGE)
     write_doc(root, "billing/refunds.md", "Refunds", REFUND_PAGE)
     write_doc(root, "hr/payroll.md", "Payroll", PAYROLL_PAGE, permissions=["hr"])
-    index = Index.open(tmp_path_factory.mktemp("index"), embedder="minilm")
+    index = open_minilm_index(tmp_path_factory.mktemp("index"))
     report = index.ingest(root)
     assert report.errors == [] and report.added == 3
     return index

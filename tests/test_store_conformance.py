@@ -54,8 +54,9 @@ BACKENDS = ["lancedb", "postgresql"]
 RETRIEVERS = ["bm25", "dense", "hybrid"]
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=["lancedb", pytest.param("postgresql", marks=pytest.mark.integration)])
 def backend(request):
+    """A backend name; the PostgreSQL one starts a server (conftest's ``pg_server``)."""
     return request.param
 
 
@@ -233,7 +234,7 @@ def test_metadata_filters_keep_permissions_first(meta_index):
 
 # -- the sample corpus on both backends (permissions, identical rankings) ------------------------------
 @pytest.fixture(scope="module")
-def sample_stores(tmp_path_factory, request):
+def sample_stores(tmp_path_factory, pg_server):
     """{backend: Index} with the sample corpus ingested (hashing embedder, dim 256)."""
     from citewise.demo import sample_dir
 
@@ -242,7 +243,7 @@ def sample_stores(tmp_path_factory, request):
         tmp = tmp_path_factory.mktemp(f"sample-{backend}")
         store = None
         if backend == "postgresql":
-            store = f"{request.getfixturevalue('pg_server')}&schema=sample_{os.getpid()}"
+            store = f"{pg_server}&schema=sample_{os.getpid()}"
         idx = Index.open(tmp / "idx", embedder="hashing", store=store)
         report = idx.ingest(sample_dir() / "corpus")
         assert not report.errors

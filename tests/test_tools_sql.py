@@ -229,7 +229,7 @@ def test_web_search_off_unless_configured_and_local_server(monkeypatch, db_path)
     monkeypatch.delenv("CITEWISE_WEB_SEARCH_URL", raising=False)
     assert "web_search" not in build_toolset(str(db_path), sample_fallback=False).names()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Search)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/search"
         monkeypatch.setenv("CITEWISE_WEB_SEARCH_URL", url)
