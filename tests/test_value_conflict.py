@@ -5,7 +5,7 @@ outrank the passage stating the fact (citewise.text.trust.trusted_first)."""
 from __future__ import annotations
 
 import pytest
-from conftest import write_doc
+from conftest import open_minilm_index, write_doc
 
 from citewise.answer.values import dates, quantities, values_of_type
 from citewise.api import AskOptions, Citewise
@@ -103,7 +103,7 @@ def _open(tmp_path, pages) -> Citewise:
     root = tmp_path / "docs"
     for doc, (title, body) in pages.items():
         write_doc(root, f"{doc}.md", title, body)
-    cw = Citewise.open(tmp_path / "index", embedder="minilm")
+    cw = Citewise(open_minilm_index(tmp_path / "index"))
     assert not cw.index.ingest(root).errors
     return cw
 
