@@ -144,6 +144,34 @@ def test_llm_router_reads_native_calls_and_json_routes(toolset):
     assert "Ledgerly" not in system
 
 
+def test_llm_router_kind_follows_the_calls_where_the_label_contradicts_them(toolset):
+    """A small model labels a route "live" or "document" while calling a record tool: the call
+    decides. "none" stays none, and "both" with only the record call searches the rule too."""
+    script = [
+        {"content": '{"route": "live", "calls": [{"name": "invoice_status", "arguments": {"invoice_id": 2041}}]}'},
+        {"content": '{"route": "document", "calls": [{"name": "invoice_status", "arguments": {"invoice_id": 7}}]}'},
+        {"content": '{"route": "record", "calls": [{"name": "vector_search", "arguments": {"query": "refunds"}}]}'},
+        {
+            "content": '{"route": "both", "calls": [{"name": "customer_daily_outgoing", '
+            '"arguments": {"customer_id": "C-1002", "date": "2026-11-20"}}]}'
+        },
+        {"content": '{"route": "none", "calls": [{"name": "invoice_status", "arguments": {"invoice_id": 1}}]}'},
+    ]
+    with FakeOpenAI(script) as server:
+        router = LLMRouter(OpenAIChatModel(ChatConfig(server.base_url, "m")), list(toolset.tools.values()))
+        qs = ["invoice 2041?", "invoice 7?", "refunds?", "C-1002 over its limit?", "capital of France?"]
+        routes = [router.route(q, TODAY) for q in qs]
+    assert [(r.kind, r.tool) for r in routes] == [
+        ("record", "invoice_status"),
+        ("record", "invoice_status"),
+        ("document", "vector_search"),
+        ("both", "customer_daily_outgoing"),
+        ("none", None),
+    ]
+    assert [c.name for c in routes[3].calls] == ["customer_daily_outgoing", "vector_search"]
+    assert routes[3].calls[1].arguments == {"query": "C-1002 over its limit?"}
+
+
 def test_bfcl_schema_and_arg_checks():
     assert to_json_schema(
         {"type": "dict", "properties": {"x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "integer"}}}}

@@ -10,7 +10,9 @@ The route is read from native ``tool_calls`` when the server returns them, else 
 JSON object in the reply's text (small local models answer in text more reliably than through a
 tool-call template). Calls to tools not offered are dropped; a route without a kind takes it
 from its calls (``web_search`` -> live, ``vector_search`` alone -> document, a record tool with
-``vector_search`` -> both, else record; no call -> none). A :class:`~citewise.models.chat.ChatError`
+``vector_search`` -> both, else record; no call -> none), and so does one whose stated kind the
+calls contradict (:func:`settle_kind`); a ``both`` route without ``vector_search`` gets one for
+the question. A :class:`~citewise.models.chat.ChatError`
 or a reply without a route becomes a ``none`` route whose reason says so (fail closed).
 """
 
@@ -102,6 +104,30 @@ def kind_of(calls: list[PlannedCall]) -> str:
     return "both" if "vector_search" in names else "record"
 
 
+def settle_kind(stated: str | None, calls: list[PlannedCall]) -> str:
+    """The route kind of a reply that states ``stated`` and makes ``calls``: what the calls do
+    decides where the two disagree (a model that calls ``invoice_status`` while labelling the
+    route ``live`` or ``document`` has routed to a record tool), except that ``none`` stays none
+    (the model said no tool answers) and ``both`` stays both when a record tool is called (the
+    rule's passage is searched for it). No calls: the stated kind (None: ``none``).
+
+    >>> settle_kind("live", [PlannedCall("invoice_status", {"invoice_id": 1})])
+    'record'
+    >>> settle_kind("both", [PlannedCall("invoice_status", {"invoice_id": 1})])
+    'both'
+    >>> settle_kind("none", [PlannedCall("invoice_status", {})]), settle_kind("record", [])
+    ('none', 'record')
+    """
+    if not calls:
+        return stated or "none"
+    implied = kind_of(calls)
+    if stated is None or stated == implied or stated == "none":
+        return stated or implied
+    if stated == "both" and implied == "record":
+        return "both"
+    return implied
+
+
 class LLMRouter:
     """Routing by a chat model (see module docstring).
 
@@ -142,7 +168,9 @@ class LLMRouter:
             kind, calls = parse_calls(resp.content, self.names)
             if kind is None and not calls:
                 return Route("none", [], f"no route in the reply: {(resp.content or '')[:120]!r}")
-        kind = kind or kind_of(calls)
+        kind = settle_kind(kind, calls)
+        if kind == "both" and calls and not any(c.name == "vector_search" for c in calls):
+            calls = [*calls, PlannedCall("vector_search", {"query": question})]
         if kind == "none":
             calls = []
         elif kind == "record" and not calls:
