@@ -35,6 +35,22 @@ def test_an_instruction_never_opens_and_never_outranks_a_plain_unit():
     assert compose(qa, [bad], np.array([5.0]), ["x" * 200]) == []
 
 
+def test_no_follower_from_a_page_about_another_identifier():
+    """A question about E-1003: units of the E-1008 page (titled with another code, not naming
+    E-1003) do not follow an answer about E-1003; a unit that names E-1003 on that page may."""
+    from dataclasses import replace
+
+    qa = analyze_question("What does error E-1003 mean?")
+    own = cand("The sign-in is rejected with this error when the signature does not match.", 0, axis=0)
+    other = replace(cand("The error appears in the sync log.", 0, chunk=1, axis=1), other_entity=True)
+    names = replace(cand("E-1003 can follow a failed sync.", 40, chunk=1, axis=2), other_entity=False)
+    out = compose(qa, [own, other, names], np.array([2.0, 1.9, 1.8]), ["x" * 200, "y" * 200])
+    assert [c.unit.text for c in out] == [own.unit.text, names.unit.text]
+    # the first unit itself about another identifier: no rule applies
+    out = compose(qa, [other, own], np.array([2.0, 1.9]), ["x" * 200, "y" * 200])
+    assert [c.unit.text for c in out] == [other.unit.text, own.unit.text]
+
+
 @pytest.mark.parametrize(
     "question, match, first, kept",
     [

@@ -9,7 +9,10 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    repeat): when a unit of a trusted chunk states the asked fact (its probability is at least
    :data:`FOLLOW_SHARE` of the best unit's), every unit of an untrusted chunk ranks after every
    trusted unit, and none follows a trusted first unit.
-2. **First unit**: the best-scoring one: the most direct unit opens the answer.
+2. **First unit**: the best-scoring one: the most direct unit opens the answer. When the
+   question names an identifier and the first unit is about it, no follower comes from a page
+   titled with other identifiers that does not name the asked one (:attr:`Candidate.other_entity`:
+   the E-1008 page's "The error appears in the sync log" says nothing of E-1003).
 3. **Followers**: units whose probability (softmax of the scores within the question) is at
    least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
    one (the same words, or cosine ≥ :data:`REPEAT_COSINE`), while the answer has fewer than
@@ -190,7 +193,7 @@ def compose(
             or (i in after and ranked[0] not in after)
         ):
             break
-        if c in chosen or _norm(c.unit.text) in seen:
+        if c in chosen or _norm(c.unit.text) in seen or (c.other_entity and not first.other_entity):
             continue
         if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
             continue

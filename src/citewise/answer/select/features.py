@@ -112,12 +112,16 @@ class Candidate:
         unit: the :class:`~citewise.answer.units.Unit`.
         vector: its embedding (shape (dim,)).
         features: one value per :data:`FEATURES` name.
+        other_entity: the question names identifiers, the unit's chunk is titled with other
+            identifiers and neither the title nor the unit names one of the question's (a page
+            about ``E-1008`` for a question about ``E-1003``).
     """
 
     chunk_index: int
     unit: Unit
     vector: np.ndarray
     features: np.ndarray
+    other_entity: bool = False
 
 
 def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
@@ -248,14 +252,15 @@ def candidates(
             }
             for k in _KINDS:
                 f[f"kind_{k}"] = float(u.kind == k)
-            rows.append((ci, u, vecs[ui], f))
+            other = bool(q_ids) and bool(title_ids) and not (title_ids | named) & q_ids
+            rows.append((ci, u, vecs[ui], f, other))
     if not rows:
         return []
     top_cos = max(r[3]["cos"] for r in rows)
     top_lex = max(r[3]["lex"] for r in rows)
     out = []
-    for ci, u, v, f in rows:
+    for ci, u, v, f, other in rows:
         f["cos_gap"] = f["cos"] - top_cos
         f["lex_gap"] = f["lex"] - top_lex
-        out.append(Candidate(ci, u, v, np.array([f[name] for name in FEATURES], dtype=np.float32)))
+        out.append(Candidate(ci, u, v, np.array([f[name] for name in FEATURES], dtype=np.float32), other))
     return out
