@@ -19,6 +19,23 @@ from citewise.ingest.work import _Prepared, _Work
 EMBED_SLICE = 64
 
 
+def _instruction_warning(source: str, chunks) -> str | None:
+    """A report line for a document whose chunks hold instruction-like passages
+    (:func:`citewise.text.trust.flagged_line`), quoting the first; None when none do."""
+    from citewise.text.trust import flagged_line
+
+    hits = [f for f in (flagged_line(c.text) for c in chunks) if f is not None]
+    if not hits:
+        return None
+    kind, line = hits[0]
+    n = len(hits)
+    return (
+        f"{source}: {n} chunk{'s' if n != 1 else ''} hold{'' if n != 1 else 's'} text that reads as "
+        f"instructions to an AI model ({kind}: \u201c{line[:80]}\u201d); "
+        f"{'they rank' if n != 1 else 'it ranks'} after other passages and {'are' if n != 1 else 'is'} never quoted first"
+    )
+
+
 def _unit_count(p) -> int:
     """Units in one chunk's unit plan entry (stored :class:`UnitVectors` or ``(key, spans, first, n)``)."""
     return len(p.vectors) if isinstance(p, UnitVectors) else p[3]
@@ -73,6 +90,9 @@ class _EmbedMixin:
             if not chunks:
                 prepared.errors.append(f"{doc.source}: no text to index")
                 continue
+            flag = _instruction_warning(doc.source, chunks)
+            if flag:
+                prepared.flagged.append(flag)
             vectors = np.empty((0,))
             span = None
             if w.reuse_vectors:

@@ -43,6 +43,7 @@ class _Prepared:
 
     items: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # report lines, in document order
+    flagged: list[str] = field(default_factory=list)  # warning lines: instruction-like passages
     n_texts: int = 0  # texts embedded (chunks and answer units)
     n_chunk_texts: int = 0  # chunks given new vectors
     n_own_texts: int = 0  # chunk texts among the texts embedded (the rest are answer units)

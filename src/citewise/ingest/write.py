@@ -232,6 +232,8 @@ class _WriteMixin:
         spans: list[tuple[int, int] | None] = []
         for batch, prepared in group:
             report.errors.extend(prepared.errors)
+            if prepared.embed_error is None:
+                report.warnings.extend(prepared.flagged)
             if prepared.embed_error is not None:
                 for item in prepared.items:
                     report.errors.append(
