@@ -34,10 +34,29 @@ class Generator(Protocol):
         ...
 
 
+def trusted_context(context: Context) -> tuple[Context, list[str]]:
+    """``context`` without its untrusted chunks (text that reads as instructions to a model,
+    :func:`citewise.text.trust.instruction_like`) when at least one trusted chunk remains, and the
+    ids of the chunks left out. An injected page also carries the false facts it wants repeated
+    (Greshake et al. 2023), so the model never reads it beside a page that may state the asked
+    fact; with no trusted chunk the context is kept whole (the model's reply is still checked
+    sentence by sentence, and instruction units support nothing)."""
+    from dataclasses import replace
+
+    from citewise.text.trust import instruction_like
+
+    untrusted = [c for c in context.chunks if instruction_like(c.text)]
+    if not untrusted or len(untrusted) == len(context.chunks):
+        return context, []
+    kept = [c for c in context.chunks if c not in untrusted]
+    return replace(context, chunks=kept), [c.chunk_id for c in untrusted]
+
+
 class LLMGenerator:
     """Draft answers with a chat model.
 
-    Per question: the prompt is sized to the model's context window
+    Per question: untrusted chunks are left out while a trusted one remains
+    (:func:`trusted_context`), the prompt is sized to the model's context window
     (:func:`citewise.answer.llm_prompt.build_prompt`; the window from the settings, else from the
     server, else 4,096), sent (streamed to ``on_delta`` when given), and the reply's numbered
     markers mapped back to ids and every sentence checked against the sources
@@ -135,8 +154,11 @@ class LLMGenerator:
         if qvec is None and self.units is not None:
             qvec = self.units.embedder.embed([question])[0]
         on_delta = signals.get("on_delta")
+        context, withheld = trusted_context(context)
         prompt = self.prompt(question, context, qvec)
         info: dict = {"model": getattr(getattr(self.model, "config", None), "model", ""), "tries": 1}
+        if withheld:
+            info["untrusted_withheld"] = withheld
         try:
             try:
                 resp = self.model.chat(prompt.messages, max_tokens=prompt.max_output, on_delta=on_delta)
