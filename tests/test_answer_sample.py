@@ -219,10 +219,10 @@ def test_llm_prompt_fences_documents_and_post_check_drops_unsupported(sample_ind
     nonce = re.search(r"<<<source-(\w+) \[1\]", user).group(1)
     assert f"<<<source-{nonce} ...>>>" in system and f"<<<end-{nonce}>>>" in system
     assert system == SYSTEM.format(nonce=nonce)
-    # the injection document is inside a fence, not outside one, and the question comes last
-    start = user.index(INJECTION)
-    assert user.rindex("<<<source-", 0, start) < start < user.index(f"<<<end-{nonce}>>>", start)
-    assert user.count(INJECTION) == 1 and user.rstrip().endswith("See the assistant notice.")
+    # the injection document is not sent beside trusted ones (every document is fenced as data
+    # anyway), and the question comes last
+    assert INJECTION not in user and user.rstrip().endswith("See the assistant notice.")
+    assert [c.split("#")[0] for c in a.llm["untrusted_withheld"]] == ["help/security/prompt-safety-notice"]
     cited = a.llm["sources"][seen["n"] - 1]["doc_id"]
     assert a.outcome == "partial" and a.generator == "llm"
     assert a.text == f"{seen['quoted']} [doc:{cited}]"
