@@ -34,6 +34,30 @@ def is_store_url(value: str | None) -> bool:
     return bool(value) and str(value).startswith(("postgresql://", "postgres://"))
 
 
+#: The columns a :class:`StoredChunk` is read from (document metadata apart), in the order each
+#: backend selects them; a backend spells ``end`` its own way where the name is reserved.
+CHUNK_COLUMNS: tuple[str, ...] = (
+    "chunk_id",
+    "doc_id",
+    "title",
+    "source",
+    "version",
+    "updated",
+    "effective",
+    "groups",
+    "heading_path",
+    "text",
+    "start",
+    "end",
+    "token_count",
+    "page_start",
+    "page_end",
+    "prev_id",
+    "next_id",
+    "parent_id",
+)
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk as read back from a store, with its document's metadata."""

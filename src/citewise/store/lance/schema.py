@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from citewise.core import Filters
-from citewise.store.base import DocumentEntry, IngestRun
+from citewise.store.base import CHUNK_COLUMNS, DocumentEntry, IngestRun
 
 
 TABLE = "chunks"
@@ -123,26 +123,7 @@ def _unit_fields(dim: int) -> list[pa.Field]:
     ]
 
 
-_META_COLS = [
-    "chunk_id",
-    "doc_id",
-    "title",
-    "source",
-    "version",
-    "updated",
-    "effective",
-    "groups",
-    "heading_path",
-    "text",
-    "start",
-    "end",
-    "token_count",
-    "page_start",
-    "page_end",
-    "prev_id",
-    "next_id",
-    "parent_id",
-]
+_META_COLS = list(CHUNK_COLUMNS)
 
 _RUN_SCHEMA = pa.schema(
     [pa.field(f.name, pa.string() if f.type in (str, "str") else pa.int64()) for f in dataclasses.fields(IngestRun)]

@@ -12,6 +12,7 @@ import numpy as np
 
 from citewise.core import CitewiseError
 from citewise.store.pg_names import GROUPS_SETTING, SEARCH_ROLE
+from citewise.store.base import CHUNK_COLUMNS
 
 
 #: BM25 parameters, as LanceDB's FTS (lance ``BM25Scorer``: K1 = 1.2, B = 0.75).
@@ -43,27 +44,8 @@ POOL_MAX_SIZE = 8
 #: Seconds to wait for a pooled connection (and for the first one at open).
 POOL_TIMEOUT_S = 30.0
 
-_META_COLS = [
-    "chunk_id",
-    "doc_id",
-    "title",
-    "source",
-    "version",
-    "updated",
-    "effective",
-    "groups",
-    "heading_path",
-    "text",
-    "start",
-    "end_",
-    "token_count",
-    "page_start",
-    "page_end",
-    "prev_id",
-    "next_id",
-    "parent_id",
-    "metadata",
-]
+#: ``end`` is reserved in SQL: the column is ``end_``
+_META_COLS = ["end_" if c == "end" else c for c in CHUNK_COLUMNS] + ["metadata"]
 
 _ROW_COLS = [
     "chunk_id",
