@@ -86,12 +86,12 @@ def _norm(line: str) -> str:
     return s
 
 
-def line_kinds(text: str) -> Counter:
-    """Furniture kinds found in one chunk text (see module docstring; ``repeated`` is not here)."""
-    kinds: Counter = Counter()
-    lines = _lines(text)
+def line_flags(text: str) -> list[tuple[str, str]]:
+    """``(kind, line)`` for each line of one chunk text that a line rule flags (see the module
+    docstring; ``repeated`` needs the other documents and is not here)."""
+    flags: list[tuple[str, str]] = []
     run = 0
-    for ln, code in lines:
+    for ln, code in _lines(text):
         s = ln.strip().strip("|").strip()
         if code or not s:
             run = 0
@@ -105,22 +105,27 @@ def line_kinds(text: str) -> Counter:
             and (named >= 2 or nav - named >= 3)
             and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6
         ):
-            kinds["navbar"] += 1
+            flags.append(("navbar", ln))
         elif _BREADCRUMB.match(s) and len(words) <= 12:
-            kinds["breadcrumb"] += 1
+            flags.append(("breadcrumb", ln))
         elif _PAGENUM.match(s):
-            kinds["pagenum"] += 1
+            flags.append(("pagenum", ln))
         elif _LEADERS.search(s):
-            kinds["toc"] += 1
+            flags.append(("toc", ln))
         elif len(_NUMBERED_TITLE.findall(s)) >= 3 and not s.endswith("."):
-            kinds["toc"] += 1
+            flags.append(("toc", ln))
         if _SECTION_LINE.match(s) and len(words) <= 10 and not s.endswith((".", ":", ",")) and not ln.startswith("#"):
             run += 1
             if run == 3:
-                kinds["toc"] += 1
+                flags.append(("toc", ln))
         else:
             run = 0
-    return kinds
+    return flags
+
+
+def line_kinds(text: str) -> Counter:
+    """Furniture kinds found in one chunk text (see module docstring; ``repeated`` is not here)."""
+    return Counter(kind for kind, _ in line_flags(text))
 
 
 def measure(root: Path) -> dict:
@@ -137,22 +142,21 @@ def measure(root: Path) -> dict:
     return {"corpus": str(root), "formats": figures(per_doc), "load_s": round(load_s, 1), "chunk_s": round(chunk_s, 1)}
 
 
-def figures(per_doc: list) -> dict:
-    """The per-format figures of ``[(document, its chunks), ...]`` (documents need ``doc_id``,
-    ``format`` and ``pages``; chunks ``text`` and ``heading_path``)."""
+def chunk_flags(per_doc: list) -> list[tuple[object, object, list[tuple[str, str]]]]:
+    """``(document, chunk, [(kind, line), ...])`` for every chunk of ``[(document, its chunks),
+    ...]`` (documents need ``doc_id``, ``format`` and ``pages``; chunks ``text``); an empty list
+    when the measure flags nothing in the chunk. ``repeated`` is judged among the documents of
+    the chunk's format."""
     by_format: dict[str, list] = defaultdict(list)
     for d, chunks in per_doc:
         by_format[d.format].append((d, chunks))
-    out = {}
-    for fmt, items in sorted(by_format.items()):
+    out = []
+    for _fmt, items in sorted(by_format.items()):
         # lines found in at least half of this format's documents (three or more)
         doc_lines: Counter = Counter()
         for _, chunks in items:
             doc_lines.update({_norm(ln) for c in chunks for ln in _plain_lines(c.text)})
         common = {k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set()
-        n_chunks = deep = furnished = 0
-        kinds: Counter = Counter()
-        examples: dict[str, str] = {}
         for d, chunks in items:
             # a line repeated through one (paged) document with only its digits changing: a running
             # header or footer with its page number
@@ -167,29 +171,40 @@ def figures(per_doc: list) -> dict:
                 k for k, n in in_chunks.items() if n >= 5 and n >= 0.1 * len(chunks) and len(forms[k]) >= 3 and d.pages
             }
             for c in chunks:
-                n_chunks += 1
-                deep += _depth(c.heading_path) > 1
-                k = line_kinds(c.text)
-                rep = [ln for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
-                if rep:
-                    k["repeated"] += len(rep)
-                if k:
-                    furnished += 1
-                    for kind in k:
-                        kinds[kind] += 1
-                        if kind not in examples:
-                            examples[kind] = (
-                                rep[0]
-                                if kind == "repeated"
-                                else next((ln for ln, _ in _lines(c.text) if line_kinds(ln).get(kind)), c.text[:80])
-                            ).strip()[:80]
+                flags = line_flags(c.text)
+                flags += [("repeated", ln) for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
+                out.append((d, c, flags))
+    return out
+
+
+def figures(per_doc: list) -> dict:
+    """The per-format figures of ``[(document, its chunks), ...]`` (documents need ``doc_id``,
+    ``format`` and ``pages``; chunks ``text`` and ``heading_path``)."""
+    rows: dict[str, dict] = {}
+    docs: dict[str, set] = defaultdict(set)
+    for d, c, flags in chunk_flags(per_doc):
+        r = rows.setdefault(d.format, {"chunks": 0, "deep": 0, "furnished": 0, "kinds": Counter(), "examples": {}})
+        docs[d.format].add(d.doc_id)
+        r["chunks"] += 1
+        r["deep"] += _depth(c.heading_path) > 1
+        if flags:
+            r["furnished"] += 1
+            for kind in dict.fromkeys(k for k, _ in flags):
+                r["kinds"][kind] += 1
+                r["examples"].setdefault(kind, next(ln for k, ln in flags if k == kind).strip()[:80])
+    for d, _ in per_doc:  # a document without chunks still counts as a document
+        docs[d.format].add(d.doc_id)
+        rows.setdefault(d.format, {"chunks": 0, "deep": 0, "furnished": 0, "kinds": Counter(), "examples": {}})
+    out = {}
+    for fmt, r in sorted(rows.items()):
+        n = r["chunks"]
         out[fmt] = {
-            "documents": len(items),
-            "chunks": n_chunks,
-            "deeper_than_title": round(deep / n_chunks, 3) if n_chunks else 0.0,
-            "with_furniture": round(furnished / n_chunks, 3) if n_chunks else 0.0,
-            "chunks_by_kind": dict(sorted(kinds.items())),
-            "examples": examples,
+            "documents": len(docs[fmt]),
+            "chunks": n,
+            "deeper_than_title": round(r["deep"] / n, 3) if n else 0.0,
+            "with_furniture": round(r["furnished"] / n, 3) if n else 0.0,
+            "chunks_by_kind": dict(sorted(r["kinds"].items())),
+            "examples": r["examples"],
         }
     return out
 
