@@ -30,7 +30,10 @@ Labels (one per chunk; fixed before any chunk was read, and the same for every f
   that are not layout (dropped ligatures, odd math symbols) are content; ``note`` says so.
 
 ``lines`` holds the offending line(s) of a navigation/furniture chunk as they appear in the
-chunk text (abridged with ``...`` where long).
+chunk text (abridged with ``...`` where long). ``tree`` names the build a record was sampled from
+(``audit-2026-12-06.jsonl``: ``before`` the structure work, ``after`` it, ``fixed`` with the
+audit's own fixes); ``measure`` holds measure.py's flags under its rules at labelling time,
+``measure_revised`` (from ``flags``) under its present rules.
 
 Usage::
 

@@ -10,15 +10,25 @@ Furniture is detected here, independently of the loaders' own rules, from the ch
   Previous, Next, Up, Home, Top, Contents, Index) or three arrows (``<<``, ``<``, ``>``, ``>>``),
   and little else; table pipes and brackets ignored: ``Prev | Up | Next``, ``[ << ] [ < ] [ Up ] [ > ]``,
   ``Next: Foo, Previous: Bar, Up: Baz``;
+* ``selflink``: a list item, or a line standing alone between blank lines, that is only links to
+  places in the same document: ``[Back to TOC](#table-of-contents)``, ``* [Installation](#installation)``;
 * ``breadcrumb``: three or more short segments joined by ``>``, ``›``, ``»`` or ``/``;
-* ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``);
+* ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``), not
+  a table row;
 * ``toc``: a dot-leader line (``Installing ....... 12``), three consecutive lines that are only a
   section number and a short title, or one line holding three or more numbered titles;
-* ``repeated``: a line of two or more words (outside code and HTML comments, not a heading or a
-  table rule) found
-  in at least half of a format's documents (three or more), or, with only its digits changing
-  (three or more forms: a running header with its page number), in at least 5 chunks and 10% of
-  the chunks of one paged document (PDF).
+* ``repeated``: page chrome, a line of two or more words that repeats *in place*: found at the
+  same place among the first or last :data:`EDGE_LINES` such lines of at least half of a format's
+  documents (three or more), as a site's header and footer lines are; or, with only its digits
+  changing (three or more forms: a running header with its page number), in at least 5 chunks
+  and 10% of the chunks of one paged document (PDF). Never counted: lines in code and HTML
+  comments, headings (``#`` and setext), table rules, and the lines of a field list (two or more
+  adjacent ``key: value`` lines, ``**default:** *no*``, ``:Revision: 1.2``), which a document
+  repeats for its own sake wherever they stand.
+
+The ``repeated`` rule counts a line only where documents repeat it in the same place because
+content repeats too (a directive's ``**context:** *http, server*``, "For instance,", a licence):
+labelled by hand, such lines are content (``bench/structure/audit.py``).
 
 Usage (any checkout: put its ``src`` first on the path)::
 
@@ -42,6 +52,14 @@ _LEADERS = re.compile(r"(?:\.\s?){5,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
 _SECTION_LINE = re.compile(r"^[\s\-*]*(?:chapter\s+)?(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?\s+[A-Z]")
 _NUMBERED_TITLE = re.compile(r"(?:^|[\s/*(])(?:[0-9]{1,3}\.(?:[0-9]{1,3}\.?)*)\s+[A-Z]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+#: A line (or list item) made only of links to fragments of the same document.
+_SELFLINK = re.compile(r"^(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\[[^\]]+\]\(#[^)\s]*\)[\s,;|·•–-]*)+$")
+#: A field line: a short key, a colon, a value (``**default:** *no*``, ``:Revision: 1.2``, ``Port: 80``).
+_FIELD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|:)?[A-Za-z][\w .()/-]{0,30}?(?::\*\*|:__|:)\s*\S")
+#: A setext heading's underline.
+_UNDERLINE = re.compile(r"^\s{0,3}(?:=+|-+)\s*$")
+#: How many lines at each end of a document the ``repeated`` rule looks at.
+EDGE_LINES = 3
 
 
 def _lines(text: str) -> list[tuple[str, bool]]:
@@ -72,12 +90,24 @@ def _depth(path) -> int:
 
 
 def _plain_lines(text: str) -> list[str]:
-    """Lines of two or more words outside code, headings and table separator lines."""
-    return [
-        ln
-        for ln, code in _lines(text)
-        if not code and len(ln.split()) >= 2 and not ln.lstrip().startswith("#") and not re.fullmatch(r"[\s|:-]*", ln)
-    ]
+    """Lines of two or more words outside code, headings (``#`` and setext), table separator
+    lines and field lists (two or more adjacent field lines)."""
+    lines = _lines(text)
+    nonblank = [i for i, (ln, _) in enumerate(lines) if ln.strip()]
+    field = {i for i in nonblank if not lines[i][1] and _FIELD.match(lines[i][0])}
+    in_list = {
+        i
+        for k, i in enumerate(nonblank)
+        if i in field and {nonblank[k - 1] if k else -1, nonblank[k + 1] if k + 1 < len(nonblank) else -1} & field
+    }
+    out = []
+    for i, (ln, code) in enumerate(lines):
+        if code or len(ln.split()) < 2 or ln.lstrip().startswith("#") or re.fullmatch(r"[\s|:-]*", ln):
+            continue
+        if i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1][0]) or i in in_list:
+            continue
+        out.append(ln)
+    return out
 
 
 def _norm(line: str) -> str:
@@ -91,7 +121,8 @@ def line_flags(text: str) -> list[tuple[str, str]]:
     docstring; ``repeated`` needs the other documents and is not here)."""
     flags: list[tuple[str, str]] = []
     run = 0
-    for ln, code in _lines(text):
+    lines = _lines(text)
+    for i, (ln, code) in enumerate(lines):
         s = ln.strip().strip("|").strip()
         if code or not s:
             run = 0
@@ -106,9 +137,14 @@ def line_flags(text: str) -> list[tuple[str, str]]:
             and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6
         ):
             flags.append(("navbar", ln))
+        elif _SELFLINK.match(s) and (
+            re.match(r"\s*(?:[-*+]|\d{1,3}[.)])\s", ln)  # a list item
+            or not ((i and lines[i - 1][0].strip()) or (i + 1 < len(lines) and lines[i + 1][0].strip()))
+        ):  # or a paragraph of its own, not a line of a longer one
+            flags.append(("selflink", ln))
         elif _BREADCRUMB.match(s) and len(words) <= 12:
             flags.append(("breadcrumb", ln))
-        elif _PAGENUM.match(s):
+        elif _PAGENUM.match(s) and not ln.lstrip().startswith("|"):
             flags.append(("pagenum", ln))
         elif _LEADERS.search(s):
             flags.append(("toc", ln))
@@ -144,7 +180,7 @@ def measure(root: Path) -> dict:
 
 def chunk_flags(per_doc: list) -> list[tuple[object, object, list[tuple[str, str]]]]:
     """``(document, chunk, [(kind, line), ...])`` for every chunk of ``[(document, its chunks),
-    ...]`` (documents need ``doc_id``, ``format`` and ``pages``; chunks ``text``); an empty list
+    ...]`` (documents need ``doc_id``, ``format``, ``text`` and ``pages``; chunks ``text``); an empty list
     when the measure flags nothing in the chunk. ``repeated`` is judged among the documents of
     the chunk's format."""
     by_format: dict[str, list] = defaultdict(list)
@@ -152,11 +188,17 @@ def chunk_flags(per_doc: list) -> list[tuple[object, object, list[tuple[str, str
         by_format[d.format].append((d, chunks))
     out = []
     for _fmt, items in sorted(by_format.items()):
-        # lines found in at least half of this format's documents (three or more)
-        doc_lines: Counter = Counter()
-        for _, chunks in items:
-            doc_lines.update({_norm(ln) for c in chunks for ln in _plain_lines(c.text)})
-        common = {k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set()
+        # lines found in the same place near the start or end of at least half of this format's
+        # documents (three or more)
+        placed: Counter = Counter()
+        for d, _ in items:
+            got = [_norm(ln) for ln in _plain_lines(d.text)]
+            placed.update(
+                {(k, "start", i) for i, k in enumerate(got[:EDGE_LINES])}
+                | {(k, "end", i) for i, k in enumerate(reversed(got[-EDGE_LINES:]))}
+            )
+        need = max(3, len(items) / 2)
+        common = {k for (k, _, _), n in placed.items() if n >= need} if len(items) >= 3 else set()
         for d, chunks in items:
             # a line repeated through one (paged) document with only its digits changing: a running
             # header or footer with its page number
