@@ -46,17 +46,42 @@ def test_only_blocks_made_of_in_document_links_are_navigation():
     spans = fragment_navigation(README)
     got = [README[s.start : s.end] for s in spans]
     assert got == [
+        "Table of Contents\n-----------------",  # the heading of a section that is only the list
         "* [Wiring](#wiring)\n* [Settings](#settings)\n    * [Boil point](#boil-point)",
         "[Back to top](#kettle-controller)",
         "**[Top](#kettle-controller)** | [Settings](#settings)",
     ]
-    assert [(s.first_line, s.last_line) for s in spans] == [(7, 9), (16, 16), (28, 28)]
-    assert spans[0].reason == "navigation: a list of 3 links to this document's own sections"
+    assert [(s.first_line, s.last_line) for s in spans] == [(4, 5), (7, 9), (16, 16), (28, 28)]
+    assert spans[0].reason == "navigation: the heading of a section that only links to this document's own sections"
+    assert spans[1].reason == "navigation: a list of 3 links to this document's own sections"
     # a link with words around it, or to another page, is content
     assert fragment_navigation("See [Wiring](#wiring) first.\n") == []
     assert fragment_navigation("* [Docs](https://example.org/#top)\n") == []
     assert fragment_navigation("* [Wiring](#wiring)\n* plain item\n") == []
     assert fragment_navigation("[empty](#)\n") == []
+
+
+def test_a_heading_goes_with_its_navigation_only_when_its_section_holds_nothing_else():
+    doc = (
+        "Guide\n=====\n\nContents\n--------\n\n* [Setup](#setup)\n* [Use](#use)\n\n"
+        "Setup\n-----\n\n[Back to top](#guide)\n\n### Cables\n\nUse the short cable.\n\n"
+        "Use\n---\n\n[Back to top](#guide)\n\n### Notes\n\n[Setup](#setup)\n\n"
+        "Example\n-------\n\n[Back to top](#guide)\n\n```\nplug in\n```\n"
+    )
+    got = [(doc[s.start : s.end], s.reason.split(": ")[1][:11]) for s in fragment_navigation(doc)]
+    assert got == [
+        ("Contents\n--------", "the heading"),
+        ("* [Setup](#setup)\n* [Use](#use)", "a list of 2"),
+        # "Setup" stays: its subsection says something
+        ("[Back to top](#guide)", "only links "),
+        # "Use" and its subsection hold nothing but links: both headings go
+        ("Use\n---", "the heading"),
+        ("[Back to top](#guide)", "only links "),
+        ("### Notes", "the heading"),
+        ("[Setup](#setup)", "only links "),
+        # "Example" stays: its section holds code
+        ("[Back to top](#guide)", "only links "),
+    ]
 
 
 def test_the_loader_blanks_navigation_and_keeps_every_offset(tmp_path):
@@ -69,6 +94,7 @@ def test_the_loader_blanks_navigation_and_keeps_every_offset(tmp_path):
     assert "Back to top" not in doc.text and "**[Top]" not in doc.text and "* [Wiring]" not in doc.text
     assert "[Boil point](#boil-point): the temperature" in doc.text and "Jump to [Wiring]" in doc.text
     assert [(d.where, d.reason.split(":")[0]) for d in told] == [
+        ("lines 7-8", "navigation"),
         ("lines 10-12", "navigation"),
         ("line 19", "navigation"),
         ("line 31", "navigation"),

@@ -329,9 +329,10 @@ def test_link_bars_breadcrumbs_and_texinfo_headers_are_navigation_on_a_single_pa
 
 
 # -- PDF page furniture and headings ------------------------------------------------------------
-def _pdf(pages: list[list[list[tuple[float, str]]]]) -> bytes:
+def _pdf(pages: list[list[list[tuple]]]) -> bytes:
     """A PDF whose pages are lines of ``(font size, text)`` runs set one after another on the
-    line (Helvetica; a run in a smaller size is a superscript, raised 4 points)."""
+    line (Helvetica; a run in a smaller size is a superscript, raised 4 points), or
+    ``(font size, text, rise)`` runs set ``rise`` points above (below, when negative) the line."""
     objs = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
     kids = []
     for i, lines in enumerate(pages):
@@ -339,10 +340,10 @@ def _pdf(pages: list[list[list[tuple[float, str]]]]) -> bytes:
         y = 740
         for line in lines:
             x = 72.0
-            top = max(z for z, _ in line)
-            for z, text in line:
+            top = max(run[0] for run in line)
+            for z, text, *given in line:
                 esc = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-                rise = 4 if z < top else 0
+                rise = given[0] if given else 4 if z < top else 0
                 ops.append(f"/F1 {z} Tf 1 0 0 1 {x:.1f} {y + rise} Tm ({esc}) Tj")
                 x += 0.5 * z * len(text)
             y -= int(top * 1.6)
@@ -389,6 +390,107 @@ def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):
     assert [d.reason for d in dropped] == ["page number"] * 3
     chunks = Chunker(min_tokens=1, max_tokens=14).chunk(doc.doc_id, doc.title, doc.text)
     assert next(c for c in chunks if "installed by hand" in c.text).heading_path == ("Widget Standard", "3 Installing")
+
+
+def test_pdf_subscripts_stay_and_a_footnote_loses_its_number(tmp_path):
+    body = 10
+    pages = [
+        [
+            [(18, "Forms")],
+            [
+                (body, "A form f = a"),
+                (6, "1", -2),
+                (body, "x"),
+                (6, "1", -2),
+                (body, " + a"),
+                (6, "0", -2),
+                (body, "."),
+            ],
+            [(body, "Each row names its driver."), (6, "2")],
+            [(body, "Rows are read in order.")],
+            [(5, "2", 3), (8, "The driver standard is ISO 9075.")],
+            [(body, "1")],
+        ]
+    ]
+    f = tmp_path / "forms.pdf"
+    f.write_bytes(_pdf(pages))
+    doc = load_file(f, tmp_path)
+    lines = doc.text.split("\n")
+    # set below the line: subscripts, kept (pypdf may put a space where the baseline drops)
+    assert [ln.replace(" ", "") for ln in lines if ln.startswith("A form")] == ["Aformf=a1x1+a0."]
+    assert "Each row names its driver." in lines  # raised after a word: a footnote marker, gone
+    assert "The driver standard is ISO 9075." in lines  # the footnote's own number, gone
+    assert not any(ln.startswith("2") for ln in lines)
+
+
+# -- HTML redirect pages and menus of a folder's pages -------------------------------------------
+def _node(title: str, heading: str, body: str) -> str:
+    return f"<html><head><title>{title} (Widget Guide)</title></head><body><h2>{heading}</h2>{body}</body></html>"
+
+
+def test_a_redirect_page_is_skipped_with_a_line_and_a_menu_of_pages_is_navigation(tmp_path):
+    from citewise.core import InputError, InputWarning
+    from citewise.text.loaders import load_folder
+
+    site = tmp_path / "guide"
+    site.mkdir()
+    menu = '<ul><li><a href="Fitting.html">Fitting</a></li><li><a href="Care.html#top">Care</a></li></ul>'
+    (site / "Widgets.html").write_text(_node("Widgets", "3 Widgets", f"<p>Widgets come in two kinds.</p>{menu}"))
+    (site / "Fitting.html").write_text(_node("Fitting", "3.1 Fitting", "<p>Fit the widget by hand.</p>"))
+    (site / "Care.html").write_text(
+        _node(
+            "Care",
+            "3.2 Care",
+            "<p>Oil it monthly. Tools:</p>"  # links to other sites, or to pages under other names, stay
+            '<ul><li><a href="https://oil.example/">Oil</a></li><li><a href="mailto:a@b.example">Rag</a></li></ul>'
+            '<ul><li><a href="Fitting.html">Fit first</a></li><li><a href="Widgets.html">Widgets</a></li></ul>',
+        )
+    )
+    (site / "old-fitting.html").write_text(
+        '<html><head><meta http-equiv="Refresh" content="0; url=Fitting.html#top"></head>'
+        '<body><p>The page you are looking for is at <a href="Fitting.html#top">Fitting</a>.</p></body></html>'
+    )
+    (site / "clock.html").write_text(  # reloads itself: not a redirect
+        '<html><head><meta http-equiv="refresh" content="30"></head><body><p>It is noon.</p></body></html>'
+    )
+    with notes.collecting() as dropped:
+        got = list(load_folder(site))
+    docs = {d.doc_id: d for d in got if not isinstance(d, InputError)}
+    (warning,) = [w for w in got if isinstance(w, InputWarning)]
+    assert str(warning) == (
+        f"{site / 'old-fitting.html'}: a redirect page (meta refresh to Fitting.html#top); "
+        "nothing of its own to index, skipped"
+    )
+    assert sorted(docs) == ["Care", "Fitting", "Widgets", "clock"]
+    assert docs["Widgets"].text == "## 3 Widgets\n\nWidgets come in two kinds.\n"
+    assert "- Oil\n- Rag" in docs["Care"].text and "- Fit first\n- Widgets" in docs["Care"].text
+    assert docs["clock"].text == "It is noon.\n"
+    assert sorted(d.reason for d in dropped) == [
+        "navigation: a menu of 2 of the folder's pages, each named by its title",
+        "navigation: a redirect page to Fitting.html#top",
+    ]
+
+
+def test_a_heading_that_only_titled_dropped_navigation_goes_with_it():
+    from citewise.text.html import html_to_markdown
+
+    links = "".join(f'<li><a href="#s{i}">{i} Part {i}</a></li>' for i in range(1, 6))
+    page = (
+        "<html><body><h1>Guide</h1><p>About the guide.</p>"
+        f"<div><h2>Table of Contents</h2><div><ul>{links}</ul></div></div>"
+        "<h2>Setup</h2><p>Plug it in.</p>"
+        f"<h2>Related</h2><ul>{links}</ul><h2>Care</h2><p>Keep it dry.</p></body></html>"
+    )
+    with notes.collecting() as dropped:
+        text, _ = html_to_markdown(page, source="guide.html")
+    assert text == "# Guide\n\nAbout the guide.\n\n## Setup\n\nPlug it in.\n\n## Care\n\nKeep it dry.\n"
+    assert [(d.where, d.text) for d in dropped if "heading" in d.reason] == [
+        ("<div>", "Table of Contents"),
+        ("<h2>", "Related"),
+    ]
+    # a page that is only a menu keeps its own title
+    only, _ = html_to_markdown(f"<html><body><h2>Indices</h2><ul>{links}</ul></body></html>")
+    assert only == "## Indices\n"
 
 
 # -- citewise inspect -----------------------------------------------------------------------------

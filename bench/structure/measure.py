@@ -10,15 +10,25 @@ Furniture is detected here, independently of the loaders' own rules, from the ch
   Previous, Next, Up, Home, Top, Contents, Index) or three arrows (``<<``, ``<``, ``>``, ``>>``),
   and little else; table pipes and brackets ignored: ``Prev | Up | Next``, ``[ << ] [ < ] [ Up ] [ > ]``,
   ``Next: Foo, Previous: Bar, Up: Baz``;
+* ``selflink``: a list item, or a line standing alone between blank lines, that is only links to
+  places in the same document: ``[Back to TOC](#table-of-contents)``, ``* [Installation](#installation)``;
 * ``breadcrumb``: three or more short segments joined by ``>``, ``›``, ``»`` or ``/``;
-* ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``);
+* ``pagenum``: a line that is only a page number (``12``, ``xiv``, ``Page 3``, ``3 of 40``), not
+  a table row;
 * ``toc``: a dot-leader line (``Installing ....... 12``), three consecutive lines that are only a
   section number and a short title, or one line holding three or more numbered titles;
-* ``repeated``: a line of two or more words (outside code and HTML comments, not a heading or a
-  table rule) found
-  in at least half of a format's documents (three or more), or, with only its digits changing
-  (three or more forms: a running header with its page number), in at least 5 chunks and 10% of
-  the chunks of one paged document (PDF).
+* ``repeated``: page chrome, a line of two or more words that repeats *in place*: found at the
+  same place among the first or last :data:`EDGE_LINES` such lines of at least half of a format's
+  documents (three or more), as a site's header and footer lines are; or, with only its digits
+  changing (three or more forms: a running header with its page number), in at least 5 chunks
+  and 10% of the chunks of one paged document (PDF). Never counted: lines in code and HTML
+  comments, headings (``#`` and setext), table rules, and the lines of a field list (two or more
+  adjacent ``key: value`` lines, ``**default:** *no*``, ``:Revision: 1.2``), which a document
+  repeats for its own sake wherever they stand.
+
+The ``repeated`` rule counts a line only where documents repeat it in the same place because
+content repeats too (a directive's ``**context:** *http, server*``, "For instance,", a licence):
+labelled by hand, such lines are content (``bench/structure/audit.py``).
 
 Usage (any checkout: put its ``src`` first on the path)::
 
@@ -42,6 +52,14 @@ _LEADERS = re.compile(r"(?:\.\s?){5,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
 _SECTION_LINE = re.compile(r"^[\s\-*]*(?:chapter\s+)?(?:[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?\s+[A-Z]")
 _NUMBERED_TITLE = re.compile(r"(?:^|[\s/*(])(?:[0-9]{1,3}\.(?:[0-9]{1,3}\.?)*)\s+[A-Z]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+#: A line (or list item) made only of links to fragments of the same document.
+_SELFLINK = re.compile(r"^(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\[[^\]]+\]\(#[^)\s]*\)[\s,;|·•–-]*)+$")
+#: A field line: a short key, a colon, a value (``**default:** *no*``, ``:Revision: 1.2``, ``Port: 80``).
+_FIELD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|:)?[A-Za-z][\w .()/-]{0,30}?(?::\*\*|:__|:)\s*\S")
+#: A setext heading's underline.
+_UNDERLINE = re.compile(r"^\s{0,3}(?:=+|-+)\s*$")
+#: How many lines at each end of a document the ``repeated`` rule looks at.
+EDGE_LINES = 3
 
 
 def _lines(text: str) -> list[tuple[str, bool]]:
@@ -72,12 +90,24 @@ def _depth(path) -> int:
 
 
 def _plain_lines(text: str) -> list[str]:
-    """Lines of two or more words outside code, headings and table separator lines."""
-    return [
-        ln
-        for ln, code in _lines(text)
-        if not code and len(ln.split()) >= 2 and not ln.lstrip().startswith("#") and not re.fullmatch(r"[\s|:-]*", ln)
-    ]
+    """Lines of two or more words outside code, headings (``#`` and setext), table separator
+    lines and field lists (two or more adjacent field lines)."""
+    lines = _lines(text)
+    nonblank = [i for i, (ln, _) in enumerate(lines) if ln.strip()]
+    field = {i for i in nonblank if not lines[i][1] and _FIELD.match(lines[i][0])}
+    in_list = {
+        i
+        for k, i in enumerate(nonblank)
+        if i in field and {nonblank[k - 1] if k else -1, nonblank[k + 1] if k + 1 < len(nonblank) else -1} & field
+    }
+    out = []
+    for i, (ln, code) in enumerate(lines):
+        if code or len(ln.split()) < 2 or ln.lstrip().startswith("#") or re.fullmatch(r"[\s|:-]*", ln):
+            continue
+        if i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1][0]) or i in in_list:
+            continue
+        out.append(ln)
+    return out
 
 
 def _norm(line: str) -> str:
@@ -86,12 +116,13 @@ def _norm(line: str) -> str:
     return s
 
 
-def line_kinds(text: str) -> Counter:
-    """Furniture kinds found in one chunk text (see module docstring; ``repeated`` is not here)."""
-    kinds: Counter = Counter()
-    lines = _lines(text)
+def line_flags(text: str) -> list[tuple[str, str]]:
+    """``(kind, line)`` for each line of one chunk text that a line rule flags (see the module
+    docstring; ``repeated`` needs the other documents and is not here)."""
+    flags: list[tuple[str, str]] = []
     run = 0
-    for ln, code in lines:
+    lines = _lines(text)
+    for i, (ln, code) in enumerate(lines):
         s = ln.strip().strip("|").strip()
         if code or not s:
             run = 0
@@ -105,22 +136,32 @@ def line_kinds(text: str) -> Counter:
             and (named >= 2 or nav - named >= 3)
             and nav * 2 >= len([t for t in toks if t.isalpha()]) - 6
         ):
-            kinds["navbar"] += 1
+            flags.append(("navbar", ln))
+        elif _SELFLINK.match(s) and (
+            re.match(r"\s*(?:[-*+]|\d{1,3}[.)])\s", ln)  # a list item
+            or not ((i and lines[i - 1][0].strip()) or (i + 1 < len(lines) and lines[i + 1][0].strip()))
+        ):  # or a paragraph of its own, not a line of a longer one
+            flags.append(("selflink", ln))
         elif _BREADCRUMB.match(s) and len(words) <= 12:
-            kinds["breadcrumb"] += 1
-        elif _PAGENUM.match(s):
-            kinds["pagenum"] += 1
+            flags.append(("breadcrumb", ln))
+        elif _PAGENUM.match(s) and not ln.lstrip().startswith("|"):
+            flags.append(("pagenum", ln))
         elif _LEADERS.search(s):
-            kinds["toc"] += 1
+            flags.append(("toc", ln))
         elif len(_NUMBERED_TITLE.findall(s)) >= 3 and not s.endswith("."):
-            kinds["toc"] += 1
+            flags.append(("toc", ln))
         if _SECTION_LINE.match(s) and len(words) <= 10 and not s.endswith((".", ":", ",")) and not ln.startswith("#"):
             run += 1
             if run == 3:
-                kinds["toc"] += 1
+                flags.append(("toc", ln))
         else:
             run = 0
-    return kinds
+    return flags
+
+
+def line_kinds(text: str) -> Counter:
+    """Furniture kinds found in one chunk text (see module docstring; ``repeated`` is not here)."""
+    return Counter(kind for kind, _ in line_flags(text))
 
 
 def measure(root: Path) -> dict:
@@ -137,22 +178,27 @@ def measure(root: Path) -> dict:
     return {"corpus": str(root), "formats": figures(per_doc), "load_s": round(load_s, 1), "chunk_s": round(chunk_s, 1)}
 
 
-def figures(per_doc: list) -> dict:
-    """The per-format figures of ``[(document, its chunks), ...]`` (documents need ``doc_id``,
-    ``format`` and ``pages``; chunks ``text`` and ``heading_path``)."""
+def chunk_flags(per_doc: list) -> list[tuple[object, object, list[tuple[str, str]]]]:
+    """``(document, chunk, [(kind, line), ...])`` for every chunk of ``[(document, its chunks),
+    ...]`` (documents need ``doc_id``, ``format``, ``text`` and ``pages``; chunks ``text``); an empty list
+    when the measure flags nothing in the chunk. ``repeated`` is judged among the documents of
+    the chunk's format."""
     by_format: dict[str, list] = defaultdict(list)
     for d, chunks in per_doc:
         by_format[d.format].append((d, chunks))
-    out = {}
-    for fmt, items in sorted(by_format.items()):
-        # lines found in at least half of this format's documents (three or more)
-        doc_lines: Counter = Counter()
-        for _, chunks in items:
-            doc_lines.update({_norm(ln) for c in chunks for ln in _plain_lines(c.text)})
-        common = {k for k, n in doc_lines.items() if n >= max(3, len(items) / 2)} if len(items) >= 3 else set()
-        n_chunks = deep = furnished = 0
-        kinds: Counter = Counter()
-        examples: dict[str, str] = {}
+    out = []
+    for _fmt, items in sorted(by_format.items()):
+        # lines found in the same place near the start or end of at least half of this format's
+        # documents (three or more)
+        placed: Counter = Counter()
+        for d, _ in items:
+            got = [_norm(ln) for ln in _plain_lines(d.text)]
+            placed.update(
+                {(k, "start", i) for i, k in enumerate(got[:EDGE_LINES])}
+                | {(k, "end", i) for i, k in enumerate(reversed(got[-EDGE_LINES:]))}
+            )
+        need = max(3, len(items) / 2)
+        common = {k for (k, _, _), n in placed.items() if n >= need} if len(items) >= 3 else set()
         for d, chunks in items:
             # a line repeated through one (paged) document with only its digits changing: a running
             # header or footer with its page number
@@ -167,29 +213,40 @@ def figures(per_doc: list) -> dict:
                 k for k, n in in_chunks.items() if n >= 5 and n >= 0.1 * len(chunks) and len(forms[k]) >= 3 and d.pages
             }
             for c in chunks:
-                n_chunks += 1
-                deep += _depth(c.heading_path) > 1
-                k = line_kinds(c.text)
-                rep = [ln for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
-                if rep:
-                    k["repeated"] += len(rep)
-                if k:
-                    furnished += 1
-                    for kind in k:
-                        kinds[kind] += 1
-                        if kind not in examples:
-                            examples[kind] = (
-                                rep[0]
-                                if kind == "repeated"
-                                else next((ln for ln, _ in _lines(c.text) if line_kinds(ln).get(kind)), c.text[:80])
-                            ).strip()[:80]
+                flags = line_flags(c.text)
+                flags += [("repeated", ln) for ln in _plain_lines(c.text) if _norm(ln) in common or _norm(ln) in heavy]
+                out.append((d, c, flags))
+    return out
+
+
+def figures(per_doc: list) -> dict:
+    """The per-format figures of ``[(document, its chunks), ...]`` (documents need ``doc_id``,
+    ``format`` and ``pages``; chunks ``text`` and ``heading_path``)."""
+    rows: dict[str, dict] = {}
+    docs: dict[str, set] = defaultdict(set)
+    for d, c, flags in chunk_flags(per_doc):
+        r = rows.setdefault(d.format, {"chunks": 0, "deep": 0, "furnished": 0, "kinds": Counter(), "examples": {}})
+        docs[d.format].add(d.doc_id)
+        r["chunks"] += 1
+        r["deep"] += _depth(c.heading_path) > 1
+        if flags:
+            r["furnished"] += 1
+            for kind in dict.fromkeys(k for k, _ in flags):
+                r["kinds"][kind] += 1
+                r["examples"].setdefault(kind, next(ln for k, ln in flags if k == kind).strip()[:80])
+    for d, _ in per_doc:  # a document without chunks still counts as a document
+        docs[d.format].add(d.doc_id)
+        rows.setdefault(d.format, {"chunks": 0, "deep": 0, "furnished": 0, "kinds": Counter(), "examples": {}})
+    out = {}
+    for fmt, r in sorted(rows.items()):
+        n = r["chunks"]
         out[fmt] = {
-            "documents": len(items),
-            "chunks": n_chunks,
-            "deeper_than_title": round(deep / n_chunks, 3) if n_chunks else 0.0,
-            "with_furniture": round(furnished / n_chunks, 3) if n_chunks else 0.0,
-            "chunks_by_kind": dict(sorted(kinds.items())),
-            "examples": examples,
+            "documents": len(docs[fmt]),
+            "chunks": n,
+            "deeper_than_title": round(r["deep"] / n, 3) if n else 0.0,
+            "with_furniture": round(r["furnished"] / n, 3) if n else 0.0,
+            "chunks_by_kind": dict(sorted(r["kinds"].items())),
+            "examples": r["examples"],
         }
     return out
 

@@ -22,13 +22,19 @@ one generator:
   released on May 14, 2022."), :func:`edge_key`.
 
 A table whose first row is column headers is data, not navigation; a table whose rows are each
-a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links.
+a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links, unless it is
+a menu of pages (:func:`page_menu`): every one of its items, two or more, is a single link and
+nothing else, to another page of the same folder, named by that page's title or first heading
+(the folder pass records them, :func:`name_keys`): a node's menu of its subsections. A list of
+links to other sites, to pages the folder does not hold or under other names, or whose items say
+more than their link, stays.
 Code and headings are never looked into.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 from collections import Counter
 
 #: Block elements examined (outermost first).
@@ -96,9 +102,9 @@ def element_stats(root) -> dict[int, tuple[int, ...]]:
     return stats
 
 
-def link_dense(tag, stats: dict) -> str:
-    """Why ``tag`` is navigation by link density ('' when it is not); ``stats`` from
-    :func:`element_stats`."""
+def link_dense(tag, stats: dict, pages: frozenset[str] = frozenset()) -> str:
+    """Why ``tag`` is navigation by link density, or as a menu of the folder's pages ('' when it
+    is neither); ``stats`` from :func:`element_stats`, ``pages`` the folder's :func:`name_keys`."""
     total, linked, links, content, _, labels = stats[id(tag)]
     table = tag if tag.name == "table" else tag.find_parent("table") if tag.name == "tr" else None
     if table is not None and _column_header(table):
@@ -109,13 +115,55 @@ def link_dense(tag, stats: dict) -> str:
         if len(dense) >= MIN_LIST_LINKS and len(dense) >= MENU_SHARE * len(rows):
             return f"navigation: a menu table, {len(dense)} of its {len(rows)} rows are links"
     need = MIN_LIST_LINKS if tag.name in ("ul", "ol", "dl") else MIN_LINKS
-    if content or links < need or not total:
+    if content or not total:
         return ""
-    if linked / total >= LINK_DENSITY:
+    if links >= need and linked / total >= LINK_DENSITY:
         return f"navigation: {links} links, {round(100 * linked / total)}% of its text is link text"
-    if labels <= links + 1 and not tag.get_text().rstrip().endswith((".", "!", "?", ":")):
+    if links >= need and labels <= links + 1 and not tag.get_text().rstrip().endswith((".", "!", "?", ":")):
         return f"navigation: {links} links with only {labels} other words (labels, not a sentence)"
-    return ""
+    n = page_menu(tag, pages) if tag.name in ("ul", "ol") and pages else 0
+    return f"navigation: a menu of {n} of the folder's pages, each named by its title" if n else ""
+
+
+#: A section number in front of a heading: ``22.1``, ``A.4.1``, ``3.``.
+_SECTION_NO = re.compile(r"^(?:\d+|[a-z])(?:\.\d+)*\.?\s+")
+
+
+def _name(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def name_keys(page: str, names: list[str]) -> set[str]:
+    """Keys recording that the folder holds the page file ``page`` under each of ``names`` (its
+    ``<title>`` and first heading, the heading also without its section number), for
+    :func:`page_menu`."""
+    out = set()
+    for n in map(_name, names):
+        for v in (n, _SECTION_NO.sub("", n)):
+            if v:
+                out.add(f"T:{page}:{v}")
+    return out
+
+
+def page_menu(lst: Any, pages: frozenset[str]) -> int:
+    """The number of items of a list (``<ul>``/``<ol>``) whose every item, two or more, is one
+    link and no other text, to another page of the same folder (a relative URL without a
+    folder part) named by that page's title or heading (a key of :func:`name_keys` in
+    ``pages``); 0 for any other list."""
+    items = lst.find_all("li", recursive=False)
+    if len(items) < 2:
+        return 0
+    for li in items:
+        links = li.find_all("a", href=True)
+        if len(links) != 1:
+            return 0
+        page = re.split(r"[?#]", str(links[0]["href"]).strip(), maxsplit=1)[0]
+        text = _name(links[0].get_text(" "))
+        if not page or "/" in page or ":" in page or _name(li.get_text(" ")) != text:
+            return 0
+        if f"T:{page}:{text}" not in pages:
+            return 0
+    return len(items)
 
 
 def _rows(table) -> list:

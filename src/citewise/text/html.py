@@ -353,6 +353,8 @@ def _prepared(html: str) -> tuple[BeautifulSoup, dict[str, str]]:
         name, content = tag.get("name"), tag.get("content")
         if name and content is not None:
             meta[name.lower()] = content
+        elif str(tag.get("http-equiv", "")).lower() == "refresh" and content is not None:
+            meta["http-equiv:refresh"] = str(content)
     for tag in soup.find_all(DROP_TAGS):
         tag.decompose()
     for sel in DROP_SELECTORS:
@@ -363,11 +365,15 @@ def _prepared(html: str) -> tuple[BeautifulSoup, dict[str, str]]:
     return soup, meta
 
 
-def page_keys(html: str) -> set[str]:
+def page_keys(html: str, name: str = "") -> set[str]:
     """Fingerprints of a page's short blocks, for the folder pass that finds blocks repeated
-    across pages (:func:`citewise.text.furniture.repeated`)."""
-    soup, _ = _prepared(html)
+    across pages (:func:`citewise.text.furniture.repeated`), and, given the page's file ``name``,
+    the keys naming it by its title and first heading (:func:`citewise.text.furniture.name_keys`)."""
+    soup, meta = _prepared(html)
     keys = furniture.page_keys(soup)
+    if name:
+        heading = soup.find(("h1", "h2", "h3", "h4", "h5", "h6"))
+        keys |= furniture.name_keys(name, [meta.get("title", ""), heading.get_text(" ") if heading else ""])
     _drop_navigation(soup, frozenset(), "")
     return keys | furniture.edge_keys(_content_blocks(soup))
 
@@ -378,6 +384,7 @@ def _drop_navigation(soup: BeautifulSoup, repeated: frozenset[str], source: str)
     stats = furniture.element_stats(soup)
     walk = furniture.blocks(soup)
     drop = None
+    left: list[tuple[Tag, Tag | None]] = []  # (parent, previous element) of each dropped block
     while True:
         try:
             tag = walk.send(drop)
@@ -387,20 +394,73 @@ def _drop_navigation(soup: BeautifulSoup, repeated: frozenset[str], source: str)
         if repeated and furniture.is_furniture(tag, stats, repeated):
             why = "furniture: repeated on most pages of the folder"
         else:
-            why = furniture.link_dense(tag, stats)
+            why = furniture.link_dense(tag, stats, repeated)
         drop = bool(why)
         if why:
             cls = " ".join(tag.get("class") or [])
             if source:  # the folder pass (no source) only looks
                 notes.dropped(source, f"<{tag.name}{' class=' + cls if cls else ''}>", why, tag.get_text(" "))
+            left.append((tag.parent, tag.find_previous_sibling()))
             tag.decompose()
+    _drop_titles(soup, left, source)
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+#: Containers a navigation title is never looked for beyond: the page and its main content.
+_ROOT_TAGS = ("html", "body", "main", "article", "[document]")
+
+
+def _headings_only(tag: Tag) -> bool:
+    """Whether every visible character of ``tag`` is inside a heading (or it has none)."""
+    inside = "".join(h.get_text() for h in ([tag] if tag.name in _HEADINGS else tag.find_all(_HEADINGS)))
+    return "".join(tag.get_text().split()) == "".join(inside.split())
+
+
+def _drop_titles(soup: BeautifulSoup, left: list[tuple[Tag, Tag | None]], source: str) -> None:
+    """Remove the headings that only titled navigation just dropped (``left``: the parent and
+    previous element of each dropped block): the outermost container around a dropped block
+    that now holds headings and nothing else (``<div><h2>Table of Contents</h2><div>`` + the
+    list), or a heading right before a dropped block whose section is now empty (the next
+    element with text is a heading of the same or a higher level, or there is none). The page's
+    first heading is its own title and stays (a page that is only a menu keeps its name)."""
+    first = soup.find(_HEADINGS)
+
+    def gone(tag: Tag | None) -> bool:
+        return tag is None or tag.decomposed or any(p.decomposed for p in tag.parents)
+
+    for parent, prev in left:
+        if gone(parent):
+            continue
+        top: Tag | None = None
+        box: Tag | None = parent
+        while box is not None and box.name not in _ROOT_TAGS and box.get("role") != "main" and _headings_only(box):
+            top, box = box, box.parent
+        title = top if top is not None and top.find(_HEADINGS) is not None else None
+        if title is None and prev is not None and not gone(prev) and prev.name in _HEADINGS:
+            nxt = prev.find_next_sibling()
+            while nxt is not None and nxt.name not in _HEADINGS and not nxt.get_text(strip=True):
+                nxt = nxt.find_next_sibling()
+            if nxt is None or (nxt.name in _HEADINGS and int(nxt.name[1]) <= int(prev.name[1])):
+                title = prev
+        if title is not None and first is not None and (title is first or first in title.descendants):
+            title = None
+        if title is not None:
+            if source:
+                notes.dropped(
+                    source,
+                    f"<{title.name}>",
+                    "navigation: the heading of navigation dropped below it",
+                    title.get_text(" "),
+                )
+            title.decompose()
 
 
 def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: str = "") -> tuple[str, dict[str, str]]:
     """Markdown-like text of an HTML page's main content and its ``<title>``/``<meta>`` values.
 
     See the module docstring for what is kept and how it is rendered. ``meta`` holds ``title``
-    (from ``<title>``) and every ``<meta name=... content=...>`` (names lowercased).
+    (from ``<title>``), every ``<meta name=... content=...>`` (names lowercased) and the content
+    of a ``<meta http-equiv=refresh>`` as ``http-equiv:refresh`` (:func:`redirect_target`).
     ``repeated``: fingerprints of blocks repeated across the page's folder (dropped as
     furniture); ``source`` names the page in :mod:`citewise.text.notes`.
     """
@@ -440,6 +500,22 @@ def _content_blocks(soup: BeautifulSoup) -> list[str]:
         w.walk(soup.body)
         blocks = w.result()
     return blocks
+
+
+#: A ``<meta http-equiv=refresh>`` content: a delay, then the URL after ``;`` or ``,`` and an
+#: optional ``url=`` (WHATWG HTML, "shared declarative refresh steps").
+_REFRESH = re.compile(r"""^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>["']?)(?P<url>[^"']*)(?P=q)\s*$""", re.I)
+
+
+def redirect_target(meta: dict[str, str], page_name: str = "") -> str:
+    """Where a page sends its reader at once: the URL of its ``<meta http-equiv=refresh>``
+    (``meta["http-equiv:refresh"]`` from :func:`html_to_markdown`), or ``''`` when it has none or
+    reloads itself (no URL, or one naming ``page_name``). Such a page is a redirect: its own text
+    is a pointer to the page it names, never read."""
+    m = _REFRESH.match(meta.get("http-equiv:refresh", ""))
+    url = m.group("url").strip() if m else ""
+    target = re.split(r"[?#]", url, maxsplit=1)[0].rsplit("/", 1)[-1]
+    return url if url and target and target != page_name else ""
 
 
 def first_heading(text: str) -> str:

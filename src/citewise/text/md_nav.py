@@ -7,7 +7,10 @@ says. A block is navigation when, read by the CommonMark parser (markdown-it-py)
 markup, every piece of its text lies inside links whose target is a fragment of this document
 (``#...``) and it holds at least one such link. Only top-level paragraphs and lists count; a
 list item that also says something in words (``* [Name](#name): what it does``), a link to
-another page, an image or code keeps the block as content.
+another page, an image or code keeps the block as content. A heading whose section (everything up
+to the next heading of the same or a higher level, subsections included) holds such blocks and
+nothing else is the title of that navigation (``Table of Contents`` / ``=================`` above
+the list) and goes with it.
 
 The spans are blanked by the Markdown loader (same length, line breaks kept), so every other
 character keeps its offset in the source file.
@@ -68,16 +71,33 @@ def _only_fragment_links(inline) -> int:
 
 
 def fragment_navigation(text: str) -> list[NavSpan]:
-    """Top-level paragraphs and lists of ``text`` that only link within the document, in order."""
+    """Top-level paragraphs and lists of ``text`` that only link within the document, and the
+    headings of sections that hold nothing else, in order."""
     if "](#" not in text:
         return []
     tokens = _parser().parse(text)
     starts = line_starts(text)
     nlines = len(starts) - 1
-    out: list[NavSpan] = []
+
+    def span(lo: int, hi: int, why: str) -> NavSpan:
+        s, e = starts[min(lo, nlines)], min(starts[min(hi, nlines)], len(text))
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        return NavSpan(s, e, lo + 1, bisect_right(starts, e - 1), why)
+
+    # the top-level blocks in order: (heading level or 0, line map, navigation span or None)
+    blocks: list[tuple[int, tuple[int, int], NavSpan | None]] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
+        if tok.level == 0 and tok.map is not None and tok.nesting == 0:
+            # a block in one token: code is content, a rule or an HTML comment says nothing
+            if tok.type in ("fence", "code_block") or (
+                tok.type == "html_block" and not tok.content.lstrip().startswith("<!--")
+            ):
+                blocks.append((0, (tok.map[0], tok.map[1]), None))
+            i += 1
+            continue
         if tok.level != 0 or tok.map is None or tok.nesting != 1:
             i += 1
             continue
@@ -87,20 +107,36 @@ def fragment_navigation(text: str) -> list[NavSpan]:
             j += 1
         inner = [t for t in tokens[i : j + 1] if t.type == "inline"]
         kind = tok.type
+        nav = None
         if kind in ("paragraph_open", "bullet_list_open", "ordered_list_open") and inner:
             counts = [_only_fragment_links(t) for t in inner]
             if all(counts):
-                lo, hi = tok.map
-                s, e = starts[min(lo, nlines)], min(starts[min(hi, nlines)], len(text))
-                while e > s and text[e - 1].isspace():
-                    e -= 1
                 why = (
                     f"navigation: a list of {sum(counts)} links to this document's own sections"
                     if kind != "paragraph_open"
                     else "navigation: only links to this document's own sections"
                 )
-                out.append(NavSpan(s, e, lo + 1, bisect_right(starts, e - 1), why))
+                nav = span(tok.map[0], tok.map[1], why)
+        level = int(tok.tag[1]) if kind == "heading_open" else 0
+        blocks.append((level, (tok.map[0], tok.map[1]), nav))
         i = j + 1
+    out: list[NavSpan] = []
+    for k, (level, (lo, hi), nav) in enumerate(blocks):
+        if nav is not None:
+            out.append(nav)
+            continue
+        if not level:
+            continue
+        body = []
+        for other, _, onav in blocks[k + 1 :]:
+            if other and other <= level:
+                break
+            if not other:
+                body.append(onav)
+        if body and all(body):
+            out.append(
+                span(lo, hi, "navigation: the heading of a section that only links to this document's own sections")
+            )
     return out
 
 

@@ -38,11 +38,11 @@ def sha256_hex(data: bytes) -> str:
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
 LOADER_VERSIONS = {
-    ".pdf": "5",
-    ".md": "4",
-    ".markdown": "4",
-    ".html": "2",
-    ".htm": "2",
+    ".pdf": "6",
+    ".md": "5",
+    ".markdown": "5",
+    ".html": "3",
+    ".htm": "3",
     ".txt": "2",
     ".text": "2",
     ".rst": "1",

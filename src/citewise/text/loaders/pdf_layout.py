@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 
 #: Marks a code line (set wholly in a monospace font) in page texts handed to
@@ -31,8 +33,12 @@ def _is_mono(font) -> bool:
 
 
 #: A digit run set at most this share of the page's body size, right after a letter or closing
-#: punctuation, is a footnote marker (a superscript): dropped from the text.
+#: punctuation, is a footnote marker (a superscript): dropped from the text. Set below the
+#: baseline of the word before it, it is a subscript (``x₁``, ``S₁``) and stays.
 FOOTNOTE_SIZE = 0.8
+#: Share of the body size a run's baseline must sit above (or below) its neighbour's to count as
+#: raised (or lowered).
+BASELINE_SHIFT = 0.05
 
 
 def _size(size, tm, cm) -> float:
@@ -43,34 +49,48 @@ def _size(size, tm, cm) -> float:
         return 0.0
 
 
+def _baseline(tm: Sequence[Any], cm: Sequence[Any]) -> float:
+    """The user-space y of a text run's origin: the text matrix ``tm`` times the current
+    transformation matrix ``cm`` (PDF 32000-1:2008 §9.4.4), last row's y."""
+    try:
+        return float(tm[4]) * float(cm[1]) + float(tm[5]) * float(cm[3]) + float(cm[5])
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+
+
 def _page_with_code_marks(page, line_sizes: list | None = None) -> str:
     """A page's plain text (pypdf ``extract_text``) with :data:`CODE_MARK` in front of each line
     whose every visible character is set in a monospace font (:func:`_is_mono`): the Texinfo
     ``@example`` blocks of a manual, which plain extraction otherwise runs into the prose.
     Footnote markers (digits set in a small size, :data:`FOOTNOTE_SIZE`, fused to the word before
-    them: ``DBTeXMath11``) are removed. ``line_sizes``, when given, receives for each line of the
-    returned text ``(largest size of its visible characters, the page's body size)``.
+    them: ``DBTeXMath11``) are removed, and so is the raised number a footnote's own text starts
+    with at the foot of the page (``²The standard is ...`` becomes ``The standard is ...``); small
+    digits set below the baseline of the word before them are subscripts and stay (``x₁ + x₂``
+    reads ``x1 + x2``). ``line_sizes``, when given, receives for each line of the returned text
+    ``(largest size of its visible characters, the page's body size)``.
 
     pypdf hands each text run to ``visitor_text`` with its font and size, and the runs concatenate
     to the extracted text; when they do not (a pypdf change), the page is returned unmarked."""
-    runs: list[tuple[str, bool, float]] = []
+    runs: list[tuple[str, bool, float, float]] = []
     known: dict[int, bool] = {}
 
     def visit(text, cm, tm, font, size):
         key = id(font)
         if key not in known:
             known[key] = _is_mono(font)
-        runs.append((text, known[key], _size(size, tm, cm)))
+        runs.append((text, known[key], _size(size, tm, cm), _baseline(tm, cm)))
 
     text = (page.extract_text(visitor_text=visit) or "").replace(CODE_MARK, "")
-    if "".join(t for t, _, _ in runs).replace(CODE_MARK, "") != text:
+    if "".join(t for t, _, _, _ in runs).replace(CODE_MARK, "") != text:
         return text
     mono: list[bool] = []
     sizes: list[float] = []
-    for t, m, z in runs:
+    ys: list[float] = []
+    for t, m, z, y in runs:
         n = len(t.replace(CODE_MARK, ""))
         mono.extend([m] * n)
         sizes.extend([z] * n)
+        ys.extend([y] * n)
     counts: dict[float, int] = {}
     for ch, z in zip(text, sizes):
         if not ch.isspace() and z:
@@ -88,12 +108,22 @@ def _page_with_code_marks(page, line_sizes: list | None = None) -> str:
                 # may put a space where the superscript was raised)
                 k0 = i - 1 if i and text[i - 1] != " " else i - 2
                 before = text[k0] if k0 >= 0 else " "
+                shift = BASELINE_SHIFT * body
                 if (
                     (before.isalpha() or before in ".,;:)”’\"'")
                     and sizes[k0] > FOOTNOTE_SIZE * body
                     and (j == len(text) or not text[j].isalnum())
+                    and ys[i] >= ys[k0] - shift  # not a subscript
                 ):
                     for k in range(k0 + 1, j):
+                        keep[k] = False
+                elif (
+                    (i == 0 or text[i - 1] == "\n")
+                    and j < len(text)
+                    and text[j].isalpha()
+                    and ys[i] > ys[j] + shift  # raised above the text it starts: a footnote's number
+                ):
+                    for k in range(i, j):
                         keep[k] = False
                 i = j
             else:
