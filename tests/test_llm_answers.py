@@ -30,9 +30,7 @@ EXCEPTIONS = (
 
 
 def cc(cid: str, text: str, rank: int, title: str = "Refunds on Pro") -> ContextChunk:
-    return ContextChunk(
-        cid, cid.split("#")[0], title, "", "", (title,), text, 0, len(text), rank, tokens=count_tokens(text)
-    )
+    return ContextChunk(cid, cid.split("#")[0], title, "", "", (title,), text, 0, len(text), rank)
 
 
 def context() -> Context:

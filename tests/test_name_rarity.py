@@ -123,3 +123,38 @@ def test_unknown_names_come_from_the_corpus(idx, question, reason):
         assert got is None, got
     else:
         assert got is not None and got.code == ReasonCode.UNKNOWN_NAME and got.fields["name"] == reason, got
+
+
+def test_common_word_table_agrees_with_wordfreq_and_is_cached(tmp_path, monkeypatch):
+    """The cached table of words at or above RARE_ZIPF gives the verdict wordfreq gives, for
+    words on both sides of both cut-offs, and a second process reads it from the cache file."""
+    from wordfreq import zipf_frequency
+
+    from citewise.text import rarity
+
+    monkeypatch.setenv("CITEWISE_CACHE", str(tmp_path))
+    rarity.common_words.cache_clear()
+    try:
+        table = rarity.common_words()
+        files = list(tmp_path.glob("wordfreq-en-*-zipf3.tsv"))
+        assert len(files) == 1
+        # zipf 2.4-4.6: rarer than, between and above the two cut-offs (3.0 lower case, 4.0 capitalised)
+        words = ["shebang", "garbled", "retyping", "rebuild", "cheapest", "minimal", "stripe", "window"]
+        words += ["frobnicate", "employees", "ok", "program", "refund", "certificate", "the"]
+        for w in words:
+            z = zipf_frequency(w, "en")
+            assert (w in table) == (z >= rarity.RARE_ZIPF), w
+            for cap in (False, True):
+                word = w.capitalize() if cap else w
+                assert is_rare(word, capitalised=cap) == (z < (rarity.RARE_NAME_ZIPF if cap else rarity.RARE_ZIPF)), (
+                    word
+                )
+        assert table["the"] == zipf_frequency("the", "en")
+        # written as "word<TAB>zipf" lines; read back by a fresh call
+        lines = files[0].read_text(encoding="ascii").splitlines()
+        assert len(lines) == len(table) and "window\t" + str(table["window"]) in lines
+        files[0].write_text("window\t1.5\n", encoding="ascii")  # a table read from the file, not rebuilt
+        rarity.common_words.cache_clear()
+        assert rarity.common_words() == {"window": 1.5}
+    finally:
+        rarity.common_words.cache_clear()

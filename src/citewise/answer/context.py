@@ -33,11 +33,15 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Sequence
 
 from citewise.core import Citation, CitewiseError
 from citewise.text.analyzer import analyze
 from citewise.text.tokens import count_tokens, truncate_tokens
+
+if TYPE_CHECKING:
+    from citewise.store.base import StoredChunk
 
 ORDERINGS = ("rank", "document", "edges")
 DEFAULT_NEIGHBOUR_PATTERN = r"^(exceptions?|caveats?|limitations?|notes?|important)\b"
@@ -56,8 +60,13 @@ class ContextChunk:
         rank: retrieval rank of the chunk, or of the chunk that brought it (expansions).
         score: retrieval score (0 for expansions).
         via: ``retrieved`` | ``neighbour`` | ``parent``.
-        tokens: ``o200k_base`` tokens of the rendered chunk (header line + text).
+        token_bound: an upper bound of :attr:`tokens` known without the tokenizer (the stored
+            chunk's ``token_count``, which counts its heading path too, + 1, plus the header's
+            UTF-8 bytes: a BPE token holds at least one byte); 0 when none is known.
         effective: ISO date from which the document is in force ('' when not declared).
+
+    ``tokens`` (property): ``o200k_base`` tokens of the rendered chunk (header line + text),
+    counted on first use.
     """
 
     chunk_id: str
@@ -72,8 +81,13 @@ class ContextChunk:
     rank: int
     score: float = 0.0
     via: str = "retrieved"
-    tokens: int = 0
+    token_bound: int = 0
     effective: str = ""
+
+    @cached_property
+    def tokens(self) -> int:
+        """``o200k_base`` tokens of the rendered chunk (header line + text)."""
+        return count_tokens(self.header()) + count_tokens(self.text)
 
     def citation(self, start: int | None = None, end: int | None = None) -> Citation:
         """A :class:`Citation` of this chunk (or of ``[start, end)`` offsets inside its text)."""
@@ -269,7 +283,7 @@ class ContextAssembler:
         chosen = self._fill(kept, dropped)
         return Context(question, self._order(chosen), self.budget_tokens, dropped)
 
-    def _context_chunk(self, c, rank: int, score: float, via: str) -> ContextChunk:
+    def _context_chunk(self, c: StoredChunk, rank: int, score: float, via: str) -> ContextChunk:
         cc = ContextChunk(
             c.chunk_id,
             c.doc_id,
@@ -283,30 +297,49 @@ class ContextAssembler:
             rank,
             score,
             via,
-            effective=getattr(c, "effective", "") or "",
+            effective=c.effective or "",
         )
-        return replace(cc, tokens=count_tokens(cc.header()) + count_tokens(cc.text))
+        if c.token_count <= 0:
+            return cc
+        return replace(cc, token_bound=c.token_count + 1 + len(cc.header().encode("utf-8")))
 
     def _fill(self, cands: list[ContextChunk], dropped: dict[str, str]) -> list[ContextChunk]:
+        """The chunks that fit the budget (module docstring, step 3), in candidate order.
+
+        Sizes are compared by their upper bounds (:attr:`ContextChunk.token_bound`) while those
+        fit; the first comparison the bounds cannot settle switches to exact counts for the rest
+        of the fill. A bound that fits implies the exact count fits, so every decision equals the
+        one exact counting makes, and a context that fits by its bounds never loads the tokenizer.
+        """
         budget = self.budget_tokens
         doc_cap = self.max_doc_share * budget
-        used = 0
-        per_doc: dict[str, int] = {}
         chosen: dict[str, ContextChunk] = {}
         order = {c.chunk_id: i for i, c in enumerate(cands)}
+        exact = False
+
+        def size(cc: ContextChunk) -> int:
+            return cc.token_bound if cc.token_bound and not exact else cc.tokens
+
+        def within(cc: ContextChunk, others: list[ContextChunk], limit: float) -> bool:
+            nonlocal exact
+            if sum(size(o) for o in others) + size(cc) <= limit:
+                return True
+            if exact:
+                return False
+            exact = True
+            return sum(size(o) for o in others) + size(cc) <= limit
 
         def take(cc: ContextChunk, enforce_share: bool) -> bool:
-            nonlocal used
-            if cc.tokens > budget - used:
+            if not within(cc, list(chosen.values()), budget):
                 if chosen:
                     return False
                 cc = self._truncate(cc, budget)
-            if enforce_share and chosen and per_doc.get(cc.doc_id, 0) + cc.tokens > doc_cap:
-                dropped[cc.chunk_id] = "document share"
-                return False
+            if enforce_share and chosen:
+                same = [o for o in chosen.values() if o.doc_id == cc.doc_id]
+                if not within(cc, same, doc_cap):
+                    dropped[cc.chunk_id] = "document share"
+                    return False
             chosen[cc.chunk_id] = cc
-            used += cc.tokens
-            per_doc[cc.doc_id] = per_doc.get(cc.doc_id, 0) + cc.tokens
             return True
 
         # pass 1: reserve room for distinct sources (best retrieved chunk of each document)
@@ -341,7 +374,7 @@ class ContextAssembler:
     def _truncate(self, cc: ContextChunk, budget: int) -> ContextChunk:
         room = max(budget - count_tokens(cc.header()), 1)
         text = truncate_tokens(cc.text, room)
-        return replace(cc, text=text, end=cc.start + len(text), tokens=count_tokens(cc.header()) + count_tokens(text))
+        return replace(cc, text=text, end=cc.start + len(text), token_bound=0)
 
     def _order(self, chunks: list[ContextChunk]) -> list[ContextChunk]:
         if self.ordering == "rank":

@@ -24,8 +24,15 @@ held-out sets were not used): no in-scope question of them holds a capitalised w
 its corpus with a Zipf frequency under 4.0, and lower-case absent words under 3.0 make three of
 706 in-scope questions abstain ("shebang" 2.4, "garbled" 2.6, "retyping" 1.6) against 123 of 449
 out-of-scope or false-premise questions caught (2.5: 2 and 117; 3.5: 3 and 127, with "rebuild"
-3.9 and "cheapest" 3.8 next in line). Frequencies are looked up lazily (the word list loads on first use,
-about half a second) and cached.
+3.9 and "cheapest" 3.8 next in line).
+
+:func:`is_rare` reads a table of the plain ASCII words whose Zipf frequency is at least
+:data:`RARE_ZIPF` (about 28,000 of wordfreq's 321,000 English entries, with their exact
+``zipf_frequency``): a word of letters a-z absent from it is rare under both cut-offs. The table
+is built from wordfreq on first use (importing wordfreq and reading its list costs about half a
+CPU second) and kept in :func:`citewise.core.cache_dir` under a name that carries the size and
+modification time of wordfreq's English list, so a later process reads a 0.3 MB text file
+instead; words with other characters (apostrophes, accents) are looked up in wordfreq itself.
 
 >>> name_shaped("x86_64"), name_shaped("L4"), name_shaped("OK"), name_shaped("SIGPWR"), name_shaped("PayPal")
 (True, True, False, True, True)
@@ -35,8 +42,11 @@ about half a second) and cached.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 from functools import lru_cache
+from pathlib import Path
 
 #: Zipf frequency under which a lower-case word is rare in English (a name).
 RARE_ZIPF = 3.0
@@ -70,6 +80,9 @@ def name_shaped(token: str) -> bool:
     return len(letters) > ABBREVIATION_MAX and all(c.isupper() for c in letters)
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
 @lru_cache(maxsize=1)
 def _zipf():
     from wordfreq import zipf_frequency
@@ -83,10 +96,73 @@ def zipf(word: str) -> float:
     return float(_zipf()(word, "en"))
 
 
+def _wordlist_stamp() -> str:
+    """Size and modification time of wordfreq's English list ('' when it cannot be found),
+    found without importing wordfreq."""
+    spec = importlib.util.find_spec("wordfreq")
+    if spec is None or not spec.origin:
+        return ""
+    data = Path(spec.origin).parent / "data" / "large_en.msgpack.gz"
+    try:
+        st = data.stat()
+    except OSError:
+        return ""
+    return f"{st.st_size}-{st.st_mtime_ns}"
+
+
+def _build_common() -> dict[str, float]:
+    """``{word: zipf}`` for wordfreq's English entries of letters a-z with Zipf ≥ RARE_ZIPF."""
+    from wordfreq import get_frequency_dict
+
+    out: dict[str, float] = {}
+    least = 10 ** (RARE_ZIPF - 9) / 1.01  # zipf = log10(frequency) + 9, rounded to 2 decimals
+    for w, f in get_frequency_dict("en").items():
+        if f >= least and _ASCII_WORD.fullmatch(w):
+            z = zipf(w)
+            if z >= RARE_ZIPF:
+                out[w] = z
+    return out
+
+
+@lru_cache(maxsize=1)
+def common_words() -> dict[str, float]:
+    """``{word: zipf}`` of the plain words (letters a-z) at or above :data:`RARE_ZIPF`, read
+    from the cache file (module docstring), built and written when missing or stale. A cache that
+    cannot be written or read is rebuilt in memory."""
+    from citewise.core import cache_dir
+
+    stamp = _wordlist_stamp()
+    path = cache_dir() / f"wordfreq-en-{stamp}-zipf{RARE_ZIPF:g}.tsv" if stamp else None
+    if path is not None:
+        try:
+            table: dict[str, float] = {}
+            for line in path.read_text(encoding="ascii").splitlines():
+                w, _, z = line.partition("\t")
+                table[w] = float(z)
+            if table:
+                return table
+        except (OSError, ValueError):
+            pass
+    table = _build_common()
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text("".join(f"{w}\t{z}\n" for w, z in sorted(table.items())), encoding="ascii")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return table
+
+
 def is_rare(word: str, capitalised: bool = False) -> bool:
     """Whether a plain ``word`` is rare in general English (module docstring); ``capitalised``:
     written with a capital inside its sentence."""
-    return zipf(word) < (RARE_NAME_ZIPF if capitalised else RARE_ZIPF)
+    cut = RARE_NAME_ZIPF if capitalised else RARE_ZIPF
+    lower = word.lower()
+    if _ASCII_WORD.fullmatch(lower):
+        return common_words().get(lower, 0.0) < cut
+    return zipf(word) < cut
 
 
 def name_words(text: str) -> list[str]:
