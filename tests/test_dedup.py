@@ -138,3 +138,15 @@ def test_cli_ingest_json_and_status_name_the_copy(tmp_path):
     assert json.loads(st.stdout)["duplicates"] == data["duplicates"]
     res = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "i"), "--keep-duplicates"])
     assert res.exit_code == 0 and "0 duplicates skipped" in res.stdout
+
+
+def test_shingle_array_counts_distinct_windows():
+    """Hand-counted: six words give two 5-word windows; a repeated 5-word phrase, read as ten
+    words, gives six windows of which five are distinct; fewer than five words are one shingle."""
+    from citewise.text.dedup import shingle_array
+
+    assert len(shingle_array("a b c d e f")) == 2
+    rep = shingle_array("x y z w v. X Y Z W V")
+    assert len(rep) == 5 and list(rep) == sorted(set(rep.tolist()))
+    assert shingles("x y z w v x y z w v") == set(rep.tolist())
+    assert len(shingle_array("one two")) == 1 and len(shingle_array("...")) == 0

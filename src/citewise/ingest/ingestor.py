@@ -165,6 +165,7 @@ class Ingestor(_PlanMixin, _EmbedMixin, _WriteMixin):
         docs = self._refuse_rerooted(docs, report, failed_sources)
         self._unmatched_rules(docs, root, report)
         present = {d.doc_id for d in docs} | self._ingest(docs, report, progress)
+        del docs  # the loaded texts: not held while the store rebuilds its indexes below
         prefix = str(root) + ("" if root.is_file() else "/")
         # a folder this run's documents moved from (``docs`` renamed to ``docs2``): its documents
         # whose files are gone went with it; kept, they stayed searchable with no folder left
