@@ -541,3 +541,31 @@ def test_a_menu_table_is_navigation_a_data_table_of_links_is_not():
     text, _ = html_to_markdown(page)
     assert "Node 3" not in text
     assert "| Target | Tier |" in text and "| target-5 | tier 2 |" in text
+
+
+def test_plain_title_set_between_two_indented_rules_is_the_whole_block():
+    """A centred title over two lines between two rules of dashes names the document; a rule is
+    never the title; without a closing rule the first line alone is the title."""
+    text = (
+        "                    -------------------\n"
+        "                         Widgetd\n"
+        "                   Operations Manual\n"
+        "                    -------------------\n"
+        "                       version 1.4\n\n"
+        "This manual covers the daemon.\n"
+    )
+    assert to_markdown(text)[1] == "Widgetd Operations Manual"
+    assert to_markdown("   =====\n   Widgetd notes\n\nText follows.\n")[1] == "Widgetd notes"
+    assert to_markdown("   *****\n   Widgetd\n   Manual\n   =====\n\nText.\n")[1] == "Widgetd"
+
+
+def test_pdf_cover_line_of_glyph_codes_is_not_the_title(tmp_path):
+    """A cover line pypdf can only write as glyph codes (``/x4D /x4C``) holds no text: the next
+    cover line names the document."""
+    from conftest import make_pdf
+
+    pdf = tmp_path / "guide.pdf"
+    pdf.write_bytes(
+        make_pdf([["/x4D /x4C", "Widget Modelling Language", "Reference"], ["1 Introduction", "Widgets are."]])
+    )
+    assert load_file(pdf, tmp_path).title == "Widget Modelling Language"

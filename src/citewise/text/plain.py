@@ -51,6 +51,8 @@ TOC_MIN_LINES = 3
 #: Share of a run's lines that must be table-of-contents lines.
 TOC_SHARE = 0.8
 
+#: Most lines a title set between two rules may take (the title block of :func:`_title_block`).
+TITLE_BLOCK_LINES = 3
 _ADORN = re.compile(r"^([" + re.escape(ADORNMENT_CHARS) + r"])\1{2,}[ \t]*$")
 #: A numbered section line: optional Chapter/Part/Appendix/Section word, a number (``3``, ``3.6``,
 #: ``3.6.``, ``A.1``), then the title.
@@ -381,6 +383,24 @@ def _levels(heads: list[Heading]) -> None:
             current = h.level
 
 
+def _title_block(lines: list[str], i: int) -> str:
+    """The title that starts on line ``i``: the line itself, or, when an adornment line (any
+    indentation) sits right above it and the same character's adornment closes the block within
+    :data:`TITLE_BLOCK_LINES` lines, the block's lines joined by spaces (a centred title over
+    several lines between two rules, as plain-text manuals set it)."""
+    first = lines[i].strip()
+    above = lines[i - 1].strip() if i > 0 else ""
+    if not _ADORN.match(above):
+        return first
+    for j in range(i + 1, min(i + TITLE_BLOCK_LINES, len(lines))):
+        ln = lines[j].strip()
+        if not ln:
+            break
+        if _ADORN.match(ln):
+            return " ".join(x.strip() for x in lines[i:j]) if ln[0] == above[0] else first
+    return first
+
+
 def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
     """Markdown-like text of a plain text, its title, and what was dropped.
 
@@ -396,11 +416,13 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
             drop[k] = why
     skip = {k for h in st.headings for k in range(h.first, h.last + 1)}
     head_at = {h.line: h for h in st.headings}
-    first_text = next((i for i, ln in enumerate(lines) if ln.strip() and i not in drop and not _ADORN.match(ln)), None)
+    first_text = next(
+        (i for i, ln in enumerate(lines) if ln.strip() and i not in drop and not _ADORN.match(ln.strip())), None
+    )
     title = ""
     if first_text is not None:
         h = head_at.get(first_text)
-        title = h.title if h else lines[first_text].strip()
+        title = h.title if h else _title_block(lines, first_text)
     out: list[str] = []
     for i, ln in enumerate(lines):
         if i in drop:

@@ -38,13 +38,13 @@ def sha256_hex(data: bytes) -> str:
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
 LOADER_VERSIONS = {
-    ".pdf": "6",
+    ".pdf": "7",
     ".md": "5",
     ".markdown": "5",
     ".html": "3",
     ".htm": "3",
-    ".txt": "2",
-    ".text": "2",
+    ".txt": "3",
+    ".text": "3",
     ".rst": "1",
     ".docx": "2",
 }

@@ -58,6 +58,9 @@ def _page_text(text: str) -> list[str]:
 #: A table-of-contents or index line: a run of dot leaders (``Redirections . . . . . 38``).
 _LEADERS = re.compile(r"(?:\.\s?){6,}")
 #: A section number in front of a heading line: ``4.3.2``, ``Chapter 4:``, ``Appendix C``, ``A.1``.
+#: A line of glyph codes only (``/x4D /x4C``): what pypdf writes for glyphs its font's encoding
+#: does not map to characters (a decorative title font); it holds no text to name a document by.
+_UNMAPPED = re.compile(r"(?:/x[0-9A-Fa-f]{2}\s*)+")
 _SECTION_NO = re.compile(r"^(?:(?:chapter|appendix)\s+)?(?:[0-9]+|[A-Z])(?:\.[0-9]+)*[.:]?\s+", re.I)
 
 #: A line that starts or ends at least this many pages (and at least
@@ -356,7 +359,9 @@ def load_pdf(path: Path, root: Path) -> Document:
     first = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), path.stem)
     # no /Title in the metadata (pdfTeX manuals): the title page's first line ("Bash Reference
     # Manual") names the document; the first bookmark is only its first chapter ("Introduction")
-    cover = next((ln.strip() for ln in page_texts[0].splitlines() if ln.strip()), "")
+    cover = next(
+        (ln.strip() for ln in page_texts[0].splitlines() if ln.strip() and not _UNMAPPED.fullmatch(ln.strip())), ""
+    )
     title = meta_title or (cover if 0 < len(cover) <= 120 else (outline[0][2] if outline else first[:200]))
     return Document(
         doc_id=doc_id_for(path, root),
