@@ -375,3 +375,22 @@ def pytest_collection_modifyitems(config, items):
         tier = _tier(item)
         if tier != "conformance":
             item.add_marker(getattr(pytest.mark, tier))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Collect without the cyclic garbage collector, then freeze what collection built.
+
+    Collection imports every test module and what they import (LanceDB, FastAPI, LangChain, ...):
+    millions of objects that live to the end of the session, and that each full collection of
+    the oldest generation would scan again, test after test. ``gc.freeze`` moves them out of
+    the collector's reach (CPython's documented use of it); garbage made later is collected as
+    usual."""
+    import gc
+
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        gc.enable()
