@@ -394,3 +394,16 @@ def pytest_collection(session):
     finally:
         gc.freeze()
         gc.enable()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Write the retrieval counts citewise keeps per index folder (``citewise.usage``, written
+    every 500 retrievals, every 5 s or at exit) before the test's fixtures are torn down: a
+    passing test's ``tmp_path`` is removed then (``tmp_path_retention_policy = "failed"``), and
+    the counts of an index inside it could not be written at exit."""
+    import sys
+
+    usage = sys.modules.get("citewise.usage")
+    if usage is not None:
+        usage._flush_all()
