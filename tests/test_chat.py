@@ -55,3 +55,23 @@ def test_config_from_env(monkeypatch):
     monkeypatch.delenv("CITEWISE_LLM_MODEL")
     with pytest.raises(ChatError, match="CITEWISE_LLM_MODEL"):
         ChatConfig.from_env()
+
+
+def test_http_clients_share_one_verifying_tls_context():
+    """Every client gets the process's TLS context (built once, not per client), and it verifies
+    certificates and host names against a loaded CA bundle."""
+    import ssl
+
+    from citewise.models.tls import tls_context
+    from citewise.retrieval.rerank import HttpReranker
+    from citewise.tools.web import WebSearchTool
+
+    clients = [
+        OpenAIChatModel(ChatConfig("https://llm.example", "m"))._client,
+        OpenAIChatModel(ChatConfig("http://127.0.0.1:9", "m"))._client,
+        HttpReranker("https://rerank.example")._client,
+        WebSearchTool("https://search.example")._client,
+    ]
+    assert all(c._transport._pool._ssl_context is tls_context() for c in clients)
+    ctx = tls_context()
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname and len(ctx.get_ca_certs()) > 0

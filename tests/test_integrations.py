@@ -15,9 +15,10 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from citewise.api import Citewise
 from citewise.core import Principal
 from citewise.index import Index
-from citewise.integrations import haystack as cw_haystack
 from citewise.integrations import langchain as cw_langchain
-from citewise.integrations import llama_index as cw_llama
+
+# the LlamaIndex and Haystack adapters are imported in the tests that use them: importing
+# llama_index costs each pytest worker about a second at collection
 
 QUERY = "How are refunds approved and paid?"
 #: The corpus, as LangChain documents (what a LangChain loader gives): text and metadata.
@@ -109,6 +110,8 @@ def test_langchain_documents_carry_text_metadata_and_permissions(cw):
 
 def test_llama_index_retrieve_with_principal_and_metadata_filters(cw):
     from llama_index.core.schema import NodeWithScore
+
+    from citewise.integrations import llama_index as cw_llama
     from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
     r = cw_llama.CitewiseRetriever(cw, k=10)
@@ -135,6 +138,8 @@ def test_llama_index_retrieve_with_principal_and_metadata_filters(cw):
 def test_haystack_pipeline_with_filters_groups_and_serialisation(cw):
     from haystack import Pipeline
 
+    from citewise.integrations import haystack as cw_haystack
+
     p = Pipeline()
     p.add_component("retriever", cw_haystack.CitewiseRetriever(index=_index_dir(), top_k=10))
     docs = p.run({"retriever": {"query": QUERY}})["retriever"]["documents"]
@@ -157,6 +162,9 @@ def test_haystack_pipeline_with_filters_groups_and_serialisation(cw):
 def test_ingestion_from_llama_index_and_haystack_documents(tmp_path):
     from haystack import Document as HDocument
     from llama_index.core import Document as LIDocument
+
+    from citewise.integrations import haystack as cw_haystack
+    from citewise.integrations import llama_index as cw_llama
 
     idx = Index.open(tmp_path / "idx", embedder="hashing")
     docs = cw_llama.from_documents(

@@ -7,7 +7,6 @@ import json
 import random
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from citewise.core import InputError
 from citewise.evaluation.judge_agreement import cohen_kappa, judge_identity, read_labels, require_agreement
@@ -15,6 +14,8 @@ from citewise.evaluation.judge_agreement import cohen_kappa, judge_identity, rea
 
 @pytest.mark.parametrize("seed", range(6))
 def test_kappa_equals_scikit_learn(seed):
+    from sklearn.metrics import cohen_kappa_score  # here: scikit-learn's import is a second of collection
+
     rng = random.Random(seed)
     n = rng.randint(5, 60)
     a = [rng.random() < 0.6 for _ in range(n)]

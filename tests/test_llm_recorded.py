@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from citewise.answer.judges import ClaimJudge, LLMFaithfulnessJudge
 from citewise.evaluation.judge_agreement import measure_agreement, read_labels
@@ -29,6 +28,8 @@ def recorded_verdicts(name: str) -> list[dict]:
 
 
 def test_judge_agreement_on_hand_labels_matches_scikit_learn():
+    from sklearn.metrics import cohen_kappa_score  # here: scikit-learn's import is a second of collection
+
     model, transport = replay_model("judge_hr.jsonl")
     labels = read_labels(DATA / "judge" / "hr_labels.jsonl")
     ag = measure_agreement(labels, LLMFaithfulnessJudge(model))

@@ -16,8 +16,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from typer.testing import CliRunner
 
 from citewise.core import Principal
@@ -35,6 +33,9 @@ def restricted(doc_id: str) -> str | None:
 @asynccontextmanager
 async def stdio_session(index_dir, *extra):
     """A ClientSession to ``citewise mcp --index DIR *extra`` in a subprocess."""
+    from mcp import ClientSession, StdioServerParameters  # here: the mcp import is most of collection
+    from mcp.client.stdio import stdio_client
+
     env = {"PYTHONPATH": str(REPO / "src"), "HOME": os.environ.get("HOME", "/root")}
     for key in ("CITEWISE_CACHE", "XDG_CACHE_HOME"):
         if key in os.environ:
@@ -272,6 +273,7 @@ def http_server(sample_index, db_path):
 @asynccontextmanager
 async def http_session(url, token=None):
     import httpx2
+    from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}

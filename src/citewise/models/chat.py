@@ -47,6 +47,7 @@ import httpx
 
 from citewise.core import CitewiseError
 from citewise.models import serverinfo, toolcalls
+from citewise.models.tls import tls_context
 from citewise.telemetry import traced_chat
 
 #: The context window assumed when neither the settings nor the server give one (tokens).
@@ -284,7 +285,11 @@ class OpenAIChatModel:
             pool=config.connect_timeout_s,
         )
         self._client = httpx.Client(
-            base_url=config.base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+            base_url=config.base_url.rstrip("/"),
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            verify=tls_context(),
         )
         self._sleep = sleep
         self._window: int | None = config.context_window

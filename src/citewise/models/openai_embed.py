@@ -20,6 +20,7 @@ import numpy as np
 
 from citewise.core import CitewiseError
 from citewise.models.embedding import Prompts, l2_normalise, prompts_for
+from citewise.models.tls import tls_context
 
 #: HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors.
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -164,7 +165,7 @@ class OpenAIEmbedder:
 
         if self._client is None:
             headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            self._client = httpx.Client(timeout=self.timeout, headers=headers)
+            self._client = httpx.Client(timeout=self.timeout, headers=headers, verify=tls_context())
         url = self.base_url + path
         problem = ""
         for attempt in range(self.retries + 1):

@@ -43,6 +43,7 @@ import httpx
 import numpy as np
 
 from citewise.core import CitewiseError, Filters, Hit, Principal
+from citewise.models.tls import tls_context
 
 if TYPE_CHECKING:
     from citewise.models.chat import ChatModel
@@ -134,7 +135,7 @@ class HttpReranker:
             self.url = base + "/rerank"
         self.name = f"{style}:{model or base}"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport, verify=tls_context())
 
     def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from citewise.models.tls import tls_context
 from citewise.tools.base import error, validate_args
 
 
@@ -38,7 +39,7 @@ class WebSearchTool:
         import httpx  # here: a router that only lists the tool does not pay httpx's import
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport)
+        self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport, verify=tls_context())
 
     @classmethod
     def from_env(cls) -> "WebSearchTool | None":
