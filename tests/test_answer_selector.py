@@ -209,3 +209,31 @@ def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at():
     b = cand("Its size defaults to four threads.", text.index("Its"), axis=1, back_reference=1)
     out = compose(analyze_question("How many threads does the pool use?"), [a, b], np.array([0.0, 3.0]), [text])
     assert [c.unit.text for c in out] == [a.unit.text, b.unit.text]
+
+
+@pytest.mark.parametrize(
+    "question, gap, quoted",
+    [
+        # the value sits in the next sentence of the first unit's paragraph: it follows that unit
+        ("What sampling interval is used by default?", " ", ["intro", "value"]),
+        ("How many microseconds does the sampler wait?", " ", ["intro", "value"]),
+        # another paragraph: not a continuation
+        ("What sampling interval is used by default?", "\n\n", ["intro"]),
+        # a question expecting no value: nothing is read on
+        ("Why is the sampler useful?", " ", ["intro"]),
+    ],
+)
+def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted):
+    intro = "Specify the sampling interval for the profiles."
+    aside = "Profiles are written on exit."
+    value = "The default is 1000 microseconds."
+    text = f"{intro} {aside}{gap}{value}"
+    units = {
+        "intro": cand(intro, 0, axis=0),
+        "aside": cand(aside, text.index(aside), axis=1),
+        "value": cand(value, text.index(value), axis=2, type_match=1),
+    }
+    names = {id(c): k for k, c in units.items()}
+    # the value sentence scores far below a follower's share of the first unit
+    out = compose(analyze_question(question), list(units.values()), np.array([5.0, -5.0, -5.0]), [text])
+    assert [names[id(c)] for c in out] == quoted

@@ -32,7 +32,13 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
      default.``) comes after the entry's first unit, which names what it is about;
    * a definition quoted first reads on through its own body: the best-scoring sentences under its
-     term (at most :data:`READ_ON`) follow it in text order, before any unit of another entry.
+     term (at most :data:`READ_ON`) follow it in text order, before any unit of another entry;
+   * a unit that introduces the asked value reads on to it: when the question expects a value (a
+     number, a date, a default) and no quoted unit holds one (``type_match``; for a default, a
+     sentence stating one), the first unit that does among the next :data:`READ_ON` prose units
+     of the same paragraph or entry body (same chunk and headings, no blank line between) is
+     quoted right after the earliest quoted unit it continues ("Specify the sampling interval in
+     microseconds." / "The default is 1000 microseconds.").
 
 5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
    unit is quoted first, answers a yes/no question, and sits under a question heading at least
@@ -51,7 +57,7 @@ import numpy as np
 
 from citewise.answer.question import QuestionAnalysis
 from citewise.answer.select.features import FEATURES, Candidate
-from citewise.answer.select.format import step_number
+from citewise.answer.select.format import states_value, step_number
 
 #: A follower needs at least this share of the first unit's probability. Chosen on the 626
 #: real-docs *training* questions (the selector's own training sets): share of questions with an
@@ -215,7 +221,65 @@ def compose(
     prev = _antecedent(out[0], cands, texts) if out[0].features[_F["back_reference"]] > 0 else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
+    out = _value_read_on(qa, out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+#: Expected answer types whose answer is a value a unit holds or lacks (``type_match``).
+VALUE_TYPES = ("number", "date", "value")
+
+
+def _holds_value(qa: QuestionAnalysis, c: Candidate) -> bool:
+    """Whether ``c`` holds the value the question expects (its ``type_match``; for a question
+    asking a default, a sentence stating one)."""
+    if c.unit.kind == "code" or c.features[_F["instruction"]] > 0:
+        return False
+    if qa.expected in VALUE_TYPES:
+        return bool(c.features[_F["type_match"]] > 0)
+    return qa.asks_default and states_value(c.unit.text)
+
+
+def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
+    """The prose units after ``c`` in its paragraph or entry body, in order: same chunk, headings
+    ``c``'s own (or ``c``'s plus its lead term), no blank line between one and the next; at most
+    :data:`READ_ON`."""
+    heads = {c.unit.headings} | ({c.unit.headings + (c.unit.lead,)} if c.unit.lead else set())
+    after = sorted(
+        (
+            o
+            for o in cands
+            if o.chunk_index == c.chunk_index
+            and o.unit.headings in heads
+            and o.unit.kind != "code"
+            and o.unit.start >= c.unit.end
+        ),
+        key=lambda o: o.unit.start,
+    )
+    out: list[Candidate] = []
+    end = c.unit.end
+    for o in after:
+        if "\n\n" in texts[c.chunk_index][end : o.unit.start] or len(out) >= READ_ON:
+            break
+        out.append(o)
+        end = o.unit.end
+    return out
+
+
+def _value_read_on(
+    qa: QuestionAnalysis, out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]
+) -> list[Candidate]:
+    """``out`` with the unit stating the asked value inserted after the quoted unit it continues
+    (module docstring, step 4), when the question expects a value and no quoted unit holds one."""
+    if not (qa.expected in VALUE_TYPES or qa.asks_default) or any(_holds_value(qa, c) for c in out):
+        return out
+    quoted = {_norm(c.unit.text) for c in out}
+    for at, c in enumerate(out):
+        if c.unit.kind == "code":
+            continue
+        hit = next((o for o in _continuation(c, cands, texts) if _holds_value(qa, o)), None)
+        if hit is not None and hit not in out and _norm(hit.unit.text) not in quoted:
+            return out[: at + 1] + [hit] + out[at + 1 :]
+    return out
 
 
 def _entry_body(entry: Candidate, cands: Sequence[Candidate]) -> list[Candidate]:
