@@ -362,13 +362,14 @@ def test_incremental_fts_update_scores_equal_a_full_rebuild(tmp_path):
 
 
 def test_missing_fts_index_after_a_crash_is_rebuilt_by_the_next_run(tmp_path):
-    store = LanceStore(tmp_path / "s", 64)
+    store = LanceStore(tmp_path / "s", 64, scalar_min_rows=0)
     ing = Ingestor(store, HashingEmbedder(64))
     ing._refresh = lambda: None  # as if killed right after the first commit
     ing.ingest_documents(_random_docs(5, 1, 3))
     assert store.unindexed_rows() == 5 and store._table.list_indices() == []
     assert store.lexical_search(["w1", "w2", "w3"], 3)  # still searchable (flat) meanwhile
-    report = Ingestor(LanceStore(tmp_path / "s", 64), HashingEmbedder(64)).ingest_documents(_random_docs(5, 1, 3))
+    again = LanceStore(tmp_path / "s", 64, scalar_min_rows=0)
+    report = Ingestor(again, HashingEmbedder(64)).ingest_documents(_random_docs(5, 1, 3))
     assert report.unchanged == 5
     reopened = LanceStore(tmp_path / "s", 64)
     assert reopened.unindexed_rows() == 0

@@ -88,7 +88,7 @@ def before_after(tmp_path_factory):
     from lancedb.index import FTS
 
     emb = HashingEmbedder(64)
-    store = LanceStore(tmp_path_factory.mktemp("scale") / "s", 64)
+    store = LanceStore(tmp_path_factory.mktemp("scale") / "s", 64, scalar_min_rows=0)
     ing = Ingestor(store, emb, batch_docs=20, workers=0)  # one commit per batch (workers would share commits)
     ing._refresh = lambda: None  # no upkeep: one fragment per commit, as before issue 12
     ing.ingest_documents(_corpus())
@@ -100,7 +100,7 @@ def before_after(tmp_path_factory):
     }
     store._fts_dirty = True
     store.refresh_indexes()
-    reopened = LanceStore(store.path, 64)
+    reopened = LanceStore(store.path, 64, scalar_min_rows=0)
     after = {
         "fragments": reopened.fragments(),
         "indexes": sorted(tuple(i.columns) for i in reopened._table.list_indices()),
@@ -132,3 +132,26 @@ def test_filters_shape_the_results_as_expected(before_after):
     assert anon and not any(int(c[1:4]) % 10 == 0 for c in anon) and not any("@" in c for c in anon)
     old = res[("bm25", "version 1", "roja")]
     assert old and all("@1" in c for c, _ in old)
+
+
+def test_scalar_indexes_are_built_once_the_table_reaches_scalar_min_rows(tmp_path):
+    """Below ``scalar_min_rows`` rows a refresh builds the FTS index alone; the ingest that takes
+    the table to the threshold builds every scalar index, and results equal a store that had
+    them from the start."""
+    emb = HashingEmbedder(64)
+    docs = _corpus()  # 240 documents and 12 older versions: 252 one-chunk rows
+    lazy = LanceStore(tmp_path / "lazy", 64, scalar_min_rows=200)
+    eager = LanceStore(tmp_path / "eager", 64, scalar_min_rows=0)
+    for store in (lazy, eager):
+        Ingestor(store, emb, workers=0).ingest_documents(docs[:150])
+    assert lazy._table.count_rows() == 150
+    assert sorted(tuple(i.columns) for i in lazy._table.list_indices()) == [("lexical",)]
+    assert len(eager._table.list_indices()) == 1 + len(SCALAR_INDEXES)
+    assert _results(lazy, emb) == _results(eager, emb)
+    for store in (lazy, eager):
+        Ingestor(store, emb, workers=0).ingest_documents(docs)
+    assert lazy._table.count_rows() == 252
+    assert sorted(tuple(i.columns) for i in lazy._table.list_indices()) == sorted(
+        [("lexical",)] + [(c,) for c in SCALAR_INDEXES]
+    )
+    assert _results(lazy, emb) == _results(eager, emb)

@@ -54,6 +54,7 @@ class _LanceHost:
     ann_nprobes: int | None
     ann_cap_probes: bool | None
     ann_exact_below: int
+    scalar_min_rows: int
     last_vector_path: str
     _ann_state: tuple[int, int, bool, dict[str, int], int]
     last_capped: bool

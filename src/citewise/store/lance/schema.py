@@ -142,6 +142,10 @@ SCALAR_INDEXES = {
     "meta_terms": "LABEL_LIST",
 }
 
+#: The fewest rows from which a store builds the :data:`SCALAR_INDEXES`. Below it a predicate on
+#: those columns is a scan of a few MB that costs less than the index lookups save, while each
+#: index costs a commit and a build at every new table (bench/scalar_indexes.py, docs/scaling.md).
+SCALAR_INDEX_MIN_ROWS = 5_000
 
 #: The fewest rows from which a store builds an approximate (ANN) index on ``vector`` (the
 #: PostgreSQL store's HNSW threshold; LanceDB stores use :func:`exact_max_rows`, which is at

@@ -17,6 +17,7 @@ from citewise.store.lance.schema import (
     ANN_EXACT_BELOW_VISIBLE,
     BM25_FOLDER,
     RUNS_TABLE,
+    SCALAR_INDEX_MIN_ROWS,
     TABLE,
     _meta_fields,
     _schema,
@@ -56,6 +57,8 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
             partition, at 1M ~2.3x slower). Default (None): capped when the query has no filter
             or its filter leaves at least :data:`ANN_CAP_MIN_VISIBLE_SHARE` of the rows
             visible, open otherwise (see :meth:`vector_search`).
+        scalar_min_rows: rows from which :meth:`refresh_indexes` builds the scalar indexes of
+            :data:`SCALAR_INDEXES` (default :data:`SCALAR_INDEX_MIN_ROWS`; 0: always).
 
     Raises:
         CitewiseError: the existing table has another vector dimension.
@@ -71,6 +74,7 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         ann_exact_below: int | None = None,
         read_only: bool = False,
         ann_cap_probes: bool | None = None,
+        scalar_min_rows: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -99,6 +103,7 @@ class LanceStore(_WriteMixin, _ReadMixin, _SearchMixin):
         self.ann_nprobes = ann_nprobes
         self.ann_cap_probes = ann_cap_probes
         self.ann_exact_below = ANN_EXACT_BELOW_VISIBLE if ann_exact_below is None else ann_exact_below
+        self.scalar_min_rows = SCALAR_INDEX_MIN_ROWS if scalar_min_rows is None else scalar_min_rows
         #: "ann" or "exact": the path the last :meth:`vector_search` took (for tests and benches)
         self.last_vector_path = ""
         # per table version: (version, rows, has ANN index, {where: visible rows}, IVF partitions)

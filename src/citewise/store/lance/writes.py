@@ -236,9 +236,10 @@ class _WriteMixin(_LanceHost):
 
         When rows were written by this store, or rows are not yet in the FTS index (e.g. left by
         a killed process), runs ``Table.optimize`` (compaction, incremental index update, cleanup
-        of versions older than :data:`CLEANUP_AFTER`); then creates the FTS index and the
-        :data:`SCALAR_INDEXES` that are missing (a new table, a table built by an older citewise,
-        or a process killed before it built them).
+        of versions older than :data:`CLEANUP_AFTER`); then creates the FTS index and, from
+        ``scalar_min_rows`` rows, the :data:`SCALAR_INDEXES` that are missing (a new table, a
+        table built by an older citewise, or a process killed before it built them). An index
+        built once is kept up to date by ``optimize`` whatever the table's size later.
         """
         if self._table is None:
             return
@@ -253,8 +254,9 @@ class _WriteMixin(_LanceHost):
 
             self._table.create_index("lexical", config=FTS(**_FTS_OPTIONS), replace=True)
         names = set(self._table.schema.names)
+        scalar = self._table.count_rows() >= self.scalar_min_rows
         for column, kind in SCALAR_INDEXES.items():
-            if (column,) not in have and column in names:
+            if scalar and (column,) not in have and column in names:
                 self._table.create_index(column, config=_scalar_config(kind), replace=True)
         self._refresh_ann()
         self._fts_dirty = False
