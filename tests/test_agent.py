@@ -24,7 +24,7 @@ def sleeper(name, seconds, calls=None):
 
 
 def model(server, timeout=10.0):
-    return OpenAIChatModel(ChatConfig(server.base_url, "m", timeout=timeout))
+    return OpenAIChatModel(ChatConfig(server.base_url, "m", timeout=timeout), sleep=lambda s: None)  # no backoff pause
 
 
 def test_iteration_cap_respected():

@@ -30,11 +30,18 @@ def test_timeout_and_http_errors_raise_chat_error():
     with FakeOpenAI([{"content": "late"}], delay=1.0) as server:
         with pytest.raises(ChatError, match="timed out"):
             OpenAIChatModel(ChatConfig(server.base_url, "m", timeout=0.2)).chat([{"role": "user", "content": "q"}])
+    waits: list[float] = []  # the backoff between tries (retries=1 by default: one wait of 0.5 s)
     with FakeOpenAI([{"content": "x"}], status=500) as server:
         with pytest.raises(ChatError, match="HTTP 500"):
-            OpenAIChatModel(ChatConfig(server.base_url, "m")).chat([{"role": "user", "content": "q"}])
+            OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=waits.append).chat(
+                [{"role": "user", "content": "q"}]
+            )
+    assert waits == [0.5]
     with pytest.raises(ChatError):
-        OpenAIChatModel(ChatConfig("http://127.0.0.1:9", "m", timeout=2)).chat([{"role": "user", "content": "q"}])
+        OpenAIChatModel(ChatConfig("http://127.0.0.1:9", "m", timeout=2, retries=3), sleep=waits.append).chat(
+            [{"role": "user", "content": "q"}]
+        )
+    assert waits == [0.5, 0.5, 1.0, 2.0]
 
 
 def test_an_html_error_page_becomes_one_short_line():

@@ -26,7 +26,10 @@ CONTEXTS = ["On Pro, you can request a refund within 30 days of the charge."]
 
 
 def judge_for(server, timeout=5.0):
-    return LLMFaithfulnessJudge(OpenAIChatModel(ChatConfig(server.base_url, "judge-model", timeout=timeout)))
+    no_pause = lambda s: None  # noqa: E731 - retries without the backoff pause (test_chat checks it)
+    return LLMFaithfulnessJudge(
+        OpenAIChatModel(ChatConfig(server.base_url, "judge-model", timeout=timeout), sleep=no_pause)
+    )
 
 
 def test_faithful_verdict_passes_and_request_is_well_formed():
@@ -87,7 +90,7 @@ class UnitEmbedder:
 
 
 def claim_judge(server):
-    return ClaimJudge(OpenAIChatModel(ChatConfig(server.base_url, "m")))
+    return ClaimJudge(OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=lambda s: None))  # no backoff pause
 
 
 def test_ragas_metrics_hand_computed():

@@ -162,9 +162,16 @@ def test_attribution_cites_supported_sentences_and_withdraws_the_rest():
     )
 
 
+def _no_wait(seconds: float) -> None:
+    """Retries without the backoff pause (tests/test_chat.py checks the pauses)."""
+
+
 def gen(server, units=None, fallback="error", window=8192) -> LLMGenerator:
     return LLMGenerator(
-        OpenAIChatModel(ChatConfig(server.base_url, "m", context_window=window)), 512, units=units, fallback=fallback
+        OpenAIChatModel(ChatConfig(server.base_url, "m", context_window=window), sleep=_no_wait),
+        512,
+        units=units,
+        fallback=fallback,
     )
 
 

@@ -282,7 +282,7 @@ def test_onnx_folder_errors_are_clear(tmp_path):
 
 def test_llm_listwise_reranks_from_a_permutation():
     with FakeOpenAI([{"content": "[3] > [1]"}]) as server:
-        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "listwise")
+        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=lambda s: None), "listwise")
         scores = rr.rerank("refund?", ["p1", "p2", "p3"])
         sent = server.requests[0]["messages"][1]["content"]
     # 3 first, then 1, then the unmentioned 2 keeps its place after them
@@ -296,7 +296,7 @@ def test_llm_pointwise_grades_each_passage():
             "content": "8" if "refund" in body["messages"][1]["content"].split("<passage>")[1] else "Grade: 2"
         }
     ) as server:
-        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "pointwise")
+        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=lambda s: None), "pointwise")
         assert rr.rerank("q", ["a refund", "invoices"]) == [8.0, 2.0]
         assert len(server.requests) == 2
 
@@ -310,7 +310,7 @@ def test_llm_pointwise_grades_each_passage():
 )
 def test_llm_reranker_errors_are_rerank_errors(script, status, message):
     with FakeOpenAI(script, status=status) as server:
-        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m")), "listwise")
+        rr = LLMReranker(OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=lambda s: None), "listwise")
         with pytest.raises(RerankError, match=message):
             rr.rerank("q", ["a", "b"])
 

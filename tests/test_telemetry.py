@@ -187,7 +187,9 @@ def test_failed_chat_span_has_error_type(spans):
 
     with FakeOpenAI([{"content": "x"}], status=500) as server:
         with pytest.raises(ChatError):
-            OpenAIChatModel(ChatConfig(server.base_url, "m")).chat([{"role": "user", "content": "q"}])
+            OpenAIChatModel(ChatConfig(server.base_url, "m"), sleep=lambda s: None).chat(
+                [{"role": "user", "content": "q"}]
+            )
     (chat,) = by_name(spans.get_finished_spans(), "chat m")
     assert chat.attributes["error.type"] == "ChatError"
     assert chat.status.status_code.name == "ERROR"
