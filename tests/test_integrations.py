@@ -4,7 +4,9 @@ tests (langchain-tests), LlamaIndex's and Haystack's own invocation paths (``ret
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -57,6 +59,7 @@ LC_DOCS = [
 def _index_dir() -> str:
     """The corpus ingested once from LangChain documents (hashing embedder)."""
     folder = Path(tempfile.mkdtemp(prefix="citewise-integrations-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # a module-level cache outlives tmp_path
     idx = Index.open(folder / "idx", embedder="hashing")
     report = idx.ingestor().ingest_documents(cw_langchain.from_documents(LC_DOCS), root="langchain")
     assert report.added == 4 and not report.errors, report
