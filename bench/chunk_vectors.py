@@ -31,7 +31,8 @@ recall@5 (an expected document among the top 5 documents) and span recall@5 (one
 chunks holds an ``expected_answer`` span, whitespace and case folded).
 
 Vectors are cached under ``$CITEWISE_CACHE/bench-chunk-vectors/`` per dataset and embedder
-(``--fresh`` recomputes and re-times them).
+(``--fresh`` recomputes and re-times them; a cache whose row counts differ from the current
+chunking is recomputed).
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def cached_vectors(key, emb, chunk_texts, unit_texts, a):
     cache = cache_dir() / "bench-chunk-vectors" / f"{key}.npz"
     if cache.exists() and not a.fresh:
         z = np.load(cache)
-        return z["cv"], z["uv"], float(z["t_chunk"]), float(z["t_unit"])
+        if z["cv"].shape[0] == len(chunk_texts) and z["uv"].shape[0] == len(unit_texts):
+            return z["cv"], z["uv"], float(z["t_chunk"]), float(z["t_unit"])
     cv, t_chunk = timed_embed(emb, chunk_texts)
     uv, t_unit = timed_embed(emb, unit_texts)
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -254,8 +256,8 @@ def main() -> None:
         "/", "_"
     )
     cache = cache_dir() / "bench-chunk-vectors" / f"{key}.npz"
-    if cache.exists() and not a.fresh:
-        z = np.load(cache)
+    z = np.load(cache) if cache.exists() and not a.fresh else None
+    if z is not None and z["cv"].shape[0] == len(chunk_texts) and z["uv"].shape[0] == len(unit_texts):
         cv, uv, t_chunk, t_unit = z["cv"], z["uv"], float(z["t_chunk"]), float(z["t_unit"])
     else:
         if a.no_chunk_pass:

@@ -12,14 +12,17 @@ and the texts embedded:
 * ``chunk-only pass``: chunk vectors from each chunk's own text, no answer units (what a
   retrieval-only ingest embeds: the peer);
 * ``two passes (before)``: chunk texts, and separately every answer unit (``chunk_vectors="chunk"``);
-* ``one pass (units-mean)``: every answer unit once; a chunk's vector is the mean of its units'.
+* ``one pass (units-mean)``: every answer unit once; a chunk's vector is the mean of its units'
+  (also the ingest of "units-mean + best unit": re-scoring by best unit happens at query time,
+  ``bench/chunk_vectors_sample.py``).
 
 ``--rounds`` repeats the three in a rotating order; the fastest round of each counts.
 
 Then the embedding calls alone, on the same chunks (CPU seconds of ``embed``): ``chunk texts``
 (windowed: MiniLM reads the first 256 word pieces), ``window pieces`` (each chunk's indexed text
 cut at word boundaries into pieces of at most the model's window in word pieces, every piece
-embedded: a chunk-only pass that reads the whole chunk) and ``answer units`` (the one pass).
+embedded: a chunk-only pass that reads the whole chunk) and ``answer units`` (the one pass),
+with the one pass's ratio to each of the two chunk-only peers.
 """
 
 from __future__ import annotations
@@ -122,6 +125,11 @@ def main() -> None:
         },
         "embedding_only": {n: {"cpu_s": round(c, 2), "texts": k} for n, (c, k) in emb_only.items()},
     }
+    one = emb_only["answer units (one pass)"][0]
+    result["one pass x peer"] = {
+        "chunk texts (first window)": round(one / emb_only["chunk texts (windowed)"][0], 2),
+        "window pieces (whole chunk)": round(one / emb_only["window pieces (whole chunk)"][0], 2),
+    }
     if a.json:
         print(json.dumps(result))
         return
@@ -134,6 +142,8 @@ def main() -> None:
     print("  embedding calls alone:")
     for n, m in result["embedding_only"].items():
         print(f"    {n:30s} CPU {m['cpu_s']:7.2f} s  ({m['texts']} texts)")
+    for n, x in result["one pass x peer"].items():
+        print(f"  one pass / chunk-only pass over {n}: x{x:.2f}")
 
 
 if __name__ == "__main__":
