@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from citewise.lifecycle import iso, utc_now
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun
 
+from citewise.ingest.memory import release_freed_memory
 from citewise.ingest.report import IngestReport, Progress, _one_line
 from citewise.ingest.work import _Prepared, _Work
 from citewise.ingest.plan import moved_root
@@ -193,6 +194,7 @@ class _WriteMixin:
                     raise
 
     def _refresh(self) -> None:
+        release_freed_memory()  # what the commits freed, before the index builds allocate anew
         self.store.refresh_indexes()
 
     def _record(self, started, root: str, report: IngestReport) -> None:
@@ -251,6 +253,7 @@ class _WriteMixin:
                 )
                 spans.append(s)
         written = self._upsert(final, report) if final else set()
+        release_freed_memory()  # the write's row buffers (see citewise.ingest.memory)
         units_only: set[int] = set()
         moved: dict[int, str] = {}
         for batch, prepared in group:
