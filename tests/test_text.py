@@ -489,3 +489,26 @@ def test_chunk_token_counts_are_exact_and_the_count_cache_holds_no_chunk_text(mo
     assert all(c.token_count <= chunker_mod.MAX_TOKENS for c in chunks)
     (run,) = runs
     assert run._counts and max(len(s) for s in run._counts) <= chunker_mod.COUNT_CACHE_CHARS
+
+
+def test_plain_text_of_one_huge_line_is_not_split_into_words():
+    """Issue 37: the short-heading test split every line into words before checking its length;
+    a 50 MB single-line file became millions of strings (9.3x the text at the peak here, 3.0x
+    after; the rest is the loader's copies of the line)."""
+    import random
+    import tracemalloc
+
+    from citewise.text.plain import to_markdown
+
+    rng = random.Random(1)
+    words = "invoice refund export webhook payment currency ledger".split()
+    text = " ".join(rng.choice(words) for _ in range(300_000)) + "\n"
+    tracemalloc.start()
+    try:
+        body, title, dropped = to_markdown(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert body == text and dropped == []
+    assert title == text[:200]
+    assert peak < 5 * len(text)

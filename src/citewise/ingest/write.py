@@ -230,6 +230,7 @@ class _WriteMixin:
         ``group``: ``(batch, prepared)`` pairs, in order; the serial path writes one batch per
         commit, the forked-worker path several ready ones (:data:`COMMIT_ROWS`).
         """
+        release_freed_memory()  # the texts the batches were embedded from (see citewise.ingest.memory)
         final: list[DocumentUpdate] = []
         spans: list[tuple[int, int] | None] = []
         for batch, prepared in group:
