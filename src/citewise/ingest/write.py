@@ -24,6 +24,10 @@ if TYPE_CHECKING:  # type-only: the Ingestor is built from this module's mixin
 #: earlier when the next batch is not ready). 100k synthetic chunks, 2 workers, same session:
 #: one commit per 256 documents 2,994 chunks/s, per 2,048 documents 3,276 (bench/scale.py corpus).
 COMMIT_ROWS = 4096
+#: Chunk text (characters) from which a commit hands freed heap memory back to the system
+#: before and after its write (:func:`citewise.ingest.memory.release_freed_memory`, ~20-30 ms
+#: on a 600 MB heap: worth it after a huge document, not after every batch of small ones).
+TRIM_MIN_CHARS = 16_000_000
 #: Batches per worker submitted ahead of the one being written (bounded memory; deep enough
 #: that several are ready to share a commit).
 AHEAD_PER_WORKER = 8
@@ -230,7 +234,11 @@ class _WriteMixin:
         ``group``: ``(batch, prepared)`` pairs, in order; the serial path writes one batch per
         commit, the forked-worker path several ready ones (:data:`COMMIT_ROWS`).
         """
-        release_freed_memory()  # the texts the batches were embedded from (see citewise.ingest.memory)
+        # a large commit: the texts it was embedded from go back to the system before LanceDB's
+        # write threads allocate beside them, and its row buffers after (citewise.ingest.memory)
+        trim = sum(len(c.text) for _, p in group for item in p.items for c in item[1]) >= TRIM_MIN_CHARS
+        if trim:
+            release_freed_memory()
         final: list[DocumentUpdate] = []
         spans: list[tuple[int, int] | None] = []
         for batch, prepared in group:
@@ -254,7 +262,8 @@ class _WriteMixin:
                 )
                 spans.append(s)
         written = self._upsert(final, report) if final else set()
-        release_freed_memory()  # the write's row buffers (see citewise.ingest.memory)
+        if trim:
+            release_freed_memory()
         units_only: set[int] = set()
         moved: dict[int, str] = {}
         for batch, prepared in group:
