@@ -463,3 +463,52 @@ def test_chunking_a_5mb_single_line_is_linear_and_capped():
     elapsed = time.perf_counter() - t0
     assert max(c.token_count for c in chunks) <= 800 and len(chunks) > 1000
     assert elapsed < 60, f"{elapsed:.1f} s"  # ~3 s on the 2-core dev machine; quadratic would be hours
+
+
+def test_chunk_token_counts_are_exact_and_the_count_cache_holds_no_chunk_text(monkeypatch):
+    """Issue 37: the token-count cache kept every chunk's indexed text (a second copy of a huge
+    document while chunking); now only strings up to COUNT_CACHE_CHARS stay cached."""
+    from citewise.text import chunker as chunker_mod
+    from citewise.text.tokens import count_tokens
+
+    runs = []
+    real_run = chunker_mod._Run
+
+    def spy(*a, **k):
+        runs.append(real_run(*a, **k))
+        return runs[-1]
+
+    monkeypatch.setattr(chunker_mod, "_Run", spy)
+    header = "| plan | price | seats |\n|---|---|---|\n"
+    table = header + "".join(f"| p{i} | {i * 7} | {i % 9} |\n" for i in range(300))
+    prose = " ".join(f"Sentence {i} says the refund window is {i} days." for i in range(900))
+    text = f"# Guide\n\n{prose}\n\n## Plans\n\n{table}\n## More\n\n{prose}\n"
+    chunks = chunker_mod.Chunker().chunk("g", "Guide", text)
+    assert len(chunks) > 10
+    assert [c.token_count for c in chunks] == [count_tokens(c.indexed_text) for c in chunks]
+    assert all(c.token_count <= chunker_mod.MAX_TOKENS for c in chunks)
+    (run,) = runs
+    assert run._counts and max(len(s) for s in run._counts) <= chunker_mod.COUNT_CACHE_CHARS
+
+
+def test_plain_text_of_one_huge_line_is_not_split_into_words():
+    """Issue 37: the short-heading test split every line into words before checking its length;
+    a 50 MB single-line file became millions of strings (9.3x the text at the peak here, 3.0x
+    after; the rest is the loader's copies of the line)."""
+    import random
+    import tracemalloc
+
+    from citewise.text.plain import to_markdown
+
+    rng = random.Random(1)
+    words = "invoice refund export webhook payment currency ledger".split()
+    text = " ".join(rng.choice(words) for _ in range(300_000)) + "\n"
+    tracemalloc.start()
+    try:
+        body, title, dropped = to_markdown(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert body == text and dropped == []
+    assert title == text[:200]
+    assert peak < 5 * len(text)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from citewise.lifecycle import iso, utc_now
 from citewise.store.base import DocumentEntry, DocumentUpdate, IngestRun
 
+from citewise.ingest.memory import release_freed_memory
 from citewise.ingest.report import IngestReport, Progress, _one_line
 from citewise.ingest.work import _Prepared, _Work
 from citewise.ingest.plan import moved_root
@@ -23,6 +24,10 @@ if TYPE_CHECKING:  # type-only: the Ingestor is built from this module's mixin
 #: earlier when the next batch is not ready). 100k synthetic chunks, 2 workers, same session:
 #: one commit per 256 documents 2,994 chunks/s, per 2,048 documents 3,276 (bench/scale.py corpus).
 COMMIT_ROWS = 4096
+#: Chunk text (characters) from which a commit hands freed heap memory back to the system
+#: before and after its write (:func:`citewise.ingest.memory.release_freed_memory`, ~20-30 ms
+#: on a 600 MB heap: worth it after a huge document, not after every batch of small ones).
+TRIM_MIN_CHARS = 16_000_000
 #: Batches per worker submitted ahead of the one being written (bounded memory; deep enough
 #: that several are ready to share a commit).
 AHEAD_PER_WORKER = 8
@@ -193,6 +198,7 @@ class _WriteMixin:
                     raise
 
     def _refresh(self) -> None:
+        release_freed_memory()  # what the commits freed, before the index builds allocate anew
         self.store.refresh_indexes()
 
     def _record(self, started, root: str, report: IngestReport) -> None:
@@ -228,6 +234,11 @@ class _WriteMixin:
         ``group``: ``(batch, prepared)`` pairs, in order; the serial path writes one batch per
         commit, the forked-worker path several ready ones (:data:`COMMIT_ROWS`).
         """
+        # a large commit: the texts it was embedded from go back to the system before LanceDB's
+        # write threads allocate beside them, and its row buffers after (citewise.ingest.memory)
+        trim = sum(len(c.text) for _, p in group for item in p.items for c in item[1]) >= TRIM_MIN_CHARS
+        if trim:
+            release_freed_memory()
         final: list[DocumentUpdate] = []
         spans: list[tuple[int, int] | None] = []
         for batch, prepared in group:
@@ -251,6 +262,8 @@ class _WriteMixin:
                 )
                 spans.append(s)
         written = self._upsert(final, report) if final else set()
+        if trim:
+            release_freed_memory()
         units_only: set[int] = set()
         moved: dict[int, str] = {}
         for batch, prepared in group:

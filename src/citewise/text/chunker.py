@@ -54,6 +54,9 @@ from citewise.text.tokens import count_tokens
 MIN_TOKENS = 300
 #: The hard cap: no chunk has more tokens than this (o200k_base, indexed text).
 MAX_TOKENS = 800
+#: Strings up to this many characters (heading paths, table headers) keep their token counts for
+#: the whole document (:meth:`_Run.count`); longer ones (chunk texts) only until the next one.
+COUNT_CACHE_CHARS = 2_000
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 #: Where a window of an over-long span may end: after a sentence end (Latin or CJK), else after
@@ -414,7 +417,9 @@ class Chunker:
 
     def _to_chunks(self, doc_id: str, run: "_Run", pieces: list[_Piece]) -> list[Chunk]:
         text = run.text
-        kept: list[tuple[_Piece, int, int]] = []
+        # (piece, start, end, chunk text, token count of the indexed text): counted right after
+        # :meth:`_fit` counted the same text, so :meth:`_Run.count`'s one-slot cache answers
+        kept: list[tuple[_Piece, int, int, str, int]] = []
         index_of: dict[int, int] = {}
         for i, p in enumerate(pieces):
             for s, e in self._fit(run, p):
@@ -424,18 +429,18 @@ class Chunker:
                     e -= 1
                 if e > s:
                     index_of.setdefault(i, len(kept))
-                    kept.append((p, s, e))
+                    body, indexed = self._render(run, p, s, e)
+                    kept.append((p, s, e, body, run.count(indexed)))
         ids: list[str] = []
         used: dict[str, int] = {}
-        for p, _, _ in kept:
+        for p, *_ in kept:
             base = slugify(p.slug_title) if p.slug_title else "text"
             n = used.get(base, 0) + 1
             used[base] = n
             ids.append(f"{doc_id}#{base}" if n == 1 else f"{doc_id}#{base}-{n}")
         chunks = []
-        for i, (p, s, e) in enumerate(kept):
+        for i, (p, s, e, body, n) in enumerate(kept):
             parent_i = index_of.get(p.parent) if p.parent is not None else None
-            body, indexed = self._render(run, p, s, e)
             chunks.append(
                 Chunk(
                     chunk_id=ids[i],
@@ -444,7 +449,7 @@ class Chunker:
                     text=body,
                     start=s,
                     end=e,
-                    token_count=run.count(indexed),  # usually counted by _fit already
+                    token_count=n,
                     prev_id=ids[i - 1] if i > 0 else None,
                     next_id=ids[i + 1] if i + 1 < len(ids) else None,
                     parent_id=ids[parent_i] if parent_i is not None and parent_i != i else None,
@@ -473,10 +478,17 @@ class _Run:
         self.max_header = max_header
         self._starts = [t.start for t in tables]
         self._counts: dict[str, int] = {}
+        self._last: tuple[str, int] = ("", 0)
 
     def count(self, s: str) -> int:
-        """Cached token count of a string (heading paths, table headers; a chunk's indexed text,
-        counted by :meth:`Chunker._fit` and again for its ``token_count``)."""
+        """Cached token count of a string: heading paths and table headers (up to
+        :data:`COUNT_CACHE_CHARS` characters) are kept for the whole document; of longer strings
+        (a chunk's indexed text, counted by :meth:`Chunker._fit` and again at once for its
+        ``token_count``) only the last one, so the cache never holds a copy of the document."""
+        if len(s) > COUNT_CACHE_CHARS:
+            if self._last[0] != s:
+                self._last = (s, count_tokens(s))
+            return self._last[1]
         n = self._counts.get(s)
         if n is None:
             n = self._counts[s] = count_tokens(s)

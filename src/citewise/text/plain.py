@@ -117,8 +117,10 @@ def _title_like(s: str) -> bool:
 def _short_like(s: str) -> str:
     """'caps' or 'title' when ``s`` is a short ALL CAPS or Title Case line, else ''."""
     s = s.strip()
+    if len(s) > SHORT_MAX_CHARS:  # before splitting: a huge line's words are millions of strings
+        return ""
     words = s.split()
-    if not (1 <= len(words) <= SHORT_MAX_WORDS and len(s) <= SHORT_MAX_CHARS) or s.endswith(_SENTENCE_END):
+    if not (1 <= len(words) <= SHORT_MAX_WORDS) or s.endswith(_SENTENCE_END):
         return ""
     if not s[0].isalpha() or not s[0].isupper():
         return ""

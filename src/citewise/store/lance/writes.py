@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,24 +38,61 @@ from citewise.store.lance.schema import (
 #: with them). Long enough that a reader still on an older version finishes its query; a
 #: long-lived reader moves to the latest version before each query (:meth:`LanceStore.sync`).
 CLEANUP_AFTER = dt.timedelta(minutes=10)
+#: Rows per Arrow record batch streamed into a write (:meth:`_WriteMixin._row_batches`) ...
+WRITE_BATCH_ROWS = 1024
+#: ... and at most about this many bytes of chunk and lexical text per batch: one 50 MB document
+#: built as one table held its ~9,500 rows' texts as Python lists and as Arrow arrays together
+#: (bench/huge_line.py).
+WRITE_BATCH_BYTES = 8_000_000
 
 
 class _WriteMixin(_LanceHost):
     """Writes, index upkeep and the ingest log of :class:`~citewise.store.lance.LanceStore`."""
 
-    def _rows(self, updates: Sequence[DocumentUpdate]) -> pa.Table:
-        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-        cols: dict[str, list[Any]] = {f.name: [] for f in _schema(self.dim)}
-        vectors: list[np.ndarray] = []
+    def _row_batches(self, updates: Sequence[DocumentUpdate]) -> pa.RecordBatchReader:
+        """The rows of ``updates`` (one per chunk, in order) as a stream of Arrow record batches
+        of at most :data:`WRITE_BATCH_ROWS` rows and about :data:`WRITE_BATCH_BYTES` bytes of
+        chunk and lexical text each, built as the write consumes them.
+
+        A document's lexical texts are computed per batch (unless given), so a document of
+        10,000 chunks never holds all its rows as Python lists and Arrow arrays at once.
+
+        Raises:
+            ValueError: an update whose chunks, vectors or unit entries disagree in number
+                (checked before the first batch, so nothing is written).
+        """
         for u in updates:
             d = u.document
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
+            if u.units is not None and len(u.units) != len(u.chunks):
+                raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.units)} unit entries")
+            for uv in u.units or ():
+                n = len(np.asarray(uv.vectors).reshape(-1, self.dim)) if uv is not None else 0
+                if uv is not None and n != len(uv.spans):
+                    raise ValueError(f"{d.doc_id}: {len(uv.spans)} unit spans but {n} unit vectors")
+        schema = _schema(self.dim)
+        return pa.RecordBatchReader.from_batches(schema, self._batches(updates, schema))
+
+    def _batches(self, updates: Sequence[DocumentUpdate], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        """The record batches of :meth:`_row_batches` (the updates already checked there)."""
+        from citewise.text.analyzer import lexical_text
+
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        cols: dict[str, list[Any]] = {f.name: [] for f in schema}
+        vectors: list[np.ndarray] = []
+        units: list[np.ndarray] = []
+        offsets = [0]
+        size = 0
+        emitted = False
+        for u in updates:
+            d = u.document
             title_ids = find_identifiers(d.title)
-            lexical = u.lexical_texts()
             meta_json, meta_terms = _metadata.to_json(d.metadata), _metadata.terms(d.metadata)
             meta_ranges = json.dumps(_metadata.ranges(d.metadata))
-            for c, v, lex in zip(u.chunks, u.vectors, lexical):
+            unit_vectors = list(u.units) if u.units is not None else [None] * len(u.chunks)
+            for j, (c, v, uv) in enumerate(zip(u.chunks, u.vectors, unit_vectors)):
+                lex = u.lexical[j] if u.lexical is not None else lexical_text(c.indexed_text)
                 cols["metadata"].append(meta_json)
                 cols["meta_terms"].append(meta_terms)
                 cols["meta_ranges"].append(meta_ranges)
@@ -86,46 +123,49 @@ class _WriteMixin(_LanceHost):
                 cols["next_id"].append(c.next_id)
                 cols["parent_id"].append(c.parent_id)
                 vectors.append(v)
-        cols.pop("vector")
-        unit_vecs = self._unit_columns(updates, cols)
-        schema = _schema(self.dim)
+                if uv is None:
+                    cols["units_version"].append("")
+                    cols["units_key"].append("")
+                    cols["unit_spans"].append([])
+                    offsets.append(offsets[-1])
+                else:
+                    vecs = np.asarray(uv.vectors, dtype=np.float32).reshape(-1, self.dim)
+                    cols["units_version"].append(uv.version)
+                    cols["units_key"].append(uv.key)
+                    cols["unit_spans"].append([int(x) for span in uv.spans for x in span])
+                    units.append(vecs)
+                    offsets.append(offsets[-1] + len(vecs))
+                size += len(c.text) + len(lex)
+                if len(vectors) >= WRITE_BATCH_ROWS or size >= WRITE_BATCH_BYTES:
+                    yield self._batch(schema, cols, vectors, units, offsets)
+                    emitted = True
+                    cols = {f.name: [] for f in schema}
+                    vectors, units, offsets, size = [], [], [0], 0
+        if vectors or not emitted:  # the last rows; an update of only chunkless documents: no rows
+            yield self._batch(schema, cols, vectors, units, offsets)
+
+    def _batch(
+        self,
+        schema: pa.Schema,
+        cols: dict[str, list[Any]],
+        vectors: list[np.ndarray],
+        units: list[np.ndarray],
+        offsets: list[int],
+    ) -> pa.RecordBatch:
+        """One record batch from the column lists, the rows' vectors and their unit vectors
+        (``units``, concatenated, the rows' slices given by ``offsets``)."""
         arrays: list[pa.Array] = []
         for f in schema:
             if f.name == "vector":
                 flat = np.asarray(vectors, dtype=np.float32).reshape(-1)
                 arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim))
             elif f.name == "unit_vectors":
-                arrays.append(unit_vecs)
+                flat = np.concatenate(units).reshape(-1) if units else np.zeros(0, np.float32)
+                inner = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim)
+                arrays.append(pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner))
             else:
                 arrays.append(pa.array(cols[f.name], type=f.type))
-        return pa.Table.from_arrays(arrays, schema=schema)
-
-    def _unit_columns(self, updates: Sequence[DocumentUpdate], cols: dict[str, list[Any]]) -> pa.Array:
-        """Fill the scalar unit columns in ``cols``; returns the ``unit_vectors`` array."""
-        offsets = [0]
-        parts: list[np.ndarray] = []
-        for u in updates:
-            units = list(u.units) if u.units is not None else [None] * len(u.chunks)
-            if len(units) != len(u.chunks):
-                raise ValueError(f"{u.document.doc_id}: {len(u.chunks)} chunks but {len(units)} unit entries")
-            for uv in units:
-                if uv is None:
-                    cols["units_version"].append("")
-                    cols["units_key"].append("")
-                    cols["unit_spans"].append([])
-                    offsets.append(offsets[-1])
-                    continue
-                vecs = np.asarray(uv.vectors, dtype=np.float32).reshape(-1, self.dim)
-                if len(vecs) != len(uv.spans):
-                    raise ValueError(f"{u.document.doc_id}: {len(uv.spans)} unit spans but {len(vecs)} unit vectors")
-                cols["units_version"].append(uv.version)
-                cols["units_key"].append(uv.key)
-                cols["unit_spans"].append([int(x) for span in uv.spans for x in span])
-                parts.append(vecs)
-                offsets.append(offsets[-1] + len(vecs))
-        flat = np.concatenate(parts).reshape(-1) if parts else np.zeros(0, np.float32)
-        inner = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), self.dim)
-        return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), inner)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _ensure_unit_columns(self) -> None:
         """Add the unit and metadata columns (all null) to a table created before they existed."""
@@ -149,7 +189,7 @@ class _WriteMixin(_LanceHost):
         if not updates:
             return
         self._writable()
-        data = self._rows(updates)
+        data = self._row_batches(updates)
         if self._table is None:  # another process (this one waited for its lock) may have created it
             self._table = self._open_existing(TABLE)
         if self._table is not None:
