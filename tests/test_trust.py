@@ -46,7 +46,7 @@ def test_flagged_with_kind(text, kind):
         "The assistant role in the chat API marks the model's replies.",
         "Ignore the warning if the file already exists.",
         # a negated override verb tells the reader to keep rules, not to drop them
-        'NOTE: Don\'t forget to set the "protection" rules to ensure the proxy won\'t crash.',
+        "NOTE: Don't forget to set the \"protection\" rules to ensure the proxy won't crash.",
         "Do not ignore the rules of the firewall when you change the port.",
         "Never bypass the approval policies for refunds over 500 EUR.",
         "Refunds are approved by a finance admin within 3 business days.",
