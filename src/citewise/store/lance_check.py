@@ -377,7 +377,7 @@ def _note_changed_documents(folder: Path, db: Any, damaged: Manifest, result: Re
 def repair(folder: str | Path, dim: int, quarantine: str | Path) -> RepairResult:
     """Repair the LanceDB database in ``folder`` (module docstring); damaged files go to
     ``quarantine``. The caller holds the index's ingest lock."""
-    from citewise.store.lance import LanceStore
+    from citewise.store.lance import SCALAR_INDEXES, LanceStore
 
     folder, quarantine = Path(folder), Path(quarantine)
     result = RepairResult()
@@ -401,6 +401,9 @@ def repair(folder: str | Path, dim: int, quarantine: str | Path) -> RepairResult
     if bm25.exists():
         shutil.rmtree(bm25)
         result.actions.append("deleted the BM25 postings")
-    LanceStore(folder, dim).refresh_indexes()
+    # a scalar index built once stays, whatever the table's size (LanceStore.refresh_indexes):
+    # one dropped here is rebuilt even when the table has shrunk below scalar_min_rows since
+    scalar_dropped = any(i.endswith("_idx") and i[: -len("_idx")] in SCALAR_INDEXES for i in dropped)
+    LanceStore(folder, dim, scalar_min_rows=0 if scalar_dropped else None).refresh_indexes()
     result.actions.append("rebuilt the missing indexes and the BM25 postings from the stored chunks")
     return result
