@@ -104,3 +104,41 @@ def test_mismatched_update_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="d9: 1 chunks but 2 vectors"):
         store.upsert([DocumentUpdate(doc, chunks, np.zeros((2, DIM), np.float32), ("public",))])
     assert store._table.version == before
+    with pytest.raises(ValueError, match=f"d9: a chunk vector of shape \\(3,\\), the index holds {DIM}-d vectors"):
+        store.upsert([DocumentUpdate(doc, chunks, [np.zeros(3, np.float32)], ("public",))])
+    assert store._table.version == before
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_batch_that_fails_mid_stream_raises_its_own_error_and_writes_nothing(tmp_path, monkeypatch, existing):
+    """An error raised while the third batch is built reaches the caller as itself (not as
+    Arrow's C-stream RuntimeError quoting a traceback); the table keeps its version (or is not
+    created)."""
+    from citewise.store.base import DocumentUpdate
+    from citewise.text import analyzer
+    from citewise.text.chunker import Chunker
+
+    store = _ingest(tmp_path, "f") if existing else LanceStore(tmp_path / "f", dim=DIM)
+    before = store._table.version if existing else None
+    doc = _docs()[3]
+    chunks = Chunker(min_tokens=20, max_tokens=60).chunk(doc.doc_id, doc.title, doc.text)
+    assert len(chunks) > 6
+    vectors = HashingEmbedder(dim=DIM).embed([c.indexed_text for c in chunks])
+    calls = []
+    real = analyzer.lexical_text
+
+    def failing(text: str) -> str:
+        calls.append(text)
+        if len(calls) == 5:
+            raise ValueError("cannot analyse chunk 5")
+        return real(text)
+
+    monkeypatch.setattr(writes_mod, "WRITE_BATCH_ROWS", 2)
+    monkeypatch.setattr(analyzer, "lexical_text", failing)
+    with pytest.raises(ValueError, match="^cannot analyse chunk 5$"):
+        store.upsert([DocumentUpdate(doc, chunks, vectors, ("public",))])
+    if existing:
+        assert store._table.version == before
+    else:
+        assert store._table is None
+        assert LanceStore(tmp_path / "f", dim=DIM)._table is None  # no committed table to open

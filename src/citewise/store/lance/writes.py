@@ -49,22 +49,30 @@ WRITE_BATCH_BYTES = 8_000_000
 class _WriteMixin(_LanceHost):
     """Writes, index upkeep and the ingest log of :class:`~citewise.store.lance.LanceStore`."""
 
-    def _row_batches(self, updates: Sequence[DocumentUpdate]) -> pa.RecordBatchReader:
-        """The rows of ``updates`` (one per chunk, in order) as a stream of Arrow record batches
+    def _row_batches(self, updates: Sequence[DocumentUpdate]) -> tuple[pa.RecordBatchReader, list[Exception]]:
+        """``(reader, failed)``: the rows of ``updates`` (one per chunk, in order) as a stream of Arrow record batches
         of at most :data:`WRITE_BATCH_ROWS` rows and about :data:`WRITE_BATCH_BYTES` bytes of
         chunk and lexical text each, built as the write consumes them.
 
         A document's lexical texts are computed per batch (unless given), so a document of
         10,000 chunks never holds all its rows as Python lists and Arrow arrays at once.
 
+        An exception raised while a batch is built reaches the writer wrapped by Arrow's C
+        stream interface (a ``RuntimeError`` quoting a traceback); the original is kept in
+        ``failed`` so that :meth:`upsert` raises it instead.
+
         Raises:
-            ValueError: an update whose chunks, vectors or unit entries disagree in number
-                (checked before the first batch, so nothing is written).
+            ValueError: an update whose chunks, vectors or unit entries disagree in number, or a
+                vector of another dimension than the store's (checked before the first batch, so
+                nothing is written).
         """
         for u in updates:
             d = u.document
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
+            bad = next((np.shape(v) for v in u.vectors if np.shape(v) != (self.dim,)), None)
+            if bad is not None:
+                raise ValueError(f"{d.doc_id}: a chunk vector of shape {bad}, the index holds {self.dim}-d vectors")
             if u.units is not None and len(u.units) != len(u.chunks):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.units)} unit entries")
             for uv in u.units or ():
@@ -72,7 +80,16 @@ class _WriteMixin(_LanceHost):
                 if uv is not None and n != len(uv.spans):
                     raise ValueError(f"{d.doc_id}: {len(uv.spans)} unit spans but {n} unit vectors")
         schema = _schema(self.dim)
-        return pa.RecordBatchReader.from_batches(schema, self._batches(updates, schema))
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from self._batches(updates, schema)
+            except Exception as e:
+                failed.append(e)
+                raise
+
+        failed: list[Exception] = []
+        return pa.RecordBatchReader.from_batches(schema, batches()), failed
 
     def _batches(self, updates: Sequence[DocumentUpdate], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         """The record batches of :meth:`_row_batches` (the updates already checked there)."""
@@ -189,31 +206,36 @@ class _WriteMixin(_LanceHost):
         if not updates:
             return
         self._writable()
-        data = self._row_batches(updates)
+        data, failed = self._row_batches(updates)
         if self._table is None:  # another process (this one waited for its lock) may have created it
             self._table = self._open_existing(TABLE)
         if self._table is not None:
             self._ensure_unit_columns()
         batch_ids = {u.document.doc_id for u in updates}
-        if self._table is None:
-            self._table = self._db.create_table(TABLE, data=data, schema=_schema(self.dim))
-            stored: set[str] = set()
-            self._changes = None  # a new table: no earlier postings to update
-        else:
-            stored = self._stored_doc_ids()
-            before = self._table.version
-            if stored.isdisjoint(batch_ids):
-                self._table.add(data)
+        try:
+            if self._table is None:
+                self._table = self._db.create_table(TABLE, data=data, schema=_schema(self.dim))
+                stored: set[str] = set()
+                self._changes = None  # a new table: no earlier postings to update
             else:
-                ids = ", ".join(_q(u.document.doc_id) for u in updates)
-                (
-                    self._table.merge_insert("chunk_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
-                    .execute(data)
-                )
-            self._note_changes(before, self._table.version, batch_ids)
+                stored = self._stored_doc_ids()
+                before = self._table.version
+                if stored.isdisjoint(batch_ids):
+                    self._table.add(data)
+                else:
+                    ids = ", ".join(_q(u.document.doc_id) for u in updates)
+                    (
+                        self._table.merge_insert("chunk_id")
+                        .when_matched_update_all()
+                        .when_not_matched_insert_all()
+                        .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
+                        .execute(data)
+                    )
+                self._note_changes(before, self._table.version, batch_ids)
+        except Exception:
+            if failed:  # building a batch failed: its own error, not Arrow's wrapping of it
+                raise failed[0] from None
+            raise
         stored |= batch_ids  # in place: a copy per batch made a large ingest quadratic
         stored -= {u.document.doc_id for u in updates if not len(u.chunks)}
         self._doc_ids = (self._table.version, stored)
