@@ -30,8 +30,8 @@ duplicates of each other (that is versioning, :mod:`citewise.lifecycle`).
 
 Cost: exact sets (sorted unique ``int64`` arrays, 8 bytes a shingle: a 50 MB one-line file's 8.5
 million shingles take 68 MB, where a Python set of them took over 400) and an inverted index over
-the shingles, built by sorting them; a document alone in its permission group is never hashed. Shingles found in more than
-:data:`MAX_DF` documents (site boilerplate) do not nominate candidate pairs; candidates are then
+the shingles, built by sorting them; a document alone in its permission group is never hashed.
+Shingles found in more than :data:`MAX_DF` documents (site boilerplate) do not nominate candidate pairs; candidates are then
 checked exactly. The 40 rustc pages take 0.15 s; datasketch MinHash/LSH would only pay off at
 corpus sizes where the exact sets no longer fit in memory.
 """
@@ -148,7 +148,8 @@ def _shared_counts(sets: dict[int, np.ndarray], members: list[int]) -> dict[int,
     starts = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
     ends = np.r_[starts[1:], len(hs)]
     df = ends - starts
-    for s, e in zip(starts[(df > 1) & (df <= MAX_DF)].tolist(), ends[(df > 1) & (df <= MAX_DF)].tolist()):
+    nominating = (df > 1) & (df <= MAX_DF)
+    for s, e in zip(starts[nominating].tolist(), ends[nominating].tolist()):
         lst = owner[s:e].tolist()
         for a in lst:
             for b in lst:

@@ -50,9 +50,10 @@ class _WriteMixin(_LanceHost):
     """Writes, index upkeep and the ingest log of :class:`~citewise.store.lance.LanceStore`."""
 
     def _row_batches(self, updates: Sequence[DocumentUpdate]) -> tuple[pa.RecordBatchReader, list[Exception]]:
-        """``(reader, failed)``: the rows of ``updates`` (one per chunk, in order) as a stream of Arrow record batches
-        of at most :data:`WRITE_BATCH_ROWS` rows and about :data:`WRITE_BATCH_BYTES` bytes of
-        chunk and lexical text each, built as the write consumes them.
+        """``(reader, failed)``: the rows of ``updates`` (one per chunk, in order) as a stream of
+        Arrow record batches of at most :data:`WRITE_BATCH_ROWS` rows and about
+        :data:`WRITE_BATCH_BYTES` bytes of chunk and lexical text each, built as the write
+        consumes them.
 
         A document's lexical texts are computed per batch (unless given), so a document of
         10,000 chunks never holds all its rows as Python lists and Arrow arrays at once.
@@ -70,7 +71,12 @@ class _WriteMixin(_LanceHost):
             d = u.document
             if len(u.chunks) != len(u.vectors):
                 raise ValueError(f"{d.doc_id}: {len(u.chunks)} chunks but {len(u.vectors)} vectors")
-            bad = next((np.shape(v) for v in u.vectors if np.shape(v) != (self.dim,)), None)
+            if not len(u.vectors):
+                bad = None
+            elif isinstance(u.vectors, np.ndarray):  # the embedders' (n, dim) matrix: one check
+                bad = None if u.vectors.ndim == 2 and u.vectors.shape[1] == self.dim else u.vectors.shape[1:]
+            else:
+                bad = next((np.shape(v) for v in u.vectors if np.shape(v) != (self.dim,)), None)
             if bad is not None:
                 raise ValueError(f"{d.doc_id}: a chunk vector of shape {bad}, the index holds {self.dim}-d vectors")
             if u.units is not None and len(u.units) != len(u.chunks):

@@ -57,10 +57,10 @@ def _page_text(text: str) -> list[str]:
 
 #: A table-of-contents or index line: a run of dot leaders (``Redirections . . . . . 38``).
 _LEADERS = re.compile(r"(?:\.\s?){6,}")
-#: A section number in front of a heading line: ``4.3.2``, ``Chapter 4:``, ``Appendix C``, ``A.1``.
 #: A line of glyph codes only (``/x4D /x4C``): what pypdf writes for glyphs its font's encoding
 #: does not map to characters (a decorative title font); it holds no text to name a document by.
 _UNMAPPED = re.compile(r"(?:/x[0-9A-Fa-f]{2}\s*)+")
+#: A section number in front of a heading line: ``4.3.2``, ``Chapter 4:``, ``Appendix C``, ``A.1``.
 _SECTION_NO = re.compile(r"^(?:(?:chapter|appendix)\s+)?(?:[0-9]+|[A-Z])(?:\.[0-9]+)*[.:]?\s+", re.I)
 
 #: A line that starts or ends at least this many pages (and at least
