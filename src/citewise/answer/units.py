@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 
+from citewise.text.hanging import hanging_definitions
 from citewise.text.sentences import split_sentences
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -46,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "6"
+UNITS_VERSION = "7"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -380,9 +381,10 @@ def split_units(text: str) -> list[Unit]:
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
     text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
     heads, rows, codes, defs = _scan(text)
+    defs = sorted(defs + [d for d in hanging_definitions(text) if not any(m[0] <= d[0] < m[1] for m in defs)])
     html = html_rows(text) if re.search(r"<tr\b", text, re.I) else []
     raw: list[tuple[int, int, str, str, str]] = []
-    under: dict[int, str] = {}  # unit start -> the definition term it explains
+    under: dict[int, tuple[str, ...]] = {}  # unit start -> the definition terms it explains, outermost first
     spans: list[tuple[int, int]] = []
     for s, e in split_sentences(text):
         # a definition's term starts a unit, though the sentence splitter ran on into it
@@ -395,15 +397,17 @@ def split_units(text: str) -> list[Unit]:
     if html:  # an HTML table's text is its rows, not sentences: keep only what lies outside them
         spans = _outside(spans, _html_row_spans(text), text)
     for s, e in spans:
-        d = next((d for d in defs if d[0] <= s < d[1]), None)
-        if d is not None:
-            ts, de, ds, term = d
+        around = [d for d in defs if d[0] <= s < d[1]]  # outermost first (entries nest)
+        if around:
+            ts, de, ds, term = around[-1]
             if s <= ts:  # the first sentence: "term" + ": definition ..." is the definition unit
                 e = min(e, de)
                 raw.append((ts, e, f"{term}: {clean(text[max(s, ds) : e])}", "definition", term))
+                if len(around) > 1:
+                    under[ts] = tuple(d[3] for d in around[:-1])
             else:  # later sentences of a long definition: sentences under the term
                 raw.append((s, min(e, de), clean(text[s : min(e, de)]), "sentence", ""))
-                under[s] = term
+                under[s] = tuple(d[3] for d in around)
             continue
         line_start = text.rfind("\n", 0, s) + 1
         m = _LIST_ITEM.match(text, line_start)
@@ -442,7 +446,7 @@ def split_units(text: str) -> list[Unit]:
             if pos > s:
                 break
             stack = [h for h in stack if h[0] < level] + [(level, title)]
-        heads_above = tuple(t for _, t in stack) + ((under[s],) if s in under else ())
+        heads_above = tuple(t for _, t in stack) + under.get(s, ())
         out.append(Unit(s, e, shown, heads_above, kind, lead))
     return out
 

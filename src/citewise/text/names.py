@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from citewise.text.hanging import hanging_definitions, term_alternatives
+from citewise.text.rarity import PLAIN_WORD, is_rare
+
 #: Things a question can name besides capitalised words: ``--flags``, dotted or called code
 #: names (``fs.frobnicate()``, ``path.superJoin``), ``snake_case``, ``camelCase``/``CamelCase``
 #: and anything in backticks or quotes.
@@ -81,6 +84,8 @@ def code_names(question: str) -> list[str]:
     (['--print', 'cache-sizes'], ['--extern'])
     >>> code_names("How do I take a substring, e.g. 2 characters, i.e. a slice?")
     []
+    >>> code_names("Does less -i still ignore case?")
+    ['-i']
     >>> code_names("How do I enable completion-case-fold? Is the variable keyseq-timeout up-to-date?")
     ['completion-case-fold', 'keyseq-timeout']
     >>> code_names("Who issues acme-office.conf, docker-compose.yml and my-app.config.json?")
@@ -102,8 +107,13 @@ def code_names(question: str) -> list[str]:
             found.setdefault(m.group(g), m.start(g))
     for rx in (_FLAG_VALUE, _LONG_FLAG_VALUE, _EQ_VALUE):
         for m in rx.finditer(question):
-            if m.group(1).lower() not in GENERIC_WORDS:
-                found.setdefault(m.group(1), m.start(1))
+            value = m.group(1)
+            # an ordinary English word after a one-letter flag is the sentence going on
+            # ("does less -i still ignore case"), not the flag's value
+            if rx is _FLAG_VALUE and PLAIN_WORD.fullmatch(value) and not is_rare(value):
+                continue
+            if value.lower() not in GENERIC_WORDS:
+                found.setdefault(value, m.start(1))
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g is not None).strip()
         if text:
@@ -409,7 +419,9 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
     line naming it (``## `fs.rm(path[, options])` ``, ``### Class: AsyncLocalStorage``), a list
     item or definition whose lead term is it (``* `force` {boolean} ...``, ``- **nullglob**:
     ...``, ``nullglob`` followed by a ``: definition`` line), or a table row whose first cell is
-    it. ``heading``: the section heading the text sits under; when it names ``name``, offset 0
+    it, or a plain-text term line naming it with its body indented below (one of its
+    alternatives: ``-k, --keep``; :mod:`citewise.text.hanging`). ``heading``: the section heading
+    the text sits under; when it names ``name``, offset 0
     counts too. Matching is :func:`heading_pattern`'s ('-' and '_' alike, case-insensitive).
 
     >>> entry_offsets("Intro.\\n\\n* `force` {boolean} When true...\\n| `lto` | x |\\nnullglob\\n: If set", "force")
@@ -418,6 +430,8 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
     ([2], [2])
     >>> entry_offsets("x\\noperate-and-get-next (C-o)\\n: Accept", "operate-and-get-next")
     [2]
+    >>> entry_offsets("x\\n\\n  -k, --keep\\n      Keep input files.\\n", "--keep")
+    [5]
     """
     rx = heading_pattern(name)
     out: list[int] = [0] if heading and rx.search(heading) else []
@@ -446,4 +460,8 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
             elif (hit := rx.match(body)) is not None and body[hit.end() : hit.end() + 2] == ": ":
                 out.append(pos)
         pos += len(line)
+    # a plain-text manual's entry: a term line with its body indented below (``-k, --keep``)
+    for start, _, _, term in hanging_definitions(text):
+        if any(rx.match(alt) for alt in term_alternatives(term)):
+            out.append(start)
     return sorted(set(out))

@@ -57,6 +57,7 @@ from citewise.answer.question import QuestionAnalysis, lexicon
 from citewise.answer.select.format import is_furniture, is_lead_in, is_synopsis, step_number, states_value
 from citewise.answer.units import Unit
 from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.hanging import term_alternatives
 from citewise.text.names import heading_pattern
 from citewise.text.rarity import name_words
 from citewise.text.trust import instruction_like
@@ -212,17 +213,9 @@ def candidates(
             step = u.kind == "item" and step_number(chunk.text, u.start) is not None
             peers = by_heads[u.headings]
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
-            entry = (
-                float(
-                    any(
-                        rx.fullmatch(u.lead.strip("`*_ "))
-                        or rx.fullmatch(u.heading.strip("`*_ ").rstrip(":"))
-                        or rx.match(u.heading.strip("`*_ "))
-                        for rx in name_rx
-                    )
-                )
-                if name_rx
-                else 0.0
+            entry = float(
+                any(rx.fullmatch(a) for rx in name_rx for a in term_alternatives(u.lead))
+                or any(rx.match(a) for rx in name_rx for a in term_alternatives(u.heading))
             )
             reply_share = _heading_asked(u.heading, weights, idf) if reply else 0.0
             f = {
