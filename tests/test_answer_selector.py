@@ -106,6 +106,8 @@ def test_a_how_to_step_keeps_its_procedure_in_order():
         ("[12]", True),
         ("Page 7", True),
         ("See Section 4.1 [Bourne Shell Builtins], page 48.", True),
+        ("File: time.info, Node: Resources, Next: Examples, Up: Format String", True),
+        ("File: the report is written to standard error.", False),
         ("The default value is 500.", False),
         ("Version 4.2 added the wait -n option.", False),
     ],
