@@ -46,6 +46,16 @@ def test_kind_and_expected_answer_type(question, kind, expected):
         ("When does the daily limit reset?", (), False),  # a question word, not a condition
         ("What does rustc use when I do not specify it?", ("when I do not specify it",), False),
         ("Is it OK for a program to call exit twice?", (), False),
+        # "given", "provided", "assuming" are participles unless they open the sentence or a
+        # clause after a comma, or are followed by "that"
+        ("Which file is read when no option is given?", ("when no option is given",), False),
+        (
+            "What wins if a flag is set and also given on the command line?",
+            ("if a flag is set and also given on the command line",),
+            False,
+        ),
+        ("Given a list of files, how do I compress them?", ("Given a list of files",), False),
+        ("Is the refund automatic provided that the order shipped?", ("provided that the order shipped",), False),
     ],
 )
 def test_conditions_and_absolute_claims(question, conditions, absolute):

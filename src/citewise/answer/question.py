@@ -60,6 +60,7 @@ class Lexicon:
     askers: frozenset[str]
     answer_types: tuple[tuple[str, str], ...]
     condition_markers: tuple[str, ...]
+    participle_markers: frozenset[str]
     absolute_markers: tuple[str, ...]
     code_words: frozenset[str]
     default_words: frozenset[str]
@@ -90,6 +91,7 @@ def lexicon() -> Lexicon:
         frozenset(words("askers")),
         tuple((str(a), str(b)) for a, b in raw["answer_types"]),
         tuple(_markers(raw["condition_markers"])),
+        frozenset(words("participle_markers")),
         tuple(words("absolute_markers")),
         frozenset(words("code_words")),
         frozenset(words("default_words")),
@@ -229,7 +231,15 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
     low = text.lower()
     markers = sorted(lex.condition_markers, key=len, reverse=True)
     rx = re.compile(r"(?<![\w'-])(?:" + "|".join(re.escape(m) for m in markers) + r")(?![\w'-])")
-    hits = list(rx.finditer(low))
+    # "... is given": a participle ending a clause, not a condition (see the data file)
+    hits = [
+        m
+        for m in rx.finditer(low)
+        if m.group(0) not in lex.participle_markers
+        or not low[: m.start()].rstrip()
+        or low[: m.start()].rstrip()[-1] in ",;:"
+        or low[m.end() :].lstrip().startswith("that ")
+    ]
     out = []
     for i, m in enumerate(hits):
         if m.start() == 0 and m.group(0) == "when" and "?" in text:
