@@ -34,6 +34,11 @@ from citewise.text.rarity import is_rare, name_shaped, name_words
         ("minimal", False),
         ("Program", False),
         ("-", False),
+        # a number with a lower-case unit or count suffix is a quantity, not a name
+        ("10ms", False),
+        ("3g", False),
+        ("1.5x", False),
+        ("3DS", True),
         ("42", False),
     ],
 )
