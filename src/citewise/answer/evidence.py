@@ -100,6 +100,7 @@ from citewise.text.names import (
     entry_offsets,  # noqa: F401
     LEAD_TOOL_SLOT,
     NOT_NAMES,
+    ordinary_word,
     TOOL_SLOT,
     heading_pattern,
     question_subject,  # noqa: F401
@@ -321,9 +322,13 @@ class EvidenceScorer:
         name, :func:`citewise.text.names.slot_names`) that occurs in the corpus but in none of the
         evidence chunks (``seen``: their analyzed terms), else ''. "How do I use the retry
         reserved word in bash?" retrieves bash chunks; "retry" occurs only in other documents,
-        so whatever those chunks say, it is not about the thing asked for."""
+        so whatever those chunks say, it is not about the thing asked for. An ordinary English
+        word among the code names (the word after a one-letter flag: "does less -i still ignore
+        case") is never missed: it may be the sentence going on."""
         question = fold_dashes(question)
         for name in code_names(question):
+            if ordinary_word(name):  # "less -i still ignore case": a word, not a thing named
+                continue
             terms = analyze(name)
             # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);
             # its absence from the whole corpus is :meth:`unknown_name`'s business

@@ -61,6 +61,7 @@ class Lexicon:
     answer_types: tuple[tuple[str, str], ...]
     condition_markers: tuple[str, ...]
     participle_markers: frozenset[str]
+    prepositions: frozenset[str]
     absolute_markers: tuple[str, ...]
     code_words: frozenset[str]
     default_words: frozenset[str]
@@ -92,6 +93,7 @@ def lexicon() -> Lexicon:
         tuple((str(a), str(b)) for a, b in raw["answer_types"]),
         tuple(_markers(raw["condition_markers"])),
         frozenset(words("participle_markers")),
+        frozenset(words("prepositions")),
         tuple(words("absolute_markers")),
         frozenset(words("code_words")),
         frozenset(words("default_words")),
@@ -231,14 +233,9 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
     low = text.lower()
     markers = sorted(lex.condition_markers, key=len, reverse=True)
     rx = re.compile(r"(?<![\w'-])(?:" + "|".join(re.escape(m) for m in markers) + r")(?![\w'-])")
-    # "... is given": a participle ending a clause, not a condition (see the data file)
+    # "... is given", "given on the command line": a participle, not a condition (the data file)
     hits = [
-        m
-        for m in rx.finditer(low)
-        if m.group(0) not in lex.participle_markers
-        or not low[: m.start()].rstrip()
-        or low[: m.start()].rstrip()[-1] in ",;:"
-        or low[m.end() :].lstrip().startswith("that ")
+        m for m in rx.finditer(low) if m.group(0) not in lex.participle_markers or not _participle(low, m.end(), lex)
     ]
     out = []
     for i, m in enumerate(hits):
@@ -250,6 +247,14 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
         if len(_words(clause)) >= 2:
             out.append(clause)
     return tuple(dict.fromkeys(out))
+
+
+def _participle(low: str, end: int, lex: Lexicon) -> bool:
+    """Whether the participle marker ending at ``end`` of ``low`` (the question, lower case) is a
+    participle: the clause ends right after it, or a preposition follows it."""
+    after = re.match(r"\s*([\w'-]+)?", low[end:])
+    nxt = after.group(1) if after else None
+    return nxt is None or nxt in lex.prepositions
 
 
 def _absolute(words: list[str], lex: Lexicon) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 
 from citewise.text.hanging import hanging_definitions
-from citewise.text.sentences import split_sentences
+from citewise.text.sentences import split_sentences, trim_span
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 #: A Markdown table's separator row (``|---|:--:|``).
@@ -47,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "7"
+UNITS_VERSION = "8"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -387,28 +387,32 @@ def split_units(text: str) -> list[Unit]:
     under: dict[int, tuple[str, ...]] = {}  # unit start -> the definition terms it explains, outermost first
     spans: list[tuple[int, int]] = []
     for s, e in split_sentences(text):
-        # a definition's term starts a unit, though the sentence splitter ran on into it
-        # ("... of the shell.\nnullmatch\n: If set, ...": no capital letter to split at)
-        for ts in sorted(d[0] for d in defs if s < d[0] < e):
-            if text[s:ts].strip():
-                spans.append((s, len(text[:ts].rstrip())))
-            s = ts
-        spans.append((s, e))
+        # a definition's term starts a unit and its body's end ends one, though the sentence
+        # splitter ran on across them ("... of the shell.\nnullmatch\n: If set, ...", "... the
+        # body's last line\nand the text after the entry": no capital letter to split at)
+        for cut in sorted({d[0] for d in defs if s < d[0] < e} | {d[1] for d in defs if s < d[1] < e}):
+            if (piece := trim_span(text, s, cut)) is not None:
+                spans.append(piece)
+            s = cut
+        if (piece := trim_span(text, s, e)) is not None:
+            spans.append(piece)
     if html:  # an HTML table's text is its rows, not sentences: keep only what lies outside them
         spans = _outside(spans, _html_row_spans(text), text)
     for s, e in spans:
         around = [d for d in defs if d[0] <= s < d[1]]  # outermost first (entries nest)
         if around:
             ts, de, ds, term = around[-1]
+            e = min(e, de)
             if s <= ts:  # the first sentence: "term" + ": definition ..." is the definition unit
-                e = min(e, de)
-                raw.append((ts, e, f"{term}: {clean(text[max(s, ds) : e])}", "definition", term))
-                if len(around) > 1:
-                    under[ts] = tuple(d[3] for d in around[:-1])
-            else:  # later sentences of a long definition: sentences under the term
-                raw.append((s, min(e, de), clean(text[s : min(e, de)]), "sentence", ""))
-                under[s] = tuple(d[3] for d in around)
-            continue
+                body = clean(text[max(s, ds) : e])
+                if body:
+                    raw.append((ts, e, f"{term}: {body}", "definition", term))
+                    if len(around) > 1:
+                        under[ts] = tuple(d[3] for d in around[:-1])
+                # a term line alone (its body opens with a list or a nested entry) heads the body
+                continue
+            # later sentences, items and rows of a definition's body sit under its terms
+            under[s] = tuple(d[3] for d in around)
         line_start = text.rfind("\n", 0, s) + 1
         m = _LIST_ITEM.match(text, line_start)
         is_item = bool(m and m.end() == s)

@@ -36,8 +36,8 @@ import re
 TERM_MAX_CHARS = 80
 #: How much deeper than its term a body is indented, at least, in columns.
 MIN_EXTRA_INDENT = 2
-#: Tabs count as this many columns.
-TAB_COLUMNS = 8
+#: Tabs count as this many columns (as :mod:`citewise.answer.units` counts them).
+TAB_COLUMNS = 4
 
 _NOT_TERM = re.compile(
     r"^(?:#{1,6}\s|\||```|~~~|(?:[-*+•◦▪‣·]|\d+[.)])\s)"  # heading, table row, fence, list item
@@ -45,18 +45,15 @@ _NOT_TERM = re.compile(
     r"|[.,;:!?]$"  # sentence punctuation or a lead-in colon at the end
     r"|[.!?]\s+[A-Z]"  # a sentence break inside
 )
+#: A term line written as a name: one token, or opening with a flag dash, a quote or a bracket,
+#: or holding an argument synopsis (``<timeout>``, ``[FILE]``, ``{a|b}``, ``--size=N``), or a
+#: first token joining letters with ``.``, ``_``, ``-``, ``/`` or ``:`` (``tune.bufsize``,
+#: ``http-request``; not a section number such as ``1.1``).
+_NAME_LIKE = re.compile(r"^(?:\S+$|[-‘'\"`<\[]|.*[<\[{=]|(?=\S*[A-Za-z])\S*\w[._/:-]\w)")
 
 
 def _indent(line: str) -> int:
-    col = 0
-    for ch in line:
-        if ch == " ":
-            col += 1
-        elif ch == "\t":
-            col += TAB_COLUMNS - col % TAB_COLUMNS
-        else:
-            break
-    return col
+    return len(line.expandtabs(TAB_COLUMNS)) - len(line.expandtabs(TAB_COLUMNS).lstrip())
 
 
 def _term_like(stripped: str) -> bool:
@@ -64,7 +61,7 @@ def _term_like(stripped: str) -> bool:
 
 
 def hanging_definitions(text: str) -> list[tuple[int, int, int, str]]:
-    """Hanging-indent entries of ``text`` (see module docstring).
+    """Hanging-indent entries of ``text`` (see module docstring), in one pass over its lines.
 
     Returns:
         ``[(term start, body end, body start, term)]`` character offsets into ``text``, in
@@ -75,7 +72,8 @@ def hanging_definitions(text: str) -> list[tuple[int, int, int, str]]:
     >>> [(t[s:e].split()[0], t[ds:e], term) for s, e, ds, term in hanging_definitions(t)]
     [('-q,', 'Print nothing.\\n\\n      Twice: less.', '-q, --quiet'), ('-v', 'More.', '-v')]
     """
-    lines: list[tuple[int, str]] = []  # (start offset, line without its end)
+    starts: list[int] = []
+    bodies: list[str] = []
     pos = 0
     fenced = False
     for line in text.splitlines(keepends=True):
@@ -83,43 +81,67 @@ def hanging_definitions(text: str) -> list[tuple[int, int, int, str]]:
         if body.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             body = ""  # a fence line is neither a term nor a body
-        lines.append((pos, "" if fenced else body))
+        starts.append(pos)
+        bodies.append("" if fenced else body)
         pos += len(line)
-    out: list[tuple[int, int, int, str]] = []
+    n = len(bodies)
+    stripped = [b.strip() for b in bodies]
+    level = [_indent(b) if st else -1 for b, st in zip(bodies, stripped)]
+    found: list[list] = []  # [term line, body line, last body line, term level, term]
+    open_: list[list] = []  # entries whose body the scan is in, innermost last
     opens: set[int] = set()  # first body lines: a nested entry may start right there
-    n = len(lines)
+
+    def close() -> None:
+        done = open_.pop()
+        if open_:  # a nested entry's lines are its parent's body too
+            open_[-1][2] = max(open_[-1][2], done[2])
+
     i = 0
     while i < n:
-        start, body = lines[i]
-        stripped = body.strip()
-        prev = lines[i - 1][1] if i else ""
-        after = not prev.strip() or _indent(prev) > _indent(body) or i in opens
-        if not after or not _term_like(stripped):
+        if level[i] < 0:
             i += 1
             continue
-        level = _indent(body)
-        j = i + 1  # further term lines of the same entry ("-n" / "--quiet" / "--silent")
-        while j < n and _indent(lines[j][1]) == level and _term_like(lines[j][1].strip()):
-            j += 1
-        if j >= n or not lines[j][1].strip() or _indent(lines[j][1]) < level + MIN_EXTRA_INDENT:
+        while open_ and level[i] <= open_[-1][3]:
+            close()
+        if open_:
+            open_[-1][2] = i
+        entry = _entry_at(i, bodies, stripped, level, opens)
+        if entry is None:
             i += 1
             continue
-        k = j + 1
-        end = j  # last body line
-        while k < n:
-            b = lines[k][1]
-            if b.strip():
-                if _indent(b) <= level:
-                    break
-                end = k
-            k += 1
-        term = ", ".join(lines[t][1].strip() for t in range(i, j))
-        body_start = lines[j][0] + len(lines[j][1]) - len(lines[j][1].lstrip())
-        body_end = lines[end][0] + len(lines[end][1].rstrip())
-        out.append((start + len(body) - len(body.lstrip()), body_end, body_start, term))
+        j, term = entry
+        rec = [i, j, j, level[i], term]
+        found.append(rec)
+        open_.append(rec)
         opens.add(j)
-        i = j  # nested entries inside the body are found as the scan goes on
+        i = j  # the body's lines are scanned next: nested entries start there
+    while open_:
+        close()
+    out = []
+    for t, j, last, _, term in found:
+        term_start = starts[t] + len(bodies[t]) - len(bodies[t].lstrip())
+        body_start = starts[j] + len(bodies[j]) - len(bodies[j].lstrip())
+        out.append((term_start, starts[last] + len(bodies[last].rstrip()), body_start, term))
     return out
+
+
+def _entry_at(i: int, bodies: list[str], stripped: list[str], level: list[int], opens: set[int]):
+    """``(first body line, term)`` when an entry's term lines start at line ``i``, else None."""
+    prev = level[i - 1] if i else -1
+    if not (prev < 0 or prev > level[i] or i in opens) or not _term_like(stripped[i]):
+        return None
+    n = len(bodies)
+    j = i + 1  # further term lines of the same entry (Info's "-n" / "--quiet" / "--silent")
+    while j < n and level[j] == level[i] and _term_like(stripped[j]):
+        j += 1
+    if j >= n or level[j] < level[i] + MIN_EXTRA_INDENT:
+        return None
+    terms = stripped[i:j]
+    if len(terms) > 1 and not all(_NAME_LIKE.match(t) for t in terms):
+        return None  # several term lines are names each; lines of prose are not
+    if stripped[j][:1].islower() and not _NAME_LIKE.match(terms[0]):
+        return None  # a wrapped sentence going on, indented: no term above it
+    return j, ", ".join(terms)
 
 
 #: Characters around a term that are markup or quoting, not part of the name.

@@ -84,8 +84,6 @@ def code_names(question: str) -> list[str]:
     (['--print', 'cache-sizes'], ['--extern'])
     >>> code_names("How do I take a substring, e.g. 2 characters, i.e. a slice?")
     []
-    >>> code_names("Does less -i still ignore case?")
-    ['-i']
     >>> code_names("How do I enable completion-case-fold? Is the variable keyseq-timeout up-to-date?")
     ['completion-case-fold', 'keyseq-timeout']
     >>> code_names("Who issues acme-office.conf, docker-compose.yml and my-app.config.json?")
@@ -107,13 +105,8 @@ def code_names(question: str) -> list[str]:
             found.setdefault(m.group(g), m.start(g))
     for rx in (_FLAG_VALUE, _LONG_FLAG_VALUE, _EQ_VALUE):
         for m in rx.finditer(question):
-            value = m.group(1)
-            # an ordinary English word after a one-letter flag is the sentence going on
-            # ("does less -i still ignore case"), not the flag's value
-            if rx is _FLAG_VALUE and PLAIN_WORD.fullmatch(value) and not is_rare(value):
-                continue
-            if value.lower() not in GENERIC_WORDS:
-                found.setdefault(value, m.start(1))
+            if m.group(1).lower() not in GENERIC_WORDS:
+                found.setdefault(m.group(1), m.start(1))
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g is not None).strip()
         if text:
@@ -373,13 +366,26 @@ def entry_names(question: str) -> list[str]:
 
     ids = {i.lower() for i in find_identifiers(question)}
     names = [n for n in code_names(question) if n.lower() not in ids]
-    names = [n for n in names if not (re.fullmatch(r"-[A-Za-z]", n) and len(names) > 1)]
+    # a one-letter flag gives way to the value named after it (``-s nullglob``), not to an
+    # ordinary English word that may be the sentence going on ("does less -i still ignore case")
+    valued = any(not ordinary_word(n) for n in names if not re.fullmatch(r"-[A-Za-z]", n))
+    names = [n for n in names if not (re.fullmatch(r"-[A-Za-z]", n) and valued)]
     subject = question_subject(question)
     if subject and len(subject.split()) <= 2:
         names.append(subject.split()[0] if len(subject.split()) == 2 else subject)
     # the command a flag belongs to, after the flag: "disown -h" pins the disown entry too
     names += [m.group(1) for m in _COMMAND_OF_FLAG.finditer(question) if m.group(1).lower() not in GENERIC_WORDS]
     return list(dict.fromkeys(n for n in names if n.strip()))
+
+
+def ordinary_word(name: str) -> bool:
+    """Whether ``name`` is a plain word that is common in English (:func:`citewise.text.rarity.is_rare`):
+    as a name it may be the sentence going on rather than a thing named.
+
+    >>> ordinary_word("still"), ordinary_word("nullglob"), ordinary_word("--emit")
+    (True, False, False)
+    """
+    return bool(PLAIN_WORD.fullmatch(name)) and not is_rare(name)
 
 
 def heading_pattern(name: str) -> re.Pattern:

@@ -6,7 +6,8 @@ it; an ordinary English word the pages happen not to use ("minimal", "OK", "empl
 paraphrase, not a thing the corpus lacks. A word of the question is a name when
 
 * its **shape** says so (:func:`name_shaped`): letters and digits together (``L4``, ``MT103``;
-  not a number with a lower-case unit or count suffix, ``10ms``, ``3g``: a quantity),
+  not a number with a lower-case unit or ordinal suffix, ``10ms``, ``3g``, ``1st``: a
+  quantity; the suffixes are data, ``data/units.yaml``),
   an inner ``_`` ``.`` ``-`` or ``::`` (``x86_64``, ``fs.rm``; single letters joined by dots,
   ``e.g``, ``i.e``, are abbreviations), a leading ``-``/``--`` (a flag),
   CamelCase inside the word (``PayPal``, ``maxHeaderSize``), or all capitals longer than
@@ -37,8 +38,8 @@ instead; words with other characters (apostrophes, accents) are looked up in wor
 
 >>> name_shaped("x86_64"), name_shaped("L4"), name_shaped("OK"), name_shaped("SIGPWR"), name_shaped("PayPal")
 (True, True, False, True, True)
->>> name_shaped("10ms"), name_shaped("3g"), name_shaped("3DS"), name_shaped("mp3")
-(False, False, True, True)
+>>> name_shaped("10ms"), name_shaped("3g"), name_shaped("3DS"), name_shaped("mp3"), name_shaped("2fa")
+(False, False, True, True, True)
 >>> is_rare("frobnicate"), is_rare("minimal"), is_rare("OK"), is_rare("Stripe", capitalised=True)
 (True, False, False, True)
 """
@@ -63,9 +64,26 @@ _LETTER_DIGIT = re.compile(r"(?=.*[^\W\d_])(?=.*\d)")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 #: Single letters joined by dots ("e.g", "i.e.", "U.S"): an abbreviation, not a dotted name.
 _DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]\.?")
-#: A number with a unit or count suffix in lower case ("10ms", "64k", "3g", "1.5x"): a quantity
-#: the question gives as an example value, not a name.
-_QUANTITY = re.compile(r"\d+(?:[.,]\d+)?[a-z]{1,3}")
+#: A number with a lower-case unit or count suffix ("10ms", "64k", "3g", "1.5x", "1st"): a
+#: quantity or an ordinal, not a name. The suffixes are data (``data/units.yaml``).
+_QUANTITY = re.compile(r"\d+(?:[.,]\d+)?([a-z]{1,4})")
+
+
+@lru_cache(maxsize=1)
+def unit_suffixes() -> frozenset[str]:
+    """The suffixes of ``citewise/text/data/units.yaml``, read once."""
+    import yaml
+    from importlib import resources
+
+    raw = yaml.safe_load(resources.files("citewise.text").joinpath("data/units.yaml").read_text(encoding="utf-8"))
+    return frozenset(str(raw["suffixes"]).split())
+
+
+def _quantity(token: str) -> bool:
+    m = _QUANTITY.fullmatch(token)
+    return bool(m) and m.group(1) in unit_suffixes()
+
+
 #: A plain word: letters, with at most an inner apostrophe ("don't", "Ledgerly's").
 PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 
@@ -78,7 +96,7 @@ def name_shaped(token: str) -> bool:
         return False
     if t.startswith("-") and len(t) > 1 and t.lstrip("-")[:1].isalpha():
         return True
-    if _DOTTED_ABBREVIATION.fullmatch(t) or _QUANTITY.fullmatch(t):
+    if _DOTTED_ABBREVIATION.fullmatch(t) or _quantity(t):
         return False
     if _INNER.search(t) or _LETTER_DIGIT.match(t) or _CAMEL.search(t):
         return True
