@@ -145,3 +145,25 @@ def test_an_answer_from_a_manual_page_reads_the_entry_named_by_an_alternative(tm
     assert a.outcome == "answered", (a.abstain_reason, a.text)
     assert "The default is to delete them." in a.text, a.text
     assert "--recursive" not in a.text, a.text
+
+
+def test_a_chunk_starting_inside_an_entry_body_repeats_its_term_lines():
+    """A long entry split across chunks: the later chunk starts with a copy of the term line
+    (a prefix, as a split table repeats its header), so its sentences still sit under the term;
+    ``text[prefix_len:]`` is still the source span."""
+    from citewise.text.chunker import Chunker
+
+    body = "".join(f"              Sentence {i} of the keep option says something about files.\n\n" for i in range(150))
+    text = "OPTIONS\n\n       -k, --keep\n" + body + "       -r, --recursive\n              Travel the tree.\n"
+    chunks = Chunker().chunk("gzip", "GZIP", text)
+    assert len(chunks) >= 2
+    for c in chunks:
+        assert c.text[c.prefix_len :] == text[c.start : c.end]
+    inside = [c for c in chunks if "Sentence 140 " in c.text]
+    (later,) = inside
+    assert later.start > text.index("Sentence 1 ")
+    assert later.text[: later.prefix_len].startswith("       -k, --keep\n")
+    unit = next(u for u in split_units(later.text) if u.text.startswith("Sentence 140 "))
+    assert unit.headings[-1] == "-k, --keep"
+    # outside any entry body: no prefix
+    assert chunks[0].prefix_len == 0

@@ -33,7 +33,10 @@ point at the rows themselves, so ``text[prefix_len:] == source[start:end]`` for 
 ``len(text) - (end - start)``. An HTML table written in Markdown (``<table>`` ... ``</table>``, as
 in Node's API docs) splits between ``<tr>`` rows, and its ``<th>`` header row is repeated so. A header of more than a quarter of ``max_tokens`` is not repeated. A code block split across
 chunks is treated alike: every later chunk that starts inside it begins with a copy of its
-opening fence line (```` ```lang ````), so its lines still read as code there.
+opening fence line (```` ```lang ````), so its lines still read as code there. A chunk that starts
+inside the body of a plain-text manual's entry (term lines with the body indented below,
+:mod:`citewise.text.hanging`) begins with a copy of its term lines, so the body's sentences still
+sit under their term.
 
 Token counts are ``o200k_base`` counts of the indexed text (heading path + text).
 """
@@ -49,6 +52,7 @@ from citewise.core import Chunk
 from citewise.text.blocks import Block as _Block
 from citewise.text.blocks import html_row_spans as _html_row_spans
 from citewise.text.blocks import parse_blocks  # noqa: F401 - part of this module's API
+from citewise.text.hanging import hanging_definitions
 from citewise.text.tokens import count_tokens
 
 MIN_TOKENS = 300
@@ -191,6 +195,7 @@ class Chunker:
             [b for b in blocks if b.kind in ("table", "htmltable", "code")],
             max_header=self.max_tokens // 4,
             heads=[b for b in blocks if b.kind == "heading"],
+            entries=hanging_definitions(text),
         )
         root = _build_tree(text, title, blocks)
         pieces: list[_Piece] = []
@@ -470,9 +475,28 @@ class Chunker:
 class _Run:
     """Per-document state of one :meth:`Chunker.chunk` call: the text, its tables, token caches."""
 
-    def __init__(self, text: str, tables: list[_Block], max_header: int, heads: list[_Block] | None = None):
+    def __init__(
+        self,
+        text: str,
+        tables: list[_Block],
+        max_header: int,
+        heads: list[_Block] | None = None,
+        entries: list[tuple[int, int, int, str]] | None = None,
+    ):
         self.text = text
         self.tables = tables
+        # hanging-indent entries as (term line start, body line start, body end), and each one's
+        # enclosing entry (-1: none); entries nest or are disjoint
+        self.entries: list[tuple[int, int, int]] = []
+        self._entry_parent: list[int] = []
+        stack: list[int] = []
+        for ts, be, ds, _ in entries or []:
+            while stack and self.entries[stack[-1]][2] <= ts:
+                stack.pop()
+            self._entry_parent.append(stack[-1] if stack else -1)
+            stack.append(len(self.entries))
+            self.entries.append((text.rfind("\n", 0, ts) + 1, text.rfind("\n", 0, ds) + 1, be))
+        self._entry_starts = [e[0] for e in self.entries]
         self.heads = heads or []
         self._head_starts = [h.start for h in self.heads]
         self.max_header = max_header
@@ -516,15 +540,30 @@ class _Run:
     def prefix(self, pos: int) -> str:
         """The table header (row + separator + newline) that a chunk starting at ``pos`` must
         repeat: non-empty when ``pos`` is past the header of a table, before its end, and the
-        header is at most ``max_header`` tokens (a giant header is not worth repeating)."""
+        header is at most ``max_header`` tokens (a giant header is not worth repeating). Outside
+        a table, the term lines of the innermost hanging-indent entry whose body ``pos`` is in
+        (:mod:`citewise.text.hanging`), followed by the indentation of ``pos``'s line, so the
+        chunk's first lines still read as that entry's body."""
         i = bisect.bisect_right(self._starts, pos) - 1
+        if i >= 0:
+            t = self.tables[i]
+            if t.header_end < pos < t.end:
+                header = self.text[t.start : t.header_end].lstrip() + "\n"
+                return header if self.count(header) <= self.max_header else ""
+        return self._entry_prefix(pos)
+
+    def _entry_prefix(self, pos: int) -> str:
+        i = bisect.bisect_right(self._entry_starts, pos) - 1
+        while i >= 0 and not (self.entries[i][1] <= pos < self.entries[i][2]):
+            i = self._entry_parent[i]
         if i < 0:
             return ""
-        t = self.tables[i]
-        if t.header_end < pos < t.end:
-            header = self.text[t.start : t.header_end].lstrip() + "\n"
-            return header if self.count(header) <= self.max_header else ""
-        return ""
+        term_start, body_start, _ = self.entries[i]
+        line_start = self.text.rfind("\n", 0, pos) + 1
+        line = self.text[line_start:pos]
+        indent = line[: len(line) - len(line.lstrip())] if line.strip() else line
+        terms = self.text[term_start:body_start]
+        return terms + indent if self.count(terms) <= self.max_header else ""
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:

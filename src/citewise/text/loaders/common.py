@@ -33,20 +33,21 @@ def sha256_hex(data: bytes) -> str:
 #: PDF 4: a term whose key binding is a bracket, ``complete-into-braces (M-{)``, is a term;
 #: every format's next version: the chunker reads the text with a CommonMark parser (setext
 #: headings, lists, indented code), plain text gets headings and loses its tables of contents,
-#: HTML loses navigation and its folder's repeated blocks, PDF its page furniture).
+#: HTML loses navigation and its folder's repeated blocks, PDF its page furniture; then every
+#: format's next: a chunk starting inside a hanging-indent entry's body repeats its term lines).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
 LOADER_VERSIONS = {
-    ".pdf": "7",
-    ".md": "5",
-    ".markdown": "5",
-    ".html": "3",
-    ".htm": "3",
-    ".txt": "3",
-    ".text": "3",
-    ".rst": "1",
-    ".docx": "2",
+    ".pdf": "8",
+    ".md": "6",
+    ".markdown": "6",
+    ".html": "4",
+    ".htm": "4",
+    ".txt": "4",
+    ".text": "4",
+    ".rst": "2",
+    ".docx": "3",
 }
 
 
