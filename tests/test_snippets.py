@@ -70,7 +70,7 @@ def test_long_segment_gets_a_word_aligned_window():
 
 
 def test_chunk_snippet_offsets_are_source_offsets():
-    chunk = SimpleNamespace(text=TEXT, start=1000)
+    chunk = SimpleNamespace(text=TEXT, start=1000, end=1000 + len(TEXT))
     s = chunk_snippet(chunk, "Pro refund window days")
     assert (s.start, s.end) == (1051, 1113)
 

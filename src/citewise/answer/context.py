@@ -90,9 +90,13 @@ class ContextChunk:
         return count_tokens(self.header()) + count_tokens(self.text)
 
     def citation(self, start: int | None = None, end: int | None = None) -> Citation:
-        """A :class:`Citation` of this chunk (or of ``[start, end)`` offsets inside its text)."""
-        s = self.start + (start or 0)
-        e = self.start + end if end is not None else self.end
+        """A :class:`Citation` of this chunk (or of ``[start, end)`` offsets inside its text), in
+        source offsets. A chunk's text may open with a copied prefix (a split table's header, an
+        entry's term lines: ``len(text) - (end - start)`` characters that are not at ``start`` in
+        the source); an offset inside that prefix maps to the chunk's ``start``."""
+        prefix = max(0, len(self.text) - (self.end - self.start))
+        s = self.start + max(0, (start or 0) - prefix)
+        e = max(s, self.start + end - prefix) if end is not None else self.end
         return Citation(self.doc_id, self.title, self.version, self.updated, self.chunk_id, s, e)
 
     def header(self) -> str:
@@ -374,7 +378,8 @@ class ContextAssembler:
     def _truncate(self, cc: ContextChunk, budget: int) -> ContextChunk:
         room = max(budget - count_tokens(cc.header()), 1)
         text = truncate_tokens(cc.text, room)
-        return replace(cc, text=text, end=cc.start + len(text), token_bound=0)
+        prefix = max(0, len(cc.text) - (cc.end - cc.start))  # a copied prefix stays out of the source span
+        return replace(cc, text=text, end=cc.start + max(0, len(text) - prefix), token_bound=0)
 
     def _order(self, chunks: list[ContextChunk]) -> list[ContextChunk]:
         if self.ordering == "rank":

@@ -122,9 +122,16 @@ class _Located(Protocol):
     @property
     def start(self) -> int: ...
 
+    @property
+    def end(self) -> int: ...
+
 
 def chunk_snippet(chunk: _Located, query: str, max_chars: int = MAX_CHARS) -> Snippet:
-    """:func:`best_snippet` of a chunk (anything with ``text`` and ``start``), with offsets into
-    the chunk's source file (``chunk.start`` + the offset in the chunk text)."""
+    """:func:`best_snippet` of a chunk (anything with ``text``, ``start`` and ``end``), with
+    offsets into the chunk's source file (``chunk.start`` + the offset in the chunk text, less
+    the copied prefix a chunk text may open with: ``len(text) - (end - start)`` characters; an
+    offset inside it maps to ``chunk.start``)."""
     sn = best_snippet(chunk.text, query, max_chars)
-    return Snippet(sn.text, chunk.start + sn.start, chunk.start + sn.end)
+    prefix = max(0, len(chunk.text) - (chunk.end - chunk.start))
+    s = chunk.start + max(0, sn.start - prefix)
+    return Snippet(sn.text, s, max(s, chunk.start + sn.end - prefix))

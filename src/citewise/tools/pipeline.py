@@ -308,7 +308,19 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
         )
         spans.append((exc.start, exc.end))
     text += " Computed: " + _relation(cmp, unit) + "."
-    cits = [Citation(c.doc_id, c.title, c.version, c.updated, c.chunk_id, c.start + s, c.start + e) for s, e in spans]
+    prefix = max(0, len(c.text) - (c.end - c.start))  # a split table's repeated header is not in the source
+    cits = [
+        Citation(
+            c.doc_id,
+            c.title,
+            c.version,
+            c.updated,
+            c.chunk_id,
+            c.start + max(0, s - prefix),
+            c.start + max(0, e - prefix),
+        )
+        for s, e in spans
+    ]
     ans = Answer(
         text,
         "answered",
