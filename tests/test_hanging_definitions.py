@@ -167,3 +167,21 @@ def test_a_chunk_starting_inside_an_entry_body_repeats_its_term_lines():
     assert unit.headings[-1] == "-k, --keep"
     # outside any entry body: no prefix
     assert chunks[0].prefix_len == 0
+
+
+def test_an_oversized_indented_block_is_cut_at_its_blank_lines():
+    """Plain text indented four or more columns after a blank line parses as one indented block;
+    when it is too long for a chunk it is cut between its paragraphs, never inside one."""
+    from citewise.text.chunker import Chunker
+
+    paragraphs = [
+        f"     Paragraph {i} begins here and goes on\n     over a second line that ends it.\n" for i in range(120)
+    ]
+    text = "Intro.\n\n" + "\n".join(paragraphs)
+    chunks = Chunker().chunk("doc", "Doc", text)
+    assert len(chunks) >= 2
+    for c in chunks[1:]:
+        assert text[: c.start].endswith("\n\n     ") or text[: c.start].endswith("\n\n"), repr(
+            text[c.start - 20 : c.start]
+        )
+        assert c.text.lstrip().startswith("Paragraph "), c.text[:40]

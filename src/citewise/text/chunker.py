@@ -10,7 +10,8 @@ Algorithm (one pass over a document's text, all offsets are character offsets in
 3. Build the section tree from the headings.
 4. A section whose whole subtree fits ``max_tokens`` becomes one piece. A larger one emits its own
    text (packed by blocks, then items for an oversized list, sentences for an oversized
-   paragraph, rows for an oversized table, lines for an oversized code block) and recurses into
+   paragraph, rows for an oversized table, paragraphs for an oversized indented block (plain
+   text's indented prose), lines for an oversized fenced code block) and recurses into
    its subsections: split at subheadings first, then at paragraphs.
 5. Hard cap: any span still over the budget (a 50 MB single-line file, a sentence of 10,000
    words, a huge table row) is cut into windows that fit, at the last sentence end, else the last
@@ -252,8 +253,8 @@ class Chunker:
     def _units(self, run, start, end, blocks, path) -> list[tuple[int, int]]:
         """Atomic spans of a section's own text: the heading line joins the first block; an
         oversized list splits between items, paragraph at sentences, table at rows (the header
-        stays with the first row), code block at lines; any span still over budget is cut by
-        :meth:`_cap`."""
+        stays with the first row), indented block at blank lines, fenced code block at lines; any
+        span still over budget is cut by :meth:`_cap`."""
         text = run.text
         spans: list[tuple[int, int]] = []
         own = [b for b in blocks if b.start >= start and b.end <= end]
@@ -287,6 +288,10 @@ class Chunker:
                         parts[0] = (s, parts[0][1])
                     else:
                         parts = [(s, b.end)]
+                elif b.kind == "icode":
+                    # an indented block (in plain text: indented prose, a manual's entries) splits
+                    # at its blank lines first, so no chunk starts in the middle of a paragraph
+                    parts = self._paragraph_spans(text, s, b.end)
                 else:
                     parts = self._line_spans(text, s, b.end)
                 spans.extend(self._cap(run, parts, path))
@@ -362,6 +367,14 @@ class Chunker:
             s = m.end()
         spans.append((s, end))
         return [sp for sp in spans if sp[1] > sp[0]]
+
+    def _paragraph_spans(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
+        spans, s = [], start
+        for m in re.finditer(r"\n[ \t]*\n", text[start:end]):
+            spans.append((s, start + m.start()))
+            s = start + m.end()
+        spans.append((s, end))
+        return [sp for sp in spans if sp[1] > sp[0] and text[sp[0] : sp[1]].strip()]
 
     def _line_spans(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
         spans, s = [], start

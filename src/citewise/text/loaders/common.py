@@ -34,20 +34,21 @@ def sha256_hex(data: bytes) -> str:
 #: every format's next version: the chunker reads the text with a CommonMark parser (setext
 #: headings, lists, indented code), plain text gets headings and loses its tables of contents,
 #: HTML loses navigation and its folder's repeated blocks, PDF its page furniture; then every
-#: format's next: a chunk starting inside a hanging-indent entry's body repeats its term lines).
+#: format's next: a chunk starting inside a hanging-indent entry's body repeats its term lines;
+#: and the next: an oversized indented block is cut at its blank lines, not at any line).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
 LOADER_VERSIONS = {
-    ".pdf": "8",
-    ".md": "6",
-    ".markdown": "6",
-    ".html": "4",
-    ".htm": "4",
-    ".txt": "4",
-    ".text": "4",
-    ".rst": "2",
-    ".docx": "3",
+    ".pdf": "9",
+    ".md": "7",
+    ".markdown": "7",
+    ".html": "5",
+    ".htm": "5",
+    ".txt": "5",
+    ".text": "5",
+    ".rst": "3",
+    ".docx": "4",
 }
 
 
