@@ -559,6 +559,11 @@ def test_plain_title_set_between_two_indented_rules_is_the_whole_block():
     assert to_markdown("   *****\n   Widgetd\n   Manual\n   =====\n\nText.\n")[1] == "Widgetd"
 
 
+def test_a_manual_page_header_line_as_title_has_its_spacing_collapsed():
+    text = "TAR(1)                     GNU TAR Manual                     TAR(1)\n\nNAME\n       tar - an archiving utility\n"
+    assert to_markdown(text)[1] == "TAR(1) GNU TAR Manual TAR(1)"
+
+
 def test_pdf_cover_line_of_glyph_codes_is_not_the_title(tmp_path):
     """A cover line pypdf can only write as glyph codes (``/x4D /x4C``) holds no text: the next
     cover line names the document."""

@@ -408,7 +408,8 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
 
     Returns:
         (text, title, dropped): ``title`` is the first heading when the text opens with one, else
-        its first non-blank line; ``dropped`` lists (first line, last line (1-based), reason,
+        its first non-blank line, with its runs of spaces collapsed (a manual page's header line
+        ``TAR(1)      GNU TAR Manual      TAR(1)``); ``dropped`` lists (first line, last line (1-based), reason,
         the dropped text's first line).
     """
     lines, st = analyse(text)
@@ -444,4 +445,4 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
             continue
         out.append("\\" + ln.lstrip() if _MARKUP_START.match(ln) else ln.rstrip())
     notes = [(a + 1, b + 1, why, lines[a].strip()[:80]) for a, b, why in st.dropped]
-    return "\n".join(out).strip("\n") + "\n", title[:200], notes
+    return "\n".join(out).strip("\n") + "\n", " ".join(title.split())[:200], notes
