@@ -445,4 +445,4 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
             continue
         out.append("\\" + ln.lstrip() if _MARKUP_START.match(ln) else ln.rstrip())
     notes = [(a + 1, b + 1, why, lines[a].strip()[:80]) for a, b, why in st.dropped]
-    return "\n".join(out).strip("\n") + "\n", " ".join(title.split())[:200], notes
+    return "\n".join(out).strip("\n") + "\n", " ".join(title[:2000].split())[:200], notes
