@@ -369,16 +369,16 @@ class Chunker:
         return [sp for sp in spans if sp[1] > sp[0]]
 
     def _paragraph_spans(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
-        spans, s = [], start
-        for m in re.finditer(r"\n[ \t]*\n", text[start:end]):
-            spans.append((s, start + m.start()))
-            s = start + m.end()
-        spans.append((s, end))
-        return [sp for sp in spans if sp[1] > sp[0] and text[sp[0] : sp[1]].strip()]
+        return self._spans_between(text, start, end, r"\n[ \t]*\n")
 
     def _line_spans(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
+        return self._spans_between(text, start, end, r"\n")
+
+    @staticmethod
+    def _spans_between(text: str, start: int, end: int, separator: str) -> list[tuple[int, int]]:
+        """The non-blank spans of ``text[start:end]`` between matches of ``separator``."""
         spans, s = [], start
-        for m in re.finditer(r"\n", text[start:end]):
+        for m in re.finditer(separator, text[start:end]):
             spans.append((s, start + m.start()))
             s = start + m.end()
         spans.append((s, end))
