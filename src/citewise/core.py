@@ -176,6 +176,25 @@ _BLOCK_TAG = re.compile(
 )
 
 
+def prefix_length(text: str, start: int, end: int) -> int:
+    """Characters at the start of a chunk ``text`` stored at source offsets ``[start, end)`` that
+    are a copy, not source text (a split table's header, a manual entry's term lines:
+    :attr:`Chunk.prefix_len`)."""
+    return max(0, len(text) - (end - start))
+
+
+def source_span(text: str, start: int, end: int, s: int, e: int) -> tuple[int, int]:
+    """Source offsets of ``[s, e)``, offsets in a chunk ``text`` stored at ``[start, end)``: less
+    its copied prefix (:func:`prefix_length`); an offset inside the prefix maps to ``start``.
+
+    >>> source_span("H\\nrow two", 100, 107, 2, 9), source_span("H\\nrow two", 100, 107, 0, 5)
+    ((100, 107), (100, 103))
+    """
+    prefix = prefix_length(text, start, end)
+    a = start + max(0, s - prefix)
+    return a, max(a, start + e - prefix)
+
+
 def without_markup(text: str) -> str:
     """``text`` without the HTML tags of Markdown that embeds HTML (tables, ``<kbd>``, ``<code>``):
     inline tags are dropped, block and table tags become a space. Text without ``<`` is returned

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
 
-from citewise.core import Citation, CitewiseError
+from citewise.core import Citation, CitewiseError, prefix_length, source_span
 from citewise.text.analyzer import analyze
 from citewise.text.tokens import count_tokens, truncate_tokens
 
@@ -94,9 +94,9 @@ class ContextChunk:
         source offsets. A chunk's text may open with a copied prefix (a split table's header, an
         entry's term lines: ``len(text) - (end - start)`` characters that are not at ``start`` in
         the source); an offset inside that prefix maps to the chunk's ``start``."""
-        prefix = max(0, len(self.text) - (self.end - self.start))
-        s = self.start + max(0, (start or 0) - prefix)
-        e = max(s, self.start + end - prefix) if end is not None else self.end
+        if start is None and end is None:
+            return Citation(self.doc_id, self.title, self.version, self.updated, self.chunk_id, self.start, self.end)
+        s, e = source_span(self.text, self.start, self.end, start or 0, len(self.text) if end is None else end)
         return Citation(self.doc_id, self.title, self.version, self.updated, self.chunk_id, s, e)
 
     def header(self) -> str:
@@ -378,7 +378,7 @@ class ContextAssembler:
     def _truncate(self, cc: ContextChunk, budget: int) -> ContextChunk:
         room = max(budget - count_tokens(cc.header()), 1)
         text = truncate_tokens(cc.text, room)
-        prefix = max(0, len(cc.text) - (cc.end - cc.start))  # a copied prefix stays out of the source span
+        prefix = prefix_length(cc.text, cc.start, cc.end)  # a copied prefix stays out of the source span
         return replace(cc, text=text, end=cc.start + max(0, len(text) - prefix), token_bound=0)
 
     def _order(self, chunks: list[ContextChunk]) -> list[ContextChunk]:

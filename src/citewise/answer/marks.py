@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from citewise.answer.context import Context
 from citewise.answer.requirements import Check
+from citewise.core import source_span
 from citewise.text.sentences import split_sentences
 from citewise.text.trust import instruction_like
 
@@ -163,8 +164,7 @@ def mark_checks(
             if c.doc_id in seen_docs:
                 continue
             seen_docs.add(c.doc_id)
-            prefix = max(0, len(c.text) - (c.end - c.start))
-            base = c.start - prefix
+            src_start, src_end = source_span(c.text, c.start, c.end, s, e)
             res.evidence.append(
                 EvidenceItem(
                     chk.name,
@@ -174,8 +174,8 @@ def mark_checks(
                     getattr(c, "effective", "") or "",
                     c.updated or "",
                     c.chunk_id,
-                    base + s,
-                    base + e,
+                    src_start,
+                    src_end,
                     " ".join(sent.split()),
                     chk.value_of(sent),
                 )

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from citewise.core import source_span
 from citewise.text.analyzer import analyze
 from citewise.text.sentences import trim_span
 
@@ -132,6 +133,4 @@ def chunk_snippet(chunk: _Located, query: str, max_chars: int = MAX_CHARS) -> Sn
     the copied prefix a chunk text may open with: ``len(text) - (end - start)`` characters; an
     offset inside it maps to ``chunk.start``)."""
     sn = best_snippet(chunk.text, query, max_chars)
-    prefix = max(0, len(chunk.text) - (chunk.end - chunk.start))
-    s = chunk.start + max(0, sn.start - prefix)
-    return Snippet(sn.text, s, max(s, chunk.start + sn.end - prefix))
+    return Snippet(sn.text, *source_span(chunk.text, chunk.start, chunk.end, sn.start, sn.end))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from citewise.core import Answer, Citation, Principal, Reason, ReasonCode
+from citewise.core import Answer, Citation, Principal, Reason, ReasonCode, source_span
 from citewise.telemetry import traced_route
 from citewise.tools.base import is_error
 from citewise.tools.rules import Comparison, RuleValue, compare, find_exception, find_general_value, find_rule_value
@@ -308,17 +308,8 @@ def _answer_from_tool(kind: str, call, obs: dict, tools, index, today: _dt.date 
         )
         spans.append((exc.start, exc.end))
     text += " Computed: " + _relation(cmp, unit) + "."
-    prefix = max(0, len(c.text) - (c.end - c.start))  # a split table's repeated header is not in the source
     cits = [
-        Citation(
-            c.doc_id,
-            c.title,
-            c.version,
-            c.updated,
-            c.chunk_id,
-            c.start + max(0, s - prefix),
-            c.start + max(0, e - prefix),
-        )
+        Citation(c.doc_id, c.title, c.version, c.updated, c.chunk_id, *source_span(c.text, c.start, c.end, s, e))
         for s, e in spans
     ]
     ans = Answer(
