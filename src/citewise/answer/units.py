@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 
-from citewise.text.hanging import hanging_definitions
+from citewise.text.hanging import chunk_entries
 from citewise.text.sentences import split_sentences, trim_span
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -381,7 +381,7 @@ def split_units(text: str) -> list[Unit]:
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
     text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
     heads, rows, codes, defs = _scan(text)
-    defs = sorted(defs + [d for d in hanging_definitions(text) if not any(m[0] <= d[0] < m[1] for m in defs)])
+    defs = sorted(defs + [d for d in chunk_entries(text) if not any(m[0] <= d[0] < m[1] for m in defs)])
     html = html_rows(text) if re.search(r"<tr\b", text, re.I) else []
     raw: list[tuple[int, int, str, str, str]] = []
     under: dict[int, tuple[str, ...]] = {}  # unit start -> the definition terms it explains, outermost first

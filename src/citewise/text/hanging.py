@@ -30,6 +30,7 @@ Entries nest (a sub-section line of a manual page holds its options): each is re
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 #: The longest term line, in characters (an option with its argument synopsis:
 #: ``http-request set-header <name> <fmt> [ { if | unless } <condition> ]`` is 66).
@@ -123,6 +124,24 @@ def hanging_definitions(text: str) -> list[tuple[int, int, int, str]]:
         body_start = starts[j] + len(bodies[j]) - len(bodies[j].lstrip())
         out.append((term_start, starts[last] + len(bodies[last].rstrip()), body_start, term))
     return out
+
+
+#: Texts up to this many characters (a chunk's) keep their entries in :func:`chunk_entries`.
+CACHED_MAX_CHARS = 20_000
+
+
+def chunk_entries(text: str) -> tuple[tuple[int, int, int, str], ...]:
+    """:func:`hanging_definitions` of a chunk-sized ``text``, remembered for the most recent
+    texts: one question reads the same chunks' entries several times (entry pinning per name,
+    the evidence's entry check, the answer units). Longer texts are not kept."""
+    if len(text) > CACHED_MAX_CHARS:
+        return tuple(hanging_definitions(text))
+    return _cached_entries(text)
+
+
+@lru_cache(maxsize=512)
+def _cached_entries(text: str) -> tuple[tuple[int, int, int, str], ...]:
+    return tuple(hanging_definitions(text))
 
 
 def _entry_at(i: int, bodies: list[str], stripped: list[str], level: list[int], opens: set[int]):

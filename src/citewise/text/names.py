@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from citewise.text.hanging import hanging_definitions, term_alternatives
+from citewise.text.hanging import chunk_entries, term_alternatives
 from citewise.text.rarity import PLAIN_WORD, is_rare
 
 #: Things a question can name besides capitalised words: ``--flags``, dotted or called code
@@ -467,7 +467,7 @@ def entry_offsets(text: str, name: str, heading: str = "") -> list[int]:
                 out.append(pos)
         pos += len(line)
     # a plain-text manual's entry: a term line with its body indented below (``-k, --keep``)
-    for start, _, _, term in hanging_definitions(text):
+    for start, _, _, term in chunk_entries(text):
         if any(rx.match(alt) for alt in term_alternatives(term)):
             out.append(start)
     return sorted(set(out))

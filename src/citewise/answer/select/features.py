@@ -213,9 +213,10 @@ def candidates(
             step = u.kind == "item" and step_number(chunk.text, u.start) is not None
             peers = by_heads[u.headings]
             reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
+            lead_names, heading_names = term_alternatives(u.lead), term_alternatives(u.heading)
             entry = float(
-                any(rx.fullmatch(a) for rx in name_rx for a in term_alternatives(u.lead))
-                or any(rx.match(a) for rx in name_rx for a in term_alternatives(u.heading))
+                any(rx.fullmatch(a) for rx in name_rx for a in lead_names)
+                or any(rx.match(a) for rx in name_rx for a in heading_names)
             )
             reply_share = _heading_asked(u.heading, weights, idf) if reply else 0.0
             f = {
