@@ -90,7 +90,7 @@ from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
-from citewise.text.rarity import name_shaped, name_words
+from citewise.text.rarity import name_shaped, name_words, ordinary_word
 from citewise.text.names import (
     ABBREVIATIONS,  # noqa: F401
     GENERIC_WORDS,
@@ -100,7 +100,6 @@ from citewise.text.names import (
     entry_offsets,  # noqa: F401
     LEAD_TOOL_SLOT,
     NOT_NAMES,
-    ordinary_word,
     TOOL_SLOT,
     heading_pattern,
     question_subject,  # noqa: F401

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from citewise.text.hanging import chunk_entries, term_alternatives
-from citewise.text.rarity import PLAIN_WORD, is_rare
+from citewise.text.rarity import ordinary_word
 
 #: Things a question can name besides capitalised words: ``--flags``, dotted or called code
 #: names (``fs.frobnicate()``, ``path.superJoin``), ``snake_case``, ``camelCase``/``CamelCase``
@@ -376,16 +376,6 @@ def entry_names(question: str) -> list[str]:
     # the command a flag belongs to, after the flag: "disown -h" pins the disown entry too
     names += [m.group(1) for m in _COMMAND_OF_FLAG.finditer(question) if m.group(1).lower() not in GENERIC_WORDS]
     return list(dict.fromkeys(n for n in names if n.strip()))
-
-
-def ordinary_word(name: str) -> bool:
-    """Whether ``name`` is a plain word that is common in English (:func:`citewise.text.rarity.is_rare`):
-    as a name it may be the sentence going on rather than a thing named.
-
-    >>> ordinary_word("still"), ordinary_word("nullglob"), ordinary_word("--emit")
-    (True, False, False)
-    """
-    return bool(PLAIN_WORD.fullmatch(name)) and not is_rare(name)
 
 
 def heading_pattern(name: str) -> re.Pattern:

@@ -189,6 +189,16 @@ def is_rare(word: str, capitalised: bool = False) -> bool:
     return zipf(word) < cut
 
 
+def ordinary_word(name: str) -> bool:
+    """Whether ``name`` is a plain word that is common in English (:func:`is_rare`):
+    as a name it may be the sentence going on rather than a thing named.
+
+    >>> ordinary_word("still"), ordinary_word("nullglob"), ordinary_word("--emit")
+    (True, False, False)
+    """
+    return bool(PLAIN_WORD.fullmatch(name)) and not is_rare(name)
+
+
 def name_words(text: str) -> list[str]:
     """Tokens of ``text`` that are names by shape or by rarity, in order, unique; a token's
     surrounding punctuation is removed first. A word opening a sentence counts as capitalised only
