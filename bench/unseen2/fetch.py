@@ -1,0 +1,264 @@
+"""Fetch the four public documentation corpora of the second unseen answer set.
+
+Every corpus comes from a Debian 12 "bookworm" package (the registry this project's machines
+reach), pinned by version, so every machine builds the same folder:
+
+* ``xz/``   -- XZ Utils 5.4.1 documentation, plain text: the .xz and .lzma file-format
+  specifications, the FAQ and the history note (``doc/*.txt``) and the plain-text renderings of
+  the ``xz``, ``xzdec`` and ``lzmainfo`` manual pages (``doc/man/txt/*.txt``), from the upstream
+  tarball of the *source* package ``xz-utils``.  7 files, laid out as ``xz/<name>.txt`` and
+  ``xz/man/<name>.txt``.
+* ``lz4/``  -- LZ4 1.9.4 documentation, Markdown with setext (``===`` / ``---``) top headings and
+  ATX (``###``) subheadings: the twelve ``*.md`` files of the upstream tarball of the source
+  package ``lz4`` that have at least one setext heading (block and frame format specifications,
+  the ``lz4`` CLI manual, the READMEs), laid out under their upstream paths.
+* ``m4/``   -- "GNU M4 1.4.19 macro processor" manual, Texinfo-generated HTML, one page per node,
+  navigation in ``<div class="header">`` (binary package ``m4-doc``: ``usr/share/doc/m4``).
+  105 files.
+* ``pari/`` -- "A Tutorial for PARI/GP" (PARI 2.15.2), a 60-page pdfTeX PDF (binary package
+  ``pari-doc``: ``usr/share/pari/doc/tutorial.pdf``).  1 file.
+
+Usage::
+
+    python bench/unseen2/fetch.py [--out ~/.cache/citewise/unseen2] [--from DIR]
+
+Without ``--from`` it needs ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and the machine's
+bookworm apt sources: the binary packages are fetched with ``apt-get download PKG=VERSION`` and
+the upstream tarballs of the source packages with
+``apt-get source --download-only --tar-only PKG=VERSION``, using a private copy of
+the machine's apt sources turned into ``deb-src`` entries (nothing in ``/etc/apt`` or
+``/var/lib/apt`` is changed).  If a pinned version has left the archive (a later stable update
+replaced it), the current bookworm version is taken instead; either way every laid-out file is
+checked against the SHA-256 digests below, so the folder is the same or the script fails.
+
+``--from DIR`` skips the downloads: DIR must already hold the two ``.deb`` files
+(``m4-doc_*.deb``, ``pari-doc_*.deb``) and the two upstream tarballs
+(``xz-utils_5.4.1.orig.tar.xz``, ``lz4_1.9.4.orig.tar.gz``), e.g. copied from a machine that ran
+the downloads.  The tarballs are the upstream releases XZ Utils 5.4.1 (``xz-5.4.1.tar.xz``) and
+``lz4/lz4`` v1.9.4 on GitHub; one saved in DIR under the Debian file name above should give the
+same files, and the digest check tells whether it did.
+
+Nothing is copied into the repository; the question set names documents by their id (path
+relative to the output folder, without extension), e.g. ``xz/xz-file-format``, ``xz/man/xz``,
+``lz4/doc/lz4_Frame_format``, ``lz4/programs/lz4.1``, ``m4/Changequote``, ``pari/tutorial``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+#: binary package -> pinned version (Debian 12 "bookworm").
+BINARY = {
+    "m4-doc": "1.4.19-3",
+    "pari-doc": "2.15.2-1",
+}
+
+#: source package -> (pinned version, upstream tarball glob).
+SOURCE = {
+    "xz-utils": ("5.4.1-1+deb12u2", "xz-utils_5.4.1.orig.tar.*"),
+    "lz4": ("1.9.4-1", "lz4_1.9.4.orig.tar.*"),
+}
+
+#: member of the xz tarball (below ``xz-5.4.1/``) -> path under ``xz/``.
+XZ_DOCS = {
+    "doc/xz-file-format.txt": "xz-file-format.txt",
+    "doc/lzma-file-format.txt": "lzma-file-format.txt",
+    "doc/faq.txt": "faq.txt",
+    "doc/history.txt": "history.txt",
+    "doc/man/txt/xz.txt": "man/xz.txt",
+    "doc/man/txt/xzdec.txt": "man/xzdec.txt",
+    "doc/man/txt/lzmainfo.txt": "man/lzmainfo.txt",
+}
+
+#: members of the lz4 tarball (below ``lz4-1.9.4/``), laid out under ``lz4/`` at the same path.
+LZ4_DOCS = (
+    "README.md",
+    "build/README.md",
+    "contrib/gen_manual/README.md",
+    "contrib/meson/README.md",
+    "contrib/snap/README.md",
+    "doc/lz4_Block_format.md",
+    "doc/lz4_Frame_format.md",
+    "lib/README.md",
+    "lib/dll/example/README.md",
+    "programs/README.md",
+    "programs/lz4.1.md",
+    "tests/README.md",
+)
+
+#: corpus -> (number of files, SHA-256 over the sorted "relpath sha256\n" lines of its files).
+DIGESTS = {
+    "xz": (7, "7ecfe71bda74ba96be44de378619142e22a270829b3dad0aaacfafb512859b4f"),
+    "lz4": (12, "1718cdaf48379d8ab67ca7584c9609b9c9cb170edf383c86959ee87a7d79d17c"),
+    "m4": (105, "b8a252fcfbe9a63f19aab199a0f45bfa0b65dd5ef6b1a6822a82785e96f0f501"),
+    "pari": (1, "629d2175717320ac5c7a565448245556267bc3102eb7a0adc02454809851be6d"),
+}
+
+DEFAULT_OUT = Path.home() / ".cache" / "citewise" / "unseen2"
+
+
+def _run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        sys.exit(f"fetch: {' '.join(cmd)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc
+
+
+def _apt_get(args: list[str], spec: str, name: str, cwd: Path) -> None:
+    """``apt-get ARGS NAME=VERSION``, or ``apt-get ARGS NAME`` when the pinned version is gone."""
+    proc = _run(["apt-get", *args, spec], cwd, check=False)
+    if proc.returncode != 0:
+        print(
+            f"fetch: {spec} not available ({proc.stderr.strip().splitlines()[-1:]}); "
+            f"trying the current {name}, the digest check decides",
+            file=sys.stderr,
+        )
+        _run(["apt-get", *args, name], cwd)
+
+
+def _deb_src_config(tmp: Path) -> list[str]:
+    """A private apt configuration whose sources are the machine's bookworm ``deb`` entries as
+    ``deb-src``; returns the ``-o`` options that select it (after running ``apt-get update``)."""
+    stanzas: list[str] = []
+    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))
+    for f in files:
+        for block in re.split(r"\n\s*\n", Path(f).read_text()):
+            lines = [l for l in block.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+            fields = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines if ":" in l}
+            if "deb" in fields.get("types", "").split() and "bookworm" in fields.get("suites", ""):
+                out = ["Types: deb-src" if l.lower().startswith("types:") else l for l in lines]
+                stanzas.append("\n".join(out))
+    one_line: list[str] = []
+    for f in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
+        p = Path(f)
+        if not p.exists():
+            continue
+        for l in p.read_text().splitlines():
+            if l.startswith("deb ") and " bookworm" in l:
+                one_line.append("deb-src " + l[4:])
+    if not stanzas and not one_line:
+        sys.exit("fetch: no bookworm apt source found in /etc/apt; use --from DIR (see --help)")
+    parts = tmp / "apt" / "sources.list.d"
+    parts.mkdir(parents=True)
+    (parts / "src.sources").write_text("\n\n".join(stanzas) + "\n")
+    (tmp / "apt" / "sources.list").write_text("\n".join(one_line) + "\n")
+    (tmp / "apt" / "lists" / "partial").mkdir(parents=True)
+    (tmp / "apt" / "cache" / "archives" / "partial").mkdir(parents=True)
+    opts = [
+        "-o",
+        f"Dir::Etc::SourceList={tmp / 'apt' / 'sources.list'}",
+        "-o",
+        f"Dir::Etc::SourceParts={parts}",
+        "-o",
+        f"Dir::State::Lists={tmp / 'apt' / 'lists'}",
+        "-o",
+        f"Dir::Cache={tmp / 'apt' / 'cache'}",
+    ]
+    _run(["apt-get", *opts, "update"], tmp)
+    return opts
+
+
+def download(dest: Path) -> None:
+    """Download the two binary packages and the two source packages into ``dest``."""
+    for pkg, version in BINARY.items():
+        _apt_get(["download"], f"{pkg}={version}", pkg, dest)
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = _deb_src_config(Path(tmp))
+        for pkg, (version, _) in SOURCE.items():
+            _apt_get([*opts, "source", "--download-only", "--tar-only"], f"{pkg}={version}", pkg, dest)
+
+
+def _one(src: Path, pattern: str) -> Path:
+    hits = sorted(src.glob(pattern))
+    if not hits:
+        sys.exit(f"fetch: no {pattern} in {src}")
+    return hits[-1]
+
+
+def _extract(tarball: Path, members: dict[str, str], out: Path) -> None:
+    """Write each tar member ``<top>/<name>`` (``name`` a key of ``members``) to ``out/<value>``."""
+    with tarfile.open(tarball) as tar:
+        found: dict[str, tarfile.TarInfo] = {}
+        for m in tar.getmembers():
+            name = m.name.split("/", 1)[1] if "/" in m.name else ""
+            if m.isfile() and name in members:
+                found[name] = m
+        missing = sorted(set(members) - set(found))
+        if missing:
+            sys.exit(f"fetch: {tarball.name}: missing {', '.join(missing)}")
+        for name, m in sorted(found.items()):
+            dest = out / members[name]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(tar.extractfile(m).read())
+
+
+def lay_out(src: Path, out: Path) -> None:
+    """Lay the four corpora out under ``out`` from the packages in ``src``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "x"
+        for pkg in BINARY:
+            _run(["dpkg-deb", "-x", str(_one(src, f"{pkg}_*.deb")), str(root)], src)
+        if out.exists():
+            shutil.rmtree(out)
+        (out / "m4").mkdir(parents=True)
+        for html in sorted((root / "usr/share/doc/m4").glob("*.html")):
+            shutil.copyfile(html.resolve() if html.is_symlink() else html, out / "m4" / html.name)
+        (out / "pari").mkdir()
+        shutil.copyfile(root / "usr/share/pari/doc/tutorial.pdf", out / "pari" / "tutorial.pdf")
+    _extract(_one(src, SOURCE["xz-utils"][1]), XZ_DOCS, out / "xz")
+    _extract(_one(src, SOURCE["lz4"][1]), {p: p for p in LZ4_DOCS}, out / "lz4")
+
+
+def corpus_digest(folder: Path) -> tuple[int, str]:
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    lines = "".join(f"{p.relative_to(folder).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in files)
+    return len(files), hashlib.sha256(lines.encode()).hexdigest()
+
+
+def verify(out: Path) -> list[str]:
+    problems = []
+    for corpus, expected in DIGESTS.items():
+        got = corpus_digest(out / corpus)
+        if got != expected:
+            problems.append(f"{corpus}: {got[0]} files, digest {got[1]}; expected {expected[0]}, {expected[1]}")
+    return problems
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to create (replaced if present)")
+    ap.add_argument(
+        "--from",
+        dest="src",
+        type=Path,
+        help="folder already holding the .deb files and upstream tarballs (no download)",
+    )
+    ap.add_argument("--no-verify", action="store_true", help="skip the SHA-256 check of the laid-out files")
+    args = ap.parse_args()
+    out = args.out.expanduser()
+    if args.src:
+        lay_out(args.src.expanduser(), out)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            download(Path(tmp))
+            lay_out(Path(tmp), out)
+    counts = {p.name: sum(1 for f in p.rglob("*") if f.is_file()) for p in sorted(out.iterdir())}
+    print(f"{out}: " + ", ".join(f"{k} {v} files" for k, v in counts.items()))
+    if not args.no_verify:
+        problems = verify(out)
+        if problems:
+            sys.exit("fetch: the laid-out corpus differs from the pinned one:\n  " + "\n  ".join(problems))
+        print("all four corpora match the pinned SHA-256 digests")
+
+
+if __name__ == "__main__":
+    main()
