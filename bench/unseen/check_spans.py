@@ -65,11 +65,13 @@ def load_corpus(root):
     return docs
 
 
-def main(argv):
+def main(argv, here=HERE, default_root=DEFAULT_ROOT):
+    """Check the question files ``here/questions-*.jsonl`` against ``argv[0]`` (or
+    ``default_root``); returns the exit status (1 when a span is missing)."""
     grep = None
     if argv[:1] == ["--grep"]:
         grep, argv = argv[1], argv[2:]
-    root = Path(argv[0]) if argv else DEFAULT_ROOT
+    root = Path(argv[0]) if argv else default_root
     text = load_corpus(root)
     if grep is not None:
         w = norm(grep)
@@ -77,7 +79,7 @@ def main(argv):
         print(f"{grep!r}: {len(hits)} docs", *hits[:20], sep="\n  ")
         return 0
     qs = []
-    for f in sorted(HERE.glob("questions-*.jsonl")):
+    for f in sorted(here.glob("questions-*.jsonl")):
         qs += [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
     bad = notes = 0
     ids = set()
