@@ -46,11 +46,8 @@ relative to the output folder, without extension), e.g. ``xz/xz-file-format``, `
 from __future__ import annotations
 
 import argparse
-import glob
-import hashlib
-import re
+import importlib.util
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -106,65 +103,23 @@ DIGESTS = {
 DEFAULT_OUT = Path.home() / ".cache" / "citewise" / "unseen2"
 
 
-def _run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        sys.exit(f"fetch: {' '.join(cmd)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    return proc
+def _first_set():
+    """The first unseen set's fetch script (``bench/unseen/fetch.py``), whose apt and checking
+    helpers this one shares."""
+    spec = importlib.util.spec_from_file_location("unseen_fetch", Path(__file__).parent.parent / "unseen" / "fetch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _apt_get(args: list[str], spec: str, name: str, cwd: Path) -> None:
-    """``apt-get ARGS NAME=VERSION``, or ``apt-get ARGS NAME`` when the pinned version is gone."""
-    proc = _run(["apt-get", *args, spec], cwd, check=False)
-    if proc.returncode != 0:
-        print(
-            f"fetch: {spec} not available ({proc.stderr.strip().splitlines()[-1:]}); "
-            f"trying the current {name}, the digest check decides",
-            file=sys.stderr,
-        )
-        _run(["apt-get", *args, name], cwd)
-
-
-def _deb_src_config(tmp: Path) -> list[str]:
-    """A private apt configuration whose sources are the machine's bookworm ``deb`` entries as
-    ``deb-src``; returns the ``-o`` options that select it (after running ``apt-get update``)."""
-    stanzas: list[str] = []
-    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))
-    for f in files:
-        for block in re.split(r"\n\s*\n", Path(f).read_text()):
-            lines = [l for l in block.splitlines() if l.strip() and not l.lstrip().startswith("#")]
-            fields = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines if ":" in l}
-            if "deb" in fields.get("types", "").split() and "bookworm" in fields.get("suites", ""):
-                out = ["Types: deb-src" if l.lower().startswith("types:") else l for l in lines]
-                stanzas.append("\n".join(out))
-    one_line: list[str] = []
-    for f in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
-        p = Path(f)
-        if not p.exists():
-            continue
-        for l in p.read_text().splitlines():
-            if l.startswith("deb ") and " bookworm" in l:
-                one_line.append("deb-src " + l[4:])
-    if not stanzas and not one_line:
-        sys.exit("fetch: no bookworm apt source found in /etc/apt; use --from DIR (see --help)")
-    parts = tmp / "apt" / "sources.list.d"
-    parts.mkdir(parents=True)
-    (parts / "src.sources").write_text("\n\n".join(stanzas) + "\n")
-    (tmp / "apt" / "sources.list").write_text("\n".join(one_line) + "\n")
-    (tmp / "apt" / "lists" / "partial").mkdir(parents=True)
-    (tmp / "apt" / "cache" / "archives" / "partial").mkdir(parents=True)
-    opts = [
-        "-o",
-        f"Dir::Etc::SourceList={tmp / 'apt' / 'sources.list'}",
-        "-o",
-        f"Dir::Etc::SourceParts={parts}",
-        "-o",
-        f"Dir::State::Lists={tmp / 'apt' / 'lists'}",
-        "-o",
-        f"Dir::Cache={tmp / 'apt' / 'cache'}",
-    ]
-    _run(["apt-get", *opts, "update"], tmp)
-    return opts
+_SHARED = _first_set()
+_run, _apt_get, _deb_src_config, _one, corpus_digest = (
+    _SHARED._run,
+    _SHARED._apt_get,
+    _SHARED._deb_src_config,
+    _SHARED._one,
+    _SHARED.corpus_digest,
+)
 
 
 def download(dest: Path) -> None:
@@ -175,13 +130,6 @@ def download(dest: Path) -> None:
         opts = _deb_src_config(Path(tmp))
         for pkg, (version, _) in SOURCE.items():
             _apt_get([*opts, "source", "--download-only", "--tar-only"], f"{pkg}={version}", pkg, dest)
-
-
-def _one(src: Path, pattern: str) -> Path:
-    hits = sorted(src.glob(pattern))
-    if not hits:
-        sys.exit(f"fetch: no {pattern} in {src}")
-    return hits[-1]
 
 
 def _extract(tarball: Path, members: dict[str, str], out: Path) -> None:
@@ -216,12 +164,6 @@ def lay_out(src: Path, out: Path) -> None:
         shutil.copyfile(root / "usr/share/pari/doc/tutorial.pdf", out / "pari" / "tutorial.pdf")
     _extract(_one(src, SOURCE["xz-utils"][1]), XZ_DOCS, out / "xz")
     _extract(_one(src, SOURCE["lz4"][1]), {p: p for p in LZ4_DOCS}, out / "lz4")
-
-
-def corpus_digest(folder: Path) -> tuple[int, str]:
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    lines = "".join(f"{p.relative_to(folder).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in files)
-    return len(files), hashlib.sha256(lines.encode()).hexdigest()
 
 
 def verify(out: Path) -> list[str]:
