@@ -206,18 +206,23 @@ def corpus_digest(folder: Path) -> tuple[int, str]:
     return len(files), hashlib.sha256(lines.encode()).hexdigest()
 
 
-def verify(out: Path) -> list[str]:
+def verify(out: Path, digests: dict | None = None) -> list[str]:
+    """Differences of the corpora under ``out`` from ``digests`` (default: this set's)."""
     problems = []
-    for corpus, expected in DIGESTS.items():
+    for corpus, expected in (DIGESTS if digests is None else digests).items():
         got = corpus_digest(out / corpus)
         if got != expected:
             problems.append(f"{corpus}: {got[0]} files, digest {got[1]}; expected {expected[0]}, {expected[1]}")
     return problems
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to create (replaced if present)")
+def main(fetch=None, place=None, digests=None, default_out=DEFAULT_OUT, doc=__doc__) -> None:
+    """The command line: download (``fetch(dest)``, default :func:`download`) or take ``--from``,
+    lay out (``place(src, out)``, default :func:`lay_out`) and check against ``digests``
+    (default :data:`DIGESTS`); another set's script passes its own."""
+    fetch, place = fetch or download, place or lay_out
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=default_out, help="folder to create (replaced if present)")
     ap.add_argument(
         "--from",
         dest="src",
@@ -228,15 +233,15 @@ def main() -> None:
     args = ap.parse_args()
     out = args.out.expanduser()
     if args.src:
-        lay_out(args.src.expanduser(), out)
+        place(args.src.expanduser(), out)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            download(Path(tmp))
-            lay_out(Path(tmp), out)
+            fetch(Path(tmp))
+            place(Path(tmp), out)
     counts = {p.name: sum(1 for f in p.rglob("*") if f.is_file()) for p in sorted(out.iterdir())}
     print(f"{out}: " + ", ".join(f"{k} {v} files" for k, v in counts.items()))
     if not args.no_verify:
-        problems = verify(out)
+        problems = verify(out, digests)
         if problems:
             sys.exit("fetch: the laid-out corpus differs from the pinned one:\n  " + "\n  ".join(problems))
         print("all four corpora match the pinned SHA-256 digests")

@@ -45,7 +45,6 @@ relative to the output folder, without extension), e.g. ``xz/xz-file-format``, `
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import shutil
 import sys
@@ -113,13 +112,7 @@ def _first_set():
 
 
 _SHARED = _first_set()
-_run, _apt_get, _deb_src_config, _one, corpus_digest = (
-    _SHARED._run,
-    _SHARED._apt_get,
-    _SHARED._deb_src_config,
-    _SHARED._one,
-    _SHARED.corpus_digest,
-)
+_run, _apt_get, _deb_src_config, _one = _SHARED._run, _SHARED._apt_get, _SHARED._deb_src_config, _SHARED._one
 
 
 def download(dest: Path) -> None:
@@ -166,41 +159,5 @@ def lay_out(src: Path, out: Path) -> None:
     _extract(_one(src, SOURCE["lz4"][1]), {p: p for p in LZ4_DOCS}, out / "lz4")
 
 
-def verify(out: Path) -> list[str]:
-    problems = []
-    for corpus, expected in DIGESTS.items():
-        got = corpus_digest(out / corpus)
-        if got != expected:
-            problems.append(f"{corpus}: {got[0]} files, digest {got[1]}; expected {expected[0]}, {expected[1]}")
-    return problems
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to create (replaced if present)")
-    ap.add_argument(
-        "--from",
-        dest="src",
-        type=Path,
-        help="folder already holding the .deb files and upstream tarballs (no download)",
-    )
-    ap.add_argument("--no-verify", action="store_true", help="skip the SHA-256 check of the laid-out files")
-    args = ap.parse_args()
-    out = args.out.expanduser()
-    if args.src:
-        lay_out(args.src.expanduser(), out)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            download(Path(tmp))
-            lay_out(Path(tmp), out)
-    counts = {p.name: sum(1 for f in p.rglob("*") if f.is_file()) for p in sorted(out.iterdir())}
-    print(f"{out}: " + ", ".join(f"{k} {v} files" for k, v in counts.items()))
-    if not args.no_verify:
-        problems = verify(out)
-        if problems:
-            sys.exit("fetch: the laid-out corpus differs from the pinned one:\n  " + "\n  ".join(problems))
-        print("all four corpora match the pinned SHA-256 digests")
-
-
 if __name__ == "__main__":
-    main()
+    _SHARED.main(download, lay_out, DIGESTS, DEFAULT_OUT, __doc__)
