@@ -259,3 +259,20 @@ def test_an_untrusted_chunk_is_not_sent_beside_a_trusted_one(units):
     with FakeOpenAI([{"content": ABSTENTION_TEXT}]) as server:
         gen(server, units).generate(alone.question, alone)
     assert "365" in " ".join(m["content"] for m in server.requests[0]["messages"])
+
+
+def test_an_absolute_word_is_a_condition_not_the_claims_subject():
+    # "never" must occur in a supporting unit, but it says nothing of what the claim is about:
+    # "Refunds never fail." shares only the topic word and "never" with the FAQ answer below
+    sources = [
+        source(
+            "[doc:ent]",
+            "Ledgerly Finance approves them, after your account team checks the request.",
+            "You always deal with your customer success manager; you never need to contact Finance directly.",
+            "Service credits are always given as credit on a future invoice, never as cash.",
+            frame="Refunds on the Enterprise plan > Frequently asked questions",
+        )
+    ]
+    a = attribute("Refunds never fail [doc:ent]. Service credits are never paid as cash [doc:ent].", sources)
+    assert a.withdrawn == ["Refunds never fail."]
+    assert a.kept == [("Service credits are never paid as cash.", ["[doc:ent]"])]

@@ -11,7 +11,8 @@ malformed. ``[doc:ID]`` markers the model copied are kept as written.
 rows: :mod:`citewise.answer.units`) of the sources, each unit read with its neighbours and its
 chunk's title and headings:
 
-* lexical = the sentence's content terms (analyzed, question words dropped) found in the unit,
+* lexical = the sentence's content terms (analyzed; question words and the absolute words
+  below dropped, those being a condition of their own) found in the unit,
   in the unit and the one after it (a sentence may join two), or in the chunk's title and
   headings, each term weighted by ``ln(1 + (N + 1) / (df + 0.5))`` over the N units of all
   sources (a term every source repeats says little; a term no source has weighs most), as a
@@ -177,6 +178,14 @@ def canonical_number(token: str) -> str:
     return token.rstrip("0").rstrip(".")
 
 
+#: :data:`ABSOLUTE`'s words as the analyzer writes them (left out of a sentence's lexical share).
+_ABSOLUTE_TERMS = frozenset(
+    t
+    for w in ("all every everyone everything always never none nobody guarantee guaranteed unlimited").split()
+    for t in analyze(w)
+)
+
+
 def _numbers(text: str, by_value: bool = False) -> set[str]:
     """Numbers and absolute words of ``text`` (what a supporting unit must state too); with
     ``by_value``, decimal numerals by value (:func:`canonical_number`)."""
@@ -235,6 +244,8 @@ class Aligner:
         out: list[list[Alignment | None]] = []
         for k, sentence in enumerate(sentences):
             written = content_terms(sentence) or list(dict.fromkeys(analyze(sentence)))
+            # absolute words are a hard condition (below), not part of the claim's subject matter
+            written = [t for t in written if t not in _ABSOLUTE_TERMS] or written
             valued = list(dict.fromkeys(canonical_number(t) for t in written))
             nums_written, nums_valued = _numbers(sentence), _numbers(sentence, by_value=True)
             row: list[Alignment | None] = []
