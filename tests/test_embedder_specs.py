@@ -184,7 +184,7 @@ def test_index_records_model_and_refuses_another(tmp_path):
 
     idx = Index.open(tmp_path / "i", embedder="hashing-64")
     s = json.loads((tmp_path / "i" / "index.json").read_text())
-    assert (s["model"], s["dim"], s["chunk_vectors"]) == ("hashing-64", 64, "chunk")
+    assert (s["model"], s["dim"], s["chunk_vectors"]) == ("hashing-64", 64, "units-mean")
     assert s["fingerprint"] == fingerprint(idx.embedder).digest and len(s["probe"]) == 4
     with pytest.raises(CitewiseError) as err:
         Index.open(tmp_path / "i", embedder="hashing-32")

@@ -56,6 +56,20 @@ def _all_chunks(store):
     return list(store.get_chunks(ids).values())
 
 
+class QueryTimeUnits(UnitCache):
+    """A unit cache that embeds every unit at query time, also for the deeper-chunk stage's
+    best-unit cosines (which the real cache reads from stored vectors only)."""
+
+    def __init__(self, embedder, store):
+        super().__init__(embedder)
+        self._chunks_of = store
+
+    def best_cosines(self, chunk_ids, qvec):
+        chunks = list(self._chunks_of.get_chunks(list(chunk_ids)).values())
+        q = np.asarray(qvec, dtype=np.float32)
+        return {c.chunk_id: float((v @ q).max()) for c, (u, v) in zip(chunks, self.get(chunks)) if len(u)}
+
+
 def _query_time(idx: Index) -> Answerer:
     """An answerer that embeds units at query time (the behaviour before stored vectors)."""
     return Answerer(
@@ -63,7 +77,7 @@ def _query_time(idx: Index) -> Answerer:
         idx.store,
         idx.embedder,
         threshold=idx.abstain_threshold,
-        units=UnitCache(idx.embedder),
+        units=QueryTimeUnits(idx.embedder, idx.store),
     )
 
 

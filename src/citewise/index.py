@@ -117,7 +117,7 @@ class Index:
                 writes (:class:`citewise.store.lance.LanceStore` ``read_only``): for a process
                 that only searches (``citewise search``, issue 12: CLI start).
             chunk_vectors: how a new index makes chunk vectors (``chunk`` or ``units-mean``:
-                :mod:`citewise.models.chunk_vectors`; default ``chunk``); ignored for an
+                :mod:`citewise.models.chunk_vectors`; default ``units-mean``); ignored for an
                 existing index, which keeps its own.
 
         Raises:

@@ -57,7 +57,7 @@ def ingest(
         None,
         "--chunk-vectors",
         metavar="MODE",
-        help="chunk (default) | units-mean: how a new index makes chunk vectors (docs/embedders.md).",
+        help="units-mean (default) | chunk: how a new index makes chunk vectors (docs/embedders.md).",
     ),
     as_json: bool = JsonOpt,
 ):
