@@ -51,6 +51,34 @@ def test_no_follower_from_a_page_about_another_identifier():
     assert [c.unit.text for c in out] == [other.unit.text, own.unit.text]
 
 
+ROWS = [
+    "Plan: Starter; Daily limit: 5,000 USD",
+    "Plan: Pro; Daily limit: 25,000 USD",
+    "Plan: Enterprise; Daily limit: 250,000 USD",
+]
+
+
+@pytest.mark.parametrize(
+    "question, scores, quoted",
+    [
+        # the question names the first row's plan: a sibling row about another plan does not follow
+        ("What is the daily limit on the Enterprise plan?", [1.0, 1.8, 2.0], [2]),
+        # it names two plans: both rows, none of the third
+        ("Daily limit on Pro and on Enterprise?", [1.9, 1.8, 2.0], [2, 1]),
+        # it names none: the rows follow as before
+        ("What are the daily limits?", [1.9, 1.8, 2.0], [2, 0, 1]),
+        # the named row is not quoted first: a row naming nothing asked opens, siblings follow
+        ("What is the daily limit on the Enterprise plan?", [2.0, 1.9, 1.8], [0, 1, 2]),
+    ],
+)
+def test_a_row_the_question_names_is_not_followed_by_sibling_rows(question, scores, quoted):
+    qa = analyze_question(question)
+    rows = [cand(t, 40 * i, kind="row", heads=("Limits",), axis=i) for i, t in enumerate(ROWS)]
+    other = cand("Plan: Starter; Seats: 3", 200, kind="row", heads=("Seats",), axis=5)  # another table
+    out = compose(qa, rows + [other], np.array(scores + [min(scores) - 0.5]), ["x" * 300])
+    assert [c.unit.text for c in out] == [ROWS[i] for i in quoted] + ([other.unit.text] if len(quoted) < 4 else [])
+
+
 @pytest.mark.parametrize(
     "question, match, first, kept",
     [

@@ -22,6 +22,10 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
 
    * a list item keeps its lead term and a table row its header (both are in the unit's display
      text: :mod:`citewise.answer.units`), a definition its term (likewise);
+   * a table row is the entry of the thing its first cell names: once a quoted row's first cell
+     is named by the question (every term of it: "the Enterprise plan" names ``Plan:
+     Enterprise``), no row of the same table (same chunk, headings and first header) whose first
+     cell the question does not name follows it (not the ``Plan: Starter`` row);
    * a code block keeps its lead sentence: the prose unit right before it under the same
      headings, quoted just before the block;
    * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
@@ -57,7 +61,8 @@ import numpy as np
 
 from citewise.answer.question import QuestionAnalysis
 from citewise.answer.select.features import FEATURES, Candidate
-from citewise.answer.select.format import states_value, step_number
+from citewise.answer.select.format import row_label, states_value, step_number
+from citewise.text.analyzer import analyze
 
 #: A follower needs at least this share of the first unit's probability. Chosen on the 626
 #: real-docs *training* questions (the selector's own training sets): share of questions with an
@@ -189,6 +194,8 @@ def compose(
         chosen += [c for c in body if c in best]
     seen = {_norm(c.unit.text) for c in chosen}
     chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
+    asked = set(analyze(qa.text))
+    named_tables = {_table(c) for c in chosen if _names_row(asked, c)}
     for i in ranked[1:]:
         c = cands[i]
         if len(chosen) >= max_units:
@@ -201,6 +208,8 @@ def compose(
             break
         if c in chosen or _norm(c.unit.text) in seen or (c.other_entity and not first.other_entity):
             continue
+        if _table(c) in named_tables and _names_row(asked, c) is False:
+            continue  # a sibling row about a thing the question does not name
         if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
             continue
         if c.unit.kind == "code" and (any(o.unit.kind == "code" for o in chosen) or len(c.unit.text) > MAX_CODE_CHARS):
@@ -209,6 +218,8 @@ def compose(
             continue
         chosen.append(c)
         seen.add(_norm(c.unit.text))
+        if _names_row(asked, c):
+            named_tables.add(_table(c))
         chars += len(c.unit.text) if c.unit.kind != "code" else 0
     out: list[Candidate] = []
     for c in chosen:  # a code block keeps its lead sentence, right before it
@@ -223,6 +234,21 @@ def compose(
         out = [prev] + [c for c in out if c is not prev]
     out = _value_read_on(qa, out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _table(c: Candidate) -> tuple | None:
+    """The table a row unit belongs to: its chunk, headings and first column's header; None for
+    a unit that is not a row with a first cell."""
+    label = row_label(c.unit.text) if c.unit.kind == "row" else None
+    return None if label is None else (c.chunk_index, c.unit.headings, label[0])
+
+
+def _names_row(asked: set[str], c: Candidate) -> bool | None:
+    """Whether the question (its analyzed terms ``asked``) names a row unit's first cell (every
+    term of the cell); None for a unit that is not a row or a cell without terms."""
+    label = row_label(c.unit.text) if c.unit.kind == "row" else None
+    terms = set(analyze(label[1])) if label else set()
+    return (terms <= asked) if terms else None
 
 
 #: Expected answer types whose answer is a value a unit holds or lacks (``type_match``).

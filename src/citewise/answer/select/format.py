@@ -81,3 +81,18 @@ def value_pattern(expected: str) -> re.Pattern | None:
     '24 hours'
     """
     return _data()["values"].get(expected)
+
+
+def row_label(text: str) -> tuple[str, str] | None:
+    """``(header, cell)`` of a table row's first cell, from its display text ``Header: cell; ...``
+    (:mod:`citewise.answer.units` renders rows so); None when the text has no such first cell.
+
+    >>> row_label("Plan: Starter; Daily outgoing-payment limit: 5,000 USD")
+    ('Plan', 'Starter')
+    >>> row_label("No header here") is None
+    True
+    """
+    header, sep, cell = text.split("; ", 1)[0].partition(": ")
+    if not sep or not header.strip() or not cell.strip():
+        return None
+    return header.strip(), cell.strip()
