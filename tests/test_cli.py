@@ -426,3 +426,58 @@ def test_every_option_help_is_printed_whole():
                 assert not missing, (path, param.name, missing)
                 checked += 1
     assert checked >= 100
+
+
+def _tiny_beir(root):
+    root.mkdir()
+    docs = [
+        ("d1", "Refunds", "Refunds are paid back to the card within ten days."),
+        ("d2", "Invoices", "Invoices are sent by email on the first day of each month."),
+        ("d3", "Exports", "Exports are CSV files with one row per invoice."),
+    ]
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs)
+    )
+    (root / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "when are refunds paid"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "csv export"})
+        + "\n"
+    )
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    return root
+
+
+@pytest.mark.parametrize("flag, mode", [([], "units-mean"), (["--chunk-vectors", "chunk"], "chunk")])
+def test_eval_beir_index_takes_the_chunk_vector_mode(tmp_path, flag, mode):
+    data = _tiny_beir(tmp_path / "tiny")
+    index = tmp_path / "i"
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "beir",
+            str(data),
+            "--retriever",
+            "bm25",
+            "--embedder",
+            "hashing",
+            "--index",
+            str(index),
+            "--json",
+            *flag,
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["metrics"]["recall@10"] == 1.0  # both queries find their document
+    assert json.loads((index / "index.json").read_text())["chunk_vectors"] == mode
+
+
+def test_eval_beir_unknown_chunk_vector_mode_is_one_line(tmp_path):
+    data = _tiny_beir(tmp_path / "tiny")
+    res = run_cli(
+        "eval", "beir", str(data), "--embedder", "hashing", "--index", str(tmp_path / "i"), "--chunk-vectors", "max"
+    )
+    assert res.returncode == 2 and "chunk vector mode 'max' unknown (valid: chunk, units-mean)" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "i" / "index.json").exists()

@@ -35,6 +35,12 @@ def eval_beir(
     embedder: str = typer.Option("minilm", metavar="SPEC", help=EMBEDDER_HELP),
     run_file: Optional[Path] = typer.Option(None, "--run-file", help="Also write the run in TREC format here."),
     store: Optional[str] = StoreOpt,
+    chunk_vectors: Optional[str] = typer.Option(
+        None,
+        "--chunk-vectors",
+        metavar="MODE",
+        help="units-mean (default) | chunk: how a new index makes chunk vectors (docs/embedders.md).",
+    ),
     as_json: bool = JsonOpt,
 ):
     """Index a BEIR dataset (once) and print nDCG@10, MRR@10, recall@10 and recall@100."""
@@ -48,7 +54,7 @@ def eval_beir(
     ds = BeirDataset(directory)
     ds.check(split)
     index = index or default_index_dir().parent / "beir" / f"{ds.name}-{embedder}"
-    idx = _open(index, embedder, must_exist=False, store=store)
+    idx = _open(index, embedder, must_exist=False, store=store, chunk_vectors=chunk_vectors)
     t0 = time.perf_counter()
     n_docs = sum(1 for _ in ds.corpus.open("rb"))
     with _progress(n_docs, f"indexing {ds.name}", not as_json) as tick:
