@@ -23,7 +23,7 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a list item keeps its lead term and a table row its header (both are in the unit's display
      text: :mod:`citewise.answer.units`), a definition its term (likewise);
    * a table row is the entry of the thing its first cell names: once a quoted row's first cell
-     is named by the question (every term of it: "the Enterprise plan" names ``Plan:
+     is named by the question (every word of it: "the Enterprise plan" names ``Plan:
      Enterprise``), no row of the same table (same chunk, headings and first header) whose first
      cell the question does not name follows it (not the ``Plan: Starter`` row);
    * a code block keeps its lead sentence: the prose unit right before it under the same
@@ -62,7 +62,7 @@ import numpy as np
 from citewise.answer.question import QuestionAnalysis
 from citewise.answer.select.features import FEATURES, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
-from citewise.text.analyzer import analyze
+from citewise.answer.units import label_named
 
 #: A follower needs at least this share of the first unit's probability. Chosen on the 626
 #: real-docs *training* questions (the selector's own training sets): share of questions with an
@@ -194,8 +194,7 @@ def compose(
         chosen += [c for c in body if c in best]
     seen = {_norm(c.unit.text) for c in chosen}
     chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
-    asked = set(analyze(qa.text))
-    named_tables = {_table(c) for c in chosen if _names_row(asked, c)}
+    named_tables = {_table(c) for c in chosen if _names_row(qa.text, c)}
     for i in ranked[1:]:
         c = cands[i]
         if len(chosen) >= max_units:
@@ -208,7 +207,7 @@ def compose(
             break
         if c in chosen or _norm(c.unit.text) in seen or (c.other_entity and not first.other_entity):
             continue
-        if _table(c) in named_tables and _names_row(asked, c) is False:
+        if _table(c) in named_tables and _names_row(qa.text, c) is False:
             continue  # a sibling row about a thing the question does not name
         if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
             continue
@@ -218,7 +217,7 @@ def compose(
             continue
         chosen.append(c)
         seen.add(_norm(c.unit.text))
-        if _names_row(asked, c):
+        if _names_row(qa.text, c):
             named_tables.add(_table(c))
         chars += len(c.unit.text) if c.unit.kind != "code" else 0
     out: list[Candidate] = []
@@ -243,12 +242,13 @@ def _table(c: Candidate) -> tuple | None:
     return None if label is None else (c.chunk_index, c.unit.headings, label[0])
 
 
-def _names_row(asked: set[str], c: Candidate) -> bool | None:
-    """Whether the question (its analyzed terms ``asked``) names a row unit's first cell (every
-    term of the cell); None for a unit that is not a row or a cell without terms."""
+def _names_row(question: str, c: Candidate) -> bool | None:
+    """Whether ``question`` names a row unit's first cell (:func:`citewise.answer.units.label_named`);
+    None for a unit that is not a row, or a cell that names nothing ("a", "-")."""
     label = row_label(c.unit.text) if c.unit.kind == "row" else None
-    terms = set(analyze(label[1])) if label else set()
-    return (terms <= asked) if terms else None
+    if label is None or not label_named(label[1], label[1]):
+        return None
+    return label_named(label[1], question)
 
 
 #: Expected answer types whose answer is a value a unit holds or lacks (``type_match``).
