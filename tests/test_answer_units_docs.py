@@ -91,6 +91,35 @@ def test_unit_offsets_point_into_the_source_text():
     assert by_kind["code"] == [CODE_BLOCK]
 
 
+SETEXT_TEXT = """Our roasting schedule
+=====================
+
+We roast every weekday morning and ship the same afternoon.
+
+Decaf beans
+-----------
+Decaf beans are roasted on Thursdays only. They ship on Friday.
+
+Single origins
+--------------
+
+Single origins rotate every month.
+"""
+
+
+def test_setext_headings_head_units_and_are_never_sentences():
+    # a title underlined with '=' or '-' is a heading, as CommonMark reads it (a sentence right
+    # under the underline included): its lines are no unit and the units below sit under it
+    units = split_units(SETEXT_TEXT)
+    assert [(u.headings, u.text) for u in units] == [
+        (("Our roasting schedule",), "We roast every weekday morning and ship the same afternoon."),
+        (("Our roasting schedule", "Decaf beans"), "Decaf beans are roasted on Thursdays only."),
+        (("Our roasting schedule", "Decaf beans"), "They ship on Friday."),
+        (("Our roasting schedule", "Single origins"), "Single origins rotate every month."),
+    ]
+    assert SETEXT_TEXT[units[1].start : units[1].end] == "Decaf beans are roasted on Thursdays only."
+
+
 def test_list_item_with_several_sentences_is_one_unit():
     text = "Steps:\n\n1. Open the vault settings. Pick the snapshot to restore.\n2. Press Restore.\n"
     items = [u for u in split_units(text) if u.kind == "item"]

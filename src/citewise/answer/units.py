@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 
+from citewise.text.blocks import parse_blocks
 from citewise.text.hanging import chunk_entries
 from citewise.text.sentences import split_sentences, trim_span
 
@@ -47,7 +48,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "8"
+UNITS_VERSION = "9"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -369,6 +370,23 @@ def html_rows(text: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
+#: A line that may underline a setext heading (CommonMark: up to 3 spaces, then ``=`` or ``-``).
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
+
+
+def _setext_headings(text: str) -> list[tuple[int, int, int, str]]:
+    """``(start, end, level, title)`` of the setext headings of ``text`` (a title line underlined
+    with ``===`` or ``---``), as the CommonMark parser reads them (:func:`citewise.text.blocks.parse_blocks`);
+    [] without a line that could underline one."""
+    if not _UNDERLINE.search(text):
+        return []
+    return [
+        (b.start, b.end, b.level, clean(b.title))
+        for b in parse_blocks(text)
+        if b.kind == "heading" and "\n" in text[b.start : b.end]
+    ]
+
+
 def split_units(text: str) -> list[Unit]:
     """Units of a chunk text in document order (see module docstring).
 
@@ -381,6 +399,9 @@ def split_units(text: str) -> list[Unit]:
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
     text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
     heads, rows, codes, defs = _scan(text)
+    setext = _setext_headings(text)
+    if setext:  # headings are not sentences; the units below sit under them
+        heads = sorted(heads + [(s, level, title) for s, _, level, title in setext])
     defs = sorted(defs + [d for d in chunk_entries(text) if not any(m[0] <= d[0] < m[1] for m in defs)])
     html = html_rows(text) if re.search(r"<tr\b", text, re.I) else []
     raw: list[tuple[int, int, str, str, str]] = []
@@ -398,6 +419,8 @@ def split_units(text: str) -> list[Unit]:
             spans.append(piece)
     if html:  # an HTML table's text is its rows, not sentences: keep only what lies outside them
         spans = _outside(spans, _html_row_spans(text), text)
+    if setext:
+        spans = _outside(spans, [(s, e) for s, e, _, _ in setext], text)
     for s, e in spans:
         around = [d for d in defs if d[0] <= s < d[1]]  # outermost first (entries nest)
         if around:
