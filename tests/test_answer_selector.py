@@ -143,6 +143,10 @@ def test_a_how_to_step_keeps_its_procedure_in_order():
         ("Use a colon: a::b is a scope.", False),
         ("The default value is 500.", False),
         ("Version 4.2 added the wait -n option.", False),
+        ("---", True),  # a thematic break
+        ("* * *", True),
+        ("___", True),
+        ("-> see below", False),
     ],
 )
 def test_page_furniture_is_never_a_sentence(text, furniture):
