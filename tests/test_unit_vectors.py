@@ -118,6 +118,31 @@ class Bumped(AnswerUnits):
     version = "test-bumped"
 
 
+class Splits(AnswerUnits):
+    """A new splitter version that also splits differently: one unit per chunk, its whole text."""
+
+    version = "test-whole"
+
+    @staticmethod
+    def embedding_units(title, text):
+        return [(0, len(text), f"{title}: {text}")]
+
+
+def test_new_splitter_version_makes_new_chunk_means_in_units_mean(tmp_path):
+    idx = Index.open(tmp_path / "i", embedder="hashing", chunk_vectors="units-mean")
+    first = idx.ingest(sample_dir() / "corpus")
+    ids = [c.chunk_id for c in _all_chunks(idx.store)]
+    emb = Counting(idx.embedder)
+    report = Ingestor(idx.store, emb, units=Splits(), chunk_vectors="units-mean").ingest_folder(sample_dir() / "corpus")
+    assert report.units_refreshed == first.added and report.units_embedded == len(ids)
+    # only unit texts were embedded: each chunk's vector is the mean of its (one) new unit
+    assert sum(len(c) for c in emb.calls) == len(ids)
+    units, after = idx.store.get_units(ids), idx.store.get_vectors(ids)
+    for c in ids:
+        assert units[c].version == "test-whole"
+        assert np.allclose(after[c], units[c].vectors[0] / np.linalg.norm(units[c].vectors[0]), atol=1e-6)
+
+
 class DropsLast(AnswerUnits):
     """Same version and key as the real splitter, but one unit short: must not be trusted."""
 
@@ -208,7 +233,10 @@ def test_index_without_unit_columns_answers_and_is_upgraded(tmp_path):
     got = old.ask(QUESTIONS[0])
     assert got.outcome != "abstained" and old._units.embedded_chunks > 0
     report = old.ingest(sample_dir() / "corpus")
-    assert report.chunks_embedded == 0 and not report.errors
+    # units-mean (the default): each chunk's vector is made anew as the mean of its new units; no
+    # chunk text is embedded (every sample chunk has units)
+    assert report.chunks_embedded == old.store.stats()["chunks"] and not report.errors
+    assert report.units_embedded > report.chunks_embedded
     assert report.units_refreshed == len(old.store.documents())
     fresh = Index.open(tmp_path / "i")
     fresh.embedder = Counting(fresh.embedder)

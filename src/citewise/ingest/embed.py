@@ -100,6 +100,9 @@ class _EmbedMixin:
                 if all(c.chunk_id in stored for c in chunks):
                     vectors = np.stack([stored[c.chunk_id] for c in chunks])
             plan = self._plan_units(doc, chunks, texts, w.reuse_vectors)
+            if len(vectors) and self.chunk_vectors == "units-mean" and plan is not None:
+                if not all(isinstance(p, UnitVectors) for p in plan):
+                    vectors = np.empty((0,))  # new unit vectors (another splitter): new chunk means
             if len(vectors) != len(chunks):
                 # units-mean: only chunks without units embed their own text (see chunk_vectors)
                 own = (

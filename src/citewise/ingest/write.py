@@ -275,7 +275,7 @@ class _WriteMixin:
         for u, s in zip(final, spans):
             if u.document.doc_id not in written:
                 continue
-            if s is None and id(u.document) in units_only:
+            if id(u.document) in units_only:  # (units-mean: its chunk means made anew from them)
                 report.units_refreshed += 1
             elif s is None and id(u.document) in moved:
                 report.unchanged += 1
