@@ -66,9 +66,10 @@ _NUMBERED = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 #: Absolute words a supporting unit must state too (lower case).
-ABSOLUTE = re.compile(
-    r"\b(all|every|everyone|everything|always|never|none|nobody|no one|guaranteed?|unlimited)\b", re.I
-)
+ABSOLUTE_WORDS = "all every everyone everything always never none nobody guarantee guaranteed unlimited".split() + [
+    "no one"
+]
+ABSOLUTE = re.compile(r"\b(" + "|".join(sorted(ABSOLUTE_WORDS, key=len, reverse=True)) + r")\b", re.I)
 _FENCE_BLOCK = re.compile(r"^\s{0,3}(```|~~~).*?^\s{0,3}\1[^\n]*$", re.S | re.M)
 
 
@@ -178,12 +179,9 @@ def canonical_number(token: str) -> str:
     return token.rstrip("0").rstrip(".")
 
 
-#: :data:`ABSOLUTE`'s words as the analyzer writes them (left out of a sentence's lexical share).
-_ABSOLUTE_TERMS = frozenset(
-    t
-    for w in ("all every everyone everything always never none nobody guarantee guaranteed unlimited").split()
-    for t in analyze(w)
-)
+#: :data:`ABSOLUTE_WORDS` of one word as the analyzer writes them (left out of a sentence's
+#: lexical share).
+_ABSOLUTE_TERMS = frozenset(t for w in ABSOLUTE_WORDS if " " not in w for t in analyze(w))
 
 
 def _numbers(text: str, by_value: bool = False) -> set[str]:
