@@ -22,14 +22,10 @@ Usage::
 
     python bench/unseen2/fetch.py [--out ~/.cache/citewise/unseen2] [--from DIR]
 
-Without ``--from`` it needs ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and the machine's
-bookworm apt sources: the binary packages are fetched with ``apt-get download PKG=VERSION`` and
-the upstream tarballs of the source packages with
-``apt-get source --download-only --tar-only PKG=VERSION``, using a private copy of
-the machine's apt sources turned into ``deb-src`` entries (nothing in ``/etc/apt`` or
-``/var/lib/apt`` is changed).  If a pinned version has left the archive (a later stable update
-replaced it), the current bookworm version is taken instead; either way every laid-out file is
-checked against the SHA-256 digests below, so the folder is the same or the script fails.
+Without ``--from`` it downloads as ``bench/unseen/fetch.py`` does (its apt helpers, the same
+``apt-get download`` / ``apt-get source --download-only --tar-only`` with a private copy of the
+machine's apt sources; see its docstring), and every laid-out file is checked against the
+SHA-256 digests below, so the folder is the same or the script fails.
 
 ``--from DIR`` skips the downloads: DIR must already hold the two ``.deb`` files
 (``m4-doc_*.deb``, ``pari-doc_*.deb``) and the two upstream tarballs
