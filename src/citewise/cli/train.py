@@ -21,9 +21,24 @@ def train_answerer(
     index: Optional[Path] = IndexOpt,
     out_file: Optional[Path] = typer.Option(None, "--out", help="Model file to write (default: the packaged model)."),
     squad_limit: int = typer.Option(3000, "--squad-limit", min=1, help="Most SQuAD train questions used."),
+    model: str = typer.Option(
+        "linear", "--model", help="Selector: linear | trees (linear + boosted trees; LightGBM, the tune extra)."
+    ),
+    span_model: str = typer.Option(
+        "trees", "--span-model", help="Span model fitted with --squad: trees (LightGBM, the tune extra) | linear."
+    ),
+    groups_in: Optional[list[Path]] = typer.Option(
+        None, "--groups", help="Training groups saved by --save-groups (repeatable), used besides any --squad/--set."
+    ),
+    groups_out: Optional[Path] = typer.Option(
+        None, "--save-groups", help="Also write the collected groups (.npz) to refit later without asking again."
+    ),
+    span_out: Optional[Path] = typer.Option(
+        None, "--span-out", help="Span model file to write with --squad (default: the packaged span model)."
+    ),
     as_json: bool = JsonOpt,
 ):
-    """Train the answer selector (a listwise linear model over answer-unit features); docs/answers.md."""
+    """Train the answer selector (a listwise model over answer-unit features); docs/answers.md."""
     from citewise.evaluation.train_answerer import run_training
 
     log = (
@@ -31,7 +46,20 @@ def train_answerer(
         if as_json
         else (lambda m: out.print(m, highlight=False, markup=False, soft_wrap=True))
     )
-    report = run_training(squad, squad_index, sets or [], index, out_file, squad_limit, log=log)
+    report = run_training(
+        squad,
+        squad_index,
+        sets or [],
+        index,
+        out_file,
+        squad_limit,
+        log=log,
+        model=model,
+        groups_in=groups_in or [],
+        groups_out=groups_out,
+        span_out=span_out,
+        span_model=span_model,
+    )
     if as_json:
         out.print_json(json.dumps(report, default=float))
 

@@ -29,8 +29,12 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from citewise.answer.select.features import FEATURES
-from citewise.answer.select.model import SelectorModel, fit, listwise_loss
+from citewise.answer.select.model import SelectorModel, fit, fit_trees, listwise_loss
+from citewise.answer.select.model import TREE_PARAMS, TREE_ROUNDS
+from citewise.answer.select.span import SPAN_FEATURES
 from citewise.evaluation.squad import squad_split  # noqa: F401 - re-exported
+
+TREE_LEAVES = TREE_PARAMS["num_leaves"]
 
 
 def _held(text: str) -> bool:
@@ -97,18 +101,38 @@ def top1(model_scores: Callable[[np.ndarray], np.ndarray], groups: Sequence[Grou
     return float(np.mean([g.y[int(np.argmax(model_scores(g.x)))] for g in groups]))
 
 
-def train(groups: Sequence[Group], info: dict) -> tuple[SelectorModel, dict]:
-    """Fit on 4/5 of ``groups``, report held-out top-1 (model vs cosine alone) and the loss, then
-    refit on all; returns the final model (``info`` and the report stored in it) and the report."""
+#: ``--model`` choices of :func:`train`.
+MODELS = ("linear", "trees")
+
+
+def _describe(model: str) -> str:
+    return "listwise linear (ListNet top-one, Adam, L2 1e-3)" + (
+        f" + {TREE_ROUNDS} boosted trees (LightGBM, the same listwise loss, {TREE_LEAVES} leaves)"
+        if model == "trees"
+        else ""
+    )
+
+
+def _fit(groups: Sequence[Group], model: str, features: Sequence[str] = FEATURES) -> SelectorModel:
+    pairs = [(g.x, g.y) for g in groups]
+    m = fit(pairs, features=features)
+    return fit_trees(m, pairs) if model == "trees" else m
+
+
+def train(groups: Sequence[Group], info: dict, model: str = "linear") -> tuple[SelectorModel, dict]:
+    """Fit on 4/5 of ``groups``, report held-out top-1 (model vs cosine alone, and the linear
+    part alone for ``trees``) and the loss, then refit on all; returns the final model (``info``
+    and the report stored in it) and the report. ``model``: one of :data:`MODELS`."""
     held = [g for g in groups if _held(g.question)]
     fitted = [g for g in groups if not _held(g.question)]
-    m = fit([(g.x, g.y) for g in fitted])
+    m = _fit(fitted, model)
     cos = FEATURES.index("cos")
     report = {
         "questions": len(groups),
         "fitted": len(fitted),
         "held_out": len(held),
         "held_out_top1_model": round(top1(m.score, held), 4),
+        "held_out_top1_linear": round(top1(m.linear, held), 4),
         "held_out_top1_cosine": round(top1(lambda x: x[:, cos], held), 4),
         "held_out_loss": round(listwise_loss(m, [(g.x, g.y) for g in held]), 4),
         "by_source": {},
@@ -119,11 +143,64 @@ def train(groups: Sequence[Group], info: dict) -> tuple[SelectorModel, dict]:
             "questions": sum(g.source == src for g in groups),
             "held_out": len(hs),
             "top1_model": round(top1(m.score, hs), 4),
+            "top1_linear": round(top1(m.linear, hs), 4),
             "top1_cosine": round(top1(lambda x: x[:, cos], hs), 4),
         }
-    final = fit([(g.x, g.y) for g in groups])
+    by_corpus: dict[str, list[Group]] = {}
+    for g in held:
+        by_corpus.setdefault("squad" if g.source.startswith("squad") else "sets", []).append(g)
+    report["held_out_by_corpus"] = {
+        name: {
+            "questions": len(hs),
+            "top1_model": round(top1(m.score, hs), 4),
+            "top1_linear": round(top1(m.linear, hs), 4),
+            "top1_cosine": round(top1(lambda x: x[:, cos], hs), 4),
+        }
+        for name, hs in sorted(by_corpus.items())
+    }
+    final = _fit(groups, model)
     final.info = {**info, "report": report, "trained": time.strftime("%Y-%m-%d")}
     return final, report
+
+
+def save_groups(groups: Sequence[Group], path: str | Path) -> None:
+    """Write collected groups to an ``.npz`` file (read back by :func:`load_groups`), so a model
+    can be refitted without answering every training question again."""
+    arrays: dict[str, np.ndarray] = {
+        "source": np.array([g.source for g in groups]),
+        "question": np.array([g.question for g in groups]),
+        "sizes": np.array([len(g.y) for g in groups], dtype=np.int64),
+        "features": np.array(FEATURES),
+    }
+    if groups:
+        arrays["x"] = np.vstack([g.x for g in groups])
+        arrays["y"] = np.concatenate([g.y for g in groups])
+    np.savez_compressed(path, **arrays)
+
+
+def load_groups(path: str | Path) -> list[Group]:
+    """Groups written by :func:`save_groups`.
+
+    Raises:
+        CitewiseError: unreadable file, or groups collected for other features than
+            :data:`FEATURES`.
+    """
+    from citewise.core import CitewiseError
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if tuple(str(f) for f in z["features"]) != FEATURES:
+                raise CitewiseError(f"{path}: groups were collected for other features; collect them again")
+            sizes = z["sizes"]
+            x = z["x"] if len(sizes) else np.zeros((0, len(FEATURES)))
+            y = z["y"] if len(sizes) else np.zeros(0)
+            ends = np.cumsum(sizes)
+            return [
+                Group(str(src), str(q), x[e - n : e], y[e - n : e])
+                for src, q, n, e in zip(z["source"], z["question"], sizes, ends)
+            ]
+    except (OSError, KeyError, ValueError) as e:
+        raise CitewiseError(f"{path}: cannot read training groups ({e})") from None
 
 
 def squad_questions(data, split: str = "train", limit: int | None = None):
@@ -159,20 +236,37 @@ def run_training(
     squad_limit: int | None = 3000,
     k: int = 5,
     log: Callable[[str], None] = print,
+    model: str = "linear",
+    groups_in: Sequence[str | Path] = (),
+    groups_out: str | Path | None = None,
+    span_out: str | Path | None = None,
+    span_model: str = "trees",
 ) -> dict:
     """``citewise train-answerer``: collect groups from SQuAD's train articles and from the answer
-    sets, fit, write the model (``out``; default: the packaged file) and return the report.
+    sets (and/or read groups saved before: ``groups_in``), fit ``model`` (:data:`MODELS`), write
+    it (``out``; default: the packaged file) and return the report. ``groups_out``: also save the
+    collected groups (:func:`save_groups`). With ``squad``, the span model (``span_model``, one of
+    :data:`MODELS`) is fitted too (:func:`span_groups`) and written to ``span_out`` (default: the
+    packaged ``span.json``).
 
     Raises:
-        CitewiseError: no source given, or no usable question collected.
+        CitewiseError: no source given, an unknown model, or no usable question collected.
     """
     from citewise.core import CitewiseError
     from citewise.index import Index
 
-    if not squad and not sets:
-        raise CitewiseError("train-answerer: give --squad DIR and/or --set FILE (with --index)")
+    if not squad and not sets and not groups_in:
+        raise CitewiseError("train-answerer: give --squad DIR and/or --set FILE (with --index), or --groups FILE")
+    for flag, value in (("--model", model), ("--span-model", span_model)):
+        if value not in MODELS:
+            raise CitewiseError(f"train-answerer: {flag} must be one of {', '.join(MODELS)}, not {value!r}")
     groups: list[Group] = []
-    info: dict = {"model": "listwise linear (ListNet top-one, Adam, L2 1e-3)", "k": k, "sources": {}}
+    info: dict = {"model": _describe(model), "k": k, "sources": {}}
+    for path in groups_in:
+        got_groups = load_groups(path)
+        log(f"{Path(path).name}: {len(got_groups)} groups read")
+        groups += got_groups
+        info["sources"][Path(path).name] = {"used": len(got_groups)}
     if squad:
         from citewise.evaluation.beir import PrecomputedEmbedder
         from citewise.evaluation.squad import load_squad
@@ -182,6 +276,24 @@ def run_training(
         from citewise.answer.unit_cache import UnitCache
 
         data = load_squad(squad)
+        spans_got = span_groups(data, "train")
+        fitted_span = _fit(spans_got, span_model, SPAN_FEATURES)
+        fitted_span.info = {
+            "model": _describe(span_model),
+            "trained_on": f"SQuAD 2.0 dev, train articles: {len(spans_got)} answerable questions, the sentence "
+            "holding a gold answer; each span labelled with its token F1 against the gold answers",
+            "test_articles": span_f1(fitted_span, data, "test"),
+            "trained": time.strftime("%Y-%m-%d"),
+        }
+        span_target = (
+            Path(span_out) if span_out else Path(__file__).resolve().parents[1] / "answer" / "data" / "span.json"
+        )
+        fitted_span.save(span_target)
+        log(
+            f"span model: {len(spans_got)} questions; test articles, sentence given: F1 "
+            f"{fitted_span.info['test_articles']['f1_model']} (answer-type rule "
+            f"{fitted_span.info['test_articles']['f1_rule']}); written to {span_target}"
+        )
         if squad_index is None:
             raise CitewiseError("train-answerer: --squad needs --squad-index (the index 'citewise eval squad' builds)")
         idx = Index.open(squad_index)
@@ -224,11 +336,84 @@ def run_training(
             info["sources"][Path(path).name] = {"asked": got.asked, "used": len(got.groups)}
     if not groups:
         raise CitewiseError("train-answerer: no question gave both an answering and another unit")
-    model, report = train(groups, info)
+    if groups_out:
+        save_groups(groups, groups_out)
+    fitted, report = train(groups, info, model)
     target = Path(out) if out else Path(__file__).resolve().parents[1] / "answer" / "data" / "selector.json"
-    model.save(target)
+    fitted.save(target)
     log(
-        f"held-out top-1: model {report['held_out_top1_model']:.3f} vs cosine {report['held_out_top1_cosine']:.3f} "
-        f"({report['held_out']} questions); written to {target}"
+        f"held-out top-1: model {report['held_out_top1_model']:.3f} (linear part {report['held_out_top1_linear']:.3f}) "
+        f"vs cosine {report['held_out_top1_cosine']:.3f} ({report['held_out']} questions); written to {target}"
     )
     return report
+
+
+# -- the span model ---------------------------------------------------------------------------------
+def span_groups(data, split: str, limit: int | None = None) -> list[Group]:
+    """One group per answerable SQuAD question of ``split``'s articles whose paragraph has a
+    sentence holding a gold answer (normalised): that sentence's candidate spans
+    (:func:`citewise.answer.select.span.spans`), each labelled with its token F1 against the
+    gold answers (the SQuAD metric, 0..1: the listwise loss then gives an exact span the most
+    weight and a span with one extra word of three less). Groups whose spans all score 0 are left
+    out."""
+    from citewise.answer.question import analyze_question
+    from citewise.answer.select.span import _join, spans, tokens
+    from citewise.evaluation.squad import best_scores, normalize_answer
+    from citewise.text.sentences import split_sentences
+
+    texts = {d.doc_id: d.text for d in data.documents}
+    titles = {d.doc_id: d.title for d in data.documents}
+    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
+    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+    out: list[Group] = []
+    for q in qs[:limit]:
+        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
+        text = texts[q.doc_id]
+        sentence = next(
+            (text[s:e] for s, e in split_sentences(text) if any(g in normalize_answer(text[s:e]) for g in golds)),
+            None,
+        )
+        if sentence is None:
+            continue
+        qa = analyze_question(q.question)
+        toks = tokens(sentence)
+        cands, x = spans(qa, toks)
+        y = np.array([best_scores(_join(toks[i:j]), q.answers)[1] for i, j in cands])
+        if len(y) > 1 and 0 < y.sum() < len(y):
+            out.append(Group("squad-" + split, q.question, x.astype(np.float64), y))
+    return out
+
+
+def span_f1(model: SelectorModel, data, split: str, limit: int | None = None) -> dict:
+    """Mean token F1 (%) of the span ``model`` picks from the sentence holding a gold answer, over
+    the answerable questions of ``split``'s articles that have one (the reading step alone: the
+    sentence is given), beside the fallback answer-type rule
+    (:func:`citewise.answer.select.short.short_answer`)."""
+    from citewise.answer.question import analyze_question
+    from citewise.answer.select.short import short_answer
+    from citewise.answer.select.span import best_span
+    from citewise.evaluation.squad import best_scores, normalize_answer
+    from citewise.text.sentences import split_sentences
+
+    texts = {d.doc_id: d.text for d in data.documents}
+    titles = {d.doc_id: d.title for d in data.documents}
+    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
+    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+    got, rule = [], []
+    for q in qs[:limit]:
+        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
+        text = texts[q.doc_id]
+        sentence = next(
+            (text[s:e] for s, e in split_sentences(text) if any(g in normalize_answer(text[s:e]) for g in golds)),
+            None,
+        )
+        if sentence is None:
+            continue
+        qa = analyze_question(q.question)
+        got.append(best_scores(best_span(qa, sentence, model), q.answers)[1])
+        rule.append(best_scores(short_answer(qa, sentence), q.answers)[1])
+    return {
+        "questions": len(got),
+        "f1_model": round(100 * float(np.mean(got)), 2) if got else None,
+        "f1_rule": round(100 * float(np.mean(rule)), 2) if rule else None,
+    }

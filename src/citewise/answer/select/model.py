@@ -1,16 +1,27 @@
 """The selector's model: a linear scorer over :data:`~citewise.answer.select.features.FEATURES`,
-fitted as a listwise softmax ranker, stored as JSON package data.
+fitted as a listwise softmax ranker, optionally followed by boosted regression trees, stored as
+JSON package data.
 
-``score(x) = ((x - mean) / scale) · w``, one score per answer unit; within one question the
-scores define ``P(unit answers) = softmax(scores)``. Fitting minimises, over the training
-questions that have at least one answering and one other unit,
+``score(x) = ((x - mean) / scale) · w + Σ_t tree_t(x)``, one score per answer unit; within one
+question the scores define ``P(unit answers) = softmax(scores)``. The linear part is fitted
+first; it minimises, over the training questions that have at least one answering and one other
+unit,
 
 ``- Σ_q log( Σ_{u answers q} e^{s_u} / Σ_{u in q} e^{s_u} ) / |Q|  +  λ ‖w‖²``
 
 (ListNet's top-one probability with several relevant items: Cao et al. 2007, "Learning to Rank:
 From Pairwise Approach to Listwise Approach") by full-batch Adam (Kingma & Ba 2015), features
-z-scored on the training units. Pure numpy, deterministic (zero start, fixed steps): no extra
-dependency at query time, and the model file is a few hundred bytes.
+z-scored on the training units. Pure numpy, deterministic (zero start, fixed steps).
+
+The trees (:func:`fit_trees`) are gradient-boosted (LightGBM, Newton steps: Friedman 2001; Ke
+et al. 2017) on the same listwise objective, starting from the linear scores (``init_score``), so
+they add only what the linear part cannot express (interactions such as "a row, for a question
+that names its first cell") and the scores stay on the scale the softmax shares of
+:mod:`citewise.answer.select.compose` read. Per question, with ``p = softmax(s)`` and ``q`` the
+posterior over its answering units (``q ∝ p · y``), the gradient of the loss is ``p - q`` and the
+diagonal Hessian taken is ``p (1 - p)`` (:func:`listnet_objective`). LightGBM is needed only to fit
+them (the ``tune`` extra); at query time the trees are plain arrays walked with numpy, and the
+model file stays a JSON document of some tens of KB.
 """
 
 from __future__ import annotations
@@ -47,12 +58,27 @@ class SelectorModel:
     scale: np.ndarray
     weights: np.ndarray
     info: dict = field(default_factory=dict)
+    trees: list["Tree"] = field(default_factory=list)
+    _packed: tuple[int, "Forest"] | None = field(default=None, repr=False, compare=False)
+
+    def linear(self, x: np.ndarray) -> np.ndarray:
+        """The linear part's scores of the rows of ``x`` (shape (n, len(features))) -> (n,)."""
+        if len(x) == 0:
+            return np.zeros(0, dtype=np.float64)
+        return ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.weights
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        """Scores of the rows of ``x`` (shape (n, len(features))) -> shape (n,)."""
-        if len(x) == 0:
-            return np.zeros(0, dtype=np.float32)
-        return ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.weights
+        """Scores of the rows of ``x`` (shape (n, len(features))) -> shape (n,): the linear part
+        plus every tree's leaf value."""
+        s = self.linear(x)
+        if len(x) and self.trees:
+            s = s + self._forest().predict(np.asarray(x, dtype=np.float64))
+        return s
+
+    def _forest(self) -> "Forest":
+        if self._packed is None or self._packed[0] != len(self.trees):
+            self._packed = (len(self.trees), Forest.pack(self.trees))
+        return self._packed[1]
 
     def to_dict(self) -> dict:
         return {
@@ -60,6 +86,7 @@ class SelectorModel:
             "mean": [round(float(v), 6) for v in self.mean],
             "scale": [round(float(v), 6) for v in self.scale],
             "weights": [round(float(v), 6) for v in self.weights],
+            **({"trees": [t.to_dict() for t in self.trees]} if self.trees else {}),
             "info": self.info,
         }
 
@@ -88,8 +115,9 @@ class SelectorModel:
                 np.array(data["scale"], dtype=np.float64),
                 np.array(data["weights"], dtype=np.float64),
                 dict(data.get("info") or {}),
+                [Tree.from_dict(t, len(feats)) for t in data.get("trees") or []],
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, IndexError) as e:
             raise CitewiseError(f"{source}: not a selector model ({type(e).__name__}: {e})") from None
 
     @classmethod
@@ -167,3 +195,226 @@ def listwise_loss(model: SelectorModel, groups: Sequence[tuple[np.ndarray, np.nd
         p /= p.sum()
         out.append(-np.log(max(float((p * y).sum()), 1e-12)))
     return float(np.mean(out)) if out else float("nan")
+
+
+@dataclass
+class Tree:
+    """One regression tree as flat arrays (LightGBM's numerical splits, ``x <= threshold`` goes
+    left). Node ``i`` is internal when ``feature[i] >= 0``; a child index ``c < 0`` names leaf
+    ``~c`` (``-1`` is leaf 0), whose output is ``value[~c]`` (learning rate included)."""
+
+    feature: np.ndarray  # (nodes,) int
+    threshold: np.ndarray  # (nodes,) float
+    left: np.ndarray  # (nodes,) int
+    right: np.ndarray  # (nodes,) int
+    value: np.ndarray  # (leaves,) float
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Leaf outputs for the rows of ``x`` (shape (n, F)) -> (n,)."""
+        n = len(x)
+        if len(self.feature) == 0:  # a single leaf
+            return np.full(n, float(self.value[0]))
+        node = np.zeros(n, dtype=np.int64)
+        out = np.zeros(n, dtype=np.float64)
+        live = np.arange(n)
+        while len(live):
+            f = self.feature[node[live]]
+            go_left = x[live, f] <= self.threshold[node[live]]
+            nxt = np.where(go_left, self.left[node[live]], self.right[node[live]])
+            leaf = nxt < 0
+            out[live[leaf]] = self.value[~nxt[leaf]]
+            node[live[~leaf]] = nxt[~leaf]
+            live = live[~leaf]
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "feature": self.feature.tolist(),
+            "threshold": [float(v) for v in self.threshold],
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": [round(float(v), 8) for v in self.value],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, n_features: int) -> "Tree":
+        """Build from :meth:`to_dict`'s form.
+
+        Raises:
+            ValueError: arrays of unequal length, or a feature or child index out of range.
+        """
+        t = cls(
+            np.array(data["feature"], dtype=np.int64),
+            np.array(data["threshold"], dtype=np.float64),
+            np.array(data["left"], dtype=np.int64),
+            np.array(data["right"], dtype=np.int64),
+            np.array(data["value"], dtype=np.float64),
+        )
+        nodes, leaves = len(t.feature), len(t.value)
+        if not (len(t.threshold) == len(t.left) == len(t.right) == nodes) or leaves != nodes + 1:
+            raise ValueError("tree arrays of unequal length")
+        kids = np.concatenate([t.left, t.right])
+        if np.any((t.feature < 0) | (t.feature >= n_features)):
+            raise ValueError("tree feature index out of range")
+        if np.any(kids >= nodes) or np.any(~kids[kids < 0] >= leaves):
+            raise ValueError("tree child index out of range")
+        return t
+
+    @classmethod
+    def from_lightgbm(cls, node: dict) -> "Tree":
+        """Flatten one ``tree_structure`` of LightGBM's ``Booster.dump_model()`` (numerical
+        ``<=`` splits only)."""
+        feature: list[int] = []
+        threshold: list[float] = []
+        left: list[int] = []
+        right: list[int] = []
+        value: list[float] = []
+
+        def walk(n: dict) -> int:
+            if "leaf_value" in n:
+                value.append(float(n["leaf_value"]))
+                return ~(len(value) - 1)
+            if n.get("decision_type", "<=") != "<=":
+                raise ValueError(f"unsupported split {n.get('decision_type')!r}")
+            i = len(feature)
+            feature.append(int(n["split_feature"]))
+            threshold.append(float(n["threshold"]))
+            left.append(0)
+            right.append(0)
+            left[i] = walk(n["left_child"])
+            right[i] = walk(n["right_child"])
+            return i
+
+        walk(node)
+        return cls(
+            np.array(feature, dtype=np.int64),
+            np.array(threshold, dtype=np.float64),
+            np.array(left, dtype=np.int64),
+            np.array(right, dtype=np.int64),
+            np.array(value, dtype=np.float64),
+        )
+
+
+@dataclass
+class Forest:
+    """Trees packed into padded ``(trees, nodes)`` / ``(trees, leaves)`` arrays, walked together:
+    one gather per tree level for all rows and trees, rather than one loop per tree. Sums to the
+    same values as :meth:`Tree.predict` over the trees."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    single: np.ndarray  # (trees,) bool: a single-leaf tree (no node)
+
+    @classmethod
+    def pack(cls, trees: Sequence[Tree]) -> "Forest":
+        n_nodes = max([len(t.feature) for t in trees] + [1])
+        n_leaves = max([len(t.value) for t in trees] + [1])
+        k = len(trees)
+        feature = np.zeros((k, n_nodes), dtype=np.int64)
+        threshold = np.zeros((k, n_nodes))
+        left = np.full((k, n_nodes), -1, dtype=np.int64)
+        right = np.full((k, n_nodes), -1, dtype=np.int64)
+        value = np.zeros((k, n_leaves))
+        for i, t in enumerate(trees):
+            m = len(t.feature)
+            feature[i, :m], threshold[i, :m], left[i, :m], right[i, :m] = t.feature, t.threshold, t.left, t.right
+            value[i, : len(t.value)] = t.value
+        single = np.array([len(t.feature) == 0 for t in trees], dtype=bool)
+        return cls(feature, threshold, left, right, value, single)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Sum of every tree's leaf output for the rows of ``x`` (shape (n, F)) -> (n,)."""
+        n, k = len(x), len(self.feature)
+        tree = np.broadcast_to(np.arange(k), (n, k))
+        row = np.broadcast_to(np.arange(n)[:, None], (n, k))
+        node = np.zeros((n, k), dtype=np.int64)
+        leaf = np.where(self.single[None, :], 0, -1) * np.ones((n, 1), dtype=np.int64)
+        live = leaf < 0
+        while live.any():
+            f = self.feature[tree, node]
+            nxt = np.where(x[row, f] <= self.threshold[tree, node], self.left[tree, node], self.right[tree, node])
+            ends = live & (nxt < 0)
+            leaf[ends] = ~nxt[ends]
+            live &= ~ends
+            node = np.where(live, nxt, node)
+        return self.value[tree, leaf].sum(axis=1)
+
+
+#: LightGBM settings of :func:`fit_trees`: small trees, few rounds, a strong leaf minimum (the
+#: training questions are some thousands, their units some tens of thousands), deterministic.
+TREE_PARAMS = {
+    "learning_rate": 0.05,
+    "num_leaves": 16,
+    "min_data_in_leaf": 100,
+    "lambda_l2": 1.0,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+    "seed": 0,
+    "verbose": -1,
+}
+#: Boosting rounds of :func:`fit_trees`.
+TREE_ROUNDS = 200
+
+
+def listnet_objective(sizes: Sequence[int], y: np.ndarray):
+    """A LightGBM custom objective: the listwise loss of the module docstring over consecutive
+    groups of ``sizes`` rows with 0/1 labels ``y``; returns ``f(scores, dataset) -> (grad, hess)``,
+    both of shape (rows,)."""
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    starts = ends - np.asarray(sizes, dtype=np.int64)
+    y = np.asarray(y, dtype=np.float64)
+
+    def objective(scores: np.ndarray, _data=None) -> tuple[np.ndarray, np.ndarray]:
+        grad = np.zeros(len(scores))
+        hess = np.zeros(len(scores))
+        for a, b in zip(starts, ends):
+            z = np.asarray(scores[a:b], dtype=np.float64)
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            q = p * y[a:b]
+            q /= q.sum()
+            grad[a:b] = p - q
+            hess[a:b] = np.maximum(p * (1.0 - p), 1e-6)
+        return grad, hess
+
+    return objective
+
+
+def fit_trees(
+    base: SelectorModel,
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    rounds: int = TREE_ROUNDS,
+    params: dict | None = None,
+) -> SelectorModel:
+    """``base`` plus ``rounds`` boosted trees fitted on ``groups`` (as for :func:`fit`) with the
+    base's scores as the starting point (module docstring).
+
+    Raises:
+        CitewiseError: LightGBM is not installed (``pip install 'citewise[tune]'``), or no usable
+            group.
+    """
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise CitewiseError("fitting trees needs LightGBM: pip install 'citewise[tune]'") from None
+    use = [
+        (np.asarray(x, np.float64), np.asarray(y, np.float64))
+        for x, y in groups
+        if len(y) > 1 and 0 < float(np.sum(y)) < len(y)
+    ]
+    if not use:
+        raise CitewiseError("no training question has both an answering and a non-answering unit")
+    x = np.vstack([g for g, _ in use])
+    y = np.concatenate([g for _, g in use])
+    sizes = [len(g) for _, g in use]
+    init = np.concatenate([base.linear(g) for g, _ in use])
+    data = lgb.Dataset(x, y, group=sizes, init_score=init, free_raw_data=False)
+    settings = {**TREE_PARAMS, **(params or {}), "objective": listnet_objective(sizes, y)}
+    booster = lgb.train(settings, data, num_boost_round=rounds)
+    dump = booster.dump_model()
+    trees = [Tree.from_lightgbm(t["tree_structure"]) for t in dump["tree_info"]]
+    return SelectorModel(base.features, base.mean, base.scale, base.weights, dict(base.info), trees)

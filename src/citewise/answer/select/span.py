@@ -14,11 +14,21 @@ of the question. Each gets :data:`SPAN_FEATURES`:
 * ``position``: its start / the sentence's length; ``paren``: inside parentheses; ``comma_in``:
   holds a comma;
 * ``t_*``: the expected answer type (``number``, ``date``, ``person``/``place``, other) times the
-  matching shape (digit, year, capitalised), so one linear model serves every type.
+  matching shape (digit, year, capitalised), so one linear model serves every type;
+* ``left_ctx``, ``right_ctx``: share of the question's content words among the
+  :data:`WINDOW` tokens left / right of the span (the sliding-window match of Richardson et al.
+  2013, MCTest, used as a span feature by Rajpurkar et al. 2016, SQuAD);
+* ``prev_function``: the token before the span is a function word ("in 1066", "by William");
+  ``prev_punct``, ``next_punct``: the span starts / ends at a punctuation mark or the sentence's
+  edge; ``stop_share``: share of its words that are function words;
+* ``e_*``: one-hot expected answer type (number, date, person or place, other): constant within a
+  question, so only the trees (:func:`citewise.answer.select.model.fit_trees`) use them, crossed
+  with the other features.
 
-The model is the listwise linear model of :mod:`citewise.answer.select.model` (packaged
-``data/span.json``), fitted with each candidate's token F1 against the gold answer as its target
-weight (``citewise train-answerer --squad``). Falls back to :func:`citewise.answer.select.short.short_answer`
+The model is the listwise model of :mod:`citewise.answer.select.model` (packaged
+``data/span.json``), fitted on SQuAD's train articles with a candidate labelled 1 when its token
+F1 against a gold answer is at least 0.5 (``citewise train-answerer --squad``:
+:func:`citewise.evaluation.train_answerer.span_groups`). Falls back to :func:`citewise.answer.select.short.short_answer`
 when no model is packaged or the sentence has no candidate.
 """
 
@@ -54,7 +64,19 @@ SPAN_FEATURES = (
     "t_name",
     "t_other_cap",
     "t_other_len",
+    "left_ctx",
+    "right_ctx",
+    "prev_function",
+    "prev_punct",
+    "next_punct",
+    "stop_share",
+    "e_number",
+    "e_date",
+    "e_name",
+    "e_other",
 )
+#: Tokens on each side of a span read for ``left_ctx`` / ``right_ctx``.
+WINDOW = 4
 _TOKEN = re.compile(r"\w[\w'’.-]*\w|\w|[^\w\s]")
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 PACKAGED = "data/span.json"
@@ -79,6 +101,9 @@ def spans(qa: QuestionAnalysis, toks: list[str]) -> tuple[list[tuple[int, int]],
         paren.append(depth > 0)
         depth -= t == ")" and depth > 0
     e = qa.expected
+    named = e in ("person", "place")
+    other = e not in ("number", "date", "person", "place")
+    n_content = max(len(content_q), 1)
     out, rows = [], []
     n = len(toks)
     for i in range(n):
@@ -116,6 +141,16 @@ def spans(qa: QuestionAnalysis, toks: list[str]) -> tuple[list[tuple[int, int]],
                 cap * (e in ("person", "place")),
                 cap * (e not in ("number", "date", "person", "place")),
                 len(ws) * (e not in ("number", "date", "person", "place")) / MAX_SPAN,
+                len(content_q.intersection(low[max(0, i - WINDOW) : i])) / n_content,
+                len(content_q.intersection(low[j : j + WINDOW])) / n_content,
+                float(i > 0 and low[i - 1] in lex.question_words),
+                float(i == 0 or not word[i - 1]),
+                float(j == n or not word[j]),
+                sum(t.lower() in lex.question_words for t in ws) / len(ws),
+                float(e == "number"),
+                float(e == "date"),
+                float(named),
+                float(other),
             ]
             out.append((i, j))
             rows.append(f)
