@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from citewise.answer.question import analyze_question
-from citewise.answer.select.compose import REPLY_MATCH, compose
+from citewise.answer.select.compose import REPLY_MATCH, compose, repeats
 from citewise.answer.select.features import FEATURES, Candidate, quotable
 from citewise.answer.select.format import is_furniture
 from citewise.answer.select.model import SelectorModel, fit, packaged_model
@@ -152,6 +152,39 @@ def test_a_how_to_step_keeps_its_procedure_in_order():
 def test_page_furniture_is_never_a_sentence(text, furniture):
     assert is_furniture(text) is furniture
     assert quotable(Unit(0, len(text), text, ()), text, False) is not furniture
+
+
+@pytest.mark.parametrize(
+    "a, b, repeat",
+    [
+        # the same sentence in two documents, or with one word changed
+        ("Refunds are approved by a finance admin.", "Refunds are approved by a finance admin.", True),
+        ("Refunds are approved by a finance admin.", "Refunds are approved by the finance admin.", True),
+        ("The default is 2015.", "the default is 2015", True),
+        # siblings under one heading: near-equal vectors, different facts
+        ("y, yes, on, or no value: disable the red zone.", "n, no, or off: enable the red zone.", False),
+        ("This flag takes a value of 2015, 2018 or 2021.", "The default is 2015.", False),
+        ("Fact number 0 about refunds.", "Fact number 1 about refunds.", False),
+        ("The default is 2015.", "The default is 2018.", False),
+        ("Refunds are approved automatically.", "Refunds are not approved automatically.", False),
+    ],
+)
+def test_a_repeat_is_judged_on_the_units_own_words(a, b, repeat):
+    assert repeats(a, b) is repeat and repeats(b, a) is repeat
+
+
+def test_sibling_items_with_one_vector_both_follow():
+    """Two list items of one option, embedded with the same heading (equal vectors here), state
+    different values: both are quoted."""
+    qa = analyze_question("rustc -C no-redzone values")
+    on = cand("y, yes, on, or no value: disable the red zone.", 0, kind="item", axis=0)
+    off = cand("n, no, or off: enable the red zone.", 60, kind="item", axis=0)
+    same = cand("y, yes, on, or no value: disable the red zone.", 200, kind="item", axis=1, chunk=1)
+    out = compose(qa, [on, off, same], np.array([2.0, 1.5, 1.4]), ["x" * 300, "x" * 300])
+    assert [c.unit.text for c in out] == [
+        "y, yes, on, or no value: disable the red zone.",
+        "n, no, or off: enable the red zone.",
+    ]
 
 
 def test_followers_are_bounded_and_never_repeat():

@@ -15,7 +15,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    the E-1008 page's "The error appears in the sync log" says nothing of E-1003).
 3. **Followers**: units whose probability (softmax of the scores within the question) is at
    least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
-   one (the same words, or cosine ≥ :data:`REPEAT_COSINE`), while the answer has fewer than
+   one (:func:`repeats`: its words and the quoted unit's are nearly the same set), while the
+   answer has fewer than
    ``max_units`` (4) units and :data:`MAX_CHARS` characters of prose; at most one code block, of at
    most :data:`MAX_CODE_CHARS` characters unless it is the first unit.
 4. **Format-level expansions** (hold for any corpus):
@@ -59,7 +60,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import QuestionAnalysis
+from citewise.answer.question import QuestionAnalysis, lexicon
 from citewise.answer.select.features import FEATURES, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
 from citewise.answer.units import label_named
@@ -69,8 +70,9 @@ from citewise.answer.units import label_named
 #: answering unit among the quoted ones (at most 4) / mean units quoted: 0.5 -> 0.719 / 1.41,
 #: 0.35 -> 0.752 / 1.65, 0.2 -> 0.791 / 2.00, 0.1 -> 0.826 / 2.44.
 FOLLOW_SHARE = 0.1
-#: Cosine at or above which a unit repeats a quoted one.
-REPEAT_COSINE = 0.92
+#: Jaccard overlap of two units' word sets at or above which one repeats the other
+#: (:func:`repeats`).
+REPEAT_OVERLAP = 0.8
 #: Most characters of prose quoted (code blocks apart); the first unit is always quoted whole.
 MAX_CHARS = 900
 #: Longest code block quoted after the first unit (characters): a longer block is a page of code,
@@ -92,6 +94,28 @@ _F = {name: i for i, name in enumerate(FEATURES)}
 
 def _norm(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _content_words(text: str) -> set[str]:
+    """Lower-case words of ``text`` less English function words (``english_function_words`` of
+    ``data/question.yaml``); a negation ("not") is kept: it changes what is stated."""
+    drop = lexicon().english - {"not"}
+    return {w for w in re.findall(r"\w+", text.lower()) if w not in drop}
+
+
+def repeats(a: str, b: str) -> bool:
+    """Whether unit text ``a`` repeats ``b``: the Jaccard overlap of their content word sets
+    (:func:`_content_words`) is at least :data:`REPEAT_OVERLAP` (the same sentence in two
+    documents, or with an article changed; a changed number or name in a short sentence is
+    another fact).
+
+    Judged on the units' own words, not on their vectors: a unit is embedded with its title and
+    headings, so two short units under one heading ("y, yes, on: disable the red zone." / "n, no,
+    off: enable the red zone.") have near-equal vectors while stating different facts."""
+    wa, wb = _content_words(a), _content_words(b)
+    if not wa or not wb:
+        return _norm(a) == _norm(b)
+    return len(wa & wb) / len(wa | wb) >= REPEAT_OVERLAP
 
 
 def untrusted(cands: Sequence[Candidate], scores: np.ndarray) -> set[int]:
@@ -209,7 +233,7 @@ def compose(
             continue
         if _table(c) in named_tables and _names_row(qa.text, c) is False:
             continue  # a sibling row about a thing the question does not name
-        if any(float(c.vector @ o.vector) >= REPEAT_COSINE for o in chosen):
+        if any(repeats(c.unit.text, o.unit.text) for o in chosen):
             continue
         if c.unit.kind == "code" and (any(o.unit.kind == "code" for o in chosen) or len(c.unit.text) > MAX_CODE_CHARS):
             continue
