@@ -187,6 +187,21 @@ def test_sibling_items_with_one_vector_both_follow():
     ]
 
 
+def test_at_most_two_code_blocks_follow_and_each_keeps_its_lead_sentence():
+    """A how-to question whose page gives the task in three forms: the two best blocks are
+    quoted, each after its lead sentence; the third is not."""
+    qa = analyze_question("How do I read a file line by line in Node.js?")
+    text = "x" * 600
+    lead1 = cand("Read the file with a stream and the line event.", 0, axis=3)
+    block1 = cand("```js\nrl.on('line', (line) => console.log(line));\n```", 60, kind="code", axis=0)
+    lead2 = cand("Or iterate over the lines with for await.", 200, axis=4)
+    block2 = cand("```js\nfor await (const line of rl) console.log(line);\n```", 260, kind="code", axis=1)
+    block3 = cand("```js\nconst lines = fs.readFileSync(name, 'utf8').split('\\n');\n```", 400, kind="code", axis=2)
+    cands = [lead1, block1, lead2, block2, block3]
+    out = compose(qa, cands, np.array([0.0, 3.0, 0.0, 2.8, 2.6]), [text])
+    assert [c.unit.text for c in out] == [lead1.unit.text, block1.unit.text, lead2.unit.text, block2.unit.text]
+
+
 def test_followers_are_bounded_and_never_repeat():
     qa = analyze_question("What is the refund window?")
     cands = [cand(f"Fact number {i} about refunds.", 40 * i, axis=i % 8) for i in range(6)]

@@ -16,9 +16,9 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
 3. **Followers**: units whose probability (softmax of the scores within the question) is at
    least :data:`FOLLOW_SHARE` of the first's, best first, skipping a unit that repeats a quoted
    one (:func:`repeats`: its words and the quoted unit's are nearly the same set), while the
-   answer has fewer than
-   ``max_units`` (4) units and :data:`MAX_CHARS` characters of prose; at most one code block, of at
-   most :data:`MAX_CODE_CHARS` characters unless it is the first unit.
+   answer has fewer than ``max_units`` (4) units and :data:`MAX_CHARS` characters of prose; at
+   most :data:`MAX_CODE_BLOCKS` code blocks, each of at most :data:`MAX_CODE_CHARS` characters
+   unless it is the first unit.
 4. **Format-level expansions** (hold for any corpus):
 
    * a list item keeps its lead term and a table row its header (both are in the unit's display
@@ -78,6 +78,9 @@ MAX_CHARS = 900
 #: Longest code block quoted after the first unit (characters): a longer block is a page of code,
 #: not an example of what the first unit says.
 MAX_CODE_CHARS = 1200
+#: Most code blocks quoted (code is quotable only when the question asks for code: a second block
+#: is the documentation's other example of the same task, e.g. its callback and async forms).
+MAX_CODE_BLOCKS = 2
 #: Most steps of a procedure quoted.
 MAX_STEPS = 8
 #: Most sentences of a definition's body read on after it.
@@ -235,7 +238,9 @@ def compose(
             continue  # a sibling row about a thing the question does not name
         if any(repeats(c.unit.text, o.unit.text) for o in chosen):
             continue
-        if c.unit.kind == "code" and (any(o.unit.kind == "code" for o in chosen) or len(c.unit.text) > MAX_CODE_CHARS):
+        if c.unit.kind == "code" and (
+            sum(o.unit.kind == "code" for o in chosen) >= MAX_CODE_BLOCKS or len(c.unit.text) > MAX_CODE_CHARS
+        ):
             continue
         if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:
             continue
