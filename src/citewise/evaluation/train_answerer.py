@@ -349,6 +349,28 @@ def run_training(
 
 
 # -- the span model ---------------------------------------------------------------------------------
+def _answer_sentences(data, split: str, limit: int | None):
+    """``(question, sentence)`` for the answerable SQuAD questions of ``split``'s articles (sha256
+    order of the id, at most ``limit``) whose paragraph has a sentence holding a gold answer
+    (normalised): its first such sentence."""
+    from citewise.evaluation.squad import normalize_answer
+    from citewise.text.sentences import split_sentences
+
+    texts = {d.doc_id: d.text for d in data.documents}
+    titles = {d.doc_id: d.title for d in data.documents}
+    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
+    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+    for q in qs[:limit]:
+        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
+        text = texts[q.doc_id]
+        sentence = next(
+            (text[s:e] for s, e in split_sentences(text) if any(g in normalize_answer(text[s:e]) for g in golds)),
+            None,
+        )
+        if sentence is not None:
+            yield q, sentence
+
+
 def span_groups(data, split: str, limit: int | None = None) -> list[Group]:
     """One group per answerable SQuAD question of ``split``'s articles whose paragraph has a
     sentence holding a gold answer (normalised): that sentence's candidate spans
@@ -358,23 +380,10 @@ def span_groups(data, split: str, limit: int | None = None) -> list[Group]:
     out."""
     from citewise.answer.question import analyze_question
     from citewise.answer.select.span import _join, spans, tokens
-    from citewise.evaluation.squad import best_scores, normalize_answer
-    from citewise.text.sentences import split_sentences
+    from citewise.evaluation.squad import best_scores
 
-    texts = {d.doc_id: d.text for d in data.documents}
-    titles = {d.doc_id: d.title for d in data.documents}
-    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
-    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
     out: list[Group] = []
-    for q in qs[:limit]:
-        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
-        text = texts[q.doc_id]
-        sentence = next(
-            (text[s:e] for s, e in split_sentences(text) if any(g in normalize_answer(text[s:e]) for g in golds)),
-            None,
-        )
-        if sentence is None:
-            continue
+    for q, sentence in _answer_sentences(data, split, limit):
         qa = analyze_question(q.question)
         toks = tokens(sentence)
         cands, x = spans(qa, toks)
@@ -392,23 +401,10 @@ def span_f1(model: SelectorModel, data, split: str, limit: int | None = None) ->
     from citewise.answer.question import analyze_question
     from citewise.answer.select.short import short_answer
     from citewise.answer.select.span import best_span
-    from citewise.evaluation.squad import best_scores, normalize_answer
-    from citewise.text.sentences import split_sentences
+    from citewise.evaluation.squad import best_scores
 
-    texts = {d.doc_id: d.text for d in data.documents}
-    titles = {d.doc_id: d.title for d in data.documents}
-    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
-    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
     got, rule = [], []
-    for q in qs[:limit]:
-        golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
-        text = texts[q.doc_id]
-        sentence = next(
-            (text[s:e] for s, e in split_sentences(text) if any(g in normalize_answer(text[s:e]) for g in golds)),
-            None,
-        )
-        if sentence is None:
-            continue
+    for q, sentence in _answer_sentences(data, split, limit):
         qa = analyze_question(q.question)
         got.append(best_scores(best_span(qa, sentence, model), q.answers)[1])
         rule.append(best_scores(short_answer(qa, sentence), q.answers)[1])

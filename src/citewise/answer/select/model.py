@@ -137,6 +137,22 @@ def packaged_model() -> SelectorModel:
     return SelectorModel.from_dict(json.loads(text), f"citewise/answer/{PACKAGED}")
 
 
+def _usable(groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The groups with at least two units and labels neither all 0 nor all 1, as float arrays.
+
+    Raises:
+        CitewiseError: no such group.
+    """
+    use = [
+        (np.asarray(x, np.float64), np.asarray(y, np.float64))
+        for x, y in groups
+        if len(y) > 1 and 0 < float(np.sum(y)) < len(y)
+    ]
+    if not use:
+        raise CitewiseError("no training question has both an answering and a non-answering unit")
+    return use
+
+
 def fit(
     groups: Sequence[tuple[np.ndarray, np.ndarray]],
     l2: float = 1e-3,
@@ -151,13 +167,7 @@ def fit(
     Raises:
         CitewiseError: no usable group.
     """
-    use = [
-        (np.asarray(x, np.float64), np.asarray(y, np.float64))
-        for x, y in groups
-        if len(y) > 1 and 0 < float(np.sum(y)) < len(y)
-    ]
-    if not use:
-        raise CitewiseError("no training question has both an answering and a non-answering unit")
+    use = _usable(groups)
     allx = np.vstack([x for x, _ in use])
     mean = allx.mean(axis=0)
     scale = allx.std(axis=0)
@@ -401,13 +411,7 @@ def fit_trees(
         import lightgbm as lgb
     except ImportError:
         raise CitewiseError("fitting trees needs LightGBM: pip install 'citewise[tune]'") from None
-    use = [
-        (np.asarray(x, np.float64), np.asarray(y, np.float64))
-        for x, y in groups
-        if len(y) > 1 and 0 < float(np.sum(y)) < len(y)
-    ]
-    if not use:
-        raise CitewiseError("no training question has both an answering and a non-answering unit")
+    use = _usable(groups)
     x = np.vstack([g for g, _ in use])
     y = np.concatenate([g for _, g in use])
     sizes = [len(g) for _, g in use]
