@@ -51,9 +51,7 @@ def test_a_single_leaf_tree_gives_its_value_to_every_row():
     assert t.predict(np.zeros((3, F))).tolist() == [0.25, 0.25, 0.25]
 
 
-def test_the_packed_forest_sums_what_the_trees_give_one_by_one():
-    rng = np.random.default_rng(7)
-    x = rng.normal(scale=2.0, size=(25, F))
+def test_the_packed_forest_sums_the_trees_leaf_values():
     deep = Tree(  # x[2] <= 0 ? (x[3] <= 1 ? (x[0] <= -1 ? 5 : 6) : 7) : 8
         feature=np.array([2, 3, 0]),
         threshold=np.array([0.0, 1.0, -1.0]),
@@ -62,10 +60,18 @@ def test_the_packed_forest_sums_what_the_trees_give_one_by_one():
         value=np.array([5.0, 6.0, 7.0, 8.0]),
     )
     trees = [_tree(), Tree.from_lightgbm({"leaf_value": 0.5}), deep]
-    one_by_one = sum(t.predict(x) for t in trees)
-    assert Forest.pack(trees).predict(x).tolist() == pytest.approx(one_by_one.tolist())
+    rows = {  # (x0, x1, x2, x3) -> _tree + 0.5 + deep
+        (0.0, 0.0, 0.0, 0.0): -1.0 + 0.5 + 6.0,
+        (-2.0, 3.0, -1.0, 5.0): 1.0 + 0.5 + 7.0,
+        (1.0, 0.0, 2.0, 0.0): 3.0 + 0.5 + 8.0,
+        (-1.0, 0.0, 0.0, 1.0): -1.0 + 0.5 + 5.0,
+    }
+    x = np.zeros((len(rows), F))
+    x[:, :4] = list(rows)
+    assert Forest.pack(trees).predict(x).tolist() == list(rows.values())
+    assert deep.predict(x).tolist() == [6.0, 7.0, 8.0, 5.0]
     m = SelectorModel(FEATURES, np.zeros(F), np.ones(F), np.zeros(F), {}, trees)
-    assert m.score(x).tolist() == pytest.approx(one_by_one.tolist())
+    assert m.score(x).tolist() == list(rows.values())
 
 
 def _xor_groups(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -29,8 +29,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from citewise.answer.select.features import FEATURES
-from citewise.answer.select.model import SelectorModel, fit, fit_trees, listwise_loss
-from citewise.answer.select.model import TREE_PARAMS, TREE_ROUNDS
+from citewise.answer.select.model import TREE_PARAMS, TREE_ROUNDS, SelectorModel, fit, fit_trees, listwise_loss
 from citewise.answer.select.span import SPAN_FEATURES
 from citewise.evaluation.squad import squad_split  # noqa: F401 - re-exported
 
@@ -203,15 +202,20 @@ def load_groups(path: str | Path) -> list[Group]:
         raise CitewiseError(f"{path}: cannot read training groups ({e})") from None
 
 
+def _answerable(data, split: str) -> list:
+    """The answerable SQuAD questions of ``split``'s articles (:func:`squad_split`), in sha256
+    order of their id (deterministic)."""
+    titles = {d.doc_id: d.title for d in data.documents}
+    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
+    return sorted(qs, key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+
+
 def squad_questions(data, split: str = "train", limit: int | None = None):
     """``(text, holds)`` of the answerable SQuAD questions of ``split``'s articles (deterministic
     order: sha256 of the id)."""
     from citewise.evaluation.squad import normalize_answer
 
-    titles = {d.doc_id: d.title for d in data.documents}
-    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
-    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
-    for q in qs[:limit]:
+    for q in _answerable(data, split)[:limit]:
         golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
         yield q.question, (lambda text, golds=golds: any(g in normalize_answer(text) for g in golds))
 
@@ -357,10 +361,7 @@ def _answer_sentences(data, split: str, limit: int | None):
     from citewise.text.sentences import split_sentences
 
     texts = {d.doc_id: d.text for d in data.documents}
-    titles = {d.doc_id: d.title for d in data.documents}
-    qs = [q for q in data.questions if not q.impossible and squad_split(titles[q.doc_id].replace(" ", "_")) == split]
-    qs.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
-    for q in qs[:limit]:
+    for q in _answerable(data, split)[:limit]:
         golds = [normalize_answer(a) for a in q.answers if normalize_answer(a)]
         text = texts[q.doc_id]
         sentence = next(

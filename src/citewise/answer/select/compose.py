@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -99,11 +100,17 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    """English function words (``english_function_words`` of ``data/question.yaml``) less the
+    negation "not", which changes what is stated."""
+    return lexicon().english - {"not"}
+
+
 def _content_words(text: str) -> set[str]:
-    """Lower-case words of ``text`` less English function words (``english_function_words`` of
-    ``data/question.yaml``); a negation ("not") is kept: it changes what is stated."""
-    drop = lexicon().english - {"not"}
-    return {w for w in re.findall(r"\w+", text.lower()) if w not in drop}
+    """Lower-case words of ``text`` (as :func:`_norm` splits them) less :func:`_function_words`."""
+    drop = _function_words()
+    return {w for w in _norm(text).split() if w not in drop}
 
 
 def repeats(a: str, b: str) -> bool:

@@ -220,22 +220,9 @@ class Tree:
     value: np.ndarray  # (leaves,) float
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Leaf outputs for the rows of ``x`` (shape (n, F)) -> (n,)."""
-        n = len(x)
-        if len(self.feature) == 0:  # a single leaf
-            return np.full(n, float(self.value[0]))
-        node = np.zeros(n, dtype=np.int64)
-        out = np.zeros(n, dtype=np.float64)
-        live = np.arange(n)
-        while len(live):
-            f = self.feature[node[live]]
-            go_left = x[live, f] <= self.threshold[node[live]]
-            nxt = np.where(go_left, self.left[node[live]], self.right[node[live]])
-            leaf = nxt < 0
-            out[live[leaf]] = self.value[~nxt[leaf]]
-            node[live[~leaf]] = nxt[~leaf]
-            live = live[~leaf]
-        return out
+        """Leaf outputs for the rows of ``x`` (shape (n, F)) -> (n,) (walked as a forest of one:
+        :class:`Forest`)."""
+        return Forest.pack([self]).predict(np.asarray(x, dtype=np.float64))
 
     def to_dict(self) -> dict:
         return {
@@ -372,8 +359,9 @@ TREE_ROUNDS = 200
 
 def listnet_objective(sizes: Sequence[int], y: np.ndarray):
     """A LightGBM custom objective: the listwise loss of the module docstring over consecutive
-    groups of ``sizes`` rows with 0/1 labels ``y``; returns ``f(scores, dataset) -> (grad, hess)``,
-    both of shape (rows,)."""
+    groups of ``sizes`` rows with labels ``y`` (0/1, or non-negative weights such as a span's token
+    F1: ``q ∝ p · y`` either way); returns ``f(scores, dataset) -> (grad, hess)``, both of shape
+    (rows,)."""
     ends = np.cumsum(np.asarray(sizes, dtype=np.int64))
     starts = ends - np.asarray(sizes, dtype=np.int64)
     y = np.asarray(y, dtype=np.float64)

@@ -26,8 +26,8 @@ of the question. Each gets :data:`SPAN_FEATURES`:
   with the other features.
 
 The model is the listwise model of :mod:`citewise.answer.select.model` (packaged
-``data/span.json``), fitted on SQuAD's train articles with a candidate labelled 1 when its token
-F1 against a gold answer is at least 0.5 (``citewise train-answerer --squad``:
+``data/span.json``): a linear part and boosted trees, fitted on SQuAD's train articles with each
+candidate weighted by its token F1 against the gold answers (``citewise train-answerer --squad``:
 :func:`citewise.evaluation.train_answerer.span_groups`). Falls back to :func:`citewise.answer.select.short.short_answer`
 when no model is packaged or the sentence has no candidate.
 """
@@ -138,9 +138,9 @@ def spans(qa: QuestionAnalysis, toks: list[str]) -> tuple[list[tuple[int, int]],
                 float("," in seg),
                 digit * (e == "number"),
                 year * (e == "date"),
-                cap * (e in ("person", "place")),
-                cap * (e not in ("number", "date", "person", "place")),
-                len(ws) * (e not in ("number", "date", "person", "place")) / MAX_SPAN,
+                cap * named,
+                cap * other,
+                len(ws) * other / MAX_SPAN,
                 len(content_q.intersection(low[max(0, i - WINDOW) : i])) / n_content,
                 len(content_q.intersection(low[j : j + WINDOW])) / n_content,
                 float(i > 0 and low[i - 1] in lex.question_words),
