@@ -157,14 +157,39 @@ def _deb_src_config(tmp: Path) -> list[str]:
     return opts
 
 
-def download(dest: Path) -> None:
-    """Download the three binary packages and the five source packages into ``dest``."""
-    for pkg, version in BINARY.items():
+def download_packages(binary: dict[str, str], source: dict[str, str], dest: Path) -> None:
+    """Download the binary packages ``binary`` (package -> version) and the upstream tarballs of
+    the source packages ``source`` (package -> version) into ``dest``. Shared by the later sets'
+    scripts."""
+    for pkg, version in binary.items():
         _apt_get(["download"], f"{pkg}={version}", pkg, dest)
     with tempfile.TemporaryDirectory() as tmp:
         opts = _deb_src_config(Path(tmp))
-        for pkg, (version, _, _) in SOURCE.items():
+        for pkg, version in source.items():
             _apt_get([*opts, "source", "--download-only", "--tar-only"], f"{pkg}={version}", pkg, dest)
+
+
+def extract_members(tarball: Path, members: dict[str, str], out: Path) -> None:
+    """Write each tar member ``<top>/<name>`` (``name`` a key of ``members``) to ``out/<value>``;
+    exits naming the missing members. Shared by the later sets' scripts."""
+    with tarfile.open(tarball) as tar:
+        found: dict[str, tarfile.TarInfo] = {}
+        for m in tar.getmembers():
+            name = m.name.split("/", 1)[1] if "/" in m.name else ""
+            if m.isfile() and name in members:
+                found[name] = m
+        missing = sorted(set(members) - set(found))
+        if missing:
+            sys.exit(f"fetch: {tarball.name}: missing {', '.join(missing)}")
+        for name, m in sorted(found.items()):
+            dest = out / members[name]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(tar.extractfile(m).read())
+
+
+def download(dest: Path) -> None:
+    """Download the three binary packages and the five source packages into ``dest``."""
+    download_packages(BINARY, {pkg: version for pkg, (version, _, _) in SOURCE.items()}, dest)
 
 
 def _one(src: Path, pattern: str) -> Path:

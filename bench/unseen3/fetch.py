@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -113,34 +111,12 @@ def _first_set():
 
 
 _SHARED = _first_set()
-_run, _apt_get, _deb_src_config, _one = _SHARED._run, _SHARED._apt_get, _SHARED._deb_src_config, _SHARED._one
+_run, _one = _SHARED._run, _SHARED._one
 
 
 def download(dest: Path) -> None:
     """Download the two binary packages and the two source packages into ``dest``."""
-    for pkg, version in BINARY.items():
-        _apt_get(["download"], f"{pkg}={version}", pkg, dest)
-    with tempfile.TemporaryDirectory() as tmp:
-        opts = _deb_src_config(Path(tmp))
-        for pkg, (version, _) in SOURCE.items():
-            _apt_get([*opts, "source", "--download-only", "--tar-only"], f"{pkg}={version}", pkg, dest)
-
-
-def _extract(tarball: Path, members: dict[str, str], out: Path) -> None:
-    """Write each tar member ``<top>/<name>`` (``name`` a key of ``members``) to ``out/<value>``."""
-    with tarfile.open(tarball) as tar:
-        found: dict[str, tarfile.TarInfo] = {}
-        for m in tar.getmembers():
-            name = m.name.split("/", 1)[1] if "/" in m.name else ""
-            if m.isfile() and name in members:
-                found[name] = m
-        missing = sorted(set(members) - set(found))
-        if missing:
-            sys.exit(f"fetch: {tarball.name}: missing {', '.join(missing)}")
-        for name, m in sorted(found.items()):
-            dest = out / members[name]
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(tar.extractfile(m).read())
+    _SHARED.download_packages(BINARY, {pkg: version for pkg, (version, _) in SOURCE.items()}, dest)
 
 
 def lay_out(src: Path, out: Path) -> None:
@@ -156,8 +132,8 @@ def lay_out(src: Path, out: Path) -> None:
             shutil.copyfile(html.resolve() if html.is_symlink() else html, out / "diffutils" / html.name)
         (out / "gnuplot").mkdir()
         shutil.copyfile(root / "usr/share/doc/gnuplot/gnuplot.pdf", out / "gnuplot" / "gnuplot.pdf")
-    _extract(_one(src, SOURCE["curl"][1]), CURL_DOCS, out / "curl")
-    _extract(_one(src, SOURCE["libzstd"][1]), {p: p for p in ZSTD_DOCS}, out / "zstd")
+    _SHARED.extract_members(_one(src, SOURCE["curl"][1]), CURL_DOCS, out / "curl")
+    _SHARED.extract_members(_one(src, SOURCE["libzstd"][1]), {p: p for p in ZSTD_DOCS}, out / "zstd")
 
 
 if __name__ == "__main__":
