@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citewise.answer.question import ANSWER_TYPES, KINDS, analyze_question
+from citewise.answer.question import ANSWER_TYPES, KINDS, analyze_question, question_parts
 
 
 @pytest.mark.parametrize(
@@ -88,3 +88,32 @@ def test_language_and_code_request():
     assert analyze_question("How do I export invoices?").language == "en"
     assert analyze_question("How do I export invoices?").wants_code
     assert not analyze_question("What is the refund window?").wants_code
+
+
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        # "and" / ", and" / ";" before a word that opens a question starts a new part
+        ("What does error E-1003 mean and how do I fix it?", ("What does error E-1003 mean", "how do I fix it?")),
+        (
+            "What is the daily limit on the Enterprise plan, and how do I ask for a higher one?",
+            ("What is the daily limit on the Enterprise plan", "how do I ask for a higher one?"),
+        ),
+        ("Is the cache shared; can I turn it off?", ("Is the cache shared", "can I turn it off?")),
+        # a question mark followed by more text
+        ("Is it safe? Can I retry it?", ("Is it safe?", "Can I retry it?")),
+        ("How do I install it? Show the command.", ("How do I install it?", "Show the command.")),
+        # coordination inside one clause is one question
+        ("How do I install and configure the proxy?", ()),
+        ("What is the difference between zip and gzip?", ()),
+        ("Which files does it read and write?", ()),
+        # a one-word part is no question ("and how?"), nor is a list of four
+        ("Does it compress and how?", ()),
+        # "or" joins the alternatives of one question
+        ("Can a target be removed outright, or does it get demoted first?", ()),
+        ("What is A? What is B? What is C? What is D?", ()),
+    ],
+)
+def test_a_compound_question_is_read_as_its_parts(text, parts):
+    assert question_parts(text) == parts
+    assert analyze_question(text).parts == parts

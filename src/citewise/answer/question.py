@@ -135,6 +135,9 @@ class QuestionAnalysis:
         subject_terms: analyzed terms of ``subject``.
         wants_code: the question asks to see code (a how-to, or "example", "syntax", ...).
         asks_default: the question asks for a default value.
+        parts: the questions a compound question asks, in order (:func:`question_parts`: "What
+            does E-1003 mean and how do I fix it?" -> "What does E-1003 mean", "how do I fix
+            it?"); ``()`` for a question that asks one thing.
     """
 
     text: str
@@ -150,6 +153,7 @@ class QuestionAnalysis:
     subject_terms: tuple[str, ...]
     wants_code: bool
     asks_default: bool
+    parts: tuple[str, ...] = ()
 
     @property
     def conditional(self) -> bool:
@@ -294,6 +298,31 @@ def _subject(text: str, words: list[str], conditions: tuple[str, ...], lex: Lexi
     return " ".join(kept[:6])
 
 
+#: Most parts a compound question is read as (:func:`question_parts`); a longer list is a
+#: question about a list of things, not several questions.
+MAX_PARTS = 3
+
+
+def question_parts(text: str, lex: Lexicon | None = None) -> tuple[str, ...]:
+    """The questions ``text`` asks when it asks more than one, in order; ``()`` otherwise.
+
+    A new part starts after a question mark followed by more text, or at "and" / ";" (after an
+    optional comma) directly followed by a word that opens a question (``askers`` of
+    ``data/question.yaml``: "..., and how do I ask for a higher one?"). Each part must have at least
+    two words; at most :data:`MAX_PARTS` parts, else ``()``. Coordination inside one clause ("install
+    and configure", "X and Y") does not split: the word after "and" does not open a question; nor
+    does "or", which joins the alternatives of one question ("Can it be removed outright, or is it
+    demoted first?").
+    """
+    lex = lex or lexicon()
+    openers = "|".join(sorted(lex.askers, key=len, reverse=True))
+    pieces = re.split(rf"(?<=\?)\s+(?=\S)|\s*(?:,\s*)?(?:\band\b|;)\s+(?=(?:{openers})\b)", text, flags=re.I)
+    parts = tuple(p.strip() for p in pieces if p and p.strip())
+    if len(parts) < 2 or len(parts) > MAX_PARTS or any(len(_words(p)) < 2 for p in parts):
+        return ()
+    return parts
+
+
 @lru_cache(maxsize=4096)
 def analyze_question(text: str) -> QuestionAnalysis:
     """The :class:`QuestionAnalysis` of ``text`` (cached per text; see module docstring)."""
@@ -324,4 +353,5 @@ def analyze_question(text: str) -> QuestionAnalysis:
         subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),
         wants_code=wants_code,
         asks_default=asks_default,
+        parts=question_parts(clean, lex),
     )

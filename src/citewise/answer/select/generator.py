@@ -9,7 +9,8 @@ Deterministic, no LLM. For a question and an assembled context:
 3. score them with the selector model (:mod:`citewise.answer.select.model`; the packaged one by
    default, trained by ``citewise train-answerer``);
 4. choose and order what to quote (:mod:`citewise.answer.select.compose`: trust rule,
-   followers, format-level expansions, hygiene);
+   followers, format-level expansions, hygiene); a compound question's later parts each add
+   their best unit (:meth:`ExtractiveGenerator._parts`);
 5. write each unit's sentences followed by ``[doc:ID]``, with their offsets in the chunk, and a
    short answer span (:mod:`citewise.answer.select.span`).
 
@@ -26,7 +27,7 @@ from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.draft import Draft
 from citewise.answer.question import QuestionAnalysis, analyze_question
-from citewise.answer.select.compose import compose
+from citewise.answer.select.compose import compose, repeats
 from citewise.answer.select.features import Candidate, candidates
 from citewise.answer.select.model import SelectorModel, packaged_model
 from citewise.answer.select.span import best_span
@@ -74,9 +75,11 @@ class ExtractiveGenerator:
     def generate(self, question: str, context: Context, *, qvec: np.ndarray | None = None, **signals) -> Draft:
         """A draft quoting the chosen units of ``context`` (the abstention text when none)."""
         qa, cands, scores = self.rank(question, context, qvec, signals.get("idf"))
-        chosen = compose(qa, cands, scores, [c.text for c in context.chunks], self.max_sentences)
+        texts = [c.text for c in context.chunks]
+        chosen = compose(qa, cands, scores, texts, self.max_sentences)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
+        chosen = self._parts(qa, chosen, context, cands, scores, signals.get("idf"))
         sentences, spans = [], {}
         for c in chosen:
             chunk, u = context.chunks[c.chunk_index], c.unit
@@ -99,6 +102,68 @@ class ExtractiveGenerator:
         )
         short = best_span(qa, prose[0].unit.text) if prose else ""
         return Draft(join_sentences(sentences), self.name, spans=spans, short=short)
+
+    def _parts(
+        self,
+        qa: QuestionAnalysis,
+        chosen: list[Candidate],
+        context: Context,
+        cands: list[Candidate],
+        scores: np.ndarray,
+        idf: Callable[[str], float] | None,
+    ) -> list[Candidate]:
+        """For a compound question (:attr:`~citewise.answer.question.QuestionAnalysis.parts`):
+        the units chosen part by part, in the parts' order; else ``chosen``.
+
+        The first part gets :func:`compose`'s units for it alone (with followers). Each later part,
+        said again with the identifiers the first part names when it names none of them
+        (:func:`_said_again`: "how do I fix it, E-1003?"), gets the best unit with its
+        format-level expansions (a how-to step keeps its procedure, in order), a unit's score being the model's score for the part plus its
+        score for the whole question (``cands``/``scores``; a product of the two softmax
+        distributions), units quoted already ranking last. A unit quoted for an earlier part that
+        the later part's expansion holds (a step of its procedure) moves to the later part's
+        place unless it opens the answer."""
+        if len(qa.parts) < 2:
+            return chosen
+        texts = [c.text for c in context.chunks]
+        whole = {(c.chunk_index, c.unit.start): float(v) for c, v in zip(cands, scores)}
+        floor = min(whole.values())
+        head, *rest = qa.parts
+        first, fcands, fscores = self.rank(head, context, None, idf)
+        out = compose(first, fcands, fscores, texts, self.max_sentences)
+        if not out:
+            return chosen
+        for part in rest:
+            pqa, pcands, pscores = self.rank(_said_again(part, first), context, None, idf)
+            joint = pscores + np.array([whole.get(_at(c), floor) for c in pcands])
+            quoted = {_at(c) for c in out}  # the part's best unit is one not quoted yet
+            joint = np.where([_at(c) in quoted for c in pcands], joint.min() - QUOTED_PENALTY, joint)
+            add = [c for c in compose(pqa, pcands, joint, texts, 1) if _at(c) != _at(out[0])]
+            moved = {_at(c) for c in add}
+            kept = [c for c in out if _at(c) not in moved]
+            out = kept + [c for c in add if not any(repeats(c.unit.text, o.unit.text) for o in kept)]
+        return out
+
+
+#: Subtracted from the lowest score for a unit quoted for an earlier part of a compound
+#: question: it ranks last for the later part (its softmax share ~e^-50) yet stays a candidate,
+#: so a procedure the later part quotes keeps all its steps.
+QUOTED_PENALTY = 50.0
+
+
+def _said_again(part: str, first: QuestionAnalysis) -> str:
+    """A later part of a compound question with the identifiers its first part names, when it
+    names none of them itself and so points back at them ("how do I fix it?" after "What does
+    error E-1003 mean" -> "how do I fix it, E-1003?"); ``part`` otherwise."""
+    ids = first.identifiers
+    if not ids or any(i.lower() in part.lower() for i in ids):
+        return part
+    return f"{part.rstrip(' ?.!')}, {', '.join(ids)}?"
+
+
+def _at(c: Candidate) -> tuple[int, int]:
+    """Where a candidate's unit stands: its chunk's index in the context and its start offset."""
+    return c.chunk_index, c.unit.start
 
 
 def _key(sentence: str) -> str:

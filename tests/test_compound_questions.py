@@ -1,0 +1,53 @@
+"""A compound question gets a unit for each of its parts (citewise.answer.question.question_parts,
+ExtractiveGenerator._parts): the part's ranking joined with the whole question's."""
+
+from __future__ import annotations
+
+from conftest import minilm_fixture
+
+PAGES = {
+    "errors/W-401": (
+        "W-401 Archive checksum mismatch",
+        "The archive was unpacked, but the checksum stored in its footer differs from the one "
+        "computed over its members. The unpacked files may be damaged.\n\n"
+        "## How to fix\n\n"
+        "1. Download the archive again from the mirror list.\n"
+        "2. Run `packer verify` on the new copy.\n"
+        "3. Unpack it into an empty folder.\n",
+    ),
+    "errors/W-402": (
+        "W-402 Mirror unreachable",
+        "The mirror named in the configuration did not answer within the connect timeout.\n\n"
+        "## How to fix\n\n"
+        "1. Check the network connection of the machine.\n"
+        "2. Pick another mirror with `packer mirrors --set`.\n",
+    ),
+    "guide/limits": (
+        "Limits",
+        "An archive holds at most 65,535 members. Larger sets of files are split into volumes "
+        "of 4 GiB each.\n\n"
+        "## Raising the limits\n\n"
+        "Set `volume_size` in the configuration file to write larger volumes; the member limit "
+        "cannot be raised.\n",
+    ),
+}
+
+idx = minilm_fixture(PAGES, "idx")
+
+
+def test_each_part_of_a_compound_question_is_answered(idx):
+    a = idx.ask("What does warning W-401 mean and how do I fix it?")
+    assert a.outcome == "answered"
+    # the meaning first, then the fix's procedure from the same page, in order
+    meaning = a.text.index("differs from the one computed over its members")
+    first, last = a.text.index("Download the archive again"), a.text.index("Unpack it into an empty folder")
+    assert meaning < first < last
+    # never the other warning's fix: "it" is W-401 (the whole question's ranking joins the part's)
+    assert "Check the network connection" not in a.text and "Pick another mirror" not in a.text
+    assert {c.doc_id for c in a.citations} == {"errors/W-401"}
+
+
+def test_a_second_part_in_another_section_is_answered(idx):
+    a = idx.ask("How many members can an archive hold, and can I raise that limit?")
+    assert a.text.startswith("An archive holds at most 65,535 members.")
+    assert "the member limit cannot be raised" in a.text
