@@ -51,3 +51,17 @@ def test_a_second_part_in_another_section_is_answered(idx):
     a = idx.ask("How many members can an archive hold, and can I raise that limit?")
     assert a.text.startswith("An archive holds at most 65,535 members.")
     assert "the member limit cannot be raised" in a.text
+
+
+def test_a_part_with_no_unit_it_may_quote_adds_nothing(minilm):
+    from citewise.answer.context import Context, ContextChunk
+    from citewise.answer.select.generator import ExtractiveGenerator
+    from citewise.answer.unit_cache import UnitCache
+
+    # a chunk holding only a code block: quotable for the how-to part, not for "is it safe?"
+    text = "```\npacker verify --all archive.pk\n```"
+    chunk = ContextChunk("c#1", "c", "Verify", "", "", ("Verify",), text, 0, len(text), 1, score=1.0)
+    draft = ExtractiveGenerator(UnitCache(minilm)).generate(
+        "How do I verify an archive? Is it safe?", Context("q", [chunk], 1000)
+    )
+    assert draft.text == f"{text} [doc:c]"

@@ -135,6 +135,8 @@ class ExtractiveGenerator:
             return chosen
         for part in rest:
             pqa, pcands, pscores = self.rank(_said_again(part, first), context, None, idf)
+            if not pcands:
+                continue
             joint = pscores + np.array([whole.get(_at(c), floor) for c in pcands])
             quoted = {_at(c) for c in out}  # the part's best unit is one not quoted yet
             joint = np.where([_at(c) in quoted for c in pcands], joint.min() - QUOTED_PENALTY, joint)
