@@ -65,3 +65,15 @@ def test_a_part_with_no_unit_it_may_quote_adds_nothing(minilm):
         "How do I verify an archive? Is it safe?", Context("q", [chunk], 1000)
     )
     assert draft.text == f"{text} [doc:c]"
+
+
+def test_each_part_naming_its_own_identifier_is_answered_from_its_page(idx):
+    a = idx.ask("How do I fix W-401 and how do I fix W-402?")
+    assert "Download the archive again" in a.text and "Check the network connection" in a.text
+    assert a.text.index("Download the archive again") < a.text.index("Check the network connection")
+
+
+def test_a_first_part_pointing_forward_is_read_with_the_identifier_named_later(idx):
+    a = idx.ask("What does it mean and how do I fix W-401?")
+    assert a.text.startswith("The archive was unpacked, but the checksum stored in its footer differs")
+    assert "Download the archive again" in a.text and "Check the network connection" not in a.text

@@ -107,11 +107,26 @@ def test_language_and_code_request():
         ("How do I install and configure the proxy?", ()),
         ("What is the difference between zip and gzip?", ()),
         ("Which files does it read and write?", ()),
+        # "and" only as a word ("command is found": no split inside "command")
+        ("What exit status does bash return if a command is found but is not executable?", ()),
         # a one-word part is no question ("and how?"), nor is a list of four
         ("Does it compress and how?", ()),
         # "or" joins the alternatives of one question
         ("Can a target be removed outright, or does it get demoted first?", ()),
         ("What is A? What is B? What is C? What is D?", ()),
+        # a capitalised word after "and" is a name, not an opener ("May", "Will")
+        ("What changed between April and May 2026?", ()),
+        ("Which payments did Tom and Will Smith approve?", ()),
+        # a question mark standing alone ends no question; "?!" and "？" do
+        (
+            "What does the ? operator do and how do I fix E-1003?",
+            ("What does the ? operator do", "how do I fix E-1003?"),
+        ),
+        ("Is it safe?! Can I retry it?", ("Is it safe?", "Can I retry it?")),
+        ("Is it safe？ Can I retry it?", ("Is it safe？", "Can I retry it?")),
+        # a part of question words only is no part
+        ("What does E-1003 mean and how do", ()),
+        ("What does E-1003 mean (and how do I fix it)?", ("What does E-1003 mean", "how do I fix it)?")),
     ],
 )
 def test_a_compound_question_is_read_as_its_parts(text, parts):

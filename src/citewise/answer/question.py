@@ -306,19 +306,23 @@ MAX_PARTS = 3
 def question_parts(text: str, lex: Lexicon | None = None) -> tuple[str, ...]:
     """The questions ``text`` asks when it asks more than one, in order; ``()`` otherwise.
 
-    A new part starts after a question mark followed by more text, or at "and" / ";" (after an
-    optional comma) directly followed by a word that opens a question (``askers`` of
-    ``data/question.yaml``: "..., and how do I ask for a higher one?"). Each part must have at least
-    two words; at most :data:`MAX_PARTS` parts, else ``()``. Coordination inside one clause ("install
-    and configure", "X and Y") does not split: the word after "and" does not open a question; nor
-    does "or", which joins the alternatives of one question ("Can it be removed outright, or is it
-    demoted first?").
+    A new part starts after a question mark that ends a word (``?``, ``?!``, the full-width
+    ``？``) followed by more text, or at "and" / ";" (after an optional comma) directly followed
+    by a lower-case word that opens a question (``askers`` of ``data/question.yaml``: "..., and how
+    do I ask for a higher one?"; a capitalised "May" or "Will" after "and" is a name). Each part
+    must hold a content word (not only question words: "... and how do" is no part); at most
+    :data:`MAX_PARTS` parts, else ``()``. Coordination inside one clause ("install and
+    configure", "X and Y") does not split: the word after "and" does not open a question; nor does
+    "or", which joins the alternatives of one question ("Can it be removed outright, or is it
+    demoted first?"); nor a question mark standing alone ("the ? operator").
     """
     lex = lex or lexicon()
     openers = "|".join(sorted(lex.askers, key=len, reverse=True))
-    pieces = re.split(rf"(?<=\?)\s+(?=\S)|\s*(?:,\s*)?(?:\band\b|;)\s+(?=(?:{openers})\b)", text, flags=re.I)
-    parts = tuple(p.strip() for p in pieces if p and p.strip())
-    if len(parts) < 2 or len(parts) > MAX_PARTS or any(len(_words(p)) < 2 for p in parts):
+    pieces = re.split(rf"(?<=[^\s(][?？])!?\s+(?=\S)|\s*(?:,\s*)?(?:\b(?i:and)\b|;)\s+(?=(?:{openers})\b)", text)
+    parts = tuple(p.strip(" \t\n,;:(") for p in pieces if p and p.strip(" \t\n,;:("))
+    if len(parts) < 2 or len(parts) > MAX_PARTS:
+        return ()
+    if any(all(t in lex.question_terms for t in analyze(p)) for p in parts):
         return ()
     return parts
 
@@ -353,5 +357,5 @@ def analyze_question(text: str) -> QuestionAnalysis:
         subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),
         wants_code=wants_code,
         asks_default=asks_default,
-        parts=question_parts(clean, lex),
+        parts=question_parts(text, lex),
     )

@@ -19,7 +19,7 @@ Nothing about a question is kept on the generator between calls.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -115,29 +115,32 @@ class ExtractiveGenerator:
         """For a compound question (:attr:`~citewise.answer.question.QuestionAnalysis.parts`):
         the units chosen part by part, in the parts' order; else ``chosen``.
 
-        The first part gets :func:`compose`'s units for it alone (with followers). Each later part,
-        said again with the identifiers the first part names when it names none of them
-        (:func:`_said_again`: "how do I fix it, E-1003?"), gets the best unit with its
-        format-level expansions (a how-to step keeps its procedure, in order), a unit's score being the model's score for the part plus its
-        score for the whole question (``cands``/``scores``; a product of the two softmax
-        distributions), units quoted already ranking last. A unit quoted for an earlier part that
-        the later part's expansion holds (a step of its procedure) moves to the later part's
-        place unless it opens the answer."""
+        A part that names no identifier points back at those the question names elsewhere and
+        is ranked with them (:func:`_said_again`: "how do I fix it?" as "how do I fix it,
+        E-1003?"). The first part gets :func:`compose`'s units (with followers). Each later part
+        gets its best unit not quoted yet with its format-level expansions (a how-to step keeps its
+        procedure, in order); when the part names no identifier of its own, a unit's score is the
+        model's score for the part plus its score for the whole question (``cands``/``scores``; a
+        product of the two softmax distributions: the part says what is asked, the whole question
+        what it is about). A unit quoted for an earlier part that the later part's expansion holds
+        (a step of its procedure) moves to the later part's place unless it opens the answer."""
         if len(qa.parts) < 2:
             return chosen
         texts = [c.text for c in context.chunks]
-        whole = {(c.chunk_index, c.unit.start): float(v) for c, v in zip(cands, scores)}
+        whole = {_at(c): float(v) for c, v in zip(cands, scores)}
         floor = min(whole.values())
-        head, *rest = qa.parts
-        first, fcands, fscores = self.rank(head, context, None, idf)
-        out = compose(first, fcands, fscores, texts, self.max_sentences)
-        if not out:
-            return chosen
-        for part in rest:
-            pqa, pcands, pscores = self.rank(_said_again(part, first), context, None, idf)
+        out: list[Candidate] = []
+        for part in qa.parts:
+            own = analyze_question(part).identifiers
+            pqa, pcands, pscores = self.rank(_said_again(part, own, qa.identifiers), context, None, idf)
+            if not out:
+                out = compose(pqa, pcands, pscores, texts, self.max_sentences)
+                if not out:
+                    return chosen
+                continue
             if not pcands:
                 continue
-            joint = pscores + np.array([whole.get(_at(c), floor) for c in pcands])
+            joint = pscores if own else pscores + np.array([whole.get(_at(c), floor) for c in pcands])
             quoted = {_at(c) for c in out}  # the part's best unit is one not quoted yet
             joint = np.where([_at(c) in quoted for c in pcands], joint.min() - QUOTED_PENALTY, joint)
             add = [c for c in compose(pqa, pcands, joint, texts, 1) if _at(c) != _at(out[0])]
@@ -153,14 +156,14 @@ class ExtractiveGenerator:
 QUOTED_PENALTY = 50.0
 
 
-def _said_again(part: str, first: QuestionAnalysis) -> str:
-    """A later part of a compound question with the identifiers its first part names, when it
-    names none of them itself and so points back at them ("how do I fix it?" after "What does
-    error E-1003 mean" -> "how do I fix it, E-1003?"); ``part`` otherwise."""
-    ids = first.identifiers
-    if not ids or any(i.lower() in part.lower() for i in ids):
+def _said_again(part: str, own: Sequence[str], names: Sequence[str]) -> str:
+    """A part of a compound question that names no identifier (``own``), with the identifiers
+    the whole question names (``names``) after it: it points back at them ("how do I fix it?"
+    in "What does error E-1003 mean and how do I fix it?" -> "how do I fix it, E-1003?");
+    ``part`` otherwise."""
+    if own or not names:
         return part
-    return f"{part.rstrip(' ?.!')}, {', '.join(ids)}?"
+    return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
 
 
 def _at(c: Candidate) -> tuple[int, int]:
