@@ -57,7 +57,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterable, Iterator
 
 #: binary package -> pinned version (Debian 12 "bookworm").
 BINARY = {
@@ -187,6 +189,25 @@ def extract_members(tarball: Path, members: dict[str, str], out: Path) -> None:
             dest.write_bytes(tar.extractfile(m).read())
 
 
+@contextmanager
+def unpacked(src: Path, packages: Iterable[str]) -> Iterator[Path]:
+    """The binary packages ``packages`` (their ``<name>_*.deb`` in ``src``) unpacked together into
+    a temporary root folder, removed on exit. Shared by the later sets' scripts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "x"
+        for pkg in packages:
+            _run(["dpkg-deb", "-x", str(_one(src, f"{pkg}_*.deb")), str(root)], src)
+        yield root
+
+
+def copy_pages(folder: Path, dest: Path) -> None:
+    """Copy the ``*.html`` pages of ``folder`` (a symlinked page as its target) into ``dest``,
+    created with its parents. Shared by the later sets' scripts."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for html in sorted(folder.glob("*.html")):
+        shutil.copyfile(html.resolve() if html.is_symlink() else html, dest / html.name)
+
+
 def download(dest: Path) -> None:
     """Download the three binary packages and the five source packages into ``dest``."""
     download_packages(BINARY, {pkg: version for pkg, (version, _, _) in SOURCE.items()}, dest)
@@ -201,19 +222,14 @@ def _one(src: Path, pattern: str) -> Path:
 
 def lay_out(src: Path, out: Path) -> None:
     """Lay the four corpora out under ``out`` from the packages in ``src``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "x"
-        for pkg in BINARY:
-            _run(["dpkg-deb", "-x", str(_one(src, f"{pkg}_*.deb")), str(root)], src)
-        if out.exists():
-            shutil.rmtree(out)
+    if out.exists():
+        shutil.rmtree(out)
+    with unpacked(src, BINARY) as root:
         (out / "haproxy").mkdir(parents=True)
         for name in HAPROXY_DOCS:
             gz = root / "usr/share/doc/haproxy" / f"{name}.txt.gz"
             (out / "haproxy" / f"{name}.txt").write_bytes(gzip.decompress(gz.read_bytes()))
-        (out / "flex").mkdir()
-        for html in sorted((root / "usr/share/doc/flex-doc/html").glob("*.html")):
-            shutil.copyfile(html.resolve() if html.is_symlink() else html, out / "flex" / html.name)
+        copy_pages(root / "usr/share/doc/flex-doc/html", out / "flex")
         (out / "gmpl").mkdir()
         shutil.copyfile(root / "usr/share/doc/glpk-doc/gmpl.pdf", out / "gmpl" / "gmpl.pdf")
     (out / "openresty").mkdir()

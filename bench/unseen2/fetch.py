@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import tempfile
 from pathlib import Path
 
 #: binary package -> pinned version (Debian 12 "bookworm").
@@ -106,7 +105,7 @@ def _first_set():
 
 
 _SHARED = _first_set()
-_run, _one = _SHARED._run, _SHARED._one
+_one = _SHARED._one
 
 
 def download(dest: Path) -> None:
@@ -116,15 +115,10 @@ def download(dest: Path) -> None:
 
 def lay_out(src: Path, out: Path) -> None:
     """Lay the four corpora out under ``out`` from the packages in ``src``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "x"
-        for pkg in BINARY:
-            _run(["dpkg-deb", "-x", str(_one(src, f"{pkg}_*.deb")), str(root)], src)
-        if out.exists():
-            shutil.rmtree(out)
-        (out / "m4").mkdir(parents=True)
-        for html in sorted((root / "usr/share/doc/m4").glob("*.html")):
-            shutil.copyfile(html.resolve() if html.is_symlink() else html, out / "m4" / html.name)
+    if out.exists():
+        shutil.rmtree(out)
+    with _SHARED.unpacked(src, BINARY) as root:
+        _SHARED.copy_pages(root / "usr/share/doc/m4", out / "m4")
         (out / "pari").mkdir()
         shutil.copyfile(root / "usr/share/pari/doc/tutorial.pdf", out / "pari" / "tutorial.pdf")
     _SHARED.extract_members(_one(src, SOURCE["xz-utils"][1]), XZ_DOCS, out / "xz")

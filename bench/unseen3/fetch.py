@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import tempfile
 from pathlib import Path
 
 #: binary package -> pinned version (Debian 12 "bookworm").
@@ -111,7 +110,7 @@ def _first_set():
 
 
 _SHARED = _first_set()
-_run, _one = _SHARED._run, _SHARED._one
+_one = _SHARED._one
 
 
 def download(dest: Path) -> None:
@@ -121,15 +120,10 @@ def download(dest: Path) -> None:
 
 def lay_out(src: Path, out: Path) -> None:
     """Lay the four corpora out under ``out`` from the packages in ``src``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "x"
-        for pkg in BINARY:
-            _run(["dpkg-deb", "-x", str(_one(src, f"{pkg}_*.deb")), str(root)], src)
-        if out.exists():
-            shutil.rmtree(out)
-        (out / "diffutils").mkdir(parents=True)
-        for html in sorted((root / "usr/share/doc/diffutils").glob("*.html")):
-            shutil.copyfile(html.resolve() if html.is_symlink() else html, out / "diffutils" / html.name)
+    if out.exists():
+        shutil.rmtree(out)
+    with _SHARED.unpacked(src, BINARY) as root:
+        _SHARED.copy_pages(root / "usr/share/doc/diffutils", out / "diffutils")
         (out / "gnuplot").mkdir()
         shutil.copyfile(root / "usr/share/doc/gnuplot/gnuplot.pdf", out / "gnuplot" / "gnuplot.pdf")
     _SHARED.extract_members(_one(src, SOURCE["curl"][1]), CURL_DOCS, out / "curl")
