@@ -79,7 +79,7 @@ class ExtractiveGenerator:
         chosen = compose(qa, cands, scores, texts, self.max_sentences)
         if not chosen:
             return Draft(ABSTENTION_TEXT, self.name)
-        chosen = self._parts(qa, chosen, context, cands, scores, signals.get("idf"))
+        chosen = self._parts(qa, chosen, context, texts, cands, scores, signals.get("idf"))
         sentences, spans = [], {}
         for c in chosen:
             chunk, u = context.chunks[c.chunk_index], c.unit
@@ -108,12 +108,15 @@ class ExtractiveGenerator:
         qa: QuestionAnalysis,
         chosen: list[Candidate],
         context: Context,
+        texts: list[str],
         cands: list[Candidate],
         scores: np.ndarray,
         idf: Callable[[str], float] | None,
     ) -> list[Candidate]:
         """For a compound question (:attr:`~citewise.answer.question.QuestionAnalysis.parts`):
-        the units chosen part by part, in the parts' order; else ``chosen``.
+        the units chosen part by part, in the parts' order; else ``chosen`` (the whole
+        question's units, which also stand when the first part has none). ``texts``: the
+        context's chunk texts.
 
         A part that names no identifier points back at those the question names elsewhere and
         is ranked with them (:func:`_said_again`: "how do I fix it?" as "how do I fix it,
@@ -126,7 +129,6 @@ class ExtractiveGenerator:
         (a step of its procedure) moves to the later part's place unless it opens the answer."""
         if len(qa.parts) < 2:
             return chosen
-        texts = [c.text for c in context.chunks]
         whole = {_at(c): float(v) for c, v in zip(cands, scores)}
         floor = min(whole.values())
         out: list[Candidate] = []
