@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from citewise.text.rarity import is_rare, name_shaped, name_words
+from citewise.text.rarity import is_rare, name_phrases, name_shaped, name_words
 
 
 @pytest.mark.parametrize(
@@ -86,6 +86,22 @@ def test_name_words(question, names):
     assert name_words(question) == names
 
 
+@pytest.mark.parametrize(
+    "question, phrases",
+    [
+        ("How do I install a Visual Studio Code extension?", ["Visual Studio Code"]),
+        ("Does Signal Handler Safety apply? Memory Pools do.", ["Signal Handler Safety"]),
+        ("Visual Studio opens", []),  # a sentence's first word is capitalised anyway
+        ("How does the Google SAML app sign?", []),  # an abbreviation joins no run
+        ("What is Node's Buffer?", []),  # a possessive ends a name
+        ("Is the Pro plan billed by Stripe, Inc?", []),  # one capitalised word is no phrase
+        ("Set it in Settings, Security and Sign-In Log.", ["Sign-In Log"]),
+    ],
+)
+def test_name_phrases(question, phrases):
+    assert name_phrases(question) == phrases
+
+
 PAGES = {
     "shell/memory": (
         "Memory",
@@ -118,6 +134,11 @@ def idx(tmp_path_factory):
         ("What does HISTFILESIZE default to?", "HISTFILESIZE"),
         ("What does the --no-history flag do?", "--no-history"),
         ("Is malloc_trim safe in a signal handler?", "malloc_trim"),
+        # a multi-word name is known only as a phrase: its words apart do not name it
+        ("Can a Signal Handler call malloc?", None),
+        ("Can a Memory Program call malloc?", "Memory Program"),
+        ("Does the Memory Allocation page cover malloc?", None),  # title and heading
+        ("Which Commands Kept in the history list does HISTSIZE set?", None),
     ],
 )
 def test_unknown_names_come_from_the_corpus(idx, question, reason):

@@ -90,7 +90,7 @@ from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
-from citewise.text.rarity import name_shaped, name_words, ordinary_word
+from citewise.text.rarity import name_phrases, name_shaped, name_words, ordinary_word
 from citewise.text.names import (
     ABBREVIATIONS,  # noqa: F401
     GENERIC_WORDS,
@@ -239,6 +239,7 @@ class EvidenceScorer:
         self.absent_weight = absent_weight
         self.df_cap = df_cap
         self._df: dict[tuple[str, Filters | None], int] = {}
+        self._phrase: dict[tuple[str, Filters | None], bool] = {}
         self._n: int | None = None
 
     def df(self, term: str, filters: Filters | None) -> int:
@@ -277,7 +278,9 @@ class EvidenceScorer:
         ``snake_case`` or camelCase identifier, a quoted phrase; its whole token must be absent,
         and every content term of a quoted phrase must occur) or a word that is a name by its shape
         or its rarity in English (:func:`citewise.text.rarity.name_words`: ``L4``, ``SIGPWR``,
-        *Stripe*, *frobnicate*; all its terms absent). An ordinary English word the pages do not
+        *Stripe*, *frobnicate*; all its terms absent), or a multi-word proper name
+        (:func:`citewise.text.rarity.name_phrases`: "Visual Studio Code") that no chunk holds as a
+        phrase (:meth:`phrase_occurs`). An ordinary English word the pages do not
         use ("minimal", "OK") is never a name: it only lowers the coverage. Words are looked up as
         the principal may see them (``filters``); a question in another language (no English
         function word: :attr:`QuestionAnalysis.language`) is checked by shape only. Unicode dashes
@@ -302,7 +305,32 @@ class EvidenceScorer:
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
+        for phrase in name_phrases(question) if english else ():
+            if not self.phrase_occurs(phrase, filters):
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=phrase)
         return None
+
+    def phrase_occurs(self, phrase: str, filters: Filters | None) -> bool:
+        """Whether the analyzed terms of ``phrase`` occur one after another in a chunk visible
+        under ``filters`` (its text, its title or its headings), among the :attr:`df_cap` chunks
+        BM25 ranks first for those terms. A multi-word name (:func:`name_phrases`) is known only
+        as a phrase: "Visual Studio Code" is not named by a corpus holding "Visual Studio" and
+        "code" apart. A phrase with fewer than two terms is not checked (True)."""
+        terms = analyze(phrase)
+        if len(terms) < 2:
+            return True
+        key = (" ".join(terms), filters)
+        if key not in self._phrase:
+            if len(self._phrase) > 20_000:
+                self._phrase.clear()
+            hits = self.store.lexical_search(terms, self.df_cap, filters)
+            chunks = self.store.get_chunks([h.chunk_id for h in hits]).values()
+            self._phrase[key] = any(
+                _contiguous(terms, analyze(text))
+                for c in chunks
+                for text in (c.text, c.title, " ".join(c.heading_path))
+            )
+        return self._phrase[key]
 
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
         """Whether a dotted name the corpus never spells whole ends in a constant it knows, under
@@ -529,3 +557,14 @@ class EvidenceScorer:
         ev.coverage = covered / denom if denom > 0 else 0.0
         ev.score = 0.0 if ev.reason else ev.dense * ev.coverage**self.coverage_power
         return ev
+
+
+def _contiguous(needle: Sequence[str], hay: Sequence[str]) -> bool:
+    """Whether ``needle`` occurs in ``hay`` as a run of consecutive items.
+
+    >>> _contiguous(["visual", "studio"], ["the", "visual", "studio", "ide"]), _contiguous(["a", "c"], ["a", "b", "c"])
+    (True, False)
+    """
+    n = len(needle)
+    first = needle[0] if n else None
+    return any(hay[i] == first and list(hay[i : i + n]) == list(needle) for i in range(len(hay) - n + 1))

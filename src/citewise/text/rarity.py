@@ -225,3 +225,46 @@ def name_words(text: str) -> list[str]:
         if ends:
             start = True
     return list(out)
+
+
+def name_phrases(text: str) -> list[str]:
+    """Runs of two or more capitalised words of ``text`` that are not a sentence's first word:
+    the shape of a multi-word proper name ("Visual Studio Code", "Protocol Buffers"), in order,
+    unique. A capitalised word has a lower-case letter: all-capital abbreviations ("SAML",
+    "API") and "I" are not part of a run. A run ends at a word without a capital, at punctuation
+    after a word, at a sentence's end, and after a possessive ("Node's Buffer" is no name). Each
+    word is one token, its surrounding quotes and brackets removed; an inner hyphen keeps it one
+    word ("Sign-In").
+
+    >>> name_phrases("How do I install a Visual Studio Code extension?")
+    ['Visual Studio Code']
+    >>> name_phrases("Open Settings and the Sign-In Log, then Protocol Buffers. Single Sign-On works.")
+    ['Sign-In Log', 'Protocol Buffers']
+    >>> name_phrases("Is the Pro plan on Stripe billed monthly? Is Node's Buffer Pool large?")
+    ['Buffer Pool']
+    """
+    out: dict[str, None] = {}
+    run: list[str] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            out.setdefault(" ".join(run), None)
+        run.clear()
+
+    start = True
+    for raw in text.split():
+        tok = raw.strip("\"'`“”‘’()[]{}<>*.,;:!?")
+        word = tok.replace("-", "")
+        capital = bool(PLAIN_WORD.fullmatch(word)) and tok[0].isupper() and not word.isupper()
+        possessive = tok.endswith(("'s", "’s"))
+        if capital and not start:
+            run.append(tok[:-2] if possessive else tok)
+        else:
+            close()
+        if possessive:  # "Node's Buffer": the name ends at the possessive
+            close()
+        if raw.rstrip("\"')”’*").endswith((".", ",", "?", "!", ":", ";")):
+            close()
+        start = raw.rstrip("\"')”’*").endswith((".", "?", "!", ":", ";"))
+    close()
+    return list(out)
