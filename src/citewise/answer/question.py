@@ -66,6 +66,7 @@ class Lexicon:
     code_words: frozenset[str]
     default_words: frozenset[str]
     back_references: frozenset[str]
+    back_pronouns: frozenset[str]
     english: frozenset[str]
 
 
@@ -98,6 +99,7 @@ def lexicon() -> Lexicon:
         frozenset(words("code_words")),
         frozenset(words("default_words")),
         frozenset(words("back_references")),
+        frozenset(words("back_pronouns")),
         frozenset(words("english_function_words")),
     )
 

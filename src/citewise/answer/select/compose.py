@@ -31,8 +31,11 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      headings, quoted just before the block;
    * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order;
-   * a first sentence that points back ("Its size defaults to four threads.") keeps the sentence
-     it points at: the unit right before it in its paragraph comes first;
+   * a first sentence that points back keeps the sentence it points at: the unit right before it
+     in its paragraph comes first. A sentence points back when it opens with a back-reference
+     word ("Its size defaults to four threads.": the ``back_reference`` feature) or holds a
+     personal pronoun among its first :data:`POINTS_BACK_WORDS` words ("If none of them matches
+     ...", "On day 20 it cancels.": :func:`points_back`);
    * an entry keeps its opening: a sentence quoted first that continues a definition or list item
      (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
      default.``) comes after the entry's first unit, which names what it is about;
@@ -264,7 +267,7 @@ def compose(
                 out.append(lead)
         if c not in out:
             out.append(c)
-    prev = _antecedent(out[0], cands, texts) if out[0].features[_F["back_reference"]] > 0 else None
+    prev = _antecedent(out[0], cands, texts) if points_back(out[0]) else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
     out = _value_read_on(qa, out, cands, texts)
@@ -380,6 +383,26 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
         ):
             return c
     return None
+
+
+#: A personal pronoun among this many first words of a sentence points back at the sentence
+#: before (:func:`points_back`); further on, it mostly points at a noun of its own sentence ("The
+#: call returns a promise that resolves when it finishes.").
+POINTS_BACK_WORDS = 4
+
+
+def points_back(c: Candidate) -> bool:
+    """Whether ``c``'s unit leans on the sentence before it: it opens with a back-reference word
+    (its ``back_reference`` feature: "This", "Its", "Such") or holds a personal pronoun
+    (``back_pronouns`` in ``data/question.yaml``) among its first :data:`POINTS_BACK_WORDS`
+    words, unless it is a list item or definition with a lead term (``joinDuplicateHeaders
+    {boolean} It joins ...``: the pronoun is the term)."""
+    if c.features[_F["back_reference"]] > 0:
+        return True
+    if c.unit.lead:
+        return False
+    first = re.findall(r"\w+", c.unit.text.lower())[:POINTS_BACK_WORDS]
+    return any(w in lexicon().back_pronouns for w in first)
 
 
 def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
