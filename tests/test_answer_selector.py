@@ -9,7 +9,7 @@ import pytest
 from citewise.answer.question import analyze_question
 from citewise.answer.select.compose import REPLY_MATCH, compose, repeats
 from citewise.answer.select.features import FEATURES, Candidate, quotable
-from citewise.answer.select.format import is_furniture
+from citewise.answer.select.format import is_furniture, states_value
 from citewise.answer.select.model import SelectorModel, fit, packaged_model
 from citewise.answer.select.span import SPAN_FEATURES, best_span, packaged_span_model
 from citewise.answer.units import Unit
@@ -281,6 +281,22 @@ def test_a_derived_check_is_found_only_where_a_sentence_states_it(sentence, foun
     assert (res[checks[0].name].status == "found") is found
 
 
+def test_an_html_comment_is_no_evidence():
+    """A sentence inside an HTML comment (a change log, one left open where the chunk ends) is
+    never a check's evidence; the sentence after a closed comment still is, at its own offsets."""
+    checks = derive_checks("How long are idempotency keys kept after a capture request?")
+    said = "Idempotency keys are kept for 24 hours after the capture request."
+    for text, found in [
+        (f"<!-- YAML\nchanges: {said}", False),
+        (f"<!-- changes: v2 -->\n{said}", True),
+    ]:
+        res = mark_checks(checks, [_Chunk("a#1", "a", text, end=len(text))], {})[checks[0].name]
+        assert (res.status == "found") is found, text
+        if found:
+            assert res.evidence[0].text == said
+            assert (res.evidence[0].start, res.evidence[0].end) == (text.index(said), len(text))
+
+
 def test_sources_giving_different_values_conflict_with_both_shown():
     checks = derive_checks("How long are idempotency keys kept after a capture request?")
     chunks = [
@@ -295,12 +311,43 @@ def test_sources_giving_different_values_conflict_with_both_shown():
     assert values == {"10 minutes", "24 hours"}
 
 
-def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at():
-    text = "The worker pool runs tasks off the main thread. Its size defaults to four threads.\n\nOther."
-    a = cand("The worker pool runs tasks off the main thread.", 0, axis=0)
-    b = cand("Its size defaults to four threads.", text.index("Its"), axis=1, back_reference=1)
+@pytest.mark.parametrize(
+    "second, opens_back, kept",
+    [
+        ("Its size defaults to four threads.", 1, True),  # opens with a back-reference word
+        ("On day 20 it stops taking tasks.", 0, True),  # a pronoun among the first four words
+        ("If none of them is free, a task waits.", 0, True),
+        ("A task waits until one of them is free.", 0, False),  # a pronoun further on
+        ("Four threads run by default.", 0, False),
+        ("size {integer} It sets the pool's size.", 0, False),  # an item's pronoun is its lead term
+    ],
+)
+def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at(second, opens_back, kept):
+    first = "The worker pool runs tasks off the main thread."
+    text = f"{first} {second}\n\nOther."
+    a = cand(first, 0, axis=0)
+    lead = "size" if second.startswith("size {") else ""
+    b = cand(second, text.index(second), axis=1, back_reference=opens_back, lead=lead)
     out = compose(analyze_question("How many threads does the pool use?"), [a, b], np.array([0.0, 3.0]), [text])
-    assert [c.unit.text for c in out] == [a.unit.text, b.unit.text]
+    assert [c.unit.text for c in out] == ([first, second] if kept else [second])
+
+
+@pytest.mark.parametrize(
+    "sentence, states",
+    [
+        ("The default value is 500.", True),
+        ("Defaults to 16 KiB.", True),
+        ("Default: 100", True),
+        ("The default value of this parameter is 511.", True),
+        ("The default for the backlog is 511.", True),
+        ("Compression is off by default.", True),
+        ("Gzip is the default.", True),
+        ("Set a default for every user.", False),
+        ("The default profile can be changed at any time.", False),
+    ],
+)
+def test_a_sentence_stating_a_default_value(sentence, states):
+    assert states_value(sentence) is states
 
 
 @pytest.mark.parametrize(

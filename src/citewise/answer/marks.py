@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from citewise.answer.context import Context
 from citewise.answer.requirements import Check
+from citewise.answer.units import blank_plumbing
 from citewise.core import source_span
 from citewise.text.sentences import split_sentences
 from citewise.text.trust import instruction_like
@@ -137,6 +138,8 @@ def mark_checks(
 
     No sentence of a chunk holding an instruction-like one
     (:func:`citewise.text.trust.instruction_like`) is evidence: the passage is untrusted as a whole.
+    HTML comments and link reference definitions are no sentences
+    (:func:`citewise.answer.units.blank_plumbing`).
 
     ``chunks``: StoredChunk or ContextChunk objects (``chunk_id``, ``doc_id``, ``text``,
     ``start``, ``version``, ``updated``, optionally ``effective``). ``revisions``: content hash
@@ -145,8 +148,8 @@ def mark_checks(
     out: dict[str, CheckResult] = {}
     sentences = []  # (chunk, start, end, text) in rank order, then document order
     for c in chunks:
-        text = c.text
-        spans = split_sentences(text) or [(0, len(text))]  # list items are sentences too
+        text = blank_plumbing(c.text)
+        spans = [(s, e) for s, e in split_sentences(text) if text[s:e].strip()] or [(0, len(text))]
         if any(instruction_like(text[s:e]) for s, e in spans):
             continue  # a passage holding instructions to a model is no evidence (untrusted as a whole)
         sentences += [(c, s, e, text[s:e]) for s, e in spans]

@@ -387,6 +387,18 @@ def _setext_headings(text: str) -> list[tuple[int, int, int, str]]:
     ]
 
 
+def blank_plumbing(text: str) -> str:
+    r"""``text`` with its HTML comments (Node's ``<!-- YAML ... -->`` change logs; one left open
+    runs to the end) and link reference definitions blanked out: every character but a line
+    break becomes a space, so each offset still points at the same place. Neither is content.
+
+    >>> blank_plumbing("A.<!-- YAML\nadded: v1 -->B.\n[x]: #x")
+    'A.         \n             B.\n       '
+    """
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+    return _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
+
+
 def split_units(text: str) -> list[Unit]:
     """Units of a chunk text in document order (see module docstring).
 
@@ -394,10 +406,7 @@ def split_units(text: str) -> list[Unit]:
     are not sentences there); table rows, fenced code blocks and definition pairs are added as
     units of their own. A list item is one unit (with its lead term, when it defines one).
     """
-    # HTML comments (Node's ``<!-- YAML ... -->`` change logs) and link reference definitions
-    # are not content: blank them out, keeping every offset
-    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = _LINK_DEF.sub(blank, _COMMENT.sub(blank, text))
+    text = blank_plumbing(text)
     heads, rows, codes, defs = _scan(text)
     setext = _setext_headings(text)
     if setext:  # headings are not sentences; the units below sit under them
