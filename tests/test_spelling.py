@@ -147,5 +147,6 @@ def test_cli_says_why_it_abstained(idx, capsys):
     print_answer(a, as_json=False)
     assert (
         capsys.readouterr().out.splitlines()[1]
-        == "Why: the best evidence scored 0.018, below the answer threshold 0.140."
+        == "Why: no passage you can read is close enough to the question to answer it "
+        "(the best scored 0.018; an answer needs 0.140)."
     )

@@ -443,7 +443,8 @@ _REASON_SHORT = {
 _REASON_SENTENCE = {
     ReasonCode.UNKNOWN_NAME: "no document you can read mentions \u201c{name}\u201d",
     ReasonCode.LIVE_VALUE: "it asks for a live value (current, today's), which documents do not hold",
-    ReasonCode.BELOW_THRESHOLD: "the best evidence scored {score:.3f}, below the answer threshold {threshold:.3f}",
+    ReasonCode.BELOW_THRESHOLD: "no passage you can read is close enough to the question to answer it "
+    "(the best scored {score:.3f}; an answer needs {threshold:.3f})",
     ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE: "no one passage holds what the question asks about "
     "(score {score:.3f}, below the gate {gate:.3f})",
     ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
