@@ -77,3 +77,45 @@ def test_a_first_part_pointing_forward_is_read_with_the_identifier_named_later(i
     a = idx.ask("What does it mean and how do I fix W-401?")
     assert a.text.startswith("The archive was unpacked, but the checksum stored in its footer differs")
     assert "Download the archive again" in a.text and "Check the network connection" not in a.text
+
+
+EXPORTS = {
+    "account/cancel": (
+        "Cancelling a workspace",
+        "When you cancel your workspace, it becomes read-only for 30 days. Your data is deleted 90 "
+        "days after you cancel.\n",
+    ),
+    "billing/void": (
+        "Invoices of a cancelled subscription",
+        "When a customer cancels a subscription, its open invoices are voided. Exported invoice "
+        "data marks voided invoices, so your exports keep them apart.\n",
+    ),
+    "billing/refund": (
+        "Refunds after you cancel",
+        "If you cancel a subscription, refunded invoices appear in your invoice exports with the "
+        "refund date in the data columns.\n",
+    ),
+    "exports/csv": (
+        "Exporting invoices",
+        "You can export your invoices as CSV files from Reports, Export. The file holds every "
+        "invoice of the period you pick.\n",
+    ),
+}
+
+exports_idx = minilm_fixture(EXPORTS, "exports_idx")
+
+
+def test_each_part_of_a_compound_question_is_searched_on_its_own(exports_idx):
+    """Sub-question retrieval (Answerer.part_hits): the whole question's search ranks the
+    cancellation pages first; the second part alone finds the export page, which takes a place
+    among the k hits."""
+    q = "What happens to my data if I cancel my workspace, and can I export my invoices first?"
+    answerer = exports_idx.answerer()
+    whole = [h.doc_id for h in answerer.retriever.search(q, 2)]
+    assert "exports/csv" not in whole  # one search for the whole question misses it
+    hits = answerer.assess(q, 2).hits
+    assert [h.doc_id for h in hits] == ["account/cancel", "exports/csv"]
+    assert [h.rank for h in hits] == [1, 2]
+    a = exports_idx.ask(q)
+    assert a.text.startswith("When you cancel your workspace") or a.text.startswith("Your data is deleted")
+    assert "You can export your invoices as CSV files" in a.text

@@ -211,6 +211,7 @@ class Answerer:
         found = self.retriever.search(question, depth, principal=principal, filters=filters) if question.strip() else []
         hits, deeper = found[:k], found[k:]
         if hits:
+            hits, deeper = self.part_hits(question, hits, deeper, k, principal, filters)
             hits = self.exact_hits(question, hits, k, effective_filters(principal, filters))
             hits = self.entry_hits(question, hits, k, effective_filters(principal, filters))
         a = Assessment(
@@ -246,6 +247,43 @@ class Answerer:
             a.reason = Reason.of(ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE, score=ev.together, gate=self.passage_gate)
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
+
+    def part_hits(
+        self,
+        question: str,
+        hits: list[Hit],
+        deeper: list[Hit],
+        k: int,
+        principal: Principal | None,
+        filters: Filters | None,
+    ) -> tuple[list[Hit], list[Hit]]:
+        """``(hits, deeper)`` for a compound question
+        (:attr:`~citewise.answer.question.QuestionAnalysis.parts`): each part is searched as a
+        question of its own (:func:`~citewise.answer.question.part_question`), and the ``k`` hits
+        are taken in turn from the parts' rankings and the whole question's (``hits``), in that
+        order, each chunk once, re-ranked 1..k; the whole question's hits left out go to the head
+        of ``deeper``. One search for the whole of "What happens to my data if I cancel, and can I
+        export my invoices first?" ranks the export pages' chunks first, and the page on what a
+        cancelled workspace keeps second for the first part alone is not among them. This is
+        sub-question retrieval as LlamaIndex's ``SubQuestionQueryEngine`` does it, with the
+        parts found by the question analysis instead of a language model. Unchanged for a
+        question of one part."""
+        from citewise.answer.question import analyze_question, part_question
+
+        qa = analyze_question(question)
+        if len(qa.parts) < 2:
+            return hits, deeper
+        lists = [
+            self.retriever.search(part_question(part, qa.identifiers), k, principal=principal, filters=filters)
+            for part in qa.parts
+        ] + [hits]
+        merged: dict[str, Hit] = {}
+        for turn in range(k):
+            for ranked in lists:
+                if turn < len(ranked) and len(merged) < k:
+                    merged.setdefault(ranked[turn].chunk_id, ranked[turn])
+        chosen = [replace(h, rank=i + 1) for i, h in enumerate(merged.values())]
+        return chosen, [h for h in hits + deeper if h.chunk_id not in merged]
 
     def misspelt(self, question: str, filters: Filters | None) -> list[Correction]:
         """The question's misspelt words and the corpus words they are read as

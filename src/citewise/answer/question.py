@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Sequence
 
 import yaml
 
@@ -327,6 +328,21 @@ def question_parts(text: str, lex: Lexicon | None = None) -> tuple[str, ...]:
     if any(all(t in lex.question_terms for t in analyze(p)) for p in parts):
         return ()
     return parts
+
+
+def part_question(part: str, names: Sequence[str]) -> str:
+    """A part of a compound question as a question of its own: when it names no identifier
+    (:attr:`QuestionAnalysis.identifiers` of the part) it points back at those the whole question
+    names (``names``), which are said again after it; ``part`` otherwise.
+
+    >>> part_question("how do I fix it?", ["E-1003"])
+    'how do I fix it, E-1003?'
+    >>> part_question("what does E-1004 mean?", ["E-1003", "E-1004"])
+    'what does E-1004 mean?'
+    """
+    if not names or analyze_question(part).identifiers:
+        return part
+    return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
 
 
 @lru_cache(maxsize=4096)

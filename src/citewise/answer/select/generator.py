@@ -19,14 +19,14 @@ Nothing about a question is kept on the generator between calls.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.draft import Draft
-from citewise.answer.question import QuestionAnalysis, analyze_question
+from citewise.answer.question import QuestionAnalysis, analyze_question, part_question
 from citewise.answer.select.compose import compose, repeats
 from citewise.answer.select.features import Candidate, candidates
 from citewise.answer.select.model import SelectorModel, packaged_model
@@ -119,7 +119,7 @@ class ExtractiveGenerator:
         context's chunk texts.
 
         A part that names no identifier points back at those the question names elsewhere and
-        is ranked with them (:func:`_said_again`: "how do I fix it?" as "how do I fix it,
+        is ranked with them (:func:`~citewise.answer.question.part_question`: "how do I fix it?" as "how do I fix it,
         E-1003?"). The first part gets :func:`compose`'s units (with followers). Each later part
         gets its best unit not quoted yet with its format-level expansions (a how-to step keeps its
         procedure, in order); when the part names no identifier of its own, a unit's score is the
@@ -134,7 +134,7 @@ class ExtractiveGenerator:
         out: list[Candidate] = []
         for part in qa.parts:
             own = analyze_question(part).identifiers
-            pqa, pcands, pscores = self.rank(_said_again(part, own, qa.identifiers), context, None, idf)
+            pqa, pcands, pscores = self.rank(part_question(part, qa.identifiers), context, None, idf)
             if not out:
                 out = compose(pqa, pcands, pscores, texts, self.max_sentences)
                 if not out:
@@ -156,16 +156,6 @@ class ExtractiveGenerator:
 #: question: it ranks last for the later part (its softmax share ~e^-50) yet stays a candidate,
 #: so a procedure the later part quotes keeps all its steps.
 QUOTED_PENALTY = 50.0
-
-
-def _said_again(part: str, own: Sequence[str], names: Sequence[str]) -> str:
-    """A part of a compound question that names no identifier (``own``), with the identifiers
-    the whole question names (``names``) after it: it points back at them ("how do I fix it?"
-    in "What does error E-1003 mean and how do I fix it?" -> "how do I fix it, E-1003?");
-    ``part`` otherwise."""
-    if own or not names:
-        return part
-    return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
 
 
 def _at(c: Candidate) -> tuple[int, int]:
