@@ -457,3 +457,33 @@ def test_a_checks_evidence_already_quoted_is_not_repeated(tmp_path):
         "On Pro, you can request a refund of a subscription charge within 30 days of the date of that charge." in said
     )
     assert len(said) == len(set(said)), said
+
+
+def test_a_condition_not_established_is_said_back_to_the_asker(idx):
+    """The question's own clause is quoted in the reply with first person turned to second
+    ("if I restart my payment worker" -> 'you restart your payment worker')."""
+    from citewise.api import Citewise
+
+    ans = Citewise(idx).ask("Does the worker retry a capture if I restart my payment worker during a deploy?")
+    assert ans.outcome == "not_established", ans.text
+    assert ans.text.startswith(
+        "From the corpus, the authorised sources do not establish 'you restart your payment worker'."
+    ), ans.text
+    assert ans.reason is not None and ans.reason.fields["what"] == "'you restart your payment worker'"
+
+
+@pytest.mark.parametrize(
+    "clause, said_back",
+    [
+        ("I restart my worker", "you restart your worker"),
+        ("I don't pass --emit", "you don't pass --emit"),
+        ("I’m told we own it", "you’re told you own it"),  # the asker's apostrophe kept
+        ("Our team and us", "Your team and you"),
+        ("the index is mine", "the index is yours"),
+        ("Iris set MY_VAR", "Iris set MY_VAR"),  # not a pronoun: a name, an identifier
+    ],
+)
+def test_the_askers_words_are_said_back(clause, said_back):
+    from citewise.answer.question import to_reader
+
+    assert to_reader(clause) == said_back

@@ -62,7 +62,7 @@ from citewise.answer.marks import (
     find_conflicts,
     mark_checks,
 )
-from citewise.answer.question import analyze_question
+from citewise.answer.question import analyze_question, to_reader
 from citewise.answer.requirements import Check, Domain, Requirements, derive_checks  # noqa: F401 (re-exported)
 from citewise.answer.scope import AskRequest, SourceScope
 from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Hit, Principal, Reason, ReasonCode
@@ -363,7 +363,12 @@ class GapController:
             ans.reason = Reason.of(ReasonCode.GAP, missing=names)
         elif missing or (analyze_question(question).absolute and not any(r.check.covers_absolute for r in found)):
             ans.outcome = "not_established"
-            what = ", ".join(f"'{r.check.name}'" for r in missing) if missing else "the always/never/guaranteed claim"
+            # the question's own clause, said back to the asker ("I set X" -> "you set X")
+            what = (
+                ", ".join(f"'{to_reader(r.check.name)}'" for r in missing)
+                if missing
+                else "the always/never/guaranteed claim"
+            )
             lines.append(f"{phrase}, the authorised sources do not establish {what}.")
             lines += [cite(r.evidence[0]) for r in found]
             ans.reason = Reason.of(ReasonCode.NOT_ESTABLISHED, what=what)

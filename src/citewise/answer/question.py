@@ -69,6 +69,7 @@ class Lexicon:
     back_references: frozenset[str]
     back_pronouns: frozenset[str]
     english: frozenset[str]
+    reader_pronouns: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -102,6 +103,7 @@ def lexicon() -> Lexicon:
         frozenset(words("back_references")),
         frozenset(words("back_pronouns")),
         frozenset(words("english_function_words")),
+        tuple((str(a), str(b)) for a, b in (raw.get("reader_pronouns") or {}).items()),
     )
 
 
@@ -328,6 +330,32 @@ def question_parts(text: str, lex: Lexicon | None = None) -> tuple[str, ...]:
     if any(all(t in lex.question_terms for t in analyze(p)) for p in parts):
         return ()
     return parts
+
+
+def to_reader(text: str) -> str:
+    """The asker's own words said back to them: first-person words become second-person
+    (``reader_pronouns`` of ``data/question.yaml``), a capital kept where the word had one
+    (other than "I"). Straight and curly apostrophes both match.
+
+    >>> to_reader("I don't pass --emit to my build")
+    "you don't pass --emit to your build"
+    >>> to_reader("Our SAML app expires; I'm told we must rotate it")
+    "Your SAML app expires; you're told you must rotate it"
+    """
+    swap = dict(lexicon().reader_pronouns)
+
+    def said_back(m: re.Match) -> str:
+        word = m.group(0)
+        key = word.lower().replace("’", "'")
+        new = swap.get(key)
+        if new is None:
+            return word
+        if "’" in word:  # the asker's apostrophe kept
+            new = new.replace("'", "’")
+        first_person = key == "i" or key.startswith("i'")  # "I" is a capital anywhere
+        return new.capitalize() if word[0].isupper() and not first_person else new
+
+    return re.sub(r"\b[A-Za-z]+(?:['’][a-z]+)?\b", said_back, text)
 
 
 def part_question(part: str, names: Sequence[str]) -> str:
