@@ -85,7 +85,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import analyze_question
+from citewise.answer.question import analyze_question, lexicon
 from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
@@ -164,6 +164,12 @@ SUBJECT_APART_DF = 20
 #: caps say (:meth:`EvidenceScorer._topic_df`; a small corpus: "How do I renew the SSO
 #: certificate?" over the sample corpus, where "SSO" is in 19 of 81 chunks, abstained).
 TOPIC_SHARE = 0.05
+
+#: A word in at least this share of the visible chunks is what the corpus is about (its product's
+#: name: "Ledgerly" on the sample corpus); leading a multi-word name it only qualifies it
+#: (:meth:`EvidenceScorer.phrase_occurs`). At most :data:`CORPUS_SUBJECT_CAP` chunks are counted.
+CORPUS_SUBJECT_SHARE = 0.2
+CORPUS_SUBJECT_CAP = 2000
 
 #: A word of :func:`exact_words` is a *rare exact* name when at most this many chunks hold it
 #: (a table row's target triple, a signal name): it pins the passage that holds it.
@@ -297,39 +303,60 @@ class EvidenceScorer:
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 if not self._known_constant(name, filters):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
-        inside = " ".join(codes)
         english = analyze_question(question).language == "en"
+        phrases = name_phrases(question, lexicon().english) if english else []
+        for phrase in phrases:
+            if not self.phrase_occurs(phrase, filters):
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=phrase)
+        inside = " ".join(codes + phrases)  # a word of a known phrase is named by it ("One Login")
         for word in name_words(question):
             if word in inside or _VERSIONED.fullmatch(word) or not (english or name_shaped(word)):
                 continue
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             if terms and all(self.df(t, filters) == 0 for t in terms):
                 return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
-        for phrase in name_phrases(question) if english else ():
-            if not self.phrase_occurs(phrase, filters):
-                return Reason.of(ReasonCode.UNKNOWN_NAME, name=phrase)
         return None
 
     def phrase_occurs(self, phrase: str, filters: Filters | None) -> bool:
-        """Whether the analyzed terms of ``phrase`` occur one after another in a chunk visible
-        under ``filters`` (its text, its title or its headings), among the :attr:`df_cap` chunks
-        BM25 ranks first for those terms. A multi-word name (:func:`name_phrases`) is known only
-        as a phrase: "Visual Studio Code" is not named by a corpus holding "Visual Studio" and
-        "code" apart. A phrase with fewer than two terms is not checked (True)."""
-        terms = analyze(phrase)
-        if len(terms) < 2:
+        """Whether ``phrase`` occurs as a phrase in a chunk visible under ``filters`` (its text,
+        its title or its headings), among the :attr:`df_cap` chunks BM25 ranks first for its
+        terms. A multi-word name (:func:`name_phrases`) is known only as a phrase: "Visual Studio
+        Code" is not named by a corpus holding "Visual Studio" and "code" apart.
+
+        Compared as :func:`squeezed` text: case, spaces, hyphens and apostrophes do not count
+        ("Bacs Direct-Debit" is "Bacs Direct Debit", "One Login" is "OneLogin", "E-Mail Address"
+        is in "email addresses"), while other punctuation, a tab or a blank line stands between
+        words (a table's "Pro | Enterprise" is no "Pro Enterprise"). Leading words the corpus is
+        about (each in at least :data:`CORPUS_SUBJECT_SHARE` of the visible chunks: the
+        product's own name, "Ledgerly Pro") only qualify the name and are left out; a phrase left
+        with fewer than two words is not checked (True)."""
+        words = [w for w in re.split(r"[\s\-]+", phrase) if w]
+        while len(words) >= 2 and self._corpus_subject(words[0], filters):
+            words = words[1:]
+        terms = list(dict.fromkeys([t for w in words for t in analyze(w)] + analyze("".join(words))))
+        if len(words) < 2 or not terms:
             return True
-        key = (" ".join(terms), filters)
+        key = (squeezed(" ".join(words)), filters)
         if key not in self._phrase:
             if len(self._phrase) > 20_000:
                 self._phrase.clear()
             hits = self.store.lexical_search(terms, self.df_cap, filters)
             chunks = self.store.get_chunks([h.chunk_id for h in hits]).values()
             self._phrase[key] = any(
-                _contiguous(terms, analyze(text))
-                for c in chunks
-                for text in (c.text, c.title, " ".join(c.heading_path))
+                key[0] in squeezed(text) for c in chunks for text in (c.text, " ".join((c.title, *c.heading_path)))
             )
+        return self._phrase[key]
+
+    def _corpus_subject(self, word: str, filters: Filters | None) -> bool:
+        """Whether ``word``'s term is in at least :data:`CORPUS_SUBJECT_SHARE` of the chunks
+        (at most :data:`CORPUS_SUBJECT_CAP` of them counted)."""
+        terms = analyze(word)
+        if len(terms) != 1:
+            return False
+        need = min(CORPUS_SUBJECT_CAP, max(2, math.ceil(CORPUS_SUBJECT_SHARE * self._chunk_count())))
+        key = (f"subject:{terms[0]}", filters)
+        if key not in self._phrase:
+            self._phrase[key] = len(self.store.lexical_search(terms, need, filters)) >= need
         return self._phrase[key]
 
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
@@ -559,12 +586,14 @@ class EvidenceScorer:
         return ev
 
 
-def _contiguous(needle: Sequence[str], hay: Sequence[str]) -> bool:
-    """Whether ``needle`` occurs in ``hay`` as a run of consecutive items.
+def squeezed(text: str) -> str:
+    r"""``text`` lower-cased with spaces, hyphens, underscores and apostrophes removed, and every
+    other run of punctuation, a tab or a blank line turned into one ``|`` (a barrier between
+    words): the form :meth:`EvidenceScorer.phrase_occurs` compares.
 
-    >>> _contiguous(["visual", "studio"], ["the", "visual", "studio", "ide"]), _contiguous(["a", "c"], ["a", "b", "c"])
-    (True, False)
+    >>> squeezed("Bacs Direct-Debit, or the Pro\t| Enterprise plans")
+    'bacsdirectdebit|orthepro|enterpriseplans'
     """
-    n = len(needle)
-    first = needle[0] if n else None
-    return any(hay[i] == first and list(hay[i : i + n]) == list(needle) for i in range(len(hay) - n + 1))
+    t = re.sub(r"\n[ \t]*\n|\t", "|", text.lower())
+    t = re.sub(r"[\s\-_'’]+", "", t)
+    return re.sub(r"\W+", "|", t)

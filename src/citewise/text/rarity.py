@@ -227,14 +227,16 @@ def name_words(text: str) -> list[str]:
     return list(out)
 
 
-def name_phrases(text: str) -> list[str]:
+def name_phrases(text: str, function_words: frozenset[str] = frozenset()) -> list[str]:
     """Runs of two or more capitalised words of ``text`` that are not a sentence's first word:
     the shape of a multi-word proper name ("Visual Studio Code", "Protocol Buffers"), in order,
     unique. A capitalised word has a lower-case letter: all-capital abbreviations ("SAML",
-    "API") and "I" are not part of a run. A run ends at a word without a capital, at punctuation
-    after a word, at a sentence's end, and after a possessive ("Node's Buffer" is no name). Each
-    word is one token, its surrounding quotes and brackets removed; an inner hyphen keeps it one
-    word ("Sign-In").
+    "API") and "I" are not part of a run. A run ends at a word without a capital, at a function
+    word (``function_words``, lower case: "the", "my", "to"), at punctuation after a word, at a
+    sentence's end, and after a possessive ("Node's Buffer" is no name). Each word is one token,
+    its surrounding quotes and brackets removed; an inner hyphen keeps it one word ("Sign-In").
+    A text written in Title Case (a function word capitalised inside a sentence: "How Do I Change
+    My Payment Method?") has no such runs: its capitals say nothing of names.
 
     >>> name_phrases("How do I install a Visual Studio Code extension?")
     ['Visual Studio Code']
@@ -242,6 +244,8 @@ def name_phrases(text: str) -> list[str]:
     ['Sign-In Log', 'Protocol Buffers']
     >>> name_phrases("Is the Pro plan on Stripe billed monthly? Is Node's Buffer Pool large?")
     ['Buffer Pool']
+    >>> name_phrases("How Do I Change My Payment Method?", frozenset({"do", "my"}))
+    []
     """
     out: dict[str, None] = {}
     run: list[str] = []
@@ -255,7 +259,10 @@ def name_phrases(text: str) -> list[str]:
     for raw in text.split():
         tok = raw.strip("\"'`“”‘’()[]{}<>*.,;:!?")
         word = tok.replace("-", "")
-        capital = bool(PLAIN_WORD.fullmatch(word)) and tok[0].isupper() and not word.isupper()
+        function = tok.lower() in function_words
+        if function and not start and tok[:1].isupper() and tok != "I":
+            return []  # Title Case
+        capital = bool(PLAIN_WORD.fullmatch(word)) and tok[0].isupper() and not word.isupper() and not function
         possessive = tok.endswith(("'s", "’s"))
         if capital and not start:
             run.append(tok[:-2] if possessive else tok)
