@@ -119,3 +119,12 @@ def test_each_part_of_a_compound_question_is_searched_on_its_own(exports_idx):
     a = exports_idx.ask(q)
     assert a.text.startswith("When you cancel your workspace") or a.text.startswith("Your data is deleted")
     assert "You can export your invoices as CSV files" in a.text
+
+
+def test_a_part_with_a_subject_of_its_own_is_not_read_as_about_the_identifier(idx):
+    """ "how do I pick another mirror?" names its own subject: it is not searched or ranked as
+    "how do I pick another mirror, W-401?", which quotes W-401's "Download the archive again
+    from the mirror list." instead of the step that picks a mirror."""
+    a = idx.ask("What does warning W-401 mean and how do I pick another mirror?")
+    assert "differs from the one computed over its members" in a.text
+    assert "Pick another mirror with packer mirrors --set." in a.text, a.text

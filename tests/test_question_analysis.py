@@ -124,6 +124,12 @@ def test_language_and_code_request():
         ),
         ("Is it safe?! Can I retry it?", ("Is it safe?", "Can I retry it?")),
         ("Is it safe？ Can I retry it?", ("Is it safe？", "Can I retry it?")),
+        # text after a question mark that asks nothing is context of the part before it
+        ("Why did my card payment fail? I am on the Pro plan and pay by card.", ()),
+        ("Why did it fail? I run it nightly.", ()),
+        ("Is it safe? I run it nightly. Can I retry it?", ("Is it safe?", "I run it nightly. Can I retry it?")),
+        # a verb in the imperative after "and" coordinates one request
+        ("How do I dispute an invoice and tell support why it is wrong?", ()),
         # a part of question words only is no part
         ("What does E-1003 mean and how do", ()),
         ("What does E-1003 mean (and how do I fix it)?", ("What does E-1003 mean", "how do I fix it)?")),

@@ -268,14 +268,14 @@ class Answerer:
         sub-question retrieval as LlamaIndex's ``SubQuestionQueryEngine`` does it, with the
         parts found by the question analysis instead of a language model. Unchanged for a
         question of one part."""
-        from citewise.answer.question import analyze_question, part_question
+        from citewise.answer.question import analyze_question, part_question, said_before
 
         qa = analyze_question(question)
         if len(qa.parts) < 2:
             return hits, deeper
         lists = [
-            self.retriever.search(part_question(part, qa.identifiers), k, principal=principal, filters=filters)
-            for part in qa.parts
+            self.retriever.search(part_question(part, said_before(qa, i)), k, principal=principal, filters=filters)
+            for i, part in enumerate(qa.parts)
         ] + [hits]
         merged: dict[str, Hit] = {}
         for turn in range(k):

@@ -59,6 +59,7 @@ class Lexicon:
     question_terms: frozenset[str]
     yes_no_openers: frozenset[str]
     askers: frozenset[str]
+    imperatives: frozenset[str]
     answer_types: tuple[tuple[str, str], ...]
     condition_markers: tuple[str, ...]
     participle_markers: frozenset[str]
@@ -93,6 +94,7 @@ def lexicon() -> Lexicon:
         frozenset(t for w in qw for t in analyze(w)),
         frozenset(words("yes_no_openers")),
         frozenset(words("askers")),
+        frozenset(words("imperatives")),
         tuple((str(a), str(b)) for a, b in raw["answer_types"]),
         tuple(_markers(raw["condition_markers"])),
         frozenset(words("participle_markers")),
@@ -316,20 +318,37 @@ def question_parts(text: str, lex: Lexicon | None = None) -> tuple[str, ...]:
     by a lower-case word that opens a question (``askers`` of ``data/question.yaml``: "..., and how
     do I ask for a higher one?"; a capitalised "May" or "Will" after "and" is a name). Each part
     must hold a content word (not only question words: "... and how do" is no part); at most
-    :data:`MAX_PARTS` parts, else ``()``. Coordination inside one clause ("install and
+    :data:`MAX_PARTS` parts, else ``()``. A verb in the imperative after "and" (``imperatives``:
+    "... and tell billing support why") coordinates a request, it opens no part; a piece after a
+    question mark that asks nothing (no question mark of its own, no opener: "I am on the Pro
+    plan.") is context of the part before it. Coordination inside one clause ("install and
     configure", "X and Y") does not split: the word after "and" does not open a question; nor does
     "or", which joins the alternatives of one question ("Can it be removed outright, or is it
     demoted first?"); nor a question mark standing alone ("the ? operator").
     """
     lex = lex or lexicon()
-    openers = "|".join(sorted(lex.askers, key=len, reverse=True))
+    openers = "|".join(sorted(lex.askers - lex.imperatives, key=len, reverse=True))
     pieces = re.split(rf"(?<=[^\s(][?？])!?\s+(?=\S)|\s*(?:,\s*)?(?:\b(?i:and)\b|;)\s+(?=(?:{openers})\b)", text)
-    parts = tuple(p.strip(" \t\n,;:(") for p in pieces if p and p.strip(" \t\n,;:("))
+    parts: list[str] = []
+    for piece in (p.strip(" \t\n,;:(") for p in pieces if p):
+        if not piece:
+            continue
+        if parts and not _asks(piece, lex):
+            parts[-1] = f"{parts[-1]} {piece}"  # "... fail? I am on the Pro plan.": context, not a question
+        else:
+            parts.append(piece)
     if len(parts) < 2 or len(parts) > MAX_PARTS:
         return ()
     if any(all(t in lex.question_terms for t in analyze(p)) for p in parts):
         return ()
-    return parts
+    return tuple(parts)
+
+
+def _asks(piece: str, lex: Lexicon) -> bool:
+    """Whether a piece of a question asks something: it ends in a question mark or opens with a
+    question's opener (``askers``)."""
+    first = piece.split(maxsplit=1)[0].lower().strip("\"'(") if piece.split() else ""
+    return piece.rstrip().endswith(("?", "？")) or first in lex.askers
 
 
 def to_reader(text: str) -> str:
@@ -359,18 +378,44 @@ def to_reader(text: str) -> str:
 
 
 def part_question(part: str, names: Sequence[str]) -> str:
-    """A part of a compound question as a question of its own: when it names no identifier
-    (:attr:`QuestionAnalysis.identifiers` of the part) it points back at those the whole question
-    names (``names``), which are said again after it; ``part`` otherwise.
+    """A part of a compound question as a question of its own: a part that names no identifier
+    (:attr:`QuestionAnalysis.identifiers` of the part) and points back (:func:`points_back`:
+    "it", "them", "this") has what it points at said again after it (``names``: the identifiers
+    the whole question names, else the subject of the part before); ``part`` otherwise ("How do
+    I set up Okta SSO?" names its own subject).
 
     >>> part_question("how do I fix it?", ["E-1003"])
     'how do I fix it, E-1003?'
+    >>> part_question("how do I set up Okta SSO?", ["E-1006"])
+    'how do I set up Okta SSO?'
     >>> part_question("what does E-1004 mean?", ["E-1003", "E-1004"])
     'what does E-1004 mean?'
     """
-    if not names or analyze_question(part).identifiers:
+    if not names or analyze_question(part).identifiers or not points_back(part):
         return part
     return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
+
+
+def points_back(text: str) -> bool:
+    """Whether ``text`` holds a word pointing back at something said before it
+    (``back_references`` and ``back_pronouns`` of ``data/question.yaml``)."""
+    lex = lexicon()
+    return any(w in lex.back_references or w in lex.back_pronouns for w in re.findall(r"[a-z]+", text.lower()))
+
+
+def said_before(qa: "QuestionAnalysis", i: int) -> tuple[str, ...]:
+    """What part ``i`` of a compound question may point back at: the identifiers the question
+    names, else the subject of the part before it (none for the first part).
+
+    >>> said_before(analyze_question("What is the daily payment limit on Pro and how do I raise it?"), 1)
+    ('daily payment limit Pro',)
+    """
+    if qa.identifiers:
+        return qa.identifiers
+    if i == 0 or i > len(qa.parts) - 1:
+        return ()
+    subject = analyze_question(qa.parts[i - 1]).subject
+    return (subject,) if subject else ()
 
 
 @lru_cache(maxsize=4096)
