@@ -121,10 +121,16 @@ def test_each_part_of_a_compound_question_is_searched_on_its_own(exports_idx):
     assert "You can export your invoices as CSV files" in a.text
 
 
-def test_a_part_with_a_subject_of_its_own_is_not_read_as_about_the_identifier(idx):
-    """ "how do I pick another mirror?" names its own subject: it is not searched or ranked as
-    "how do I pick another mirror, W-401?", which quotes W-401's "Download the archive again
-    from the mirror list." instead of the step that picks a mirror."""
-    a = idx.ask("What does warning W-401 mean and how do I pick another mirror?")
+def test_a_part_naming_its_own_subject_is_answered_from_its_page(idx):
+    """ "how do I raise volume_size?" names its own subject: it is searched and ranked as it is,
+    not as a question about W-401, and answered from the limits page."""
+    a = idx.ask("What does warning W-401 mean and how do I raise volume_size?")
     assert "differs from the one computed over its members" in a.text
-    assert "Pick another mirror with packer mirrors --set." in a.text, a.text
+    assert "Set volume_size in the configuration file to write larger volumes" in a.text, a.text
+
+
+def test_a_part_naming_nothing_is_read_with_the_part_before(idx):
+    """ "how do I raise it?" names nothing: the subject of the part before is said again with it."""
+    a = idx.ask("How many members can an archive hold, and how do I raise the limit?")
+    assert a.text.startswith("An archive holds at most 65,535 members."), a.text
+    assert "the member limit cannot be raised" in a.text

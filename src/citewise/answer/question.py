@@ -30,6 +30,7 @@ from typing import Sequence
 import yaml
 
 from citewise.text.analyzer import analyze, find_identifiers
+from citewise.text.rarity import name_words
 from citewise.text.names import ABBREVIATIONS, code_names
 
 #: The kinds of question, in the order :func:`_kind` decides them.
@@ -378,29 +379,24 @@ def to_reader(text: str) -> str:
 
 
 def part_question(part: str, names: Sequence[str]) -> str:
-    """A part of a compound question as a question of its own: a part that names no identifier
-    (:attr:`QuestionAnalysis.identifiers` of the part) and points back (:func:`points_back`:
-    "it", "them", "this") has what it points at said again after it (``names``: the identifiers
-    the whole question names, else the subject of the part before); ``part`` otherwise ("How do
-    I set up Okta SSO?" names its own subject).
+    """A part of a compound question as a question of its own: a part that names nothing of its
+    own (no identifier, no name by shape or rarity: :func:`citewise.text.rarity.name_words`)
+    is about what the question named before, which is said again after it (``names``: the
+    identifiers the whole question names, else the subject of the part before:
+    :func:`said_before`); ``part`` otherwise ("How do I set up Okta SSO?" names its own).
 
     >>> part_question("how do I fix it?", ["E-1003"])
     'how do I fix it, E-1003?'
+    >>> part_question("Show the manual's example.", ["brace expansion"])
+    "Show the manual's example, brace expansion?"
     >>> part_question("how do I set up Okta SSO?", ["E-1006"])
     'how do I set up Okta SSO?'
     >>> part_question("what does E-1004 mean?", ["E-1003", "E-1004"])
     'what does E-1004 mean?'
     """
-    if not names or analyze_question(part).identifiers or not points_back(part):
-        return part
+    if not names or analyze_question(part).identifiers or name_words(re.sub(r"['’]s\b", "", part)):
+        return part  # (a possessive's "s" is no part of a name: "the manual's example")
     return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
-
-
-def points_back(text: str) -> bool:
-    """Whether ``text`` holds a word pointing back at something said before it
-    (``back_references`` and ``back_pronouns`` of ``data/question.yaml``)."""
-    lex = lexicon()
-    return any(w in lex.back_references or w in lex.back_pronouns for w in re.findall(r"[a-z]+", text.lower()))
 
 
 def said_before(qa: "QuestionAnalysis", i: int) -> tuple[str, ...]:

@@ -118,12 +118,12 @@ class ExtractiveGenerator:
         question's units, which also stand when the first part has none). ``texts``: the
         context's chunk texts.
 
-        A part that names no identifier and points back is ranked with what it points at
+        A part that names nothing of its own is ranked with what the question named before
         (:func:`~citewise.answer.question.part_question`, :func:`~citewise.answer.question.said_before`:
         "how do I fix it?" as "how do I fix it, E-1003?"). The first part gets :func:`compose`'s
         units (with followers). Each later part gets its best unit not quoted yet with its
-        format-level expansions (a how-to step keeps its procedure, in order); for a part that
-        points back, a unit's score is the model's score for the part plus its score for the whole
+        format-level expansions (a how-to step keeps its procedure, in order); for a part said
+        again so, a unit's score is the model's score for the part plus its score for the whole
         question (``cands``/``scores``; a product of the two softmax distributions: the part says
         what is asked, the whole question what it is about). A unit quoted for an earlier part that the later part's expansion holds
         (a step of its procedure) moves to the later part's place unless it opens the answer."""
