@@ -73,3 +73,17 @@ def test_the_block_is_read_with_the_prose_before_it(idx, monkeypatch):
     monkeypatch.setattr(evidence, "CODE_PROSE_UNITS", 0)
     a = idx.ask(QUESTION)
     assert (a.outcome, a.abstain_reason) == ("abstained", "not in the evidence: how to do this with substring")
+
+
+def test_a_lead_sentence_ending_in_a_comma_reads_as_a_sentence(minilm):
+    """A code block's lead sentence "For example," is quoted as "For example." (no ",.")."""
+    from citewise.answer.context import Context, ContextChunk
+    from citewise.answer.select.generator import ExtractiveGenerator
+    from citewise.answer.unit_cache import UnitCache
+
+    text = "Brace expansion keeps the order of the words. For example,\n\n```\necho a{d,c,b}e\n```"
+    chunk = ContextChunk("c#1", "c", "Brace expansion", "", "", ("Brace expansion",), text, 0, len(text), 1, score=1.0)
+    draft = ExtractiveGenerator(UnitCache(minilm)).generate(
+        "Show an example of brace expansion order.", Context("q", [chunk], 1000)
+    )
+    assert "For example. [doc:c]" in draft.text and ",." not in draft.text, draft.text

@@ -87,7 +87,9 @@ class ExtractiveGenerator:
                 sentences.append(f"{u.text} [doc:{chunk.doc_id}]")
                 spans.setdefault(u.text, (u.start, u.end))
                 continue
-            text = u.text if u.text[-1:] in ".!?" else f"{u.text}."
+            # a unit without an end mark gets a full stop, in place of a comma, semicolon or colon
+            # it ends on ("For example," before a code block: never "For example,.")
+            text = u.text if u.text[-1:] in ".!?" else f"{u.text.rstrip(',;: ')}."
             for sentence, _ in split_cited_sentences(text):
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
