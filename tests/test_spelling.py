@@ -147,6 +147,9 @@ def test_cli_says_why_it_abstained(idx, capsys):
     print_answer(a, as_json=False)
     assert (
         capsys.readouterr().out.splitlines()[1]
-        == "Why: no passage you can read is close enough to the question to answer it "
-        "(the best scored 0.018; an answer needs 0.140)."
+        == "Why: no passage you can read is close enough to the question to answer it."
     )
+    assert str(a.reason) == "evidence 0.018 < threshold 0.140"  # the numbers stay in the short form
+    a.reason = Reason.of(ReasonCode.NOT_IN_EVIDENCE, what="Germany")
+    print_answer(a, as_json=False)
+    assert capsys.readouterr().out.splitlines()[1] == "Why: the passages found never mention \u201cGermany\u201d."

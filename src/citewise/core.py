@@ -439,12 +439,12 @@ _REASON_SHORT = {
 }
 
 #: Each code as a sentence for people (the CLI's "Why:" line, the web page); codes not listed
-#: read as their short form.
+#: read as their short form. Scores stay in the short form and the JSON fields, not here.
 _REASON_SENTENCE = {
     ReasonCode.UNKNOWN_NAME: "no document you can read mentions \u201c{name}\u201d",
     ReasonCode.LIVE_VALUE: "it asks for a live value (current, today's), which documents do not hold",
-    ReasonCode.BELOW_THRESHOLD: "no passage you can read is close enough to the question to answer it "
-    "(the best scored {score:.3f}; an answer needs {threshold:.3f})",
+    ReasonCode.BELOW_THRESHOLD: "no passage you can read is close enough to the question to answer it",
+    ReasonCode.NOT_IN_EVIDENCE: "the passages found never mention \u201c{what}\u201d",
     ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE: "no one passage holds what the question asks about "
     "(score {score:.3f}, below the gate {gate:.3f})",
     ReasonCode.NOTHING_RETRIEVED: "nothing you can read matched the question",
