@@ -297,6 +297,21 @@ def test_an_html_comment_is_no_evidence():
             assert (res.evidence[0].start, res.evidence[0].end) == (text.index(said), len(text))
 
 
+@pytest.mark.parametrize("gap, shown_with_before", [(" ", True), ("\n\n", False)])
+def test_evidence_leaning_on_the_sentence_before_is_shown_with_it(gap, shown_with_before):
+    """ "Then it has ... kept" is read with the sentence "it" points at, in the same paragraph."""
+    checks = derive_checks("How long are idempotency keys kept after a capture request?")
+    before, said = (
+        "The gateway stores each key.",
+        "Then it has idempotency keys kept for 24 hours after a capture request.",
+    )
+    text = f"{before}{gap}{said}"
+    res = mark_checks(checks, [_Chunk("a#1", "a", text, end=len(text))], {})[checks[0].name]
+    assert res.status == "found"
+    assert res.evidence[0].text == (f"{before} {said}" if shown_with_before else said)
+    assert res.evidence[0].start == (0 if shown_with_before else text.index(said))
+
+
 def test_sources_giving_different_values_conflict_with_both_shown():
     checks = derive_checks("How long are idempotency keys kept after a capture request?")
     chunks = [

@@ -171,7 +171,8 @@ def test_absolute_claim_needs_a_covering_check(idx, reqs):
 def test_version_filter_current_value_and_history(idx, reqs):
     cur, _ = ask(idx, reqs, "Which rollback setting is active in production?")
     assert cur.outcome == "supported"
-    assert "`blue-green`" in cur.text and "CHG-2291" in cur.text and "@" not in cur.text
+    assert "is blue-green:" in cur.text and "CHG-2291" in cur.text and "@" not in cur.text
+    assert "`" not in cur.text  # the source's `blue-green` as a reader sees it
     hist, trace = ask(idx, reqs, "Why did the rollback setting change?")
     assert hist.outcome == "supported"
     cited = [c.doc_id for c in hist.citations]
@@ -435,8 +436,8 @@ def test_ask_with_controller_reranks_with_a_reranker_object(idx, reqs):
 
 def test_a_checks_evidence_already_quoted_is_not_repeated(tmp_path):
     """The controller adds each check's evidence after the quoted answer unless the answer quotes
-    it already; the evidence keeps its Markdown (``**within 30 days**``), the quote does not, and
-    the two are compared as a reader sees them."""
+    it already; both are shown as a reader sees them, without the source's Markdown
+    (``**within 30 days**``)."""
     import shutil
 
     from citewise.answer.citations import split_cited_sentences
@@ -457,6 +458,7 @@ def test_a_checks_evidence_already_quoted_is_not_repeated(tmp_path):
         "On Pro, you can request a refund of a subscription charge within 30 days of the date of that charge." in said
     )
     assert len(said) == len(set(said)), said
+    assert "**" not in ans.text, ans.text
 
 
 def test_a_condition_not_established_is_said_back_to_the_asker(idx):

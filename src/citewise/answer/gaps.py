@@ -65,6 +65,7 @@ from citewise.answer.marks import (
 from citewise.answer.question import analyze_question, to_reader
 from citewise.answer.requirements import Check, Domain, Requirements, derive_checks  # noqa: F401 (re-exported)
 from citewise.answer.scope import AskRequest, SourceScope
+from citewise.answer.units import clean
 from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Hit, Principal, Reason, ReasonCode
 from citewise.retrieval.retrievers import effective_filters
 
@@ -347,7 +348,7 @@ class GapController:
                 cites[key] = Citation(
                     e.source_id, cc.title if cc else "", e.version, e.updated, e.chunk_id, e.start, e.end
                 )
-            return f"{e.text} [doc:{e.source_id}]"
+            return f"{clean(e.text)} [doc:{e.source_id}]"  # as a reader sees it: no Markdown
 
         lines: list[str] = []
         if conflicts:
@@ -398,7 +399,6 @@ class GapController:
         line (the selector's units, cited), and without the check sentences it already quotes:
         derived checks say what is established; the quoted units answer the question itself."""
         from citewise.answer.citations import enforce_citations, split_cited_sentences
-        from citewise.answer.units import clean
 
         draft = self.answerer.generator.generate(question, context)
         checked = enforce_citations(draft.text, context, draft.spans)
@@ -406,8 +406,6 @@ class GapController:
             return lines
         for c in checked.citations:
             cites.setdefault(c.doc_id, c)
-        # compared as a reader sees them: a check's evidence keeps its Markdown (**30 days**), the
-        # quoted units are shown without it
         quoted = {clean(s) for s, _ in split_cited_sentences(checked.text)}
         rest = [ln for ln in lines[1:] if not any(clean(s) in quoted for s, _ in split_cited_sentences(ln))]
         return [lines[0], checked.text, *rest]

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from citewise.answer.context import Context
+from citewise.answer.question import leans_back
 from citewise.answer.requirements import Check
 from citewise.answer.units import blank_plumbing
 from citewise.core import source_span
@@ -139,7 +140,9 @@ def mark_checks(
     No sentence of a chunk holding an instruction-like one
     (:func:`citewise.text.trust.instruction_like`) is evidence: the passage is untrusted as a whole.
     HTML comments and link reference definitions are no sentences
-    (:func:`citewise.answer.units.blank_plumbing`).
+    (:func:`citewise.answer.units.blank_plumbing`). Evidence that leans on the sentence before it
+    (:func:`citewise.answer.question.leans_back`: "On day 20 it cancels.") is shown with that
+    sentence when both stand in one paragraph.
 
     ``chunks``: StoredChunk or ContextChunk objects (``chunk_id``, ``doc_id``, ``text``,
     ``start``, ``version``, ``updated``, optionally ``effective``). ``revisions``: content hash
@@ -167,6 +170,11 @@ def mark_checks(
             if c.doc_id in seen_docs:
                 continue
             seen_docs.add(c.doc_id)
+            if leans_back(sent) and i > 0 and sentences[i - 1][0] is c:
+                # "On day 20 it cancels.": shown with the sentence it leans on, same paragraph
+                _, ps, pe, before = sentences[i - 1]
+                if "\n\n" not in c.text[pe:s]:
+                    s, sent = ps, f"{before} {sent}"
             src_start, src_end = source_span(c.text, c.start, c.end, s, e)
             res.evidence.append(
                 EvidenceItem(

@@ -378,6 +378,29 @@ def to_reader(text: str) -> str:
     return re.sub(r"\b[A-Za-z]+(?:['’][a-z]+)?\b", said_back, text)
 
 
+#: A personal pronoun among this many first words of a sentence points back at the sentence
+#: before (:func:`leans_back`); further on, it mostly points at a noun of its own sentence ("The
+#: call returns a promise that resolves when it finishes.").
+POINTS_BACK_WORDS = 4
+
+
+def leans_back(sentence: str) -> bool:
+    """Whether ``sentence`` leans on the sentence before it: it opens with a back-reference word
+    (``back_references``: "This", "Its", "Such") or holds a personal pronoun (``back_pronouns``)
+    among its first :data:`POINTS_BACK_WORDS` words (``data/question.yaml``).
+
+    >>> leans_back("On day 20 it cancels."), leans_back("If none of them matches, ..."), leans_back("This is so.")
+    (True, True, True)
+    >>> leans_back("A task waits until one of them is free."), leans_back("Four threads run.")
+    (False, False)
+    """
+    words = re.findall(r"\w+", sentence.lower())
+    lex = lexicon()
+    return bool(words) and (
+        words[0] in lex.back_references or any(w in lex.back_pronouns for w in words[:POINTS_BACK_WORDS])
+    )
+
+
 def part_question(part: str, names: Sequence[str]) -> str:
     """A part of a compound question as a question of its own: a part that names nothing of its
     own (no identifier, no name by shape or rarity: :func:`citewise.text.rarity.name_words`)

@@ -34,7 +34,7 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a first sentence that points back keeps the sentence it points at: the unit right before it
      in its paragraph comes first. A sentence points back when it opens with a back-reference
      word ("Its size defaults to four threads.": the ``back_reference`` feature) or holds a
-     personal pronoun among its first :data:`POINTS_BACK_WORDS` words ("If none of them matches
+     personal pronoun among its first four words ("If none of them matches
      ...", "On day 20 it cancels.": :func:`points_back`);
    * an entry keeps its opening: a sentence quoted first that continues a definition or list item
      (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
@@ -64,7 +64,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import QuestionAnalysis, lexicon
+from citewise.answer.question import QuestionAnalysis, leans_back, lexicon
 from citewise.answer.select.features import FEATURES, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
 from citewise.answer.units import label_named
@@ -385,24 +385,14 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
     return None
 
 
-#: A personal pronoun among this many first words of a sentence points back at the sentence
-#: before (:func:`points_back`); further on, it mostly points at a noun of its own sentence ("The
-#: call returns a promise that resolves when it finishes.").
-POINTS_BACK_WORDS = 4
-
-
 def points_back(c: Candidate) -> bool:
     """Whether ``c``'s unit leans on the sentence before it: it opens with a back-reference word
-    (its ``back_reference`` feature: "This", "Its", "Such") or holds a personal pronoun
-    (``back_pronouns`` in ``data/question.yaml``) among its first :data:`POINTS_BACK_WORDS`
-    words, unless it is a list item or definition with a lead term (``joinDuplicateHeaders
+    (its ``back_reference`` feature: "This", "Its", "Such") or holds a personal pronoun among its
+    first words (:func:`~citewise.answer.question.leans_back`), unless it is a list item or definition with a lead term (``joinDuplicateHeaders
     {boolean} It joins ...``: the pronoun is the term)."""
     if c.features[_F["back_reference"]] > 0:
         return True
-    if c.unit.lead:
-        return False
-    first = re.findall(r"\w+", c.unit.text.lower())[:POINTS_BACK_WORDS]
-    return any(w in lexicon().back_pronouns for w in first)
+    return not c.unit.lead and leans_back(c.unit.text)
 
 
 def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
