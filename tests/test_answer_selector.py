@@ -125,6 +125,35 @@ def test_a_how_to_step_keeps_its_procedure_in_order():
     assert [c.unit.text for c in out] == ["Open Settings.", "Choose Export.", "Pick CSV."]
 
 
+def test_a_how_to_step_quoted_after_an_introduction_keeps_its_procedure():
+    """The introduction opens; steps 1 and 3 follow it; step 2, scored too low to follow, is
+    quoted in its place, and the procedure's other steps too."""
+    text = "Exports run nightly.\n\n1. Open Settings.\n2. Choose Export.\n3. Pick CSV.\n4. Save.\n\nNotes."
+    intro = cand("Exports run nightly.", 0, axis=4)
+    steps = [
+        cand(s, text.index(s), kind="item", axis=k)
+        for k, s in enumerate(("Open Settings.", "Choose Export.", "Pick CSV.", "Save."))
+    ]
+    out = compose(
+        analyze_question("How do I export invoices to CSV?"),
+        [intro, *steps],
+        np.array([3.0, 2.5, -5.0, 2.4, -5.0]),
+        [text],
+    )
+    assert [c.unit.text for c in out] == [
+        "Exports run nightly.",
+        "Open Settings.",
+        "Choose Export.",
+        "Pick CSV.",
+        "Save.",
+    ]
+    # not for a question that is no how-to: the quoted steps stay as ranked
+    out = compose(
+        analyze_question("Which file type is picked?"), [intro, *steps], np.array([3.0, 2.5, -5.0, 2.4, -5.0]), [text]
+    )
+    assert [c.unit.text for c in out] == ["Exports run nightly.", "Open Settings.", "Pick CSV."]
+
+
 @pytest.mark.parametrize(
     "text, furniture",
     [

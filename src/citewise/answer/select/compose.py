@@ -29,8 +29,9 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      cell the question does not name follows it (not the ``Plan: Starter`` row);
    * a code block keeps its lead sentence: the prose unit right before it under the same
      headings, quoted just before the block;
-   * a numbered step quoted first for a how-to question keeps its procedure: the consecutive
-     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order;
+   * a numbered step quoted for a how-to question keeps its procedure: the consecutive
+     numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order,
+     where the first of them was quoted (also when the answer opens with an introduction);
    * a first sentence that points back keeps the sentence it points at: the unit right before it
      in its paragraph comes first. A sentence points back when it opens with a back-reference
      word ("Its size defaults to four threads.": the ``back_reference`` feature) or holds a
@@ -189,6 +190,18 @@ def _procedure(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str
     return run[:MAX_STEPS] if len(run) <= MAX_STEPS else run[at - lo : at - lo + MAX_STEPS]
 
 
+def _with_procedures(chosen: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
+    """``chosen`` with each numbered step replaced by its whole procedure (:func:`_procedure`),
+    in order, where the first of its steps was quoted; each unit once. A how-to answer that
+    opens with an introduction and quotes steps 1 and 3 of a procedure quotes steps 1 to 4 (the
+    step it skipped may be the one that matters: "upload it as the Secondary certificate")."""
+    out: list[Candidate] = []
+    for c in chosen:
+        steps = _procedure(c, cands, texts) if c.unit.kind == "item" else [c]
+        out += [s for s in steps if s not in out]
+    return out
+
+
 def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
     """The prose unit right before a code block under the same headings (its lead sentence)."""
     before = [
@@ -259,6 +272,8 @@ def compose(
         if _names_row(qa.text, c):
             named_tables.add(_table(c))
         chars += len(c.unit.text) if c.unit.kind != "code" else 0
+    if qa.kind == "how_to":
+        chosen = _with_procedures(chosen, cands, texts)
     out: list[Candidate] = []
     for c in chosen:  # a code block keeps its lead sentence, right before it
         if c.unit.kind == "code":
