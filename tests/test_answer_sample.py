@@ -129,6 +129,7 @@ def test_demo_questions_quote_the_answering_sentences(sample_index):
         "What is the daily outgoing-payment limit on the Enterprise plan, and how do I ask for a higher one?"
     )
     assert "Enterprise; Daily outgoing-payment limit: 250,000 USD" in b.text
+    assert "Owners and Admins can ask for a higher limit" in b.text, b.text  # the second part
     c = sample_index.ask("What does error E-1003 mean and how do I fix it?")
     assert c.citations[0].doc_id == "errors/E-1003" and "the sign-in is rejected with this error" in c.text
     assert "Sign-in log" in c.text  # the first step of the fix, quoted as a whole list item

@@ -417,9 +417,16 @@ def part_question(part: str, names: Sequence[str]) -> str:
     >>> part_question("what does E-1004 mean?", ["E-1003", "E-1004"])
     'what does E-1004 mean?'
     """
-    if not names or analyze_question(part).identifiers or name_words(re.sub(r"['’]s\b", "", part)):
-        return part  # (a possessive's "s" is no part of a name: "the manual's example")
+    if not names or names_own(part):
+        return part
     return f"{part.rstrip(' ?.!？')}, {', '.join(names)}?"
+
+
+def names_own(part: str) -> bool:
+    """Whether a part of a compound question names something of its own: an identifier, or a
+    name by shape or rarity (:func:`citewise.text.rarity.name_words`; a possessive's "s" is no
+    part of a name: "the manual's example" names nothing)."""
+    return bool(analyze_question(part).identifiers or name_words(re.sub(r"['’]s\b", "", part)))
 
 
 def said_before(qa: "QuestionAnalysis", i: int) -> tuple[str, ...]:

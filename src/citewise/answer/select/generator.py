@@ -26,7 +26,7 @@ import numpy as np
 from citewise.answer.citations import join_sentences, split_cited_sentences
 from citewise.answer.context import Context
 from citewise.answer.draft import Draft
-from citewise.answer.question import QuestionAnalysis, analyze_question, part_question, said_before
+from citewise.answer.question import QuestionAnalysis, analyze_question, names_own, part_question
 from citewise.answer.select.compose import compose, repeats
 from citewise.answer.select.features import Candidate, candidates
 from citewise.answer.select.model import SelectorModel, packaged_model
@@ -120,12 +120,12 @@ class ExtractiveGenerator:
         question's units, which also stand when the first part has none). ``texts``: the
         context's chunk texts.
 
-        A part that names nothing of its own is ranked with what the question named before
-        (:func:`~citewise.answer.question.part_question`, :func:`~citewise.answer.question.said_before`:
+        A part that names nothing of its own (:func:`~citewise.answer.question.names_own`) is
+        ranked with the identifiers the question names (:func:`~citewise.answer.question.part_question`:
         "how do I fix it?" as "how do I fix it, E-1003?"). The first part gets :func:`compose`'s
         units (with followers). Each later part gets its best unit not quoted yet with its
-        format-level expansions (a how-to step keeps its procedure, in order); for a part said
-        again so, a unit's score is the model's score for the part plus its score for the whole
+        format-level expansions (a how-to step keeps its procedure, in order); for a part naming
+        nothing of its own, a unit's score is the model's score for the part plus its score for the whole
         question (``cands``/``scores``; a product of the two softmax distributions: the part says
         what is asked, the whole question what it is about). A unit quoted for an earlier part that the later part's expansion holds
         (a step of its procedure) moves to the later part's place unless it opens the answer."""
@@ -134,9 +134,9 @@ class ExtractiveGenerator:
         whole = {_at(c): float(v) for c, v in zip(cands, scores)}
         floor = min(whole.values())
         out: list[Candidate] = []
-        for i, part in enumerate(qa.parts):
-            asked = part_question(part, said_before(qa, i))
-            pqa, pcands, pscores = self.rank(asked, context, None, idf)
+        for part in qa.parts:
+            own = names_own(part)
+            pqa, pcands, pscores = self.rank(part_question(part, qa.identifiers), context, None, idf)
             if not out:
                 out = compose(pqa, pcands, pscores, texts, self.max_sentences)
                 if not out:
@@ -144,7 +144,7 @@ class ExtractiveGenerator:
                 continue
             if not pcands:
                 continue
-            joint = pscores if asked == part else pscores + np.array([whole.get(_at(c), floor) for c in pcands])
+            joint = pscores if own else pscores + np.array([whole.get(_at(c), floor) for c in pcands])
             quoted = {_at(c) for c in out}  # the part's best unit is one not quoted yet
             joint = np.where([_at(c) in quoted for c in pcands], joint.min() - QUOTED_PENALTY, joint)
             add = [c for c in compose(pqa, pcands, joint, texts, 1) if _at(c) != _at(out[0])]
