@@ -246,6 +246,7 @@ class EvidenceScorer:
         self.df_cap = df_cap
         self._df: dict[tuple[str, Filters | None], int] = {}
         self._phrase: dict[tuple[str, Filters | None], bool] = {}
+        self._subject: dict[tuple[str, Filters | None], bool] = {}
         self._n: int | None = None
 
     def df(self, term: str, filters: Filters | None) -> int:
@@ -340,6 +341,7 @@ class EvidenceScorer:
         if key not in self._phrase:
             if len(self._phrase) > 20_000:
                 self._phrase.clear()
+                self._subject.clear()
             hits = self.store.lexical_search(terms, self.df_cap, filters)
             chunks = self.store.get_chunks([h.chunk_id for h in hits]).values()
             self._phrase[key] = any(
@@ -354,10 +356,10 @@ class EvidenceScorer:
         if len(terms) != 1:
             return False
         need = min(CORPUS_SUBJECT_CAP, max(2, math.ceil(CORPUS_SUBJECT_SHARE * self._chunk_count())))
-        key = (f"subject:{terms[0]}", filters)
-        if key not in self._phrase:
-            self._phrase[key] = len(self.store.lexical_search(terms, need, filters)) >= need
-        return self._phrase[key]
+        key = (terms[0], filters)
+        if key not in self._subject:
+            self._subject[key] = len(self.store.lexical_search(terms, need, filters)) >= need
+        return self._subject[key]
 
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
         """Whether a dotted name the corpus never spells whole ends in a constant it knows, under

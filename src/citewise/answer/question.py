@@ -71,7 +71,7 @@ class Lexicon:
     back_references: frozenset[str]
     back_pronouns: frozenset[str]
     english: frozenset[str]
-    reader_pronouns: tuple[tuple[str, str], ...] = ()
+    reader_pronouns: tuple[tuple[str, str], ...]
 
 
 @lru_cache(maxsize=1)
@@ -88,6 +88,11 @@ def lexicon() -> Lexicon:
             raise ValueError(f"citewise/answer/data/question.yaml: missing {key!r}")
         v = raw[key]
         return v.split() if isinstance(v, str) else [str(x) for x in v]
+
+    def pairs(key: str) -> dict:
+        if not isinstance(raw.get(key), dict):
+            raise ValueError(f"citewise/answer/data/question.yaml: missing {key!r}")
+        return raw[key]
 
     qw = frozenset(words("question_words"))
     return Lexicon(
@@ -106,7 +111,7 @@ def lexicon() -> Lexicon:
         frozenset(words("back_references")),
         frozenset(words("back_pronouns")),
         frozenset(words("english_function_words")),
-        tuple((str(a), str(b)) for a, b in (raw.get("reader_pronouns") or {}).items()),
+        tuple((str(a), str(b)) for a, b in pairs("reader_pronouns").items()),
     )
 
 

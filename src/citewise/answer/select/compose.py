@@ -35,8 +35,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a first sentence that points back keeps the sentence it points at: the unit right before it
      in its paragraph comes first. A sentence points back when it opens with a back-reference
      word ("Its size defaults to four threads.": the ``back_reference`` feature) or holds a
-     personal pronoun among its first four words ("If none of them matches
-     ...", "On day 20 it cancels.": :func:`points_back`);
+     personal pronoun among its first four words ("If none of them matches ...", "On day 20 it
+     cancels.": :func:`points_back`);
    * an entry keeps its opening: a sentence quoted first that continues a definition or list item
      (it sits under the entry's term: ``pipeguard`` / ``: If set, ... The option is off by
      default.``) comes after the entry's first unit, which names what it is about;
@@ -403,8 +403,9 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
 def points_back(c: Candidate) -> bool:
     """Whether ``c``'s unit leans on the sentence before it: it opens with a back-reference word
     (its ``back_reference`` feature: "This", "Its", "Such") or holds a personal pronoun among its
-    first words (:func:`~citewise.answer.question.leans_back`), unless it is a list item or definition with a lead term (``joinDuplicateHeaders
-    {boolean} It joins ...``: the pronoun is the term)."""
+    first words (:func:`~citewise.answer.question.leans_back`), unless it is a list item or
+    definition with a lead term (``joinDuplicateHeaders {boolean} It joins ...``: the pronoun is
+    the term)."""
     if c.features[_F["back_reference"]] > 0:
         return True
     return not c.unit.lead and leans_back(c.unit.text)

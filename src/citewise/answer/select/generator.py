@@ -121,14 +121,15 @@ class ExtractiveGenerator:
         context's chunk texts.
 
         A part that names nothing of its own (:func:`~citewise.answer.question.names_own`) is
-        ranked with the identifiers the question names (:func:`~citewise.answer.question.part_question`:
-        "how do I fix it?" as "how do I fix it, E-1003?"). The first part gets :func:`compose`'s
-        units (with followers). Each later part gets its best unit not quoted yet with its
-        format-level expansions (a how-to step keeps its procedure, in order); for a part naming
-        nothing of its own, a unit's score is the model's score for the part plus its score for the whole
-        question (``cands``/``scores``; a product of the two softmax distributions: the part says
-        what is asked, the whole question what it is about). A unit quoted for an earlier part that the later part's expansion holds
-        (a step of its procedure) moves to the later part's place unless it opens the answer."""
+        ranked with the identifiers the question names said again after it
+        (:func:`~citewise.answer.question.part_question`: "how do I fix it?" as "how do I fix it,
+        E-1003?"). The first part gets :func:`compose`'s units (with followers). Each later part
+        gets its best unit not quoted yet with its format-level expansions (a how-to step keeps its
+        procedure, in order); for a part naming nothing of its own, a unit's score is the model's
+        score for the part plus its score for the whole question (``cands``/``scores``; a product
+        of the two softmax distributions: the part says what is asked, the whole question what it
+        is about). A unit quoted for an earlier part that the later part's expansion holds (a step
+        of its procedure) moves to the later part's place unless it opens the answer."""
         if len(qa.parts) < 2:
             return chosen
         whole = {_at(c): float(v) for c, v in zip(cands, scores)}
