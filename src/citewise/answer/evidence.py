@@ -90,7 +90,7 @@ from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
-from citewise.text.rarity import name_phrases, name_shaped, name_words, ordinary_word
+from citewise.text.rarity import name_phrases, name_shaped, name_words, ordinary_word, squeezed
 from citewise.text.names import (
     ABBREVIATIONS,  # noqa: F401
     GENERIC_WORDS,
@@ -324,7 +324,7 @@ class EvidenceScorer:
         terms. A multi-word name (:func:`name_phrases`) is known only as a phrase: "Visual Studio
         Code" is not named by a corpus holding "Visual Studio" and "code" apart.
 
-        Compared as :func:`squeezed` text: case, spaces, hyphens and apostrophes do not count
+        Compared as :func:`~citewise.text.rarity.squeezed` text: case, spaces, hyphens and apostrophes do not count
         ("Bacs Direct-Debit" is "Bacs Direct Debit", "One Login" is "OneLogin", "E-Mail Address"
         is in "email addresses"), while other punctuation, a tab or a blank line stands between
         words (a table's "Pro | Enterprise" is no "Pro Enterprise"). Leading words the corpus is
@@ -586,16 +586,3 @@ class EvidenceScorer:
         ev.coverage = covered / denom if denom > 0 else 0.0
         ev.score = 0.0 if ev.reason else ev.dense * ev.coverage**self.coverage_power
         return ev
-
-
-def squeezed(text: str) -> str:
-    r"""``text`` lower-cased with spaces, hyphens, underscores and apostrophes removed, and every
-    other run of punctuation, a tab or a blank line turned into one ``|`` (a barrier between
-    words): the form :meth:`EvidenceScorer.phrase_occurs` compares.
-
-    >>> squeezed("Bacs Direct-Debit, or the Pro\t| Enterprise plans")
-    'bacsdirectdebit|orthepro|enterpriseplans'
-    """
-    t = re.sub(r"\n[ \t]*\n|\t", "|", text.lower())
-    t = re.sub(r"[\s\-_'’]+", "", t)
-    return re.sub(r"\W+", "|", t)

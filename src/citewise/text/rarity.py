@@ -275,3 +275,16 @@ def name_phrases(text: str, function_words: frozenset[str] = frozenset()) -> lis
         start = raw.rstrip("\"')”’*").endswith((".", "?", "!", ":", ";"))
     close()
     return list(out)
+
+
+def squeezed(text: str) -> str:
+    r"""``text`` lower-cased with spaces, hyphens, underscores and apostrophes removed, and every
+    other run of punctuation, a tab or a blank line turned into one ``|`` (a barrier between
+    words): the form :meth:`citewise.answer.evidence.EvidenceScorer.phrase_occurs` compares.
+
+    >>> squeezed("Bacs Direct-Debit, or the Pro\t| Enterprise plans")
+    'bacsdirectdebit|orthepro|enterpriseplans'
+    """
+    t = re.sub(r"\n[ \t]*\n|\t", "|", text.lower())
+    t = re.sub(r"[\s\-_'’]+", "", t)
+    return re.sub(r"\W+", "|", t)
