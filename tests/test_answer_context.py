@@ -80,6 +80,23 @@ def test_neighbour_expansion_brings_exceptions_section():
     assert [(c.chunk_id, c.via) for c in parent.chunks] == [("pro#x", "retrieved"), ("pro#rule", "parent")]
 
 
+def test_a_retrieved_chunk_brought_as_a_neighbour_keeps_its_own_rank_and_score():
+    rule = chunk("pro#rule", "## The rule\n\nRefunds within 30 days.", next_id="pro#exceptions")
+    exc = chunk("pro#exceptions", "## Exceptions\n\nAnnual plans: 45 days.", prev_id="pro#rule")
+    store = FakeStore([rule, exc])
+    # the Exceptions chunk was retrieved too (rank 2, score 0.8): it is no score-less neighbour
+    ctx = ContextAssembler().assemble("q", [H("pro#rule", 1, 0.9), H("pro#exceptions", 2, 0.8)], store)
+    assert [(c.chunk_id, c.via, c.rank, c.score) for c in ctx.chunks] == [
+        ("pro#rule", "retrieved", 1, 0.9),
+        ("pro#exceptions", "retrieved", 2, 0.8),
+    ]
+    alone = ContextAssembler().assemble("q", [H("pro#rule", 1, 0.9)], store)
+    assert [(c.chunk_id, c.via, c.rank, c.score) for c in alone.chunks] == [
+        ("pro#rule", "retrieved", 1, 0.9),
+        ("pro#exceptions", "neighbour", 1, 0.0),
+    ]
+
+
 def test_near_duplicates_dropped_and_source_identity_kept():
     a = chunk("a#1", "Refunds are possible within 30 days of the charge on the Pro plan.")
     b = chunk("b#1", "Refunds are possible within 30 days of the charge on the Pro plan!")  # same terms

@@ -11,12 +11,14 @@ default settings (answer.sufficiency = auto):
 
 from __future__ import annotations
 
+import copy
 import shutil
 
 import pytest
 
 from citewise.api import Citewise
 from citewise.demo import sample_dir
+from citewise.settings import load_settings
 
 from conftest import open_minilm_index
 
@@ -111,3 +113,31 @@ def test_a_faq_reply_to_another_question_never_opens_the_answer(sample_index):
     ans = Citewise(sample_index).ask("Are refunds approved automatically?")
     first = ans.text.split("[doc:")[0].strip()
     assert not first.lower().startswith(("no.", "no,", "yes.", "yes,")), ans.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Can I get a refund after 20 days on the Pro plan?",
+        "What happens to my data if I cancel my subscription?",
+        "Can I get a refund if I pay for Pro annually?",
+        "Do I need approval if a Starter refund is over 100 USD?",
+    ],
+)
+def test_the_controller_quotes_what_the_plain_answer_quotes(sample_index, question):
+    # a question with a condition goes through the evidence-gap controller; the answer it quotes
+    # after its opening line is the plain answer's: the same corpus IDF and retrieval order reach
+    # the selector (its chunk-rank features were learned on retrieval order), whatever order the
+    # controller's assembly gave the chunks
+    settings = load_settings(sample_index.path)
+    plain_settings = copy.deepcopy(settings)
+    plain_settings.answer.sufficiency = "off"
+    try:
+        plain = Citewise(sample_index, plain_settings).ask(question)
+        checked = Citewise(sample_index, settings).ask(question)
+    finally:
+        sample_index.config = settings
+    assert plain.outcome == "answered"
+    assert checked.outcome in ("supported", "not_established")
+    quoted = checked.text.splitlines()[1]
+    assert quoted.split(" [doc:")[0] == plain.text.split(" [doc:")[0], (quoted, plain.text)

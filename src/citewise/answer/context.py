@@ -6,7 +6,8 @@
    when the neighbour's first heading matches ``neighbour_pattern`` (default: *Exceptions*,
    *Caveats*, *Limitations*, *Notes*), so a rule is not quoted without its exceptions; with
    ``expand_parent`` it also brings its parent section's chunk. Expanded chunks follow the chunk
-   that brought them.
+   that brought them; one that was itself retrieved keeps its own rank and score (``via``
+   ``retrieved``).
 2. **Deduplicate**: a chunk whose term set has Jaccard similarity ≥ ``dedup_jaccard`` with an
    already kept chunk is dropped (near-duplicate pages, copied paragraphs).
 3. **Fill the token budget** (``o200k_base`` counts of what is rendered, per
@@ -259,6 +260,8 @@ class ContextAssembler:
         # candidates in rank order, expansions right after the chunk that brought them
         cands: list[tuple[object, int, float, str]] = []
         seen: set[str] = set()
+        # an expansion that is itself retrieved keeps its own rank and score
+        as_hit = {h.chunk_id: h for h in reversed(hits)}
         for h in hits:
             c = chunks.get(h.chunk_id)
             if c is None or c.chunk_id in seen:
@@ -271,7 +274,11 @@ class ContextAssembler:
                 for i, via in extra:
                     if i in got and i not in seen:
                         seen.add(i)
-                        cands.append((got[i], h.rank, 0.0, via))
+                        own = as_hit.get(i)
+                        if own is not None:
+                            cands.append((got[i], own.rank, float(own.score), "retrieved"))
+                        else:
+                            cands.append((got[i], h.rank, 0.0, via))
         ctx_chunks = [self._context_chunk(c, rank, score, via) for c, rank, score, via in cands]
         dropped: dict[str, str] = {}
         # near-duplicates

@@ -258,14 +258,43 @@ class GapController:
             else Context(question, [], request.budget_tokens)
         )
         ans.timings["controller_s"] = time.perf_counter() - t0
-        self._conclude(question, ans, trace, context, checks, dom, scope, a.reason, revisions, round_no, results)
+        # the quoted answer reads the chunks in retrieval order, as the selector was trained on:
+        # the assembly order (required sources first) decides only what fits the budget
+        first = {i: rank_of[h.chunk_id] for i, h in enumerate(ordered, start=1)}
+        reading = Context(
+            question,
+            sorted(context.chunks, key=lambda c: first.get(c.rank, len(pool))),
+            context.budget,
+            context.dropped,
+        )
+        f = effective_filters(principal, sfilters)
+        signals = {"qvec": a.qvec, "idf": lambda t: self.answerer.scorer.idf(t, f)}
+        self._conclude(
+            question, ans, trace, context, checks, dom, scope, a.reason, revisions, round_no, results, reading, signals
+        )
         ans.timings["total_s"] = time.perf_counter() - t0
         ans.evidence = {"controller": trace.as_dict()}
         return ans, trace
 
     def _conclude(
-        self, question, ans, trace, context, checks, dom, scope, abstain_reason, revisions, round_no, results=None
+        self,
+        question,
+        ans,
+        trace,
+        context,
+        checks,
+        dom,
+        scope,
+        abstain_reason,
+        revisions,
+        round_no,
+        results=None,
+        reading: Context | None = None,
+        signals: dict | None = None,
     ) -> None:
+        """Mark the checks on ``context`` and decide the outcome. The quoted extractive answer
+        reads ``reading`` (the same chunks in retrieval order; default ``context``) with the plain
+        answer's ``signals`` (``qvec``, ``idf``: the question's vector, the visible corpus's IDF)."""
         ans.context_ids = [c.chunk_id for c in context.chunks]
         results = mark_checks(checks, context.chunks, revisions, round_no, results)
         _version_filter(question, results)
@@ -278,7 +307,9 @@ class GapController:
             # an unnecessary fallback calls complete evidence insufficient
             trace.judge["miss"] = trace.judge["verdict"] == "sufficient" and bool(rule_missing)
             trace.judge["unnecessary_fallback"] = trace.judge["verdict"] == "insufficient" and not rule_missing
-        self._decide(question, ans, trace, context, results, scope, abstain_reason, dom)
+        self._decide(
+            question, ans, trace, context, results, scope, abstain_reason, dom, reading or context, signals or {}
+        )
 
     def answer_from_context(
         self, question: str, context: Context, scope: SourceScope | None = None
@@ -313,6 +344,8 @@ class GapController:
         scope: SourceScope,
         abstain_reason: Reason | None,
         dom,
+        reading: Context,
+        signals: dict,
     ) -> None:
         phrase = _scope_phrase(scope)
         found = [r for r in results.values() if r.status == "found"]
@@ -389,18 +422,20 @@ class GapController:
             self._generate(question, ans, trace, context, found, phrase)
             return
         if dom is None and ans.outcome in ("supported", "not_established") and context.chunks:
-            lines = self._with_quoted(question, context, lines, cites)
+            lines = self._with_quoted(question, reading, lines, cites, signals)
         ans.text = "\n".join(dict.fromkeys(lines))
         ans.citations = list(cites.values())
         ans.used_ids = list(dict.fromkeys(c.chunk_id for c in ans.citations))
 
-    def _with_quoted(self, question: str, context: Context, lines: list[str], cites: dict[str, Citation]) -> list[str]:
+    def _with_quoted(
+        self, question: str, context: Context, lines: list[str], cites: dict[str, Citation], signals: dict
+    ) -> list[str]:
         """``lines`` with the extractive answer to ``question`` from ``context`` after the opening
         line (the selector's units, cited), and without the check sentences it already quotes:
         derived checks say what is established; the quoted units answer the question itself."""
         from citewise.answer.citations import enforce_citations, split_cited_sentences
 
-        draft = self.answerer.generator.generate(question, context)
+        draft = self.answerer.generator.generate(question, context, **signals)
         checked = enforce_citations(draft.text, context, draft.spans)
         if checked.outcome == "abstained":
             return lines
