@@ -193,6 +193,22 @@ def test_derived_checks_split_the_question_at_its_conditions():
     assert not checks[1].match("A capture is retried after 15 minutes.")
 
 
+@pytest.mark.parametrize(
+    "question, names",
+    [
+        # a how-to question asks for a procedure: only its conditions are checks
+        ("How do I make bash append to the history file when it exits?", ["it exits"]),
+        ("How can I pass arguments to the linker if I am not using LLD?", ["I am not using LLD"]),
+        # a claim keeps its main clause
+        ("Can I pass arguments to the linker if I am not using LLD?", ["I pass arguments to the linker", "I am not using LLD"]),
+        # a how-to question without conditions derives its main clause as before
+        ("How do I rotate the signing certificate?", ["I rotate the signing certificate"]),
+    ],
+)
+def test_a_how_to_question_is_checked_on_its_conditions(question, names):
+    assert [c.name for c in derive_checks(question)] == names
+
+
 def test_requirements_errors_name_file_and_field(tmp_path):
     bad = tmp_path / "r.yaml"
     bad.write_text(

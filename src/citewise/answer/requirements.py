@@ -216,11 +216,17 @@ def derive_checks(question: str, idf=None) -> list[Check]:
 
     From the question's analysis (:func:`citewise.answer.question.analyze_question`): one check
     for the main clause and one per condition clause ("after a capture request times out"), each
-    named by its words without the condition marker. A check counts as found only where one
-    sentence *states* it: the sentence holds every content term of the clause, or all but one
-    when the clause has four or more, and at least :data:`STATED_SHARE` of their IDF weight
-    (``idf``: term -> weight, e.g. :meth:`EvidenceScorer.idf`; equal weights when None). A
-    sentence that shares a word or two with the clause does not.
+    named by its words without the condition marker. A how-to question with conditions has no
+    main-clause check: it asks for a procedure, which no sentence states as a claim.
+
+    >>> [c.name for c in derive_checks("How do I stop fs.rm from throwing when the path does not exist?")]
+    ['the path does not exist']
+
+    A check counts as found only where one sentence *states* it: the sentence holds every content
+    term of the clause, or all but one when the clause has four or more, and at least
+    :data:`STATED_SHARE` of their IDF weight (``idf``: term -> weight, e.g.
+    :meth:`EvidenceScorer.idf`; equal weights when None). A sentence that shares a word or two
+    with the clause does not.
 
     When the question asks for a number or a date, each check also reads that value from its
     evidence (the first quantity or date of the sentence: ``data/format.yaml``, ``values``), so
@@ -238,7 +244,10 @@ def derive_checks(question: str, idf=None) -> list[Check]:
     for c in qa.conditions:
         main = main.replace(c, " ")
     pieces = []
-    for sentence in re.split(r"(?<=[?!.])\s+", main):  # "... twice? Is it guaranteed safe?": two claims
+    # a how-to question's main clause asks for a procedure ("How do I stop fs.rm from throwing"):
+    # no sentence states it as a claim; the answer gives the procedure, the conditions are checked
+    sentences = [] if qa.kind == "how_to" and qa.conditions else re.split(r"(?<=[?!.])\s+", main)
+    for sentence in sentences:  # "... twice? Is it guaranteed safe?": two claims
         words = sentence.strip().rstrip("?!.").split()
         low = " ".join(w.lower() for w in words)
         for phrase, _ in lex.answer_types:  # "How long are keys kept": the wh-phrase is no claim
