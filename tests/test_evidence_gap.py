@@ -200,7 +200,10 @@ def test_derived_checks_split_the_question_at_its_conditions():
         ("How do I make bash append to the history file when it exits?", ["it exits"]),
         ("How can I pass arguments to the linker if I am not using LLD?", ["I am not using LLD"]),
         # a claim keeps its main clause
-        ("Can I pass arguments to the linker if I am not using LLD?", ["I pass arguments to the linker", "I am not using LLD"]),
+        (
+            "Can I pass arguments to the linker if I am not using LLD?",
+            ["I pass arguments to the linker", "I am not using LLD"],
+        ),
         # a how-to question without conditions derives its main clause as before
         ("How do I rotate the signing certificate?", ["I rotate the signing certificate"]),
     ],
