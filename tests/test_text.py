@@ -69,6 +69,22 @@ def test_sentences_skip_markup_and_split_prose():
     assert got == ["First one.", "Second one!", "item one", "Item two."]
 
 
+def test_a_bold_passage_of_several_sentences_splits_and_reads_without_stray_marks():
+    from citewise.answer.units import clean
+
+    text = "Gift cards are final. **Refunds are never made. No credit is given either.** Other items: 14 days."
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == [
+        "Gift cards are final.",
+        "**Refunds are never made.",
+        "No credit is given either.",
+        "Other items: 14 days.",
+    ]
+    assert [clean(g) for g in got[1:3]] == ["Refunds are never made.", "No credit is given either."]
+    # marks with a partner, or standing apart, are no remainder
+    assert clean("**Pro** is *the* plan. 2 ** 3 = 8") == "Pro is the plan. 2 ** 3 = 8"
+
+
 def test_slugify():
     assert slugify("Refunds on the Pro plan (2026)") == "refunds-on-the-pro-plan-2026"
     assert slugify("!!!") == "section"

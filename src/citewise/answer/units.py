@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 
 from citewise.text.blocks import parse_blocks
+from citewise.text.emphasis import unpaired_edges
 from citewise.text.hanging import chunk_entries
 from citewise.text.sentences import split_sentences, trim_span
 
@@ -129,7 +130,8 @@ def clean(text: str) -> str:
 
     Removes HTML comments and inline HTML tags, images (keeps the alt text), inline, reference
     (``[fs.rm()][]``, ``[text][ref]``) and auto links (keeps the label), emphasis (``**x**``,
-    ``*x*``, ``_x_``, ``~~x~~``, not the underscores of ``snake_case``), code ticks, block-quote
+    ``*x*``, ``_x_``, ``~~x~~``, not the underscores of ``snake_case``; an unpaired mark at
+    either end: :mod:`citewise.text.emphasis`), code ticks, block-quote
     and heading markers, backslash escapes and the common entities; collapses whitespace. Code
     spans are protected while the rest is cleaned, so ``__proto__`` and ``a*b*c`` inside ticks
     survive.
@@ -159,6 +161,7 @@ def clean(text: str) -> str:
         text = rx.sub(lambda m: m.group(m.lastindex), text)
     text = _EM_STAR.sub(r"\1", text)
     text = _EM_UNDER.sub(r"\1", text)
+    text = unpaired_edges(text)
     text = _ESCAPE.sub(r"\1", text)
     for ent, ch in _ENTITIES.items():
         text = text.replace(ent, ch)

@@ -2,15 +2,16 @@
 
 Markup lines (headings, table rows, code fences and the code between them) are not sentences and
 are skipped; list items are sentences of their own. The boundary rule is the usual heuristic:
-``.``, ``!`` or ``?`` (optionally followed by closing quotes or brackets), whitespace, then an
-upper-case letter, digit, quote or bracket.
+``.``, ``!`` or ``?`` (optionally followed by closing quotes, brackets or emphasis marks: a bold
+passage of several sentences ends ``.**``), whitespace, then an upper-case letter, digit, quote,
+bracket or emphasis mark.
 """
 
 from __future__ import annotations
 
 import re
 
-SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*])")
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_~]*\s+(?=[A-Z0-9\"'(\[`*_])")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
