@@ -154,6 +154,8 @@ _HOW_TO_OBJECT = re.compile(
     rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)",
     re.I,
 )
+#: A how-to's object that is an embedded question ("How can I record which commit ...").
+_EMBEDDED_QUESTION = re.compile(r"(?:which|what|where|when|whether|who|whom|whose|why|how|if)\b", re.I)
 #: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
 _WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
 #: "How many employees does Ledgerly have?": the things counted (up to three words before the verb).
@@ -186,7 +188,7 @@ def subject_words(question: str) -> list[str]:
     (:func:`question_subject`), the whole phrase of "what is the X of Y", what "how many / how much"
     counts, the object of a
     how-to up to its first preposition ("How do I set up a Cargo workspace with ..." ->
-    ``Cargo workspace``), or the head of a search-box query up to its first preposition
+    ``Cargo workspace``; none when the object is an embedded question, "record which commit ..."), or the head of a search-box query up to its first preposition
     ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``; four words
     at most, and not a query that opens like a sentence, :data:`_SENTENCE_START`).
     Words only, without :data:`GENERIC_WORDS`; [] when no pattern fits.
@@ -199,6 +201,8 @@ def subject_words(question: str) -> list[str]:
     ['default', 'memory', 'limit', 'lambda']
     >>> subject_words("How many employees does Ledgerly have?")
     ['employees']
+    >>> subject_words("How can I record which commit a cherry-picked change came from?")
+    []
     >>> subject_words("Why don't my aliases work?"), subject_words("a colleague signs in through SSO")
     ([], [])
     """
@@ -208,6 +212,8 @@ def subject_words(question: str) -> list[str]:
             m = rx.match(question)
             if m:
                 phrase = m.group("x")
+                if rx is _HOW_TO_OBJECT and _EMBEDDED_QUESTION.match(phrase):
+                    phrase = ""  # "record which commit a change came from": a clause, no noun phrase
                 break
     if not phrase and "?" not in question and not ASKING.match(question) and not _SENTENCE_START.match(question):
         m = _QUERY_HEAD.match(question)
