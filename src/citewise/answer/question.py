@@ -70,6 +70,8 @@ class Lexicon:
     default_words: frozenset[str]
     back_references: frozenset[str]
     back_pronouns: frozenset[str]
+    back_determiners: frozenset[str]
+    self_references: frozenset[str]
     english: frozenset[str]
     reader_pronouns: tuple[tuple[str, str], ...]
 
@@ -110,6 +112,8 @@ def lexicon() -> Lexicon:
         frozenset(words("default_words")),
         frozenset(words("back_references")),
         frozenset(words("back_pronouns")),
+        frozenset(words("back_determiners")),
+        frozenset(words("self_references")),
         frozenset(words("english_function_words")),
         tuple((str(a), str(b)) for a, b in pairs("reader_pronouns").items()),
     )
@@ -391,19 +395,28 @@ POINTS_BACK_WORDS = 4
 
 def leans_back(sentence: str) -> bool:
     """Whether ``sentence`` leans on the sentence before it: it opens with a back-reference word
-    (``back_references``: "This", "Its", "Such") or holds a personal pronoun (``back_pronouns``)
-    among its first :data:`POINTS_BACK_WORDS` words (``data/question.yaml``).
+    (``back_references``: "This", "Its", "Such"), holds a personal pronoun (``back_pronouns``)
+    among its first :data:`POINTS_BACK_WORDS` words, or its first clause (up to a comma) names
+    something with a demonstrative (``back_determiners``: "with this code") that is not the text
+    itself (``self_references``: "this section"; ``data/question.yaml``).
 
     >>> leans_back("On day 20 it cancels."), leans_back("If none of them matches, ..."), leans_back("This is so.")
     (True, True, True)
+    >>> leans_back("If the script exits with this code, the revision is skipped.")
+    True
     >>> leans_back("A task waits until one of them is free."), leans_back("Four threads run.")
     (False, False)
+    >>> leans_back("The options described in this section apply to both."), leans_back("It ends, and this code runs.")
+    (False, True)
     """
     words = re.findall(r"\w+", sentence.lower())
     lex = lexicon()
-    return bool(words) and (
-        words[0] in lex.back_references or any(w in lex.back_pronouns for w in words[:POINTS_BACK_WORDS])
-    )
+    if not words:
+        return False
+    if words[0] in lex.back_references or any(w in lex.back_pronouns for w in words[:POINTS_BACK_WORDS]):
+        return True
+    clause = re.findall(r"\w+", sentence.split(",")[0].lower())
+    return any(w in lex.back_determiners and nxt not in lex.self_references for w, nxt in zip(clause, clause[1:]))
 
 
 def part_question(part: str, names: Sequence[str]) -> str:
