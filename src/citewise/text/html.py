@@ -277,7 +277,9 @@ def _list(lst: Tag, depth: int) -> str:
             if item and item[0].strip() in ("-", f"{n - 1}."):
                 item = item[1:]
             lines += item
-        elif isinstance(child, Tag):  # stray element directly in a list: keep its text as an item
+        elif isinstance(child, Tag) and child.get_text(strip=True):
+            # stray element directly in a list: keep its text as an item (an empty anchor
+            # between items, ``</li><a name="x"></a><li>``, is no item)
             lines += _item_lines(child, depth, "- ")
         elif isinstance(child, NavigableString) and not isinstance(child, _SKIP_STRINGS) and child.strip():
             lines.append("  " * depth + "- " + " ".join(child.split()))
