@@ -68,6 +68,9 @@ def test_subject_words_take_the_phrase_asked_about():
     # signs in through SSO ..." abstained on "colleague", "let staff log in ..." on "staff")
     assert subject_words("a colleague signs in through SSO fine but ends up with the wrong access") == []
     assert subject_words("let staff log in with their Google accounts") == []
+    # a how-to whose object is an embedded question names no object ("came" is no thing)
+    assert subject_words("How can I record which commit a cherry-picked change came from?") == []
+    assert subject_words("How do I find out where the config file is?") == []
     # an article is a word of its own ("get around", not "get a round"); adverbs frame, not name
     assert subject_words("how do I get around E-1007 when exporting all my invoices") == ["E-1007"]
 

@@ -364,6 +364,10 @@ def test_sources_giving_different_values_conflict_with_both_shown():
         ("A task waits until one of them is free.", 0, False),  # a pronoun further on
         ("Four threads run by default.", 0, False),
         ("size {integer} It sets the pool's size.", 0, False),  # an item's pronoun is its lead term
+        # a demonstrative naming something in the first clause points back ("with this code")
+        ("If a task fails with this code, the pool retries it.", 0, True),
+        ("If a task fails, this code is logged.", 0, False),  # not in the first clause
+        ("The limits in this section apply to every pool.", 0, False),  # the text itself
     ],
 )
 def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at(second, opens_back, kept):
