@@ -77,12 +77,13 @@ def test_lists_nested_and_one_unit_per_item():
 
 
 def test_an_empty_anchor_between_list_items_is_no_item():
-    # SQLite's limits page: ``</li><a name="max_column"></a><li>`` inside its <ol>
+    # SQLite's limits page: ``</li><a name="max_column"></a><li>`` inside its <ol>; an item's
+    # title paragraph reads as its term, not run into the sentence after it
     html = (
         '<main><ol><li><p><b>Maximum length</b></p><p>It is 10 by default.</p></li><a name="x"></a>'
         "<li><p><b>Maximum depth</b></p><p>It is 1000.</p></li><span>A stray note.</span></ol></main>"
     )
-    assert md(html) == ("1. Maximum length It is 10 by default.\n2. Maximum depth It is 1000.\n- A stray note.\n")
+    assert md(html) == ("1. Maximum length: It is 10 by default.\n2. Maximum depth: It is 1000.\n- A stray note.\n")
 
 
 def test_definition_list_is_item_with_lead_term():

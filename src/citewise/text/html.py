@@ -260,9 +260,35 @@ def _item_lines(node: Tag, depth: int, marker: str) -> list[str]:
             text_parts.append(b.lstrip("#").strip())
         else:
             text_parts.append(b.lstrip("\\"))
-    lines = [f"{indent}{marker}{' '.join(text_parts)}".rstrip()] if text_parts or not after else []
+    lines = [f"{indent}{marker}{_join_blocks(text_parts)}".rstrip()] if text_parts or not after else []
     lines += after
     return lines
+
+
+#: Words of a block that titles the blocks after it in one list item (``<li><p><b>Maximum
+#: length</b></p><p>It is 10.</p></li>``): a short block without closing punctuation.
+TITLE_WORDS = 8
+
+
+def _join_blocks(parts: list[str]) -> str:
+    """The blocks of one list item on one line. A block that titles the next (at most
+    :data:`TITLE_WORDS` words, no closing punctuation) is joined with ": " (it reads as the item's
+    term, "Maximum length: It is 10."), any other block without closing punctuation with ". ", so
+    a title never runs into the sentence after it.
+
+    >>> _join_blocks(["Maximum length", "It is 10 by default."])
+    'Maximum length: It is 10 by default.'
+    >>> _join_blocks(["Open settings.", "Then wait."])
+    'Open settings. Then wait.'
+    """
+    out = ""
+    for i, part in enumerate(parts):
+        if i and out and not out.rstrip().endswith((".", "!", "?", ":", ";", ",")):
+            out = out.rstrip() + (": " if len(parts[i - 1].split()) <= TITLE_WORDS else ". ")
+        elif i:
+            out += " "
+        out += part
+    return out
 
 
 def _list(lst: Tag, depth: int) -> str:

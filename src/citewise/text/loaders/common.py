@@ -35,7 +35,8 @@ def sha256_hex(data: bytes) -> str:
 #: headings, lists, indented code), plain text gets headings and loses its tables of contents,
 #: HTML loses navigation and its folder's repeated blocks, PDF its page furniture; then every
 #: format's next: a chunk starting inside a hanging-indent entry's body repeats its term lines;
-#: and the next: an oversized indented block is cut at its blank lines, not at any line).
+#: and the next: an oversized indented block is cut at its blank lines, not at any line; HTML 6:
+#: an empty element between list items is no item, an item's title paragraph reads as its term).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
@@ -43,8 +44,8 @@ LOADER_VERSIONS = {
     ".pdf": "9",
     ".md": "7",
     ".markdown": "7",
-    ".html": "5",
-    ".htm": "5",
+    ".html": "6",
+    ".htm": "6",
     ".txt": "5",
     ".text": "5",
     ".rst": "3",
