@@ -392,6 +392,13 @@ def test_a_first_sentence_pointing_back_keeps_the_sentence_it_points_at(second, 
         ("Gzip is the default.", True),
         ("Set a default for every user.", False),
         ("The default profile can be changed at any time.", False),
+        # the setting named by up to three words, then a value
+        ("The default suggested cache size is -2000, which means 2 MB.", True),
+        ("The default journal mode is DELETE.", True),
+        ('The default output mode is "list".', True),
+        ("The database has a default suggested cache size of 0 pages.", True),
+        ("The default page cache that is built in honors the request.", False),
+        ("The default editor is used when nothing is set.", False),
     ],
 )
 def test_a_sentence_stating_a_default_value(sentence, states):
@@ -424,3 +431,18 @@ def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted
     # the value sentence scores far below a follower's share of the first unit
     out = compose(analyze_question(question), list(units.values()), np.array([5.0, -5.0, -5.0]), [text])
     assert [names[id(c)] for c in out] == quoted
+
+
+@pytest.mark.parametrize(
+    "heading, wants_code, quoted",
+    [
+        ("SYNOPSIS", True, False),  # a manual page's synopsis lists every option, answers nothing
+        ("Synopsis:", True, False),
+        ("EXAMPLES", True, True),
+        ("EXAMPLES", False, False),  # code only when the question asks for code
+    ],
+)
+def test_a_manual_pages_synopsis_block_is_never_quoted(heading, wants_code, quoted):
+    text = "```\ngit stash list [<log-options>]\ngit stash show [-u | --include-untracked]\n```"
+    unit = Unit(0, len(text), text, ("git-stash(1)", heading), kind="code")
+    assert quotable(unit, text, wants_code) is quoted

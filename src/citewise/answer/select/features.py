@@ -54,7 +54,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from citewise.answer.question import QuestionAnalysis, lexicon
-from citewise.answer.select.format import is_furniture, is_lead_in, is_synopsis, step_number, states_value
+from citewise.answer.select.format import (
+    is_furniture,
+    is_lead_in,
+    is_synopsis,
+    is_synopsis_section,
+    step_number,
+    states_value,
+)
 from citewise.answer.units import Unit
 from citewise.text.analyzer import analyze, find_identifiers
 from citewise.text.hanging import term_alternatives
@@ -130,11 +137,12 @@ def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
     not a lead-in ending in ':' or a question, not page furniture (a table-of-contents line, a
     section or page number, a footnote marker: :func:`~citewise.answer.select.format.is_furniture`),
     not a bare command synopsis (:func:`~citewise.answer.select.format.is_synopsis`), and a code
-    block only when the question asks for code."""
+    block only when the question asks for code and it is not a manual page's synopsis
+    (:func:`~citewise.answer.select.format.is_synopsis_section`)."""
     if u.end > len(chunk_text) or not u.text.strip():
         return False
     if u.kind == "code":
-        return wants_code
+        return wants_code and not is_synopsis_section(u.heading)
     return not (is_lead_in(u.text) or is_furniture(u.text) or is_synopsis(u.text))
 
 

@@ -31,6 +31,7 @@ def _data() -> dict:
         "furniture": tuple(re.compile(p, re.I) for p in raw["furniture"]),
         "step": re.compile(raw["step_marker"]),
         "synopsis": re.compile(raw["synopsis"]),
+        "synopsis_headings": frozenset(str(h).lower() for h in raw["synopsis_headings"]),
         "value": tuple(re.compile(p, re.I) for p in raw["states_value"]),
         "values": {k: re.compile(p, re.I) for k, p in raw["values"].items()},
     }
@@ -52,6 +53,16 @@ def is_synopsis(text: str) -> bool:
     (False, False)
     """
     return _data()["synopsis"].match(text.strip()) is not None
+
+
+def is_synopsis_section(heading: str) -> bool:
+    """Whether ``heading`` names a manual page's synopsis section (``data/format.yaml``:
+    ``synopsis_headings``), whose code block shows how a command is written, not how to do a task.
+
+    >>> is_synopsis_section("SYNOPSIS"), is_synopsis_section("Examples")
+    (True, False)
+    """
+    return heading.strip().rstrip(":").lower() in _data()["synopsis_headings"]
 
 
 def is_lead_in(text: str) -> bool:
