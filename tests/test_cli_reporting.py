@@ -49,8 +49,11 @@ def test_version_and_shell_completion():
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.stdout == f"citewise {version()}\n"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    # the shell named, not detected from the processes above pytest (none is a shell when the
+    # suite runs detached, and typer then writes "Shell  not supported.")
+    named = {**env, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "citewise.cli", "--show-completion", "bash"], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "citewise.cli", "--show-completion", "bash"], capture_output=True, text=True, env=named
     )
     assert out.returncode == 0 and "_citewise_completion" in out.stdout and "complete " in out.stdout
     # typer's completion protocol answers with the commands
