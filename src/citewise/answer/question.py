@@ -406,8 +406,10 @@ def leans_back(sentence: str) -> bool:
     True
     >>> leans_back("A task waits until one of them is free."), leans_back("Four threads run.")
     (False, False)
-    >>> leans_back("The options described in this section apply to both."), leans_back("It ends, and this code runs.")
+    >>> leans_back("The options in this section apply to both."), leans_back("If it fails, this code is logged.")
     (False, True)
+    >>> leans_back("If a task fails, this code is logged.")
+    False
     """
     words = re.findall(r"\w+", sentence.lower())
     lex = lexicon()

@@ -281,12 +281,13 @@ def _join_blocks(parts: list[str]) -> str:
     >>> _join_blocks(["Open settings.", "Then wait."])
     'Open settings. Then wait.'
     """
-    out = ""
-    for i, part in enumerate(parts):
-        if i and out and not out.rstrip().endswith((".", "!", "?", ":", ";", ",")):
-            out = out.rstrip() + (": " if len(parts[i - 1].split()) <= TITLE_WORDS else ". ")
-        elif i:
+    parts = [p for p in parts if p]
+    out = parts[0] if parts else ""
+    for before, part in zip(parts, parts[1:]):
+        if out.rstrip().endswith((".", "!", "?", ":", ";", ",")):
             out += " "
+        else:
+            out = out.rstrip() + (": " if len(before.split()) <= TITLE_WORDS else ". ")
         out += part
     return out
 

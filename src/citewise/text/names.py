@@ -154,8 +154,10 @@ _HOW_TO_OBJECT = re.compile(
     rf"(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)",
     re.I,
 )
+#: The wh-words that open a question, or a question embedded in another.
+_WH_WORDS = "what|which|who|whom|whose|when|where|why|how"
 #: A how-to's object that is an embedded question ("How can I record which commit ...").
-_EMBEDDED_QUESTION = re.compile(r"(?:which|what|where|when|whether|who|whom|whose|why|how|if)\b", re.I)
+_EMBEDDED_QUESTION = re.compile(rf"(?:{_WH_WORDS}|whether|if)\b", re.I)
 #: "What is the default memory limit of a lambda function?": the whole noun phrase asked about.
 _WHAT_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:the|a|an)\s+(?P<x>[^?,]{1,80}?)\s*\??\s*$", re.I)
 #: "How many employees does Ledgerly have?": the things counted (up to three words before the verb).
@@ -168,7 +170,7 @@ _HOW_MANY = re.compile(
 _QUERY_HEAD = re.compile(rf"^\s*(?P<x>.+?)\s*(?:\b(?:{_PREPOSITION})\b|[?,]|$)", re.I)
 #: A text that opens like a question ("what ...", "how ...", "show ..."); the answerer uses it too.
 ASKING = re.compile(
-    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|does|do|did|"
+    rf"^\s*(?:{_WH_WORDS}|is|are|can|could|does|do|did|"
     r"should|will|would|may|must|show|give|list|tell|explain|describe|define)\b",
     re.I,
 )
@@ -186,9 +188,9 @@ _SENTENCE_START = re.compile(
 def subject_words(question: str) -> list[str]:
     """Words of the noun phrase a question is about: the subject of "what is / does X"
     (:func:`question_subject`), the whole phrase of "what is the X of Y", what "how many / how much"
-    counts, the object of a
-    how-to up to its first preposition ("How do I set up a Cargo workspace with ..." ->
-    ``Cargo workspace``; none when the object is an embedded question, "record which commit ..."), or the head of a search-box query up to its first preposition
+    counts, the object of a how-to up to its first preposition ("How do I set up a Cargo
+    workspace with ..." -> ``Cargo workspace``; none when the object is an embedded question,
+    "record which commit ..."), or the head of a search-box query up to its first preposition
     ("nginx reverse proxy config for a Node.js app" -> ``nginx reverse proxy config``; four words
     at most, and not a query that opens like a sentence, :data:`_SENTENCE_START`).
     Words only, without :data:`GENERIC_WORDS`; [] when no pattern fits.
