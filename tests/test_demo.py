@@ -72,3 +72,28 @@ def test_the_try_it_hint_names_the_command_as_it_was_run(tmp_path, monkeypatch):
     assert command_name(str(script)) == "citewise"  # the one on PATH is this one
     assert command_name("/usr/lib/python3/citewise/cli.py") == "citewise"  # python -m citewise.cli
     assert command_name("") == "citewise"
+
+
+def test_the_demo_settings_follow_the_installation_and_leave_the_users_alone(tmp_path):
+    """A demo index keeps working after the checkout that first ran the demo is deleted: the
+    settings file the demo wrote names that checkout's record tools, and the next run rewrites
+    it; a settings file the user wrote is never touched."""
+    from citewise.demo import DEMO_SETTINGS_MARK, configure_sample_records
+    from citewise.tools.records import sample_tools_yaml
+
+    stale = tmp_path / "demo"
+    stale.mkdir()
+    gone = "/gone/checkout/src/citewise/sample/record_tools.yaml"
+    (stale / "citewise.toml").write_text(
+        f'{DEMO_SETTINGS_MARK}\n[records]\ndatabase = "/gone/records.db"\ntemplates = "{gone}"\n', encoding="utf-8"
+    )
+    configure_sample_records(stale)
+    text = (stale / "citewise.toml").read_text(encoding="utf-8")
+    assert text.startswith(DEMO_SETTINGS_MARK) and gone not in text and "/gone/records.db" not in text
+    assert str(sample_tools_yaml()) in text
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "citewise.toml").write_text('[records]\ntemplates = "/srv/my_tools.yaml"\n', encoding="utf-8")
+    configure_sample_records(mine)
+    assert (mine / "citewise.toml").read_text(encoding="utf-8") == '[records]\ntemplates = "/srv/my_tools.yaml"\n'

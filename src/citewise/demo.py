@@ -43,22 +43,31 @@ def command_name(argv0: str | None = None) -> str:
     return argv0
 
 
+#: First line of the settings file the demo writes; a file opening otherwise is the user's.
+DEMO_SETTINGS_MARK = "# written by citewise demo: the sample records and their named queries for record questions"
+
+
 def configure_sample_records(index_dir: Path) -> None:
     """Write ``<index>/citewise.toml`` naming the sample records database (built once in the
-    cache folder) unless the index already has a settings file, so record questions asked of
-    the demo index ("What is the status of invoice 2041?") reach the sample's record tools."""
+    cache folder) and this installation's record tools, so record questions asked of the demo
+    index ("What is the status of invoice 2041?") reach the sample's record tools. A file the
+    demo wrote before (it opens with :data:`DEMO_SETTINGS_MARK`) is brought up to date: it names
+    files of the installation that wrote it, which may since have moved or been deleted. A
+    settings file of the user's is left as it is."""
     from citewise.settings import FILE_NAME
     from citewise.tools.records import build_sample_db, sample_tools_yaml
 
     path = Path(index_dir) / FILE_NAME
-    if not path.exists():
-        db = build_sample_db()
-        path.write_text(
-            "# written by citewise demo: the sample records and their named queries for record questions\n"
-            f"[records]\ndatabase = {json.dumps(str(db))}\n"
-            f"templates = {json.dumps(str(sample_tools_yaml()))}\n",
-            encoding="utf-8",
-        )
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    if old is not None and not old.startswith(DEMO_SETTINGS_MARK):
+        return
+    text = (
+        f"{DEMO_SETTINGS_MARK}\n"
+        f"[records]\ndatabase = {json.dumps(str(build_sample_db()))}\n"
+        f"templates = {json.dumps(str(sample_tools_yaml()))}\n"
+    )
+    if text != old:
+        path.write_text(text, encoding="utf-8")
 
 
 def run_demo(index_dir: Path, embedder: str, out, err, print_answer, progress) -> None:
