@@ -83,6 +83,29 @@ def test_the_analysis_is_computed_once_per_question():
     assert analyze_question("What is a Buffer?") is analyze_question("What is a Buffer?")
 
 
+@pytest.mark.parametrize(
+    "question, asks_default",
+    [
+        ("What is the default retry delay?", True),
+        ("Which editor does fc use when FCEDIT is unset?", True),
+        # a negation shortly before a verb of supplying: what holds when the thing is not given
+        ("What sampling interval does the profiler use if I don't set one?", True),
+        ("Which file is read when no option is given?", True),
+        ("Which linker is used if I do not pass -C linker?", True),
+        ("Which variable gets the line if I call read without giving a name?", True),
+        ("Which file gets the history if I never set HISTFILE?", True),
+        ("How do I set the cache size?", False),
+        ("Why is the option not documented?", False),
+        ("Can I pass two files at once?", False),
+    ],
+)
+def test_a_question_about_what_holds_when_nothing_is_given_asks_the_default(question, asks_default):
+    qa = analyze_question(question)
+    assert qa.asks_default is asks_default
+    if asks_default and qa.kind != "yes_no":
+        assert qa.expected in ("value", "number", "date")
+
+
 def test_language_and_code_request():
     assert analyze_question("Wie beantrage ich eine Erstattung für mein Konto?").language == "und"
     assert analyze_question("How do I export invoices?").language == "en"

@@ -68,6 +68,9 @@ class Lexicon:
     absolute_markers: tuple[str, ...]
     code_words: frozenset[str]
     default_words: frozenset[str]
+    omission_negations: frozenset[str]
+    omission_verbs: frozenset[str]
+    omission_window: int
     back_references: frozenset[str]
     back_pronouns: frozenset[str]
     back_determiners: frozenset[str]
@@ -110,6 +113,9 @@ def lexicon() -> Lexicon:
         tuple(words("absolute_markers")),
         frozenset(words("code_words")),
         frozenset(words("default_words")),
+        frozenset(words("omission_negations")),
+        frozenset(words("omission_verbs")),
+        int(raw["omission_window"]),
         frozenset(words("back_references")),
         frozenset(words("back_pronouns")),
         frozenset(words("back_determiners")),
@@ -247,6 +253,23 @@ def _expected(words: list[str], kind: str, lex: Lexicon, wants_code: bool, asks_
                 return "code"
             return kind_of
     return "code" if wants_code else "description"
+
+
+def _omission(words: list[str], lex: Lexicon) -> bool:
+    """A negation shortly before a verb of supplying ("if I don't set one", "when no name is
+    given"): the question asks what holds when a thing is not supplied (data file: ``omission_*``).
+
+    >>> _omission("what does it use if i don't set one".split(), lexicon())
+    True
+    >>> _omission("how do i set the cache size".split(), lexicon())
+    False
+    """
+    for i, w in enumerate(words):
+        if w in lex.omission_verbs:
+            before = words[max(0, i - lex.omission_window) : i]
+            if any(b in lex.omission_negations or b.endswith("n't") for b in before):
+                return True
+    return False
 
 
 def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
@@ -472,7 +495,7 @@ def analyze_question(text: str) -> QuestionAnalysis:
     words = _lower_words(clean)
     kind = _kind(words, clean, lex)
     wants_code = kind == "how_to" or any(w in lex.code_words for w in words) or _phrase_at(words, "looks like") >= 0
-    asks_default = any(w in lex.default_words for w in words)
+    asks_default = any(w in lex.default_words for w in words) or _omission(words, lex)
     conditions = _conditions(clean, lex)
     subject = _subject(clean, words, conditions, lex)
     terms = tuple(t for t in dict.fromkeys(analyze(clean)) if t not in lex.question_terms)
