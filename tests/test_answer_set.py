@@ -307,6 +307,24 @@ def test_table_row_span_matches_a_row_quoted_with_its_header_labels():
     assert grade_answer(q, answer).verdict == "correct"
 
 
+def test_a_term_and_description_span_matches_the_term_colon_rendering():
+    from citewise.evaluation.answer_set import SetQuestion, span_in
+
+    # a PDF definition list sets the term beside its description; the answer renders "term: description"
+    assert span_in(
+        normalise("\\j The number of jobs currently managed"),
+        normalise("\\j: The number of jobs currently managed by the shell."),
+    )
+    assert not span_in(normalise("\\j The number of jobs currently managed"), normalise("\\j: The count of jobs."))
+    q = SetQuestion(
+        "q", "c", "in_scope", "table", "?", ("bash/bashref",), ("-N file True if file exists and has been modified",)
+    )
+    answer = Answer(
+        "-N file: True if file exists and has been modified since it was last read. [doc:bash/bashref]", "answered"
+    )
+    assert grade_answer(q, answer).verdict == "correct"
+
+
 def test_eval_answers_llm_generator(tiny, monkeypatch):
     from fake_openai import FakeOpenAI
 

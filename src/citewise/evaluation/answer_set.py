@@ -291,10 +291,17 @@ def span_in(span: str, body: str) -> bool:
     True
     >>> span_in("2 | 225 |", "opt-level: 3; threshold: 275. the default is 225 at 2")
     False
+
+    A span copied from a term and its description set side by side (a PDF's definition list:
+    ``\\j the number of jobs``) also matches the answer's ``term: description`` rendering: the
+    body is tested once more with every ``": "`` read as a space.
+
+    >>> span_in("<< >> left and right bitwise shifts", "<< >>: left and right bitwise shifts.")
+    True
     """
     if not span:
         return False
-    if span in body:
+    if span in body or span in body.replace(": ", " "):
         return True
     cells = [c.strip() for c in span.split("|") if c.strip()]
     if len(cells) < 2:
