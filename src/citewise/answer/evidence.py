@@ -85,6 +85,7 @@ from typing import Sequence
 
 import numpy as np
 
+from citewise.answer.known_forms import CONSTANT, attached_flag_known, evidence_terms, section_key_known, singular
 from citewise.answer.question import analyze_question, lexicon
 from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
@@ -129,7 +130,7 @@ _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
 #: An upper-case constant name: ``O_DIRECT``, ``SIGPWR``, ``UV_THREADPOOL_SIZE``.
-_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*")
+_CONSTANT = CONSTANT
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
 #: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
 #: heading or a definition led by the name). Options and variables are left out: "the same
@@ -302,7 +303,7 @@ class EvidenceScorer:
                 if any(self.df(t, filters) == 0 for t in terms if t not in QUESTION_WORDS):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
-                if not self._known_constant(name, filters):
+                if not (self._known_constant(name, filters) or self._known_form(name, filters)):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
         english = analyze_question(question).language == "en"
         phrases = name_phrases(question, lexicon().english) if english else []
@@ -314,7 +315,8 @@ class EvidenceScorer:
             if word in inside or _VERSIONED.fullmatch(word) or not (english or name_shaped(word)):
                 continue
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if terms and all(self.df(t, filters) == 0 for t in terms):
+            one = singular(word)  # "PNGs" is known where "PNG" is
+            if terms and all(self.df(t, filters) == 0 for t in terms + (analyze(one) if one else [])):
                 return Reason.of(ReasonCode.UNKNOWN_NAME, name=word)
         return None
 
@@ -361,6 +363,16 @@ class EvidenceScorer:
             self._subject[key] = len(self.store.lexical_search(terms, need, filters)) >= need
         return self._subject[key]
 
+    def _known_form(self, name: str, filters: Filters | None) -> bool:
+        """Whether the corpus knows ``name`` in another written form (:mod:`known_forms`)."""
+
+        def chunks_with(terms: list[str]):
+            hits = self.store.lexical_search(terms, self.df_cap, filters)
+            return self.store.get_chunks([h.chunk_id for h in hits]).values()
+
+        df = lambda t: self.df(t, filters)  # noqa: E731
+        return section_key_known(name, df, chunks_with) or attached_flag_known(name, df, chunks_with)
+
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
         """Whether a dotted name the corpus never spells whole ends in a constant it knows, under
         a first part it knows: ``fs.constants.O_DIRECT`` where a table of ``fs.constants`` lists
@@ -389,8 +401,7 @@ class EvidenceScorer:
             # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);
             # its absence from the whole corpus is :meth:`unknown_name`'s business
             if terms and " " not in name.strip() and not re.search(r"\d", name) and terms[0] not in seen:
-                last = name.rstrip("()").split(".")[-1]  # fs.constants.O_DIRECT: the O_DIRECT row
-                if not ("." in name and _CONSTANT.fullmatch(last) and analyze(last)[:1] and analyze(last)[0] in seen):
+                if not any(t in seen for t in evidence_terms(name)):  # fs.constants.O_DIRECT: its row
                     return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=name)
         for word in slot_names(question):
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
