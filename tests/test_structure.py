@@ -173,6 +173,20 @@ def test_underlined_headings_take_levels_in_the_order_their_styles_appear():
     )
 
 
+def test_an_ini_manual_titles_its_sections_with_inline_literals():
+    # an INI-style manual (Mercurial's hgrc help) titles each section with the section's name as
+    # a reStructuredText literal; its keys are entries of that section
+    text = (
+        "Sections\n========\n\nThe sections follow.\n\n``ui``\n------\n\nUser interface controls.\n\n"
+        "``editor``\n    The editor to use during a commit.\n\n``web``\n-------\n\n``guessmime``\n"
+        "    Control MIME types.\n\n- item\n------\n"
+    )
+    md, _, _ = to_markdown(text)
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# Sections", "## ``ui``", "## ``web``"]
+    chunks = Chunker(min_tokens=1, max_tokens=12).chunk("hgrc", "hgrc", md)
+    assert next(c for c in chunks if "The editor to use" in c.text).heading_path[-1] == "``ui``"
+
+
 def test_numbered_steps_and_sentences_are_not_headings():
     text = (
         "1. Setup\n\nFirst part.\n\n2. Use\n\nSteps:\n\n1. Open the box\n\n2. Take the widget\n\n"
@@ -364,6 +378,35 @@ def _pdf(pages: list[list[list[tuple]]]) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (max(objs) + 1)
     out += b"".join(b"%010d 00000 n \n" % offsets.get(n, 0) for n in range(1, max(objs) + 1))
     return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (max(objs) + 1, xref)
+
+
+def test_a_man2html_folder_gets_line_headings_and_loses_its_notice_under_each_title(tmp_path):
+    # man2html-style pages (PCRE2's HTML): section titles are anchors or bold text alone between
+    # <br>s; under each page's title a link back and a generator notice, the same on every page
+    from citewise.text.loaders import load_folder
+
+    site = tmp_path / "man"
+    site.mkdir()
+    for n, word in enumerate(["frob", "twiddle", "widen"]):
+        (site / f"w_{word}.html").write_text(
+            f"<html><head><title>w_{word}</title></head><body><h1>w_{word} man page</h1>"
+            '<p>Return to the <a href="index.html">Widget index page</a>.</p>'
+            "<p>This page is part of the Widget HTML documentation. It was generated automatically from "
+            "the original man page.<br><br><b>SYNOPSIS</b><br><P><b>int w_"
+            f'{word}(int n);</b></P><br><a name="SEC2" href="#TOC1">DESCRIPTION</a><br>'
+            f"<P>The w_{word} function takes {n + 2} widgets.</P><br><b>\nLimits of the call\n</b><br>"
+            f"<P>At most {n + 10} widgets, <b>never</b> more.</P>"
+            '<p>Return to the <a href="index.html">Widget index page</a>.</p></body></html>'
+        )
+    with notes.collecting() as dropped:
+        docs = {d.doc_id: d for d in load_folder(site)}
+    text = docs["w_twiddle"].text
+    heads = [ln for ln in text.split("\n") if ln.startswith("#")]
+    assert heads == ["# w_twiddle man page", "## SYNOPSIS", "## DESCRIPTION", "### Limits of the call"]
+    assert "The w_twiddle function takes 3 widgets." in text and "At most 11 widgets, never more." in text
+    for d in docs.values():
+        assert "generated automatically" not in d.text and "Return to the" not in d.text
+    assert sum(d.reason.startswith("furniture") for d in dropped) == 9  # link, notice, link on 3 pages
 
 
 def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):

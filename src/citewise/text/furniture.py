@@ -19,7 +19,10 @@ one generator:
   only the neighbouring pages' titles changing. A block without links is never furniture: a
   sentence or a table header many pages repeat ("This will produce:") is text, unless it is the
   first or last block of the page's content on most pages (a footer line: "Zsh version 5.9,
-  released on May 14, 2022."), :func:`edge_key`.
+  released on May 14, 2022."), :func:`edge_key`, or a notice of :data:`TOP_MIN_WORDS` words or
+  more among the first :data:`TOP_BLOCKS` blocks under the page's title on most pages ("This
+  page is part of the PCRE2 HTML documentation. It was generated automatically ..."),
+  :func:`top_key`.
 
 A table whose first row is column headers is data, not navigation; a table whose rows are each
 a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links, unless it is
@@ -228,9 +231,25 @@ def edge_key(block: str, end: str) -> str:
     return f"E:{end}:" + re.sub(r"\d+", "#", " ".join(block.split()))
 
 
+#: Blocks at the start of a page, headings not counted, that may be a notice shared with the
+#: folder's other pages (a "Return to the index" line, then a generator notice) ...
+TOP_BLOCKS = 3
+#: ... when at least this many words long (a short label under each title, "Tier: 3", is data).
+TOP_MIN_WORDS = 5
+
+
+def top_key(block: str) -> str:
+    """Key of a block near the top of a page (:data:`TOP_BLOCKS`), '' for a heading, a code block
+    or table, or a block under :data:`TOP_MIN_WORDS` or over :data:`FURNITURE_MAX_WORDS` words."""
+    key = edge_key(block, "top")
+    return key if key and len(block.split()) >= TOP_MIN_WORDS else ""
+
+
 def edge_keys(blocks: list[str]) -> set[str]:
-    """The keys of a page's first and last content blocks (:func:`edge_key`)."""
+    """The keys of a page's first and last content blocks (:func:`edge_key`) and of its first
+    :data:`TOP_BLOCKS` blocks that are no heading (:func:`top_key`)."""
     keys = {edge_key(blocks[0], "first"), edge_key(blocks[-1], "last")} if blocks else set()
+    keys |= {top_key(b) for b in [b for b in blocks if not b.startswith("#")][:TOP_BLOCKS]}
     return keys - {""}
 
 

@@ -34,6 +34,11 @@ Rules:
   (language from a ``language-*`` class) kept verbatim; tables as Markdown pipe tables whose first
   row is the header (``thead``/``th`` row, else the first row) followed by ``| --- |``; inline
   ``<code>``/``<kbd>``/``<samp>`` in backticks; ``<br>`` as a space.
+* A line heading (man2html's and similar converters' section titles,
+  :func:`citewise.text.line_headings.line_heading`):
+  bold text, or an anchor target (``<a name>``/``<a id>``), standing alone on a line between
+  ``<br>``s, short and not a sentence, is a heading: ``##`` when ALL CAPS (``DESCRIPTION``),
+  ``###`` otherwise (``Echoing a specific string``).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, T
 from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
 
 from citewise.text import furniture, notes
+from citewise.text.line_headings import LINE_HEADING_TAGS, line_heading
 
 #: Removed wherever they are (see module docstring).
 DROP_TAGS = (
@@ -168,6 +174,10 @@ class _Walker:
                 dl = _dl(child, self.depth)
                 if dl:
                     self.blocks.append(dl)
+            elif name in LINE_HEADING_TAGS and line_heading(child):
+                self.flush()
+                txt = " ".join(child.get_text(" ").split())
+                self.blocks.append(("## " if txt.upper() == txt else "### ") + txt)
             elif name in CODE_TAGS:
                 span = _code_span(child.get_text())
                 if self.inline and self.inline[-1].endswith("`"):
@@ -506,6 +516,13 @@ def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: 
                 blocks[end],
             )
             blocks.pop(end)
+    # a notice under the page's title most pages share ("This page is part of ... documentation.")
+    while repeated:
+        at = next((i for i, b in enumerate(blocks) if not b.startswith("#")), None)
+        if at is None or furniture.top_key(blocks[at]) not in repeated:
+            break
+        notes.dropped(source, "top block", "furniture: the same notice opens most pages of the folder", blocks[at])
+        blocks.pop(at)
     text = "\n\n".join(blocks)
     return (text + "\n") if text.strip() else "", meta
 

@@ -8,7 +8,7 @@ A plain-text manual marks its sections in three ways, read here in this order of
    the same line above it. As in reStructuredText, each (character, overline or not) style is a
    level, and the order in which the styles first appear gives their levels.
 2. **Numbered section lines** set apart by blank lines: ``3.6. Widgets``, ``4.9.1 Base set``,
-   ``Chapter 3. Installing``, ``Appendix A. Options``. A line ``N.M`` is a level below ``N``; a
+   ``Chapter 3. Installing``, ``Appendix A. Options``, ``III. Reading`` (upper-case Roman). A line ``N.M`` is a level below ``N``; a
    number is read as a heading only where it can follow the headings before it (the next sibling,
    a first child, or ``1`` after a chapter line), so the steps of a numbered procedure are not
    sections; the title starts with a capital letter and does not end like a sentence.
@@ -58,9 +58,22 @@ _ADORN = re.compile(r"^([" + re.escape(ADORNMENT_CHARS) + r"])\1{2,}[ \t]*$")
 #: ``3.6.``, ``A.1``), then the title.
 _NUMBERED = re.compile(
     r"^(?:(?P<word>chapter|part|appendix|section)\s+(?P<wnum>[0-9]+|[A-Z]|[IVXLC]+)[.:]?"
-    r"|(?P<num>[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?)\s+(?P<title>\S.*)$",
+    r"|(?P<num>[0-9]{1,3}(?:\.[0-9]{1,3})*|[A-Z](?:\.[0-9]{1,3})+)\.?|(?P<roman>[IVXLC]{1,7})\.)\s+(?P<title>\S.*)$",
     re.I,
 )
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _roman(numeral: str) -> int:
+    """The value of an upper-case Roman numeral (``XIV`` -> 14).
+
+    >>> _roman("XIV"), _roman("IX"), _roman("III")
+    (14, 9, 3)
+    """
+    values = [_ROMAN[c] for c in numeral]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
 _DOT_LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:[0-9]+|[ivxlc]+)\s*$", re.I)
 _SMALL_WORDS = frozenset("a an and as at by for from in into of on or the to vs via with".split())
 _SENTENCE_END = (".", ",", ";", ":", "!", "?")
@@ -102,13 +115,22 @@ def _blank(lines: list[str], i: int) -> bool:
     return i < 0 or i >= len(lines) or not lines[i].strip()
 
 
+#: Inline markup a title may open with: reStructuredText literals and emphasis, quotes
+#: (``\`\`ui\`\``` over a ``------`` line titles the ``ui`` section of an INI-style manual).
+TITLE_MARKUP = "`*\"'"
+
+
 def _title_like(s: str) -> bool:
-    """A heading title: starts with a letter or digit, is not a sentence (no closing punctuation,
-    except a question mark), and has a letter."""
+    """A heading title: starts with a letter or digit (after inline markup, :data:`TITLE_MARKUP`),
+    is not a sentence (no closing punctuation, except a question mark), and has a letter.
+
+    >>> _title_like("``ui``"), _title_like("Troubleshooting"), _title_like("- item"), _title_like("Done.")
+    (True, True, False, False)
+    """
     s = s.strip()
     return (
         0 < len(s) <= MAX_HEADING_CHARS
-        and s[0].isalnum()
+        and s.lstrip(TITLE_MARKUP)[:1].isalnum()
         and any(c.isalpha() for c in s)
         and not s.endswith((".", ",", ";", ":", "!"))
     )
@@ -175,6 +197,8 @@ def _adorned(lines: list[str]) -> list[Heading]:
 def _number_parts(m: re.Match) -> tuple:
     if m.group("word"):
         return ("chapter",)
+    if m.group("roman"):  # ``III. Reading``: the third top-level section
+        return (str(_roman(m.group("roman"))),)
     return tuple(m.group("num").split("."))
 
 
@@ -212,6 +236,8 @@ def _numbered(lines: list[str], taken: set[int]) -> list[Heading]:
         if not m or not _blank(lines, i - 1) or not _blank(lines, i + 1):
             continue
         title = m.group("title").strip()
+        if m.group("roman") and not m.group("roman").isupper():
+            continue  # ``ii. item``: a list's lower-case numbering
         if not title[:1].isupper() and not title[:1].isdigit() or not _title_like(title) or _DOT_LEADERS.search(ln):
             continue
         parts = _number_parts(m)
@@ -403,6 +429,50 @@ def _title_block(lines: list[str], i: int) -> str:
     return first
 
 
+#: A paragraph is code when at least this share of its lines (two or more) read as code.
+CODE_LINE_SHARE = 0.6
+_CODE_END = (";", "{", "}", "*/", "};")
+_CODE_START = ("/*", "*/", "//", "#include", "#define", "#if", "#endif", "#else", "{", "}")
+
+
+def _code_line(line: str) -> bool:
+    """A line of C-like code: ends a statement or block (``;``, ``{``, ``}``, ``*/``) or opens a
+    comment or preprocessor line (a ``* item`` is a list's, not a comment's)."""
+    s = line.strip()
+    return s.endswith(_CODE_END) or s.startswith(_CODE_START)
+
+
+def _code_paragraphs(lines: list[str], taken) -> dict[int, str]:
+    """Where code paragraphs open (first line -> fence) and close (line after the last -> '').
+    A paragraph (a run of non-blank lines, no heading or dropped line among them) is code when it
+    has two lines or more and :data:`CODE_LINE_SHARE` of them read as code (:func:`_code_line`):
+    a plain-text manual's C examples, indented by a space or two, that CommonMark would read as
+    prose.
+
+    >>> _code_paragraphs(["Call it so:", "", " int f(void)", " {", "    return 0;", " }", "", "Done."], set())
+    {2: '```', 6: ''}
+    >>> _code_paragraphs(["It ends; it goes on;", "and it is prose, not code."], set())
+    {}
+    """
+    out: dict[int, str] = {}
+    i, n = 0, len(lines)
+    while i < n:
+        if not lines[i].strip() or i in taken:
+            i += 1
+            continue
+        j = i
+        while j < n and lines[j].strip() and j not in taken:
+            j += 1
+        block = lines[i:j]
+        if len(block) >= 2 and sum(map(_code_line, block)) >= CODE_LINE_SHARE * len(block):
+            fence = "```"
+            while any(fence in ln for ln in block):
+                fence += "`"
+            out[i], out[j] = fence, ""
+        i = j
+    return out
+
+
 def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
     """Markdown-like text of a plain text, its title, and what was dropped.
 
@@ -426,8 +496,25 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
     if first_text is not None:
         h = head_at.get(first_text)
         title = h.title if h else _title_block(lines, first_text)
+    fence_at = _code_paragraphs(lines, drop.keys() | skip | head_at.keys())
     out: list[str] = []
+    fence = ""
     for i, ln in enumerate(lines):
+        if i in fence_at:  # a code paragraph opens (its first line) or closes (after its last)
+            if fence:
+                out.append(fence)
+                fence = ""
+            if fence_at[i]:
+                if out and out[-1].strip():
+                    out.append("")
+                fence = fence_at[i]
+                out.append(fence)
+        if fence and (not ln.strip() or i in drop):
+            out.append(fence)
+            fence = ""
+        if fence:
+            out.append(ln.rstrip())
+            continue
         if i in drop:
             continue
         if i in head_at:
@@ -444,5 +531,7 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
                 out.append("")
             continue
         out.append("\\" + ln.lstrip() if _MARKUP_START.match(ln) else ln.rstrip())
+    if fence:
+        out.append(fence)
     notes = [(a + 1, b + 1, why, lines[a].strip()[:80]) for a, b, why in st.dropped]
     return "\n".join(out).strip("\n") + "\n", " ".join(title[:2000].split())[:200], notes
