@@ -254,3 +254,33 @@ def test_the_page_titled_with_the_exact_name_covers_it(target_idx):
     a = target_idx.ask(q)
     assert a.outcome == "answered", a.abstain_reason
     assert "uses -msoft-float and is dynamically linked" in a.text, a.text
+
+
+WINDOW_PAGES = {
+    "perform": (
+        "Matcher performance",
+        "# Matcher performance\n\n## Unicode properties\n\n"
+        "Matching the word-class escapes is noticeably slower when the unicode option is set. "
+        "This can double the matching time for items such as digits. Plain ASCII classes keep "
+        "their speed.\n\n"
+        "## Heap limits\n\nThe heap limit caps the memory one match may use. It is given in "
+        "kibibytes.\n",
+    ),
+    "grammar": (
+        "Matcher grammar",
+        "# Matcher grammar\n\n## Classes\n\nA class matches one character out of a set. Ranges "
+        "are written with a hyphen.\n",
+    ),
+}
+
+window_idx = minilm_fixture(WINDOW_PAGES, "window_idx")
+
+
+def test_a_sentence_quoted_first_keeps_the_next_sentence_of_its_paragraph(window_idx):
+    # the sentence holding the question's words names the thing; the next one says how much
+    a = window_idx.ask("How much slower are word-class escapes when the unicode option is set?")
+    assert a.outcome == "answered", (a.abstain_reason, a.evidence)
+    first = a.text.index("noticeably slower when the unicode option is set")
+    assert a.text.index("This can double the matching time") > first, a.text
+    # never across a paragraph: the heap section's sentences stay out
+    assert "kibibytes" not in a.text

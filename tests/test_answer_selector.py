@@ -408,13 +408,14 @@ def test_a_sentence_stating_a_default_value(sentence, states):
 @pytest.mark.parametrize(
     "question, gap, quoted",
     [
-        # the value sits in the next sentence of the first unit's paragraph: it follows that unit
-        ("What sampling interval is used by default?", " ", ["intro", "value"]),
-        ("How many microseconds does the sampler wait?", " ", ["intro", "value"]),
+        # the value sits in a later sentence of the first unit's paragraph: it is read on to,
+        # after the sentence right after the first one (the sentence window)
+        ("What sampling interval is used by default?", " ", ["intro", "aside", "value"]),
+        ("How many microseconds does the sampler wait?", " ", ["intro", "aside", "value"]),
         # another paragraph: not a continuation
-        ("What sampling interval is used by default?", "\n\n", ["intro"]),
+        ("What sampling interval is used by default?", "\n\n", ["intro", "aside"]),
         # a question expecting no value: nothing is read on
-        ("Why is the sampler useful?", " ", ["intro"]),
+        ("Why is the sampler useful?", " ", ["intro", "aside"]),
     ],
 )
 def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted):

@@ -44,11 +44,17 @@ def test_kind_and_expected_answer_type(question, kind, expected):
         ("Does the client always send the same key?", (), True),
         ("What is the refund window if I pay annually?", ("if I pay annually",), False),
         ("When does the daily limit reset?", (), False),  # a question word, not a condition
-        ("What does rustc use when I do not specify it?", ("when I do not specify it",), False),
+        # a clause saying a thing is not given asks for the default: no condition to check
+        ("What does rustc use when I do not specify it?", (), False),
+        ("What does rustc use when I build for wasm?", ("when I build for wasm",), False),
+        ("Which file gets the history if I never set HISTFILE?", (), False),
+        ("Does bash never save the history?", (), True),
+        # an absolute word inside a condition describes the asker's case, it claims nothing
+        ("What goes wrong if I never call read_end?", ("if I never call read_end",), False),
         ("Is it OK for a program to call exit twice?", (), False),
         # "given", "provided", "assuming" are participles unless they open the sentence or a
         # clause after a comma, or are followed by "that"
-        ("Which file is read when no option is given?", ("when no option is given",), False),
+        ("Which file is read when the option is given?", ("when the option is given",), False),
         (
             "What wins if a flag is set and also given on the command line?",
             ("if a flag is set and also given on the command line",),

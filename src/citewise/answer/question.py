@@ -496,7 +496,13 @@ def analyze_question(text: str) -> QuestionAnalysis:
     kind = _kind(words, clean, lex)
     wants_code = kind == "how_to" or any(w in lex.code_words for w in words) or _phrase_at(words, "looks like") >= 0
     asks_default = any(w in lex.default_words for w in words) or _omission(words, lex)
-    conditions = _conditions(clean, lex)
+    # "if I don't set one" asks for the default (``asks_default``), not a condition to check, and
+    # its "never" ("if I never set HISTFILE") is no absolute claim
+    found = _conditions(clean, lex)
+    conditions = tuple(c for c in found if not _omission(_lower_words(c), lex))
+    claim = clean  # an absolute word inside a condition ("if I never call it") is no claim
+    for c in found:
+        claim = claim.replace(c, " ")
     subject = _subject(clean, words, conditions, lex)
     terms = tuple(t for t in dict.fromkeys(analyze(clean)) if t not in lex.question_terms)
     ids: dict[str, str] = {}  # case-folded -> as written first (find_identifiers lower-cases)
@@ -511,7 +517,7 @@ def analyze_question(text: str) -> QuestionAnalysis:
         entities=_entities(clean),
         identifiers=tuple(ids.values()),
         conditions=conditions,
-        absolute=_absolute(words, lex),
+        absolute=_absolute(_lower_words(claim), lex),
         language="en" if english else "und",
         terms=terms,
         subject_terms=tuple(t for t in dict.fromkeys(analyze(subject)) if t not in lex.question_terms),

@@ -47,7 +47,12 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      sentence stating one), the first unit that does among the next :data:`READ_ON` prose units
      of the same paragraph or entry body (same chunk and headings, no blank line between) is
      quoted right after the earliest quoted unit it continues ("Specify the sampling interval in
-     microseconds." / "The default is 1000 microseconds.").
+     microseconds." / "The default is 1000 microseconds.");
+   * a sentence quoted first keeps the sentence after it in its paragraph (the sentence window
+     of window retrieval, LlamaIndex's ``SentenceWindowNodeParser``): the sentence matching the
+     question's words often names the thing and the next one says it ("Matching these sequences
+     is noticeably slower when UCP is set." / "This can double the matching time."), within
+     :data:`MAX_CHARS` and unless it repeats a quoted unit.
 
 5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
    unit is quoted first, answers a yes/no question, and sits under a question heading at least
@@ -286,6 +291,7 @@ def compose(
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
     out = _value_read_on(qa, out, cands, texts)
+    out = _sentence_window(out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
 
 
@@ -343,6 +349,21 @@ def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]
         out.append(o)
         end = o.unit.end
     return out
+
+
+def _sentence_window(out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
+    """``out`` with the unit after its first one, when that is a sentence with a next prose unit
+    in its paragraph (:func:`_continuation`) that is not quoted yet, fits :data:`MAX_CHARS` and
+    repeats no quoted unit (module docstring, step 4)."""
+    if out[0].unit.kind != "sentence":
+        return out
+    nxt = _continuation(out[0], cands, texts)[:1]
+    chars = sum(len(c.unit.text) for c in out if c.unit.kind != "code")
+    if not nxt or nxt[0] in out or chars + len(nxt[0].unit.text) > MAX_CHARS:
+        return out
+    if any(repeats(nxt[0].unit.text, o.unit.text) for o in out):
+        return out
+    return out[:1] + nxt + out[1:]
 
 
 def _value_read_on(

@@ -56,6 +56,7 @@ import numpy as np
 from citewise.answer.question import QuestionAnalysis, lexicon
 from citewise.answer.select.format import (
     is_furniture,
+    is_garble,
     is_lead_in,
     is_synopsis,
     is_synopsis_section,
@@ -135,7 +136,8 @@ class Candidate:
 def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
     """Whether a unit may be quoted at all (format-level, any corpus): not cut off by truncation,
     not a lead-in ending in ':' or a question, not page furniture (a table-of-contents line, a
-    section or page number, a footnote marker: :func:`~citewise.answer.select.format.is_furniture`),
+    section or page number, a footnote marker: :func:`~citewise.answer.select.format.is_furniture`;
+    not a run of numbers and codes, a table row aside: :func:`~citewise.answer.select.format.is_garble`),
     not a bare command synopsis (:func:`~citewise.answer.select.format.is_synopsis`), and a code
     block only when the question asks for code and it is not a manual page's synopsis
     (:func:`~citewise.answer.select.format.is_synopsis_section`)."""
@@ -143,7 +145,9 @@ def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
         return False
     if u.kind == "code":
         return wants_code and not is_synopsis_section(u.heading)
-    return not (is_lead_in(u.text) or is_furniture(u.text) or is_synopsis(u.text))
+    return not (
+        is_lead_in(u.text) or is_furniture(u.text) or is_synopsis(u.text) or (u.kind != "row" and is_garble(u.text))
+    )
 
 
 def _share(have: set[str], weights: dict[str, float]) -> float:

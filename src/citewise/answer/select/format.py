@@ -71,6 +71,31 @@ def is_lead_in(text: str) -> bool:
     return text.rstrip("\"'”’)*_ ").endswith((":", "?"))
 
 
+#: A unit of at least this many tokens ...
+GARBLE_MIN_TOKENS = 16
+#: ... fewer than this share of which hold a word (two lower-case letters in a row, or four
+#: letters) is no prose: a figure's data or a matrix of codes that text extraction laid out as
+#: a line.
+GARBLE_WORD_SHARE = 0.15
+_WORDY = re.compile(r"[a-z]{2}|[^\W\d_]{4}")
+
+
+def is_garble(text: str) -> bool:
+    """Whether ``text`` is a run of numbers and codes rather than a sentence (a PDF figure's
+    labels, a conversion matrix): :data:`GARBLE_MIN_TOKENS` tokens or more, under
+    :data:`GARBLE_WORD_SHARE` of them holding a word.
+
+    >>> is_garble(" ".join(str(341411 + 7 * i) for i in range(20))), is_garble("Gt G G Gt G Bt Bt GBt 0O lt Gt t . + Gt Gt G")
+    (True, True)
+    >>> is_garble("If n is not supplied, it is assumed to be 1."), is_garble("Y = 0.2126 * R + 0.7152 * G + 0.0722 * B")
+    (False, False)
+    """
+    tokens = text.split()
+    return len(tokens) >= GARBLE_MIN_TOKENS and sum(bool(_WORDY.search(t)) for t in tokens) < GARBLE_WORD_SHARE * len(
+        tokens
+    )
+
+
 def states_value(text: str) -> bool:
     """Whether ``text`` states a default value (``data/format.yaml``: ``states_value``)."""
     return any(rx.search(text) for rx in _data()["value"])
