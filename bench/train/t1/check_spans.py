@@ -76,7 +76,7 @@ def main(argv):
         hits = [d for d, t in text.items() if w in t]
         print(f"{arg!r}: {len(hits)} docs", *hits[:20], sep="\n  ")
         return 0
-    qs = [json.loads(l) for l in (HERE / "questions.jsonl").read_text().splitlines() if l.strip()]
+    qs = [json.loads(l) for l in (HERE / "questions-t1.jsonl").read_text().splitlines() if l.strip()]
     bad = notes = 0
     ids = set()
     for q in qs:

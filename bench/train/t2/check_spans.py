@@ -1,4 +1,4 @@
-"""Sanity-check training set t2 (``questions.jsonl``) against its two corpora (no system code).
+"""Sanity-check training set t2 (``questions-t2.jsonl``) against its two corpora (no system code).
 
 For every in-scope question, each expected_answer span must occur (after the grader's
 normalisation) in the rendered text of at least one expected doc, be 3-12 words long and lie on
@@ -89,7 +89,7 @@ def main(argv):
         hits = [d for d, t in text.items() if w in t]
         print(f"{grep!r}: {len(hits)} docs", *hits[:20], sep="\n  ")
         return 0
-    qs = [json.loads(l) for l in (HERE / "questions.jsonl").read_text().splitlines() if l.strip()]
+    qs = [json.loads(l) for l in (HERE / "questions-t2.jsonl").read_text().splitlines() if l.strip()]
     bad = notes = 0
     ids = set()
     for q in qs:
