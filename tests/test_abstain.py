@@ -390,3 +390,62 @@ The VPN gateway is vpn.acme.example and needs the office certificate.
     assert b.outcome == "answered" and "vpn.acme.example" in b.text, b.abstain_reason
     for q in ("What is the boiling point of mercury?", "What is the hotel swimming pool depth?"):
         assert idx.ask(q).outcome == "abstained", q
+
+
+def test_names_known_in_another_written_form_are_answered_made_up_ones_abstain(tmp_path_factory):
+    # an INI manual documents ui.editor as the key "editor" under the section "ui"; a renderer's
+    # manual writes -Tformat and lists its formats; a page says PNG, the question PNGs
+    from conftest import minilm_index_of
+
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "hgrc": (
+                "Configuration files",
+                """# Configuration files
+
+## ui
+
+User interface controls.
+
+``editor``
+: The program run to edit commit messages. The default is vi.
+
+## web
+
+``guessmime``
+: Control MIME types for raw download of file content. Off by default.
+""",
+            ),
+            "render": (
+                "Rendering",
+                """# Rendering
+
+## Output formats
+
+The option -Tformat sets the output format. The canon format prettyprints the input
+without any layout. The plain format lists node positions one per line.
+
+## Images
+
+Interlaced PNG images are drawn progressively, one pass at a time.
+""",
+            ),
+        },
+    )
+    for question, quote in [
+        ("Which program does ui.editor run?", "edit commit messages"),
+        ("Is web.guessmime on by default?", "Off by default"),
+        ("How are interlaced PNGs drawn?", "drawn progressively"),
+    ]:
+        a = idx.ask(question)
+        assert a.outcome == "answered" and quote in a.text, (question, a.abstain_reason, a.text)
+    # the attached flag is a known name (whatever the evidence score then decides)
+    assert "unknown name" not in (idx.ask("What does dot -Tcanon output?").abstain_reason or "")
+    for question, name in [
+        ("Which program does ui.frobnicator run?", "ui.frobnicator"),
+        ("What does -Tfrobnicator output?", "-Tfrobnicator"),
+        ("How are interlaced GIFs drawn?", "GIFs"),
+    ]:
+        a = idx.ask(question)
+        assert a.outcome == "abstained" and a.abstain_reason == f"unknown name: {name}", (question, a.abstain_reason)
