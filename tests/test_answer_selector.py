@@ -447,3 +447,26 @@ def test_a_manual_pages_synopsis_block_is_never_quoted(heading, wants_code, quot
     text = "```\ngit stash list [<log-options>]\ngit stash show [-u | --include-untracked]\n```"
     unit = Unit(0, len(text), text, ("git-stash(1)", heading), kind="code")
     assert quotable(unit, text, wants_code) is quoted
+
+
+@pytest.mark.parametrize(
+    "text, kind, quoted",
+    [
+        # a PDF figure's labels and a conversion matrix, laid out as one line each
+        (" ".join(str(341411 + 7 * i) for i in range(20)) + ".", "sentence", False),
+        (
+            "Gt G G Gt G G Bt Bt GBt GBt 0O lt Gt t . + Gt Gt G Gt Gt G Bt Bt GBt GBt 2 C P C C C + . .",
+            "sentence",
+            False,
+        ),
+        # sentences with numbers, operators and a formula stay quotable
+        ("If n is not supplied, it is assumed to be 1.", "sentence", True),
+        ("Y = 0.2126 * R + 0.7152 * G + 0.0722 * B", "sentence", True),
+        ("-f -> ::. -d x -> date(x) -k x -> keyword(x) -m -> merge() -u x -> user(x) -b x -> branch(x)", "item", True),
+        # a table row of numbers reads with its header labels: a row is never garble
+        ("Level: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", "row", True),
+    ],
+)
+def test_a_run_of_numbers_and_codes_is_never_quoted(text, kind, quoted):
+    unit = Unit(0, len(text), text, ("Figures",), kind=kind)
+    assert quotable(unit, text, False) is quoted
