@@ -617,3 +617,30 @@ def test_pdf_cover_line_of_glyph_codes_is_not_the_title(tmp_path):
         make_pdf([["/x4D /x4C", "Widget Modelling Language", "Reference"], ["1 Introduction", "Widgets are."]])
     )
     assert load_file(pdf, tmp_path).title == "Widget Modelling Language"
+
+
+def test_line_headings_stay_out_of_table_cells_sentences_and_labels():
+    from citewise.text.html import html_to_markdown
+
+    page = (
+        "<html><body><h1>Widget API</h1><p>Intro.<br><b>OPTIONS</b><br>"
+        "The <span><b>fast</b><br></span> mode is on.<br><b>Version: 2.3.1</b><br>More text.</p>"
+        "<table><tr><th>Name</th><th>Meaning</th></tr><tr><td><b>timeout</b><br><i>int</i></td>"
+        "<td>Seconds to wait.</td></tr></table></body></html>"
+    )
+    text, _ = html_to_markdown(page)
+    assert [ln for ln in text.split("\n") if ln.startswith("#")] == ["# Widget API", "## OPTIONS"]
+    assert "| timeout int | Seconds to wait. |" in text and "Version: 2.3.1" in text
+
+
+def test_plain_text_code_needs_c_shape_and_roman_sections_come_in_twos():
+    legal = "Terms\n\nYou agree to:\n\n(a) keep the software confidential;\n(b) not copy it;\n(c) return it.\n"
+    md, _, _ = to_markdown(legal)
+    assert "```" not in md and "(b) not copy it;" in md
+    code = "Example\n\nCall it so:\n\n int f(void)\n {\n    return g(1);\n }\n"
+    md, _, _ = to_markdown(code)
+    assert "```\n int f(void)\n {\n    return g(1);\n }\n```" in md
+    md, _, _ = to_markdown("Intro\n\nI. Newton\n\nText here.\n\nUsage\n\nMore.\n")
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# Intro", "# Usage"]
+    md, _, _ = to_markdown("I. Definitions\n\nWords.\n\nII. Scope\n\nMore.\n")
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# I. Definitions", "# II. Scope"]

@@ -20,9 +20,9 @@ one generator:
   sentence or a table header many pages repeat ("This will produce:") is text, unless it is the
   first or last block of the page's content on most pages (a footer line: "Zsh version 5.9,
   released on May 14, 2022."), :func:`edge_key`, or a notice of :data:`TOP_MIN_WORDS` words or
-  more among the first :data:`TOP_BLOCKS` blocks under the page's title on most pages ("This
-  page is part of the PCRE2 HTML documentation. It was generated automatically ..."),
-  :func:`top_key`.
+  more, word for word, among the first :data:`TOP_BLOCKS` blocks under the page's title and
+  above its first section on most pages ("This page is part of the PCRE2 HTML documentation. It
+  was generated automatically ..."), :func:`top_key`.
 
 A table whose first row is column headers is data, not navigation; a table whose rows are each
 a link (:data:`MENU_SHARE`) is a menu; a list needs :data:`MIN_LIST_LINKS` links, unless it is
@@ -239,17 +239,35 @@ TOP_MIN_WORDS = 5
 
 
 def top_key(block: str) -> str:
-    """Key of a block near the top of a page (:data:`TOP_BLOCKS`), '' for a heading, a code block
-    or table, or a block under :data:`TOP_MIN_WORDS` or over :data:`FURNITURE_MAX_WORDS` words."""
-    key = edge_key(block, "top")
-    return key if key and len(block.split()) >= TOP_MIN_WORDS else ""
+    """Key of a block near the top of a page (:data:`TOP_BLOCKS`): its exact text (digits
+    count: "Deprecated since version 4.2" on one page is not "... 4.3" on the next), '' for a
+    heading, a code block or table, or a block under :data:`TOP_MIN_WORDS` or over
+    :data:`FURNITURE_MAX_WORDS` words."""
+    if not edge_key(block, "top") or len(block.split()) < TOP_MIN_WORDS:
+        return ""
+    return "E:top:" + " ".join(block.split())
+
+
+def top_blocks(blocks: list[str]) -> list[int]:
+    """Indices of the blocks a top notice may be: the first :data:`TOP_BLOCKS` that are no
+    heading, above the page's second heading (under its title, before its first section)."""
+    out: list[int] = []
+    headings = 0
+    for i, b in enumerate(blocks):
+        if b.startswith("#"):
+            headings += 1
+            if headings > 1:
+                break
+        elif len(out) < TOP_BLOCKS:
+            out.append(i)
+    return out
 
 
 def edge_keys(blocks: list[str]) -> set[str]:
-    """The keys of a page's first and last content blocks (:func:`edge_key`) and of its first
-    :data:`TOP_BLOCKS` blocks that are no heading (:func:`top_key`)."""
+    """The keys of a page's first and last content blocks (:func:`edge_key`) and of the blocks
+    under its title (:func:`top_blocks`, :func:`top_key`)."""
     keys = {edge_key(blocks[0], "first"), edge_key(blocks[-1], "last")} if blocks else set()
-    keys |= {top_key(b) for b in [b for b in blocks if not b.startswith("#")][:TOP_BLOCKS]}
+    keys |= {top_key(blocks[i]) for i in top_blocks(blocks)}
     return keys - {""}
 
 

@@ -518,7 +518,7 @@ def html_to_markdown(html: str, repeated: frozenset[str] = frozenset(), source: 
             blocks.pop(end)
     # a notice under the page's title most pages share ("This page is part of ... documentation.")
     while repeated:
-        at = next((i for i, b in enumerate(blocks) if not b.startswith("#")), None)
+        at = next(iter(furniture.top_blocks(blocks)), None)
         if at is None or furniture.top_key(blocks[at]) not in repeated:
             break
         notes.dropped(source, "top block", "furniture: the same notice opens most pages of the folder", blocks[at])

@@ -16,6 +16,10 @@ _SKIP_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 #: Inline elements that may be a line heading (:func:`line_heading`), and its most words.
 LINE_HEADING_TAGS = frozenset(("b", "strong", "a"))
 LINE_HEADING_WORDS = 10
+#: Parents a line heading stands in: blocks of running text (not a span inside a sentence) ...
+HEADING_PARENTS = frozenset(("body", "div", "p", "section", "article", "main", "blockquote", "center", "font"))
+#: ... and never inside these (a table cell or caption is read as one line of text).
+NO_HEADING_INSIDE = ("td", "th", "caption")
 
 
 def _beside(tag: Tag, forward: bool) -> Tag | None | bool:
@@ -33,15 +37,21 @@ def _beside(tag: Tag, forward: bool) -> Tag | None | bool:
 
 def line_heading(tag: Tag) -> bool:
     """Whether ``tag`` (``b``/``strong``, or an ``a`` with ``name``/``id``) is a line heading: a
-    ``<br>`` after it, a ``<br>`` or its parent's start before it, at most
-    :data:`LINE_HEADING_WORDS` words opening with a letter or digit (``#include <x.h>`` is code),
-    not ending like a sentence or a label, and holding no block.
+    ``<br>`` after it, a ``<br>`` or its parent's start before it, in a block of running text
+    (:data:`HEADING_PARENTS`; never in a table cell), at most :data:`LINE_HEADING_WORDS` words
+    opening with a letter or digit (``#include <x.h>`` is code), not ending like a sentence, no
+    label's colon, and holding no block.
 
     >>> page = BeautifulSoup('<p>x<br><b> OPTIONS </b><br>y <b>bold</b><br></p>', "html.parser")
     >>> [line_heading(b) for b in page.find_all("b")]
     [True, False]
+    >>> cell = BeautifulSoup('<table><tr><td><b>timeout</b><br><i>int</i></td></tr></table>', "html.parser")
+    >>> line_heading(cell.b), line_heading(BeautifulSoup('<p>It is <span><b>on</b><br></span> now.</p>', "html.parser").b)
+    (False, False)
     """
     if tag.name == "a" and not (tag.get("name") or tag.get("id")):
+        return False
+    if tag.parent is None or tag.parent.name not in HEADING_PARENTS or tag.find_parent(NO_HEADING_INSIDE):
         return False
     after, before = _beside(tag, True), _beside(tag, False)
     if not (isinstance(after, Tag) and after.name == "br") or not (
@@ -53,6 +63,7 @@ def line_heading(tag: Tag) -> bool:
         0 < len(text.split()) <= LINE_HEADING_WORDS
         and text[0].isalnum()
         and any(c.isalpha() for c in text)
-        and not text.endswith((".", ",", ":", ";", "!"))
+        and not text.endswith((".", ",", ";", "!"))
+        and (":" not in text or text.upper() == text)  # "Version: 2.3.1" is a label, not a title
         and tag.find(("p", "div", "ul", "ol", "dl", "table", "pre", "br")) is None
     )

@@ -226,9 +226,24 @@ def _follows(parts: tuple, prev: list[tuple]) -> bool:
     return ("chapter",) in prev and parts == ("1",)
 
 
+#: A well-formed Roman numeral up to 3999 (``CIVIL`` is none).
+_ROMAN_NUMERAL = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
+
+
+def _roman_ok(m: re.Match) -> bool:
+    r = m.group("roman")
+    return bool(r) and r.isupper() and _ROMAN_NUMERAL.fullmatch(r) is not None
+
+
 def _numbered(lines: list[str], taken: set[int]) -> list[Heading]:
     out: list[Heading] = []
     seen: list[tuple] = []
+    # Roman section lines count only where there are two or more ("I. Newton" alone is a name)
+    romans = sum(
+        1
+        for i, ln in enumerate(lines)
+        if (m := _NUMBERED.match(ln.rstrip())) and _roman_ok(m) and _blank(lines, i - 1) and _blank(lines, i + 1)
+    )
     for i, ln in enumerate(lines):
         if i in taken or not ln.strip() or ln[:1].isspace():
             continue
@@ -236,8 +251,8 @@ def _numbered(lines: list[str], taken: set[int]) -> list[Heading]:
         if not m or not _blank(lines, i - 1) or not _blank(lines, i + 1):
             continue
         title = m.group("title").strip()
-        if m.group("roman") and not m.group("roman").isupper():
-            continue  # ``ii. item``: a list's lower-case numbering
+        if m.group("roman") and (not _roman_ok(m) or romans < 2):
+            continue  # ``ii. item``, ``CIVIL. WAR``, a lone ``I. Newton``
         if not title[:1].isupper() and not title[:1].isdigit() or not _title_like(title) or _DOT_LEADERS.search(ln):
             continue
         parts = _number_parts(m)
@@ -429,29 +444,39 @@ def _title_block(lines: list[str], i: int) -> str:
     return first
 
 
-#: A paragraph is code when at least this share of its lines (two or more) read as code.
+#: A paragraph is code when at least this share of its lines (two or more) read as code ...
 CODE_LINE_SHARE = 0.6
 _CODE_END = (";", "{", "}", "*/", "};")
 _CODE_START = ("/*", "*/", "//", "#include", "#define", "#if", "#endif", "#else", "{", "}")
+#: ... and one of them has C's own shape: a brace alone, a call statement, a block opened after
+#: a condition, a comment or preprocessor line (a list of clauses ending in ";" is prose).
+_CODE_SHAPE = re.compile(r"^(?:[{}];?|.*\)\s*;|.*\)\s*\{|/\*.*|#(?:include|define|if|endif)\b.*)$")
+#: A list item's marker: ``(a)``, ``a)``, ``-``, ``*``, ``1.``; such a line is never code.
+_ITEM_MARK = re.compile(r"^(?:\(?[a-z0-9]{1,3}[.)]|[-*\u2022])\s")
 
 
 def _code_line(line: str) -> bool:
     """A line of C-like code: ends a statement or block (``;``, ``{``, ``}``, ``*/``) or opens a
-    comment or preprocessor line (a ``* item`` is a list's, not a comment's)."""
+    comment or preprocessor line; a list item is not."""
     s = line.strip()
-    return s.endswith(_CODE_END) or s.startswith(_CODE_START)
+    return not _ITEM_MARK.match(s) and (s.endswith(_CODE_END) or s.startswith(_CODE_START))
 
 
 def _code_paragraphs(lines: list[str], taken) -> dict[int, str]:
     """Where code paragraphs open (first line -> fence) and close (line after the last -> '').
     A paragraph (a run of non-blank lines, no heading or dropped line among them) is code when it
-    has two lines or more and :data:`CODE_LINE_SHARE` of them read as code (:func:`_code_line`):
+    has two lines or more, :data:`CODE_LINE_SHARE` of them read as code (:func:`_code_line`) and
+    one of those has C's own shape (a brace alone, ``f(x);``, ``if (x) {``, a comment):
     a plain-text manual's C examples, indented by a space or two, that CommonMark would read as
     prose.
 
     >>> _code_paragraphs(["Call it so:", "", " int f(void)", " {", "    return 0;", " }", "", "Done."], set())
     {2: '```', 6: ''}
     >>> _code_paragraphs(["It ends; it goes on;", "and it is prose, not code."], set())
+    {}
+    >>> _code_paragraphs(["(a) keep it confidential;", "(b) not copy it;", "(c) return it."], set())
+    {}
+    >>> _code_paragraphs(["Call init first; it sets up the state;", "then run; it works;"], set())
     {}
     """
     out: dict[int, str] = {}
@@ -464,7 +489,12 @@ def _code_paragraphs(lines: list[str], taken) -> dict[int, str]:
         while j < n and lines[j].strip() and j not in taken:
             j += 1
         block = lines[i:j]
-        if len(block) >= 2 and sum(map(_code_line, block)) >= CODE_LINE_SHARE * len(block):
+        code = [ln for ln in block if _code_line(ln)]
+        if (
+            len(block) >= 2
+            and len(code) >= CODE_LINE_SHARE * len(block)
+            and any(_CODE_SHAPE.match(ln.strip()) for ln in code)
+        ):
             fence = "```"
             while any(fence in ln for ln in block):
                 fence += "`"

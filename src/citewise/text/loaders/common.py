@@ -37,10 +37,10 @@ def sha256_hex(data: bytes) -> str:
 #: format's next: a chunk starting inside a hanging-indent entry's body repeats its term lines;
 #: and the next: an oversized indented block is cut at its blank lines, not at any line; HTML 6:
 #: an empty element between list items is no item, an item's title paragraph reads as its term;
-#: plain text 6: an adorned title may open with inline markup, ````ui```` over ``------``, and 7: a
-#: paragraph of C-like code lines is a code block, an upper-case Roman section line a heading; HTML 7:
-#: bold text or an anchor alone between ``<br>``s is a heading, and the furniture shared by a
-#: folder's pages is looked for among the first and last three blocks, headings aside).
+#: plain text 8: an adorned title may open with inline markup (````ui```` over ``------``), a
+#: paragraph of C-like code lines is a code block, upper-case Roman section lines are headings;
+#: HTML 8: bold text or an anchor alone between ``<br>``s in running text is a heading, and a
+#: notice under the title that most pages of the folder share word for word is furniture).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
@@ -48,10 +48,10 @@ LOADER_VERSIONS = {
     ".pdf": "9",
     ".md": "7",
     ".markdown": "7",
-    ".html": "7",
-    ".htm": "7",
-    ".txt": "7",
-    ".text": "7",
+    ".html": "8",
+    ".htm": "8",
+    ".txt": "8",
+    ".text": "8",
     ".rst": "3",
     ".docx": "4",
 }
