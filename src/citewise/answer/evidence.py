@@ -130,7 +130,6 @@ _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
 #: An upper-case constant name: ``O_DIRECT``, ``SIGPWR``, ``UV_THREADPOOL_SIZE``.
-_CONSTANT = CONSTANT
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
 #: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
 #: heading or a definition led by the name). Options and variables are left out: "the same
@@ -379,7 +378,7 @@ class EvidenceScorer:
         ``O_DIRECT`` in a row of its own. Only an upper-case constant counts (``O_DIRECT``,
         ``SIGPWR``); a made-up method under a real module (``fs.copyTree``) stays unknown."""
         parts = name.rstrip("()").split(".")
-        if len(parts) < 2 or not _CONSTANT.fullmatch(parts[-1]):
+        if len(parts) < 2 or not CONSTANT.fullmatch(parts[-1]):
             return False
         first, last = analyze(parts[0]), analyze(parts[-1])
         return bool(first and last) and self.df(first[0], filters) > 0 and self.df(last[0], filters) > 0

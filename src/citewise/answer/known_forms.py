@@ -37,10 +37,6 @@ CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*")
 ACRONYM_PLURAL = re.compile(r"([A-Z][A-Z0-9]+)s")
 
 
-def _terms(part: str) -> list[str]:
-    return analyze(part)
-
-
 def section_key_known(name: str, df: Callable[[str], int], chunks_with: Callable[[list[str]], Iterable]) -> bool:
     """Whether ``name`` (``section.key``) is documented as the entry ``key`` under a heading that
     names ``section``. ``df(term)``: chunks holding an analyzed term; ``chunks_with(terms)``: the
@@ -61,11 +57,11 @@ def section_key_known(name: str, df: Callable[[str], int], chunks_with: Callable
         return False
     parts = name.split(".")
     for part in parts:
-        terms = _terms(part)
+        terms = analyze(part)
         if not terms or any(df(t) == 0 for t in terms[-1:]):
             return False
     section, key = heading_pattern(parts[0]), heading_pattern(parts[-1])
-    for c in chunks_with(_terms(parts[-1])):
+    for c in chunks_with(analyze(parts[-1])):
         for m in key.finditer(c.text):
             # the heading the key stands under: the last one before it in the chunk (small
             # sections share a chunk), else the chunk's own
@@ -90,7 +86,7 @@ def attached_flag_known(name: str, df: Callable[[str], int], chunks_with: Callab
     m = ATTACHED_FLAG.fullmatch(name)
     if not m:
         return False
-    terms = _terms(m.group(2))
+    terms = analyze(m.group(2))
     if not terms or df(terms[0]) == 0:
         return False
     flag = re.compile(rf"(?<![\w-])-{re.escape(m.group(1))}(?![\d-])")
@@ -120,6 +116,6 @@ def evidence_terms(name: str) -> list[str]:
     """
     last = name.rstrip("()").split(".")[-1]
     if SECTION_KEY.fullmatch(name) or ("." in name and CONSTANT.fullmatch(last)):
-        return _terms(last)[:1]
+        return analyze(last)[:1]
     m = ATTACHED_FLAG.fullmatch(name)
-    return _terms(m.group(2))[:1] if m else []
+    return analyze(m.group(2))[:1] if m else []

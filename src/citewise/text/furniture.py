@@ -223,10 +223,16 @@ def blocks(root):
             stack.extend(reversed([c for c in node.children if isinstance(c, Tag)]))
 
 
+def _prose_block(block: str, min_words: int = 1) -> bool:
+    """Whether ``block`` is text that may be furniture: no heading, code block or table, between
+    ``min_words`` and :data:`FURNITURE_MAX_WORDS` words."""
+    return not block.startswith(("#", "```", "|")) and min_words <= len(block.split()) <= FURNITURE_MAX_WORDS
+
+
 def edge_key(block: str, end: str) -> str:
     """Key of a page's first or last content block (``end``: 'first' | 'last'), digits as ``#``;
     '' for a heading, a code block or table, or a block over :data:`FURNITURE_MAX_WORDS` words."""
-    if block.startswith(("#", "```", "|")) or not block.strip() or len(block.split()) > FURNITURE_MAX_WORDS:
+    if not _prose_block(block):
         return ""
     return f"E:{end}:" + re.sub(r"\d+", "#", " ".join(block.split()))
 
@@ -243,9 +249,7 @@ def top_key(block: str) -> str:
     count: "Deprecated since version 4.2" on one page is not "... 4.3" on the next), '' for a
     heading, a code block or table, or a block under :data:`TOP_MIN_WORDS` or over
     :data:`FURNITURE_MAX_WORDS` words."""
-    if not edge_key(block, "top") or len(block.split()) < TOP_MIN_WORDS:
-        return ""
-    return "E:top:" + " ".join(block.split())
+    return "E:top:" + " ".join(block.split()) if _prose_block(block, TOP_MIN_WORDS) else ""
 
 
 def top_blocks(blocks: list[str]) -> list[int]:

@@ -47,10 +47,9 @@ import re
 import warnings
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag, XMLParsedAsHTMLWarning
-from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
 
 from citewise.text import furniture, notes
-from citewise.text.line_headings import LINE_HEADING_TAGS, line_heading
+from citewise.text.line_headings import LINE_HEADING_TAGS, SKIP_STRINGS as _SKIP_STRINGS, line_heading
 
 #: Removed wherever they are (see module docstring).
 DROP_TAGS = (
@@ -109,7 +108,6 @@ INLINE_TAGS = frozenset(
     "strong sub sup time tt u var wbr math".split()
 )
 CODE_TAGS = frozenset(("code", "kbd", "samp"))
-_SKIP_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 _LINE_START_MARKUP = re.compile(r"^(#|\||```|~~~)")
 
 

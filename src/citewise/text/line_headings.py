@@ -11,7 +11,8 @@ from __future__ import annotations
 from bs4 import BeautifulSoup, Tag  # noqa: F401 - the doctest parses a page
 from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
 
-_SKIP_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
+#: Node types that are no text of the page (comments, CDATA, declarations).
+SKIP_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 
 #: Inline elements that may be a line heading (:func:`line_heading`), and its most words.
 LINE_HEADING_TAGS = frozenset(("b", "strong", "a"))
@@ -29,7 +30,7 @@ def _beside(tag: Tag, forward: bool) -> Tag | None | bool:
     while node is not None:
         if isinstance(node, Tag):
             return node
-        if not isinstance(node, _SKIP_STRINGS) and str(node).strip():
+        if not isinstance(node, SKIP_STRINGS) and str(node).strip():
             return False
         node = node.next_sibling if forward else node.previous_sibling
     return None
