@@ -64,3 +64,29 @@ def test_a_question_about_the_exception_opens_with_the_exception(tmp_path_factor
     idx, _ = minilm_index_of(tmp_path_factory, {"billing/pro": ("Refunds on Pro", EXCEPTION_PAGE)})
     b = idx.ask("What is the refund window if I pay for Pro annually?")
     assert b.text.startswith("If you pay for Pro annually"), b.text
+
+
+DETERMINER_PAGE = """
+## Platforms
+
+The native extensions are tested on Linux. Users of other Unix-like systems report that they work.
+
+No native extensions are available for Windows at this time.
+"""
+
+
+def test_a_sentence_opening_with_the_determiner_no_keeps_it(tmp_path_factory):
+    """The sentence "No native extensions are available" negates its noun phrase; cutting "No"
+    as a reply opener would invert it (found on the Mercurial development set)."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"ext/platforms": ("Extension platforms", DETERMINER_PAGE)})
+    a = idx.ask("Are native extensions available for Windows?")
+    assert "No native extensions are available for Windows at this time." in a.text, a.text
+    assert "\nNative extensions are available" not in a.text and not a.text.startswith("Native extensions are"), a.text
+
+
+def test_no_dot_before_a_number_is_an_abbreviation_not_a_reply():
+    from citewise.answer.select.features import REPLY_OPENER
+
+    assert not REPLY_OPENER.match("No. 10 of the release notes lists the upload limit change.")
+    assert REPLY_OPENER.match("No. Each worker keeps its own cache.")
+    assert REPLY_OPENER.match("Yes. 20 days is inside the 30-day window.")

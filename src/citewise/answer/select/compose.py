@@ -71,7 +71,7 @@ from typing import Sequence
 import numpy as np
 
 from citewise.answer.question import QuestionAnalysis, leans_back, lexicon
-from citewise.answer.select.features import FEATURES, Candidate
+from citewise.answer.select.features import FEATURES, REPLY_OPENER, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
 from citewise.answer.units import label_named
 
@@ -101,7 +101,6 @@ READ_ON = 3
 #: refunds on Starter need anyone's approval?" holds "refunds" and "approval" of "Are refunds
 #: approved automatically?" but not "Starter" or "need": well under it.
 REPLY_MATCH = 0.8
-_REPLY = re.compile(r"^(?:yes|no)\b[.,!]?\s*", re.I)
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -453,10 +452,10 @@ def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[st
 def _reply_checked(qa: QuestionAnalysis, c: Candidate, first: bool) -> Candidate:
     """``c`` with a bare "Yes." / "No." opener cut unless it answers this question (module
     docstring, step 5)."""
-    if not _REPLY.match(c.unit.text):
+    if not REPLY_OPENER.match(c.unit.text):
         return c
     keeps = first and qa.kind == "yes_no" and c.features[_F["reply_matches"]] >= REPLY_MATCH
     if keeps:
         return c
-    rest = _REPLY.sub("", c.unit.text, count=1).strip()
+    rest = REPLY_OPENER.sub("", c.unit.text, count=1).strip()
     return replace(c, unit=replace(c.unit, text=rest)) if rest else c

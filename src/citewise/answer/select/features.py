@@ -109,7 +109,10 @@ _DATE = re.compile(
     r"September|October|November|December)\b"
 )
 _CAPITALISED = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
-_REPLY = re.compile(r"^(?:yes|no)\b[.,!]?", re.I)
+# A reply opener is "Yes"/"No" standing alone before punctuation, a dash or the end ("No,
+# ..."), never the determiner of a noun phrase ("No Rust extensions are available") nor the
+# abbreviation of "number" ("No. 10 of the release notes").
+REPLY_OPENER = re.compile(r"^(?:yes|no(?!\.\s*\d))(?:[.,!;:]|\s+[-\u2013\u2014]|$)\s*", re.I)
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,7 +227,7 @@ def candidates(
             words = re.findall(r"\w+", u.text.lower())
             step = u.kind == "item" and step_number(chunk.text, u.start) is not None
             peers = by_heads[u.headings]
-            reply = bool(_REPLY.match(u.text)) and u.heading.rstrip().endswith("?")
+            reply = bool(REPLY_OPENER.match(u.text)) and u.heading.rstrip().endswith("?")
             lead_names, heading_names = term_alternatives(u.lead), term_alternatives(u.heading)
             entry = float(
                 any(rx.fullmatch(a) for rx in name_rx for a in lead_names)
