@@ -211,3 +211,26 @@ def test_a_name_led_by_the_corpus_subject_is_the_rest_of_it(sample_index):
     assert got is not None and got.fields["name"] == "Google Sheets"
     got = scorer.unknown_name("Can Ledgerly Desk Phones call customers?", None)
     assert got is not None and got.fields["name"] == "Ledgerly Desk Phones"  # as the question wrote it
+
+
+def test_word_tables_of_other_installations_are_pruned_to_the_newest(tmp_path, monkeypatch):
+    """Each virtual environment's wordfreq list has its own modification time and so its own
+    table file; writing one keeps it and the KEEP_TABLES - 1 newest others."""
+    import os
+
+    from citewise.text import rarity
+
+    monkeypatch.setenv("CITEWISE_CACHE", str(tmp_path))
+    old = [tmp_path / f"wordfreq-en-1-{i}-zipf3.tsv" for i in range(5)]
+    for i, p in enumerate(old):
+        p.write_text("window\t1.5\n", encoding="ascii")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    (tmp_path / "other.tsv").write_text("x", encoding="ascii")
+    rarity.common_words.cache_clear()
+    try:
+        rarity.common_words()
+    finally:
+        rarity.common_words.cache_clear()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert rarity.KEEP_TABLES == 3 and len(left) == 4, left
+    assert old[4].name in left and old[3].name in left and "other.tsv" in left

@@ -34,7 +34,7 @@ out-of-scope or false-premise questions caught (2.5: 2 and 117; 3.5: 3 and 127, 
 is built from wordfreq on first use (importing wordfreq and reading its list costs about half a
 CPU second) and kept in :func:`citewise.core.cache_dir` under a name that carries the size and
 modification time of wordfreq's English list, so a later process reads a 0.3 MB text file
-instead; words with other characters (apostrophes, accents) are looked up in wordfreq itself.
+instead (the :data:`KEEP_TABLES` newest such files are kept, one per installation in use); words with other characters (apostrophes, accents) are looked up in wordfreq itself.
 
 >>> name_shaped("x86_64"), name_shaped("L4"), name_shaped("OK"), name_shaped("SIGPWR"), name_shaped("PayPal")
 (True, True, False, True, True)
@@ -174,9 +174,27 @@ def common_words() -> dict[str, float]:
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text("".join(f"{w}\t{z}\n" for w, z in sorted(table.items())), encoding="ascii")
             os.replace(tmp, path)
+            _prune(path)
         except OSError:
             pass
     return table
+
+
+#: Word tables kept in the cache folder, newest first: one per wordfreq installation in use
+#: (each virtual environment's list has its own modification time); older ones are removed.
+KEEP_TABLES = 3
+
+
+def _prune(path) -> None:
+    """Remove all but the :data:`KEEP_TABLES` newest word tables beside ``path`` (module
+    docstring); ``path`` itself is kept."""
+    tables = sorted(
+        (p for p in path.parent.glob(f"wordfreq-en-*-zipf{RARE_ZIPF:g}.tsv") if p != path),
+        key=lambda p: (p.stat().st_mtime, p.name),
+        reverse=True,
+    )
+    for old in tables[KEEP_TABLES - 1 :]:
+        old.unlink(missing_ok=True)
 
 
 def is_rare(word: str, capitalised: bool = False) -> bool:
