@@ -17,6 +17,12 @@ principal, who sees public documents only. Ties always break by chunk id ascendi
   most ``HEADING_PINS``) chunks holding X's reference entry come next, best BM25 first: a
   section headed with it (``fs.rm(path[, options])``), a list item or definition led by it, a
   table row starting with it (:func:`citewise.text.names.entry_offsets`).
+  Then mention pinning: a compound code name of the query (``png_malloc_warn``,
+  ``--with-link-size``: one analyzer term joined by ``_``, ``-`` or ``.``) that at most
+  ``MENTION_PINS`` chunks contain pins those chunks, in the BM25 order of the whole question. Such a rare exact name
+  is the strongest evidence of where the answer lies, and dense similarity, which sees only
+  its word pieces, can push it out of the fused top k; a name found in more chunks is left
+  to fusion.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from citewise.retrieval.registry import make_retriever, register  # noqa: F401 -
 from citewise.store.base import ScoredChunk, Store
 from citewise.telemetry.decorators import traced_retrieval
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.names import entry_names, entry_offsets
+from citewise.text.names import code_names, entry_names, entry_offsets
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +61,8 @@ RETRIEVERS = (
 HEADING_PINS = 2
 #: BM25 candidates searched for a heading that names a code name.
 HEADING_DEPTH = 100
+#: A compound code name found in at most this many chunks pins them all (:class:`ShippedRetriever`).
+MENTION_PINS = 2
 
 
 _LEGS: ThreadPoolExecutor | None = None
@@ -225,7 +233,7 @@ class ShippedRetriever(HybridRetriever):
                 if c.chunk_id not in seen:
                     seen.add(c.chunk_id)
                     pinned.append(c)
-        for c in self.headed_with(query, f):
+        for c in self.headed_with(query, f) + self.mentioning(query, f):
             if c.chunk_id not in seen:
                 seen.add(c.chunk_id)
                 pinned.append(c)
@@ -261,6 +269,26 @@ class ShippedRetriever(HybridRetriever):
                 if entry_offsets(sc.text, name, heading) and by_id[cid] not in out:
                     out.append(by_id[cid])
                     found += 1
+        return out
+
+    def mentioning(self, query: str, filters: Filters) -> list[ScoredChunk]:
+        """Every chunk containing a compound code name of ``query`` (one analyzer term holding
+        ``_``, ``-`` or ``.``, :func:`citewise.text.names.code_names`) when at most
+        :data:`MENTION_PINS` chunks contain it, in the BM25 order of the whole question; [] for a
+        name found more often or nowhere."""
+        out: list[ScoredChunk] = []
+        for name in code_names(query):
+            terms = analyze(name)
+            if not terms or not any(ch in terms[0] for ch in "_-."):
+                continue
+            found = self.bm25.store.lexical_search(terms[:1], MENTION_PINS + 1, filters)
+            if len(found) <= MENTION_PINS:
+                out += found
+        if len(out) > 1:  # the chunk the whole question matches best first (a reference section
+            # before a changelog line that also names the option)
+            whole = self.bm25.store.lexical_search(analyze(query), HEADING_DEPTH, filters)
+            rank = {c.chunk_id: i for i, c in enumerate(whole)}
+            out.sort(key=lambda c: rank.get(c.chunk_id, len(rank)))
         return out
 
     def store_titled(self, identifier: str, filters: Filters) -> list[ScoredChunk]:
