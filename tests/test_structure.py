@@ -644,3 +644,61 @@ def test_plain_text_code_needs_c_shape_and_roman_sections_come_in_twos():
     assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# Intro", "# Usage"]
     md, _, _ = to_markdown("I. Definitions\n\nWords.\n\nII. Scope\n\nMore.\n")
     assert [ln for ln in md.split("\n") if ln.startswith("#")] == ["# I. Definitions", "# II. Scope"]
+
+
+RST_AS_TEXT = """Aliases
+=======
+
+For example, this definition::
+
+    latest = log --limit 5
+
+    stable5 = latest -b stable
+
+creates a new command ``latest`` that shows the five most recent changesets.
+
+.. note::
+
+   Aliases may shadow commands.
+
+Sample queries:
+
+- Open branch heads::
+
+    hg log -r "head() and not closed()"
+
+A paragraph ending in a colon::
+not followed by a blank line stays text.
+
+1. Install the package::
+
+       pip install widget-server
+
+   Then edit widget.conf and set the data path.
+
+2. Start the server.
+"""
+
+
+def test_rst_literal_blocks_in_a_plain_text_file_become_code():
+    md, _, _ = to_markdown(RST_AS_TEXT)
+    assert "For example, this definition:\n\n```\nlatest = log --limit 5\n\nstable5 = latest -b stable\n```\n" in md, md
+    assert "```\n\ncreates a new command ``latest``" in md, md
+    assert '- Open branch heads:\n\n```\nhg log -r "head() and not closed()"\n```' in md, md
+    assert ".. note::\n\n   Aliases may shadow commands." in md, md  # a directive's body is text
+    assert "A paragraph ending in a colon::\nnot followed" in md, md
+    # a list item's block ends where the item's text goes on
+    assert "1. Install the package:\n\n```\npip install widget-server\n```\n\n   Then edit widget.conf" in md, md
+    assert md.count("```") == 6, md
+
+
+def test_a_code_question_over_rst_as_text_quotes_the_literal_block(tmp_path_factory):
+    from conftest import open_minilm_index
+
+    root = tmp_path_factory.mktemp("docs")
+    (root / "aliases.txt").write_text(RST_AS_TEXT, encoding="utf-8")
+    idx = open_minilm_index(tmp_path_factory.mktemp("index"))
+    assert idx.ingest(root).errors == []
+    a = idx.ask("alias definition example for the five most recent changesets")
+    # the sentence going on from the block ("creates a new command ...") comes after the block
+    assert a.text.index("latest = log --limit 5") < a.text.index("creates a new command latest"), a.text

@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from citewise.text.plain_code import code_paragraphs, indent_of, literal_blocks, literal_marker
+
 #: Characters of a section adornment line (reStructuredText's list, plus box-drawing rules).
 ADORNMENT_CHARS = "=-`:'\"~^_*+#<>.!$%&,/;?@[\\]{|}()─━═"
 #: An underline is at least this share of its title's length (reStructuredText asks for all of
@@ -444,65 +446,6 @@ def _title_block(lines: list[str], i: int) -> str:
     return first
 
 
-#: A paragraph is code when at least this share of its lines (two or more) read as code ...
-CODE_LINE_SHARE = 0.6
-_CODE_END = (";", "{", "}", "*/", "};")
-_CODE_START = ("/*", "*/", "//", "#include", "#define", "#if", "#endif", "#else", "{", "}")
-#: ... and one of them has C's own shape: a brace alone, a call statement, a block opened after
-#: a condition, a comment or preprocessor line (a list of clauses ending in ";" is prose).
-_CODE_SHAPE = re.compile(r"^(?:[{}];?|.*\)\s*;|.*\)\s*\{|/\*.*|#(?:include|define|if|endif)\b.*)$")
-#: A list item's marker: ``(a)``, ``a)``, ``-``, ``*``, ``1.``; such a line is never code.
-_ITEM_MARK = re.compile(r"^(?:\(?[a-z0-9]{1,3}[.)]|[-*\u2022])\s")
-
-
-def _code_line(line: str) -> bool:
-    """A line of C-like code: ends a statement or block (``;``, ``{``, ``}``, ``*/``) or opens a
-    comment or preprocessor line; a list item is not."""
-    s = line.strip()
-    return not _ITEM_MARK.match(s) and (s.endswith(_CODE_END) or s.startswith(_CODE_START))
-
-
-def _code_paragraphs(lines: list[str], taken) -> dict[int, str]:
-    """Where code paragraphs open (first line -> fence) and close (line after the last -> '').
-    A paragraph (a run of non-blank lines, no heading or dropped line among them) is code when it
-    has two lines or more, :data:`CODE_LINE_SHARE` of them read as code (:func:`_code_line`) and
-    one of those has C's own shape (a brace alone, ``f(x);``, ``if (x) {``, a comment):
-    a plain-text manual's C examples, indented by a space or two, that CommonMark would read as
-    prose.
-
-    >>> _code_paragraphs(["Call it so:", "", " int f(void)", " {", "    return 0;", " }", "", "Done."], set())
-    {2: '```', 6: ''}
-    >>> _code_paragraphs(["It ends; it goes on;", "and it is prose, not code."], set())
-    {}
-    >>> _code_paragraphs(["(a) keep it confidential;", "(b) not copy it;", "(c) return it."], set())
-    {}
-    >>> _code_paragraphs(["Call init first; it sets up the state;", "then run; it works;"], set())
-    {}
-    """
-    out: dict[int, str] = {}
-    i, n = 0, len(lines)
-    while i < n:
-        if not lines[i].strip() or i in taken:
-            i += 1
-            continue
-        j = i
-        while j < n and lines[j].strip() and j not in taken:
-            j += 1
-        block = lines[i:j]
-        code = [ln for ln in block if _code_line(ln)]
-        if (
-            len(block) >= 2
-            and len(code) >= CODE_LINE_SHARE * len(block)
-            and any(_CODE_SHAPE.match(ln.strip()) for ln in code)
-        ):
-            fence = "```"
-            while any(fence in ln for ln in block):
-                fence += "`"
-            out[i], out[j] = fence, ""
-        i = j
-    return out
-
-
 def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
     """Markdown-like text of a plain text, its title, and what was dropped.
 
@@ -526,10 +469,34 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
     if first_text is not None:
         h = head_at.get(first_text)
         title = h.title if h else _title_block(lines, first_text)
-    fence_at = _code_paragraphs(lines, drop.keys() | skip | head_at.keys())
+    taken = drop.keys() | skip | head_at.keys()
+    literal = literal_blocks(lines, taken)
+    in_literal = {k for a, b in literal.items() for k in range(a, b)}
+    fence_at = code_paragraphs(lines, taken | in_literal)
     out: list[str] = []
     fence = ""
+    literal_end = -1
     for i, ln in enumerate(lines):
+        if i == literal_end:
+            out += [fence, ""]
+            fence, literal_end = "", -1
+        if i in literal:
+            block = lines[i : literal[i]]
+            fence = "```"
+            while any(fence in b for b in block):
+                fence += "`"
+            cut = min(indent_of(b) for b in block if b.strip())
+            while out and not out[-1].strip():
+                out.pop()
+            if out and out[-1].rstrip().endswith("::"):
+                marker = literal_marker(out.pop())
+                if marker is not None:
+                    out.append(marker)
+            out += ["", fence]
+            literal_end = literal[i]
+        if literal_end >= 0:
+            out.append(ln.expandtabs(8)[cut:].rstrip())
+            continue
         if i in fence_at:  # a code paragraph opens (its first line) or closes (after its last)
             if fence:
                 out.append(fence)
