@@ -32,6 +32,9 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    * a numbered step quoted for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order,
      where the first of them was quoted (also when the answer opens with an introduction);
+   * a first sentence that goes on from a code block keeps the block: prose opening with a
+     lower-case letter right after a code block ("For example, this definition:" / the block /
+     "creates a new command latest ...") comes after the block and the block's lead sentence;
    * a first sentence that points back keeps the sentence it points at: the unit right before it
      in its paragraph comes first. A sentence points back when it opens with a back-reference
      word ("Its size defaults to four threads.": the ``back_reference`` feature) or holds a
@@ -289,6 +292,11 @@ def compose(
     prev = _antecedent(out[0], cands, texts) if points_back(out[0]) else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
+    block = _block_continued(out[0], cands, texts)
+    if block is not None:
+        lead = _lead_sentence(block, cands)
+        pre = [x for x in (lead, block) if x is not None and x.features[_F["instruction"]] == 0]
+        out = pre + [c for c in out if c not in pre]
     out = _value_read_on(qa, out, cands, texts)
     out = _sentence_window(out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
@@ -447,6 +455,26 @@ def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[st
     prev = max(before, key=lambda c: c.unit.start)
     gap = texts[first.chunk_index][prev.unit.end : first.unit.start]
     return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
+
+
+def _block_continued(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
+    """The code block a sentence quoted first goes on from: ``first`` is prose opening with a
+    lower-case letter right after a code block of its chunk under the same headings (nothing
+    but white space and fence marks between), the block being the sentence's subject ("For
+    example, this definition:" / ``latest = log --limit 5`` / "creates a new command latest
+    ..."); else None."""
+    if first.unit.kind not in ("sentence", "item") or not first.unit.text[:1].islower():
+        return None
+    for c in cands:
+        if (
+            c.unit.kind == "code"
+            and c.chunk_index == first.chunk_index
+            and c.unit.headings == first.unit.headings
+            and c.unit.end <= first.unit.start
+            and not texts[first.chunk_index][c.unit.end : first.unit.start].strip(" \t\n`~")
+        ):
+            return c
+    return None
 
 
 def _reply_checked(qa: QuestionAnalysis, c: Candidate, first: bool) -> Candidate:
