@@ -8,7 +8,7 @@ import pytest
 
 from citewise.answer.question import analyze_question
 from citewise.answer.select.compose import REPLY_MATCH, compose, repeats
-from citewise.answer.select.features import FEATURES, Candidate, quotable
+from citewise.answer.select.features import FEATURES, SHORT_CODE_CHARS, Candidate, quotable
 from citewise.answer.select.format import is_furniture, states_value
 from citewise.answer.select.model import SelectorModel, fit, packaged_model
 from citewise.answer.select.span import SPAN_FEATURES, best_span, packaged_span_model
@@ -435,16 +435,20 @@ def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted
 
 
 @pytest.mark.parametrize(
-    "heading, wants_code, quoted",
+    "heading, wants_code, lines, quoted",
     [
-        ("SYNOPSIS", True, False),  # a manual page's synopsis lists every option, answers nothing
-        ("Synopsis:", True, False),
-        ("EXAMPLES", True, True),
-        ("EXAMPLES", False, False),  # code only when the question asks for code
+        ("SYNOPSIS", True, 2, False),  # a manual page's synopsis lists every option, answers nothing
+        ("Synopsis:", True, 2, False),
+        ("EXAMPLES", True, 2, True),
+        ("EXAMPLES", False, 2, True),  # a short block (a command or two) answers any question
+        ("EXAMPLES", False, 12, False),  # a longer one only a question asking for code
+        ("EXAMPLES", True, 12, True),
     ],
 )
-def test_a_manual_pages_synopsis_block_is_never_quoted(heading, wants_code, quoted):
-    text = "```\ngit stash list [<log-options>]\ngit stash show [-u | --include-untracked]\n```"
+def test_a_manual_pages_synopsis_block_is_never_quoted(heading, wants_code, lines, quoted):
+    rows = ["git stash list [<log-options>]", "git stash show [-u | --include-untracked]"] * (lines // 2)
+    text = "```\n" + "\n".join(rows) + "\n```"
+    assert (len(text) <= SHORT_CODE_CHARS) == (lines == 2)
     unit = Unit(0, len(text), text, ("git-stash(1)", heading), kind="code")
     assert quotable(unit, text, wants_code) is quoted
 

@@ -18,7 +18,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
    one (:func:`repeats`: its words and the quoted unit's are nearly the same set), while the
    answer has fewer than ``max_units`` (4) units and :data:`MAX_CHARS` characters of prose; at
    most :data:`MAX_CODE_BLOCKS` code blocks, each of at most :data:`MAX_CODE_CHARS` characters
-   unless it is the first unit.
+   unless it is the first unit, and none for a question that does not ask for code (a short
+   block may only open its answer).
 4. **Format-level expansions** (hold for any corpus):
 
    * a list item keeps its lead term and a table row its header (both are in the unit's display
@@ -269,7 +270,9 @@ def compose(
         if any(repeats(c.unit.text, o.unit.text) for o in chosen):
             continue
         if c.unit.kind == "code" and (
-            sum(o.unit.kind == "code" for o in chosen) >= MAX_CODE_BLOCKS or len(c.unit.text) > MAX_CODE_CHARS
+            not qa.wants_code
+            or sum(o.unit.kind == "code" for o in chosen) >= MAX_CODE_BLOCKS
+            or len(c.unit.text) > MAX_CODE_CHARS
         ):
             continue
         if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:

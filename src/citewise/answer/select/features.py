@@ -103,6 +103,9 @@ FEATURES = (
     "yes_no_reply",
 )
 _KINDS = ("sentence", "item", "row", "code", "definition")
+#: A code block of at most this many characters (a configuration line, a command, a pattern:
+#: a value more than a program) may be quoted for a question that does not ask for code.
+SHORT_CODE_CHARS = 300
 _NUMBER = re.compile(r"\d")
 _DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b(?:January|February|March|April|May|June|July|August|"
@@ -142,12 +145,15 @@ def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
     section or page number, a footnote marker: :func:`~citewise.answer.select.format.is_furniture`;
     not a run of numbers and codes, a table row aside: :func:`~citewise.answer.select.format.is_garble`),
     not a bare command synopsis (:func:`~citewise.answer.select.format.is_synopsis`), and a code
-    block only when the question asks for code and it is not a manual page's synopsis
-    (:func:`~citewise.answer.select.format.is_synopsis_section`)."""
+    block only when the question asks for code or the block has at most
+    :data:`SHORT_CODE_CHARS` characters, and it is not a manual page's synopsis
+    (:func:`~citewise.answer.select.format.is_synopsis_section`). (A short block quoted for a
+    question that does not ask for code is quoted first or not at all:
+    :func:`~citewise.answer.select.compose.compose`.)"""
     if u.end > len(chunk_text) or not u.text.strip():
         return False
     if u.kind == "code":
-        return wants_code and not is_synopsis_section(u.heading)
+        return (wants_code or len(u.text) <= SHORT_CODE_CHARS) and not is_synopsis_section(u.heading)
     return not (
         is_lead_in(u.text) or is_furniture(u.text) or is_synopsis(u.text) or (u.kind != "row" and is_garble(u.text))
     )

@@ -1,0 +1,62 @@
+"""A short code block (a configuration line, a command) may answer a question that does not ask
+for code; a long one may not, and neither follows another unit.
+
+Our own text: a configuration reference whose answer to "make new commits secret by default"
+is the two-line example block, beside a long example program.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import minilm_index_of
+
+from citewise.answer.select.features import SHORT_CODE_CHARS
+
+PHASES = """
+## Phases
+
+Every changeset is in one of three phases: public, draft or secret. Secret changesets are never
+pushed, pulled or cloned.
+
+New changesets start in the draft phase. To make every new commit secret, set:
+
+```
+[phases]
+new-commit = secret
+```
+
+## Publishing
+
+A publishing server turns the changesets pushed to it public. Pulling from it never changes the
+phase of local changesets.
+"""
+
+LONG = "\\n".join(f"    step_{i} = run(step_{i - 1}, limit={i})" for i in range(1, 30))
+HOOKS = f"""
+## Hooks
+
+A hook runs a command when an event happens, such as a commit or a push. Hooks are listed in the
+hooks section, one per line.
+
+```
+def program():
+{LONG}
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    index, _ = minilm_index_of(tmp_path_factory, {"vcs/phases": ("Phases", PHASES), "vcs/hooks": ("Hooks", HOOKS)})
+    return index
+
+
+def test_a_short_block_answers_a_keyword_query(idx):
+    a = idx.ask("new commits secret by default setting")
+    assert a.outcome == "answered" and "new-commit = secret" in a.text, a.text
+
+
+def test_a_long_block_never_answers_a_question_that_asks_for_no_code(idx):
+    assert len(HOOKS) > SHORT_CODE_CHARS
+    a = idx.ask("Which events does a hook run on?")
+    assert a.outcome == "answered" and "step_1" not in a.text, a.text
