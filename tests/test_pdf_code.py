@@ -162,6 +162,8 @@ def test_monospace_fonts_by_name_and_by_fixed_pitch_flag():
     assert loaders._is_mono(font("/FFVXNZ+CMSLTT10"))  # slanted typewriter
     assert loaders._is_mono(font("/Courier-Bold"))
     assert loaders._is_mono(font("/DejaVuSansMono"))
+    assert loaders._is_mono(font("/KLAMHM+NimbusMonL-Regu"))  # URW's Courier, no FixedPitch flag
+    assert not loaders._is_mono(font("/TUQXQH+NimbusRomNo9L-Regu"))
     assert loaders._is_mono(font("/ABCDEF+Anything", flags=33))  # FixedPitch (bit 1) + Nonsymbolic
     assert not loaders._is_mono(font("/AWCRRA+CMR10"))
     assert not loaders._is_mono(font("/Helvetica", flags=32))

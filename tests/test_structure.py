@@ -702,3 +702,50 @@ def test_a_code_question_over_rst_as_text_quotes_the_literal_block(tmp_path_fact
     a = idx.ask("alias definition example for the five most recent changesets")
     # the sentence going on from the block ("creates a new command ...") comes after the block
     assert a.text.index("latest = log --limit 5") < a.text.index("creates a new command latest"), a.text
+
+
+def test_pdf_figure_labels_set_large_are_not_headings(tmp_path):
+    """A drawn graph's node names, set larger than the body and one per line, are a figure's
+    labels: three or more in a row at one size, or a label without a two-letter word, make no
+    heading; a heading followed by its text still does."""
+    body = 10
+    pages = [
+        [
+            [(18, "Drawing Widgets")],
+            [(14, "2 Call Graphs")],
+            [(body, "A call graph shows which function calls which.")],
+            [(14, "main")],
+            [(14, "parse")],
+            [(14, "execute")],
+            [(body, "Figure 1: A small call graph")],
+            [(14, "x")],
+            [(body, "The node x has no edges.")],
+            [(14, "3 Layers")],
+            [(body, "Layers split a drawing.")],
+        ]
+    ]
+    f = tmp_path / "graphs.pdf"
+    f.write_bytes(_pdf(pages))
+    doc = load_file(f, tmp_path)
+    heads = [ln for ln in doc.text.split("\n") if ln.startswith("#")]
+    assert heads == ["# Drawing Widgets", "## 2 Call Graphs", "## 3 Layers"], heads
+    assert "main\nparse" in doc.text  # the labels stay as text
+
+
+def test_pdf_numbered_headings_in_a_row_or_without_a_word_stay_headings(tmp_path):
+    body = 10
+    pages = [
+        [
+            [(18, "Widget Guide")],
+            [(14, "1 Overview")],
+            [(14, "1.1 Scope")],
+            [(14, "1.2 Audience")],
+            [(body, "This guide covers widgets and their parts in some detail.")],
+            [(14, "5 I/O")],
+            [(body, "Widgets read and write through ports.")],
+        ]
+    ]
+    f = tmp_path / "guide.pdf"
+    f.write_bytes(_pdf(pages))
+    heads = [ln for ln in load_file(f, tmp_path).text.split("\n") if ln.startswith("#")]
+    assert heads == ["# Widget Guide", "## 1 Overview", "## 1.1 Scope", "## 1.2 Audience", "## 5 I/O"], heads

@@ -153,23 +153,53 @@ HEADING_SIZE = 1.15
 HEADING_MAX_WORDS = 12
 
 
+#: This many lines or more in a row, each set large at one size with no text between, are the
+#: labels of a figure (node names of a drawn graph, axis labels), not headings.
+FIGURE_LABEL_RUN = 3
+_WORD2 = re.compile(r"[^\W\d_]{2}")
+#: A heading line opening with a section number: ``4``, ``4.3.2``, ``Chapter 4``, ``Appendix C``.
+_NUMBERED_HEAD = re.compile(r"^(?:(?:chapter|appendix)\s+\w+|[0-9]+(?:\.[0-9]+)*)[.:]?\s+\S", re.I)
+
+
 def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: float) -> list[dict[str, int]]:
     """Per page, ``{normalised line: heading level}`` for lines set larger than the body size
-    (:data:`HEADING_SIZE`); levels by size, largest first (at most 6)."""
+    (:data:`HEADING_SIZE`); levels by size, largest first (at most 6). A heading holds a word of
+    two letters or more or opens with a section number (``5 I/O``); a run of
+    :data:`FIGURE_LABEL_RUN` or more unnumbered such lines at one size with nothing between
+    them is a figure's labels and yields none."""
     found: list[dict[str, float]] = []
     for lines, size_of in zip(pages, sizes):
-        got = {}
+        # (normalised line, size, may head) of each large short line; None for any other line
+        marks: list[tuple[str, float, bool] | None] = []
         for ln in lines:
+            if not ln.strip():
+                continue
             z = size_of.get(_norm(ln), 0.0)
             words = ln.split()
-            if (
-                z >= HEADING_SIZE * body
-                and 0 < len(words) <= HEADING_MAX_WORDS
-                and not _is_code(ln)
-                and any(c.isalpha() for c in ln)
-                and not ln.rstrip().endswith((".", ",", ";"))
-            ):
-                got[_norm(ln)] = round(z * 2) / 2
+            if z < HEADING_SIZE * body or not 0 < len(words) <= HEADING_MAX_WORDS:
+                marks.append(None)
+                continue
+            numbered = bool(_NUMBERED_HEAD.match(ln.strip()))
+            ok = (
+                not _is_code(ln) and (numbered or bool(_WORD2.search(ln))) and not ln.rstrip().endswith((".", ",", ";"))
+            )
+            if numbered:  # a numbered section line heads, even in a row of them ("1 Overview" / "1.1 Scope")
+                marks += [None, (_norm(ln), round(z * 2) / 2, ok), None]
+                continue
+            marks.append((_norm(ln), round(z * 2) / 2, ok))
+        got: dict[str, float] = {}
+        i = 0
+        while i < len(marks):
+            first = marks[i]
+            if first is None:
+                i += 1
+                continue
+            run = [first]
+            while i + len(run) < len(marks) and (m := marks[i + len(run)]) is not None and m[1] == first[1]:
+                run.append(m)
+            if len(run) < FIGURE_LABEL_RUN:
+                got.update({key: z for key, z, ok in run if ok})
+            i += len(run)
         found.append(got)
     ranks = sorted({z for got in found for z in got.values()}, reverse=True)
     return [{k: min(ranks.index(z) + 1, 6) for k, z in got.items()} for got in found]

@@ -10,9 +10,10 @@ from typing import Any
 #: Marks a code line (set wholly in a monospace font) in page texts handed to
 #: :func:`pdf_to_text`; runs of such lines become fenced code blocks. NUL never survives in text.
 CODE_MARK = "\x00"
-#: Monospace font names: TeX's typewriter faces (CMTT10, CMSLTT10, LMMono), Courier, Consolas,
+#: Monospace font names: TeX's typewriter faces (CMTT10, CMSLTT10, LMMono), Courier and URW's
+#: Courier clone Nimbus Mono L (``NimbusMonL-Regu``, as Ghostscript and dvips embed it), Consolas,
 #: Menlo, DejaVu Sans Mono, Source Code Pro ... (the part after a subset prefix ``ABCDEF+``).
-_MONO_FONT = re.compile(r"(?i)mono|courier|consol|menlo|typewriter|code|^(?:cm|ec|lm)\w*tt\d*$|^tt\d|tt\d+$")
+_MONO_FONT = re.compile(r"(?i)mono|nimbusmon|courier|consol|menlo|typewriter|code|^(?:cm|ec|lm)\w*tt\d*$|^tt\d|tt\d+$")
 
 
 def _is_mono(font) -> bool:
