@@ -60,3 +60,29 @@ def test_a_long_block_never_answers_a_question_that_asks_for_no_code(idx):
     assert len(HOOKS) > SHORT_CODE_CHARS
     a = idx.ask("Which events does a hook run on?")
     assert a.outcome == "answered" and "step_1" not in a.text, a.text
+
+
+HOOK_SYNTAX = """
+## Python hooks
+
+Hooks can be written in Python as well as in the shell.
+
+The syntax for Python hooks is as follows:
+
+```
+hookname = python:modulename.submodule.callable
+hookname = python:/path/to/python/module.py:callable
+```
+
+Python hooks are run within the program's own process. Each hook is called with at least three
+keyword arguments: a ui object, a repository object and a hooktype keyword.
+"""
+
+
+def test_a_code_block_is_read_with_its_lead_in(tmp_path_factory):
+    """The block's own words share little with the question; its lead-in ("The syntax for Python
+    hooks is as follows:") says what it is, and counts as the block's words."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"vcs/python-hooks": ("Python hooks", HOOK_SYNTAX)})
+    a = idx.ask("What is the syntax for an in-process Python hook?")
+    assert a.outcome == "answered" and "hookname = python:modulename.submodule.callable" in a.text, a.text
+    assert "run within the program's own process" not in a.text.split("hookname")[0], a.text

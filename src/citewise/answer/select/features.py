@@ -10,6 +10,7 @@ feature                   value
 ``cos``                   cosine of the question and the unit (embedded with title and heading)
 ``cos_gap``               ``cos`` minus the best ``cos`` of the context (0 for the best unit)
 ``lex``                   IDF-weighted share of the question's content terms in the unit's text
+                          (a code block's text with the lead-in ending in ':' right before it)
 ``lex_context``           the same share in the unit's headings and the document title
 ``lex_gap``               ``lex`` minus the best ``lex`` of the context
 ``subject``               share of the subject's terms in the unit's text
@@ -225,6 +226,8 @@ def candidates(
             if not quotable(u, chunk.text, qa.wants_code):
                 continue
             own = set(analyze(u.text))
+            if u.kind == "code" and ui and units[ui - 1].headings == u.headings and is_lead_in(units[ui - 1].text):
+                own |= set(analyze(units[ui - 1].text))  # a block is read with its lead-in ("The syntax is:")
             heads = set(analyze(" ".join(u.headings))) | context_terms
             lead_terms = set(analyze(u.lead)) if u.lead else set()
             named = {i.lower() for i in find_identifiers(u.text)} | {
