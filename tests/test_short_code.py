@@ -86,3 +86,47 @@ def test_a_code_block_is_read_with_its_lead_in(tmp_path_factory):
     a = idx.ask("What is the syntax for an in-process Python hook?")
     assert a.outcome == "answered" and "hookname = python:modulename.submodule.callable" in a.text, a.text
     assert "run within the program's own process" not in a.text.split("hookname")[0], a.text
+
+
+TIMEOUTS = """
+## Timeouts
+
+Connections are pooled per worker and reused between requests.
+
+The idle timeout closes a connection that has sent nothing for a while:
+
+```
+idle_timeout = 30
+```
+
+the default is 60 seconds, and 0 turns the timeout off.
+"""
+
+
+def test_a_block_after_an_unquotable_lead_in_brings_no_other_paragraph(tmp_path_factory):
+    """The block's lead-in ends in ':' and is never quoted; the paragraph before it is about
+    something else and is not the block's lead sentence."""
+    idx, _ = minilm_index_of(tmp_path_factory, {"srv/timeouts": ("Timeouts", TIMEOUTS)})
+    a = idx.ask("What is the default idle timeout?")
+    assert "the default is 60 seconds" in a.text and "pooled per worker" not in a.text, a.text
+
+
+EARLY = """
+## Early options
+
+Options given before the command are read early, before the configuration.
+
+Since version 4.4 the parsing of early options may be restricted by setting STRICT=1. Then all
+early options must come first and cannot be injected anywhere:
+
+```
+$ STRICT=1 tool -R repo log
+```
+"""
+
+
+def test_a_lead_sentence_in_the_lead_ins_paragraph_comes_with_the_block(tmp_path_factory):
+    idx, _ = minilm_index_of(tmp_path_factory, {"cli/early": ("Early options", EARLY)})
+    a = idx.ask("How do I stop early options from being injected anywhere on the command line?")
+    assert "restricted by setting STRICT=1" in a.text and "$ STRICT=1 tool -R repo log" in a.text, a.text
+    assert a.text.index("restricted by setting") < a.text.index("$ STRICT=1 tool"), a.text

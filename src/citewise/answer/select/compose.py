@@ -29,7 +29,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      Enterprise``), no row of the same table (same chunk, headings and first header) whose first
      cell the question does not name follows it (not the ``Plan: Starter`` row);
    * a code block keeps its lead sentence: the prose unit right before it under the same
-     headings, quoted just before the block;
+     headings in the paragraph that introduces the block (not a paragraph before it), quoted
+     just before the block;
    * a numbered step quoted for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order,
      where the first of them was quoted (also when the answer opens with an introduction);
@@ -210,8 +211,11 @@ def _with_procedures(chosen: list[Candidate], cands: Sequence[Candidate], texts:
     return out
 
 
-def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
-    """The prose unit right before a code block under the same headings (its lead sentence)."""
+def _lead_sentence(block: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
+    """The prose unit right before a code block under the same headings (its lead sentence), in
+    the paragraph that introduces the block (an unquotable lead-in ending in ':' may end that
+    paragraph: "Since 4.4.2 the flags may be restricted. Then all options must come first:");
+    None when there is none or it stands in an earlier paragraph (about something else)."""
     before = [
         c
         for c in cands
@@ -220,7 +224,10 @@ def _lead_sentence(block: Candidate, cands: Sequence[Candidate]) -> Candidate | 
         and c.unit.end <= block.unit.start
         and c.unit.headings == block.unit.headings
     ]
-    return max(before, key=lambda c: c.unit.start) if before else None
+    if not before:
+        return None
+    lead = max(before, key=lambda c: c.unit.start)
+    return lead if "\n\n" not in texts[block.chunk_index][lead.unit.end : block.unit.start].rstrip() else None
 
 
 def compose(
@@ -287,7 +294,7 @@ def compose(
     out: list[Candidate] = []
     for c in chosen:  # a code block keeps its lead sentence, right before it
         if c.unit.kind == "code":
-            lead = _lead_sentence(c, cands)
+            lead = _lead_sentence(c, cands, texts)
             if lead is not None and lead not in out and lead.features[_F["instruction"]] == 0:
                 out.append(lead)
         if c not in out:
@@ -297,7 +304,7 @@ def compose(
         out = [prev] + [c for c in out if c is not prev]
     block = _block_continued(out[0], cands, texts)
     if block is not None:
-        lead = _lead_sentence(block, cands)
+        lead = _lead_sentence(block, cands, texts)
         pre = [x for x in (lead, block) if x is not None and x.features[_F["instruction"]] == 0]
         out = pre + [c for c in out if c not in pre]
     out = _value_read_on(qa, out, cands, texts)
