@@ -53,8 +53,14 @@ _NOT_TERM = re.compile(
 _NAME_LIKE = re.compile(r"^(?:\S+$|[-‘'\"`<\[]|.*[<\[{=]|(?=\S*[A-Za-z])\S*\w[._/:-]\w)")
 
 
+def indent_width(line: str, tab: int = TAB_COLUMNS) -> int:
+    """Columns of white space before ``line``'s text, tabs expanded to stops every ``tab``
+    columns."""
+    return len(line.expandtabs(tab)) - len(line.expandtabs(tab).lstrip())
+
+
 def _indent(line: str) -> int:
-    return len(line.expandtabs(TAB_COLUMNS)) - len(line.expandtabs(TAB_COLUMNS).lstrip())
+    return indent_width(line)
 
 
 def _term_like(stripped: str) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from citewise.text.plain_code import code_paragraphs, indent_of, literal_blocks, literal_marker
+from citewise.text.plain_code import RST_TAB, code_paragraphs, indent_of, literal_blocks, literal_marker
 
 #: Characters of a section adornment line (reStructuredText's list, plus box-drawing rules).
 ADORNMENT_CHARS = "=-`:'\"~^_*+#<>.!$%&,/;?@[\\]{|}()─━═"
@@ -495,7 +495,7 @@ def to_markdown(text: str) -> tuple[str, str, list[tuple[int, int, str, str]]]:
             out += ["", fence]
             literal_end = literal[i]
         if literal_end >= 0:
-            out.append(ln.expandtabs(8)[cut:].rstrip())
+            out.append(ln.expandtabs(RST_TAB)[cut:].rstrip())
             continue
         if i in fence_at:  # a code paragraph opens (its first line) or closes (after its last)
             if fence:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from citewise.text.hanging import indent_width
+
 #: A paragraph is code when at least this share of its lines (two or more) read as code ...
 CODE_LINE_SHARE = 0.6
 _CODE_END = (";", "{", "}", "*/", "};")
@@ -15,15 +17,18 @@ _CODE_START = ("/*", "*/", "//", "#include", "#define", "#if", "#endif", "#else"
 #: ... and one of them has C's own shape: a brace alone, a call statement, a block opened after
 #: a condition, a comment or preprocessor line (a list of clauses ending in ";" is prose).
 _CODE_SHAPE = re.compile(r"^(?:[{}];?|.*\)\s*;|.*\)\s*\{|/\*.*|#(?:include|define|if|endif)\b.*)$")
-#: A list item's marker: ``(a)``, ``a)``, ``-``, ``*``, ``1.``; such a line is never code.
-_ITEM_MARK = re.compile(r"^(?:\(?[a-z0-9]{1,3}[.)]|[-*\u2022])\s")
+#: A list item's marker at a line's start: ``-``, ``*``, ``+``, ``•``, ``1.``, ``(a)``, ``a)``,
+#: ``A.``; such a line is never code, and a literal block in the item is measured from its text.
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\(?[0-9a-zA-Z]{1,3}[.)])[ \t]+")
+#: reStructuredText's tab stops (every 8 columns, as docutils expands tabs).
+RST_TAB = 8
 
 
 def _code_line(line: str) -> bool:
     """A line of C-like code: ends a statement or block (``;``, ``{``, ``}``, ``*/``) or opens a
     comment or preprocessor line; a list item is not."""
     s = line.strip()
-    return not _ITEM_MARK.match(s) and (s.endswith(_CODE_END) or s.startswith(_CODE_START))
+    return not _LIST_MARKER.match(s) and (s.endswith(_CODE_END) or s.startswith(_CODE_START))
 
 
 def code_paragraphs(lines: list[str], taken) -> dict[int, str]:
@@ -68,11 +73,8 @@ def code_paragraphs(lines: list[str], taken) -> dict[int, str]:
 
 
 def indent_of(line: str) -> int:
-    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
-
-
-#: A list item's marker at a line's start: ``-``, ``*``, ``+``, ``1.``, ``(a)``, ``a)``.
-_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\(?[0-9a-zA-Z]{1,3}[.)])[ \t]+")
+    """Columns of white space before ``line``'s text, at reStructuredText's tab stops."""
+    return indent_width(line, RST_TAB)
 
 
 def _body_indent(first: str, last: str) -> int:
@@ -80,7 +82,7 @@ def _body_indent(first: str, last: str) -> int:
     a list marker opening it (``1. Install it::`` stands at 3), or of its last line when that
     is deeper (an entry's description wrapped under its term)."""
     m = _LIST_MARKER.match(first)
-    at = len(m.group(0).expandtabs(8)) if m else indent_of(first)
+    at = len(m.group(0).expandtabs(RST_TAB)) if m else indent_of(first)
     return max(at, indent_of(last))
 
 

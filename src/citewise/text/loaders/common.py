@@ -50,8 +50,8 @@ LOADER_VERSIONS = {
     ".markdown": "7",
     ".html": "8",
     ".htm": "8",
-    ".txt": "9",
-    ".text": "9",
+    ".txt": "10",
+    ".text": "10",
     ".rst": "3",
     ".docx": "4",
 }

@@ -157,7 +157,8 @@ HEADING_MAX_WORDS = 12
 #: labels of a figure (node names of a drawn graph, axis labels), not headings.
 FIGURE_LABEL_RUN = 3
 _WORD2 = re.compile(r"[^\W\d_]{2}")
-#: A heading line opening with a section number: ``4``, ``4.3.2``, ``Chapter 4``, ``Appendix C``.
+#: A heading line opening with a section number: ``4``, ``4.3.2``, ``Chapter 4``, ``Appendix C``
+#: (unlike :data:`_SECTION_NO`, not a lone capital letter: a figure's labels are often letters).
 _NUMBERED_HEAD = re.compile(r"^(?:(?:chapter|appendix)\s+\w+|[0-9]+(?:\.[0-9]+)*)[.:]?\s+\S", re.I)
 
 
@@ -169,37 +170,36 @@ def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: 
     them is a figure's labels and yields none."""
     found: list[dict[str, float]] = []
     for lines, size_of in zip(pages, sizes):
-        # (normalised line, size, may head) of each large short line; None for any other line
-        marks: list[tuple[str, float, bool] | None] = []
+        got: dict[str, float] = {}
+        run: list[tuple[str, float, bool]] = []  # unnumbered large lines in a row at one size
+
+        def close() -> None:
+            if len(run) < FIGURE_LABEL_RUN:
+                got.update({key: z for key, z, ok in run if ok})
+            run.clear()
+
         for ln in lines:
             if not ln.strip():
                 continue
             z = size_of.get(_norm(ln), 0.0)
             words = ln.split()
             if z < HEADING_SIZE * body or not 0 < len(words) <= HEADING_MAX_WORDS:
-                marks.append(None)
+                close()
                 continue
+            size = round(z * 2) / 2
             numbered = bool(_NUMBERED_HEAD.match(ln.strip()))
             ok = (
                 not _is_code(ln) and (numbered or bool(_WORD2.search(ln))) and not ln.rstrip().endswith((".", ",", ";"))
             )
             if numbered:  # a numbered section line heads, even in a row of them ("1 Overview" / "1.1 Scope")
-                marks += [None, (_norm(ln), round(z * 2) / 2, ok), None]
+                close()
+                if ok:
+                    got[_norm(ln)] = size
                 continue
-            marks.append((_norm(ln), round(z * 2) / 2, ok))
-        got: dict[str, float] = {}
-        i = 0
-        while i < len(marks):
-            first = marks[i]
-            if first is None:
-                i += 1
-                continue
-            run = [first]
-            while i + len(run) < len(marks) and (m := marks[i + len(run)]) is not None and m[1] == first[1]:
-                run.append(m)
-            if len(run) < FIGURE_LABEL_RUN:
-                got.update({key: z for key, z, ok in run if ok})
-            i += len(run)
+            if run and run[-1][1] != size:
+                close()
+            run.append((_norm(ln), size, ok))
+        close()
         found.append(got)
     ranks = sorted({z for got in found for z in got.values()}, reverse=True)
     return [{k: min(ranks.index(z) + 1, 6) for k, z in got.items()} for got in found]
