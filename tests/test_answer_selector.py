@@ -409,28 +409,66 @@ def test_a_sentence_stating_a_default_value(sentence, states):
     "question, gap, quoted",
     [
         # the value sits in a later sentence of the first unit's paragraph: it is read on to,
-        # after the sentence right after the first one (the sentence window)
-        ("What sampling interval is used by default?", " ", ["intro", "aside", "value"]),
-        ("How many microseconds does the sampler wait?", " ", ["intro", "aside", "value"]),
+        # after the two sentences right after the first one (the sentence window)
+        ("What sampling interval is used by default?", " ", ["intro", "aside", "aside2", "value"]),
+        ("How many microseconds does the sampler wait?", " ", ["intro", "aside", "aside2", "value"]),
         # another paragraph: not a continuation
-        ("What sampling interval is used by default?", "\n\n", ["intro", "aside"]),
-        # a question expecting no value: nothing is read on
-        ("Why is the sampler useful?", " ", ["intro", "aside"]),
+        ("What sampling interval is used by default?", "\n\n", ["intro", "aside", "aside2"]),
+        # a question expecting no value: nothing is read on past the window
+        ("Why is the sampler useful?", " ", ["intro", "aside", "aside2"]),
     ],
 )
 def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted):
     intro = "Specify the sampling interval for the profiles."
     aside = "Profiles are written on exit."
+    aside2 = "Each profile is a file."
     value = "The default is 1000 microseconds."
-    text = f"{intro} {aside}{gap}{value}"
+    text = f"{intro} {aside} {aside2}{gap}{value}"
     units = {
         "intro": cand(intro, 0, axis=0),
         "aside": cand(aside, text.index(aside), axis=1),
+        "aside2": cand(aside2, text.index(aside2), axis=3),
         "value": cand(value, text.index(value), axis=2, type_match=1),
     }
     names = {id(c): k for k, c in units.items()}
     # the value sentence scores far below a follower's share of the first unit
-    out = compose(analyze_question(question), list(units.values()), np.array([5.0, -5.0, -5.0]), [text])
+    scores = np.array([5.0, -5.0, -5.0, -5.0])
+    out = compose(analyze_question(question), list(units.values()), scores, [text])
+    assert [names[id(c)] for c in out] == quoted
+
+
+@pytest.mark.parametrize(
+    "intro, value, quoted",
+    [
+        # an unfinished sentence reads on into the line displayed after it, and a sentence going
+        # on in lower case after that line continues the same paragraph
+        (
+            "You can change the read buffer size with",
+            "where the default size is 8192 bytes.",
+            ["intro", "line", "value"],
+        ),
+        (
+            "You can change the read buffer size with:",
+            "where the default size is 8192 bytes.",
+            ["intro", "line", "value"],
+        ),
+        # a finished sentence ends its paragraph at the blank line
+        ("You can change the read buffer size.", "where the default size is 8192 bytes.", ["intro"]),
+        # a capitalised sentence after the display opens a paragraph of its own
+        ("You can change the read buffer size with", "The default size is 8192 bytes.", ["intro", "line"]),
+    ],
+)
+def test_a_sentence_runs_on_across_a_displayed_line(intro, value, quoted):
+    line = "set_buffer_size(ptr, size);"
+    text = f"{intro}\n\n    {line}\n\n{value}"
+    units = {
+        "intro": cand(intro, 0, axis=0),
+        "line": cand(line, text.index(line), axis=1),
+        "value": cand(value, text.index(value), axis=2, type_match=1),
+    }
+    names = {id(c): k for k, c in units.items()}
+    qa = analyze_question("What read buffer size is used by default?")
+    out = compose(qa, list(units.values()), np.array([5.0, -5.0, -5.0]), [text])
     assert [names[id(c)] for c in out] == quoted
 
 
