@@ -8,17 +8,15 @@ several sections; the local heading says which one a sentence belongs to).
 
 Very short units ("Yes.", "No.") carry no answer alone; they are joined with the next unit of the
 same paragraph (``"Yes. 20 days is inside the 30-day window."``). A list item is one unit however
-many sentences it has: a procedure step only makes sense whole.
+many sentences it has; a code block laid out as a two-column table is its rows (each a unit).
 
-:class:`~citewise.answer.unit_cache.UnitCache` embeds units once per (chunk, text) and keeps the vectors, so the evidence
-scorer and the extractive generator do not embed the same sentence twice, and an evaluation over
-thousands of questions (SQuAD) can embed every unit of the corpus once up front.
-
-Unit vectors are also computed at ingest and stored on the chunk rows (:data:`ANSWER_UNITS`,
-passed to :class:`citewise.ingest.Ingestor` by :meth:`citewise.index.Index.ingestor`). Given a
-``store``, :class:`UnitCache` reads them in one store call and embeds only the chunks whose
-stored units are missing, from another splitter version (:data:`UNITS_VERSION`), from another
-title or text (:func:`units_key`), or do not line up with :func:`split_units` (count and spans).
+:class:`~citewise.answer.unit_cache.UnitCache` embeds units once per (chunk, text), so the
+evidence scorer and the generator do not embed a sentence twice. Unit vectors are also computed
+at ingest and stored on the chunk rows (:data:`ANSWER_UNITS`, passed to
+:class:`citewise.ingest.Ingestor` by :meth:`citewise.index.Index.ingestor`); the cache reads them
+and embeds only chunks whose stored units are missing, from another splitter version
+(:data:`UNITS_VERSION`), title or text (:func:`units_key`), or do not line up with
+:func:`split_units` (count and spans).
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-
+from citewise.answer.columns import block_rows
 from citewise.text.blocks import parse_blocks
 from citewise.text.emphasis import unpaired_edges
 from citewise.text.hanging import chunk_entries
@@ -49,7 +47,7 @@ _DEF_MARK = re.compile(r"^[ \t]{0,3}:[ \t]+")
 #: Version of :func:`split_units` (and of :func:`unit_text_for_embedding`). Unit vectors stored
 #: at ingest carry it; bump it whenever the splitter's output or the embedded text changes, so
 #: stored vectors of the old splitter are ignored at query time and re-embedded by the next ingest.
-UNITS_VERSION = "9"
+UNITS_VERSION = "10"
 
 #: Units with fewer words than this are joined with the next unit of the same paragraph.
 MIN_UNIT_WORDS = 3
@@ -455,7 +453,9 @@ def split_units(text: str) -> list[Unit]:
         raw.append((s, e, clean(text[s:e]), "item" if is_item else "sentence", lead))
     raw += [(s, e, shown, "row", "") for s, e, shown in rows]
     raw += [(s, e, shown, "row", lead) for s, e, shown, lead in html]
-    raw += [(s, e, shown, "code", "") for s, e, shown in codes]
+    for s, e, shown in codes:  # a block laid out as a two-column table reads as its rows
+        table = block_rows(text, s, e)
+        raw += [(s, e, shown, "code", "")] if table is None else [(*r[:3], "definition", r[3]) for r in table]
     raw.sort(key=lambda r: (r[0], r[1]))
     # a list item is one unit (a step reads whole: "Upload it as the Secondary certificate.
     # Sign-ins work again immediately."), and a very short sentence joins the next sentence of
@@ -492,8 +492,8 @@ def split_units(text: str) -> list[Unit]:
 
 def _indent(text: str, pos: int) -> int:
     """Columns of whitespace before the line content at ``pos`` (a tab counts 4)."""
-    start = text.rfind("\n", 0, pos) + 1
-    return len(text[start:pos].expandtabs(4)) - len(text[start:pos].expandtabs(4).lstrip())
+    head = text[text.rfind("\n", 0, pos) + 1 : pos].expandtabs(4)
+    return len(head) - len(head.lstrip())
 
 
 #: Most nested items a step ending in ':' takes into its unit (:func:`_with_sub_items`).

@@ -1,0 +1,87 @@
+"""A code block laid out as a two-column table reads as its rows (citewise.answer.columns), one
+row per case; and the answer units of such a block."""
+
+from __future__ import annotations
+
+import pytest
+
+from citewise.answer.columns import column_rows
+from citewise.answer.units import split_units
+
+ERRORS = [
+    "  PCRE2_ERROR_BADDATA      number_of_codes is zero or less",
+    "  PCRE2_ERROR_BADMAGIC     mismatch of id bytes in one of the patterns",
+    "  PCRE2_ERROR_MEMORY       memory allocation failed",
+    "  PCRE2_ERROR_MIXEDTABLES  the patterns do not all use the same tables",
+]
+
+
+@pytest.mark.parametrize(
+    "lines, terms",
+    [
+        # names and descriptions, the columns aligned
+        (ERRORS, ["PCRE2_ERROR_BADDATA", "PCRE2_ERROR_BADMAGIC", "PCRE2_ERROR_MEMORY", "PCRE2_ERROR_MIXEDTABLES"]),
+        # options; a wrapped description belongs to the row above it
+        (
+            [
+                "-a, --all     show all",
+                "-l            long listing,",
+                "              one per line",
+                "-r            reverse",
+            ],
+            ["-a, --all", "-l", "-r"],
+        ),
+        # a header indented deeper than the rows is no row
+        (
+            [
+                "                     Default   Change with",
+                ". matches newline      no     DOTALL",
+                "$ matches at end       yes    DOLLAR_ENDONLY",
+                "newline matches [^a]   yes    not changeable",
+            ],
+            [". matches newline", "$ matches at end", "newline matches [^a]"],
+        ),
+        # a term may be longer than the column: half the rows aligned is enough
+        (
+            ["(?i)   caseless", "(?J)   duplicate names", "(?m)   multiline", "(?xx)  extended more"],
+            ["(?i)", "(?J)", "(?m)", "(?xx)"],
+        ),
+        # code with aligned comments is not a table
+        (["int x;      /* counter */", "int y;      /* other */", "int z;      /* third */"], None),
+        (["int x;      counter", "int y;      other", "int z;      third"], None),
+        (["ls -l        # long", "ls -a        # all", "ls -r        # reverse"], None),
+        # a block ending a statement anywhere is code
+        (["if (x)   run", "  go();", "done     ok"], None),
+        # two rows are too few
+        (ERRORS[:2], None),
+        # columns that do not line up
+        (["a   one", "bb      two", "ccc  three", "d          four"], None),
+        # prose, or a line at the rows' indentation without a second column
+        (["This is a sentence.", "And another one here."], None),
+        (ERRORS + ["  see the manual"], None),
+    ],
+)
+def test_a_block_is_a_table_when_its_lines_are_aligned_rows(lines, terms):
+    rows = column_rows(lines)
+    assert (None if rows is None else [t for _, _, t in rows]) == terms
+
+
+def test_a_table_block_is_answered_row_by_row():
+    text = "Errors:\n\n```\n" + "\n".join(ERRORS) + "\n```\n\nSee also the API.\n"
+    units = split_units(text)
+    rows = [u for u in units if u.kind == "definition"]
+    assert [u.lead for u in rows] == [
+        "PCRE2_ERROR_BADDATA",
+        "PCRE2_ERROR_BADMAGIC",
+        "PCRE2_ERROR_MEMORY",
+        "PCRE2_ERROR_MIXEDTABLES",
+    ]
+    # each row is quoted as the line stands, and its span is that line
+    assert rows[3].text == "PCRE2_ERROR_MIXEDTABLES  the patterns do not all use the same tables"
+    assert text[rows[3].start : rows[3].end] == rows[3].text
+    assert not [u for u in units if u.kind == "code"]
+
+
+def test_a_block_of_code_stays_one_code_unit():
+    text = "Call it so:\n\n```\nint x;      /* counter */\nint y;      /* other */\nint z;      /* third */\n```\n"
+    assert [u.kind for u in split_units(text)] == ["sentence", "code"]
