@@ -46,6 +46,19 @@ ERRORS = [
             ["(?i)   caseless", "(?J)   duplicate names", "(?m)   multiline", "(?xx)  extended more"],
             ["(?i)", "(?J)", "(?m)", "(?xx)"],
         ),
+        # a first column filling its column may leave one space before the description
+        (
+            [
+                "path:foo/bar        a name bar in a directory named foo in the root",
+                "                    of the repository",
+                "path:path:name      a file or directory named path:name",
+                "rootfilesin:foo/bar the files in a directory called foo/bar",
+            ],
+            ["path:foo/bar", "path:path:name", "rootfilesin:foo/bar"],
+        ),
+        # ... but not where the description column falls inside a word
+        (["abc    one", "defg   two", "hij    three", "klmnop four"], ["abc", "defg", "hij", "klmnop"]),
+        (["abc    one", "defg   two", "hij    three", "klmnopq four"], None),
         # code with aligned comments is not a table
         (["int x;      /* counter */", "int y;      /* other */", "int z;      /* third */"], None),
         (["int x;      counter", "int y;      other", "int z;      third"], None),

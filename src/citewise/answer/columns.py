@@ -14,7 +14,7 @@ column, quoted as the line stands:
 
 Format rule, for any corpus: every non-blank line of the block either is a **row** (at the
 block's least indentation: a term of at most :data:`MAX_TERM_WORDS` words without a run of two
-spaces, then two or more spaces, then a description that opens with a letter, a digit or an
+spaces, then two or more spaces — or one, where the term fills its column — then a description that opens with a letter, a digit or an
 opening bracket or quote) or goes on from the row before it (indented deeper: a wrapped
 description); lines indented deeper before the first row are a header. There are at least
 :data:`MIN_ROWS` rows, at least half of them start their description in the same column (the
@@ -33,12 +33,15 @@ MIN_ROWS = 3
 MAX_TERM_WORDS = 6
 _ROW = re.compile(r"^(?P<indent>[ \t]*)(?P<term>\S(?:\S| (?! ))*)(?P<gap>[ \t]{2,})(?P<desc>[\w(\"'\u201c].*)$")
 _CODE_END = (";", "{", "}")
+_DESC_START = re.compile(r"[\w(\"'\u201c]")
 
 
 def column_rows(lines: list[str]) -> list[tuple[int, int, str]] | None:
     """The rows of a block's ``lines`` (without fences) read as a two-column table (module
     docstring): ``[(first line index, last line index, term)]``, a row's wrapped lines included;
-    None when the block is not such a table.
+    None when the block is not such a table. A first column one character short of running into
+    the description column may leave a single space before it (``rootfilesin:foo/bar the files
+    ...`` under ``path:foo/bar        a name ...``).
 
     >>> column_rows(["  -a      show all", "  -l      long listing,", "           one per line", "  -r      reverse"])
     [(0, 0, '-a'), (1, 2, '-l'), (3, 3, '-r')]
@@ -49,24 +52,37 @@ def column_rows(lines: list[str]) -> list[tuple[int, int, str]] | None:
     if len(body) < MIN_ROWS or any(ln.endswith(_CODE_END) for _, ln in body):
         return None
     base = min(len(ln) - len(ln.lstrip()) for _, ln in body)
+    found = {i: _ROW.match(ln) for i, ln in body if len(ln) - len(ln.lstrip()) == base}
+    columns = [m.start("desc") for m in found.values() if m is not None]
+    if not columns:
+        return None
+    column = Counter(columns).most_common(1)[0][0]
     rows: list[tuple[int, int, str]] = []
-    columns: list[int] = []
     for i, ln in body:
-        indent = len(ln) - len(ln.lstrip())
-        m = _ROW.match(ln) if indent == base else None
-        if m is not None and m.group("term").endswith(_CODE_END):
-            return None  # a statement with an aligned comment after it
-        if m is not None and len(m.group("term").split()) <= MAX_TERM_WORDS:
-            rows.append((i, i, m.group("term")))
-            columns.append(m.start("desc"))
-        elif indent > base:
-            if rows:  # a wrapped description
+        if i not in found:  # indented deeper: a header before the first row, else a wrapped line
+            if rows:
                 rows[-1] = (rows[-1][0], i, rows[-1][2])
-        else:
+            continue
+        m = found[i]
+        term = m.group("term") if m is not None else _overflow(ln, base, column)
+        if term is None or term.endswith(_CODE_END):
+            return None  # a line that is no row, or a statement with an aligned comment after it
+        if len(term.split()) > MAX_TERM_WORDS:
             return None
-    if len(rows) < MIN_ROWS or Counter(columns).most_common(1)[0][1] * 2 < len(rows):
+        rows.append((i, i, term))
+    aligned = sum(c == column for c in columns)
+    if len(rows) < MIN_ROWS or aligned * 2 < len(rows):
         return None
     return rows
+
+
+def _overflow(line: str, base: int, column: int) -> str | None:
+    """The first column of a row whose term fills its column up to one space before the
+    description column ``column``; None when ``line`` does not split there."""
+    if len(line) <= column or line[column - 1] != " " or not _DESC_START.match(line[column]):
+        return None
+    term = line[base : column - 1].strip()
+    return term if term and "  " not in term else None
 
 
 def block_rows(text: str, start: int, end: int) -> list[tuple[int, int, str, str]] | None:
