@@ -31,16 +31,51 @@ ERRORS = [
             ],
             ["-a, --all", "-l", "-r"],
         ),
-        # a header indented deeper than the rows is no row
+        # a header indented deeper than the rows is no row, nor is a label ending in ':'
         (
             [
-                "                     Default   Change with",
+                "                Meaning",
+                "Options:",
+                "  -a   list all files",
+                "  -l   use a long listing",
+                "  -r   reverse the order",
+            ],
+            ["-a", "-l", "-r"],
+        ),
+        # a third column makes it command output, not a glossary
+        (
+            [
+                "Filesystem      Size  Used Avail Use% Mounted on",
+                "/dev/sda1        50G   20G   28G  42% /",
+                "tmpfs           3.9G     0  3.9G   0% /dev/shm",
+            ],
+            None,
+        ),
+        (
+            [
                 ". matches newline      no     DOTALL",
                 "$ matches at end       yes    DOLLAR_ENDONLY",
                 "newline matches [^a]   yes    not changeable",
             ],
-            [". matches newline", "$ matches at end", "newline matches [^a]"],
+            None,
         ),
+        # ... but two spaces after a full stop are one column's prose
+        (
+            ["-a   list all.  Hidden too.", "-l   long listing.  One a line.", "-r   reverse order"],
+            ["-a", "-l", "-r"],
+        ),
+        # long-only options indented past the short ones are rows of their own
+        (
+            ["  -a, --all      list all files", "      --author   print the author", "  -b, --escape   print escapes"],
+            ["-a, --all", "--author", "-b, --escape"],
+        ),
+        # a description may open with a dash or arrow
+        (["gg     -> go to the top", "G      -> go to the end", "dd     - delete a line"], ["gg", "G", "dd"]),
+        # log lines repeat their first column; hash lines have one-word descriptions
+        (["[INFO]   Building the core", "[INFO]   Building the app", "[WARN]   Skipping the docs"], None),
+        (["d41d8cd98f00b204  a.txt", "9e107d9d372bb682  b.txt", "e4d909c290d0fb1c  c.txt"], None),
+        # a description ending one statement is still prose; C ends most lines so
+        (["-s   scale sizes;", "-t   sort by time", "-u   sort by access"], ["-s", "-t", "-u"]),
         # a term may be longer than the column: half the rows aligned is enough
         (
             ["(?i)   caseless", "(?J)   duplicate names", "(?m)   multiline", "(?xx)  extended more"],
@@ -57,18 +92,19 @@ ERRORS = [
             ["path:foo/bar", "path:path:name", "rootfilesin:foo/bar"],
         ),
         # ... but not where the description column falls inside a word
-        (["abc    one", "defg   two", "hij    three", "klmnop four"], ["abc", "defg", "hij", "klmnop"]),
-        (["abc    one", "defg   two", "hij    three", "klmnopq four"], None),
+        (["abc    one a", "defg   two b", "hij    three c", "klmnop four d"], ["abc", "defg", "hij", "klmnop"]),
+        (["abc    one a", "defg   two b", "hij    three c", "klmnopq four d"], None),
         # code with aligned comments is not a table
         (["int x;      /* counter */", "int y;      /* other */", "int z;      /* third */"], None),
         (["int x;      counter", "int y;      other", "int z;      third"], None),
         (["ls -l        # long", "ls -a        # all", "ls -r        # reverse"], None),
         # a block ending a statement anywhere is code
-        (["if (x)   run", "  go();", "done     ok"], None),
+        (["if (x)   run it", "  go();", "  stop();", "done     ok then"], None),
+        (["struct s {", "  int   a counter", "  int   b other", "}"], None),
         # two rows are too few
         (ERRORS[:2], None),
         # columns that do not line up
-        (["a   one", "bb      two", "ccc  three", "d          four"], None),
+        (["a   one a", "bb      two b", "ccc  three c", "d          four d"], None),
         # prose, or a line at the rows' indentation without a second column
         (["This is a sentence.", "And another one here."], None),
         (ERRORS + ["  see the manual"], None),

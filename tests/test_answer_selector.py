@@ -473,6 +473,34 @@ def test_a_sentence_runs_on_across_a_displayed_line(intro, value, quoted):
 
 
 @pytest.mark.parametrize(
+    "text, quoted",
+    [
+        # a lower-case paragraph goes on only after a display: here it opens a topic of its own
+        ("The default login shell is bash\n\nzsh is also supported on request.", 1),
+        # a sentence ending in a number or a noun is finished, whatever follows it
+        ("The current release is 4.2\n\n    make install\n\nwhere the prefix is /usr.", 1),
+        ("Each workspace gets 50 GB of storage\n\n    quota show\n\nwhere quotas are listed.", 1),
+        # a paragraph between a code block and a lower-case sentence ends the run
+        (
+            "The cache size is set with\n\n```\nsize = 64\n```\n\nSet the policy with care.\n\n"
+            "```\npolicy = lru\n```\n\nwhere the size is in megabytes.",
+            1,
+        ),
+        # lower case right after a code block goes on
+        ("The cache size is set with\n\n```\nsize = 64\n```\n\nwhere the size is in megabytes.", 2),
+    ],
+)
+def test_a_paragraph_runs_on_only_across_a_display(text, quoted):
+    from citewise.answer.units import split_units
+
+    units = [u for u in split_units(text) if u.kind != "code"]
+    cands = [cand(u.text, u.start, axis=i % 8) for i, u in enumerate(units)]
+    scores = np.array([5.0] + [-5.0] * (len(cands) - 1))
+    out = compose(analyze_question("Why is it so?"), cands, scores, [text])
+    assert [c.unit.text for c in out] == [u.text for u in units[:1]] + [units[-1].text] * (quoted - 1), out
+
+
+@pytest.mark.parametrize(
     "heading, wants_code, lines, quoted",
     [
         ("SYNOPSIS", True, 2, False),  # a manual page's synopsis lists every option, answers nothing

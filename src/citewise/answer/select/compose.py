@@ -118,12 +118,11 @@ SENTENCE_WINDOW = 2
 #: approved automatically?" but not "Starter" or "need": well under it.
 REPLY_MATCH = 0.8
 _F = {name: i for i, name in enumerate(FEATURES)}
-#: A sentence that stops short of a full stop: it ends in a word, ':' or ',' (closing quotes and
-#: brackets aside), so what is displayed after it completes it.
-_UNFINISHED = re.compile(r"[\w:,][\"'\u201d\u2019)*_]*\s*$")
 #: A paragraph opening with a lower-case word (letters, then a space) goes on with the sentence
 #: before the display it follows.
 _GOES_ON = re.compile(r"[a-z]+\s")
+#: A fenced code block (its fences included).
+_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 
 
 def _norm(text: str) -> str:
@@ -359,19 +358,43 @@ def _holds_value(qa: QuestionAnalysis, c: Candidate) -> bool:
     return qa.asks_default and states_value(c.unit.text)
 
 
-def _goes_on(prev: Candidate, nxt: Candidate, gap: str) -> bool:
-    """Whether ``nxt`` continues ``prev``'s paragraph across ``gap``, the text between them: no
-    blank line between; or ``prev`` is an unfinished sentence (it ends in a word, ':' or ','
-    rather than a full stop: "... reading compressed data with") and ``nxt`` comes right after
-    it (a displayed line or list item it introduces); or ``nxt`` opens with a lower-case word
-    (the sentence goes on after a displayed line or code block: "where the default size is
-    8192 bytes.")."""
+def _goes_on(prev: Candidate, nxt: Candidate, chunk_text: str) -> bool:
+    """Whether ``nxt`` continues ``prev``'s paragraph in ``chunk_text``: no blank line between
+    them; or, across a display (a code block, or a line indented deeper than the text):
+
+    * ``prev`` is an unfinished sentence (it ends in ':' or ',' or with a function word, "...
+      reading compressed data with") and ``nxt`` is the displayed line right after it;
+    * ``nxt`` is a sentence opening with a lower-case word ("where the default size is 8192
+      bytes.") right after a code block, or right after ``prev`` when ``prev`` is a displayed
+      line.
+
+    Only white space and code blocks may lie between them (a paragraph between them, quotable
+    or not, ends the run)."""
+    gap = chunk_text[prev.unit.end : nxt.unit.start]
     if "\n\n" not in gap:
         return True
+    rest = _FENCED.sub("", gap)
+    if rest.strip():
+        return False
+    if nxt.unit.kind != "sentence":
+        return False
     if _GOES_ON.match(nxt.unit.text):
-        return True
-    unfinished = prev.unit.kind == "sentence" and _UNFINISHED.search(prev.unit.text) is not None
-    return unfinished and not gap.strip()
+        return rest != gap or _displayed(prev, chunk_text)
+    words = prev.unit.text.rstrip("\"'\u201d\u2019)*_ ").split()
+    unfinished = (
+        prev.unit.kind == "sentence"
+        and bool(words)
+        and (words[-1].endswith((":", ",")) or words[-1].lower() in _function_words())
+    )
+    return unfinished and rest == gap and _displayed(nxt, chunk_text)
+
+
+def _displayed(c: Candidate, chunk_text: str) -> bool:
+    """Whether ``c``'s unit is a displayed line: its line of ``chunk_text`` is indented (two
+    columns or more) and it is a line of its own."""
+    line_start = chunk_text.rfind("\n", 0, c.unit.start) + 1
+    lead = chunk_text[line_start : c.unit.start]
+    return len(lead.expandtabs(4)) >= 2 and not lead.strip() and "\n" not in chunk_text[c.unit.start : c.unit.end]
 
 
 def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
@@ -394,7 +417,7 @@ def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]
     out: list[Candidate] = []
     prev = c
     for o in after:
-        if not _goes_on(prev, o, texts[c.chunk_index][prev.unit.end : o.unit.start]) or len(out) >= READ_ON:
+        if not _goes_on(prev, o, texts[c.chunk_index]) or len(out) >= READ_ON:
             break
         out.append(o)
         prev = o
