@@ -61,10 +61,11 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      repeats a quoted unit.
 
    A paragraph runs on across a displayed line or code block (:func:`_goes_on`): an unfinished
-   sentence (ending in a word, ':' or ',') goes on into the line displayed right after it, and
-   prose opening with a lower-case word after a display continues the sentence before it ("You
-   can change the buffer size with" / ``png_set_compression_buffer_size(png_ptr, size);`` /
-   "where the default size is 8192 bytes.").
+   sentence (ending in ':' or ',' or with a function word) goes on into the line displayed right
+   after it, and a sentence opening with a lower-case word right after a display continues the
+   sentence before it ("You can change the buffer size with" /
+   ``png_set_compression_buffer_size(png_ptr, size);`` / "where the default size is 8192
+   bytes.").
 
 5. **Hygiene**: no sentence twice; a bare "Yes." / "No." opening a unit is kept only when the
    unit is quoted first, answers a yes/no question, and sits under a question heading at least
