@@ -164,7 +164,9 @@ def test_a_killed_worker_leaves_its_batches_to_the_parent(tmp_path):
     serial, _, s_rep = _ingest(tmp_path / "serial", corpus, workers=0)
     store, ing, rep = _ingest(tmp_path / "par", corpus, workers=2, embedder=_DyingEmbedder(DIM, os.getpid()))
     assert rep.errors == [] and rep.added == 14
-    assert ing.from_worker[0] is True and ing.from_worker[1] is False  # batch 2 (d03-d05) redone here
+    # batch 2 (d03-d05) is redone here; the broken pool may take batch 1 with it when its result
+    # was not collected yet (then the parent redoes that one too), so only batch 2 is certain
+    assert ing.from_worker[1] is False
     assert _rows(serial).equals(_rows(store))
 
 
