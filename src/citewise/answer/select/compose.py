@@ -87,6 +87,8 @@ from citewise.answer.question import QuestionAnalysis, leans_back, lexicon
 from citewise.answer.select.features import FEATURES, REPLY_OPENER, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
 from citewise.answer.units import label_named
+from citewise.text.blocks import parse_blocks
+from citewise.text.hanging import indent_width
 
 #: A follower needs at least this share of the first unit's probability. Chosen on the 626
 #: real-docs *training* questions (the selector's own training sets): share of questions with an
@@ -122,8 +124,6 @@ _F = {name: i for i, name in enumerate(FEATURES)}
 #: A paragraph opening with a lower-case word (letters, then a space) goes on with the sentence
 #: before the display it follows.
 _GOES_ON = re.compile(r"[a-z]+\s")
-#: A fenced code block (its fences included).
-_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 
 
 def _norm(text: str) -> str:
@@ -374,28 +374,25 @@ def _goes_on(prev: Candidate, nxt: Candidate, chunk_text: str) -> bool:
     gap = chunk_text[prev.unit.end : nxt.unit.start]
     if "\n\n" not in gap:
         return True
-    rest = _FENCED.sub("", gap)
-    if rest.strip():
-        return False
-    if nxt.unit.kind != "sentence":
+    kinds = {b.kind for b in parse_blocks(gap)}  # the CommonMark blocks between them
+    if kinds - {"code", "icode"} or nxt.unit.kind != "sentence":
         return False
     if _GOES_ON.match(nxt.unit.text):
-        return rest != gap or _displayed(prev, chunk_text)
+        return bool(kinds) or _displayed(prev, chunk_text)
     words = prev.unit.text.rstrip("\"'\u201d\u2019)*_ ").split()
     unfinished = (
         prev.unit.kind == "sentence"
         and bool(words)
         and (words[-1].endswith((":", ",")) or words[-1].lower() in _function_words())
     )
-    return unfinished and rest == gap and _displayed(nxt, chunk_text)
+    return unfinished and not kinds and _displayed(nxt, chunk_text)
 
 
 def _displayed(c: Candidate, chunk_text: str) -> bool:
     """Whether ``c``'s unit is a displayed line: its line of ``chunk_text`` is indented (two
     columns or more) and it is a line of its own."""
-    line_start = chunk_text.rfind("\n", 0, c.unit.start) + 1
-    lead = chunk_text[line_start : c.unit.start]
-    return len(lead.expandtabs(4)) >= 2 and not lead.strip() and "\n" not in chunk_text[c.unit.start : c.unit.end]
+    lead = chunk_text[chunk_text.rfind("\n", 0, c.unit.start) + 1 : c.unit.start]
+    return not lead.strip() and indent_width(lead) >= 2 and "\n" not in chunk_text[c.unit.start : c.unit.end]
 
 
 def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
