@@ -171,6 +171,22 @@ def download_packages(binary: dict[str, str], source: dict[str, str], dest: Path
             _apt_get([*opts, "source", "--download-only", "--tar-only"], f"{pkg}={version}", pkg, dest)
 
 
+def check_archives(src: Path, archives: dict[str, str]) -> None:
+    """Check every ``.deb`` and upstream tarball in ``src`` named in ``archives`` (file name ->
+    SHA-256) against its digest (exits on a mismatch); report the ones with another name (the
+    digest check of the laid-out files then decides). Shared by the later sets' scripts."""
+    for path in sorted(p for p in src.iterdir() if p.is_file() and (p.suffix == ".deb" or ".orig.tar." in p.name)):
+        expected = archives.get(path.name)
+        got = hashlib.sha256(path.read_bytes()).hexdigest()
+        if expected is None:
+            print(
+                f"fetch: {path.name} is not a pinned file; the digest check of the laid-out files decides",
+                file=sys.stderr,
+            )
+        elif got != expected:
+            sys.exit(f"fetch: {path.name}: SHA-256 {got}, expected {expected}")
+
+
 def extract_members(tarball: Path, members: dict[str, str], out: Path) -> None:
     """Write each tar member ``<top>/<name>`` (``name`` a key of ``members``) to ``out/<value>``;
     exits naming the missing members. Shared by the later sets' scripts."""

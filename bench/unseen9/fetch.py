@@ -27,7 +27,8 @@ Usage::
 Without ``--from`` it downloads as ``bench/unseen/fetch.py`` does (its apt helpers, the same
 ``apt-get download`` / ``apt-get source --download-only --tar-only`` with a private copy of the
 machine's apt sources; see its docstring).  Each downloaded ``.deb`` and tarball whose name is
-in :data:`ARCHIVES` is checked against the SHA-256 there (a mismatch stops the script); one
+in :data:`ARCHIVES` is checked against the SHA-256 there (``check_archives`` of
+``bench/unseen/fetch.py``; a mismatch stops the script); one
 with another name (a later stable update replaced the pinned version, or ``privoxy`` for
 another architecture than amd64) is reported and taken, and every laid-out file is checked
 against the SHA-256 digests in :data:`DIGESTS`, so the folder is the same or the script fails.
@@ -48,7 +49,6 @@ relative to the output folder, without extension), e.g. ``postfix/TLS_README``,
 from __future__ import annotations
 
 import gzip
-import hashlib
 import importlib.util
 import shutil
 import sys
@@ -192,21 +192,6 @@ _SHARED = _first_set()
 _one = _SHARED._one
 
 
-def check_archives(src: Path) -> None:
-    """Check every ``.deb`` and tarball in ``src`` named in :data:`ARCHIVES` against its SHA-256
-    (exits on a mismatch); report the ones with another name."""
-    for path in sorted(p for p in src.iterdir() if p.is_file() and (p.suffix == ".deb" or ".orig.tar." in p.name)):
-        expected = ARCHIVES.get(path.name)
-        got = hashlib.sha256(path.read_bytes()).hexdigest()
-        if expected is None:
-            print(
-                f"fetch: {path.name} is not a pinned file; the digest check of the laid-out files decides",
-                file=sys.stderr,
-            )
-        elif got != expected:
-            sys.exit(f"fetch: {path.name}: SHA-256 {got}, expected {expected}")
-
-
 def download(dest: Path) -> None:
     """Download the three binary packages and the source package into ``dest``."""
     _SHARED.download_packages(BINARY, {pkg: version for pkg, (version, _) in SOURCE.items()}, dest)
@@ -214,7 +199,7 @@ def download(dest: Path) -> None:
 
 def lay_out(src: Path, out: Path) -> None:
     """Lay the four corpora out under ``out`` from the packages in ``src``."""
-    check_archives(src)
+    _SHARED.check_archives(src, ARCHIVES)
     if out.exists():
         shutil.rmtree(out)
     with _SHARED.unpacked(src, BINARY) as root:

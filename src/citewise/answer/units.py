@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from citewise.answer.columns import block_rows
 from citewise.text.blocks import parse_blocks
 from citewise.text.emphasis import unpaired_edges
-from citewise.text.hanging import chunk_entries
+from citewise.text.hanging import chunk_entries, indent_width
 from citewise.text.sentences import split_sentences, trim_span
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -491,9 +491,8 @@ def split_units(text: str) -> list[Unit]:
 
 
 def _indent(text: str, pos: int) -> int:
-    """Columns of whitespace before the line content at ``pos`` (a tab counts 4)."""
-    head = text[text.rfind("\n", 0, pos) + 1 : pos].expandtabs(4)
-    return len(head) - len(head.lstrip())
+    """Columns of whitespace before the line content at ``pos`` (:func:`indent_width`)."""
+    return indent_width(text[text.rfind("\n", 0, pos) + 1 : pos])
 
 
 #: Most nested items a step ending in ':' takes into its unit (:func:`_with_sub_items`).
