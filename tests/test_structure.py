@@ -435,6 +435,33 @@ def test_pdf_page_numbers_footnote_markers_and_size_headings(tmp_path):
     assert next(c for c in chunks if "installed by hand" in c.text).heading_path == ("Widget Standard", "3 Installing")
 
 
+def test_pdf_numbered_figure_label_is_not_a_section_heading(tmp_path):
+    """A drawn graph's edge label "100 times", set large like its node names, opens with a number
+    that does not continue the section numbering (1, then 2): a label, not a heading."""
+    body, big = 10, 14
+    pages = [
+        [
+            [(big, "1 Drawing")],
+            [(body, "Edges carry labels.")],
+            [(big, "main")],
+            [(big, "100 times")],
+            [(big, "parse")],
+            [(body, "Figure 1: A labelled edge.")],
+            [(body, "The label sits beside its edge.")],
+            [(big, "2 Layout")],
+            [(body, "Ranks are assigned first.")],
+        ]
+    ]
+    f = tmp_path / "guide.pdf"
+    f.write_bytes(_pdf(pages))
+    doc = load_file(f, tmp_path)
+    heads = [ln for ln in doc.text.split("\n") if ln.startswith("#")]
+    assert heads == ["# 1 Drawing", "# 2 Layout"]
+    assert "100 times" in doc.text.split("\n")
+    chunks = Chunker(min_tokens=1, max_tokens=12).chunk(doc.doc_id, doc.title, doc.text)
+    assert next(c for c in chunks if "beside its edge" in c.text).heading_path[-1] == "1 Drawing"
+
+
 def test_pdf_subscripts_stay_and_a_footnote_loses_its_number(tmp_path):
     body = 10
     pages = [

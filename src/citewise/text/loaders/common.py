@@ -45,7 +45,7 @@ def sha256_hex(data: bytes) -> str:
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
 LOADER_VERSIONS = {
-    ".pdf": "10",
+    ".pdf": "11",
     ".md": "7",
     ".markdown": "7",
     ".html": "8",

@@ -160,6 +160,31 @@ _WORD2 = re.compile(r"[^\W\d_]{2}")
 #: A heading line opening with a section number: ``4``, ``4.3.2``, ``Chapter 4``, ``Appendix C``
 #: (unlike :data:`_SECTION_NO`, not a lone capital letter: a figure's labels are often letters).
 _NUMBERED_HEAD = re.compile(r"^(?:(?:chapter|appendix)\s+\w+|[0-9]+(?:\.[0-9]+)*)[.:]?\s+\S", re.I)
+_SECTION_DIGITS = re.compile(r"^([0-9]+(?:\.[0-9]+)*)[.:]?\s")
+#: A section number may skip this many numbers (a heading the size test missed) and still
+#: continue the numbering: after ``2``, ``3`` and ``4`` continue it, ``100`` does not.
+NUMBER_STEP = 2
+
+
+def continues_numbering(prev: tuple[int, ...] | None, cur: tuple[int, ...]) -> bool:
+    """Whether section number ``cur`` can follow ``prev`` (the last section number taken as a
+    heading; None before the first): the next number at some level of ``prev``
+    (``2.3`` -> ``2.4`` or ``3``), or a first subsection (``2`` -> ``2.1``); the first numbered
+    heading opens a numbering (its last part at most :data:`NUMBER_STEP`). Up to
+    :data:`NUMBER_STEP` numbers may be skipped. A figure label such as ``100 times`` in
+    section 2 does not continue the numbering.
+
+    >>> continues_numbering((2,), (3,)), continues_numbering((2, 3), (3,)), continues_numbering((2,), (2, 1))
+    (True, True, True)
+    >>> continues_numbering((2,), (100,)), continues_numbering(None, (100,)), continues_numbering((2, 1), (2, 1))
+    (False, False, False)
+    """
+    if prev is None:
+        return cur[-1] <= NUMBER_STEP
+    if len(cur) == len(prev) + 1 and cur[:-1] == prev:
+        return cur[-1] <= NUMBER_STEP
+    i = len(cur) - 1
+    return i < len(prev) and cur[:i] == prev[:i] and 1 <= cur[i] - prev[i] <= NUMBER_STEP
 
 
 def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: float) -> list[dict[str, int]]:
@@ -167,15 +192,20 @@ def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: 
     (:data:`HEADING_SIZE`); levels by size, largest first (at most 6). A heading holds a word of
     two letters or more or opens with a section number (``5 I/O``); a run of
     :data:`FIGURE_LABEL_RUN` or more unnumbered such lines at one size with nothing between
-    them is a figure's labels and yields none."""
+    them is a figure's labels and yields none. A numbered line heads even in such a run, unless
+    its number does not continue the section numbering (:func:`continues_numbering`: a drawn
+    graph's ``100 times`` label among its node names in section 2)."""
     found: list[dict[str, float]] = []
+    last_number: tuple[int, ...] | None = None
     for lines, size_of in zip(pages, sizes):
         got: dict[str, float] = {}
-        run: list[tuple[str, float, bool]] = []  # unnumbered large lines in a row at one size
+        run: list[tuple[str, float, bool, tuple[int, ...] | None]] = []  # large lines in a row at one size
 
         def close() -> None:
+            nonlocal last_number
             if len(run) < FIGURE_LABEL_RUN:
-                got.update({key: z for key, z, ok in run if ok})
+                got.update({key: z for key, z, ok, _ in run if ok})
+                last_number = next((n for _, _, ok, n in reversed(run) if ok and n), last_number)
             run.clear()
 
         for ln in lines:
@@ -188,17 +218,21 @@ def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: 
                 continue
             size = round(z * 2) / 2
             numbered = bool(_NUMBERED_HEAD.match(ln.strip()))
+            digits = _SECTION_DIGITS.match(ln.strip())
+            number = tuple(int(n) for n in digits.group(1).split(".")) if digits else None
             ok = (
                 not _is_code(ln) and (numbered or bool(_WORD2.search(ln))) and not ln.rstrip().endswith((".", ",", ";"))
             )
-            if numbered:  # a numbered section line heads, even in a row of them ("1 Overview" / "1.1 Scope")
+            if numbered and (number is None or continues_numbering(last_number, number)):
+                # a numbered section line heads, even in a row of them ("1 Overview" / "1.1 Scope")
                 close()
                 if ok:
                     got[_norm(ln)] = size
+                    last_number = number or last_number
                 continue
             if run and run[-1][1] != size:
                 close()
-            run.append((_norm(ln), size, ok))
+            run.append((_norm(ln), size, ok, number))
         close()
         found.append(got)
     ranks = sorted({z for got in found for z in got.values()}, reverse=True)
