@@ -480,6 +480,39 @@ def test_a_checks_evidence_already_quoted_is_not_repeated(tmp_path):
     assert "**" not in ans.text, ans.text
 
 
+@pytest.mark.parametrize(
+    "line, quoted, repeated",
+    [
+        # the check's evidence cut before a displayed line: no final period
+        (
+            "You can change the buffer size used while reading data with [doc:m]",
+            "You can change the buffer size used while reading data with. [doc:m] set_buffer_size(p, n). [doc:m]",
+            True,
+        ),
+        # the setting's name without its code marks and colon
+        (
+            "update.check Determines what level of checking update performs. [doc:c]",
+            "``update.check``: Determines what level of checking update performs. [doc:c] (default: linear). [doc:c]",
+            True,
+        ),
+        # a table cell the quoted row already holds
+        (
+            "RegExp Unicode Property Escapes [doc:i]",
+            "Feature: RegExp Unicode Property Escapes; none: none. [doc:i]",
+            True,
+        ),
+        # another sentence of the same page: new, kept
+        ("The default is 3 seconds. [doc:c]", "``delay``: Number of seconds (float). [doc:c]", False),
+        # the same words in another order say something else
+        ("Property escapes RegExp Unicode [doc:i]", "Feature: RegExp Unicode Property Escapes. [doc:i]", False),
+    ],
+)
+def test_a_check_line_already_quoted_in_other_markup(line, quoted, repeated):
+    from citewise.answer.gaps import already_quoted
+
+    assert already_quoted(line, quoted) is repeated
+
+
 def test_a_condition_not_established_is_said_back_to_the_asker(idx):
     """The question's own clause is quoted in the reply with first person turned to second
     ("if I restart my payment worker" -> 'you restart your payment worker')."""

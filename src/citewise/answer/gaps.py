@@ -50,6 +50,7 @@ also searches every older revision of the documents found, and the answer quotes
 
 from __future__ import annotations
 
+import re
 import time
 
 from citewise.answer.context import Context, ContextAssembler
@@ -70,6 +71,31 @@ from citewise.core import ABSTENTION_TEXT, Answer, Citation, Filters, Hit, Princ
 from citewise.retrieval.retrievers import effective_filters
 
 OUTCOMES = ("supported", "gap", "conflict", "not_established", "abstained")
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(clean(text).lower()))
+
+
+def already_quoted(line: str, quoted: str) -> bool:
+    """Whether a cited check ``line`` says nothing the ``quoted`` answer does not: one of its
+    sentences, compared as a run of words (case, markup, punctuation and citation markers
+    ignored), occurs whole in the quoted text. A check's evidence is often the same sentence as a
+    quoted unit, cut or marked up differently (the setting name without its code marks, no final
+    period); it is not said twice.
+
+    >>> already_quoted("delay Number of seconds (float) [doc:a]", "``delay``: Number of seconds (float). [doc:a] More.")
+    True
+    >>> already_quoted("The default is 3 seconds. [doc:a]", "``delay``: Number of seconds (float). [doc:a]")
+    False
+    """
+    from citewise.answer.citations import split_cited_sentences
+
+    have = f" {_words(' '.join(s for s, _ in split_cited_sentences(quoted)))} "
+    return any((w := _words(s)) and f" {w} " in have for s, _ in split_cited_sentences(line))
 
 
 def _scope_phrase(scope: SourceScope) -> str:
@@ -433,7 +459,7 @@ class GapController:
         """``lines`` with the extractive answer to ``question`` from ``context`` after the opening
         line (the selector's units, cited), and without the check sentences it already quotes:
         derived checks say what is established; the quoted units answer the question itself."""
-        from citewise.answer.citations import enforce_citations, split_cited_sentences
+        from citewise.answer.citations import enforce_citations
 
         draft = self.answerer.generator.generate(question, context, **signals)
         checked = enforce_citations(draft.text, context, draft.spans)
@@ -441,8 +467,7 @@ class GapController:
             return lines
         for c in checked.citations:
             cites.setdefault(c.doc_id, c)
-        quoted = {clean(s) for s, _ in split_cited_sentences(checked.text)}
-        rest = [ln for ln in lines[1:] if not any(clean(s) in quoted for s, _ in split_cited_sentences(ln))]
+        rest = [ln for ln in lines[1:] if not already_quoted(ln, checked.text)]
         return [lines[0], checked.text, *rest]
 
     def _generate(self, question, ans: Answer, trace: GapTrace, context: Context, found, phrase: str) -> None:
