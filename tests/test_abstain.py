@@ -449,3 +449,52 @@ Interlaced PNG images are drawn progressively, one pass at a time.
     ]:
         a = idx.ask(question)
         assert a.outcome == "abstained" and a.abstain_reason == f"unknown name: {name}", (question, a.abstain_reason)
+
+
+def test_literal_names_must_be_written_as_asked(tmp_path_factory):
+    """A setting assigned (``shape=cloud``), a plain word called (``generated()``), a hyphenated
+    name with a leading colon (``:keep-both``) and a rare word of a keyword query are names the corpus must write as
+    asked: sharing a stem or a part with corpus words does not make them known."""
+    from conftest import minilm_index_of
+
+    idx, _ = minilm_index_of(
+        tmp_path_factory,
+        {
+            "shapes": (
+                "Node shapes",
+                """# Node shapes
+
+The shape attribute sets a node's outline: shape=box draws a rectangle and shape=ellipse an
+oval. Nodes that collapse into one are drawn once. The arrow colour follows the edge color.
+""",
+            ),
+            "filesets": (
+                "File sets",
+                """# File sets
+
+## Predicates
+
+``added()``
+: Files that are added according to the status.
+
+``keep-merge``
+: Keep the merged file as it is. Generated files are listed apart.
+""",
+            ),
+        },
+    )
+    for question, quote in [
+        ("What does shape=box draw?", "draws a rectangle"),
+        ("Which files does the added() predicate match?", "added according to the status"),
+    ]:
+        a = idx.ask(question)
+        assert a.outcome == "answered" and quote in a.text, (question, a.abstain_reason, a.text)
+    for question, name in [
+        ("What does shape=cloud draw?", "cloud"),
+        ("Can a node be marked collapsible=true?", "collapsible"),
+        ("Which files does the generated() predicate match?", "generated()"),
+        ("What does the :keep-both merge tool do?", ":keep-both"),
+        ("node shape arrowcolor attribute different from edge color", "arrowcolor"),
+    ]:
+        a = idx.ask(question)
+        assert a.outcome == "abstained" and a.abstain_reason == f"unknown name: {name}", (question, a.abstain_reason)

@@ -85,13 +85,15 @@ from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.known_forms import CONSTANT, attached_flag_known, evidence_terms, section_key_known, singular
+from citewise.answer.known_forms import CONSTANT, attached_flag_known, literal_known, literal_names
+from citewise.answer.known_forms import section_key_known, singular
+from citewise.answer.missing import ENTRY_SLOT, missing_entry, missing_name  # noqa: F401 (ENTRY_SLOT re-exported)
 from citewise.answer.question import analyze_question, lexicon
 from citewise.answer.unit_cache import UnitCache
 from citewise.answer.units import is_instruction
 from citewise.core import Filters, Reason, ReasonCode
 from citewise.text.analyzer import analyze, fold_dashes
-from citewise.text.rarity import name_phrases, name_shaped, name_words, ordinary_word, squeezed
+from citewise.text.rarity import name_phrases, name_shaped, name_words, squeezed
 from citewise.text.names import (
     ABBREVIATIONS,  # noqa: F401
     GENERIC_WORDS,
@@ -102,10 +104,8 @@ from citewise.text.names import (
     LEAD_TOOL_SLOT,
     NOT_NAMES,
     TOOL_SLOT,
-    heading_pattern,
     question_subject,  # noqa: F401
     section_names,
-    slot_names,
     subject_words,
 )  # (question_subject re-exported)
 
@@ -123,18 +123,13 @@ from citewise.answer.question_words import (
     names_cell,
 )
 
-#: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
-_GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
-
-
 #: A product name with a version (``bash-5.0``, ``python-3``): written "bash 5.0" or "version 5.0"
 #: as often as with the hyphen, so its absence as one token says nothing.
 #: An upper-case constant name: ``O_DIRECT``, ``SIGPWR``, ``UV_THREADPOOL_SIZE``.
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
-#: "the X builtin / lint / reserved word": kinds of things a reference documents as entries (a
-#: heading or a definition led by the name). Options and variables are left out: "the same
-#: option" names nothing, and a PDF manual's variable glossary has no entry markup to find.
-ENTRY_SLOT = re.compile(r"\bthe\s+([a-z][\w-]{2,})\s+(?:builtins?|lints?|reserved\s+words?)\b", re.I)
+#: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
+_GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
+
 
 #: Compound words that name things in reference pages: ``menu-items``, ``dead_code``, ``fs.rm``.
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
@@ -304,6 +299,10 @@ class EvidenceScorer:
             elif self.df(terms[0], filters) == 0:  # the whole identifier, not its parts
                 if not (self._known_constant(name, filters) or self._known_form(name, filters)):
                     return Reason.of(ReasonCode.UNKNOWN_NAME, name=name)
+        df, chunks_with = self._lookups(filters)
+        for name, called in literal_names(question):  # shape=cloud, generated(): written as asked
+            if not literal_known(name, called, df, chunks_with, self.df_cap):
+                return Reason.of(ReasonCode.UNKNOWN_NAME, name=f"{name}()" if called else name)
         english = analyze_question(question).language == "en"
         phrases = name_phrases(question, lexicon().english) if english else []
         for phrase in phrases:
@@ -362,14 +361,18 @@ class EvidenceScorer:
             self._subject[key] = len(self.store.lexical_search(terms, need, filters)) >= need
         return self._subject[key]
 
-    def _known_form(self, name: str, filters: Filters | None) -> bool:
-        """Whether the corpus knows ``name`` in another written form (:mod:`known_forms`)."""
+    def _lookups(self, filters: Filters | None):
+        """``(df, chunks_with)`` under ``filters`` for :mod:`known_forms`."""
 
         def chunks_with(terms: list[str]):
             hits = self.store.lexical_search(terms, self.df_cap, filters)
             return self.store.get_chunks([h.chunk_id for h in hits]).values()
 
-        df = lambda t: self.df(t, filters)  # noqa: E731
+        return (lambda t: self.df(t, filters)), chunks_with
+
+    def _known_form(self, name: str, filters: Filters | None) -> bool:
+        """Whether the corpus knows ``name`` in another written form (:mod:`known_forms`)."""
+        df, chunks_with = self._lookups(filters)
         return section_key_known(name, df, chunks_with) or attached_flag_known(name, df, chunks_with)
 
     def _known_constant(self, name: str, filters: Filters | None) -> bool:
@@ -383,55 +386,8 @@ class EvidenceScorer:
         first, last = analyze(parts[0]), analyze(parts[-1])
         return bool(first and last) and self.df(first[0], filters) > 0 and self.df(last[0], filters) > 0
 
-    @staticmethod
-    def missing_name(question: str, seen: set[str]) -> Reason | None:
-        """``'not in the evidence: X'`` when the question names a thing (a code name or a slot
-        name, :func:`citewise.text.names.slot_names`) that occurs in the corpus but in none of the
-        evidence chunks (``seen``: their analyzed terms), else ''. "How do I use the retry
-        reserved word in bash?" retrieves bash chunks; "retry" occurs only in other documents,
-        so whatever those chunks say, it is not about the thing asked for. An ordinary English
-        word among the code names (the word after a one-letter flag: "does less -i still ignore
-        case") is never missed: it may be the sentence going on."""
-        question = fold_dashes(question)
-        for name in code_names(question):
-            if ordinary_word(name):  # "less -i still ignore case": a word, not a thing named
-                continue
-            terms = analyze(name)
-            # a name with a digit (SHA-256, x86_64-...) is often written another way (sha256);
-            # its absence from the whole corpus is :meth:`unknown_name`'s business
-            if terms and " " not in name.strip() and not re.search(r"\d", name) and terms[0] not in seen:
-                if not any(t in seen for t in evidence_terms(name)):  # fs.constants.O_DIRECT: its row
-                    return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=name)
-        for word in slot_names(question):
-            terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
-            if terms and not any(t in seen for t in terms):
-                return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=word)
-        return None
-
-    @staticmethod
-    def missing_entry(question: str, chunks: Sequence) -> Reason | None:
-        """``'not in the evidence: the X builtin'`` when the question asks about "the X builtin"
-        (or lint, or reserved word; :data:`ENTRY_SLOT`) and no chunk of ``chunks`` has an entry
-        for X (a heading naming it, a list item or definition led by it:
-        :func:`citewise.text.names.entry_offsets`), else ''. "How do I use the repeat builtin?"
-        retrieves the manual's chunks that say "repeat" in prose; a builtin that exists has its
-        entry. A chunk holding the entry of the option the question names (``-t timeout`` / ``:
-        Cause read to time out ...``) and saying X counts too: a long builtin's options run into
-        the next chunk, past its heading ("What does the -t option of the read builtin do?")."""
-        flags = [f for f in code_names(question) if re.fullmatch(r"--?[A-Za-z][\w-]*", f)]
-        for m in ENTRY_SLOT.finditer(question):
-            name = m.group(1)
-            if name.lower() in NOT_NAMES:  # "the same lint" names nothing
-                continue
-            rx = heading_pattern(name)
-            if not any(
-                entry_offsets(c.text, name, c.heading_path[-1] if c.heading_path else "")
-                or any(rx.search(h) for h in c.heading_path)
-                or _option_entry_of(c.text, flags, name)
-                for c in chunks
-            ):
-                return Reason.of(ReasonCode.NOT_IN_EVIDENCE, what=m.group(0))
-        return None
+    missing_name = staticmethod(missing_name)
+    missing_entry = staticmethod(missing_entry)
 
     def tool_apart(self, question: str, chunks: Sequence, units: Sequence, filters: Filters | None) -> Reason | None:
         """``'not in the evidence: how to ... with X'`` when a how-to ("How do I ...") names the tool it is done with

@@ -119,3 +119,52 @@ def evidence_terms(name: str) -> list[str]:
         return analyze(last)[:1]
     m = ATTACHED_FLAG.fullmatch(name)
     return analyze(m.group(2))[:1] if m else []
+
+
+#: A setting assigned in the question: ``shape=cloud``, ``overlap=scale`` (not a flag's value:
+#: ``--emit=x`` is :func:`citewise.text.names.code_names`'). Key and value are literal names.
+ASSIGNMENT = re.compile(r"(?<![\w.$-])([A-Za-z][\w-]*)=([A-Za-z][\w-]*)(?![\w=.(])")
+#: A plain word called as a function or predicate: ``generated()`` (dotted and ``snake_case``
+#: names are code names already, checked whole).
+CALL = re.compile(r"(?<![\w.$:-])([A-Za-z][a-z]+)\(\)")
+#: Values any setting may take; their absence says nothing about the setting.
+PLAIN_VALUES = frozenset("true false yes no on off none auto default".split())
+
+
+def literal_names(question: str) -> list[tuple[str, bool]]:
+    """``(name, called)`` for each literal name of ``question`` a corpus must write as it is: the
+    key and value of a setting assigned (``shape=cloud``; a plain value such as ``true`` is left
+    out: :data:`PLAIN_VALUES`) and a plain word called (``generated()``; ``called`` True).
+
+    >>> literal_names("Is shape=cloud supported, and collapsible=true? What does generated() match?")
+    [('shape', False), ('cloud', False), ('collapsible', False), ('generated', True)]
+    >>> literal_names("Does --emit=asm or fs.rm() or -C lto=thin work?")
+    [('lto', False), ('thin', False)]
+    """
+    out: list[tuple[str, bool]] = []
+    for m in ASSIGNMENT.finditer(question):
+        out += [(m.group(1), False)] + ([(m.group(2), False)] if m.group(2).lower() not in PLAIN_VALUES else [])
+    out += [(m.group(1), True) for m in CALL.finditer(question)]
+    return list(dict.fromkeys(out))
+
+
+def literal_known(
+    name: str, called: bool, df: Callable[[str], int], chunks_with: Callable[[list[str]], Iterable], cap: int
+) -> bool:
+    """Whether a chunk writes ``name`` as a whole word, case aside (``called``: followed by
+    ``(``), in its text, title or headings: a literal name is not known by its stem
+    (``collapsible`` is not ``collapse``). ``chunks_with`` returns at most ``cap`` chunks, so a
+    name whose stem is in ``cap`` chunks or more counts as known.
+
+    >>> from types import SimpleNamespace as C
+    >>> fs = [C(text="``added()``\\n  File that is added. Files that collapse are generated.", title="", heading_path=())]
+    >>> [literal_known(n, c, lambda t: 1, lambda ts: fs, 100) for n, c in (("added", True), ("generated", True), ("collapsible", False), ("collapse", False))]
+    [True, False, False, True]
+    """
+    terms = analyze(name)
+    if not terms or df(terms[0]) >= cap:
+        return True
+    if df(terms[0]) == 0:
+        return False
+    rx = re.compile(rf"(?<![\w-]){re.escape(name)}" + (r"\s*\(" if called else r"(?![\w-])"), re.I)
+    return any(rx.search("\n".join((c.text, c.title, *c.heading_path))) for c in chunks_with(terms[:1]))

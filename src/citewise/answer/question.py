@@ -30,7 +30,7 @@ from typing import Sequence
 import yaml
 
 from citewise.text.analyzer import analyze, find_identifiers
-from citewise.text.rarity import name_words
+from citewise.text.rarity import is_rare, name_words
 from citewise.text.names import ABBREVIATIONS, code_names
 
 #: The kinds of question, in the order :func:`_kind` decides them.
@@ -153,7 +153,8 @@ class QuestionAnalysis:
         identifiers: code names, flags, quoted terms and identifiers (``E-1004``), in order.
         conditions: the clauses that state conditions ("after a capture request times out").
         absolute: the question claims always / never / guaranteed / safe / cannot.
-        language: ``en``, or ``und`` when no English function word occurs in a longer question.
+        language: ``en``, or ``und`` when a longer question holds no English function word and
+            no more than half of its words are common English words.
         terms: analyzed content terms, question words removed, in order.
         subject_terms: analyzed terms of ``subject``.
         wants_code: the question asks to see code (a how-to, or "example", "syntax", ...).
@@ -190,6 +191,14 @@ _WORD = re.compile(r"[^\W\d_][\w'’-]*|\d[\w.,-]*")
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def _mostly_english(words: list[str]) -> bool:
+    """Whether more than half of ``words`` (lower case, letters a-z) are common English words
+    (:func:`citewise.text.rarity.is_rare`): a keyword query in English ("edge arrowcolor
+    attribute different line color") holds no function word but is still English."""
+    plain = [w for w in words if w.isascii() and w.isalpha()]
+    return bool(plain) and len(plain) == len(words) and 2 * sum(not is_rare(w) for w in plain) > len(plain)
 
 
 def _lower_words(text: str) -> list[str]:
@@ -508,7 +517,7 @@ def analyze_question(text: str) -> QuestionAnalysis:
     ids: dict[str, str] = {}  # case-folded -> as written first (find_identifiers lower-cases)
     for name in code_names(clean) + find_identifiers(clean):
         ids.setdefault(name.lower(), name)
-    english = any(w in lex.english for w in words) or len(words) <= 4
+    english = any(w in lex.english for w in words) or len(words) <= 4 or _mostly_english(words)
     return QuestionAnalysis(
         text=text,
         kind=kind,

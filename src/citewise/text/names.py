@@ -57,6 +57,9 @@ _DOTTED = re.compile(
     r"(?<![\w.$-])[A-Za-z_$][\w$]*(?:-[\w$]+)*(?:(?:\.|::)[A-Za-z_$][\w$]*(?:-[\w$]+)*)+(?:\(\))?"
     r"|\b[A-Za-z_$][\w$]*\(\)"
 )
+#: A name with a leading colon, as manuals write internal tools, symbols and commands
+#: (``:merge``, ``:keep-merge3``, ``:wq``); not a colon after a word ("Note: x") or a time.
+_COLON_NAME = re.compile(r"(?<![\w:])(?::[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w:-])")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?<!\w)'([^']+)'(?!\w)")
@@ -69,7 +72,7 @@ ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|cf|viz)\.?(?=\W|$)", re.I)
 
 def code_names(question: str) -> list[str]:
     """Names a question is about, other than capitalised words: flags, code identifiers,
-    ``snake_case`` / ``camelCase`` names, lower-case names of three or more hyphen-joined parts
+    ``snake_case`` / ``camelCase`` names, names with a leading colon (``:merge``), lower-case names of three or more hyphen-joined parts
     without a function word (``completion-ignore-case``, not ``up-to-date``), a two-part one
     the question calls a variable / option / setting / directive / lint / builtin /
     subcommand, and quoted or back-ticked terms, in order, unique.
@@ -88,10 +91,12 @@ def code_names(question: str) -> list[str]:
     ['completion-case-fold', 'keyseq-timeout']
     >>> code_names("Who issues acme-office.conf, docker-compose.yml and my-app.config.json?")
     ['acme-office.conf', 'docker-compose.yml', 'my-app.config.json']
+    >>> code_names("Does the :keep-both tool differ from :merge? Note: at 10:30 a:b")
+    [':keep-both', ':merge']
     """
     question = ABBREVIATIONS.sub(lambda m: " " * len(m.group(0)), question)  # offsets kept
     found: dict[str, int] = {}
-    for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED):
+    for rx in (_FLAG, _DOTTED, _SNAKE, _CAMEL, _HYPHENATED, _COLON_NAME):
         for m in rx.finditer(question):
             if rx is _HYPHENATED and re.fullmatch(r"[\d-]+", m.group(0)):
                 continue  # a date or a number range, not a name
