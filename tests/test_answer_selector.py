@@ -117,6 +117,46 @@ def test_a_code_block_keeps_its_lead_sentence_and_no_sentence_is_quoted_twice():
     assert not quotable(lead.unit, "x" * 400, True)
 
 
+def test_a_lead_in_comes_with_its_block_and_with_an_item_that_goes_on_from_it():
+    """The sentence ending in ':' that introduces a block or a list is never ranked, but it comes
+    right before its block, and before a list item quoted first that opens in lower case."""
+    from dataclasses import replace
+
+    from citewise.answer.select.features import _lead_in_index
+    from citewise.answer.units import split_units
+
+    text = (
+        "Paths are relative to the home directory. Use an extra slash for an absolute path:\n\n"
+        "```\nssh://host//tmp/repo\n```\n\n"
+        "Sync runs every 4 hours. It:\n\n- creates users for new members;\n- Updates names.\n"
+    )
+    units = split_units(text)
+    kinds = [(u.kind, u.text[:12]) for u in units]
+    at = {u.text[:12]: i for i, u in enumerate(units)}
+    assert _lead_in_index(units, at["```\nssh://ho"]) == at["Use an extra"], kinds
+    assert _lead_in_index(units, at["creates user"]) == at["It:"], kinds
+    assert _lead_in_index(units, at["Updates name"]) == at["It:"], kinds  # through the list
+
+    def c(i, axis, kind=None):
+        return cand(units[i].text, units[i].start, kind=kind or units[i].kind, heads=units[i].headings, axis=axis)
+
+    intro = cand(units[at["Paths are re"]].text, 0, heads=units[0].headings, axis=0)
+    lead = c(at["Use an extra"], 1)
+    block = replace(c(at["```\nssh://ho"], 2), lead_in=lead)
+    sync = c(at["Sync runs ev"], 3)
+    it = c(at["It:"], 4)
+    item = replace(c(at["creates user"], 5), lead_in=it)
+    upper = replace(c(at["Updates name"], 6), lead_in=it)
+    qa = analyze_question("How do I write an absolute path in an ssh URL?")
+    out = compose(qa, [intro, block, sync, item, upper], np.array([1.0, 3.0, 0.0, 0.0, 0.0]), [text])
+    assert [o.unit.text[:12] for o in out][:3] == ["Paths are re", "Use an extra", "```\nssh://ho"]
+    qa = analyze_question("What does the sync do with new members?")
+    out = compose(qa, [intro, sync, item, upper], np.array([0.0, 0.5, 3.0, 0.1]), [text])
+    assert [o.unit.text[:12] for o in out][:3] == ["Sync runs ev", "It:", "creates user"]
+    out = compose(qa, [intro, sync, item, upper], np.array([0.0, 0.5, 0.1, 3.0]), [text])
+    assert out[0].unit.text == "Updates names."  # a whole sentence stands alone
+
+
 def test_a_how_to_step_keeps_its_procedure_in_order():
     text = "Steps\n\n1. Open Settings.\n2. Choose Export.\n3. Pick CSV.\n\nNotes follow."
     units = [(text.index(s), s) for s in ("Open Settings.", "Choose Export.", "Pick CSV.")]

@@ -87,3 +87,23 @@ def test_a_lead_sentence_ending_in_a_comma_reads_as_a_sentence(minilm):
         "Show an example of brace expansion order.", Context("q", [chunk], 1000)
     )
     assert "For example. [doc:c]" in draft.text and ",." not in draft.text, draft.text
+
+
+def test_a_lead_in_keeps_its_colon_before_the_block_it_introduces(minilm):
+    """The sentence ending in ':' that introduces a block holds the answer here; it is quoted
+    right before the block, with its colon."""
+    from citewise.answer.context import Context, ContextChunk
+    from citewise.answer.select.generator import ExtractiveGenerator
+    from citewise.answer.unit_cache import UnitCache
+
+    text = (
+        "Gizmo URLs name a host and a path. The path is relative to the home directory by default. "
+        "Use an extra slash at the start of a path to specify an absolute path:\n\n"
+        "```\ngizmo://example.com//tmp/repository\n```"
+    )
+    chunk = ContextChunk("u#1", "u", "Gizmo URLs", "", "", ("Gizmo URLs",), text, 0, len(text), 1, score=1.0)
+    draft = ExtractiveGenerator(UnitCache(minilm)).generate(
+        "How do I give an absolute path in a gizmo URL?", Context("q", [chunk], 1000)
+    )
+    assert "to specify an absolute path: [doc:u]" in draft.text, draft.text
+    assert draft.text.index("absolute path:") < draft.text.index("gizmo://example.com//tmp"), draft.text

@@ -30,7 +30,12 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      cell the question does not name follows it (not the ``Plan: Starter`` row);
    * a code block keeps its lead sentence: the prose unit right before it under the same
      headings in the paragraph that introduces the block (not a paragraph before it), quoted
-     just before the block;
+     just before the block; and its lead-in, the sentence ending in ':' right before the block
+     (:attr:`Candidate.lead_in`: "Use an extra slash at the start of a path to specify an
+     absolute path:"), which is never quoted alone;
+   * a list item quoted first that goes on from its lead-in (it opens with a lower-case word and
+     the list is introduced by a sentence ending in ':') keeps the lead-in before it ("It:" /
+     "creates users for new members ..."), with the sentence that lead-in points back to;
    * a numbered step quoted for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order,
      where the first of them was quoted (also when the answer opens with an introduction);
@@ -86,7 +91,7 @@ import numpy as np
 from citewise.answer.question import QuestionAnalysis, leans_back, lexicon
 from citewise.answer.select.features import FEATURES, REPLY_OPENER, Candidate
 from citewise.answer.select.format import row_label, states_value, step_number
-from citewise.answer.units import label_named
+from citewise.answer.units import is_instruction, label_named
 from citewise.text.blocks import parse_blocks
 from citewise.text.hanging import indent_width
 
@@ -309,13 +314,18 @@ def compose(
     if qa.kind == "how_to":
         chosen = _with_procedures(chosen, cands, texts)
     out: list[Candidate] = []
-    for c in chosen:  # a code block keeps its lead sentence, right before it
+    for c in chosen:  # a code block keeps its lead sentence and its lead-in, right before it
         if c.unit.kind == "code":
             lead = _lead_sentence(c, cands, texts)
             if lead is not None and lead not in out and lead.features[_F["instruction"]] == 0:
                 out.append(lead)
+            if c.lead_in is not None and not is_instruction(c.lead_in.unit.text) and c.lead_in not in out:
+                out.append(c.lead_in)
         if c not in out:
             out.append(c)
+    opener = out[0].lead_in if _fragment(out[0]) else None
+    if opener is not None and not is_instruction(opener.unit.text):
+        out = [opener] + out  # "It:" / "- creates users for ...": the item goes on from it
     prev = _antecedent(out[0], cands, texts) if points_back(out[0]) else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
@@ -327,6 +337,13 @@ def compose(
     out = _value_read_on(qa, out, cands, texts)
     out = _sentence_window(out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _fragment(c: Candidate) -> bool:
+    """Whether ``c`` is a list item that goes on from its lead-in: it opens with a lower-case
+    word and the list is introduced by a sentence ending in ':' (``It:`` / ``- creates users for
+    new members ...``)."""
+    return c.unit.kind == "item" and c.unit.text[:1].islower() and c.lead_in is not None
 
 
 def _table(c: Candidate) -> tuple | None:

@@ -131,6 +131,10 @@ class Candidate:
         other_entity: the question names identifiers, the unit's chunk is titled with other
             identifiers and neither the title nor the unit names one of the question's (a page
             about ``E-1008`` for a question about ``E-1003``).
+        lead_in: for a code block or list item, the sentence ending in ':' that introduces it
+            (right before the block, or before the list's first item, under the same headings:
+            "Use an extra slash at the start of a path to specify an absolute path:"), as a
+            candidate that is never ranked (zero features); None when there is none.
     """
 
     chunk_index: int
@@ -138,6 +142,20 @@ class Candidate:
     vector: np.ndarray
     features: np.ndarray
     other_entity: bool = False
+    lead_in: "Candidate | None" = None
+
+
+def _lead_in_index(units: Sequence[Unit], ui: int) -> int | None:
+    """Index of the unit ending in ':' that introduces code block or list item ``units[ui]``:
+    the unit right before the block, or right before the run of items ``units[ui]`` is in,
+    under the same headings; None when that unit is no such lead-in."""
+    u, k = units[ui], ui - 1
+    if u.kind == "item":
+        while k >= 0 and units[k].kind == "item" and units[k].headings == u.headings:
+            k -= 1
+    if k < 0 or units[k].kind not in ("sentence", "item") or units[k].headings != u.headings:
+        return None
+    return k if units[k].text.rstrip("\"'”’)*_ ").endswith(":") else None
 
 
 def quotable(u: Unit, chunk_text: str, wants_code: bool) -> bool:
@@ -271,14 +289,16 @@ def candidates(
             for k in _KINDS:
                 f[f"kind_{k}"] = float(u.kind == k)
             other = bool(q_ids) and bool(title_ids) and not (title_ids | named) & q_ids
-            rows.append((ci, u, vecs[ui], f, other))
+            li = _lead_in_index(units, ui) if u.kind in ("code", "item") else None
+            lead = None if li is None else Candidate(ci, units[li], vecs[li], np.zeros(len(FEATURES), np.float32))
+            rows.append((ci, u, vecs[ui], f, other, lead))
     if not rows:
         return []
     top_cos = max(r[3]["cos"] for r in rows)
     top_lex = max(r[3]["lex"] for r in rows)
     out = []
-    for ci, u, v, f, other in rows:
+    for ci, u, v, f, other, lead in rows:
         f["cos_gap"] = f["cos"] - top_cos
         f["lex_gap"] = f["lex"] - top_lex
-        out.append(Candidate(ci, u, v, np.array([f[name] for name in FEATURES], dtype=np.float32), other))
+        out.append(Candidate(ci, u, v, np.array([f[name] for name in FEATURES], dtype=np.float32), other, lead))
     return out

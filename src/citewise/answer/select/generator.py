@@ -88,8 +88,10 @@ class ExtractiveGenerator:
                 spans.setdefault(u.text, (u.start, u.end))
                 continue
             # a unit without an end mark gets a full stop, in place of a comma, semicolon or colon
-            # it ends on ("For example," before a code block: never "For example,.")
-            text = u.text if u.text[-1:] in ".!?" else f"{u.text.rstrip(',;: ')}."
+            # it ends on ("For example," before a code block: never "For example,."); a lead-in
+            # (the only quoted unit ending in ':') keeps its colon before what it introduces
+            lead_in = u.text.rstrip("\"'”’)*_ ").endswith(":")
+            text = u.text if u.text[-1:] in ".!?" or lead_in else f"{u.text.rstrip(',;: ')}."
             for sentence, _ in split_cited_sentences(text):
                 sentences.append(f"{sentence} [doc:{chunk.doc_id}]")
                 spans.setdefault(sentence, (u.start, u.end))
