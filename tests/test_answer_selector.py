@@ -478,6 +478,29 @@ def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted
 
 
 @pytest.mark.parametrize(
+    "question, quoted",
+    [
+        # the value is stated by the sentence right before the first unit, in its paragraph
+        ("What font does the renderer use for labels if fontname is not set?", ["value", "first"]),
+        # a question expecting no value reads nothing back
+        ("Why would I pick another font family?", ["first"]),
+    ],
+)
+def test_the_asked_value_in_the_sentence_before_the_first_unit_comes_before_it(question, quoted):
+    value = "The default font is 14-point Times-Roman, in black."
+    first = "Other font families and sizes may be selected with the fontname and fontsize attributes."
+    text = f"Labels are drawn in the node. {value} {first}"
+    units = {
+        "lead": cand("Labels are drawn in the node.", 0, axis=0),
+        "value": cand(value, text.index(value), axis=1, type_match=1),
+        "first": cand(first, text.index(first), axis=2),
+    }
+    names = {id(c): k for k, c in units.items()}
+    out = compose(analyze_question(question), list(units.values()), np.array([-5.0, -5.0, 5.0]), [text])
+    assert [names[id(c)] for c in out] == quoted
+
+
+@pytest.mark.parametrize(
     "intro, value, quoted",
     [
         # an unfinished sentence reads on into the line displayed after it, and a sentence going

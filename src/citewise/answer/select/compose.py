@@ -57,7 +57,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      sentence stating one), the first unit that does among the next :data:`READ_ON` prose units
      of the same paragraph or entry body (same chunk and headings, no blank line between) is
      quoted right after the earliest quoted unit it continues ("Specify the sampling interval in
-     microseconds." / "The default is 1000 microseconds.");
+     microseconds." / "The default is 1000 microseconds."); failing that, the sentence right
+     before a quoted unit in its paragraph, when it holds the value, is quoted before it;
    * a sentence quoted first keeps the :data:`SENTENCE_WINDOW` sentences after it in its
      paragraph (the sentence window of window retrieval, LlamaIndex's
      ``SentenceWindowNodeParser``): the sentence matching the question's words often names the
@@ -461,7 +462,9 @@ def _value_read_on(
     qa: QuestionAnalysis, out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]
 ) -> list[Candidate]:
     """``out`` with the unit stating the asked value inserted after the quoted unit it continues
-    (module docstring, step 4), when the question expects a value and no quoted unit holds one."""
+    (module docstring, step 4), or before it when it is the sentence right before that unit in
+    its paragraph ("The default font is 14-point Times-Roman." / "Other fonts may be selected
+    with fontname."), when the question expects a value and no quoted unit holds one."""
     if not (qa.expected in VALUE_TYPES or qa.asks_default) or any(_holds_value(qa, c) for c in out):
         return out
     quoted = {_norm(c.unit.text) for c in out}
@@ -471,6 +474,9 @@ def _value_read_on(
         hit = next((o for o in _continuation(c, cands, texts) if _holds_value(qa, o)), None)
         if hit is not None and hit not in out and _norm(hit.unit.text) not in quoted:
             return out[: at + 1] + [hit] + out[at + 1 :]
+        prev = _antecedent(c, cands, texts)  # or the sentence right before it states the value
+        if prev is not None and _holds_value(qa, prev) and prev not in out and _norm(prev.unit.text) not in quoted:
+            return out[:at] + [prev] + out[at:]
     return out
 
 
