@@ -478,6 +478,32 @@ def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted
 
 
 @pytest.mark.parametrize(
+    "block, between, quoted",
+    [
+        # the paragraph right after a block quoted first explains it: it follows the block
+        ("```\n--enable-fuzz-support\n```", "\n\n", ["block", "explain", "more"]),
+        # so it does after a displayed line
+        ("    --enable-fuzz-support", "\n\n", ["block", "explain", "more"]),
+        # another paragraph between them: the explanation is of something else
+        ("```\n--enable-fuzz-support\n```", "\n\nBuilds are slow.\n\n", ["block"]),
+    ],
+)
+def test_a_block_quoted_first_keeps_the_paragraph_that_explains_it(block, between, quoted):
+    explain = "If set, it causes an extra library called libfuzz.a to be built."
+    more = "It is not installed."
+    text = f"Options:\n\n{block}{between}{explain} {more}"
+    units = {
+        "block": cand(block.strip(), text.index(block.strip()), kind="code" if "`" in block else "sentence", axis=0),
+        "explain": cand(explain, text.index(explain), axis=1),
+        "more": cand(more, text.index(more), axis=2),
+    }
+    names = {id(c): k for k, c in units.items()}
+    qa = analyze_question("What does the fuzz support option build?")
+    out = compose(qa, list(units.values()), np.array([5.0, -5.0, -5.0]), [text])
+    assert [names[id(c)] for c in out] == quoted
+
+
+@pytest.mark.parametrize(
     "question, quoted",
     [
         # the value is stated by the sentence right before the first unit, in its paragraph

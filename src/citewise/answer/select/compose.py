@@ -1,5 +1,8 @@
 """From ranked units to the quoted answer: hard rules, format-level expansions and hygiene.
 
+The expansions that read a unit's neighbours in its chunk live in
+:mod:`citewise.answer.select.paragraph`.
+
 Given the candidates of a context (:mod:`citewise.answer.select.features`) and the model's scores:
 
 1. **Trust** (hard rule): a unit that reads as instructions to a model
@@ -59,6 +62,10 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      quoted right after the earliest quoted unit it continues ("Specify the sampling interval in
      microseconds." / "The default is 1000 microseconds."); failing that, the sentence right
      before a quoted unit in its paragraph, when it holds the value, is quoted before it;
+   * a code block or displayed line quoted first keeps the paragraph right after it that
+     explains it (only white
+     space between, under the same headings: ``--enable-fuzz-support`` / "If set, it causes an
+     extra library ... to be built."), up to :data:`SENTENCE_WINDOW` units;
    * a sentence quoted first keeps the :data:`SENTENCE_WINDOW` sentences after it in its
      paragraph (the sentence window of window retrieval, LlamaIndex's
      ``SentenceWindowNodeParser``): the sentence matching the question's words often names the
@@ -66,7 +73,7 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      set." / "This can double the matching time."), within :data:`MAX_CHARS` and unless it
      repeats a quoted unit.
 
-   A paragraph runs on across a displayed line or code block (:func:`_goes_on`): an unfinished
+   A paragraph runs on across a displayed line or code block (:func:`goes_on`): an unfinished
    sentence (ending in ':' or ',' or with a function word) goes on into the line displayed right
    after it, and a sentence opening with a lower-case word right after a display continues the
    sentence before it ("You can change the buffer size with" /
@@ -82,30 +89,37 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from citewise.answer.question import QuestionAnalysis, leans_back, lexicon
+from citewise.answer.question import QuestionAnalysis
 from citewise.answer.select.features import FEATURES, REPLY_OPENER, Candidate
-from citewise.answer.select.format import row_label, states_value, step_number
+from citewise.answer.select.format import row_label, step_number
+from citewise.answer.select.paragraph import (  # noqa: F401 (READ_ON, SENTENCE_WINDOW, REPEAT_OVERLAP re-exported)
+    MAX_CHARS,
+    READ_ON,
+    REPEAT_OVERLAP,
+    SENTENCE_WINDOW,
+    antecedent,
+    _displayed,
+    block_continued,
+    explained,
+    lead_sentence,
+    norm_text,
+    points_back,
+    repeats,
+    sentence_window,
+    value_read_on,
+)
 from citewise.answer.units import is_instruction, label_named
-from citewise.text.blocks import parse_blocks
-from citewise.text.hanging import indent_width
 
 #: A follower needs at least this share of the first unit's probability. Chosen on the 626
 #: real-docs *training* questions (the selector's own training sets): share of questions with an
 #: answering unit among the quoted ones (at most 4) / mean units quoted: 0.5 -> 0.719 / 1.41,
 #: 0.35 -> 0.752 / 1.65, 0.2 -> 0.791 / 2.00, 0.1 -> 0.826 / 2.44.
 FOLLOW_SHARE = 0.1
-#: Jaccard overlap of two units' word sets at or above which one repeats the other
-#: (:func:`repeats`).
-REPEAT_OVERLAP = 0.8
-#: Most characters of prose quoted (code blocks apart); the first unit is always quoted whole.
-MAX_CHARS = 900
 #: Longest code block quoted after the first unit (characters): a longer block is a page of code,
 #: not an example of what the first unit says.
 MAX_CODE_CHARS = 1200
@@ -114,12 +128,6 @@ MAX_CODE_CHARS = 1200
 MAX_CODE_BLOCKS = 2
 #: Most steps of a procedure quoted.
 MAX_STEPS = 8
-#: Most sentences of a definition's body read on after it.
-READ_ON = 3
-#: Sentences after a first quoted sentence in its paragraph that are quoted with it. Chosen on
-#: the development sets (bench/train t1 + t2, real-docs 24 sets): 1 -> 210/363 and 647/798,
-#: 2 -> 213 and 649 (mean answer 480 -> 487 characters), 3 -> 214 and 649.
-SENTENCE_WINDOW = 2
 #: Share of a FAQ heading's term weight (IDF) the question must hold for the heading's "Yes." /
 #: "No." to open the answer: the heading asks what was asked ("I have been on Pro for 20 days, can
 #: I get my money back?" under "Can I get my money back?"). On the sample corpus the heading "Do
@@ -127,41 +135,6 @@ SENTENCE_WINDOW = 2
 #: approved automatically?" but not "Starter" or "need": well under it.
 REPLY_MATCH = 0.8
 _F = {name: i for i, name in enumerate(FEATURES)}
-#: A paragraph opening with a lower-case word (letters, then a space) goes on with the sentence
-#: before the display it follows.
-_GOES_ON = re.compile(r"[a-z]+\s")
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-@lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
-    """English function words (``english_function_words`` of ``data/question.yaml``) less the
-    negation "not", which changes what is stated."""
-    return lexicon().english - {"not"}
-
-
-def _content_words(text: str) -> set[str]:
-    """Lower-case words of ``text`` (as :func:`_norm` splits them) less :func:`_function_words`."""
-    drop = _function_words()
-    return {w for w in _norm(text).split() if w not in drop}
-
-
-def repeats(a: str, b: str) -> bool:
-    """Whether unit text ``a`` repeats ``b``: the Jaccard overlap of their content word sets
-    (:func:`_content_words`) is at least :data:`REPEAT_OVERLAP` (the same sentence in two
-    documents, or with an article changed; a changed number or name in a short sentence is
-    another fact).
-
-    Judged on the units' own words, not on their vectors: a unit is embedded with its title and
-    headings, so two short units under one heading ("y, yes, on: disable the red zone." / "n, no,
-    off: enable the red zone.") have near-equal vectors while stating different facts."""
-    wa, wb = _content_words(a), _content_words(b)
-    if not wa or not wb:
-        return _norm(a) == _norm(b)
-    return len(wa & wb) / len(wa | wb) >= REPEAT_OVERLAP
 
 
 def untrusted(cands: Sequence[Candidate], scores: np.ndarray) -> set[int]:
@@ -234,25 +207,6 @@ def _with_procedures(chosen: list[Candidate], cands: Sequence[Candidate], texts:
     return out
 
 
-def _lead_sentence(block: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
-    """The prose unit right before a code block under the same headings (its lead sentence), in
-    the paragraph that introduces the block (an unquotable lead-in ending in ':' may end that
-    paragraph: "Since 4.4.2 the flags may be restricted. Then all options must come first:");
-    None when there is none or it stands in an earlier paragraph (about something else)."""
-    before = [
-        c
-        for c in cands
-        if c.chunk_index == block.chunk_index
-        and c.unit.kind != "code"
-        and c.unit.end <= block.unit.start
-        and c.unit.headings == block.unit.headings
-    ]
-    if not before:
-        return None
-    lead = max(before, key=lambda c: c.unit.start)
-    return lead if "\n\n" not in texts[block.chunk_index][lead.unit.end : block.unit.start].rstrip() else None
-
-
 def compose(
     qa: QuestionAnalysis, cands: Sequence[Candidate], scores: np.ndarray, texts: Sequence[str], max_units: int = 4
 ) -> list[Candidate]:
@@ -280,7 +234,7 @@ def compose(
         body = [c for c in _entry_body(chosen[0], cands) if c not in chosen]
         best = sorted(body, key=lambda c: -score_of[id(c)])[:READ_ON]
         chosen += [c for c in body if c in best]
-    seen = {_norm(c.unit.text) for c in chosen}
+    seen = {norm_text(c.unit.text) for c in chosen}
     chars = sum(len(c.unit.text) for c in chosen if c.unit.kind != "code")
     named_tables = {_table(c) for c in chosen if _names_row(qa.text, c)}
     for i in ranked[1:]:
@@ -293,7 +247,7 @@ def compose(
             or (i in after and ranked[0] not in after)
         ):
             break
-        if c in chosen or _norm(c.unit.text) in seen or (c.other_entity and not first.other_entity):
+        if c in chosen or norm_text(c.unit.text) in seen or (c.other_entity and not first.other_entity):
             continue
         if _table(c) in named_tables and _names_row(qa.text, c) is False:
             continue  # a sibling row about a thing the question does not name
@@ -308,7 +262,7 @@ def compose(
         if c.unit.kind != "code" and chars + len(c.unit.text) > MAX_CHARS:
             continue
         chosen.append(c)
-        seen.add(_norm(c.unit.text))
+        seen.add(norm_text(c.unit.text))
         if _names_row(qa.text, c):
             named_tables.add(_table(c))
         chars += len(c.unit.text) if c.unit.kind != "code" else 0
@@ -317,7 +271,7 @@ def compose(
     out: list[Candidate] = []
     for c in chosen:  # a code block keeps its lead sentence and its lead-in, right before it
         if c.unit.kind == "code":
-            lead = _lead_sentence(c, cands, texts)
+            lead = lead_sentence(c, cands, texts)
             if lead is not None and lead not in out and lead.features[_F["instruction"]] == 0:
                 out.append(lead)
             if c.lead_in is not None and not is_instruction(c.lead_in.unit.text) and c.lead_in not in out:
@@ -327,16 +281,18 @@ def compose(
     opener = out[0].lead_in if _fragment(out[0]) else None
     if opener is not None and not is_instruction(opener.unit.text):
         out = [opener] + out  # "It:" / "- creates users for ...": the item goes on from it
-    prev = _antecedent(out[0], cands, texts) if points_back(out[0]) else None
+    prev = antecedent(out[0], cands, texts) if points_back(out[0]) else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
-    block = _block_continued(out[0], cands, texts)
+    block = block_continued(out[0], cands, texts)
     if block is not None:
-        lead = _lead_sentence(block, cands, texts)
+        lead = lead_sentence(block, cands, texts)
         pre = [x for x in (lead, block) if x is not None and x.features[_F["instruction"]] == 0]
         out = pre + [c for c in out if c not in pre]
-    out = _value_read_on(qa, out, cands, texts)
-    out = _sentence_window(out, cands, texts)
+    out = value_read_on(qa, out, cands, texts)
+    out = sentence_window(out, cands, texts)
+    if (first.unit.kind == "code" or _displayed(first, texts[first.chunk_index])) and first in out:
+        out = explained(first, out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
 
 
@@ -361,123 +317,6 @@ def _names_row(question: str, c: Candidate) -> bool | None:
     if label is None or not label_named(label[1], label[1]):
         return None
     return label_named(label[1], question)
-
-
-#: Expected answer types whose answer is a value a unit holds or lacks (``type_match``).
-VALUE_TYPES = ("number", "date", "value")
-
-
-def _holds_value(qa: QuestionAnalysis, c: Candidate) -> bool:
-    """Whether ``c`` holds the value the question expects (its ``type_match``; for a question
-    asking a default, a sentence stating one)."""
-    if c.unit.kind == "code" or c.features[_F["instruction"]] > 0:
-        return False
-    if qa.expected in VALUE_TYPES:
-        return bool(c.features[_F["type_match"]] > 0)
-    return qa.asks_default and states_value(c.unit.text)
-
-
-def _goes_on(prev: Candidate, nxt: Candidate, chunk_text: str) -> bool:
-    """Whether ``nxt`` continues ``prev``'s paragraph in ``chunk_text``: no blank line between
-    them; or, across a display (a code block, or a line indented deeper than the text):
-
-    * ``prev`` is an unfinished sentence (it ends in ':' or ',' or with a function word, "...
-      reading compressed data with") and ``nxt`` is the displayed line right after it;
-    * ``nxt`` is a sentence opening with a lower-case word ("where the default size is 8192
-      bytes.") right after a code block, or right after ``prev`` when ``prev`` is a displayed
-      line.
-
-    Only white space and code blocks may lie between them (a paragraph between them, quotable
-    or not, ends the run)."""
-    gap = chunk_text[prev.unit.end : nxt.unit.start]
-    if "\n\n" not in gap:
-        return True
-    kinds = {b.kind for b in parse_blocks(gap)}  # the CommonMark blocks between them
-    if kinds - {"code", "icode"} or nxt.unit.kind != "sentence":
-        return False
-    if _GOES_ON.match(nxt.unit.text):
-        return bool(kinds) or _displayed(prev, chunk_text)
-    words = prev.unit.text.rstrip("\"'\u201d\u2019)*_ ").split()
-    unfinished = (
-        prev.unit.kind == "sentence"
-        and bool(words)
-        and (words[-1].endswith((":", ",")) or words[-1].lower() in _function_words())
-    )
-    return unfinished and not kinds and _displayed(nxt, chunk_text)
-
-
-def _displayed(c: Candidate, chunk_text: str) -> bool:
-    """Whether ``c``'s unit is a displayed line: its line of ``chunk_text`` is indented (two
-    columns or more) and it is a line of its own."""
-    lead = chunk_text[chunk_text.rfind("\n", 0, c.unit.start) + 1 : c.unit.start]
-    return not lead.strip() and indent_width(lead) >= 2 and "\n" not in chunk_text[c.unit.start : c.unit.end]
-
-
-def _continuation(c: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
-    """The prose units after ``c`` in its paragraph or entry body, in order: same chunk, headings
-    ``c``'s own (or ``c``'s plus its lead term), each going on from the one before
-    (:func:`_goes_on`: no blank line between, or a sentence running on across a displayed line
-    or code block); at most :data:`READ_ON`."""
-    heads = {c.unit.headings} | ({c.unit.headings + (c.unit.lead,)} if c.unit.lead else set())
-    after = sorted(
-        (
-            o
-            for o in cands
-            if o.chunk_index == c.chunk_index
-            and o.unit.headings in heads
-            and o.unit.kind != "code"
-            and o.unit.start >= c.unit.end
-        ),
-        key=lambda o: o.unit.start,
-    )
-    out: list[Candidate] = []
-    prev = c
-    for o in after:
-        if not _goes_on(prev, o, texts[c.chunk_index]) or len(out) >= READ_ON:
-            break
-        out.append(o)
-        prev = o
-    return out
-
-
-def _sentence_window(out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]) -> list[Candidate]:
-    """``out`` with the unit after its first one, when that is a sentence with a next prose unit
-    in its paragraph (:func:`_continuation`) that is not quoted yet, fits :data:`MAX_CHARS` and
-    repeats no quoted unit (module docstring, step 4)."""
-    if out[0].unit.kind != "sentence":
-        return out
-    chars = sum(len(c.unit.text) for c in out if c.unit.kind != "code")
-    window: list[Candidate] = []
-    for nxt in _continuation(out[0], cands, texts)[:SENTENCE_WINDOW]:
-        if nxt in out or chars + len(nxt.unit.text) > MAX_CHARS:
-            break
-        if any(repeats(nxt.unit.text, o.unit.text) for o in out + window):
-            break
-        window.append(nxt)
-        chars += len(nxt.unit.text)
-    return out[:1] + window + out[1:]
-
-
-def _value_read_on(
-    qa: QuestionAnalysis, out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]
-) -> list[Candidate]:
-    """``out`` with the unit stating the asked value inserted after the quoted unit it continues
-    (module docstring, step 4), or before it when it is the sentence right before that unit in
-    its paragraph ("The default font is 14-point Times-Roman." / "Other fonts may be selected
-    with fontname."), when the question expects a value and no quoted unit holds one."""
-    if not (qa.expected in VALUE_TYPES or qa.asks_default) or any(_holds_value(qa, c) for c in out):
-        return out
-    quoted = {_norm(c.unit.text) for c in out}
-    for at, c in enumerate(out):
-        if c.unit.kind == "code":
-            continue
-        hit = next((o for o in _continuation(c, cands, texts) if _holds_value(qa, o)), None)
-        if hit is not None and hit not in out and _norm(hit.unit.text) not in quoted:
-            return out[: at + 1] + [hit] + out[at + 1 :]
-        prev = _antecedent(c, cands, texts)  # or the sentence right before it states the value
-        if prev is not None and _holds_value(qa, prev) and prev not in out and _norm(prev.unit.text) not in quoted:
-            return out[:at] + [prev] + out[at:]
-    return out
 
 
 def _entry_body(entry: Candidate, cands: Sequence[Candidate]) -> list[Candidate]:
@@ -513,55 +352,6 @@ def _entry_opening(first: Candidate, cands: Sequence[Candidate]) -> Candidate | 
             and c.unit.headings + (c.unit.lead,) == heads
             and c.unit.end <= first.unit.start
             and c.features[_F["instruction"]] == 0
-        ):
-            return c
-    return None
-
-
-def points_back(c: Candidate) -> bool:
-    """Whether ``c``'s unit leans on the sentence before it: it opens with a back-reference word
-    (its ``back_reference`` feature: "This", "Its", "Such") or holds a personal pronoun among its
-    first words (:func:`~citewise.answer.question.leans_back`), unless it is a list item or
-    definition with a lead term (``joinDuplicateHeaders {boolean} It joins ...``: the pronoun is
-    the term)."""
-    if c.features[_F["back_reference"]] > 0:
-        return True
-    return not c.unit.lead and leans_back(c.unit.text)
-
-
-def _antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
-    """The prose unit right before ``first`` in its chunk, under the same headings and in the same
-    paragraph (no blank line between), when it is not instruction-like; else None."""
-    before = [
-        c
-        for c in cands
-        if c.chunk_index == first.chunk_index
-        and c.unit.kind != "code"
-        and c.unit.end <= first.unit.start
-        and c.unit.headings == first.unit.headings
-    ]
-    if not before:
-        return None
-    prev = max(before, key=lambda c: c.unit.start)
-    gap = texts[first.chunk_index][prev.unit.end : first.unit.start]
-    return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
-
-
-def _block_continued(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
-    """The code block a sentence quoted first goes on from: ``first`` is prose opening with a
-    lower-case letter right after a code block of its chunk under the same headings (nothing
-    but white space and fence marks between), the block being the sentence's subject ("For
-    example, this definition:" / ``latest = log --limit 5`` / "creates a new command latest
-    ..."); else None."""
-    if first.unit.kind not in ("sentence", "item") or not first.unit.text[:1].islower():
-        return None
-    for c in cands:
-        if (
-            c.unit.kind == "code"
-            and c.chunk_index == first.chunk_index
-            and c.unit.headings == first.unit.headings
-            and c.unit.end <= first.unit.start
-            and not texts[first.chunk_index][c.unit.end : first.unit.start].strip(" \t\n`~")
         ):
             return c
     return None
