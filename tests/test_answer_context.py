@@ -214,6 +214,22 @@ def test_split_cited_sentences():
     ]
 
 
+@pytest.mark.parametrize(
+    "text, sentence",
+    [
+        # the source's own spacing before a mark stays as written (a quote is quoted)
+        ("Available options are : 01, 02 or 03. [doc:a]", "Available options are : 01, 02 or 03."),
+        ("Binding to address :: won't bind. [doc:a]", "Binding to address :: won't bind."),
+        # the space before a removed marker goes with it
+        ("It takes 30 days [doc:a].", "It takes 30 days."),
+        ("A [doc:a], b [doc:b]: c.", "A, b: c."),
+        ("Done [doc:a] .", "Done."),
+    ],
+)
+def test_a_quoted_sentence_keeps_its_spacing_but_not_a_markers(text, sentence):
+    assert split_cited_sentences(text)[0][0] == sentence
+
+
 def test_enforce_citations_drops_fabricated_and_uncited():
     ctx = _ctx()
     ok = enforce_citations("Alpha is 30 days [doc:a]. Gamma [chunk:b#x].", ctx, {"Alpha is 30 days.": (0, 17)})

@@ -113,6 +113,12 @@ def split_cited_sentences(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
             if m:
                 cites.extend(ONE.findall(m.group(0)))
                 pos = m.end()
+                # "30 days [doc:x]." / "A [doc:x], b": the space before the marker goes with it
+                nxt = _skip_ws(line, pos)
+                if nxt < n and line[nxt] in ",;:.!?" and (nxt + 1 == n or not line[nxt + 1].isalnum()):
+                    while buf and buf[-1].isspace():
+                        buf.pop()
+                    pos = nxt
                 continue
             e = _END.match(line, pos)
             # a citation marker right after a full stop ends the sentence, also after a capital
@@ -156,11 +162,9 @@ def _skip_ws(line: str, pos: int) -> int:
 
 
 def _flush(out, buf, cites) -> None:
+    # the source's spacing stays as written ("Available options are : 01"): only the space
+    # before a removed citation marker is dropped (where the marker was read)
     sentence = " ".join("".join(buf).split())
-    # "30 days [doc:x]." leaves "30 days ."; a lone dot inside ("with the . or source",
-    # "(k1 v1 . . . )") stays as written; so does a mark that is part of code ("binding to
-    # address :: won't" lost its space and read "address::")
-    sentence = re.sub(r"\s+([,;:](?=\s|$)|[.!?](?=[\"'”’)\]]*$))", r"\1", sentence)
     sentence = (
         sentence.lstrip("-*•0123456789.) ").strip() if re.match(r"^\s*(?:[-*•]|\d+[.)])\s", sentence) else sentence
     )
