@@ -155,6 +155,9 @@ def test_a_lead_in_comes_with_its_block_and_with_an_item_that_goes_on_from_it():
     assert [o.unit.text[:12] for o in out][:3] == ["Sync runs ev", "It:", "creates user"]
     out = compose(qa, [intro, sync, item, upper], np.array([0.0, 0.5, 0.1, 3.0]), [text])
     assert out[0].unit.text == "Updates names."  # a whole sentence stands alone
+    termed = replace(item, unit=replace(item.unit, lead="creates"))
+    out = compose(qa, [intro, sync, termed, upper], np.array([0.0, 0.5, 3.0, 0.1]), [text])
+    assert out[0] is termed  # an item led by a term names its own subject
 
 
 def test_a_how_to_step_keeps_its_procedure_in_order():

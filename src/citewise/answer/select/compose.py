@@ -298,9 +298,10 @@ def compose(
 
 def _fragment(c: Candidate) -> bool:
     """Whether ``c`` is a list item that goes on from its lead-in: it opens with a lower-case
-    word and the list is introduced by a sentence ending in ':' (``It:`` / ``- creates users for
-    new members ...``)."""
-    return c.unit.kind == "item" and c.unit.text[:1].islower() and c.lead_in is not None
+    word, has no lead term (``debuginfo - debug information ...`` names its own subject) and the
+    list is introduced by a sentence ending in ':' (``It:`` / ``- creates users for new members
+    ...``)."""
+    return c.unit.kind == "item" and not c.unit.lead and c.unit.text[:1].islower() and c.lead_in is not None
 
 
 def _table(c: Candidate) -> tuple | None:
