@@ -73,22 +73,27 @@ def _function_words() -> frozenset[str]:
     return lexicon().english - {"not"}
 
 
+def _prose_before(c: Candidate, cands: Sequence[Candidate]) -> Candidate | None:
+    """The nearest prose unit before ``c`` in its chunk under the same headings, None when none."""
+    before = [
+        o
+        for o in cands
+        if o.chunk_index == c.chunk_index
+        and o.unit.kind != "code"
+        and o.unit.end <= c.unit.start
+        and o.unit.headings == c.unit.headings
+    ]
+    return max(before, key=lambda o: o.unit.start) if before else None
+
+
 def lead_sentence(block: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
     """The prose unit right before a code block under the same headings (its lead sentence), in
     the paragraph that introduces the block (an unquotable lead-in ending in ':' may end that
     paragraph: "Since 4.4.2 the flags may be restricted. Then all options must come first:");
     None when there is none or it stands in an earlier paragraph (about something else)."""
-    before = [
-        c
-        for c in cands
-        if c.chunk_index == block.chunk_index
-        and c.unit.kind != "code"
-        and c.unit.end <= block.unit.start
-        and c.unit.headings == block.unit.headings
-    ]
-    if not before:
+    lead = _prose_before(block, cands)
+    if lead is None:
         return None
-    lead = max(before, key=lambda c: c.unit.start)
     return lead if "\n\n" not in texts[block.chunk_index][lead.unit.end : block.unit.start].rstrip() else None
 
 
@@ -259,17 +264,9 @@ def points_back(c: Candidate) -> bool:
 def antecedent(first: Candidate, cands: Sequence[Candidate], texts: Sequence[str]) -> Candidate | None:
     """The prose unit right before ``first`` in its chunk, under the same headings and in the same
     paragraph (no blank line between), when it is not instruction-like; else None."""
-    before = [
-        c
-        for c in cands
-        if c.chunk_index == first.chunk_index
-        and c.unit.kind != "code"
-        and c.unit.end <= first.unit.start
-        and c.unit.headings == first.unit.headings
-    ]
-    if not before:
+    prev = _prose_before(first, cands)
+    if prev is None:
         return None
-    prev = max(before, key=lambda c: c.unit.start)
     gap = texts[first.chunk_index][prev.unit.end : first.unit.start]
     return prev if "\n\n" not in gap and prev.features[_F["instruction"]] == 0 else None
 
