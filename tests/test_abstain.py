@@ -481,13 +481,32 @@ oval. Nodes that collapse into one are drawn once. The arrow colour follows the 
 : Keep the merged file as it is. Generated files are listed apart.
 """,
             ),
+            "functions": (
+                "Functions",
+                """# Functions
+
+## upper
+
+The upper function converts a string to capitals.
+
+## Retries
+
+Set the retry_policy setting to exponential to back off between attempts.
+""",
+            ),
         },
     )
     for question, quote in [
         ("What does shape=box draw?", "draws a rectangle"),
         ("Which files does the added() predicate match?", "added according to the status"),
+        # a function its heading names; '-' for '_'; a plural; a query string and an equation
+        ("What does upper() return?", "converts a string to capitals"),
+        ("What does retry-policy=exponential do?", "back off between attempts"),
+        ("Which shapes does shape=boxes draw?", "draws a rectangle"),
+        ("What does /draw?shape=star do to the node outline?", "outline"),
     ]:
         a = idx.ask(question)
+        assert "unknown name" not in (a.abstain_reason or ""), (question, a.abstain_reason)
         assert a.outcome == "answered" and quote in a.text, (question, a.abstain_reason, a.text)
     for question, name in [
         ("What does shape=cloud draw?", "cloud"),
@@ -495,6 +514,7 @@ oval. Nodes that collapse into one are drawn once. The arrow colour follows the 
         ("Which files does the generated() predicate match?", "generated()"),
         ("What does the :keep-both merge tool do?", ":keep-both"),
         ("node shape arrowcolor attribute different from edge color", "arrowcolor"),
+        ("edge arrowcolor attribute 2 colors", "arrowcolor"),  # a number makes no other language
     ]:
         a = idx.ask(question)
         assert a.outcome == "abstained" and a.abstain_reason == f"unknown name: {name}", (question, a.abstain_reason)

@@ -136,6 +136,9 @@ def test_a_lead_in_comes_with_its_block_and_with_an_item_that_goes_on_from_it():
     assert _lead_in_index(units, at["```\nssh://ho"]) == at["Use an extra"], kinds
     assert _lead_in_index(units, at["creates user"]) == at["It:"], kinds
     assert _lead_in_index(units, at["Updates name"]) == at["It:"], kinds  # through the list
+    two = "Two modes:\n\n- fast skips checks.\n- safe runs checks.\n\n* retries uploads\n* compresses bundles\n"
+    lists = split_units(two)
+    assert [_lead_in_index(lists, i, two) for i in range(1, 5)] == [0, 0, None, None]  # a '*' list is another
 
     def c(i, axis, kind=None):
         return cand(units[i].text, units[i].start, kind=kind or units[i].kind, heads=units[i].headings, axis=axis)
@@ -155,6 +158,9 @@ def test_a_lead_in_comes_with_its_block_and_with_an_item_that_goes_on_from_it():
     assert [o.unit.text[:12] for o in out][:3] == ["Sync runs ev", "It:", "creates user"]
     out = compose(qa, [intro, sync, item, upper], np.array([0.0, 0.5, 0.1, 3.0]), [text])
     assert out[0].unit.text == "Updates names."  # a whole sentence stands alone
+    qa2 = analyze_question("How often does the sync run?")
+    out = compose(qa2, [intro, sync, item, upper], np.array([0.0, 3.0, 2.9, 0.1]), [text])
+    assert [o.unit.text[:12] for o in out][:1] == ["Sync runs ev"] and item not in out  # no stray fragment
     termed = replace(item, unit=replace(item.unit, lead="creates"))
     out = compose(qa, [intro, sync, termed, upper], np.array([0.0, 0.5, 3.0, 0.1]), [text])
     assert out[0] is termed  # an item led by a term names its own subject
@@ -489,10 +495,16 @@ def test_a_unit_introducing_the_asked_value_reads_on_to_it(question, gap, quoted
         ("    --enable-fuzz-support", "\n\n", ["block", "explain", "more"]),
         # another paragraph between them: the explanation is of something else
         ("```\n--enable-fuzz-support\n```", "\n\nBuilds are slow.\n\n", ["block"]),
+        # a paragraph right after it about something else
+        ("```\nmake all\n```", "\n\n", ["block"]),
     ],
 )
 def test_a_block_quoted_first_keeps_the_paragraph_that_explains_it(block, between, quoted):
-    explain = "If set, it causes an extra library called libfuzz.a to be built."
+    explain = (
+        "If set, it causes an extra library called libfuzz.a to be built."
+        if "fuzz" in block
+        else "The project is licensed under the MIT license."
+    )
     more = "It is not installed."
     text = f"Options:\n\n{block}{between}{explain} {more}"
     units = {

@@ -122,8 +122,11 @@ def evidence_terms(name: str) -> list[str]:
 
 
 #: A setting assigned in the question: ``shape=cloud``, ``overlap=scale`` (not a flag's value:
-#: ``--emit=x`` is :func:`citewise.text.names.code_names`'). Key and value are literal names.
-ASSIGNMENT = re.compile(r"(?<![\w.$-])([A-Za-z][\w-]*)=([A-Za-z][\w-]*)(?![\w=.(])")
+#: ``--emit=x`` is :func:`citewise.text.names.code_names`'; not a query string ``?q=dogs``, an
+#: equation ``y=mx+b`` or a path ``HOME=D:\x``; a key of two characters or more and a value of
+#: three: a two-letter value is mostly a code the corpus describes as a class, ``lang=fr``). Key
+#: and value are literal names.
+ASSIGNMENT = re.compile(r"(?<![\w.$?&/-])([A-Za-z][\w-]+)=([A-Za-z][\w-]{2,})(?![\w=.(:\\+*/^-])")
 #: A plain word called as a function or predicate: ``generated()`` (dotted and ``snake_case``
 #: names are code names already, checked whole).
 CALL = re.compile(r"(?<![\w.$:-])([A-Za-z][a-z]+)\(\)")
@@ -140,6 +143,8 @@ def literal_names(question: str) -> list[tuple[str, bool]]:
     [('shape', False), ('cloud', False), ('collapsible', False), ('generated', True)]
     >>> literal_names("Does --emit=asm or fs.rm() or -C lto=thin work?")
     [('lto', False), ('thin', False)]
+    >>> literal_names("What does /search?q=dogs return, and y=mx+b, a=b, lang=fr or HOME=D:/x?")
+    []
     """
     out: list[tuple[str, bool]] = []
     for m in ASSIGNMENT.finditer(question):
@@ -151,20 +156,36 @@ def literal_names(question: str) -> list[tuple[str, bool]]:
 def literal_known(
     name: str, called: bool, df: Callable[[str], int], chunks_with: Callable[[list[str]], Iterable], cap: int
 ) -> bool:
-    """Whether a chunk writes ``name`` as a whole word, case aside (``called``: followed by
-    ``(``), in its text, title or headings: a literal name is not known by its stem
-    (``collapsible`` is not ``collapse``). ``chunks_with`` returns at most ``cap`` chunks, so a
+    """Whether a chunk writes ``name`` as a whole word, case aside, in its text, title or
+    headings (``called``: in its text followed by ``(`` or as code, or in a heading): a literal
+    name is not known by its stem (``collapsible`` is not ``collapse``); '-' and '_' stand for
+    each other and a plural for its word. ``chunks_with`` returns at most ``cap`` chunks, so a
     name whose stem is in ``cap`` chunks or more counts as known.
 
     >>> from types import SimpleNamespace as C
     >>> fs = [C(text="``added()``\\n  File that is added. Files that collapse are generated.", title="", heading_path=())]
     >>> [literal_known(n, c, lambda t: 1, lambda ts: fs, 100) for n, c in (("added", True), ("generated", True), ("collapsible", False), ("collapse", False))]
     [True, False, False, True]
+    >>> up = [C(text="Call it with a string.", title="", heading_path=("Functions", "upper"))]
+    >>> literal_known("upper", True, lambda t: 1, lambda ts: up, 100), literal_known("strings", False, lambda t: 1, lambda ts: up, 100)
+    (True, True)
     """
-    terms = analyze(name)
-    if not terms or df(terms[0]) >= cap:
+    forms = [t[0] for t in map(analyze, dict.fromkeys((name, name.replace("-", "_"), name.replace("_", "-")))) if t]
+    if not forms or max(map(df, forms)) >= cap:
         return True
+    terms = [max(forms, key=df)]
     if df(terms[0]) == 0:
         return False
-    rx = re.compile(rf"(?<![\w-]){re.escape(name)}" + (r"\s*\(" if called else r"(?![\w-])"), re.I)
-    return any(rx.search("\n".join((c.text, c.title, *c.heading_path))) for c in chunks_with(terms[:1]))
+    # '-' and '_' stand for each other (``retry-policy`` / ``retry_policy``), a plural for its word
+    stems = {name} | ({name[:-1]} if name.endswith("s") and len(name) > 3 else set())
+    stems |= {name[:-2]} if name.endswith("es") and len(name) > 4 else set()
+    body = (
+        "(?:" + "|".join(re.sub(r"\\?[-_]", "[-_]", re.escape(x)) for x in sorted(stems, key=len, reverse=True)) + ")"
+    )
+    word = re.compile(rf"(?<![\w-]){body}(?:e?s)?(?![\w-])", re.I)
+    call = re.compile(rf"(?<![\w-]){body}\s*\(|`{body}`|^#+ .*(?<![\w-]){body}(?![\w-])", re.I | re.M)
+    for c in chunks_with(terms[:1]):
+        heads = "\n".join((c.title, *c.heading_path))
+        if (call if called else word).search(c.text) or word.search(heads):
+            return True  # a function is also named by its own heading or as code: `upper`
+    return False

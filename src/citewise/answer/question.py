@@ -194,11 +194,14 @@ def _words(text: str) -> list[str]:
 
 
 def _mostly_english(words: list[str]) -> bool:
-    """Whether more than half of ``words`` (lower case, letters a-z) are common English words
-    (:func:`citewise.text.rarity.is_rare`): a keyword query in English ("edge arrowcolor
-    attribute different line color") holds no function word but is still English."""
-    plain = [w for w in words if w.isascii() and w.isalpha()]
-    return bool(plain) and len(plain) == len(words) and 2 * sum(not is_rare(w) for w in plain) > len(plain)
+    """Whether ``words`` (lower case) are all ASCII and more than half of those made of letters
+    (at least two) are common English words (:func:`citewise.text.rarity.is_rare`): a keyword
+    query in English ("edge arrowcolor attribute different line color", "snapshot retention
+    Kubernetes 30 days") holds no function word but is still English."""
+    if not all(w.isascii() for w in words):  # accented letters: another language
+        return False
+    plain = [w for w in words if w.isalpha()]  # numbers and codes are no words of any language
+    return len(plain) >= 2 and 2 * sum(not is_rare(w) for w in plain) > len(plain)
 
 
 def _lower_words(text: str) -> list[str]:

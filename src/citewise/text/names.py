@@ -58,8 +58,9 @@ _DOTTED = re.compile(
     r"|\b[A-Za-z_$][\w$]*\(\)"
 )
 #: A name with a leading colon, as manuals write internal tools, symbols and commands
-#: (``:merge``, ``:keep-merge3``, ``:wq``); not a colon after a word ("Note: x") or a time.
-_COLON_NAME = re.compile(r"(?<![\w:])(?::[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w:-])")
+#: (``:merge``, ``:keep-merge3``, ``:wq``); not a colon after a word ("Note: x"), a time or an
+#: emoticon (``:p``).
+_COLON_NAME = re.compile(r"(?<![\w:])(?::[a-z][a-z0-9]+(?:-[a-z0-9]+)*)(?![\w:-])")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?<!\w)'([^']+)'(?!\w)")
@@ -91,7 +92,7 @@ def code_names(question: str) -> list[str]:
     ['completion-case-fold', 'keyseq-timeout']
     >>> code_names("Who issues acme-office.conf, docker-compose.yml and my-app.config.json?")
     ['acme-office.conf', 'docker-compose.yml', 'my-app.config.json']
-    >>> code_names("Does the :keep-both tool differ from :merge? Note: at 10:30 a:b")
+    >>> code_names("Does the :keep-both tool differ from :merge? Note: at 10:30 a:b :p")
     [':keep-both', ':merge']
     """
     question = ABBREVIATIONS.sub(lambda m: " " * len(m.group(0)), question)  # offsets kept

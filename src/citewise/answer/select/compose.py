@@ -38,7 +38,8 @@ Given the candidates of a context (:mod:`citewise.answer.select.features`) and t
      absolute path:"), which is never quoted alone;
    * a list item quoted first that goes on from its lead-in (it opens with a lower-case word and
      the list is introduced by a sentence ending in ':') keeps the lead-in before it ("It:" /
-     "creates users for new members ..."), with the sentence that lead-in points back to;
+     "creates users for new members ..."), with the sentence that lead-in points back to; such
+     an item follows only an item of the same list quoted first, never on its own;
    * a numbered step quoted for a how-to question keeps its procedure: the consecutive
      numbered items around it under the same headings (at most :data:`MAX_STEPS`), in order,
      where the first of them was quoted (also when the answer opens with an introduction);
@@ -249,6 +250,8 @@ def compose(
             break
         if c in chosen or norm_text(c.unit.text) in seen or (c.other_entity and not first.other_entity):
             continue
+        if _fragment(c) and not (_fragment(first) and _at(c.lead_in) == _at(first.lead_in)):
+            continue  # "deactivates users who ...": only beside its lead-in, which opens the answer
         if _table(c) in named_tables and _names_row(qa.text, c) is False:
             continue  # a sibling row about a thing the question does not name
         if any(repeats(c.unit.text, o.unit.text) for o in chosen):
@@ -280,7 +283,9 @@ def compose(
             out.append(c)
     opener = out[0].lead_in if _fragment(out[0]) else None
     if opener is not None and not is_instruction(opener.unit.text):
-        out = [opener] + out  # "It:" / "- creates users for ...": the item goes on from it
+        siblings = [c for c in out[1:] if _fragment(c) and _at(c.lead_in) == _at(opener)]
+        rest = [c for c in out[1:] if c not in siblings]
+        out = [opener, out[0], *siblings, *rest]  # "It:" / "- creates users ..." / "- deactivates ..."
     prev = antecedent(out[0], cands, texts) if points_back(out[0]) else None
     if prev is not None:
         out = [prev] + [c for c in out if c is not prev]
@@ -294,6 +299,10 @@ def compose(
     if (first.unit.kind == "code" or _displayed(first, texts[first.chunk_index])) and first in out:
         out = explained(first, out, cands, texts)
     return [_reply_checked(qa, c, i == 0) for i, c in enumerate(out)]
+
+
+def _at(c: Candidate | None) -> tuple[int, int] | None:
+    return None if c is None else (c.chunk_index, c.unit.start)
 
 
 def _fragment(c: Candidate) -> bool:

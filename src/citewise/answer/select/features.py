@@ -145,13 +145,26 @@ class Candidate:
     lead_in: "Candidate | None" = None
 
 
-def _lead_in_index(units: Sequence[Unit], ui: int) -> int | None:
+def _marker(text: str, start: int) -> str:
+    """The list marker of the item line holding ``start``: '-', '*', '+', or '1' for a number."""
+    line = text[text.rfind("\n", 0, start) + 1 : start].strip()
+    return "1" if line[:1].isdigit() else line[:1]
+
+
+def _lead_in_index(units: Sequence[Unit], ui: int, text: str = "") -> int | None:
     """Index of the unit ending in ':' that introduces code block or list item ``units[ui]``:
-    the unit right before the block, or right before the run of items ``units[ui]`` is in,
-    under the same headings; None when that unit is no such lead-in."""
+    the unit right before the block, or right before the run of items ``units[ui]`` is in (under
+    the same headings, with the same list marker in ``text``, the chunk text: a ``*`` list
+    after a ``-`` list is another list); None when that unit is no such lead-in."""
     u, k = units[ui], ui - 1
     if u.kind == "item":
-        while k >= 0 and units[k].kind == "item" and units[k].headings == u.headings:
+        mark = _marker(text, u.start)
+        while (
+            k >= 0
+            and units[k].kind == "item"
+            and units[k].headings == u.headings
+            and _marker(text, units[k].start) == mark
+        ):
             k -= 1
     if k < 0 or units[k].kind not in ("sentence", "item") or units[k].headings != u.headings:
         return None
@@ -289,7 +302,7 @@ def candidates(
             for k in _KINDS:
                 f[f"kind_{k}"] = float(u.kind == k)
             other = bool(q_ids) and bool(title_ids) and not (title_ids | named) & q_ids
-            li = _lead_in_index(units, ui) if u.kind in ("code", "item") else None
+            li = _lead_in_index(units, ui, chunk.text) if u.kind in ("code", "item") else None
             lead = None if li is None else Candidate(ci, units[li], vecs[li], np.zeros(len(FEATURES), np.float32))
             rows.append((ci, u, vecs[ui], f, other, lead))
     if not rows:

@@ -192,14 +192,21 @@ def sentence_window(out: list[Candidate], cands: Sequence[Candidate], texts: Seq
     return out[:1] + window + out[1:]
 
 
+def _refers_back(text: str) -> bool:
+    """Whether ``text`` opens with a back-reference word ("This", "These", "Such")."""
+    words = text.split(maxsplit=1)
+    return bool(words) and words[0].lower().strip("\"'(") in lexicon().back_references
+
+
 def explained(
     block: Candidate, out: list[Candidate], cands: Sequence[Candidate], texts: Sequence[str]
 ) -> list[Candidate]:
     """``out`` with the prose unit right after code block ``block`` (quoted first) inserted after
     it, and the :data:`SENTENCE_WINDOW` units going on from that one: the text that explains an
     example ("``--enable-fuzz-support``" / "If set, it causes an extra library ... to be
-    built"). Only under the block's headings, with nothing but white space between, within
-    :data:`MAX_CHARS`, and not repeating a quoted unit."""
+    built"). Only under the block's headings, with nothing but white space between, when that
+    unit is about the block (it shares a content word with it, or points back: a pronoun or a
+    back-reference word), within :data:`MAX_CHARS`, and not repeating a quoted unit."""
     after = sorted(
         (
             c
@@ -213,6 +220,9 @@ def explained(
     )
     if not after or texts[block.chunk_index][block.unit.end : after[0].unit.start].strip(" \t\n`~"):
         return out
+    first = after[0].unit.text
+    if not (_content_words(block.unit.text) & _content_words(first) or leans_back(first) or _refers_back(first)):
+        return out  # "make all" / "The project is licensed under MIT": not about the block
     chars = sum(len(c.unit.text) for c in out if c.unit.kind != "code")
     add: list[Candidate] = []
     for nxt in [after[0], *continuation(after[0], cands, texts)][:SENTENCE_WINDOW]:
