@@ -50,7 +50,6 @@ also searches every older revision of the documents found, and the answer quotes
 
 from __future__ import annotations
 
-import re
 import time
 
 from citewise.answer.context import Context, ContextAssembler
@@ -73,13 +72,6 @@ from citewise.retrieval.retrievers import effective_filters
 OUTCOMES = ("supported", "gap", "conflict", "not_established", "abstained")
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: str) -> str:
-    return " ".join(_WORD.findall(clean(text).lower()))
-
-
 def already_quoted(line: str, quoted: str) -> bool:
     """Whether a cited check ``line`` says nothing the ``quoted`` answer does not: one of its
     sentences, compared as a run of words (case, markup, punctuation and citation markers
@@ -93,9 +85,10 @@ def already_quoted(line: str, quoted: str) -> bool:
     False
     """
     from citewise.answer.citations import split_cited_sentences
+    from citewise.answer.select.paragraph import norm_text
 
-    have = f" {_words(' '.join(s for s, _ in split_cited_sentences(quoted)))} "
-    return any((w := _words(s)) and f" {w} " in have for s, _ in split_cited_sentences(line))
+    have = f" {norm_text(clean(' '.join(s for s, _ in split_cited_sentences(quoted))))} "
+    return any((w := norm_text(clean(s))) and f" {w} " in have for s, _ in split_cited_sentences(line))
 
 
 def _scope_phrase(scope: SourceScope) -> str:

@@ -251,8 +251,24 @@ def candidates(
         context_terms = set(analyze(" ".join((chunk.title, *chunk.heading_path))))
         title_ids = {i.lower() for i in find_identifiers(chunk.title)}
         by_heads: dict[tuple, list[int]] = {}
+        leads: list[int | None] = []  # per unit, its lead-in's index (an item: its list's, found once)
         for ui, u in enumerate(units):
             by_heads.setdefault(u.headings, []).append(ui)
+            prev = units[ui - 1] if ui else None
+            same_list = (
+                u.kind == "item"
+                and prev is not None
+                and prev.kind == "item"
+                and prev.headings == u.headings
+                and _marker(chunk.text, prev.start) == _marker(chunk.text, u.start)
+            )
+            leads.append(
+                leads[-1]
+                if same_list
+                else _lead_in_index(units, ui, chunk.text)
+                if u.kind in ("code", "item")
+                else None
+            )
         for ui, u in enumerate(units):
             if not quotable(u, chunk.text, qa.wants_code):
                 continue
@@ -302,7 +318,7 @@ def candidates(
             for k in _KINDS:
                 f[f"kind_{k}"] = float(u.kind == k)
             other = bool(q_ids) and bool(title_ids) and not (title_ids | named) & q_ids
-            li = _lead_in_index(units, ui, chunk.text) if u.kind in ("code", "item") else None
+            li = leads[ui]
             lead = None if li is None else Candidate(ci, units[li], vecs[li], np.zeros(len(FEATURES), np.float32))
             rows.append((ci, u, vecs[ui], f, other, lead))
     if not rows:

@@ -159,8 +159,7 @@ FIGURE_LABEL_RUN = 3
 _WORD2 = re.compile(r"[^\W\d_]{2}")
 #: A heading line opening with a section number: ``4``, ``4.3.2``, ``Chapter 4``, ``Appendix C``
 #: (unlike :data:`_SECTION_NO`, not a lone capital letter: a figure's labels are often letters).
-_NUMBERED_HEAD = re.compile(r"^(?:(?:chapter|appendix)\s+\w+|[0-9]+(?:\.[0-9]+)*)[.:]?\s+\S", re.I)
-_SECTION_DIGITS = re.compile(r"^([0-9]+(?:\.[0-9]+)*)[.:]?\s")
+_NUMBERED_HEAD = re.compile(r"^(?:(?:chapter|appendix)\s+\w+|(?P<number>[0-9]+(?:\.[0-9]+)*))[.:]?\s+\S", re.I)
 #: A section number may skip this many numbers (a heading the size test missed) and still
 #: continue the numbering: after ``2``, ``3`` and ``4`` continue it, ``100`` does not.
 NUMBER_STEP = 2
@@ -217,9 +216,9 @@ def _size_headings(pages: list[list[str]], sizes: list[dict[str, float]], body: 
                 close()
                 continue
             size = round(z * 2) / 2
-            numbered = bool(_NUMBERED_HEAD.match(ln.strip()))
-            digits = _SECTION_DIGITS.match(ln.strip())
-            number = tuple(int(n) for n in digits.group(1).split(".")) if digits else None
+            head = _NUMBERED_HEAD.match(ln.strip())
+            numbered = bool(head)
+            number = tuple(int(n) for n in head.group("number").split(".")) if head and head.group("number") else None
             ok = (
                 not _is_code(ln) and (numbered or bool(_WORD2.search(ln))) and not ln.rstrip().endswith((".", ",", ";"))
             )
