@@ -232,6 +232,14 @@ def test_page_furniture_is_never_a_sentence(text, furniture):
     assert quotable(Unit(0, len(text), text, ()), text, False) is not furniture
 
 
+def test_spaced_dots_without_a_page_number_are_read_once():
+    """Dot leaders with no page number after them: the leader pattern has one way to split the
+    spaces between dots, so this fails at once (two ways per gap took seconds for 16 dots)."""
+    text = "x = " + ".  " * 40 + "y"
+    assert is_furniture(text) is False
+    assert is_furniture("Contents " + ".  " * 40 + "12") is True
+
+
 @pytest.mark.parametrize(
     "a, b, repeat",
     [
