@@ -32,8 +32,9 @@ from citewise.text.hanging import chunk_entries, indent_width
 from citewise.text.sentences import split_sentences, trim_span
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-#: A Markdown table's separator row (``|---|:--:|``).
-TABLE_SEPARATOR = re.compile(r"^\|?[\s:|-]*-{2,}[\s:|-]*$")
+#: A Markdown table's separator row (``|---|:--:|``): only ``|``, ``:``, ``-`` and spaces (checked
+#: first, in one pass, so a long dash run followed by text fails at once), with a ``--`` in it.
+TABLE_SEPARATOR = re.compile(r"^\|?(?=[\s:|-]*$)[\s:|-]*?--[\s:|-]*$")
 _FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
 _NUMBERED = re.compile(r"[ \t]*\d{1,3}[.)][ \t]+")

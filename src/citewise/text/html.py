@@ -548,7 +548,9 @@ def _content_blocks(soup: BeautifulSoup) -> list[str]:
 
 #: A ``<meta http-equiv=refresh>`` content: a delay, then the URL after ``;`` or ``,`` and an
 #: optional ``url=`` (WHATWG HTML, "shared declarative refresh steps").
-_REFRESH = re.compile(r"""^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>["']?)(?P<url>[^"']*)(?P=q)\s*$""", re.I)
+#: Possessive quantifiers: each part takes what it can and never gives it back, so a content of
+#: spaces that fails to match fails in linear time (greedy parts could split the spaces ~n^5 ways).
+_REFRESH = re.compile(r"""^\s*+[\d.]*+\s*+[;,]?\s*+(?:url\s*=\s*+)?(?P<q>["']?)(?P<url>[^"']*+)(?P=q)\s*$""", re.I)
 
 
 def redirect_target(meta: dict[str, str], page_name: str = "") -> str:

@@ -47,7 +47,7 @@ _FRACTIONS = {
     "three quarters": 0.75,
 }
 _PERCENT = re.compile(
-    r"\b(\d{1,3})\s?%\s+of\s+(?:its|the|their|your)?\s*(?:normal|usual|standard|regular)?\s*(?:limit|value|cap|threshold)",
+    r"\b(\d{1,3})\s?%\s+of\s+(?:(?:its|the|their|your)\s*)?(?:(?:normal|usual|standard|regular)\s*)?(?:limit|value|cap|threshold)",
     re.I,
 )
 _RULE_WORDS = re.compile(
