@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from citewise.answer.attribution import map_markers
+from citewise.answer.judges import parse_json_reply
 from citewise.answer.select.format import is_furniture, states_value
 from citewise.answer.units import TABLE_SEPARATOR
+from citewise.metadata import _NUMBER
 from citewise.text.html import _REFRESH
+from citewise.text.names import compared_names
 from citewise.tools.rules import _PERCENT
 
 
@@ -73,3 +77,32 @@ def test_default_value_sentences(text, states):
 def test_dot_leaders_without_a_page_number():
     assert is_furniture(". " * 2000 + "x") is False
     assert is_furniture("Installation" + " ." * 40 + " 12") is True
+
+
+@pytest.mark.parametrize(
+    "reply, mapped",
+    [
+        ("See [" + " " * 3000 + "x", ("See [" + " " * 3000 + "x", [])),
+        (" " * 1000 + "[" + " " * 1000, (" " * 1000 + "[" + " " * 1000, [])),
+        ("Thirty days [1]. See [9].", ("Thirty days [doc:a]. See.", ["[9]"])),
+        ("Paid [ < source-b07753299c15 [1]].", ("Paid [doc:a].", [])),
+    ],
+)
+def test_citation_markers_of_a_model_reply(reply, mapped):
+    assert map_markers(reply, ["[doc:a]"]) == mapped
+
+
+def test_a_fenced_judge_reply():
+    assert parse_json_reply('```json\n{"faithful": true}\n```') == {"faithful": True}
+    with pytest.raises(ValueError):
+        parse_json_reply("```json" + " " * 3000 + '"')
+
+
+def test_compared_names():
+    assert compared_names("What is the difference between npm ci and npm install?") == ["npm ci", "npm install"]
+    assert compared_names("What is the difference between" + " " * 1900 + "x?") == []
+
+
+@pytest.mark.parametrize("text, number", [("1" * 8000 + "x", False), ("2.50", True), ("7.", True), ("-1e5", True)])
+def test_metadata_number(text, number):
+    assert (_NUMBER.match(text) is not None) is number

@@ -54,6 +54,9 @@ def test_fill_arguments(toolset):
         {"invoice_id": 2041},
         True,
     )
+    # a near-miss (spaces, no number) fails at once: the number's prefix is read one way
+    slots = extract_slots("status of invoice" + " " * 1900 + "x", TODAY)
+    assert fill_arguments(toolset["invoice_status"], slots) == ({}, False)
 
 
 def test_tsa_rule_router_beats_embedding_baseline(toolset, sample_index):

@@ -39,7 +39,7 @@ MAX_METADATA_BYTES = 16 * 1024
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _FILTER = re.compile(r"\s*([^\s=<>!]+)\s*(>=|<=|>|<|=)\s*(.*?)\s*\Z", re.S)
 _OPS = {">=": "ge", ">": "gt", "<=": "le", "<": "lt", "=": "eq"}
 #: SQL comparison of each range operator.

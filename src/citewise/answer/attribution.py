@@ -58,10 +58,12 @@ SUPPORT_THRESHOLD = 0.55
 MIN_LEXICAL_TERMS = 2
 
 _NUMBERED = re.compile(
-    r"(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*:?\s*|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
-    r"(?:sources?\s*:?\s*)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
+    # the spaces before a marker are taken from the start of their run only (a run not followed
+    # by a marker is then passed over once, not retried from each of its spaces)
+    r"(?<![ \t])(?P<ws>[ \t]*)(?:\[\s*(?:sources?\s*(?::\s*)?|doc(?:ument)?\s*)?(?P<nums>\d{1,3}(?:\s*[,;&]\s*"
+    r"(?:sources?\s*(?::\s*)?)?\d{1,3}|\s*and\s*\d{1,3})*)\s*\]|【\s*(?P<cjk>\d{1,3})\s*】"
     # the fence line copied as a marker: [source-3f2a9c01b7e4] or [source-3f2a9c01b7e4 2]
-    r"|\[\s*<*\s*source-[0-9a-f]{6,}(?:\s+\[?(?P<fence>\d{1,3})\]?)?[^\]\n]{0,80}\])",
+    r"|\[\s*(?:<+\s*)?source-[0-9a-f]{6,}(?:\s+\[?(?P<fence>\d{1,3})\]?)?[^\]\n]{0,80}\])",
     re.I,
 )
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")

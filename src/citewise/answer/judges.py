@@ -51,7 +51,7 @@ from citewise.core import ABSTENTION_TEXT
 from citewise.models.chat import ChatError
 from citewise.telemetry import traced_judge
 
-_FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+_FENCED = re.compile(r"^\s*```(?:json)?\s*+(.*?)\s*```\s*$", re.S)
 
 
 def judge_model(settings=None):

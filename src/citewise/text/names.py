@@ -322,7 +322,7 @@ def section_names(question: str) -> list[str]:
 
 #: "X vs Y", "X versus Y", "the difference between X and Y".
 _VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
-_BETWEEN = re.compile(r"\bdifferences?\s+between\s+(.+?)\s+and\s+(.+?)\s*(?:[?!]|\.\s|\.?$)", re.I)
+_BETWEEN = re.compile(r"\bdifferences?\s+between\s+(\S.*?)\s+and\s+(\S.*?)\s*(?:[?!]|\.\s|\.?$)", re.I)
 #: Words that end a compared side ("... vs strip=debuginfo difference", "... which one should I use").
 _SIDE_STOP = GENERIC_WORDS | frozenset(
     "difference differences between better best which one should use using i we you it compared "

@@ -229,7 +229,9 @@ def fill_spans(
             if m:
                 value, span = (m.group(0).upper() if core.upper() == core else m.group(0)), m.span()
         elif typ == "integer" and name.endswith("_id"):
-            m = re.search(rf"\b{_noun_pattern(name[:-3])}\.?\s*(?:no\.?|number|#)?\s*#?\s*(\d+)\b", text, re.IGNORECASE)
+            m = re.search(
+                rf"\b{_noun_pattern(name[:-3])}\.?\s*(?:(?:no\.?|number|#)\s*)?(?:#\s*)?(\d+)\b", text, re.IGNORECASE
+            )
             if m:
                 value, span = int(m.group(1)), m.span()
         elif typ == "number" and "amount" in name and slots.amounts:
