@@ -127,6 +127,9 @@ from citewise.answer.question_words import (
 #: as often as with the hyphen, so its absence as one token says nothing.
 #: An upper-case constant name: ``O_DIRECT``, ``SIGPWR``, ``UV_THREADPOOL_SIZE``.
 _VERSIONED = re.compile(r"[A-Za-z]+-\d+(?:\.\d+)*")
+#: A bare version number ("1.6.17"), which the pages may write joined to its product
+#: ("libpng-1.6.17", one token): :meth:`EvidenceScorer._joined_version`.
+_BARE_VERSION = re.compile(r"\d+(?:\.\d+)+")
 #: Analyzed forms of :data:`citewise.text.names.GENERIC_WORDS` ("flag", "option", "builtin").
 _GENERIC_TERMS = frozenset(analyze(" ".join(GENERIC_WORDS)))
 
@@ -312,6 +315,8 @@ class EvidenceScorer:
         for word in name_words(question):
             if word in inside or _VERSIONED.fullmatch(word) or not (english or name_shaped(word)):
                 continue
+            if _BARE_VERSION.fullmatch(word) and self._joined_version(question, word, filters):
+                continue
             terms = [t for t in analyze(word) if t not in QUESTION_WORDS]
             one = singular(word)  # "PNGs" is known where "PNG" is
             if terms and all(self.df(t, filters) == 0 for t in terms + (analyze(one) if one else [])):
@@ -369,6 +374,16 @@ class EvidenceScorer:
             return self.store.get_chunks([h.chunk_id for h in hits]).values()
 
         return (lambda t: self.df(t, filters)), chunks_with
+
+    def _joined_version(self, question: str, version: str, filters: Filters | None) -> bool:
+        """Whether the corpus holds ``version`` joined to the word before it in ``question``:
+        "libpng 1.6.17" asked, "libpng-1.6.17" written (the mirror of :data:`_VERSIONED`: a
+        product's version is written with or without the hyphen)."""
+        for m in re.finditer(r"([A-Za-z][\w+]*)[\s-]+" + re.escape(version) + r"(?![\w.])", question):
+            joined = analyze(f"{m.group(1)}-{version}")
+            if len(joined) >= 1 and "-" in joined[0] and self.df(joined[0], filters) > 0:
+                return True
+        return False
 
     def _known_form(self, name: str, filters: Filters | None) -> bool:
         """Whether the corpus knows ``name`` in another written form (:mod:`known_forms`)."""
