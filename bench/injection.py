@@ -204,6 +204,9 @@ def main() -> int:
     planted_docs = {p["page"] for p in passages}
     with tempfile.TemporaryDirectory(prefix="cw-injection-") as tmp:
         cw = Citewise.open(Path(tmp) / "index", embedder=args.embedder)
+        # an evaluation: its questions are no use to count (as the eval commands do), and the
+        # folder is gone before the process's exit would flush the counts
+        cw.index.record_usage = False
         report = cw.index.ingest(HERE / "corpus")
         if report.errors:
             print("ingest errors:", report.errors, file=sys.stderr)
