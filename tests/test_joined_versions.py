@@ -32,8 +32,15 @@ def idx(tmp_path_factory):
     ]
 
 
-def test_a_version_written_joined_to_its_product_is_known(idx):
-    a = idx.ask("With gizmo 2.4.1 or later, how many entries does the frob cache hold by default?")
+@pytest.mark.parametrize(
+    "question",
+    [
+        "With gizmo 2.4.1 or later, how many entries does the frob cache hold by default?",
+        "I run gizmo 2.4.1. How many entries does the frob cache hold by default?",
+    ],
+)
+def test_a_version_written_joined_to_its_product_is_known(idx, question):
+    a = idx.ask(question)
     assert a.outcome == "answered", a.abstain_reason
     assert "64 entries by default" in a.text
     assert {c.doc_id for c in a.citations} == {"gizmo/changes"}
@@ -45,6 +52,9 @@ def test_a_version_written_joined_to_its_product_is_known(idx):
         ("With gizmo 2.4.9 or later, how many entries does the frob cache hold by default?", "2.4.9"),
         # after another word the pages know, the version they name is not that word's
         ("Since frob 2.4.1, how many entries does the gizmo cache hold by default?", "2.4.1"),
+        # every mention counts, and the word must stand alone ("super-gizmo" is another name)
+        ("Does frob 2.4.1 with gizmo 2.4.1 hold 64 entries by default?", "2.4.1"),
+        ("With super-gizmo 2.4.1, how many entries does the frob cache hold by default?", "2.4.1"),
     ],
 )
 def test_a_version_the_pages_never_name_is_unknown(idx, question, name):

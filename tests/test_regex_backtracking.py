@@ -94,8 +94,12 @@ def test_citation_markers_of_a_model_reply(reply, mapped):
 
 def test_a_fenced_judge_reply():
     assert parse_json_reply('```json\n{"faithful": true}\n```') == {"faithful": True}
+    assert parse_json_reply("```\n[1, 2]\n```") == [1, 2]
+    assert parse_json_reply("```json\n{" + " " * 16000 + "}\n```") == {}
     with pytest.raises(ValueError):
         parse_json_reply("```json" + " " * 3000 + '"')
+    with pytest.raises(ValueError):
+        parse_json_reply("`````")  # no fence pair
 
 
 def test_compared_names():

@@ -379,11 +379,16 @@ class EvidenceScorer:
         """Whether the corpus holds ``version`` joined to the word before it in ``question``:
         "libpng 1.6.17" asked, "libpng-1.6.17" written (the mirror of :data:`_VERSIONED`: a
         product's version is written with or without the hyphen)."""
-        for m in re.finditer(r"([A-Za-z][\w+]*)[\s-]+" + re.escape(version) + r"(?![\w.])", question):
-            joined = analyze(f"{m.group(1)}-{version}")
-            if len(joined) >= 1 and "-" in joined[0] and self.df(joined[0], filters) > 0:
-                return True
-        return False
+        found = False
+        for m in re.finditer(re.escape(version) + r"(?!\w|\.\d)", question):
+            # every mention must follow a word the version is written joined to ("widget 2.4.1
+            # with gizmo 2.4.1" is not known by gizmo-2.4.1 alone)
+            before = re.search(r"(?<![\w.+-])([A-Za-z][\w+]*)[\s-]+$", question[max(0, m.start() - 80) : m.start()])
+            joined = analyze(f"{before.group(1)}-{version}") if before else []
+            if not (joined and "-" in joined[0] and self.df(joined[0], filters) > 0):
+                return False
+            found = True
+        return found
 
     def _known_form(self, name: str, filters: Filters | None) -> bool:
         """Whether the corpus knows ``name`` in another written form (:mod:`known_forms`)."""

@@ -41,7 +41,6 @@ a measured one.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -50,8 +49,6 @@ import numpy as np
 from citewise.core import ABSTENTION_TEXT
 from citewise.models.chat import ChatError
 from citewise.telemetry import traced_judge
-
-_FENCED = re.compile(r"^\s*```(?:json)?\s*+(.*?)\s*```\s*$", re.S)
 
 
 def judge_model(settings=None):
@@ -118,9 +115,10 @@ def parse_json_reply(text: str | None):
     if text is None:
         raise ValueError("empty reply")
     s = text.strip()
-    m = _FENCED.match(s)
-    if m:
-        s = m.group(1)
+    if len(s) >= 6 and s.startswith("```") and s.endswith("```"):  # a fenced reply: its body, read
+        # by slicing (a pattern's lazy body before the closing fence retried every space of a run)
+        body = s[3:-3]
+        s = (body[4:] if body.startswith("json") else body).strip()
     try:
         return json.loads(s, object_pairs_hook=_no_duplicate_keys)
     except RecursionError:
