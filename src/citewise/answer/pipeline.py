@@ -245,6 +245,12 @@ class Answerer:
             # entry is ("What changed in version 4.2?": the 4.2 notes never say "changed"); the
             # threshold above still applies to it
             a.reason = Reason.of(ReasonCode.SUBJECT_NOT_IN_ONE_PASSAGE, score=ev.together, gate=self.passage_gate)
+        if a.reason is None:
+            # the gate above read the fused hits; the answer also reads the lexical best chunk
+            read = self.lexical_best(question, hits, k, effective_filters(principal, filters))
+            if read is not hits:
+                a.chunks = self.store.get_chunks([h.chunk_id for h in read])
+                a.hits = trusted_first(read, lambda h: a.chunks[h.chunk_id].text if h.chunk_id in a.chunks else None)
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
 
@@ -300,6 +306,17 @@ class Answerer:
         return corrections(
             question, lambda t: self.scorer.df(t, filters), self.store.known_terms, is_common_word, written
         )
+
+    def lexical_best(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
+        """``hits`` with the best BM25 chunk of the whole question read last (in place of the
+        k-th hit) when the fused list left it out: rank fusion can bury the chunk the lexical leg
+        ranks first when the dense leg ranks other chunks first."""
+        found = self.store.lexical_search(analyze(question), 1, filters)
+        if not found or any(h.chunk_id == found[0].chunk_id for h in hits):
+            return hits
+        f = found[0]
+        extra = Hit(f.chunk_id, f.doc_id, f.score, 0, "lexical", getattr(f, "title", ""))
+        return [replace(h, rank=i) for i, h in enumerate([*hits[: k - 1], extra], start=1)]
 
     def exact_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the best BM25 chunk of each rare exact name of the question
