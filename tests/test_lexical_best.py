@@ -3,6 +3,8 @@ it out of the top k; the evidence gate still reads the fused hits alone."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import minilm_index_of
 
@@ -39,6 +41,10 @@ def test_the_lexical_best_chunk_replaces_the_last_hit(idx):
     assert [(h.rank, h.stage) for h in read] == [(1, fused[0].stage), (2, "lexical")]
     # already among the hits: nothing changes
     assert answerer.lexical_best(q, read, 2, f) is read
+    # fewer than k hits: added; only pinned hits: none is dropped for it
+    assert [h.chunk_id for h in answerer.lexical_best(q, fused[:1], 2, f)] == [fused[0].chunk_id, best.chunk_id]
+    pinned = [dataclasses.replace(h, stage="pinned") for h in fused]
+    assert answerer.lexical_best(q, pinned, 2, f) is pinned
 
 
 def test_the_gate_reads_the_fused_hits_and_the_answer_the_lexical_best(idx):

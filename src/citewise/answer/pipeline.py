@@ -308,15 +308,23 @@ class Answerer:
         )
 
     def lexical_best(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
-        """``hits`` with the best BM25 chunk of the whole question read last (in place of the
-        k-th hit) when the fused list left it out: rank fusion can bury the chunk the lexical leg
-        ranks first when the dense leg ranks other chunks first."""
+        """``hits`` with the best BM25 chunk of the whole question read last when the fused list
+        left it out: rank fusion can bury the chunk the lexical leg ranks first when the dense leg
+        ranks other chunks first. With ``k`` hits already, it takes the place of the last fused
+        one (stage ``rrf``); a pinned or looked-up chunk is never dropped for it."""
         found = self.store.lexical_search(analyze(question), 1, filters)
         if not found or any(h.chunk_id == found[0].chunk_id for h in hits):
             return hits
         f = found[0]
         extra = Hit(f.chunk_id, f.doc_id, f.score, 0, "lexical", getattr(f, "title", ""))
-        return [replace(h, rank=i) for i, h in enumerate([*hits[: k - 1], extra], start=1)]
+        if len(hits) < k:
+            kept = list(hits)
+        else:
+            last = next((i for i in range(len(hits) - 1, -1, -1) if hits[i].stage == "rrf"), None)
+            if last is None:
+                return hits
+            kept = hits[:last] + hits[last + 1 :]
+        return [replace(h, rank=i) for i, h in enumerate([*kept, extra], start=1)]
 
     def exact_hits(self, question: str, hits: list[Hit], k: int, filters: Filters | None) -> list[Hit]:
         """``hits`` with, first, the best BM25 chunk of each rare exact name of the question
