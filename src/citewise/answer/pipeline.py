@@ -248,8 +248,8 @@ class Answerer:
         if a.reason is None:
             # the gate above read the fused hits; the answer also reads the lexical best chunk
             read = self.lexical_best(question, hits, k, effective_filters(principal, filters))
-            if read is not hits:
-                a.chunks = self.store.get_chunks([h.chunk_id for h in read])
+            if read is not hits:  # one chunk more to fetch; the others are in hand
+                a.chunks = {**a.chunks, **self.store.get_chunks([read[-1].chunk_id])}
                 a.hits = trusted_first(read, lambda h: a.chunks[h.chunk_id].text if h.chunk_id in a.chunks else None)
         a.timings["evidence_s"] = time.perf_counter() - t1
         return a
