@@ -541,3 +541,49 @@ def test_the_askers_words_are_said_back(clause, said_back):
     from citewise.answer.question import to_reader
 
     assert to_reader(clause) == said_back
+
+
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        # a wh-question's main clause is what it asks; its condition is a condition
+        ("What limits the worker's wait before it treats the outcome as unknown?", [True, False]),
+        # a yes/no question's main clause is a claim the evidence must state
+        ("Does the setting limit the worker's wait before it treats the outcome as unknown?", [False, False]),
+        # so is an absolute claim's, whatever the question word
+        ("Which retry is always safe after a capture times out?", [False, False]),
+    ],
+)
+def test_a_wh_questions_main_clause_is_asked_not_claimed(question, asked):
+    assert [c.asked for c in derive_checks(question)] == asked
+
+
+def test_an_abbreviation_ends_no_sentence_of_the_question():
+    names = [c.name for c in derive_checks("Which tool runs last, e.g. for a binary file, when nothing else applies?")]
+    assert names == ["tool runs last, e.g. for a binary file", "nothing else applies"]
+
+
+@pytest.mark.parametrize(
+    "question, outcome, notice",
+    [
+        # the condition is stated word for word; the paraphrased ask ("limits the wait") is the
+        # answer's business: no notice
+        ("What limits the worker's wait before it treats the outcome as unknown?", "supported", None),
+        # the same ask as a yes/no claim is not stated by any sentence
+        (
+            "Does the setting limit the worker's wait before it treats the outcome as unknown?",
+            "not_established",
+            "From the corpus, the authorised sources do not establish 'the setting limit the worker's wait'.",
+        ),
+    ],
+)
+def test_only_claims_and_conditions_are_reported_not_established(idx, question, outcome, notice):
+    from citewise.api import Citewise
+
+    ans = Citewise(idx).ask(question)
+    assert ans.outcome == outcome, ans.text
+    assert "capture_timeout_ms is the time in milliseconds the worker waits" in ans.text
+    if notice:
+        assert ans.text.startswith(notice), ans.text
+    else:
+        assert "do not establish" not in ans.text

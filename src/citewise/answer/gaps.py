@@ -375,6 +375,9 @@ class GapController:
                 if r.check.name in trace.judge["missing"]:
                     found.remove(r)
                     missing.append(r)
+        judged = set(trace.judge["missing"]) if trace.judge else set()
+        # what a wh-question asks is the answer's business, not a condition left unstated
+        unstated = [r for r in missing if not r.check.asked or r.check.name in judged]
         # a low evidence score yields to found checks; a rule does not (an unknown name, a name or
         # subject the evidence lacks, a live value): found words cannot make the question in scope
         rule = bool(abstain_reason) and getattr(abstain_reason, "code", None) != ReasonCode.BELOW_THRESHOLD
@@ -414,12 +417,12 @@ class GapController:
             lines.append(f"{phrase}, I cannot establish the answer: the evidence is missing the {names}.")
             lines += [cite(r.evidence[0]) for r in found]
             ans.reason = Reason.of(ReasonCode.GAP, missing=names)
-        elif missing or (analyze_question(question).absolute and not any(r.check.covers_absolute for r in found)):
+        elif unstated or (analyze_question(question).absolute and not any(r.check.covers_absolute for r in found)):
             ans.outcome = "not_established"
             # the question's own clause, said back to the asker ("I set X" -> "you set X")
             what = (
-                ", ".join(f"'{to_reader(r.check.name)}'" for r in missing)
-                if missing
+                ", ".join(f"'{to_reader(r.check.name)}'" for r in unstated)
+                if unstated
                 else "the always/never/guaranteed claim"
             )
             lines.append(f"{phrase}, the authorised sources do not establish {what}.")

@@ -39,6 +39,10 @@ class Check:
         min_terms: for derived checks, how many of ``terms`` must occur in one sentence.
         weights: for derived checks, one weight per term (IDF; equal when not given). A sentence
             satisfies the check when it holds ``min_terms`` terms *and* :data:`STATED_SHARE` of the weight.
+        asked: the main clause of a question that is not a yes/no question ("What is the match
+            limit if ..."): what the question asks, which the answer gives, rather than a claim
+            or condition the evidence must state. Still read for values and for lifting a low
+            evidence score; its absence is no "not established" notice.
     """
 
     name: str
@@ -50,6 +54,7 @@ class Check:
     min_terms: int = 0
     weights: tuple[float, ...] = ()
     versioned: bool = False
+    asked: bool = False
 
     @property
     def derived(self) -> bool:
@@ -211,6 +216,11 @@ class Requirements:
         return next((d for d in self.domains if d.applies(question)), None)
 
 
+#: A question's sentences end at ``?``, ``!`` or ``.`` and a space, but not at the dot of an
+#: abbreviation of single letters ("e.g. for a binary file").
+_SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)(?<!\b[A-Za-z]\.[A-Za-z]\.)\s+")
+
+
 def derive_checks(question: str, idf=None) -> list[Check]:
     """Checks derived from the question's conditions (no domain file applies).
 
@@ -246,7 +256,7 @@ def derive_checks(question: str, idf=None) -> list[Check]:
     pieces = []
     # a how-to question's main clause asks for a procedure ("How do I stop fs.rm from throwing"):
     # no sentence states it as a claim; the answer gives the procedure, the conditions are checked
-    sentences = [] if qa.kind == "how_to" and qa.conditions else re.split(r"(?<=[?!.])\s+", main)
+    sentences = [] if qa.kind == "how_to" and qa.conditions else _SENTENCE_END.split(main)
     for sentence in sentences:  # "... twice? Is it guaranteed safe?": two claims
         words = sentence.strip().rstrip("?!.").split()
         low = " ".join(w.lower() for w in words)
@@ -257,10 +267,13 @@ def derive_checks(question: str, idf=None) -> list[Check]:
         while words and words[0].lower().strip(",") in lex.askers | lex.yes_no_openers:
             words = words[1:]  # "Does the worker retry": the opener is no part of the claim
         pieces.append(" ".join(words).strip(" ,;"))
+    main_pieces = set(pieces)
     for c in qa.conditions:
         first, _, rest = c.partition(" ")
         pieces.append(rest.strip(" ,;") if first.lower() in lex.condition_markers else c)
     value = value_pattern(qa.expected)
+    # a yes/no question's main clause is a claim; any other question's is what it asks
+    claim = qa.kind == "yes_no" or qa.absolute
     checks: list[Check] = []
     for p in dict.fromkeys(p for p in pieces if p):
         terms = tuple(t for t in dict.fromkeys(analyze(p)) if t not in lex.question_terms)
@@ -268,5 +281,6 @@ def derive_checks(question: str, idf=None) -> list[Check]:
             continue
         need = len(terms) if len(terms) < 4 else len(terms) - 1
         weights = tuple(float(idf(t)) for t in terms) if idf else ()
-        checks.append(Check(p, p, terms=terms, min_terms=need, weights=weights, value=value))
+        asked = p in main_pieces and not claim
+        checks.append(Check(p, p, terms=terms, min_terms=need, weights=weights, value=value, asked=asked))
     return checks
