@@ -652,3 +652,28 @@ def test_a_manual_pages_synopsis_block_is_never_quoted(heading, wants_code, line
 def test_a_run_of_numbers_and_codes_is_never_quoted(text, kind, quoted):
     unit = Unit(0, len(text), text, ("Figures",), kind=kind)
     assert quotable(unit, text, False) is quoted
+
+
+def test_an_option_entry_written_with_its_argument_is_the_entry_of_the_option(tmp_path):
+    """``-d action, --directories=action`` (an HTML man page's option paragraph) is the entry of
+    ``--directories``; the ``--devices`` entry beside it is not."""
+    from citewise.index import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "grepper.html").write_text(
+        "<html><head><title>grepper</title></head><body><h2>OPTIONS</h2>"
+        "<P>\n<b>-D</b> <i>action</i>, <b>--devices=</b><i>action</i>\n"
+        "If an input path is not a regular file or a directory, it says how to process it.</P>"
+        "<P>\n<b>-d</b> <i>action</i>, <b>--directories=</b><i>action</i>\n"
+        'If an input path is a directory, it says how to process it. Valid values are "read" and "skip".</P>'
+        "</body></html>"
+    )
+    idx = Index.open(tmp_path / "index", embedder="hashing")
+    assert not idx.ingest(docs).errors
+    answerer = idx.answerer()
+    q = "grepper --directories default action"
+    a = answerer.assess(q, 5)
+    _, cands, _ = answerer.generator.rank(q, answerer.context_of(a), a.qvec)
+    entry = {c.unit.lead: float(c.features[_F["entry"]]) for c in cands if c.unit.kind == "item"}
+    assert entry == {"-D action, --devices=action": 0.0, "-d action, --directories=action": 1.0}

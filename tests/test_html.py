@@ -130,3 +130,29 @@ def test_empty_main_falls_back_to_body():
     assert (
         md("<body><nav>Menu</nav><main></main><div>Rendered outside main.</div></body>") == "Rendered outside main.\n"
     )
+
+
+def test_a_paragraph_led_by_an_option_synopsis_is_its_entry():
+    """The HTML man page layout (man2html, PCRE2's pages): a paragraph opening with the option's
+    synopsis in bold and italic runs, then its description, is the option's entry."""
+    html = (
+        "<body><P>\n<b>-d</b> <i>action</i>, <b>--directories=</b><i>action</i>\n"
+        'If an input path is a directory, "action" says how. Valid values are "read" (the default).\n</P>'
+        "<P>\n<b>--label</b>=<i>name</i>\nThe name shown for standard input.\n</P>"
+        # not an option, or nothing after the synopsis, or plain text first: a paragraph
+        "<P><b>Note</b> this is prose.</P><P><b>-v</b></P><P>Use <b>-v</b> for more.</P></body>"
+    )
+    text = md(html)
+    assert text.split("\n\n") == [
+        '- **-d action, --directories=action**: If an input path is a directory, "action" says how. '
+        'Valid values are "read" (the default).',
+        "- **--label=name**: The name shown for standard input.",
+        "Note this is prose.",
+        "-v",
+        "Use -v for more.\n",
+    ]
+    items = [u for u in split_units(text) if u.kind == "item"]
+    assert [(u.lead, u.text.split(": ")[0]) for u in items] == [
+        ("-d action, --directories=action", "-d action, --directories=action"),
+        ("--label=name", "--label=name"),
+    ]

@@ -173,6 +173,11 @@ def _entry_at(i: int, bodies: list[str], stripped: list[str], level: list[int], 
 _TERM_QUOTES = "`*_ \t'\"‘’“”"
 
 
+#: An option with its argument: ``--name=ARG``, ``--name[=ARG]``, ``-x ARG``, ``--name <arg>``
+#: (group 1: the option alone).
+_OPTION_WITH_ARGUMENT = re.compile(r"(--?[A-Za-z0-9][\w-]*)(?:\[?=|\s+)[<\[]?[\w.-]+[>\]]*")
+
+
 def term_alternatives(term: str) -> list[str]:
     """The names a term line gives: the whole term, then each comma-separated alternative
     (``-z, --gzip`` names ``-z`` and ``--gzip``; Info's ``‘-n’, ‘--quiet’`` names ``-n`` and
@@ -182,7 +187,17 @@ def term_alternatives(term: str) -> list[str]:
     ['-n', '--quiet']
     >>> term_alternatives("`--emit`"), term_alternatives("")
     (['--emit'], [])
+
+    An option written with its argument also names the option alone:
+
+    >>> term_alternatives("-d action, --directories=action")[3:]
+    ['-d', '--directories']
+    >>> term_alternatives("--colour[=value]")[1:], term_alternatives("-o <file>")[1:]
+    (['--colour'], ['-o'])
     """
     whole = term.strip(_TERM_QUOTES)
     parts = [p.strip(_TERM_QUOTES) for p in re.split(r",\s+", whole)] if "," in whole else []
-    return [a for a in dict.fromkeys([whole, *parts]) if a]
+    # an option written with its argument names the option: ``--label=name``, ``-N type``,
+    # ``--colour[=value]``, ``-o <file>`` (the getopt synopsis forms)
+    bare = [m.group(1) for p in (whole, *parts) if (m := _OPTION_WITH_ARGUMENT.fullmatch(p))]
+    return [a for a in dict.fromkeys([whole, *parts, *bare]) if a]

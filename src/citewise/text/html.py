@@ -39,6 +39,10 @@ Rules:
   bold text, or an anchor target (``<a name>``/``<a id>``), standing alone on a line between
   ``<br>``s, short and not a sentence, is a heading: ``##`` when ALL CAPS (``DESCRIPTION``),
   ``###`` otherwise (``Echoing a specific string``).
+* An option paragraph (the HTML man page layout of man2html, groff and PCRE2's pages): a ``<p>``
+  opening with an option's synopsis in bold/italic runs (``<b>-d</b> <i>action</i>,
+  <b>--directories=</b><i>action</i>``) and going on in plain text is the option's entry,
+  ``- **-d action, --directories=action**: If an input path ...``, as a ``<dl>`` item is.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ import warnings
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag, XMLParsedAsHTMLWarning
 
 from citewise.text import furniture, notes
-from citewise.text.line_headings import LINE_HEADING_TAGS, SKIP_STRINGS as _SKIP_STRINGS, line_heading
+from citewise.text.line_headings import LINE_HEADING_TAGS, SKIP_STRINGS as _SKIP_STRINGS, line_heading, option_synopsis
 
 #: Removed wherever they are (see module docstring).
 DROP_TAGS = (
@@ -185,6 +189,11 @@ class _Walker:
                 self.inline.append(" ")
             elif name in INLINE_TAGS:
                 self.walk(child)
+            elif name == "p" and (synopsis := option_synopsis(child)):
+                self.flush()  # an option's entry, as a <dl> item is
+                body = _Walker()
+                body.walk(_Holder(synopsis[1]))
+                self.blocks.append(f"- **{synopsis[0]}**: " + " ".join(body.result()))
             else:  # p, div, section, blockquote, li outside a list, unknown and custom elements
                 self.flush()
                 self.walk(child)
@@ -193,6 +202,13 @@ class _Walker:
     def result(self) -> list[str]:
         self.flush()
         return self.blocks
+
+
+class _Holder:
+    """Nodes presented as one parent's children (for :meth:`_Walker.walk`)."""
+
+    def __init__(self, nodes: list):
+        self.children = nodes
 
 
 def _inline_text(node) -> str:

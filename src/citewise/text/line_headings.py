@@ -1,14 +1,18 @@
-"""Line headings in HTML: section titles marked only by standing alone on a line.
+"""Line headings and option paragraphs in HTML: a manual page's layout without semantic markup.
 
 man2html and similar converters (PCRE2's HTML pages among them) write a manual page's section
 titles as bold text or an anchor target between two ``<br>``s (``<br><a name="SEC2">DESCRIPTION</a>
 <br>``, ``<br><b>Echoing a specific string</b><br>``), not as ``<h2>``. :func:`line_heading`
-recognises them, so :mod:`citewise.text.html` renders them as headings.
+recognises them, so :mod:`citewise.text.html` renders them as headings. The same converters
+write an option's entry as a paragraph that opens with its synopsis in bold and italic runs, a
+line break in the source only, then its description: :func:`option_synopsis` finds the synopsis.
 """
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup, Tag  # noqa: F401 - the doctest parses a page
+import re
+
+from bs4 import BeautifulSoup, NavigableString, Tag  # noqa: F401 - the doctest parses a page
 from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
 
 #: Node types that are no text of the page (comments, CDATA, declarations).
@@ -68,3 +72,45 @@ def line_heading(tag: Tag) -> bool:
         and (":" not in text or text.upper() == text)  # "Version: 2.3.1" is a label, not a title
         and tag.find(("p", "div", "ul", "ol", "dl", "table", "pre", "br")) is None
     )
+
+
+#: Text between the marked-up parts of an option's synopsis: ``<b>-d</b> <i>action</i>,
+#: <b>--directories=</b><i>action</i>`` (spaces, commas, ``=``, brackets, ``|``).
+_SYNOPSIS_GLUE = re.compile(r"[\s,=\[\]|]*")
+_SYNOPSIS_TAGS = frozenset(("b", "strong", "i", "em", "code", "tt", "var", "kbd", "samp"))
+_OPTION_START = re.compile(r"--?[A-Za-z0-9]")
+
+
+def option_synopsis(p: Tag) -> tuple[str, list] | None:
+    """``(synopsis, rest)`` for a paragraph that opens with an option's synopsis and goes on in
+    plain text: the leading run of marked-up elements and the punctuation between them
+    (``-d action, --directories=action``; its first element bold or code, its text starting
+    with ``-``), and the paragraph's nodes after it, which hold letters. None for any other
+    paragraph.
+
+    >>> p = BeautifulSoup("<p><b>-d</b> <i>dir</i>, <b>--dir=</b><i>dir</i>\\nUse dir.</p>", "html.parser").p
+    >>> syn = option_synopsis(p); syn[0], syn[1]
+    ('-d dir, --dir=dir', ['\\nUse dir.'])
+    >>> option_synopsis(BeautifulSoup("<p><b>Note</b> this.</p>", "html.parser").p) is None
+    True
+    """
+    parts: list[str] = []
+    kids = list(p.children)
+    n = 0
+    while n < len(kids):
+        kid = kids[n]
+        if isinstance(kid, Tag) and kid.name in _SYNOPSIS_TAGS and not kid.find(["br", "p", "div"]):
+            parts.append(kid.get_text())
+        elif isinstance(kid, NavigableString) and not isinstance(kid, SKIP_STRINGS) and _SYNOPSIS_GLUE.fullmatch(kid):
+            parts.append(str(kid))
+        else:
+            break
+        n += 1
+    rest = kids[n:]
+    first = next((k for k in kids if isinstance(k, Tag)), None)
+    term = " ".join("".join(parts).split())
+    if first is None or first.name not in ("b", "strong", "code") or not _OPTION_START.match(term):
+        return None
+    if not re.search(r"[^\W\d_]", "".join(k.get_text() if isinstance(k, Tag) else str(k) for k in rest)):
+        return None
+    return term, rest
