@@ -552,6 +552,14 @@ def test_the_askers_words_are_said_back(clause, said_back):
         ("Does the setting limit the worker's wait before it treats the outcome as unknown?", [False, False]),
         # so is an absolute claim's, whatever the question word
         ("Which retry is always safe after a capture times out?", [False, False]),
+        # a yes/no question that does not open with its auxiliary, a negative one, a statement
+        # asked, a "why" that asserts its clause: claims
+        ("So does the worker page the support team when a capture request times out?", [False, False]),
+        ("Doesn't the worker page the support team when a capture request times out?", [False, False]),
+        ("The worker pages the support team when a capture request times out?", [False, False]),
+        ("Why does the worker page the support team when a capture request times out?", [False, False]),
+        # a yes/no sentence after a wh sentence is a claim of its own
+        ("What happens when a capture request times out? Does the worker page the support team?", [False, False]),
     ],
 )
 def test_a_wh_questions_main_clause_is_asked_not_claimed(question, asked):
@@ -587,3 +595,13 @@ def test_only_claims_and_conditions_are_reported_not_established(idx, question, 
         assert ans.text.startswith(notice), ans.text
     else:
         assert "do not establish" not in ans.text
+
+
+def test_a_leading_when_clause_is_a_condition_unless_an_auxiliary_follows():
+    q = "When the provider returns HTTP 418, who does the worker page after the last retry of a capture fails?"
+    assert [(c.name, c.asked) for c in derive_checks(q)] == [
+        ("the worker page", True),
+        ("the provider returns HTTP 418", False),
+        ("the last retry of a capture fails", False),
+    ]
+    assert derive_checks("When does the daily limit reset?")[0].asked

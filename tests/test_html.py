@@ -156,3 +156,25 @@ def test_a_paragraph_led_by_an_option_synopsis_is_its_entry():
         ("-d action, --directories=action", "-d action, --directories=action"),
         ("--label=name", "--label=name"),
     ]
+
+
+def test_only_an_option_line_then_its_description_is_an_entry():
+    """Prose that opens with an option or a number, a paragraph holding line headings or a
+    second option, and a paragraph in a table cell stay as they are."""
+    html = (
+        "<body><p><b>-1</b> means unlimited.</p>"
+        "<p><code>-O2</code> and <code>-O3</code> enable more optimisation.</p>"
+        '<p><b>-x</b>\nDesc of x<br><a name="SEC5">EXIT STATUS</a><br>Exit 0 on success.</p>'
+        "<p>\n<b>--colour</b>[=<i>value</i>]\nThis option sets the colour.</p>"
+        "<table><tr><th>flag</th></tr><tr><td><p><b>-q</b>\nQuiet.</p></td></tr></table></body>"
+    )
+    text = md(html)
+    assert "- **-1**" not in text and "- **-O2**" not in text and "- **-q**" not in text
+    assert "-1 means unlimited." in text and "`-O2` and `-O3` enable more optimisation." in text
+    assert "## EXIT STATUS" in text
+    assert "- **--colour[=value]**: This option sets the colour." in text
+
+
+def test_an_option_entry_reads_on_across_line_breaks_but_not_into_another_option():
+    assert md("<body><p><b>-x</b>\nDesc of x<br><br>More about x.</p></body>") == "- **-x**: Desc of x More about x.\n"
+    assert md("<body><p><b>-x</b>\nDesc one<br><br><b>-y</b> desc two</p></body>") == "-x Desc one -y desc two\n"

@@ -60,6 +60,7 @@ class Lexicon:
     question_terms: frozenset[str]
     yes_no_openers: frozenset[str]
     askers: frozenset[str]
+    content_wh_words: frozenset[str]
     imperatives: frozenset[str]
     answer_types: tuple[tuple[str, str], ...]
     condition_markers: tuple[str, ...]
@@ -105,6 +106,7 @@ def lexicon() -> Lexicon:
         frozenset(t for w in qw for t in analyze(w)),
         frozenset(words("yes_no_openers")),
         frozenset(words("askers")),
+        frozenset(words("content_wh_words")),
         frozenset(words("imperatives")),
         tuple((str(a), str(b)) for a, b in raw["answer_types"]),
         tuple(_markers(raw["condition_markers"])),
@@ -295,7 +297,7 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
     ]
     out = []
     for i, m in enumerate(hits):
-        if m.start() == 0 and m.group(0) == "when" and "?" in text:
+        if m.start() == 0 and m.group(0) == "when" and "?" in text and _then_auxiliary(low, m.end(), lex):
             continue  # "When does the daily limit reset?": a question word, not a condition
         end = hits[i + 1].start() if i + 1 < len(hits) else len(text)
         clause = text[m.start() : end]
@@ -303,6 +305,14 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
         if len(_words(clause)) >= 2:
             out.append(clause)
     return tuple(dict.fromkeys(out))
+
+
+def _then_auxiliary(low: str, end: int, lex: Lexicon) -> bool:
+    """Whether the word after ``end`` of ``low`` is an auxiliary ("When does ..."): a leading
+    "when" then asks for a time; before a subject ("When the provider returns 418, who ...") it
+    opens a condition."""
+    after = re.match(r"\s*([\w'-]+)", low[end:])
+    return bool(after) and after.group(1) in lex.yes_no_openers
 
 
 def _participle(low: str, end: int, lex: Lexicon) -> bool:

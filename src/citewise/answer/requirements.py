@@ -39,10 +39,12 @@ class Check:
         min_terms: for derived checks, how many of ``terms`` must occur in one sentence.
         weights: for derived checks, one weight per term (IDF; equal when not given). A sentence
             satisfies the check when it holds ``min_terms`` terms *and* :data:`STATED_SHARE` of the weight.
-        asked: the main clause of a question that is not a yes/no question ("What is the match
-            limit if ..."): what the question asks, which the answer gives, rather than a claim
-            or condition the evidence must state. Still read for values and for lifting a low
-            evidence score; its absence is no "not established" notice.
+        asked: the main clause of a sentence that opens with a content question word
+            (``content_wh_words`` of ``data/question.yaml``: "What is the match limit if ...";
+            not "Why"): what the question asks, which the answer gives, rather than a claim or
+            condition the evidence must state. Still read for values and for lifting a low
+            evidence score; its absence is no "not established" notice. Never set for an
+            absolute claim.
     """
 
     name: str
@@ -221,6 +223,27 @@ class Requirements:
 _SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)(?<!\b[A-Za-z]\.[A-Za-z]\.)\s+")
 
 
+def _asks_content(sentence: str, lex) -> bool:
+    """Whether a question sentence asks for content rather than claiming something: the first
+    of its clauses (split at ``,`` ``:`` ``;``) that opens with a question word opens with a
+    content question word (``content_wh_words``; "what's" is "what"). "Graphviz without
+    fontconfig: where does dot look ..." asks; "Quick question: does the worker page ...",
+    "Doesn't it ...", "Why does it ..." and "The worker pages support?" claim.
+
+    >>> from citewise.answer.question import lexicon
+    >>> [_asks_content(s, lexicon()) for s in ("Without X: where does dot look?", "So, does it page?", "It pages?")]
+    [True, False, False]
+    """
+    for clause in re.split(r"[,:;]\s+", sentence.strip()):
+        first = clause.split(maxsplit=1)[0].lower() if clause.split() else ""
+        first = first[:-2] if first.endswith(("'s", "\u2019s")) else first
+        if first in lex.content_wh_words:
+            return True
+        if first in lex.yes_no_openers or first == "why" or first.endswith("n't"):
+            return False
+    return False
+
+
 def derive_checks(question: str, idf=None) -> list[Check]:
     """Checks derived from the question's conditions (no domain file applies).
 
@@ -257,9 +280,11 @@ def derive_checks(question: str, idf=None) -> list[Check]:
     # a how-to question's main clause asks for a procedure ("How do I stop fs.rm from throwing"):
     # no sentence states it as a claim; the answer gives the procedure, the conditions are checked
     sentences = [] if qa.kind == "how_to" and qa.conditions else _SENTENCE_END.split(main)
+    asked_pieces = set()
     for sentence in sentences:  # "... twice? Is it guaranteed safe?": two claims
-        words = sentence.strip().rstrip("?!.").split()
+        words = sentence.strip().strip(",;:").rstrip("?!.").split()
         low = " ".join(w.lower() for w in words)
+        asked = _asks_content(sentence, lex)
         for phrase, _ in lex.answer_types:  # "How long are keys kept": the wh-phrase is no claim
             if low == phrase or low.startswith(phrase + " "):
                 words = words[len(phrase.split()) :]
@@ -267,13 +292,13 @@ def derive_checks(question: str, idf=None) -> list[Check]:
         while words and words[0].lower().strip(",") in lex.askers | lex.yes_no_openers:
             words = words[1:]  # "Does the worker retry": the opener is no part of the claim
         pieces.append(" ".join(words).strip(" ,;"))
-    main_pieces = set(pieces)
+        if asked:
+            asked_pieces.add(pieces[-1])
     for c in qa.conditions:
         first, _, rest = c.partition(" ")
         pieces.append(rest.strip(" ,;") if first.lower() in lex.condition_markers else c)
     value = value_pattern(qa.expected)
-    # a yes/no question's main clause is a claim; any other question's is what it asks
-    claim = qa.kind == "yes_no" or qa.absolute
+    claim = qa.absolute  # "Which retry is always safe ...": every clause is a claim
     checks: list[Check] = []
     for p in dict.fromkeys(p for p in pieces if p):
         terms = tuple(t for t in dict.fromkeys(analyze(p)) if t not in lex.question_terms)
@@ -281,6 +306,6 @@ def derive_checks(question: str, idf=None) -> list[Check]:
             continue
         need = len(terms) if len(terms) < 4 else len(terms) - 1
         weights = tuple(float(idf(t)) for t in terms) if idf else ()
-        asked = p in main_pieces and not claim
+        asked = p in asked_pieces and not claim
         checks.append(Check(p, p, terms=terms, min_terms=need, weights=weights, value=value, asked=asked))
     return checks

@@ -175,7 +175,7 @@ _TERM_QUOTES = "`*_ \t'\"‘’“”"
 
 #: An option with its argument: ``--name=ARG``, ``--name[=ARG]``, ``-x ARG``, ``--name <arg>``
 #: (group 1: the option alone).
-_OPTION_WITH_ARGUMENT = re.compile(r"(--?[A-Za-z0-9][\w-]*)(?:\[?=|\s+)[<\[]?[\w.-]+[>\]]*")
+_OPTION_WITH_ARGUMENT = re.compile(r"(--?[A-Za-z][\w-]*)(?:\[?=|\s+)[<\[]?(?!-)[\w.-]+[>\]]*")
 
 
 def term_alternatives(term: str) -> list[str]:
@@ -194,6 +194,8 @@ def term_alternatives(term: str) -> list[str]:
     ['-d', '--directories']
     >>> term_alternatives("--colour[=value]")[1:], term_alternatives("-o <file>")[1:]
     (['--colour'], ['-o'])
+    >>> term_alternatives("-T -TM"), term_alternatives("-5 degrees")
+    (['-T -TM'], ['-5 degrees'])
     """
     whole = term.strip(_TERM_QUOTES)
     parts = [p.strip(_TERM_QUOTES) for p in re.split(r",\s+", whole)] if "," in whole else []

@@ -40,9 +40,10 @@ Rules:
   ``<br>``s, short and not a sentence, is a heading: ``##`` when ALL CAPS (``DESCRIPTION``),
   ``###`` otherwise (``Echoing a specific string``).
 * An option paragraph (the HTML man page layout of man2html, groff and PCRE2's pages): a ``<p>``
-  opening with an option's synopsis in bold/italic runs (``<b>-d</b> <i>action</i>,
-  <b>--directories=</b><i>action</i>``) and going on in plain text is the option's entry,
-  ``- **-d action, --directories=action**: If an input path ...``, as a ``<dl>`` item is.
+  holding an option's synopsis in bold/italic runs (``<b>-d</b> <i>action</i>,
+  <b>--directories=</b><i>action</i>``), a line break in the source and a capitalised
+  description is the option's entry, ``- **-d action, --directories=action**: If an input path
+  ...``, as a ``<dl>`` item is (:func:`citewise.text.line_headings.option_synopsis`).
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ class _Walker:
             elif name in INLINE_TAGS:
                 self.walk(child)
             elif name == "p" and (synopsis := option_synopsis(child)):
-                self.flush()  # an option's entry, as a <dl> item is
+                self.flush()  # an option's entry, as a <dl> item is (no <br> inside: one line)
                 body = _Walker()
                 body.walk(_Holder(synopsis[1]))
                 self.blocks.append(f"- **{synopsis[0]}**: " + " ".join(body.result()))

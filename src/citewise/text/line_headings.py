@@ -75,42 +75,70 @@ def line_heading(tag: Tag) -> bool:
 
 
 #: Text between the marked-up parts of an option's synopsis: ``<b>-d</b> <i>action</i>,
-#: <b>--directories=</b><i>action</i>`` (spaces, commas, ``=``, brackets, ``|``).
-_SYNOPSIS_GLUE = re.compile(r"[\s,=\[\]|]*")
+#: <b>--directories=</b><i>action</i>`` (spaces, commas, ``=``, brackets, ``|``, ``+``).
+_SYNOPSIS_GLUE = re.compile(r"[ \t,=\[\]|+]*")
 _SYNOPSIS_TAGS = frozenset(("b", "strong", "i", "em", "code", "tt", "var", "kbd", "samp"))
-_OPTION_START = re.compile(r"--?[A-Za-z0-9]")
+_OPTION_START = re.compile(r"--?[A-Za-z]")
+#: Blocks that make a paragraph more than one option's entry (a line heading between ``<br>``s,
+#: a second option after ``<br><br>``, a list): such a paragraph is walked as it is.
+_NOT_IN_ENTRY = ["p", "div", "pre", "ul", "ol", "dl", "table", "h1", "h2", "h3", "h4", "h5", "h6"]
+#: Where a paragraph is read as one cell or item, never as an entry of its own.
+_INSIDE = ("td", "th", "dd", "dt", "li")
 
 
 def option_synopsis(p: Tag) -> tuple[str, list] | None:
-    """``(synopsis, rest)`` for a paragraph that opens with an option's synopsis and goes on in
-    plain text: the leading run of marked-up elements and the punctuation between them
-    (``-d action, --directories=action``; its first element bold or code, its text starting
-    with ``-``), and the paragraph's nodes after it, which hold letters. None for any other
-    paragraph.
+    """``(synopsis, body)`` for a paragraph that is an option's entry in a manual page's layout:
+    it opens with the option's synopsis, a run of bold, italic or code elements and the
+    punctuation between them (``-d action, --directories=action``: the first element bold or
+    code, its text an option, ``-d`` or ``--name``), then a line break in the source, then the
+    description, which starts with a capital letter and holds no heading, list, line heading or
+    second option after a ``<br>`` (``body``: its nodes). None for any other paragraph, and for one inside a table cell, a list
+    item or a definition.
 
     >>> p = BeautifulSoup("<p><b>-d</b> <i>dir</i>, <b>--dir=</b><i>dir</i>\\nUse dir.</p>", "html.parser").p
     >>> syn = option_synopsis(p); syn[0], syn[1]
-    ('-d dir, --dir=dir', ['\\nUse dir.'])
-    >>> option_synopsis(BeautifulSoup("<p><b>Note</b> this.</p>", "html.parser").p) is None
-    True
+    ('-d dir, --dir=dir', ['Use dir.'])
+    >>> [option_synopsis(BeautifulSoup(h, "html.parser").p) for h in ("<p><b>Note</b>\\nThis.</p>",
+    ...  "<p><b>-1</b>\\nMeans no limit.</p>", "<p><code>-O2</code> and <code>-O3</code> optimise.</p>")]
+    [None, None, None]
     """
+    if p.find_parent(_INSIDE) is not None or p.find(_NOT_IN_ENTRY) is not None:
+        return None
     parts: list[str] = []
+    body: list = []
     kids = list(p.children)
-    n = 0
-    while n < len(kids):
-        kid = kids[n]
-        if isinstance(kid, Tag) and kid.name in _SYNOPSIS_TAGS and not kid.find(["br", "p", "div"]):
+    for n, kid in enumerate(kids):
+        if isinstance(kid, Tag) and kid.name in _SYNOPSIS_TAGS:
             parts.append(kid.get_text())
-        elif isinstance(kid, NavigableString) and not isinstance(kid, SKIP_STRINGS) and _SYNOPSIS_GLUE.fullmatch(kid):
-            parts.append(str(kid))
+        elif isinstance(kid, SKIP_STRINGS):
+            continue
+        elif isinstance(kid, NavigableString):
+            if not parts and not kid.strip():
+                continue  # the source's line break after <p>
+            line, newline, after = str(kid).partition("\n")
+            if not _SYNOPSIS_GLUE.fullmatch(line):
+                return None
+            parts.append(line)
+            if newline:
+                body = ([NavigableString(after.lstrip())] if after.strip() else []) + kids[n + 1 :]
+                break
         else:
-            break
-        n += 1
-    rest = kids[n:]
+            return None
     first = next((k for k in kids if isinstance(k, Tag)), None)
     term = " ".join("".join(parts).split())
-    if first is None or first.name not in ("b", "strong", "code") or not _OPTION_START.match(term):
+    text = "".join(k.get_text() if isinstance(k, Tag) else str(k) for k in body).lstrip()
+    for br in p.find_all("br"):  # a line heading or another option after a line break
+        nxt = _beside(br, True)
+        if isinstance(nxt, Tag) and (
+            line_heading(nxt) or (nxt.name in _SYNOPSIS_TAGS and _OPTION_START.match(nxt.get_text()))
+        ):
+            return None
+    if (
+        first is None
+        or first.name not in ("b", "strong", "code")
+        or not _OPTION_START.match(term)
+        or any(ch in term for ch in "*`")
+        or not text[:1].isupper()
+    ):
         return None
-    if not re.search(r"[^\W\d_]", "".join(k.get_text() if isinstance(k, Tag) else str(k) for k in rest)):
-        return None
-    return term, rest
+    return term, body

@@ -41,7 +41,8 @@ def sha256_hex(data: bytes) -> str:
 #: paragraph of C-like code lines is a code block, upper-case Roman section lines are headings;
 #: HTML 8: bold text or an anchor alone between ``<br>``s in running text is a heading, and a
 #: notice under the title that most pages of the folder share word for word is furniture;
-#: HTML 9: a paragraph led by an option's bold synopsis is that option's entry).
+#: HTML 10: a paragraph that is an option's bold synopsis, a line break, then its description,
+#: is that option's entry).
 #: It is mixed into that format's content hash (:func:`content_hash`), so the next ingest re-parses
 #: and re-chunks files the old version read, instead of keeping their old chunks because the bytes
 #: did not change. Formats absent here hash the bytes.
@@ -49,8 +50,8 @@ LOADER_VERSIONS = {
     ".pdf": "11",
     ".md": "7",
     ".markdown": "7",
-    ".html": "9",
-    ".htm": "9",
+    ".html": "10",
+    ".htm": "10",
     ".txt": "10",
     ".text": "10",
     ".rst": "3",
