@@ -61,6 +61,7 @@ class Lexicon:
     yes_no_openers: frozenset[str]
     askers: frozenset[str]
     content_wh_words: frozenset[str]
+    asserting_wh_words: frozenset[str]
     imperatives: frozenset[str]
     answer_types: tuple[tuple[str, str], ...]
     condition_markers: tuple[str, ...]
@@ -107,6 +108,7 @@ def lexicon() -> Lexicon:
         frozenset(words("yes_no_openers")),
         frozenset(words("askers")),
         frozenset(words("content_wh_words")),
+        frozenset(words("asserting_wh_words")),
         frozenset(words("imperatives")),
         tuple((str(a), str(b)) for a, b in raw["answer_types"]),
         tuple(_markers(raw["condition_markers"])),

@@ -41,7 +41,7 @@ class Check:
             satisfies the check when it holds ``min_terms`` terms *and* :data:`STATED_SHARE` of the weight.
         asked: the main clause of a sentence that opens with a content question word
             (``content_wh_words`` of ``data/question.yaml``: "What is the match limit if ...";
-            not "Why"): what the question asks, which the answer gives, rather than a claim or
+            not "Why", ``asserting_wh_words``): what the question asks, which the answer gives, rather than a claim or
             condition the evidence must state. Still read for values and for lifting a low
             evidence score; its absence is no "not established" notice. Never set for an
             absolute claim.
@@ -226,7 +226,8 @@ _SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)(?<!\b[A-Za-z]\.[A-Za-z]\.)\s+"
 def _asks_content(sentence: str, lex) -> bool:
     """Whether a question sentence asks for content rather than claiming something: the first
     of its clauses (split at ``,`` ``:`` ``;``) that opens with a question word opens with a
-    content question word (``content_wh_words``; "what's" is "what"). "Graphviz without
+    content question word (``content_wh_words``; "what's" is "what"), not a yes/no opener, a
+    negative one or an asserting one (``asserting_wh_words``: "why"). "Graphviz without
     fontconfig: where does dot look ..." asks; "Quick question: does the worker page ...",
     "Doesn't it ...", "Why does it ..." and "The worker pages support?" claim.
 
@@ -239,7 +240,7 @@ def _asks_content(sentence: str, lex) -> bool:
         first = first[:-2] if first.endswith(("'s", "\u2019s")) else first
         if first in lex.content_wh_words:
             return True
-        if first in lex.yes_no_openers or first == "why" or first.endswith("n't"):
+        if first in lex.yes_no_openers or first in lex.asserting_wh_words or first.endswith("n't"):
             return False
     return False
 
