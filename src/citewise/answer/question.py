@@ -309,19 +309,23 @@ def _conditions(text: str, lex: Lexicon) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _next_word(low: str, end: int) -> str | None:
+    """The word right after ``end`` of ``low`` (the question, lower case); None at its end."""
+    after = re.match(r"\s*([\w'-]+)", low[end:])
+    return after.group(1) if after else None
+
+
 def _then_auxiliary(low: str, end: int, lex: Lexicon) -> bool:
     """Whether the word after ``end`` of ``low`` is an auxiliary ("When does ..."): a leading
     "when" then asks for a time; before a subject ("When the provider returns 418, who ...") it
     opens a condition."""
-    after = re.match(r"\s*([\w'-]+)", low[end:])
-    return bool(after) and after.group(1) in lex.yes_no_openers
+    return _next_word(low, end) in lex.yes_no_openers
 
 
 def _participle(low: str, end: int, lex: Lexicon) -> bool:
     """Whether the participle marker ending at ``end`` of ``low`` (the question, lower case) is a
     participle: the clause ends right after it, or a preposition follows it."""
-    after = re.match(r"\s*([\w'-]+)?", low[end:])
-    nxt = after.group(1) if after else None
+    nxt = _next_word(low, end)
     return nxt is None or nxt in lex.prepositions
 
 

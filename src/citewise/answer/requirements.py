@@ -17,6 +17,7 @@ import yaml
 
 from citewise.core import InputError
 from citewise.text.analyzer import analyze
+from citewise.text.sentences import SENTENCE_END
 
 #: Share of a derived check's IDF weight one sentence must hold to state it (besides holding all
 #: its terms, or all but one of four or more).
@@ -218,11 +219,6 @@ class Requirements:
         return next((d for d in self.domains if d.applies(question)), None)
 
 
-#: A question's sentences end at ``?``, ``!`` or ``.`` and a space, but not at the dot of an
-#: abbreviation of single letters ("e.g. for a binary file").
-_SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)(?<!\b[A-Za-z]\.[A-Za-z]\.)\s+")
-
-
 def _asks_content(sentence: str, lex) -> bool:
     """Whether a question sentence asks for content rather than claiming something: the first
     of its clauses (split at ``,`` ``:`` ``;``) that opens with a question word opens with a
@@ -280,7 +276,8 @@ def derive_checks(question: str, idf=None) -> list[Check]:
     pieces = []
     # a how-to question's main clause asks for a procedure ("How do I stop fs.rm from throwing"):
     # no sentence states it as a claim; the answer gives the procedure, the conditions are checked
-    sentences = [] if qa.kind == "how_to" and qa.conditions else _SENTENCE_END.split(main)
+    # sentences end as the answer units' do: before a capital, so "e.g. for a file" goes on
+    sentences = [] if qa.kind == "how_to" and qa.conditions else SENTENCE_END.split(main)
     asked_pieces = set()
     for sentence in sentences:  # "... twice? Is it guaranteed safe?": two claims
         words = sentence.strip().strip(",;:").rstrip("?!.").split()

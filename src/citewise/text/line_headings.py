@@ -102,8 +102,6 @@ def option_synopsis(p: Tag) -> tuple[str, list] | None:
     ...  "<p><b>-1</b>\\nMeans no limit.</p>", "<p><code>-O2</code> and <code>-O3</code> optimise.</p>")]
     [None, None, None]
     """
-    if p.find_parent(_INSIDE) is not None or p.find(_NOT_IN_ENTRY) is not None:
-        return None
     parts: list[str] = []
     body: list = []
     kids = list(p.children)
@@ -126,19 +124,20 @@ def option_synopsis(p: Tag) -> tuple[str, list] | None:
             return None
     first = next((k for k in kids if isinstance(k, Tag)), None)
     term = " ".join("".join(parts).split())
+    if first is None or first.name not in ("b", "strong", "code") or not _OPTION_START.match(term):
+        return None
+    if any(ch in term for ch in "*`"):
+        return None
     text = "".join(k.get_text() if isinstance(k, Tag) else str(k) for k in body).lstrip()
+    if not text[:1].isupper():
+        return None
+    # read only for a paragraph that opens like an entry (ingest walks every <p>)
+    if p.find_parent(_INSIDE) is not None or p.find(_NOT_IN_ENTRY) is not None:
+        return None
     for br in p.find_all("br"):  # a line heading or another option after a line break
         nxt = _beside(br, True)
         if isinstance(nxt, Tag) and (
             line_heading(nxt) or (nxt.name in _SYNOPSIS_TAGS and _OPTION_START.match(nxt.get_text()))
         ):
             return None
-    if (
-        first is None
-        or first.name not in ("b", "strong", "code")
-        or not _OPTION_START.match(term)
-        or any(ch in term for ch in "*`")
-        or not text[:1].isupper()
-    ):
-        return None
     return term, body
